@@ -1,0 +1,176 @@
+// Accounts: cash (available, reserved), positions per (account, market,
+// outcome), keys, withdrawals, fee schedules and the exchange's money totals.
+// Engine thread and gateway read models (the same evolve writes both).
+// Invariants (checked by engine/verify.ts): no negative cash or shares;
+// reserved == open buy reservations + pending withdrawals; reserved_for_sale
+// == open sell quantity; sum(cash) + 100 x open pairs + fees_collected ==
+// deposits - confirmed withdrawals.
+
+import { grown, nextCapacity } from '../lib/grow.js';
+import { U32x3Map } from '../lib/u32x3_map.js';
+import { NIL } from '../book/orders.js';
+
+export class Accounts {
+  /** Accounts ever created; ids are 1..count. */
+  count = 0;
+  private capacity = 0;
+  available = new Float64Array(0);
+  reserved = new Float64Array(0);
+  deleted = new Uint8Array(0);
+  // Order lists per account (slots in OrderSlab): live in ascending order_id,
+  // terminal and rejected in the order they became so (oldest first).
+  liveHead = new Int32Array(0);
+  liveTail = new Int32Array(0);
+  termHead = new Int32Array(0);
+  termTail = new Int32Array(0);
+  termCount = new Uint32Array(0);
+  rejHead = new Int32Array(0);
+  rejTail = new Int32Array(0);
+  rejCount = new Uint32Array(0);
+  // Dead-man timer.
+  deadArmed = new Uint8Array(0);
+  deadTimeoutMs = new Uint32Array(0);
+  deadHi = new Uint32Array(0);
+  deadLo = new Uint32Array(0);
+
+  // Positions: slot per (account, market); outcome o at [2 * slot + o].
+  posIndex = new U32x3Map(1024);
+  posCount = 0;
+  private posCapacity = 0;
+  pAccount = new Uint32Array(0);
+  pMarket = new Uint32Array(0);
+  pFree = new Float64Array(0);
+  pReserved = new Float64Array(0);
+  pBuying = new Float64Array(0);
+  /** Next position slot of the same market (for settlement), NIL-terminated. */
+  pNextInMarket = new Int32Array(0);
+  marketPosHead = new Int32Array(0);
+
+  // Keys: ids 1..keyCount.
+  keyCount = 0;
+  private keyCapacity = 0;
+  keyAccount = new Uint32Array(0);
+  keyScopes = new Uint8Array(0);
+  keyRevoked = new Uint8Array(0);
+  keySecret = new Uint8Array(0);
+
+  // Withdrawals: wids 1..withdrawalCount.
+  withdrawalCount = 0;
+  private wCapacity = 0;
+  wAccount = new Uint32Array(0);
+  wAmount = new Float64Array(0);
+  wStatus = new Uint8Array(0);
+  wCwidHi = new Uint32Array(0);
+  wCwidLo = new Uint32Array(0);
+  wDestination: string[] = [];
+  wSeq = new Float64Array(0);
+  cwidIndex = new U32x3Map(256);
+
+  // Fee schedules: ids 1..feeCount (0 = no fees).
+  feeCount = 0;
+  feeTaker = new Uint16Array(16);
+  feeMaker = new Uint16Array(16);
+
+  // Money totals.
+  deposits = 0;
+  withdrawn = 0;
+  feesCollected = 0;
+
+  constructor(accountCapacity: number) {
+    this.ensureAccounts(accountCapacity);
+    this.ensurePositions(accountCapacity);
+    this.ensureKeys(accountCapacity);
+    this.ensureWithdrawals(64);
+  }
+
+  isLive(account: number): boolean {
+    return account >= 1 && account <= this.count && this.deleted[account] === 0;
+  }
+
+  ensureAccounts(n: number): void {
+    if (n < this.capacity) return;
+    const cap = nextCapacity(this.capacity, n + 1);
+    this.available = grown(this.available, cap);
+    this.reserved = grown(this.reserved, cap);
+    this.deleted = grown(this.deleted, cap);
+    this.liveHead = grown(this.liveHead, cap, NIL);
+    this.liveTail = grown(this.liveTail, cap, NIL);
+    this.termHead = grown(this.termHead, cap, NIL);
+    this.termTail = grown(this.termTail, cap, NIL);
+    this.termCount = grown(this.termCount, cap);
+    this.rejHead = grown(this.rejHead, cap, NIL);
+    this.rejTail = grown(this.rejTail, cap, NIL);
+    this.rejCount = grown(this.rejCount, cap);
+    this.deadArmed = grown(this.deadArmed, cap);
+    this.deadTimeoutMs = grown(this.deadTimeoutMs, cap);
+    this.deadHi = grown(this.deadHi, cap);
+    this.deadLo = grown(this.deadLo, cap);
+    this.capacity = cap;
+  }
+
+  ensureMarkets(n: number): void {
+    if (n < this.marketPosHead.length) return;
+    this.marketPosHead = grown(this.marketPosHead, nextCapacity(this.marketPosHead.length, n + 1), NIL);
+  }
+
+  private ensurePositions(n: number): void {
+    if (n < this.posCapacity) return;
+    const cap = nextCapacity(this.posCapacity, n + 1);
+    this.pAccount = grown(this.pAccount, cap);
+    this.pMarket = grown(this.pMarket, cap);
+    this.pFree = grown(this.pFree, cap * 2);
+    this.pReserved = grown(this.pReserved, cap * 2);
+    this.pBuying = grown(this.pBuying, cap * 2);
+    this.pNextInMarket = grown(this.pNextInMarket, cap, NIL);
+    this.posCapacity = cap;
+  }
+
+  /** The position slot of (account, market), or -1 when the account never had one. */
+  findPosition(account: number, market: number): number {
+    return this.posIndex.get(account, market, 0);
+  }
+
+  /** The position slot of (account, market), created empty when missing. */
+  position(account: number, market: number): number {
+    let p = this.posIndex.get(account, market, 0);
+    if (p >= 0) return p;
+    p = this.posCount++;
+    this.ensurePositions(p + 1);
+    this.ensureMarkets(market);
+    this.pAccount[p] = account;
+    this.pMarket[p] = market;
+    this.pNextInMarket[p] = this.marketPosHead[market]!;
+    this.marketPosHead[market] = p;
+    this.posIndex.set(account, market, 0, p);
+    return p;
+  }
+
+  ensureKeys(n: number): void {
+    if (n < this.keyCapacity) return;
+    const cap = nextCapacity(this.keyCapacity, n + 1);
+    this.keyAccount = grown(this.keyAccount, cap);
+    this.keyScopes = grown(this.keyScopes, cap);
+    this.keyRevoked = grown(this.keyRevoked, cap);
+    this.keySecret = grown(this.keySecret, cap * 32);
+    this.keyCapacity = cap;
+  }
+
+  ensureWithdrawals(n: number): void {
+    if (n < this.wCapacity) return;
+    const cap = nextCapacity(this.wCapacity, n + 1);
+    this.wAccount = grown(this.wAccount, cap);
+    this.wAmount = grown(this.wAmount, cap);
+    this.wStatus = grown(this.wStatus, cap);
+    this.wCwidHi = grown(this.wCwidHi, cap);
+    this.wCwidLo = grown(this.wCwidLo, cap);
+    this.wSeq = grown(this.wSeq, cap);
+    this.wCapacity = cap;
+  }
+
+  ensureFeeSchedules(n: number): void {
+    if (n < this.feeTaker.length) return;
+    const cap = nextCapacity(this.feeTaker.length, n + 1);
+    this.feeTaker = grown(this.feeTaker, cap);
+    this.feeMaker = grown(this.feeMaker, cap);
+  }
+}

@@ -1,0 +1,102 @@
+// Book: for every market two bid ladders (YES, NO) indexed by tick 1..99. A
+// level holds its aggregate quantity and a FIFO of order slots (linked through
+// OrderSlab.prev/next). `best` caches each ladder's highest non-empty tick
+// (0 = empty). Engine thread and gateway read models. Invariants: a level's
+// qty equals the sum of its orders' remaining; best is the highest non-empty
+// level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
+// between commands (no crossed book at rest).
+
+import { grown, nextCapacity } from '../lib/grow.js';
+import { NIL, type OrderSlab } from './orders.js';
+
+/** Ticks per ladder row: index 0 is unused so that a tick is its own index. */
+export const LADDER_ROW = 100;
+
+/** The other side of the 100-cent pair: YES price y is NO price 100 - y. */
+export function oppositeTick(t: number): number {
+  return 100 - t;
+}
+
+export class Book {
+  private marketCapacity = 0;
+  levelQty = new Float64Array(0);
+  levelHead = new Int32Array(0);
+  levelTail = new Int32Array(0);
+  levelCount = new Uint32Array(0);
+  best = new Uint8Array(0);
+
+  constructor(marketCapacity: number) {
+    this.ensureMarkets(marketCapacity);
+  }
+
+  ensureMarkets(n: number): void {
+    if (n < this.marketCapacity) return;
+    const cap = nextCapacity(this.marketCapacity, n + 1);
+    const levels = cap * 2 * LADDER_ROW;
+    this.levelQty = grown(this.levelQty, levels);
+    this.levelHead = grown(this.levelHead, levels, NIL);
+    this.levelTail = grown(this.levelTail, levels, NIL);
+    this.levelCount = grown(this.levelCount, levels);
+    this.best = grown(this.best, cap * 2);
+    this.marketCapacity = cap;
+  }
+
+  /** Level index of (market, ladder, tick). */
+  static level(market: number, ladder: number, tick: number): number {
+    return ((market << 1) | ladder) * LADDER_ROW + tick;
+  }
+
+  /** Appends the order at the tail of its level (it joins the queue last). */
+  append(o: OrderSlab, slot: number): void {
+    const market = o.market[slot]!;
+    const ladder = o.ladder[slot]!;
+    const tick = o.ladderTick[slot]!;
+    const lv = Book.level(market, ladder, tick);
+    const tail = this.levelTail[lv]!;
+    o.prev[slot] = tail;
+    o.next[slot] = NIL;
+    if (tail === NIL) this.levelHead[lv] = slot;
+    else o.next[tail] = slot;
+    this.levelTail[lv] = slot;
+    this.levelQty[lv] = this.levelQty[lv]! + o.remaining[slot]!;
+    this.levelCount[lv] = this.levelCount[lv]! + 1;
+    o.onBook[slot] = 1;
+    const bi = (market << 1) | ladder;
+    if (tick > this.best[bi]!) this.best[bi] = tick;
+  }
+
+  /** Removes the order from its level; `qty` is what it still counted for there. */
+  remove(o: OrderSlab, slot: number, qty: number): void {
+    const market = o.market[slot]!;
+    const ladder = o.ladder[slot]!;
+    const tick = o.ladderTick[slot]!;
+    const lv = Book.level(market, ladder, tick);
+    const p = o.prev[slot]!;
+    const n = o.next[slot]!;
+    if (p === NIL) this.levelHead[lv] = n;
+    else o.next[p] = n;
+    if (n === NIL) this.levelTail[lv] = p;
+    else o.prev[n] = p;
+    o.prev[slot] = NIL;
+    o.next[slot] = NIL;
+    o.onBook[slot] = 0;
+    this.levelQty[lv] = this.levelQty[lv]! - qty;
+    const c = this.levelCount[lv]! - 1;
+    this.levelCount[lv] = c;
+    if (c === 0) {
+      const bi = (market << 1) | ladder;
+      if (this.best[bi] === tick) {
+        let t = tick - 1;
+        const row = ((market << 1) | ladder) * LADDER_ROW;
+        while (t > 0 && this.levelCount[row + t] === 0) t--;
+        this.best[bi] = t;
+      }
+    }
+  }
+
+  /** Reduces a resting order's level total by qty (a partial fill or a decrease). */
+  reduce(o: OrderSlab, slot: number, qty: number): void {
+    const lv = Book.level(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
+    this.levelQty[lv] = this.levelQty[lv]! - qty;
+  }
+}

@@ -1,0 +1,98 @@
+// OrderSlab: every live and retained order in struct-of-arrays form, indexed
+// by slot, with a free list. Engine thread (and gateway read models, which
+// run the same evolve). Invariants: a slot is either free or holds exactly one
+// order; `prev/next` link a resting order into its ladder level (FIFO), and
+// `aprev/anext` link it into one of its account's lists (live, terminal or
+// rejected); the free list reuses `next`.
+
+import { assert } from '../lib/assert.js';
+import { grown, nextCapacity } from '../lib/grow.js';
+
+export const NIL = -1;
+
+export class OrderSlab {
+  capacity = 0;
+  count = 0;
+  private freeHead = NIL;
+  private top = 0;
+
+  id = new Float64Array(0);
+  account = new Uint32Array(0);
+  market = new Uint32Array(0);
+  qty = new Uint32Array(0);
+  remaining = new Uint32Array(0);
+  filled = new Uint32Array(0);
+  groupId = new Uint32Array(0);
+  tick = new Uint8Array(0);
+  side = new Uint8Array(0);
+  outcome = new Uint8Array(0);
+  tif = new Uint8Array(0);
+  stp = new Uint8Array(0);
+  postOnly = new Uint8Array(0);
+  hasCoid = new Uint8Array(0);
+  hasMaxCost = new Uint8Array(0);
+  ladder = new Uint8Array(0);
+  ladderTick = new Uint8Array(0);
+  status = new Uint8Array(0);
+  reason = new Uint8Array(0);
+  onBook = new Uint8Array(0);
+  feePerShare = new Uint16Array(0);
+  rejectCode = new Uint16Array(0);
+  reservedCash = new Float64Array(0);
+  maxCost = new Float64Array(0);
+  coidHi = new Uint32Array(0);
+  coidLo = new Uint32Array(0);
+  expHi = new Uint32Array(0);
+  expLo = new Uint32Array(0);
+  createdTsHi = new Uint32Array(0);
+  createdTsLo = new Uint32Array(0);
+  createdSeq = new Float64Array(0);
+  lastUpdateSeq = new Float64Array(0);
+  prev = new Int32Array(0);
+  next = new Int32Array(0);
+  aprev = new Int32Array(0);
+  anext = new Int32Array(0);
+
+  constructor(capacity: number) {
+    this.grow(capacity);
+  }
+
+  alloc(): number {
+    let slot = this.freeHead;
+    if (slot !== NIL) {
+      this.freeHead = this.next[slot]!;
+    } else {
+      if (this.top === this.capacity) this.grow(this.capacity * 2);
+      slot = this.top++;
+    }
+    this.prev[slot] = NIL;
+    this.next[slot] = NIL;
+    this.aprev[slot] = NIL;
+    this.anext[slot] = NIL;
+    this.onBook[slot] = 0;
+    this.count++;
+    return slot;
+  }
+
+  free(slot: number): void {
+    assert(slot >= 0 && slot < this.top, 'orders: free of a slot out of range');
+    this.id[slot] = 0;
+    this.next[slot] = this.freeHead;
+    this.freeHead = slot;
+    this.count--;
+  }
+
+  /** Slots ever handed out (live or free); iteration bound for audits. */
+  get highWater(): number {
+    return this.top;
+  }
+
+  private grow(n: number): void {
+    const cap = nextCapacity(this.capacity, n);
+    for (const k of Object.keys(this) as (keyof this)[]) {
+      const v = this[k];
+      if (ArrayBuffer.isView(v)) (this as Record<string, unknown>)[k as string] = grown(v as unknown as Float64Array, cap);
+    }
+    this.capacity = cap;
+  }
+}

@@ -1,0 +1,41 @@
+// EngineConfig: the engine's tunables. Caps and the dispute window are read by
+// evolve too, so recovery and read models must run with the configuration the
+// journal was written with (they come from the same environment).
+
+export interface EngineConfig {
+  /** Largest qty a single order may carry. */
+  max_qty: number;
+  /** Terminal (filled or canceled) orders retained per account. */
+  terminal_cap: number;
+  /** Rejected orders retained per account. */
+  reject_cap: number;
+  /** Terminal rounds retained (all markets). */
+  round_cap: number;
+  /** An oracle source is fresh while its last tick is younger than this. */
+  oracle_staleness_ms: number;
+  /** Fresh sources needed to propose from the oracle. */
+  oracle_quorum: number;
+  /** A proposed round settles by itself after this long. */
+  dispute_window_ms: number;
+  /** Initial table sizes (tables grow by doubling when full). */
+  order_capacity: number;
+  account_capacity: number;
+  market_capacity: number;
+}
+
+export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
+  max_qty: 1_000_000,
+  terminal_cap: 1000,
+  reject_cap: 100,
+  round_cap: 1000,
+  oracle_staleness_ms: 10_000,
+  oracle_quorum: 1,
+  dispute_window_ms: 60_000,
+  order_capacity: 1 << 16,
+  account_capacity: 1024,
+  market_capacity: 64,
+});
+
+export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig {
+  return { ...DEFAULT_ENGINE_CONFIG, ...partial };
+}

@@ -1,0 +1,60 @@
+// ExchangeState: everything the engine knows, in preallocated typed arrays.
+// Written only by evolve (src/engine/evolve.ts): on the engine thread, in every
+// gateway read model, and in recovery. decide reads it.
+
+import { Accounts } from '../accounts/accounts.js';
+import { Book } from '../book/book.js';
+import { OrderSlab } from '../book/orders.js';
+import { TimerHeap } from '../lib/timer_heap.js';
+import { U32x3Map } from '../lib/u32x3_map.js';
+import { engineConfig, type EngineConfig } from './config.js';
+import { Markets } from './markets.js';
+
+export class ExchangeState {
+  readonly config: EngineConfig;
+  /** Last sequenced seq and its ts (hi, lo). */
+  seq = 0;
+  tsHi = 0;
+  tsLo = 0;
+  fillCount = 0;
+
+  readonly orders: OrderSlab;
+  readonly book: Book;
+  readonly accounts: Accounts;
+  readonly markets: Markets;
+  /** order_id (lo, hi) -> slot for live and retained orders. */
+  readonly orderIndex: U32x3Map;
+  /** (account, client_order_id hi, lo) -> slot for live and retained orders. */
+  readonly coidIndex: U32x3Map;
+  /** Resting gtd orders by expiry (ids are slots). */
+  readonly expiries: TimerHeap;
+  /** Armed dead-man timers by fires_at (ids are accounts). */
+  readonly deadmen: TimerHeap;
+  /** Trading rounds by close_ts (ids are markets). */
+  readonly closes: TimerHeap;
+  /** Frozen, undisputed rounds by close_ts, waiting to be proposed (ids are markets). */
+  readonly awaitingProposal: TimerHeap;
+  /** Proposed rounds by proposed_ts + dispute window (ids are markets). */
+  readonly disputeDeadlines: TimerHeap;
+
+  constructor(config: Partial<EngineConfig> = {}) {
+    this.config = engineConfig(config);
+    const c = this.config;
+    this.orders = new OrderSlab(c.order_capacity);
+    this.book = new Book(c.market_capacity);
+    this.accounts = new Accounts(c.account_capacity);
+    this.markets = new Markets(c.market_capacity);
+    this.orderIndex = new U32x3Map(c.order_capacity * 2);
+    this.coidIndex = new U32x3Map(1024);
+    this.expiries = new TimerHeap(c.order_capacity);
+    this.deadmen = new TimerHeap(c.account_capacity);
+    this.closes = new TimerHeap(c.market_capacity);
+    this.awaitingProposal = new TimerHeap(c.market_capacity);
+    this.disputeDeadlines = new TimerHeap(c.market_capacity);
+  }
+
+  /** Slot of a live or retained order, -1 when unknown. */
+  slotOf(orderId: number): number {
+    return this.orderIndex.get(orderId >>> 0, Math.floor(orderId / 4294967296), 0);
+  }
+}

@@ -1,0 +1,74 @@
+// summarize(state): a canonical, plain-object picture of the state for the
+// differential test (compared with the reference model) and for tools.
+// Not for hot paths.
+
+import { NIL } from '../book/orders.js';
+import { Book } from '../book/book.js';
+import { hiLoToString } from '../lib/u64.js';
+import type { ExchangeState } from './state.js';
+
+export interface Summary {
+  seq: number;
+  fees_collected: number;
+  open_pairs_total: number;
+  accounts: { account_id: number; available: number; reserved: number; deleted: boolean }[];
+  positions: { account_id: number; market_id: number; outcome: number; free: number; reserved_for_sale: number }[];
+  orders: { order_id: number; account_id: number; market_id: number; side: number; outcome: number; tick: number; remaining: number; filled: number }[];
+  book: { market_id: number; ladder: number; tick: number; qty: number; order_ids: number[] }[];
+  markets: { market_id: number; status: number; round_number: number; volume: number; open_interest: number; last_tick_yes: number }[];
+  deadman: { account_id: number; fires_at_ts: string }[];
+  withdrawals: { wid: number; account_id: number; amount: number; status: number }[];
+}
+
+export function summarize(s: ExchangeState): Summary {
+  const acc = s.accounts;
+  const ord = s.orders;
+  const mk = s.markets;
+  const out: Summary = {
+    seq: s.seq, fees_collected: acc.feesCollected, open_pairs_total: 0,
+    accounts: [], positions: [], orders: [], book: [], markets: [], deadman: [], withdrawals: [],
+  };
+  for (let a = 1; a <= acc.count; a++) {
+    out.accounts.push({ account_id: a, available: acc.available[a]!, reserved: acc.reserved[a]!, deleted: acc.deleted[a] === 1 });
+    if (acc.deadArmed[a] === 1) out.deadman.push({ account_id: a, fires_at_ts: hiLoToString(acc.deadHi[a]!, acc.deadLo[a]!) });
+    for (let slot = acc.liveHead[a]!; slot !== NIL; slot = ord.anext[slot]!) {
+      out.orders.push({
+        order_id: ord.id[slot]!, account_id: a, market_id: ord.market[slot]!, side: ord.side[slot]!, outcome: ord.outcome[slot]!,
+        tick: ord.tick[slot]!, remaining: ord.remaining[slot]!, filled: ord.filled[slot]!,
+      });
+    }
+  }
+  out.orders.sort((x, y) => x.order_id - y.order_id);
+  for (let p = 0; p < acc.posCount; p++) {
+    for (let outcome = 0; outcome < 2; outcome++) {
+      const free = acc.pFree[2 * p + outcome]!;
+      const res = acc.pReserved[2 * p + outcome]!;
+      if (free !== 0 || res !== 0) {
+        out.positions.push({ account_id: acc.pAccount[p]!, market_id: acc.pMarket[p]!, outcome, free, reserved_for_sale: res });
+      }
+    }
+  }
+  out.positions.sort((x, y) => x.account_id - y.account_id || x.market_id - y.market_id || x.outcome - y.outcome);
+  for (let market = 1; market <= mk.count; market++) {
+    for (let ladder = 0; ladder < 2; ladder++) {
+      for (let t = 1; t < 100; t++) {
+        const lv = Book.level(market, ladder, t);
+        if (s.book.levelCount[lv] === 0) continue;
+        const ids: number[] = [];
+        for (let slot = s.book.levelHead[lv]!; slot !== NIL; slot = ord.next[slot]!) ids.push(ord.id[slot]!);
+        out.book.push({ market_id: market, ladder, tick: t, qty: s.book.levelQty[lv]!, order_ids: ids });
+      }
+    }
+    const r = mk.round[market]!;
+    const st = r < 0 ? 0 : mk.rStatus[r]!;
+    out.markets.push({
+      market_id: market, status: st >= 1 && st <= 3 ? st : 0, round_number: r + 1, volume: mk.volume[market]!,
+      open_interest: mk.openInterest[market]!, last_tick_yes: mk.lastTickYes[market]!,
+    });
+    out.open_pairs_total += mk.openInterest[market]!;
+  }
+  for (let w = 1; w <= acc.withdrawalCount; w++) {
+    out.withdrawals.push({ wid: w, account_id: acc.wAccount[w]!, amount: acc.wAmount[w]!, status: acc.wStatus[w]! });
+  }
+  return out;
+}

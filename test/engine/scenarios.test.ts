@@ -1,0 +1,394 @@
+// Engine scenarios as tables: every match path, execution outcome, core reject
+// and order rule of src/engine/README.md, with balances checked to the cent.
+// The invariant checker runs after every line (see scenario.ts).
+
+import { test } from 'node:test';
+import { scenario } from './scenario.js';
+
+test('match paths: mint, direct and merge move cash and shares to the cent', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    account a3 10000
+    a1 buy yes 60 x10 -> resting resting=10
+    check a1 available=9400 reserved=600
+    a2 buy no 45 x4 -> filled filled=4 fills=60x4/mint
+    check a1 available=9400 reserved=360 yes=4/0
+    check a2 available=9840 reserved=0 no=4/0
+    check market 1 volume=4 oi=4 last=60
+    check book 1 yes=60:6 no=
+    a1 cancel #1 -> ok canceled=6
+    a3 buy yes 55 x3 -> resting
+    a1 sell yes 50 x3 -> filled fills=55x3/direct
+    check a1 available=9925 reserved=0 yes=1/0
+    check a3 available=9835 reserved=0 yes=3/0
+    check market 1 oi=4 volume=7 last=55
+    a2 sell no 50 x2 -> resting
+    check a2 no=2/2
+    a1 sell yes 45 x1 -> filled fills=50x1/merge
+    check a1 available=9975 yes=0/0
+    check a2 available=9890 no=2/1
+    check market 1 oi=3
+  `);
+});
+
+test('fees: taker and maker bps with the worst-case fee reserved and released', () => {
+  scenario(`
+    market fees=700/200
+    account a1 10000
+    account a2 10000
+    a1 buy yes 50 x10 -> resting
+    check a1 available=9480 reserved=520
+    a2 buy no 50 x10 -> filled fills=50x10/mint
+    check a1 available=9495 reserved=0
+    check a2 available=9482 reserved=0
+    check fees 23
+  `);
+});
+
+test('price improvement and unused fee reserve are released at once', () => {
+  scenario(`
+    market fees=700/0
+    account a1 10000
+    account a2 10000
+    a1 buy yes 70 x10 -> resting
+    check a1 available=9280 reserved=720
+    a2 buy no 40 x10 -> filled fills=70x10/mint
+    # a2 reserved 10 x (40 + 2), paid 10 x 30 + ceil(700 x 10 x 30 x 70 / 1e6) = 300 + 15
+    check a2 available=9685 reserved=0
+    check a1 available=9300 reserved=0
+    check fees 15
+  `);
+});
+
+test('price-time priority: better price first, then earlier order; trades at the maker price', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    account a3 10000
+    a1 buy yes 55 x2 -> resting
+    a2 buy yes 56 x2 -> resting
+    a3 buy yes 56 x2 -> resting
+    account a4 10000
+    a4 buy no 50 x5 -> filled fills=56x2/mint,56x2/mint,55x1/mint
+    check #2 filled
+    check #3 filled
+    check #1 partially_filled remaining=1 filled=1
+  `);
+});
+
+test('ioc: the remainder is canceled with reason ioc_remainder', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x3 -> resting
+    a2 buy no 40 x5 ioc -> canceled ioc_remainder filled=3 fills=60x3/mint
+    check a2 available=9880 reserved=0 no=3/0
+    a2 buy no 40 x5 ioc -> canceled ioc_remainder filled=0
+  `);
+});
+
+test('fok: fills completely or is canceled with nothing traded', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x3 -> resting
+    a2 buy no 40 x5 fok -> canceled fok_infeasible filled=0
+    check book 1 yes=60:3
+    check a2 available=10000 reserved=0
+    a2 buy no 40 x3 fok -> filled fills=60x3/mint
+  `);
+});
+
+test('post-only: would cross -> canceled post_only_cross; else rests', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x3 -> resting
+    a2 buy no 40 x1 post -> canceled post_only_cross
+    a2 buy no 39 x1 post -> resting
+    check book 1 yes=60:3 no=39:1
+  `);
+});
+
+test('self-trade prevention: cancel_taker, cancel_maker, cancel_both', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a2 buy yes 61 x1 -> resting
+    a1 buy yes 60 x3 -> resting
+    a1 buy no 45 x4 -> canceled self_trade_prevention filled=1 fills=61x1/mint
+    check #2 resting remaining=3
+    a1 buy no 45 x2 stp=cancel_maker -> resting resting=2
+    check #2 canceled self_trade_prevention
+    a2 buy yes 50 x1 -> resting
+    a1 buy yes 54 x1 -> resting
+    a1 buy yes 56 x1 stp=cancel_both -> canceled self_trade_prevention filled=0
+    check #4 canceled self_trade_prevention
+    check book 1 yes=54:1,50:1 no=
+  `);
+});
+
+test('max_cost: buys as many shares as the budget allows, never rests', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x10 -> resting
+    a2 buy no 40 x10 max=125 -> canceled ioc_remainder filled=3 fills=60x3/mint
+    check a2 available=9880 reserved=0
+    a2 buy no 40 x10 max=39 -> canceled max_cost_infeasible filled=0
+    a2 buy no 40 x2 max=1000 -> filled fills=60x2/mint
+    check a2 available=9800 reserved=0
+    a1 cancel #1 -> ok canceled=5
+    a2 buy no 40 x2 max=1000 -> canceled max_cost_infeasible filled=0
+  `);
+});
+
+test('max_cost with fees counts the fee inside the budget', () => {
+  scenario(`
+    market fees=1000/0
+    account a1 10000
+    account a2 10000
+    a1 buy yes 50 x10 -> resting
+    # each share costs 50 + fee; fee(q) = ceil(1000 x q x 2500 / 1e6) = ceil(2.5 q)
+    a2 buy no 50 x10 max=160 -> canceled ioc_remainder filled=3 fills=50x3/mint
+    check a2 available=9842
+    check fees 8
+  `);
+});
+
+test('core rejects: every code with its reason', () => {
+  scenario(`
+    market limit=5
+    account a1 10000
+    account a2 100
+    a1 buy yes 50 x1 m=9 -> rejected unknown_market
+    a1 sell yes 50 x1 -> rejected insufficient_position
+    a1 buy yes 50 x6 -> rejected position_limit_exceeded
+    a1 buy yes 50 x5 -> resting
+    a1 buy no 20 x5 -> resting
+    a1 buy yes 40 x1 -> rejected position_limit_exceeded
+    a2 buy yes 50 x3 -> rejected insufficient_balance
+    a1 buy no 30 x1 gtd=+0 -> rejected expiry_in_past
+    a1 buy no 30 x1 ioc post -> rejected invalid_command
+    a1 sell yes 30 x1 max=100 -> rejected invalid_command
+    a1 buy no 0 x1 -> rejected invalid_command
+    a1 buy no 10 x0 -> rejected invalid_command
+    a1 cancel 999 -> rejected unknown_order
+    a2 cancel #4 -> rejected unknown_order
+    a2 decrease #4 1 -> rejected unknown_order
+    a1 withdraw 1 20000 -> rejected withdrawal_exceeds_available
+    confirm 99 -> rejected unknown_withdrawal
+    unfreeze -> rejected round_state_conflict
+    freeze -> ok
+    a1 buy no 30 x1 -> rejected market_not_trading
+    propose oracle -> rejected oracle_quorum_not_met
+    check #5 canceled round_frozen
+    check a1 available=10000 reserved=0
+  `);
+});
+
+test('client_order_id: a retained id (live, terminal or rejected) is refused; other accounts may reuse it', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 50 x1 coid=7 -> resting
+    a1 buy yes 51 x1 coid=7 -> rejected duplicate_client_order_id
+    a2 buy yes 51 x1 coid=7 -> resting
+    a1 cancel #1 -> ok canceled=1
+    a1 buy yes 52 x1 coid=7 -> rejected duplicate_client_order_id
+    a1 buy yes 50 x100000 coid=8 -> rejected insufficient_balance
+    a1 buy yes 50 x1 coid=8 -> rejected duplicate_client_order_id
+  `);
+});
+
+test('retention: evicted terminal and rejected orders free their client_order_id', () => {
+  scenario(`
+    market
+    account a1 10000
+    a1 buy yes 50 x1 coid=1 -> resting
+    a1 cancel #1 -> ok canceled=1
+    a1 buy yes 50 x1 coid=2 -> resting
+    a1 cancel #2 -> ok canceled=1
+    a1 buy yes 50 x1 coid=1 -> resting
+    a1 buy no 40 x100000 coid=5 -> rejected insufficient_balance
+    a1 buy no 40 x100000 coid=6 -> rejected insufficient_balance
+    a1 buy no 40 x1 coid=5 -> resting
+  `, { terminal_cap: 1, reject_cap: 1 });
+});
+
+test('decrease: absolute target, time priority kept, zero cancels', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    account a3 10000
+    a1 buy yes 60 x10 -> resting
+    a2 buy yes 60 x5 -> resting
+    a1 decrease #1 4 -> ok new_qty=4
+    check a1 available=9760 reserved=240
+    check book 1 yes=60:9
+    a1 decrease #1 4 -> ok new_qty=4
+    a1 decrease #1 7 -> ok new_qty=4
+    a3 buy no 40 x4 -> filled fills=60x4/mint
+    check #1 filled
+    check #2 resting remaining=5
+    a2 decrease #2 0 -> ok new_qty=0
+    check #2 canceled decreased_to_zero
+    a2 decrease #2 1 -> rejected unknown_order
+  `);
+});
+
+test('mass cancel: scoped by market and group; 0 means all', () => {
+  scenario(`
+    market
+    account a1 10000
+    a1 buy yes 50 x1 group=1 -> resting
+    a1 buy yes 49 x1 group=2 -> resting
+    a1 buy no 30 x1 group=1 -> resting
+    market
+    a1 buy no 30 x1 group=1 -> resting
+    a1 cancel-all m=1 group=1 -> ok
+    check #1 canceled mass_canceled
+    check #3 canceled mass_canceled
+    check #2 resting
+    check #4 resting
+    a1 cancel-all -> ok
+    check a1 live=0 available=10000 reserved=0
+  `);
+});
+
+test('dead-man: fires once on sequencer time, cancels everything, then disarms', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 50 x1 -> resting
+    a1 buy no 30 x1 -> resting
+    a2 buy no 20 x1 -> resting
+    a1 deadman 1000 -> ok
+    tick +500 -> dropped
+    a1 deadman 1000 -> ok
+    tick +600 -> dropped
+    tick +500 -> ok
+    check #1 canceled deadman
+    check #2 canceled deadman
+    check #3 resting
+    tick +5000 -> dropped
+    a1 deadman 2000 -> ok
+    a1 disarm -> ok
+    a1 disarm -> ok
+    tick +3000 -> dropped
+  `);
+});
+
+test('gtd: expires on a ClockTick at expiry_ts', () => {
+  scenario(`
+    market
+    account a1 10000
+    a1 buy yes 50 x2 gtd=+1000 -> resting
+    a1 buy yes 40 x2 gtd=+5000 -> resting
+    tick +999 -> dropped
+    tick +1 -> ok
+    check #1 canceled expired
+    check #2 resting
+    a1 cancel #2 -> ok canceled=2
+    tick +10000 -> dropped
+  `);
+});
+
+test('rounds: settle pays 100 per winning share; void pays 50 per share', () => {
+  const r = scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x4 -> resting
+    a2 buy no 40 x4 -> filled fills=60x4/mint
+    a1 buy yes 30 x1 -> resting
+    freeze -> ok
+    check #3 canceled round_frozen
+    check market 1 status=frozen oi=4
+    propose yes -> ok
+    check market 1 status=proposed
+    settle -> ok
+    check market 1 status=closed round_status=settled outcome=yes oi=0
+    check a1 available=10160 reserved=0 yes=0/0
+    check a2 available=9840 no=0/0
+    open -> ok
+    a1 buy yes 50 x2 -> resting
+    a2 buy no 50 x2 -> filled fills=50x2/mint
+    void -> ok
+    check a1 available=10160
+    check a2 available=9840
+    check market 1 status=closed round_status=void
+    settle -> rejected round_state_conflict
+  `);
+  void r;
+});
+
+test('rounds: close_ts freezes by itself, the oracle proposes when fresh, the dispute window settles', () => {
+  scenario(`
+    market close=2000 strike=100
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x1 -> resting
+    a2 buy no 40 x1 -> filled fills=60x1/mint
+    tick +2000 -> ok
+    check market 1 round_status=frozen
+    tick +1000 -> dropped
+    oracle 1 150 -> ok
+    tick +1 -> ok
+    check market 1 round_status=proposed outcome=yes
+    dispute -> ok
+    check market 1 round_status=frozen
+    tick +60000 -> dropped
+    propose no -> ok
+    tick +59999 -> dropped
+    tick +1 -> ok
+    check market 1 round_status=settled outcome=no
+    check a2 available=10060
+    check a1 available=9940
+  `, { dispute_window_ms: 60_000 });
+});
+
+test('oracle: a stale source stops counting; proposal waits for quorum', () => {
+  scenario(`
+    market close=1000 strike=100
+    account a1 10000
+    oracle 1 99
+    oracle 2 101
+    tick +11000 -> ok
+    check market 1 round_status=frozen
+    oracle 3 120 -> ok
+    tick +1 -> dropped
+    oracle 1 80 -> ok
+    tick +1 -> ok
+    check market 1 round_status=proposed outcome=no
+  `, { oracle_quorum: 2, oracle_staleness_ms: 10_000 });
+});
+
+test('withdrawals: held in reserved, idempotent by id, confirm pays out, fail returns', () => {
+  scenario(`
+    market
+    account a1 10000
+    a1 withdraw 1 3000 -> ok wid=1
+    check a1 available=7000 reserved=3000
+    a1 withdraw 1 3000 -> ok wid=1
+    a1 withdraw 1 3001 -> rejected duplicate_client_withdrawal_id
+    check a1 available=7000 reserved=3000
+    a1 withdraw 2 2000 -> ok wid=2
+    confirm 1 -> ok
+    fail 2 -> ok
+    confirm 2 -> rejected unknown_withdrawal
+    check a1 available=7000 reserved=0
+    a1 withdraw 3 7001 -> rejected withdrawal_exceeds_available
+  `);
+});

@@ -1,0 +1,337 @@
+#!/usr/bin/env node
+// gen_layout: reads native-layout/*.json (the one description of every binary
+// record, enum and reject code) and writes the TypeScript accessors
+// (src/layout/records.ts) and the reference (native-layout/LAYOUT.md).
+//
+//   node tools/gen_layout.mjs           regenerate both files
+//   node tools/gen_layout.mjs --check   exit 1 when either committed file is stale
+//
+// Rules it enforces, so that every byte is named: fields are naturally aligned,
+// records are a multiple of 8 bytes, type ids and names are unique, every
+// record, field and enum value has a doc. Output carries no timestamp.
+// Plain JavaScript on purpose: it must run before `tsc`.
+
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dir = join(root, 'native-layout');
+const read = (f) => JSON.parse(readFileSync(join(dir, f), 'utf8'));
+
+const header = read('header.json');
+const enums = read('enums.json').enums;
+const commands = read('commands.json');
+const events = read('events.json');
+const codes = read('codes.json');
+
+const SIZES = { u8: 1, u16: 2, u32: 4, u64: 8 };
+const errors = [];
+const fail = (msg) => errors.push(msg);
+
+function canonical(v) {
+  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']';
+  if (v && typeof v === 'object') {
+    return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + canonical(v[k])).join(',') + '}';
+  }
+  return JSON.stringify(v);
+}
+
+function fnv1a32(s) {
+  let h = 0x811c9dc5;
+  const bytes = Buffer.from(s, 'utf8');
+  for (const b of bytes) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+const fingerprint = fnv1a32(canonical({ header, enums, commands, events, codes }));
+const enumByName = new Map(enums.map((e) => [e.name, e]));
+
+// ---- validation and offset assignment ----------------------------------
+
+function layoutFields(owner, fields, start) {
+  let off = start;
+  const out = [];
+  for (const f of fields) {
+    if (!f.doc) fail(`${owner}.${f.name}: missing doc`);
+    let size;
+    let align;
+    if (f.type === 'utf8' || f.type === 'bytes') {
+      size = f.size;
+      align = 8;
+      if (!Number.isInteger(size) || size <= 0 || size % 8 !== 0) fail(`${owner}.${f.name}: ${f.type} size must be a positive multiple of 8`);
+    } else if (SIZES[f.type]) {
+      size = SIZES[f.type];
+      align = size;
+    } else {
+      fail(`${owner}.${f.name}: unknown type ${f.type}`);
+      continue;
+    }
+    if (f.type === 'u64' && f.js !== 'safe' && f.js !== 'hilo') fail(`${owner}.${f.name}: u64 needs js "safe" or "hilo"`);
+    if (f.enum && !enumByName.has(f.enum)) fail(`${owner}.${f.name}: unknown enum ${f.enum}`);
+    if (off % align !== 0) fail(`${owner}.${f.name}: offset ${off} is not ${align}-aligned (add a named reserved field)`);
+    out.push({ ...f, offset: off, size });
+    off += size;
+  }
+  return { fields: out, size: off };
+}
+
+const hdr = layoutFields('Header', header.fields, 0);
+if (hdr.size !== header.size) fail(`Header: fields add up to ${hdr.size}, declared ${header.size}`);
+
+const records = [];
+const seenTypes = new Map();
+const seenNames = new Set();
+for (const [kind, group, lo, hi] of [['command', commands, 1, 63], ['event', events, 64, 65535]]) {
+  for (const r of group.records) {
+    if (!r.doc) fail(`${r.name}: missing doc`);
+    if (r.type < lo || r.type > hi) fail(`${r.name}: ${kind} type ${r.type} outside ${lo}..${hi}`);
+    if (seenTypes.has(r.type)) fail(`${r.name}: type ${r.type} already used by ${seenTypes.get(r.type)}`);
+    if (seenNames.has(r.name)) fail(`${r.name}: duplicate name`);
+    seenTypes.set(r.type, r.name);
+    seenNames.add(r.name);
+    const l = layoutFields(r.name, r.fields, header.size);
+    if (l.size % 8 !== 0) fail(`${r.name}: size ${l.size} is not a multiple of 8 (add a named reserved field)`);
+    records.push({ kind, name: r.name, type: r.type, doc: r.doc, size: l.size, fields: l.fields });
+  }
+}
+for (const e of enums) {
+  if (!e.doc) fail(`enum ${e.name}: missing doc`);
+  const vals = new Set();
+  for (const v of e.values) {
+    if (!v.doc) fail(`enum ${e.name}.${v.name}: missing doc`);
+    if (vals.has(v.value)) fail(`enum ${e.name}: value ${v.value} used twice`);
+    vals.add(v.value);
+  }
+}
+const nums = new Set();
+for (const c of codes.codes) {
+  if (!c.doc) fail(`code ${c.code}: missing doc`);
+  if (c.origin === 'core' && !Number.isInteger(c.num)) fail(`code ${c.code}: core codes need a num`);
+  if (c.origin === 'gateway' && c.num !== null) fail(`code ${c.code}: gateway codes have num null`);
+  if (c.num !== null) {
+    if (nums.has(c.num)) fail(`code ${c.code}: num ${c.num} used twice`);
+    nums.add(c.num);
+  }
+}
+if (errors.length) {
+  console.error('native-layout is invalid:\n  ' + errors.join('\n  '));
+  process.exit(2);
+}
+
+// ---- TypeScript ---------------------------------------------------------
+
+const U32_IDX = (off) => `(o + ${off}) >>> 2`;
+
+function accessors(f) {
+  const n = f.name;
+  const lines = [];
+  const doc = `  /** ${f.doc} */`;
+  const docWith = (extra) => `  /** ${f.doc} (${extra}) */`;
+  switch (f.type) {
+    case 'u8':
+      lines.push(doc, `  ${n}(m: Mem, o: number): number { return m.u8[o + ${f.offset}]!; },`);
+      lines.push(`  set_${n}(m: Mem, o: number, v: number): void { m.u8[o + ${f.offset}] = v; },`);
+      break;
+    case 'u16':
+      lines.push(doc, `  ${n}(m: Mem, o: number): number { return m.u16[(o + ${f.offset}) >>> 1]!; },`);
+      lines.push(`  set_${n}(m: Mem, o: number, v: number): void { m.u16[(o + ${f.offset}) >>> 1] = v; },`);
+      break;
+    case 'u32':
+      lines.push(doc, `  ${n}(m: Mem, o: number): number { return m.u32[${U32_IDX(f.offset)}]!; },`);
+      lines.push(`  set_${n}(m: Mem, o: number, v: number): void { m.u32[${U32_IDX(f.offset)}] = v; },`);
+      break;
+    case 'u64':
+      if (f.js === 'safe') {
+        lines.push(docWith('a safe integer < 2^53'));
+        lines.push(`  ${n}(m: Mem, o: number): number { const i = ${U32_IDX(f.offset)}; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },`);
+        lines.push(`  set_${n}(m: Mem, o: number, v: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },`);
+      } else {
+        lines.push(docWith('high 32 bits'));
+        lines.push(`  ${n}_hi(m: Mem, o: number): number { return m.u32[${U32_IDX(f.offset + 4)}]!; },`);
+        lines.push(`  /** ${f.doc} (low 32 bits) */`);
+        lines.push(`  ${n}_lo(m: Mem, o: number): number { return m.u32[${U32_IDX(f.offset)}]!; },`);
+        lines.push(`  set_${n}(m: Mem, o: number, hi: number, lo: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = lo; m.u32[i + 1] = hi; },`);
+      }
+      break;
+    case 'utf8':
+      lines.push(docWith(`UTF-8, NUL-padded, at most ${f.size} bytes`));
+      lines.push(`  ${n}(m: Mem, o: number): string { return readUtf8(m, o + ${f.offset}, ${f.size}); },`);
+      lines.push(`  set_${n}(m: Mem, o: number, v: string): void { writeUtf8(m, o + ${f.offset}, ${f.size}, v); },`);
+      break;
+    case 'bytes':
+      lines.push(docWith(`${f.size} bytes, a view into the record`));
+      lines.push(`  ${n}(m: Mem, o: number): Uint8Array { return m.u8.subarray(o + ${f.offset}, o + ${f.offset + f.size}); },`);
+      lines.push(`  set_${n}(m: Mem, o: number, v: Uint8Array): void { m.u8.set(v.subarray(0, ${f.size}), o + ${f.offset}); },`);
+      break;
+  }
+  return lines;
+}
+
+function pascalToSnakeUpper(s) {
+  return s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+const ts = [];
+ts.push('// GENERATED by tools/gen_layout.mjs from native-layout/*.json. Do not edit by hand:');
+ts.push('// change the JSON and run `npm run layout`. `npm test` fails when this file is stale.');
+ts.push('//');
+ts.push('// Accessors read and write records in place through a Mem (typed-array views');
+ts.push('// over a ring, journal or scratch buffer); `o` is the byte offset of the');
+ts.push('// record. Field names are the wire names. u64 fields are either `safe`');
+ts.push('// (a number < 2^53) or `hilo` (two u32 halves, for timestamps and client ids).');
+ts.push('');
+ts.push("import type { Mem } from '../lib/mem.js';");
+ts.push("import { readUtf8, writeUtf8 } from '../lib/utf8.js';");
+ts.push('');
+ts.push('/** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */');
+ts.push(`export const LAYOUT_FINGERPRINT = 0x${fingerprint.toString(16).padStart(8, '0')};`);
+ts.push(`export const HEADER_SIZE = ${header.size};`);
+ts.push('');
+ts.push('// ---- enums ----');
+for (const e of enums) {
+  ts.push(`/** ${e.doc} */`);
+  ts.push(`export const ${e.name} = {`);
+  for (const v of e.values) ts.push(`  /** ${v.doc} */`, `  ${v.name}: ${v.value},`);
+  ts.push('} as const;');
+  if (!e.bits) {
+    const max = Math.max(...e.values.map((v) => v.value));
+    const names = [];
+    for (let i = 0; i <= max; i++) names.push(e.values.find((v) => v.value === i)?.name ?? '');
+    ts.push(`export const ${pascalToSnakeUpper(e.name)}_NAMES: readonly string[] = ${JSON.stringify(names)};`);
+  } else {
+    ts.push(`export const ${pascalToSnakeUpper(e.name)}_BITS: readonly (readonly [string, number])[] = ${JSON.stringify(e.values.map((v) => [v.name, v.value]))};`);
+  }
+  ts.push('');
+}
+ts.push('// ---- reject codes ----');
+ts.push('export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: string; readonly doc: string; }');
+ts.push('export const CODES: readonly CodeInfo[] = [');
+for (const c of codes.codes) ts.push(`  ${JSON.stringify({ code: c.code, num: c.num, http: c.http, origin: c.origin, doc: c.doc })},`);
+ts.push('];');
+ts.push('/** Core reject nums by code name. */');
+ts.push('export const Reject = {');
+for (const c of codes.codes.filter((c) => c.num !== null)) ts.push(`  ${c.code}: ${c.num},`);
+ts.push('} as const;');
+ts.push('');
+ts.push('// ---- header ----');
+ts.push(`/** ${header.doc} */`);
+ts.push('export const Header = {');
+for (const f of hdr.fields) ts.push(...accessors(f));
+ts.push('};');
+ts.push('');
+ts.push('// ---- record types ----');
+for (const r of records) ts.push(`export const T_${pascalToSnakeUpper(r.name)} = ${r.type};`);
+ts.push('');
+for (const r of records) {
+  ts.push(`/** ${r.kind === 'command' ? 'Command' : 'Event'} ${r.type}, ${r.size} bytes. ${r.doc} */`);
+  ts.push(`export const ${r.name} = {`);
+  ts.push(`  TYPE: ${r.type},`);
+  ts.push(`  SIZE: ${r.size},`);
+  for (const f of r.fields) ts.push(...accessors(f));
+  ts.push('};');
+  ts.push('');
+}
+ts.push('// ---- tables for tools, tests and generic decoding (not for hot paths) ----');
+ts.push('export interface FieldInfo { readonly name: string; readonly type: string; readonly offset: number; readonly size: number; readonly js?: string; readonly enum?: string; }');
+ts.push("export interface RecordInfo { readonly kind: 'command' | 'event'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; }");
+const fi = (f) => {
+  const o = { name: f.name, type: f.type, offset: f.offset, size: f.size };
+  if (f.js) o.js = f.js;
+  if (f.enum) o.enum = f.enum;
+  return JSON.stringify(o);
+};
+ts.push(`export const HEADER_FIELDS: readonly FieldInfo[] = [${hdr.fields.map(fi).join(', ')}];`);
+ts.push('export const RECORDS: readonly RecordInfo[] = [');
+for (const r of records) {
+  ts.push(`  { kind: '${r.kind}', name: '${r.name}', type: ${r.type}, size: ${r.size}, fields: [`);
+  for (const f of r.fields) ts.push(`    ${fi(f)},`);
+  ts.push('  ] },');
+}
+ts.push('];');
+ts.push('');
+const tsOut = ts.join('\n');
+
+// ---- LAYOUT.md ----------------------------------------------------------
+
+const md = [];
+const esc = (s) => String(s).replace(/\|/g, '\\|');
+const ftype = (f) => (f.type === 'u64' ? `u64 (${f.js})` : f.type === 'utf8' || f.type === 'bytes' ? `${f.type}[${f.size}]` : f.type) + (f.enum ? ` enum ${f.enum}` : '');
+md.push('# Binary layout reference');
+md.push('');
+md.push('GENERATED by `tools/gen_layout.mjs` from `native-layout/*.json`; do not edit by hand.');
+md.push('All records are little-endian, start 8-byte aligned, and are a multiple of 8 bytes long.');
+md.push(`Layout fingerprint: \`0x${fingerprint.toString(16).padStart(8, '0')}\` (stamped into ring and journal headers).`);
+md.push('');
+md.push('## Header');
+md.push('');
+md.push(header.doc);
+md.push('');
+md.push('| offset | field | type | doc |', '|---|---|---|---|');
+for (const f of hdr.fields) md.push(`| ${f.offset} | \`${f.name}\` | ${ftype(f)} | ${esc(f.doc)} |`);
+md.push('');
+for (const [title, kind, group] of [['Commands', 'command', commands], ['Events', 'event', events]]) {
+  md.push(`## ${title}`);
+  md.push('');
+  md.push(group.doc);
+  md.push('');
+  md.push('| type | record | bytes |', '|---|---|---|');
+  for (const r of records.filter((r) => r.kind === kind)) md.push(`| ${r.type} | [${r.name}](#${r.name.toLowerCase()}) | ${r.size} |`);
+  md.push('');
+  for (const r of records.filter((r) => r.kind === kind)) {
+    md.push(`### ${r.name}`);
+    md.push('');
+    md.push(`Type ${r.type}, ${r.size} bytes. ${r.doc}`);
+    md.push('');
+    if (r.fields.length === 0) {
+      md.push('Header only.');
+    } else {
+      md.push('| offset | field | type | doc |', '|---|---|---|---|');
+      for (const f of r.fields) md.push(`| ${f.offset} | \`${f.name}\` | ${ftype(f)} | ${esc(f.doc)} |`);
+    }
+    md.push('');
+  }
+}
+md.push('## Enums');
+md.push('');
+for (const e of enums) {
+  md.push(`### ${e.name}`);
+  md.push('');
+  md.push(e.doc + (e.bits ? ' (bit flags)' : ''));
+  md.push('');
+  md.push('| value | name | doc |', '|---|---|---|');
+  for (const v of e.values) md.push(`| ${v.value} | \`${v.name}\` | ${esc(v.doc)} |`);
+  md.push('');
+}
+md.push('## Error codes');
+md.push('');
+md.push(codes.doc);
+md.push('');
+md.push('| code | num | HTTP | origin | doc |', '|---|---|---|---|---|');
+for (const c of codes.codes) md.push(`| \`${c.code}\` | ${c.num ?? 'null'} | ${c.http} | ${c.origin} | ${esc(c.doc)} |`);
+md.push('');
+const mdOut = md.join('\n');
+
+// ---- write or check -----------------------------------------------------
+
+const outputs = [
+  [join(root, 'src/layout/records.ts'), tsOut],
+  [join(dir, 'LAYOUT.md'), mdOut],
+];
+if (process.argv.includes('--check')) {
+  const stale = outputs.filter(([p, s]) => !existsSync(p) || readFileSync(p, 'utf8') !== s).map(([p]) => p);
+  if (stale.length) {
+    console.error(`layout: generated files are stale, run \`npm run layout\`:\n  ${stale.join('\n  ')}`);
+    process.exit(1);
+  }
+  console.log(`layout: up to date (fingerprint 0x${fingerprint.toString(16).padStart(8, '0')}, ${records.length} records)`);
+} else {
+  for (const [p, s] of outputs) {
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, s);
+  }
+  console.log(`layout: wrote ${outputs.length} files (fingerprint 0x${fingerprint.toString(16).padStart(8, '0')}, ${records.length} records)`);
+}
