@@ -190,6 +190,18 @@ export class Engine {
     const maxCost = PlaceOrder.max_cost(cm, co);
     const hasExpiry = expHi !== 0 || expLo !== 0;
 
+    if (!acc.isLive(account)) {
+      this.reject(T_PLACE_ORDER, Reject.unknown_account, account);
+      return;
+    }
+    if (hasCoid === 1) {
+      const dup = s.coidIndex.get(account, coidHi, coidLo);
+      if (dup >= 0) {
+        // Not retained as a reject of its own: the existing order answers.
+        this.complete(T_PLACE_ORDER, account, CompletionStatus.rejected, Reject.duplicate_client_order_id, s.orders.status[dup]!, 0, s.orders.id[dup]!, 0, 0, 0, 0, 0);
+        return;
+      }
+    }
     let code = 0;
     if (
       tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || outcome > 1 || tif > 3 || stp > 2 ||
@@ -199,19 +211,10 @@ export class Engine {
       (hasMaxCost === 1 && (side === Side.sell || postOnly === 1 || tif === Tif.gtd))
     ) {
       code = Reject.invalid_command;
-    } else if (!acc.isLive(account)) {
-      code = Reject.unknown_account;
     } else if (!mk.exists(market)) {
       code = Reject.unknown_market;
     } else if (mk.roundStatus(market) !== RoundStatus.trading) {
       code = Reject.market_not_trading;
-    } else if (hasCoid === 1) {
-      const dup = s.coidIndex.get(account, coidHi, coidLo);
-      if (dup >= 0) {
-        // Not retained as a reject of its own: the existing order answers.
-        this.complete(T_PLACE_ORDER, account, CompletionStatus.rejected, Reject.duplicate_client_order_id, s.orders.status[dup]!, 0, s.orders.id[dup]!, 0, 0, 0, 0, 0);
-        return;
-      }
     }
     let fps = 0;
     let reserve = 0;
