@@ -48,6 +48,8 @@ export class OrderSlab {
   createdTsLo = new Uint32Array(0);
   createdSeq = new Float64Array(0);
   lastUpdateSeq = new Float64Array(0);
+  /** The order's position slot in Accounts (cached so fills need no hash lookup). */
+  posSlot = new Int32Array(0);
   prev = new Int32Array(0);
   next = new Int32Array(0);
   aprev = new Int32Array(0);

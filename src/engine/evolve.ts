@@ -226,6 +226,7 @@ function onOrderAccepted(s: ExchangeState, m: Mem, o: number): void {
   else ord.anext[tail] = slot;
   acc.liveTail[a] = slot;
   const p = acc.position(a, market);
+  ord.posSlot[slot] = p;
   if (side === Side.buy) {
     const r = OrderAccepted.reserve_cash(m, o);
     ord.reservedCash[slot] = r;
@@ -277,6 +278,7 @@ function onOrderRejected(s: ExchangeState, m: Mem, o: number): void {
   ord.reason[slot] = 0;
   ord.feePerShare[slot] = 0;
   ord.rejectCode[slot] = OrderRejected.code_num(m, o);
+  ord.posSlot[slot] = -1;
   ord.reservedCash[slot] = 0;
   ord.maxCost[slot] = OrderRejected.max_cost(m, o);
   ord.coidHi[slot] = OrderRejected.client_order_id_hi(m, o);
@@ -349,8 +351,7 @@ function retire(s: ExchangeState, slot: number): void {
 /** Applies one party's side of a fill: q shares at own-outcome price p. */
 function settleParty(ord: OrderSlab, acc: Accounts, slot: number, q: number, p: number, fee: number, release: number): void {
   const a = ord.account[slot]!;
-  const pos = acc.position(a, ord.market[slot]!);
-  const k = 2 * pos + ord.outcome[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
   if (ord.side[slot] === Side.buy) {
     ord.reservedCash[slot] = ord.reservedCash[slot]! - release;
     acc.reserved[a] = acc.reserved[a]! - release;
@@ -425,8 +426,7 @@ function onOrderCanceled(s: ExchangeState, m: Mem, o: number): void {
   if (ord.onBook[slot] === 1) s.book.remove(ord, slot, rem);
   if (ord.tif[slot] === Tif.gtd) s.expiries.remove(slot);
   const a = ord.account[slot]!;
-  const p = acc.position(a, ord.market[slot]!);
-  const k = 2 * p + ord.outcome[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
   if (ord.side[slot] === Side.buy) {
     const release = OrderCanceled.release_cash(m, o);
     ord.reservedCash[slot] = ord.reservedCash[slot]! - release;
@@ -455,8 +455,7 @@ function onOrderDecreased(s: ExchangeState, m: Mem, o: number): void {
   ord.remaining[slot] = newQty;
   ord.lastUpdateSeq[slot] = s.seq;
   const a = ord.account[slot]!;
-  const p = acc.position(a, ord.market[slot]!);
-  const k = 2 * p + ord.outcome[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
   if (ord.side[slot] === Side.buy) {
     const release = OrderDecreased.release_cash(m, o);
     ord.reservedCash[slot] = ord.reservedCash[slot]! - release;
