@@ -53,6 +53,7 @@ export class Accounts {
   keyScopes = new Uint8Array(0);
   keyRevoked = new Uint8Array(0);
   keySecret = new Uint8Array(0);
+  keyLabel: string[] = [''];
 
   // Withdrawals: wids 1..withdrawalCount.
   withdrawalCount = 0;

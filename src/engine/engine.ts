@@ -749,6 +749,7 @@ export class Engine {
     KeyCreated.set_account_id(m, o, account);
     KeyCreated.set_scopes(m, o, CreateKey.scopes(cm, co));
     KeyCreated.set_secret(m, o, CreateKey.secret(cm, co));
+    KeyCreated.set_label(m, o, CreateKey.label(cm, co));
     this.commit(o);
     this.ok(T_CREATE_KEY, account, id);
   }

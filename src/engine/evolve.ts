@@ -72,6 +72,7 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       acc.keyScopes[id] = KeyCreated.scopes(m, o);
       acc.keyRevoked[id] = 0;
       acc.keySecret.set(KeyCreated.secret(m, o), id * 32);
+      acc.keyLabel[id] = KeyCreated.label(m, o);
       return;
     }
     case T_KEY_REVOKED:

@@ -1052,7 +1052,7 @@ export class ReferenceModel {
     this.nextKey += 1;
     const k: MKey = { key_id: this.nextKey, account_id: acct, scopes: c.scopes as number, revoked: false };
     this.keys.set(k.key_id, k);
-    this.emit('KeyCreated', acct, { key_id: k.key_id, account_id: acct, scopes: k.scopes, secret: c.secret as string });
+    this.emit('KeyCreated', acct, { key_id: k.key_id, account_id: acct, scopes: k.scopes, secret: c.secret as string, label: (c.label as string) ?? '' });
     this.complete({ result: k.key_id });
   }
 

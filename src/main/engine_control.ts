@@ -1,0 +1,76 @@
+// EngineControl: a small SharedArrayBuffer between the engine thread and the
+// rest of the process: stop and pause flags (pause is for tests that provoke
+// shedding and timeouts) and monitoring counters written by the engine.
+// Counters are plain Float64 stores, for health and metrics only: a reader may
+// see a value one batch old, never a value that matters for correctness.
+
+const I_STOP = 0;
+const I_PAUSE = 1;
+const I_RUNNING = 2;
+const F_SEQ = 2; // Float64 index (byte 16)
+const F_COMMANDS = 3;
+const F_BATCHES = 4;
+const F_PARKS = 5;
+const BYTES = 64;
+
+export class EngineControl {
+  static allocate(): SharedArrayBuffer {
+    return new SharedArrayBuffer(BYTES);
+  }
+
+  private readonly i32: Int32Array;
+  private readonly f64: Float64Array;
+
+  constructor(readonly sab: SharedArrayBuffer) {
+    this.i32 = new Int32Array(sab, 0, 4);
+    this.f64 = new Float64Array(sab, 0, BYTES / 8);
+  }
+
+  requestStop(): void {
+    Atomics.store(this.i32, I_STOP, 1);
+  }
+
+  get stopRequested(): boolean {
+    return Atomics.load(this.i32, I_STOP) === 1;
+  }
+
+  setPaused(paused: boolean): void {
+    Atomics.store(this.i32, I_PAUSE, paused ? 1 : 0);
+  }
+
+  get paused(): boolean {
+    return Atomics.load(this.i32, I_PAUSE) === 1;
+  }
+
+  setRunning(running: boolean): void {
+    Atomics.store(this.i32, I_RUNNING, running ? 1 : 0);
+  }
+
+  get running(): boolean {
+    return Atomics.load(this.i32, I_RUNNING) === 1;
+  }
+
+  /** Engine side: counters after a batch. */
+  report(seq: number, commands: number, batches: number, parks: number): void {
+    this.f64[F_SEQ] = seq;
+    this.f64[F_COMMANDS] = commands;
+    this.f64[F_BATCHES] = batches;
+    this.f64[F_PARKS] = parks;
+  }
+
+  get seq(): number {
+    return this.f64[F_SEQ]!;
+  }
+
+  get commands(): number {
+    return this.f64[F_COMMANDS]!;
+  }
+
+  get batches(): number {
+    return this.f64[F_BATCHES]!;
+  }
+
+  get parks(): number {
+    return this.f64[F_PARKS]!;
+  }
+}

@@ -1,0 +1,33 @@
+// engine_thread: entry point of the one matching worker. It attaches the
+// command rings (one per producer), the event ring and the control block
+// handed over in workerData, and runs the EngineLoop until asked to stop.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { Engine } from '../engine/engine.js';
+import type { EngineConfig } from '../engine/config.js';
+import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { BroadcastProducer } from '../ring/broadcast_ring.js';
+import { Doorbell } from '../ring/doorbell.js';
+import { ParkingIdle } from '../ring/idle.js';
+import { SpscRing } from '../ring/spsc_ring.js';
+import { EngineControl } from './engine_control.js';
+import { EngineLoop, RingEventOut } from './engine_loop.js';
+
+export interface EngineThreadData {
+  commandRings: SharedArrayBuffer[];
+  eventRing: SharedArrayBuffer;
+  doorbell: SharedArrayBuffer;
+  control: SharedArrayBuffer;
+  config: Partial<EngineConfig>;
+  verify: boolean;
+}
+
+const data = workerData as EngineThreadData;
+const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRINT));
+const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
+const engine = new Engine(data.config, out);
+const control = new EngineControl(data.control);
+const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 50, park_timeout_ms: 50 });
+const loop = new EngineLoop(engine, rings, out, control, idle, data.verify);
+loop.run();
+parentPort?.postMessage({ type: 'stopped', seq: engine.state.seq, commands: loop.commands });

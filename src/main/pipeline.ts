@@ -1,0 +1,104 @@
+// Pipeline: allocates the SharedArrayBuffers of the command rings (one per
+// producer), the event ring, the engine's doorbell and control block, and
+// starts the engine worker. Main thread. Stage numbers follow the data:
+//   1. producers (gateways, control plane, timer) write commands to their rings
+//   2. the engine thread sequences, decides and evolves
+//   3. consumers (journal, gateway read models) read the event ring
+
+import { Worker } from 'node:worker_threads';
+import type { EngineConfig } from '../engine/config.js';
+import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { assert } from '../lib/assert.js';
+import type { Mem } from '../lib/mem.js';
+import { BroadcastRing } from '../ring/broadcast_ring.js';
+import { Doorbell } from '../ring/doorbell.js';
+import { SpscRing } from '../ring/spsc_ring.js';
+import { EngineControl } from './engine_control.js';
+import type { EngineThreadData } from './engine_thread.js';
+
+export interface PipelineOptions {
+  producers: number;
+  command_ring_bytes?: number;
+  event_ring_bytes?: number;
+  event_consumers_max?: number;
+  engine?: Partial<EngineConfig>;
+  verify?: boolean;
+}
+
+/** One producer's end of a command ring: claim, write in place, publish, ring. */
+export class CommandProducer {
+  readonly ring: SpscRing;
+  readonly mem: Mem;
+
+  constructor(sab: SharedArrayBuffer, private readonly doorbell: Doorbell) {
+    this.ring = new SpscRing(sab, LAYOUT_FINGERPRINT);
+    this.mem = this.ring.mem;
+  }
+
+  /** Offset to write a command of len bytes at, or -1 when the ring is full. */
+  tryClaim(len: number): number {
+    return this.ring.tryClaim(len);
+  }
+
+  /** Publishes everything claimed and wakes the engine if it parked. */
+  publish(): void {
+    this.ring.publish();
+    this.doorbell.wake();
+  }
+
+  freeBytes(): number {
+    return this.ring.freeBytes();
+  }
+}
+
+export class Pipeline {
+  readonly commandRings: SharedArrayBuffer[];
+  readonly eventRing: SharedArrayBuffer;
+  readonly doorbell: SharedArrayBuffer;
+  readonly control: EngineControl;
+  private readonly worker: Worker;
+  private readonly exited: Promise<number>;
+
+  private constructor(opts: PipelineOptions) {
+    assert(opts.producers >= 1, 'pipeline: at least one producer');
+    this.commandRings = [];
+    for (let i = 0; i < opts.producers; i++) this.commandRings.push(SpscRing.allocate(opts.command_ring_bytes ?? 1 << 20, LAYOUT_FINGERPRINT));
+    this.eventRing = BroadcastRing.allocate(opts.event_ring_bytes ?? 1 << 24, opts.event_consumers_max ?? 16, LAYOUT_FINGERPRINT);
+    this.doorbell = Doorbell.allocate();
+    this.control = new EngineControl(EngineControl.allocate());
+    const data: EngineThreadData = {
+      commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
+      control: this.control.sab, config: opts.engine ?? {}, verify: opts.verify ?? false,
+    };
+    this.worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
+    this.exited = new Promise((resolve, reject) => {
+      this.worker.once('error', reject);
+      this.worker.once('exit', resolve);
+    });
+  }
+
+  static start(opts: PipelineOptions): Pipeline {
+    return new Pipeline(opts);
+  }
+
+  producer(i: number): CommandProducer {
+    return new CommandProducer(this.commandRings[i]!, Doorbell.attach(this.doorbell));
+  }
+
+  /** Resolves when the engine thread runs (its loop has started). */
+  async ready(): Promise<void> {
+    while (!this.control.running) await new Promise((r) => setTimeout(r, 1));
+  }
+
+  /** Asks the engine to drain its rings and stop; resolves with its exit code. */
+  async stop(): Promise<number> {
+    this.control.requestStop();
+    Doorbell.attach(this.doorbell).wake();
+    return this.exited;
+  }
+
+  /** Rejects if the engine thread fails (an assertion is a crash by design). */
+  get failure(): Promise<number> {
+    return this.exited;
+  }
+}
