@@ -1,0 +1,228 @@
+// Control plane (DESIGN 6): the operator's listener, bound to 127.0.0.1 by
+// default, authenticated with `Authorization: Bearer <token>`. JSON in and
+// out, closed schemas, the same error envelope, u64 as strings. Every action
+// is a sequenced command on the control plane's own ring (producer 1), so it
+// is journaled like any trade. Control-plane (main) thread.
+
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  CompletionStatus, ConfirmWithdrawal, CreateFeeSchedule, CreateKey, CreateMarket, Deposit, FreezeRound, OpenRound, ProposeRound,
+  ProposeSource, ROUND_STATUS_NAMES, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
+  T_CREATE_MARKET, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND,
+  T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND, CreateAccount, DeleteAccount,
+} from '../layout/records.js';
+import type { Mem } from '../lib/mem.js';
+import { scopeBits, scopeNames } from '../accounts_service/routes.js';
+import type { Completion, GatewayCore } from '../gateway/core.js';
+import { ApiError, codeByNum } from '../gateway/envelope.js';
+import { fail, finish, receive, send, type InFlight, type Observer } from '../gateway/http.js';
+import { pathId, u64Halves } from '../gateway/query.js';
+import { matchRoute, type Reply } from '../gateway/routes.js';
+import {
+  AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
+  EmptyBody, compile, parseJson, safeField, validate, type Checker,
+} from '../gateway/schemas.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
+import type { TSchema } from '@sinclair/typebox';
+
+export interface AdminContext {
+  core: GatewayCore;
+  /** Health facts the main thread knows (engine seq, gateways). */
+  health: () => Record<string, unknown>;
+  /** Extra text for GET /metrics, when metrics are wired. */
+  log: (fields: Record<string, unknown>) => void;
+}
+
+interface AdminRequest {
+  params: string[];
+  body: unknown;
+}
+
+interface AdminRoute {
+  name: string;
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  segments: string[];
+  scope: number;
+  body: 'none' | Checker<TSchema>;
+  handler: (r: AdminRequest, ctx: AdminContext) => Reply | Promise<Reply>;
+}
+
+async function sequenced(core: GatewayCore, type: number, size: number, account: number, write: (m: Mem, o: number) => void): Promise<Completion> {
+  const r = await core.submit(type, size, account, false, write);
+  if (r === null) throw new ApiError('sequencing_timeout');
+  if (r.status === CompletionStatus.rejected) {
+    const code = codeByNum(r.code_num).code;
+    throw new ApiError(code, undefined, r.result !== 0 ? { result: String(r.result) } : null);
+  }
+  return r;
+}
+
+function route(name: string, method: AdminRoute['method'], path: string, body: AdminRoute['body'], handler: AdminRoute['handler']): AdminRoute {
+  return { name, method, path, segments: path.split('/').filter((s) => s.length > 0), scope: 0, body, handler };
+}
+
+function roundAction(name: string, type: number): AdminRoute {
+  return route(`round_${name}`, 'POST', `/admin/rounds/{market_id}/${name}`, compile(EmptyBody), async (r, ctx) => {
+    const market = pathId('market_id', r.params[0]!);
+    const c = await sequenced(ctx.core, type, FreezeRound.SIZE, 0, (m, o) => FreezeRound.set_market_id(m, o, market));
+    const round = ctx.core.views.round(market);
+    return { status: 200, body: { status: round ? round.status : ROUND_STATUS_NAMES[0], round_number: String(c.result), seq: String(c.seq) } };
+  });
+}
+
+export const ADMIN_ROUTES: AdminRoute[] = [
+  route('create_account', 'POST', '/admin/accounts', compile(EmptyBody), async (_r, ctx) => {
+    const c = await sequenced(ctx.core, T_CREATE_ACCOUNT, CreateAccount.SIZE, 0, () => {});
+    ctx.log({ event: 'operator', action: 'create_account', account_id: c.result });
+    return { status: 201, body: { account_id: c.result, seq: String(c.seq) } };
+  }),
+  route('delete_account', 'DELETE', '/admin/accounts/{account_id}', 'none', async (r, ctx) => {
+    const a = pathId('account_id', r.params[0]!);
+    const c = await sequenced(ctx.core, T_DELETE_ACCOUNT, DeleteAccount.SIZE, a, () => {});
+    ctx.log({ event: 'operator', action: 'delete_account', account_id: a });
+    return { status: 200, body: { seq: String(c.seq) } };
+  }),
+  route('get_account', 'GET', '/admin/accounts/{account_id}', 'none', (r, ctx) => {
+    const a = ctx.core.views.adminAccount(pathId('account_id', r.params[0]!));
+    if (!a) throw new ApiError('unknown_account');
+    return { status: 200, body: a };
+  }),
+  route('create_key', 'POST', '/admin/accounts/{account_id}/keys', compile(AdminKeyBody), async (r, ctx) => {
+    const a = pathId('account_id', r.params[0]!);
+    const bits = scopeBits((r.body as { scopes: string[] }).scopes);
+    const secret = randomBytes(32);
+    const c = await sequenced(ctx.core, T_CREATE_KEY, CreateKey.SIZE, a, (m, o) => {
+      CreateKey.set_scopes(m, o, bits);
+      CreateKey.set_secret(m, o, secret);
+      CreateKey.set_label(m, o, 'operator');
+    });
+    ctx.log({ event: 'operator', action: 'create_key', account_id: a, key_id: c.result, scopes: scopeNames(bits) });
+    return { status: 201, body: { key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq) } };
+  }),
+  route('deposit', 'POST', '/admin/accounts/{account_id}/deposits', compile(AdminDepositBody), async (r, ctx) => {
+    const a = pathId('account_id', r.params[0]!);
+    const b = r.body as { amount: string; ref?: string };
+    const amount = safeField(b.amount, 'amount', 1);
+    const c = await sequenced(ctx.core, T_DEPOSIT, Deposit.SIZE, a, (m, o) => {
+      Deposit.set_amount(m, o, amount);
+      Deposit.set_ref(m, o, b.ref ?? '');
+    });
+    ctx.log({ event: 'operator', action: 'deposit', account_id: a, amount: String(amount), ref: b.ref ?? '' });
+    return { status: 201, body: { seq: String(c.seq) } };
+  }),
+  route('create_fee_schedule', 'POST', '/admin/fee_schedules', compile(AdminFeeScheduleBody), async (r, ctx) => {
+    const b = r.body as { taker_bps: number; maker_bps: number };
+    const c = await sequenced(ctx.core, T_CREATE_FEE_SCHEDULE, CreateFeeSchedule.SIZE, 0, (m, o) => {
+      CreateFeeSchedule.set_taker_bps(m, o, b.taker_bps);
+      CreateFeeSchedule.set_maker_bps(m, o, b.maker_bps);
+    });
+    ctx.log({ event: 'operator', action: 'create_fee_schedule', fee_schedule_id: c.result });
+    return { status: 201, body: { fee_schedule_id: c.result, seq: String(c.seq) } };
+  }),
+  route('create_market', 'POST', '/admin/markets', compile(AdminMarketBody), async (r, ctx) => {
+    const b = r.body as { title: string; category: number; position_limit: number; fee_schedule_id: number };
+    if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
+    const c = await sequenced(ctx.core, T_CREATE_MARKET, CreateMarket.SIZE, 0, (m, o) => {
+      CreateMarket.set_category(m, o, b.category);
+      CreateMarket.set_position_limit(m, o, b.position_limit);
+      CreateMarket.set_fee_schedule_id(m, o, b.fee_schedule_id);
+      CreateMarket.set_title(m, o, b.title);
+    });
+    ctx.log({ event: 'operator', action: 'create_market', market_id: c.result });
+    return { status: 201, body: { market_id: c.result, seq: String(c.seq) } };
+  }),
+  route('open_round', 'POST', '/admin/markets/{market_id}/rounds', compile(AdminRoundBody), async (r, ctx) => {
+    const market = pathId('market_id', r.params[0]!);
+    const b = r.body as { strike: string; close_ts: string };
+    const strike = safeField(b.strike, 'strike');
+    const [hi, lo] = u64Halves('close_ts', b.close_ts);
+    const c = await sequenced(ctx.core, T_OPEN_ROUND, OpenRound.SIZE, 0, (m, o) => {
+      OpenRound.set_market_id(m, o, market);
+      OpenRound.set_strike(m, o, strike);
+      OpenRound.set_close_ts(m, o, hi, lo);
+    });
+    ctx.log({ event: 'operator', action: 'open_round', market_id: market, round_number: c.result });
+    return { status: 201, body: { round_number: String(c.result), seq: String(c.seq) } };
+  }),
+  roundAction('freeze', T_FREEZE_ROUND),
+  roundAction('unfreeze', T_UNFREEZE_ROUND),
+  roundAction('settle', T_SETTLE_ROUND),
+  roundAction('void', T_VOID_ROUND),
+  roundAction('dispute', T_DISPUTE_ROUND),
+  route('round_propose', 'POST', '/admin/rounds/{market_id}/propose', compile(AdminProposeBody), async (r, ctx) => {
+    const market = pathId('market_id', r.params[0]!);
+    const outcome = (r.body as { outcome?: 'yes' | 'no' }).outcome;
+    const source = outcome === undefined ? ProposeSource.oracle : ProposeSource[outcome];
+    const c = await sequenced(ctx.core, T_PROPOSE_ROUND, ProposeRound.SIZE, 0, (m, o) => {
+      ProposeRound.set_market_id(m, o, market);
+      ProposeRound.set_source(m, o, source);
+    });
+    const round = ctx.core.views.round(market);
+    return { status: 200, body: { status: round ? round.status : 'proposed', round_number: String(c.result), seq: String(c.seq) } };
+  }),
+  route('oracle_tick', 'POST', '/admin/oracle/ticks', compile(AdminOracleTickBody), async (r, ctx) => {
+    const b = r.body as { source_id: number; price: string };
+    const price = safeField(b.price, 'price', 1);
+    const c = await sequenced(ctx.core, T_SUBMIT_ORACLE_TICK, SubmitOracleTick.SIZE, 0, (m, o) => {
+      SubmitOracleTick.set_source_id(m, o, b.source_id);
+      SubmitOracleTick.set_price(m, o, price);
+    });
+    return { status: 201, body: { seq: String(c.seq) } };
+  }),
+  route('withdrawal_confirm', 'POST', '/admin/withdrawals/{wid}/confirm', compile(EmptyBody), async (r, ctx) => {
+    const wid = pathId('wid', r.params[0]!);
+    const c = await sequenced(ctx.core, T_CONFIRM_WITHDRAWAL, ConfirmWithdrawal.SIZE, 0, (m, o) => ConfirmWithdrawal.set_wid(m, o, wid));
+    ctx.log({ event: 'operator', action: 'withdrawal_confirm', wid });
+    return { status: 200, body: { status: 'confirmed', seq: String(c.seq) } };
+  }),
+  route('withdrawal_fail', 'POST', '/admin/withdrawals/{wid}/fail', compile(EmptyBody), async (r, ctx) => {
+    const wid = pathId('wid', r.params[0]!);
+    const c = await sequenced(ctx.core, T_FAIL_WITHDRAWAL, ConfirmWithdrawal.SIZE, 0, (m, o) => ConfirmWithdrawal.set_wid(m, o, wid));
+    ctx.log({ event: 'operator', action: 'withdrawal_fail', wid });
+    return { status: 200, body: { status: 'failed', seq: String(c.seq) } };
+  }),
+  route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
+];
+
+/** Constant-time bearer token check. */
+function tokenOk(header: string, token: Buffer): boolean {
+  if (!header.startsWith('Bearer ')) return false;
+  const given = Buffer.from(header.slice(7));
+  return given.length === token.length && timingSafeEqual(given, token);
+}
+
+export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, observer?: Observer): void {
+  const tok = Buffer.from(token);
+  const opts = { observer, log: ctx.log };
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => receive(res, req, (f: InFlight, raw: Buffer) => {
+    try {
+      ctx.core.drain();
+      if (!tokenOk(f.authorization, tok)) throw new ApiError('unauthorized', 'missing or invalid bearer token');
+      const match = matchRoute(ADMIN_ROUTES as never, f.method, f.path) as { route: AdminRoute; params: string[] } | { allowed: string[] } | null;
+      if (match === null) throw new ApiError('not_found', `no route ${f.method} ${f.path}`);
+      if ('allowed' in match) {
+        send(res, f, 405, new ApiError('method_not_allowed').body(), { allow: match.allowed.join(', ') });
+        return;
+      }
+      f.routeName = match.route.name;
+      if (f.tooLarge) throw new ApiError('body_too_large');
+      let body: unknown;
+      if (match.route.body === 'none') {
+        if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${match.route.path} takes no body`);
+      } else {
+        body = validate(match.route.body, parseJson(raw.length === 0 ? '{}' : raw.toString('utf8')));
+      }
+      if (f.query.length > 0) throw new ApiError('unknown_field', 'the control plane takes no query parameters', { field: f.query.split('=')[0] });
+      const out = match.route.handler({ params: match.params, body }, ctx);
+      if (out instanceof Promise) {
+        ctx.core.kick();
+        out.then((r) => finish(res, f, r, observer), (e) => fail(res, f, e, opts));
+      } else {
+        finish(res, f, out, observer);
+      }
+    } catch (e) {
+      fail(res, f, e, opts);
+    }
+  }));
+}

@@ -1,0 +1,263 @@
+// GatewayCore: what every command producer on an I/O thread needs (gateway
+// threads and the control plane): its own SpscRing to the engine, a cursor on
+// the event ring folded into a Views read model, and the table of held
+// requests waiting for their completion records. I/O threads only; never
+// blocks: the event ring is drained from the event loop.
+//
+// Correlation = (generation << 16) | slot, so a completion that arrives after
+// its request timed out (504) is recognised as stale and dropped.
+
+import { CommandCompleted, Filled, Header, LAYOUT_FINGERPRINT, PATH_NAMES, T_COMMAND_COMPLETED, T_FILLED } from '../layout/records.js';
+import { assert } from '../lib/assert.js';
+import type { Mem } from '../lib/mem.js';
+import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
+import { BroadcastConsumer } from '../ring/broadcast_ring.js';
+import { LoopPoller } from '../ring/idle.js';
+import type { CommandProducer } from '../main/pipeline.js';
+import type { Views } from '../views/views.js';
+import { ApiError } from './envelope.js';
+
+export const MAX_PENDING = 1 << 16;
+
+export interface PlacementFill {
+  tick_yes: number;
+  qty: number;
+  path: string;
+}
+
+/** The outcome of one sequenced command, as its completion record says. */
+export interface Completion {
+  seq: number;
+  status: number;
+  code_num: number;
+  order_status: number;
+  reason: number;
+  order_id: number;
+  filled_qty: number;
+  resting_qty: number;
+  result: number;
+  result_ts: string;
+  fills: PlacementFill[];
+}
+
+export interface GatewayCoreOptions {
+  producerId: number;
+  producer: CommandProducer;
+  eventRing: SharedArrayBuffer;
+  consumerIndex: number;
+  views: Views;
+  response_budget_ms: number;
+  /** Held requests above which sheddable commands are refused 503. */
+  shed_pending: number;
+}
+
+type Resolve = (c: Completion | null) => void;
+
+/** A command the ring had no room for, queued because it may not be shed. */
+interface Deferred {
+  size: number;
+  write: (m: Mem, o: number) => void;
+  slot: number;
+}
+
+export class GatewayCore {
+  readonly views: Views;
+  readonly producerId: number;
+  private readonly producer: CommandProducer;
+  private readonly consumer: BroadcastConsumer;
+  private readonly budgetMs: number;
+  private readonly shedPending: number;
+  private readonly resolves: (Resolve | null)[] = new Array(MAX_PENDING).fill(null);
+  private readonly fills: (PlacementFill[] | null)[] = new Array(MAX_PENDING).fill(null);
+  private readonly generation = new Uint16Array(MAX_PENDING);
+  private readonly deadline = new Float64Array(MAX_PENDING);
+  private readonly freeSlots: number[] = [];
+  private readonly deferred: Deferred[] = [];
+  /** Held requests in submission order; the budget is the same for all, so deadlines are ordered. */
+  private readonly expiryQueue: number[] = [];
+  private expiryHead = 0;
+  pending = 0;
+  /** Polls the event ring from the event loop while requests are held. */
+  private readonly poller = new LoopPoller(() => {
+    this.drain();
+    this.expire(Date.now());
+    return this.pending > 0;
+  });
+  /** Counters for metrics. */
+  shed = 0;
+  timeouts = 0;
+
+  constructor(opts: GatewayCoreOptions) {
+    this.views = opts.views;
+    this.producerId = opts.producerId;
+    this.producer = opts.producer;
+    this.budgetMs = opts.response_budget_ms;
+    this.shedPending = opts.shed_pending;
+    for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
+    this.consumer = new BroadcastConsumer(opts.eventRing, LAYOUT_FINGERPRINT, opts.consumerIndex);
+    this.consumer.open();
+  }
+
+  close(): void {
+    this.poller.stop();
+    this.consumer.close();
+  }
+
+  /** Starts polling for completions (after a submit). */
+  kick(): void {
+    if (this.pending > 0) this.poller.kick();
+  }
+
+  /** Applies every published event to the read model and resolves completions; returns the count. */
+  drain(): number {
+    const c = this.consumer;
+    const views = this.views;
+    const me = this.producerId;
+    let n = 0;
+    for (let o = c.peek(); o >= 0; o = c.peek()) {
+      const m = c.mem;
+      views.apply(m, o);
+      if (Header.producer(m, o) === me) this.onOwnEvent(m, o);
+      c.advance();
+      n++;
+    }
+    if (this.deferred.length > 0) this.flushDeferred();
+    return n;
+  }
+
+  private onOwnEvent(m: Mem, o: number): void {
+    const corr = Header.correlation(m, o);
+    const slot = corr & 0xffff;
+    if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) return; // timed out earlier
+    const type = Header.type(m, o);
+    if (type === T_FILLED) {
+      if (Filled.taker_account(m, o) === Header.account(m, o)) {
+        let f = this.fills[slot];
+        if (f === null) f = this.fills[slot] = [];
+        f.push({ tick_yes: Filled.tick_yes(m, o), qty: Filled.qty(m, o), path: PATH_NAMES[Filled.path(m, o)]! });
+      }
+      return;
+    }
+    if (type !== T_COMMAND_COMPLETED) return;
+    const resolve = this.resolves[slot]!;
+    const completion: Completion = {
+      seq: Header.seq(m, o),
+      status: CommandCompleted.status(m, o),
+      code_num: CommandCompleted.code_num(m, o),
+      order_status: CommandCompleted.order_status(m, o),
+      reason: CommandCompleted.reason(m, o),
+      order_id: CommandCompleted.order_id(m, o),
+      filled_qty: CommandCompleted.filled_qty(m, o),
+      resting_qty: CommandCompleted.resting_qty(m, o),
+      result: CommandCompleted.result(m, o),
+      result_ts: hiLoToString(CommandCompleted.result_ts_hi(m, o), CommandCompleted.result_ts_lo(m, o)),
+      fills: this.fills[slot] ?? [],
+    };
+    this.release(slot);
+    resolve(completion);
+  }
+
+  private release(slot: number): void {
+    this.resolves[slot] = null;
+    this.fills[slot] = null;
+    this.generation[slot] = (this.generation[slot]! + 1) & 0xffff;
+    this.freeSlots.push(slot);
+    this.pending--;
+  }
+
+  /**
+   * Writes one command (header filled here, fields by `write`) and resolves
+   * with its completion, or null when no outcome came within the budget
+   * (the caller answers 504). Sheddable commands are refused with 503 when the
+   * ring is full or too many requests are held; the others wait in a queue.
+   */
+  submit(type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
+    if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0)) {
+      this.shed++;
+      throw new ApiError('shed', 'the exchange is shedding load; retry with backoff');
+    }
+    const slot = this.freeSlots.pop();
+    if (slot === undefined) throw new ApiError('shed', 'too many requests in flight');
+    this.pending++;
+    const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
+    const tsNs = BigInt(Date.now()) * 1_000_000n;
+    const tsHi = bigIntHi(tsNs);
+    const tsLo = bigIntLo(tsNs);
+    const producerId = this.producerId;
+    const full = (m: Mem, o: number): void => {
+      Header.set_type(m, o, type);
+      Header.set_producer(m, o, producerId);
+      Header.set_correlation(m, o, corr);
+      Header.set_account(m, o, account);
+      Header.set_seq(m, o, 0);
+      Header.set_ts(m, o, tsHi, tsLo);
+      write(m, o);
+    };
+    const o = this.producer.tryClaim(size);
+    if (o < 0) {
+      if (sheddable) {
+        this.release(slot);
+        this.shed++;
+        throw new ApiError('shed', 'the command ring is full; retry with backoff');
+      }
+      this.deferred.push({ size, write: full, slot });
+    } else {
+      const m = this.producer.mem;
+      zero(m, o, size);
+      full(m, o);
+      this.producer.publish();
+    }
+    this.deadline[slot] = Date.now() + this.budgetMs;
+    this.expiryQueue.push(corr);
+    return new Promise<Completion | null>((resolve) => {
+      this.resolves[slot] = resolve;
+    });
+  }
+
+  private flushDeferred(): void {
+    let wrote = false;
+    while (this.deferred.length > 0) {
+      const d = this.deferred[0]!;
+      const o = this.producer.tryClaim(d.size);
+      if (o < 0) break;
+      zero(this.producer.mem, o, d.size);
+      d.write(this.producer.mem, o);
+      this.deferred.shift();
+      wrote = true;
+    }
+    if (wrote) this.producer.publish();
+  }
+
+  /** Answers null (504) to every held request past its budget. Call every few ms. */
+  expire(nowMs: number): void {
+    const q = this.expiryQueue;
+    while (this.expiryHead < q.length) {
+      const corr = q[this.expiryHead]!;
+      const slot = corr & 0xffff;
+      const live = this.generation[slot] === corr >>> 16 && this.resolves[slot] !== null;
+      if (live && this.deadline[slot]! > nowMs) break;
+      this.expiryHead++;
+      if (live) {
+        const r = this.resolves[slot]!;
+        this.release(slot);
+        this.timeouts++;
+        r(null);
+      }
+    }
+    if (this.expiryHead > 4096 && this.expiryHead * 2 > q.length) {
+      q.splice(0, this.expiryHead);
+      this.expiryHead = 0;
+    }
+  }
+
+  hasWork(): boolean {
+    return this.pending > 0 || this.consumer.hasUnread();
+  }
+}
+
+function zero(m: Mem, o: number, size: number): void {
+  const u32 = m.u32;
+  const len = u32[o >>> 2]!;
+  assert(len === size, 'gateway: claimed record length');
+  for (let i = (o >>> 2) + 1, end = (o + size) >>> 2; i < end; i++) u32[i] = 0;
+}

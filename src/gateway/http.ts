@@ -1,0 +1,214 @@
+// http: the request lifecycle of the signed REST lane on a uWebSockets.js
+// App (gateway threads). uWS rules followed here: headers, URL and query are
+// read synchronously in the handler; onAborted is attached before anything
+// asynchronous; body chunks are copied (uWS neuters them after the callback);
+// every write after an await happens inside res.cork; per-request state lives
+// in a plain object, never on `res`.
+//
+// Order of checks (DESIGN 5): 401 credentials -> 429 bucket (charged only
+// after the signature verifies) -> 403 scope -> 400/413 body and query.
+//
+// Clients must not pipeline: this uWS build closes a connection that sends a
+// second request while the first is held (documented in the README).
+
+import { Scope } from '../layout/records.js';
+import { checkSignature, type ReplayGuard } from './auth.js';
+import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
+import type { GatewayCore } from './core.js';
+import { ApiError } from './envelope.js';
+import { matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply } from './routes.js';
+import { parseJson } from './schemas.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
+
+export const BODY_CAP_BYTES = 64 * 1024;
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
+  422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+  504: '504 Gateway Timeout',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? `${status} Status`;
+}
+
+export interface Observer {
+  /** Called once per answered request (metrics). */
+  onResponse(route: string, status: number, code: string | null, micros: number): void;
+}
+
+export interface RestOptions {
+  core: GatewayCore;
+  buckets: TokenBuckets;
+  replay: ReplayGuard;
+  limits: GatewayLimits;
+  routes: readonly Route[];
+  observer?: Observer;
+  log?: (fields: Record<string, unknown>) => void;
+}
+
+/** One request being received or held. Plain object; never stored on `res`. */
+export interface InFlight {
+  aborted: boolean;
+  done: boolean;
+  method: string;
+  path: string;
+  target: string;
+  query: string;
+  keyHeader: string;
+  tsHeader: string;
+  sigHeader: string;
+  authorization: string;
+  contentLengths: number;
+  chunks: Buffer[];
+  size: number;
+  tooLarge: boolean;
+  started: number;
+  routeName: string;
+}
+
+/**
+ * Reads a request: headers, URL and query synchronously, then the body
+ * (copied, capped at BODY_CAP_BYTES), then calls onBody once.
+ */
+export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFlight, raw: Buffer) => void): void {
+  const f: InFlight = {
+    aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
+    keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
+    started: performance.now(), routeName: '',
+  };
+  f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
+  req.forEach((k, v) => {
+    switch (k) {
+      case 'dx-access-key': f.keyHeader = v; break;
+      case 'dx-access-timestamp': f.tsHeader = v; break;
+      case 'dx-access-signature': f.sigHeader = v; break;
+      case 'authorization': f.authorization = v; break;
+      case 'content-length': f.contentLengths++; break;
+    }
+  });
+  res.onAborted(() => {
+    f.aborted = true;
+  });
+  res.onData((chunk, isLast) => {
+    if (!f.tooLarge) {
+      f.size += chunk.byteLength;
+      if (f.size > BODY_CAP_BYTES) {
+        f.tooLarge = true;
+        f.chunks.length = 0;
+      } else if (chunk.byteLength > 0) {
+        // Copy: uWS neuters the chunk after this callback.
+        f.chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+      }
+    }
+    if (isLast) onBody(f, f.chunks.length === 1 ? f.chunks[0]! : Buffer.concat(f.chunks));
+  });
+}
+
+export function send(res: HttpResponse, flight: { aborted: boolean; done: boolean }, status: number, body: unknown, headers?: Record<string, string>): void {
+  if (flight.aborted || flight.done) return;
+  flight.done = true;
+  const json = body === undefined ? '' : JSON.stringify(body);
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    res.writeHeader('content-type', 'application/json');
+    if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
+    res.end(json);
+  });
+}
+
+function sendError(res: HttpResponse, f: InFlight, e: ApiError, obs: Observer | undefined, headers?: Record<string, string>): void {
+  send(res, f, e.status, e.body(), headers);
+  obs?.onResponse(f.routeName, e.status, e.code, (performance.now() - f.started) * 1000);
+}
+
+/** Registers the REST lane (every route of `opts.routes`) on the App. */
+export function mountRest(app: TemplatedApp, opts: RestOptions, pattern = '/v1/*'): void {
+  app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts)));
+}
+
+function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOptions): void {
+  const { core, observer } = opts;
+  try {
+    // Apply every published event first: a key created a moment ago
+    // authenticates, and a read sees every write acknowledged before it.
+    core.drain();
+    const match = matchRoute(opts.routes, f.method, f.path);
+    if (match === null) throw new ApiError('not_found', `no route ${f.method} ${f.path}`);
+    if ('allowed' in match) {
+      sendError(res, f, new ApiError('method_not_allowed', `${f.method} is not allowed on ${f.path}`), observer, { allow: match.allowed.join(', ') });
+      return;
+    }
+    const route = match.route;
+    f.routeName = route.name;
+    const views = core.views;
+
+    // 401: key, timestamp, signature, replay.
+    const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
+    const key = keyId > 0 ? views.keyInfo(keyId) : null;
+    if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '') throw new ApiError('unauthorized', 'missing or invalid credentials');
+    const now = Date.now();
+    // The signature cannot be checked without the body; the cap answers first.
+    if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
+    if (f.contentLengths > 1) throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
+    const why = checkSignature(key.secret, f.tsHeader, f.sigHeader, f.method, f.target, raw, now);
+    if (why !== null) {
+      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: route.name });
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    }
+    if (f.method !== 'GET' && !opts.replay.firstUse(f.sigHeader, now)) {
+      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: route.name });
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    }
+
+    // 429: one token now; an admitted batch pays the rest after validation.
+    const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
+    const wait = opts.buckets.take(keyId, bucket, 1, now);
+    if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
+
+    // 403: scope.
+    if ((key.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
+
+    // 400: body (before the query, so a batch cancel sent without /batch is named as such), then query.
+    let body: unknown;
+    if (route.body === 'empty' || route.body === 'none') {
+      if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);
+    } else {
+      if (raw.length === 0) throw new ApiError('invalid_json', 'a JSON body is required');
+      body = validateBody(route, parseJson(raw.toString('utf8')));
+    }
+    const query = parseRouteQuery(route, f.query);
+    const extra = route.writeCost(body) - 1;
+    if (extra > 0) {
+      const w = opts.buckets.take(keyId, BUCKET_WRITE, extra, now);
+      if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
+    }
+
+    const ctx: RequestCtx = { keyId, account: key.account_id, scopes: key.scopes, params: match.params, query, body };
+    const out = route.handler(ctx, core, opts.limits);
+    if (out instanceof Promise) {
+      core.kick();
+      out.then((r) => finish(res, f, r, observer), (e) => fail(res, f, e, opts));
+    } else {
+      finish(res, f, out, observer);
+    }
+  } catch (e) {
+    fail(res, f, e, opts);
+  }
+}
+
+export function finish(res: HttpResponse, f: InFlight, r: Reply, obs: Observer | undefined): void {
+  send(res, f, r.status, r.body);
+  obs?.onResponse(f.routeName, r.status, null, (performance.now() - f.started) * 1000);
+}
+
+export function fail(res: HttpResponse, f: InFlight, e: unknown, opts: { observer?: Observer; log?: (fields: Record<string, unknown>) => void }): void {
+  if (e instanceof ApiError) {
+    sendError(res, f, e, opts.observer);
+    return;
+  }
+  opts.log?.({ event: 'handler_fault', route: f.routeName, error: (e as Error)?.stack ?? String(e) });
+  send(res, f, 500, new ApiError('internal').body());
+  opts.observer?.onResponse(f.routeName, 500, 'internal', (performance.now() - f.started) * 1000);
+}

@@ -1,0 +1,88 @@
+// query: strict query-string and path-parameter parsing for the REST lane.
+// Unknown parameters are unknown_field, duplicates and bad values
+// invalid_field with details.field. Gateway threads.
+
+import { ApiError } from './envelope.js';
+
+export type QueryKind = 'limit' | 'cursor' | 'depth' | 'market_id' | 'group_id' | 'u64' | 'category' | 'statuses';
+
+export interface QueryParam {
+  name: string;
+  kind: QueryKind;
+  /** For `statuses`: the allowed values. */
+  values?: readonly string[];
+}
+
+export type QueryValues = Record<string, unknown>;
+
+const U64_RE = /^[0-9]{1,20}$/;
+const INT_RE = /^[0-9]{1,10}$/;
+
+function invalid(field: string, reason: string): never {
+  throw new ApiError('invalid_field', `invalid ${field}: ${reason}`, { field, reason });
+}
+
+function intParam(field: string, raw: string, min: number, max: number): number {
+  if (!INT_RE.test(raw)) invalid(field, 'not an integer');
+  const n = Number(raw);
+  if (n < min || n > max) invalid(field, `must be ${min}..${max}`);
+  return n;
+}
+
+/** Parses a u64 decimal string; returns [hi, lo] u32 halves. */
+export function u64Halves(field: string, raw: string): [number, number] {
+  if (!U64_RE.test(raw)) invalid(field, 'not a u64 decimal string');
+  const v = BigInt(raw);
+  if (v > 0xffffffffffffffffn) invalid(field, 'exceeds 2^64-1');
+  return [Number(v >> 32n), Number(v & 0xffffffffn)];
+}
+
+export function parseQuery(raw: string, spec: readonly QueryParam[]): QueryValues {
+  const out: QueryValues = {};
+  if (raw.length > 0) {
+    for (const part of raw.split('&')) {
+      if (part.length === 0) continue;
+      const eq = part.indexOf('=');
+      let name: string;
+      let value: string;
+      try {
+        name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
+        value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
+      } catch {
+        invalid('query', 'bad percent-encoding');
+      }
+      const p = spec.find((s) => s.name === name);
+      if (!p) throw new ApiError('unknown_field', `unknown query parameter ${name}`, { field: name });
+      if (name in out) invalid(name, 'given more than once');
+      out[name] = parseValue(p, value);
+    }
+  }
+  for (const p of spec) {
+    if (p.name in out) continue;
+    if (p.kind === 'limit') out[p.name] = 100;
+    else if (p.kind === 'depth') out[p.name] = 10;
+  }
+  return out;
+}
+
+function parseValue(p: QueryParam, value: string): unknown {
+  switch (p.kind) {
+    case 'limit': return intParam(p.name, value, 1, 1000);
+    case 'depth': return intParam(p.name, value, 1, 99);
+    case 'cursor': return value;
+    case 'market_id': return intParam(p.name, value, 0, 4294967295);
+    case 'group_id': return intParam(p.name, value, 0, 4294967295);
+    case 'category': return intParam(p.name, value, 0, 65535);
+    case 'u64': return u64Halves(p.name, value);
+    case 'statuses': {
+      const list = value.split(',');
+      for (const v of list) if (!p.values!.includes(v)) invalid(p.name, `unknown status ${v}; one of ${p.values!.join(', ')}`);
+      return list;
+    }
+  }
+}
+
+/** A path segment that must be a positive u32 id. */
+export function pathId(field: string, raw: string): number {
+  return intParam(field, raw, 1, 4294967295);
+}

@@ -1,0 +1,511 @@
+// routes: every REST operation of the spec and DESIGN, as a table. Each
+// operation names its scope, its closed schemas (body and query), its rate
+// cost and one handler; the HTTP server (http.ts) and the MCP lane call the
+// same handlers. Reads are served from the thread's read model at as_of_seq;
+// writes are encoded into the thread's command ring and answered from their
+// completion records. Gateway threads.
+
+import {
+  ArmDeadman, CancelAll, CancelOrder, CompletionStatus, DecreaseOrder, DisarmDeadman, ORDER_STATUS_NAMES, CANCEL_REASON_NAMES,
+  Outcome, PlaceOrder, RequestWithdrawal, Scope, Side, Stp, T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER, T_DECREASE_ORDER,
+  T_DISARM_DEADMAN, T_PLACE_ORDER, T_REQUEST_WITHDRAWAL, Tif,
+} from '../layout/records.js';
+import type { Mem } from '../lib/mem.js';
+import type { BucketSpec } from './buckets.js';
+import type { Completion, GatewayCore } from './core.js';
+import { ApiError, codeByNum, errorObject, type ErrorObject } from './envelope.js';
+import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
+import {
+  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, compile, safeField, u64Field,
+  validate, type Checker, type PlaceOrderRequest,
+} from './schemas.js';
+import type { TSchema } from '@sinclair/typebox';
+
+export const BATCH_CAP = 20;
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+export interface RequestCtx {
+  keyId: number;
+  account: number;
+  scopes: number;
+  params: string[];
+  query: QueryValues;
+  body: unknown;
+}
+
+export interface GatewayLimits {
+  read: BucketSpec;
+  write: BucketSpec;
+  response_budget_ms: number;
+}
+
+export interface Route {
+  /** Operation name (MCP tool name). */
+  name: string;
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path with `{param}` segments. */
+  path: string;
+  segments: string[];
+  scope: number;
+  /** 'none': no body allowed; 'empty': must be empty (checked before the query); else a closed schema. */
+  body: 'none' | 'empty' | Checker<TSchema>;
+  query: readonly QueryParam[];
+  /** Write-bucket cost of an admitted request (batches: N). 0 = read bucket, cost 1. */
+  writeCost: (body: unknown) => number;
+  description: string;
+  handler: (ctx: RequestCtx, g: GatewayCore, limits: GatewayLimits) => Reply | Promise<Reply>;
+}
+
+const ORDER_STATUSES = ['resting', 'partially_filled', 'filled', 'canceled', 'rejected'] as const;
+const MARKET_STATUSES = ['closed', 'trading', 'frozen', 'proposed'] as const;
+const PAGE: QueryParam[] = [{ name: 'cursor', kind: 'cursor' }, { name: 'limit', kind: 'limit' }];
+
+const checkers = {
+  place: compile(PlaceOrderBody),
+  batchPlace: compile(BatchPlaceBody),
+  batchCancel: compile(BatchCancelBody),
+  decrease: compile(DecreaseBody),
+  deadman: compile(DeadmanBody),
+  withdrawal: compile(WithdrawalBody),
+};
+
+function ok(body: unknown, status = 200): Reply {
+  return { status, body };
+}
+
+function marketParam(ctx: RequestCtx): number {
+  return pathId('market_id', ctx.params[0]!);
+}
+
+/** An order id path segment: any u64; ids above 2^53 cannot exist (they are seqs). */
+function orderParam(raw: string): number {
+  const [hi, lo] = u64Halves('order_id', raw);
+  if (hi >= 0x200000) throw new ApiError('unknown_order', 'no such order', { order_id: raw });
+  return hi * 4294967296 + lo;
+}
+
+function scopeNames(bits: number): string[] {
+  const out: string[] = [];
+  if (bits & Scope.read) out.push('read');
+  if (bits & Scope.trade) out.push('trade');
+  if (bits & Scope.withdraw) out.push('withdraw');
+  return out;
+}
+
+// ---- placement encoding ----------------------------------------------------
+
+interface EncodedOrder {
+  write: (m: Mem, o: number) => void;
+  client_order_id: string;
+}
+
+/** Cross-field rules of DESIGN section 3 and the encoder of one order. */
+function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
+  const tif = req.tif ?? 'gtc';
+  const postOnly = req.post_only === true;
+  const bad = (f: string, reason: string): never => {
+    throw new ApiError('invalid_field', `invalid ${field}${f}: ${reason}`, { field: `${field}${f}`, reason });
+  };
+  if (postOnly && (tif === 'ioc' || tif === 'fok')) bad('post_only', 'post_only cannot be combined with ioc or fok');
+  if (tif === 'gtd' && req.expiry_ts === undefined) bad('expiry_ts', 'gtd needs expiry_ts');
+  if (tif !== 'gtd' && req.expiry_ts !== undefined) bad('expiry_ts', 'expiry_ts needs tif gtd');
+  if (req.max_cost !== undefined) {
+    if (req.side === 'sell') bad('max_cost', 'max_cost applies to buys only');
+    if (postOnly) bad('max_cost', 'a max_cost order never rests, so it cannot be post_only');
+    if (tif === 'gtd') bad('max_cost', 'a max_cost order never rests, so it cannot be gtd');
+  }
+  let coidHi = 0;
+  let coidLo = 0;
+  if (req.client_order_id !== undefined) {
+    const v = u64Field(req.client_order_id, `${field}client_order_id`);
+    if (v === 0n) bad('client_order_id', 'must be at least 1 (0 means none)');
+    coidHi = Number(v >> 32n);
+    coidLo = Number(v & 0xffffffffn);
+  }
+  let expHi = 0;
+  let expLo = 0;
+  if (req.expiry_ts !== undefined) {
+    const v = u64Field(req.expiry_ts, `${field}expiry_ts`);
+    if (v === 0n) bad('expiry_ts', 'must be at least 1');
+    expHi = Number(v >> 32n);
+    expLo = Number(v & 0xffffffffn);
+  }
+  // A budget above 2^53-1 cents cannot bind: clamp it.
+  const maxCost = req.max_cost === undefined ? 0 : Number(u64Field(req.max_cost, `${field}max_cost`) > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : BigInt(req.max_cost));
+  const side = req.side === 'buy' ? Side.buy : Side.sell;
+  const outcome = req.outcome === 'yes' ? Outcome.yes : Outcome.no;
+  const tifN = Tif[tif];
+  const stp = Stp[req.stp ?? 'cancel_taker'];
+  const hasCoid = req.client_order_id !== undefined ? 1 : 0;
+  const hasMax = req.max_cost !== undefined ? 1 : 0;
+  const group = req.group_id ?? 0;
+  return {
+    client_order_id: hasCoid ? String((BigInt(coidHi) << 32n) | BigInt(coidLo)) : '0',
+    write: (m, o) => {
+      PlaceOrder.set_market_id(m, o, req.market_id);
+      PlaceOrder.set_qty(m, o, req.qty);
+      PlaceOrder.set_group_id(m, o, group);
+      PlaceOrder.set_tick(m, o, req.tick);
+      PlaceOrder.set_side(m, o, side);
+      PlaceOrder.set_outcome(m, o, outcome);
+      PlaceOrder.set_tif(m, o, tifN);
+      PlaceOrder.set_stp(m, o, stp);
+      PlaceOrder.set_post_only(m, o, postOnly ? 1 : 0);
+      PlaceOrder.set_has_client_order_id(m, o, hasCoid);
+      PlaceOrder.set_has_max_cost(m, o, hasMax);
+      PlaceOrder.set_client_order_id(m, o, coidHi, coidLo);
+      PlaceOrder.set_expiry_ts(m, o, expHi, expLo);
+      PlaceOrder.set_max_cost(m, o, maxCost);
+    },
+  };
+}
+
+/** A rejected completion as an ApiError (core codes with their num and details). */
+function rejection(c: Completion, g: GatewayCore, account: number): ApiError {
+  const info = codeByNum(c.code_num);
+  if (info.code === 'duplicate_client_order_id') {
+    return new ApiError(info.code, 'client_order_id is already used by a retained order', {
+      order_id: String(c.order_id), status: ORDER_STATUS_NAMES[c.order_status] ?? '', order: g.views.order(account, c.order_id),
+    });
+  }
+  if (info.code === 'duplicate_client_withdrawal_id') return new ApiError(info.code, undefined, { wid: String(c.result) });
+  if (info.code === 'unknown_order') return new ApiError(info.code, 'order id unknown, foreign or already terminal', { order_id: String(c.order_id) });
+  return new ApiError(info.code);
+}
+
+function placementBody(c: Completion, clientOrderId: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    order_id: String(c.order_id),
+    client_order_id: clientOrderId,
+    status: ORDER_STATUS_NAMES[c.order_status],
+    seq: String(c.seq),
+    filled_qty: c.filled_qty,
+    resting_qty: c.resting_qty,
+    fills: c.fills,
+  };
+  if (c.reason !== 0) body.reason = CANCEL_REASON_NAMES[c.reason];
+  return body;
+}
+
+async function placeOne(g: GatewayCore, account: number, enc: EncodedOrder): Promise<Record<string, unknown> | ApiError> {
+  const c = await g.submit(T_PLACE_ORDER, PlaceOrder.SIZE, account, true, enc.write);
+  if (c === null) return new ApiError('sequencing_timeout', 'no sequenced outcome within the response budget; check GET /v1/portfolio/orders?client_order_id=');
+  if (c.status === CompletionStatus.rejected) return rejection(c, g, account);
+  return placementBody(c, enc.client_order_id);
+}
+
+function itemError(e: unknown): { error: ErrorObject } {
+  if (e instanceof ApiError) return { error: errorObject(e.code, e.message, e.details) };
+  throw e;
+}
+
+// ---- the table ---------------------------------------------------------------
+
+function route(r: Omit<Route, 'segments'>): Route {
+  return { ...r, segments: r.path.split('/').filter((s) => s.length > 0) };
+}
+
+const none = (): number => 0;
+const one = (): number => 1;
+
+export const ROUTES: Route[] = [
+  route({
+    name: 'get_exchange_status', method: 'GET', path: '/v1/exchange/status', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Exchange status: exchange_active (always true in v1) and as_of_seq.',
+    handler: (_c, g) => ok(g.views.exchangeStatus()),
+  }),
+  route({
+    name: 'get_exchange_schedule', method: 'GET', path: '/v1/exchange/schedule', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Static list of maintenance windows (none are scheduled).',
+    handler: (_c, g) => ok({ maintenance_windows: [], as_of_seq: String(g.views.asOfSeq) }),
+  }),
+  route({
+    name: 'get_retention', method: 'GET', path: '/v1/exchange/retention', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Retention caps of the live listings (tape_cap, terminal_cap, reject_cap, fill_cap).',
+    handler: (_c, g) => ok(g.views.retention()),
+  }),
+  route({
+    name: 'get_account_limits', method: 'GET', path: '/v1/account/limits', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'The calling key\'s scopes, effective read and write token buckets, batch cap and response budget.',
+    handler: (c, _g, l) => ok({ scopes: scopeNames(c.scopes), read: l.read, write: l.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms }),
+  }),
+  route({
+    name: 'list_markets', method: 'GET', path: '/v1/markets', scope: Scope.read, body: 'none', writeCost: none,
+    query: [{ name: 'status', kind: 'statuses', values: MARKET_STATUSES }, ...PAGE],
+    description: 'Markets with best bid/ask, last trade, volume and open interest; filter by comma-separated status.',
+    handler: (c, g) => ok(g.views.markets({ status: c.query.status as string[] | undefined, cursor: c.query.cursor as string | undefined, limit: c.query.limit as number })),
+  }),
+  route({
+    name: 'get_market', method: 'GET', path: '/v1/markets/{market_id}', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'One market.',
+    handler: (c, g) => {
+      const m = g.views.market(marketParam(c));
+      if (!m) throw new ApiError('unknown_market', 'no such market');
+      return ok(m);
+    },
+  }),
+  route({
+    name: 'get_orderbook', method: 'GET', path: '/v1/markets/{market_id}/orderbook', scope: Scope.read, body: 'none', writeCost: none,
+    query: [{ name: 'depth', kind: 'depth' }],
+    description: 'L2 book: YES bids and NO bids as [tick, qty], best first. A NO bid at t is a YES ask at 100 - t.',
+    handler: (c, g) => {
+      const b = g.views.orderbook(marketParam(c), c.query.depth as number);
+      if (!b) throw new ApiError('unknown_market', 'no such market');
+      return ok(b);
+    },
+  }),
+  route({
+    name: 'list_trades', method: 'GET', path: '/v1/markets/{market_id}/trades', scope: Scope.read, body: 'none', writeCost: none, query: PAGE,
+    description: 'Public trade tape of a market, newest first.',
+    handler: (c, g) => {
+      const t = g.views.trades(marketParam(c), { cursor: c.query.cursor as string | undefined, limit: c.query.limit as number });
+      if (!t) throw new ApiError('unknown_market', 'no such market');
+      return ok(t);
+    },
+  }),
+  route({
+    name: 'get_oracle_price', method: 'GET', path: '/v1/oracle/price', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Oracle reference price (x 1e8), fresh source count and seq; zeros before any tick.',
+    handler: (_c, g) => ok(g.views.oraclePrice()),
+  }),
+  route({
+    name: 'list_rounds', method: 'GET', path: '/v1/rounds', scope: Scope.read, body: 'none', writeCost: none,
+    query: [{ name: 'category', kind: 'category' }, ...PAGE],
+    description: 'Rounds by round_number, descending; optional category (series) filter.',
+    handler: (c, g) => ok(g.views.rounds({ category: c.query.category as number | undefined, cursor: c.query.cursor as string | undefined, limit: c.query.limit as number })),
+  }),
+  route({
+    name: 'get_round', method: 'GET', path: '/v1/rounds/{market_id}', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'A market\'s current round in any status.',
+    handler: (c, g) => {
+      const r = g.views.round(marketParam(c));
+      if (!r) throw new ApiError('round_not_found', 'the market never opened a round, the round was evicted, or the market is unknown');
+      return ok(r);
+    },
+  }),
+  route({
+    name: 'get_balance', method: 'GET', path: '/v1/portfolio/balance', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Available and reserved cash, in cents.',
+    handler: (c, g) => ok(g.views.balance(c.account)),
+  }),
+  route({
+    name: 'list_positions', method: 'GET', path: '/v1/portfolio/positions', scope: Scope.read, body: 'none', writeCost: none,
+    query: [{ name: 'market_id', kind: 'market_id' }, ...PAGE],
+    description: 'Positions per (market, outcome): free shares and shares reserved for sale.',
+    handler: (c, g) => ok(g.views.positions(c.account, { market_id: (c.query.market_id as number | undefined) || undefined, cursor: c.query.cursor as string | undefined, limit: c.query.limit as number })),
+  }),
+  route({
+    name: 'list_fills', method: 'GET', path: '/v1/portfolio/fills', scope: Scope.read, body: 'none', writeCost: none,
+    query: [{ name: 'market_id', kind: 'market_id' }, { name: 'order_id', kind: 'u64' }, ...PAGE],
+    description: 'The caller\'s fills in either role, newest first, with fees and match path.',
+    handler: (c, g) => {
+      const oid = c.query.order_id as [number, number] | undefined;
+      return ok(g.views.fills(c.account, {
+        market_id: (c.query.market_id as number | undefined) || undefined,
+        order_id: oid ? oid[0] * 4294967296 + oid[1] : undefined,
+        cursor: c.query.cursor as string | undefined, limit: c.query.limit as number,
+      }));
+    },
+  }),
+  route({
+    name: 'list_orders', method: 'GET', path: '/v1/portfolio/orders', scope: Scope.read, body: 'none', writeCost: none,
+    query: [{ name: 'market_id', kind: 'market_id' }, { name: 'status', kind: 'statuses', values: ORDER_STATUSES }, { name: 'client_order_id', kind: 'u64' }, ...PAGE],
+    description: 'The caller\'s retained orders (live, terminal and rejected), newest first; filter by market, comma-separated status, client_order_id.',
+    handler: (c, g) => ok(g.views.orders(c.account, {
+      market_id: (c.query.market_id as number | undefined) || undefined,
+      status: c.query.status as string[] | undefined,
+      client_order_id: c.query.client_order_id as [number, number] | undefined,
+      cursor: c.query.cursor as string | undefined, limit: c.query.limit as number,
+    })),
+  }),
+  route({
+    name: 'place_order', method: 'POST', path: '/v1/portfolio/orders', scope: Scope.trade, body: checkers.place, query: [], writeCost: one,
+    description: 'Place an order. Execution outcomes (post_only_cross, fok_infeasible, ioc_remainder, self_trade_prevention, max_cost_infeasible) are 201 with status canceled and a reason.',
+    handler: async (c, g) => {
+      const r = await placeOne(g, c.account, encodeOrder(c.body as PlaceOrderRequest, ''));
+      if (r instanceof ApiError) throw r;
+      return ok(r, 201);
+    },
+  }),
+  route({
+    name: 'cancel_all_orders', method: 'DELETE', path: '/v1/portfolio/orders', scope: Scope.trade, body: 'empty', writeCost: one,
+    query: [{ name: 'market_id', kind: 'market_id' }, { name: 'group_id', kind: 'group_id' }],
+    description: 'Cancel all of the caller\'s resting orders, optionally scoped by market_id and group_id (0 or absent = all). The body must be empty.',
+    handler: async (c, g) => {
+      const market = (c.query.market_id as number | undefined) ?? 0;
+      const group = (c.query.group_id as number | undefined) ?? 0;
+      const r = await g.submit(T_CANCEL_ALL, CancelAll.SIZE, c.account, true, (m, o) => {
+        CancelAll.set_market_id(m, o, market);
+        CancelAll.set_group_id(m, o, group);
+      });
+      if (r === null) throw new ApiError('sequencing_timeout');
+      if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
+      return ok({ seq: String(r.seq) }, 202);
+    },
+  }),
+  route({
+    name: 'place_batch', method: 'POST', path: '/v1/portfolio/orders/batch', scope: Scope.trade, body: checkers.batchPlace, query: [],
+    writeCost: (b) => (b as { orders: unknown[] }).orders.length,
+    description: 'Place up to 20 orders as independent commands; results are index-aligned placement responses or {error}.',
+    handler: async (c, g) => {
+      const orders = (c.body as { orders: PlaceOrderRequest[] }).orders;
+      const encoded = orders.map((o, i) => encodeOrder(o, `orders.${i}.`));
+      const results = await Promise.all(encoded.map(async (enc) => {
+        try {
+          const r = await placeOne(g, c.account, enc);
+          return r instanceof ApiError ? itemError(r) : r;
+        } catch (e) {
+          return itemError(e);
+        }
+      }));
+      return ok({ results }, 201);
+    },
+  }),
+  route({
+    name: 'cancel_batch', method: 'DELETE', path: '/v1/portfolio/orders/batch', scope: Scope.trade, body: checkers.batchCancel, query: [],
+    writeCost: (b) => (b as { order_ids: unknown[] }).order_ids.length,
+    description: 'Cancel up to 20 orders by id as independent commands; results are index-aligned {status, canceled_qty, seq} or {error} (unknown_order).',
+    handler: async (c, g) => {
+      const ids = (c.body as { order_ids: string[] }).order_ids;
+      const results = await Promise.all(ids.map(async (raw) => {
+        try {
+          const id = orderParam(raw);
+          const r = await g.submit(T_CANCEL_ORDER, CancelOrder.SIZE, c.account, false, (m, o) => CancelOrder.set_order_id(m, o, id));
+          if (r === null) return itemError(new ApiError('sequencing_timeout'));
+          if (r.status === CompletionStatus.rejected) return itemError(rejection(r, g, c.account));
+          return { status: 'canceled', canceled_qty: r.result, seq: String(r.seq) };
+        } catch (e) {
+          return itemError(e);
+        }
+      }));
+      return ok({ results });
+    },
+  }),
+  route({
+    name: 'decrease_order', method: 'POST', path: '/v1/portfolio/orders/{order_id}/decrease', scope: Scope.trade, body: checkers.decrease, query: [], writeCost: one,
+    description: 'Reduce a resting order to new_qty (an absolute target, so resends are idempotent); time priority is kept; 0 cancels.',
+    handler: async (c, g) => {
+      const id = orderParam(c.params[0]!);
+      const newQty = (c.body as { new_qty: number }).new_qty;
+      const r = await g.submit(T_DECREASE_ORDER, DecreaseOrder.SIZE, c.account, false, (m, o) => {
+        DecreaseOrder.set_order_id(m, o, id);
+        DecreaseOrder.set_new_qty(m, o, newQty);
+      });
+      if (r === null) throw new ApiError('sequencing_timeout');
+      if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
+      return ok({ status: 'decreased', new_qty: r.result, seq: String(r.seq) });
+    },
+  }),
+  route({
+    name: 'get_queue_position', method: 'GET', path: '/v1/portfolio/orders/{order_id}/queue_position', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Shares ahead of a resting order at its price level.',
+    handler: (c, g) => {
+      const q = g.views.queuePosition(c.account, orderParam(c.params[0]!));
+      if (!q) throw new ApiError('unknown_order', 'order id unknown, foreign or not resting', { order_id: c.params[0] });
+      return ok(q);
+    },
+  }),
+  route({
+    name: 'arm_deadman', method: 'POST', path: '/v1/portfolio/deadman', scope: Scope.trade, body: checkers.deadman, query: [], writeCost: one,
+    description: 'Arm or refresh the dead-man timer; if not refreshed within timeout_ms every order of the account is canceled once. Refresh at a third of the timeout.',
+    handler: async (c, g) => {
+      const t = (c.body as { timeout_ms: number }).timeout_ms;
+      const r = await g.submit(T_ARM_DEADMAN, ArmDeadman.SIZE, c.account, false, (m, o) => ArmDeadman.set_timeout_ms(m, o, t));
+      if (r === null) throw new ApiError('sequencing_timeout');
+      if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
+      return ok({ armed: true, timeout_ms: t, fires_at_ts: r.result_ts, seq: String(r.seq) });
+    },
+  }),
+  route({
+    name: 'disarm_deadman', method: 'DELETE', path: '/v1/portfolio/deadman', scope: Scope.trade, body: 'none', query: [], writeCost: one,
+    description: 'Disarm the dead-man timer without cancelling (idempotent).',
+    handler: async (c, g) => {
+      const r = await g.submit(T_DISARM_DEADMAN, DisarmDeadman.SIZE, c.account, false, () => {});
+      if (r === null) throw new ApiError('sequencing_timeout');
+      if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
+      return ok({ armed: false, seq: String(r.seq) });
+    },
+  }),
+  route({
+    name: 'get_deadman', method: 'GET', path: '/v1/portfolio/deadman', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'Dead-man timer status.',
+    handler: (c, g) => ok(g.views.deadman(c.account)),
+  }),
+  route({
+    name: 'get_deposit_address', method: 'GET', path: '/v1/funding/deposit_address', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'The account\'s deposit address; deposits are credited by the operator.',
+    handler: (c, g) => ok(g.views.depositAddress(c.account)),
+  }),
+  route({
+    name: 'request_withdrawal', method: 'POST', path: '/v1/withdrawals', scope: Scope.withdraw, body: checkers.withdrawal, query: [], writeCost: one,
+    description: 'Request a withdrawal; the amount moves to reserved until the operator confirms or fails it. Idempotent by client_withdrawal_id.',
+    handler: async (c, g) => {
+      const b = c.body as { client_withdrawal_id: string; amount: string; destination: string };
+      const [hi, lo] = u64Halves('client_withdrawal_id', b.client_withdrawal_id);
+      const amount = safeField(b.amount, 'amount', 1);
+      if (Buffer.byteLength(b.destination) > 128) throw new ApiError('invalid_field', 'destination exceeds 128 bytes', { field: 'destination', reason: 'at most 128 bytes' });
+      const r = await g.submit(T_REQUEST_WITHDRAWAL, RequestWithdrawal.SIZE, c.account, false, (m, o) => {
+        RequestWithdrawal.set_client_withdrawal_id(m, o, hi, lo);
+        RequestWithdrawal.set_amount(m, o, amount);
+        RequestWithdrawal.set_destination(m, o, b.destination);
+      });
+      if (r === null) throw new ApiError('sequencing_timeout');
+      if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
+      const w = g.views.withdrawal(c.account, hi, lo);
+      return ok(w ?? { wid: String(r.result), client_withdrawal_id: b.client_withdrawal_id, status: 'pending', seq: String(r.seq) }, 201);
+    },
+  }),
+  route({
+    name: 'get_withdrawal', method: 'GET', path: '/v1/withdrawals/{client_withdrawal_id}', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    description: 'A withdrawal by its client_withdrawal_id.',
+    handler: (c, g) => {
+      const [hi, lo] = u64Halves('client_withdrawal_id', c.params[0]!);
+      const w = g.views.withdrawal(c.account, hi, lo);
+      if (!w) throw new ApiError('not_found', 'no withdrawal with that client_withdrawal_id');
+      return ok(w);
+    },
+  }),
+];
+
+export interface RouteMatch {
+  route: Route;
+  params: string[];
+}
+
+/** Finds the route for (method, path); allowed methods when only the path matches. */
+export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch | { allowed: string[] } | null {
+  const segs = path.split('/').filter((s) => s.length > 0);
+  let allowed: string[] | null = null;
+  for (const r of routes) {
+    if (r.segments.length !== segs.length) continue;
+    const params: string[] = [];
+    let matched = true;
+    for (let i = 0; i < segs.length; i++) {
+      const want = r.segments[i]!;
+      if (want.startsWith('{')) params.push(segs[i]!);
+      else if (want !== segs[i]) {
+        matched = false;
+        break;
+      }
+    }
+    if (!matched) continue;
+    if (r.method === method) return { route: r, params };
+    (allowed ??= []).push(r.method);
+  }
+  return allowed ? { allowed } : null;
+}
+
+export function parseRouteQuery(r: Route, raw: string): QueryValues {
+  return parseQuery(raw, r.query);
+}
+
+export function validateBody(r: Route, body: unknown): unknown {
+  if (r.body === 'none' || r.body === 'empty') return undefined;
+  return validate(r.body, body);
+}
+
+export { ApiError };

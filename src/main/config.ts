@@ -1,0 +1,83 @@
+// config: every option of DESIGN 9 as an environment variable and a flag
+// (flags win), with the embedded defaults `npm start` runs with. Main thread.
+
+import { availableParallelism } from 'node:os';
+
+export interface ExchangeConfig {
+  host: string;
+  port: number;
+  accounts_port: number;
+  admin_host: string;
+  admin_port: number;
+  data_dir: string;
+  admin_token: string | null;
+  gateways: number;
+  durability: 'fsync' | 'none';
+  demo: boolean;
+  response_budget_ms: number;
+  verify: boolean;
+}
+
+const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' }[] = [
+  { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'string' },
+  { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'int' },
+  { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'int' },
+  { env: 'DX_ADMIN_HOST', flag: '--admin-host', key: 'admin_host', kind: 'string' },
+  { env: 'DX_ADMIN_PORT', flag: '--admin-port', key: 'admin_port', kind: 'int' },
+  { env: 'DX_DATA_DIR', flag: '--data-dir', key: 'data_dir', kind: 'string' },
+  { env: 'DX_ADMIN_TOKEN', flag: '--admin-token', key: 'admin_token', kind: 'string' },
+  { env: 'DX_GATEWAYS', flag: '--gateways', key: 'gateways', kind: 'int' },
+  { env: 'DX_DURABILITY', flag: '--durability', key: 'durability', kind: 'durability' },
+  { env: 'DX_DEMO', flag: '--demo', key: 'demo', kind: 'bool' },
+  { env: 'DX_RESPONSE_BUDGET_MS', flag: '--response-budget-ms', key: 'response_budget_ms', kind: 'int' },
+  { env: 'DX_VERIFY', flag: '--verify', key: 'verify', kind: 'bool' },
+];
+
+export function defaults(): ExchangeConfig {
+  return {
+    host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
+    admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync', demo: false,
+    response_budget_ms: 1000, verify: false,
+  };
+}
+
+function parseValue(name: string, kind: string, raw: string): unknown {
+  switch (kind) {
+    case 'int': {
+      if (!/^[0-9]+$/.test(raw)) throw new Error(`${name}: expected a non-negative integer, got "${raw}"`);
+      return Number(raw);
+    }
+    case 'bool': {
+      if (raw === '1' || raw === 'true') return true;
+      if (raw === '0' || raw === 'false') return false;
+      throw new Error(`${name}: expected 1 or 0, got "${raw}"`);
+    }
+    case 'durability': {
+      if (raw !== 'fsync' && raw !== 'none') throw new Error(`${name}: expected fsync or none, got "${raw}"`);
+      return raw;
+    }
+    default: return raw;
+  }
+}
+
+export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): ExchangeConfig {
+  const c = defaults() as unknown as Record<string, unknown>;
+  for (const o of OPTIONS) {
+    const v = env[o.env];
+    if (v !== undefined && v !== '') c[o.key] = parseValue(o.env, o.kind, v);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const eq = a.indexOf('=');
+    const flag = eq > 0 ? a.slice(0, eq) : a;
+    const o = OPTIONS.find((x) => x.flag === flag);
+    if (!o) throw new Error(`unknown option ${flag}; options: ${OPTIONS.map((x) => x.flag).join(' ')}`);
+    const raw = eq > 0 ? a.slice(eq + 1) : argv[++i];
+    if (raw === undefined) throw new Error(`${flag} needs a value`);
+    c[o.key] = parseValue(flag, o.kind, raw);
+  }
+  const cfg = c as unknown as ExchangeConfig;
+  if (cfg.gateways < 1) throw new Error('gateways must be at least 1');
+  if (cfg.response_budget_ms < 1) throw new Error('response budget must be at least 1 ms');
+  return cfg;
+}

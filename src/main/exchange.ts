@@ -1,0 +1,189 @@
+// exchange: the process entry point. Wires the pipeline with numbered stages:
+//   1. engine thread (pipeline.ts): command rings in, event ring out
+//   2. gateway threads (gateway_thread.ts): REST on the public port, one ring each
+//   3. control plane and accounts service on this (main) thread, ring 1
+//   4. the clock: a ClockTick every few ms on ring 0 (expiry, dead-man, rounds)
+// then prints one `ready` line. SIGTERM/SIGINT: close the listeners, answer
+// what is held, stop the engine (it drains its rings), exit 0.
+
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ACCOUNT_ROUTES } from '../accounts_service/routes.js';
+import { mountAdmin } from '../admin/admin.js';
+import { ReplayGuard } from '../gateway/auth.js';
+import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
+import { GatewayCore } from '../gateway/core.js';
+import { mountRest } from '../gateway/http.js';
+import { uws, type ListenSocket } from '../gateway/uws.js';
+import { ClockTick, Header } from '../layout/records.js';
+import { bigIntHi, bigIntLo } from '../lib/u64.js';
+import { Views } from '../views/views.js';
+import { loadConfig, type ExchangeConfig } from './config.js';
+import type { GatewayThreadData } from './gateway_thread.js';
+import { log } from './log.js';
+import { Pipeline } from './pipeline.js';
+
+const PRODUCER_TIMER = 0;
+const PRODUCER_CONTROL = 1;
+const CLOCK_TICK_MS = 5;
+
+export interface RunningExchange {
+  config: ExchangeConfig;
+  port: number;
+  accounts_port: number;
+  admin_port: number;
+  admin_token: string;
+  pipeline: Pipeline;
+  stop(): Promise<void>;
+}
+
+function adminToken(cfg: ExchangeConfig): string {
+  if (cfg.admin_token) return cfg.admin_token;
+  const file = join(cfg.data_dir, 'admin-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = randomBytes(24).toString('base64url');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return token;
+}
+
+function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, port: number): Promise<ListenSocket> {
+  return new Promise((resolveListen, reject) => {
+    app.listen(host, port, (ls) => (ls ? resolveListen(ls) : reject(new Error(`cannot listen on ${host}:${port}`))));
+  });
+}
+
+export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchange> {
+  const u = uws();
+  mkdirSync(cfg.data_dir, { recursive: true });
+  const token = adminToken(cfg);
+  if (cfg.durability === 'fsync') {
+    log('warn', { event: 'start', message: 'the event journal is not implemented yet: state lives in memory only and a restart loses it' });
+  }
+
+  // 1. Engine. Every read model folds events with the engine's configuration
+  // (retention caps live in evolve), so one object is handed to all of them.
+  const engineCfg = {};
+  const producers = 2 + cfg.gateways;
+  const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 1 + cfg.gateways + 2 });
+  await pipeline.ready();
+  const buckets = TokenBuckets.allocate();
+  const replay = ReplayGuard.allocate();
+
+  // 3 (before 2, so the control plane's cursor exists before any event): control plane core.
+  const views = new Views(engineCfg, {});
+  const core = new GatewayCore({
+    producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
+    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15,
+  });
+  const background = setInterval(() => {
+    core.drain();
+    core.expire(Date.now());
+  }, 2);
+
+  // 2. Gateways, one after another so that they share the first one's port.
+  const workers: Worker[] = [];
+  let port = cfg.port;
+  for (let i = 0; i < cfg.gateways; i++) {
+    const data: GatewayThreadData = {
+      index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
+      doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
+      response_budget_ms: cfg.response_budget_ms, shed_pending: 4096,
+    };
+    const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
+    const got = await new Promise<number>((res, rej) => {
+      w.once('error', rej);
+      w.on('message', (m: { type: string; port?: number; message?: string }) => {
+        if (m.type === 'listening') res(m.port!);
+        if (m.type === 'error') rej(new Error(m.message));
+      });
+    });
+    port = got;
+    workers.push(w);
+  }
+
+  const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
+  const accountsApp = u.App();
+  mountRest(accountsApp, {
+    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: ACCOUNT_ROUTES,
+    log: (f) => log('warn', { thread: 'accounts', ...f }),
+  }, '/*');
+  const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port);
+  const adminApp = u.App();
+  mountAdmin(adminApp, {
+    core,
+    health: () => ({
+      seq: String(pipeline.control.seq), durable_seq: String(views.asOfSeq), lag: core.pending,
+      gateways: workers.length, engine_commands: pipeline.control.commands, durability: cfg.durability === 'fsync' ? 'none (journal not implemented yet)' : 'none',
+    }),
+    log: (f) => log('info', { thread: 'admin', ...f }),
+  }, token);
+  const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port);
+
+  // 4. The clock.
+  const timer = pipeline.producer(PRODUCER_TIMER);
+  const clock = setInterval(() => {
+    const o = timer.tryClaim(ClockTick.SIZE);
+    if (o < 0) return; // the engine is behind; the next tick carries the time
+    const ns = BigInt(Date.now()) * 1_000_000n;
+    const m = timer.mem;
+    for (let i = (o >>> 2) + 1; i < (o + ClockTick.SIZE) >>> 2; i++) m.u32[i] = 0;
+    Header.set_type(m, o, ClockTick.TYPE);
+    Header.set_producer(m, o, PRODUCER_TIMER);
+    Header.set_ts(m, o, bigIntHi(ns), bigIntLo(ns));
+    timer.publish();
+  }, CLOCK_TICK_MS);
+
+  const accountsPort = u.us_socket_local_port(accountsSocket as never);
+  const adminPort = u.us_socket_local_port(adminSocket as never);
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    u.us_listen_socket_close(accountsSocket);
+    u.us_listen_socket_close(adminSocket);
+    await Promise.all(workers.map((w) => new Promise<void>((res) => {
+      w.once('exit', () => res());
+      w.postMessage({ type: 'stop' });
+    })));
+    clearInterval(clock);
+    clearInterval(background);
+    core.drain();
+    core.close();
+    await pipeline.stop();
+  };
+  return { config: cfg, port, accounts_port: accountsPort, admin_port: adminPort, admin_token: token, pipeline, stop };
+}
+
+async function main(): Promise<void> {
+  let cfg: ExchangeConfig;
+  try {
+    cfg = loadConfig();
+  } catch (e) {
+    process.stderr.write(`dx: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  cfg.data_dir = resolve(cfg.data_dir);
+  const ex = await startExchange(cfg);
+  const shutdown = (signal: string): void => {
+    log('info', { event: 'shutdown', signal });
+    ex.stop().then(() => process.exit(0), (e) => {
+      log('error', { event: 'shutdown_failed', error: String(e) });
+      process.exit(1);
+    });
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  if (!cfg.admin_token) process.stdout.write(`admin token: ${ex.admin_token} (also in ${join(cfg.data_dir, 'admin-token')})\n`);
+  process.stdout.write(`ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} gateways=${cfg.gateways}\n`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => {
+    log('error', { event: 'start_failed', error: (e as Error).stack ?? String(e) });
+    process.exit(1);
+  });
+}

@@ -1,0 +1,93 @@
+// gateway_thread: entry point of one uWebSockets.js I/O thread. It serves
+// REST on the shared port (listeners share the port, the kernel spreads
+// connections), owns one command ring to the engine and one cursor on the
+// event ring folded into its own read model. Never blocks: the event ring is
+// drained from the event loop (a LoopPoller while requests are held, and a
+// short interval otherwise so the engine is never held back by this reader).
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { ReplayGuard } from '../gateway/auth.js';
+import { TokenBuckets, READ_BUCKET, WRITE_BUCKET } from '../gateway/buckets.js';
+import { GatewayCore } from '../gateway/core.js';
+import { mountRest } from '../gateway/http.js';
+import { ROUTES } from '../gateway/routes.js';
+import { uws, type ListenSocket } from '../gateway/uws.js';
+import type { EngineConfig } from '../engine/config.js';
+import { Doorbell } from '../ring/doorbell.js';
+import { Views, type ViewsConfig } from '../views/views.js';
+import { CommandProducer } from './pipeline.js';
+import { log } from './log.js';
+
+export interface GatewayThreadData {
+  index: number;
+  producerId: number;
+  consumerIndex: number;
+  host: string;
+  port: number;
+  commandRing: SharedArrayBuffer;
+  doorbell: SharedArrayBuffer;
+  eventRing: SharedArrayBuffer;
+  buckets: SharedArrayBuffer;
+  replay: SharedArrayBuffer;
+  engine: Partial<EngineConfig>;
+  views: Partial<ViewsConfig>;
+  response_budget_ms: number;
+  shed_pending: number;
+}
+
+const d = workerData as GatewayThreadData;
+const u = uws();
+const views = new Views(d.engine, d.views);
+const core = new GatewayCore({
+  producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell)), eventRing: d.eventRing,
+  consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
+});
+const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
+const app = u.App();
+mountRest(app, {
+  core, buckets: new TokenBuckets(d.buckets), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
+  log: (fields) => log('warn', { thread: `gateway-${d.index}`, ...fields }),
+});
+app.any('/*', (res) => {
+  res.cork(() => {
+    res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json')
+      .end(JSON.stringify({ error: { code: 'not_found', num: null, origin: 'gateway', message: 'no such route', details: null } }));
+  });
+});
+
+const background = setInterval(() => {
+  core.drain();
+  core.expire(Date.now());
+}, 2);
+
+let listenSocket: ListenSocket | null = null;
+app.listen(d.host, d.port, (ls) => {
+  if (!ls) {
+    parentPort?.postMessage({ type: 'error', message: `gateway ${d.index}: cannot listen on ${d.host}:${d.port}` });
+    return;
+  }
+  listenSocket = ls;
+  parentPort?.postMessage({ type: 'listening', port: u.us_socket_local_port(ls) });
+});
+
+parentPort?.on('message', (msg: { type: string }) => {
+  if (msg.type !== 'stop') return;
+  // Close the listen socket before the worker exits (exiting with a live
+  // uWS listener aborts Node); held requests are answered by the drain.
+  if (listenSocket) u.us_listen_socket_close(listenSocket);
+  listenSocket = null;
+  const until = Date.now() + d.response_budget_ms;
+  const finish = (): void => {
+    core.drain();
+    core.expire(Date.now());
+    if (core.pending > 0 && Date.now() < until) {
+      setTimeout(finish, 1);
+      return;
+    }
+    clearInterval(background);
+    core.close();
+    parentPort?.postMessage({ type: 'stopped' });
+    parentPort?.close();
+  };
+  finish();
+});
