@@ -89,12 +89,47 @@ export class OrderSlab {
     return this.top;
   }
 
+  // Explicit assignments: computed-key writes would turn this object into a
+  // slow dictionary-mode object and make every field access a lookup.
   private grow(n: number): void {
     const cap = nextCapacity(this.capacity, n);
-    for (const k of Object.keys(this) as (keyof this)[]) {
-      const v = this[k];
-      if (ArrayBuffer.isView(v)) (this as Record<string, unknown>)[k as string] = grown(v as unknown as Float64Array, cap);
-    }
+    this.id = grown(this.id, cap);
+    this.account = grown(this.account, cap);
+    this.market = grown(this.market, cap);
+    this.qty = grown(this.qty, cap);
+    this.remaining = grown(this.remaining, cap);
+    this.filled = grown(this.filled, cap);
+    this.groupId = grown(this.groupId, cap);
+    this.tick = grown(this.tick, cap);
+    this.side = grown(this.side, cap);
+    this.outcome = grown(this.outcome, cap);
+    this.tif = grown(this.tif, cap);
+    this.stp = grown(this.stp, cap);
+    this.postOnly = grown(this.postOnly, cap);
+    this.hasCoid = grown(this.hasCoid, cap);
+    this.hasMaxCost = grown(this.hasMaxCost, cap);
+    this.ladder = grown(this.ladder, cap);
+    this.ladderTick = grown(this.ladderTick, cap);
+    this.status = grown(this.status, cap);
+    this.reason = grown(this.reason, cap);
+    this.onBook = grown(this.onBook, cap);
+    this.feePerShare = grown(this.feePerShare, cap);
+    this.rejectCode = grown(this.rejectCode, cap);
+    this.reservedCash = grown(this.reservedCash, cap);
+    this.maxCost = grown(this.maxCost, cap);
+    this.coidHi = grown(this.coidHi, cap);
+    this.coidLo = grown(this.coidLo, cap);
+    this.expHi = grown(this.expHi, cap);
+    this.expLo = grown(this.expLo, cap);
+    this.createdTsHi = grown(this.createdTsHi, cap);
+    this.createdTsLo = grown(this.createdTsLo, cap);
+    this.createdSeq = grown(this.createdSeq, cap);
+    this.lastUpdateSeq = grown(this.lastUpdateSeq, cap);
+    this.posSlot = grown(this.posSlot, cap);
+    this.prev = grown(this.prev, cap);
+    this.next = grown(this.next, cap);
+    this.aprev = grown(this.aprev, cap);
+    this.anext = grown(this.anext, cap);
     this.capacity = cap;
   }
 }

@@ -81,9 +81,21 @@ export class Markets {
   ensureRounds(n: number): void {
     if (n < this.roundCapacity) return;
     const cap = nextCapacity(this.roundCapacity, n + 1);
-    for (const k of ['rMarket', 'rStatus', 'rOutcome', 'rDisputed', 'rEvicted', 'rStrike', 'rSettlePrice', 'rOpenHi', 'rOpenLo', 'rCloseHi', 'rCloseLo', 'rProposedHi', 'rProposedLo', 'rSettledHi', 'rSettledLo'] as const) {
-      (this as Record<string, unknown>)[k] = grown(this[k] as Float64Array, cap);
-    }
+    this.rMarket = grown(this.rMarket, cap);
+    this.rStatus = grown(this.rStatus, cap);
+    this.rOutcome = grown(this.rOutcome, cap);
+    this.rDisputed = grown(this.rDisputed, cap);
+    this.rEvicted = grown(this.rEvicted, cap);
+    this.rStrike = grown(this.rStrike, cap);
+    this.rSettlePrice = grown(this.rSettlePrice, cap);
+    this.rOpenHi = grown(this.rOpenHi, cap);
+    this.rOpenLo = grown(this.rOpenLo, cap);
+    this.rCloseHi = grown(this.rCloseHi, cap);
+    this.rCloseLo = grown(this.rCloseLo, cap);
+    this.rProposedHi = grown(this.rProposedHi, cap);
+    this.rProposedLo = grown(this.rProposedLo, cap);
+    this.rSettledHi = grown(this.rSettledHi, cap);
+    this.rSettledLo = grown(this.rSettledLo, cap);
     this.roundCapacity = cap;
   }
 }
