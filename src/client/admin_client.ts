@@ -1,0 +1,162 @@
+// AdminClient: the operator control plane (DESIGN 6, default
+// 127.0.0.1:8082), authenticated with `Authorization: Bearer <token>` rather
+// than request signatures. One method per endpoint; JSON in and out, u64
+// values as decimal strings, errors as DxApiError. Runs in the caller's thread.
+
+import { HttpTransport } from './transport.js';
+import type {
+  AccountCreated,
+  AdminAccount,
+  AdminKeyCreated,
+  CreateMarketRequest,
+  DepositRequest,
+  FeeScheduleCreated,
+  FeeScheduleRequest,
+  Health,
+  MarketCreated,
+  OpenRoundRequest,
+  OracleTickRequest,
+  Outcome,
+  RoundOpened,
+  Scope,
+  SequencedAck,
+  SeriesRequest,
+  SnapshotResult,
+  StatusAck,
+  U64,
+} from './types.js';
+
+export interface AdminClientOptions {
+  /** e.g. `http://127.0.0.1:8082`. */
+  baseUrl: string;
+  /** From `DX_ADMIN_TOKEN` or `<data dir>/admin-token`. */
+  token: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export type RoundAction = 'freeze' | 'unfreeze' | 'settle' | 'void';
+
+export class AdminClient {
+  private readonly http: HttpTransport;
+
+  constructor(opts: AdminClientOptions) {
+    const auth = `Bearer ${opts.token}`;
+    this.http = new HttpTransport(opts, () => ({ authorization: auth }));
+  }
+
+  /** Any control-plane call. */
+  request<T = unknown>(method: string, pathWithQuery: string, body?: unknown): Promise<T> {
+    return this.http.call<T>(method, pathWithQuery, body);
+  }
+
+  // ------------------------------------------------------------ accounts and keys
+
+  createAccount(): Promise<AccountCreated> {
+    return this.http.call('POST', '/admin/accounts', {});
+  }
+
+  /** Deletes the account and revokes all its keys. */
+  deleteAccount(accountId: number): Promise<SequencedAck> {
+    return this.http.call('DELETE', `/admin/accounts/${id(accountId)}`);
+  }
+
+  /** The only way to get a key with the `withdraw` scope. */
+  createKey(accountId: number, scopes: Scope[]): Promise<AdminKeyCreated> {
+    return this.http.call('POST', `/admin/accounts/${id(accountId)}/keys`, { scopes });
+  }
+
+  /** Credits `amount` cents; `ref` is the operator's reference for the credit. */
+  deposit(accountId: number, req: DepositRequest): Promise<SequencedAck> {
+    return this.http.call('POST', `/admin/accounts/${id(accountId)}/deposits`, req);
+  }
+
+  /** Balance, positions and keys (no secrets). */
+  account(accountId: number): Promise<AdminAccount> {
+    return this.http.call('GET', `/admin/accounts/${id(accountId)}`);
+  }
+
+  // ------------------------------------------------------------ fees, markets, rounds, series
+
+  createFeeSchedule(req: FeeScheduleRequest): Promise<FeeScheduleCreated> {
+    return this.http.call('POST', '/admin/fee_schedules', req);
+  }
+
+  createMarket(req: CreateMarketRequest): Promise<MarketCreated> {
+    return this.http.call('POST', '/admin/markets', req);
+  }
+
+  openRound(marketId: number, req: OpenRoundRequest): Promise<RoundOpened> {
+    return this.http.call('POST', `/admin/markets/${id(marketId)}/rounds`, req);
+  }
+
+  /** freeze, unfreeze, settle (a proposed round pays out at once) or void. */
+  roundAction(marketId: number, action: RoundAction): Promise<StatusAck> {
+    return this.http.call('POST', `/admin/rounds/${id(marketId)}/${action}`, {});
+  }
+
+  freezeRound(marketId: number): Promise<StatusAck> {
+    return this.roundAction(marketId, 'freeze');
+  }
+
+  unfreezeRound(marketId: number): Promise<StatusAck> {
+    return this.roundAction(marketId, 'unfreeze');
+  }
+
+  settleRound(marketId: number): Promise<StatusAck> {
+    return this.roundAction(marketId, 'settle');
+  }
+
+  voidRound(marketId: number): Promise<StatusAck> {
+    return this.roundAction(marketId, 'void');
+  }
+
+  /** Without `outcome`: proposed from the oracle reference price at close. */
+  proposeRound(marketId: number, outcome?: Outcome): Promise<StatusAck> {
+    return this.http.call('POST', `/admin/rounds/${id(marketId)}/propose`, outcome === undefined ? {} : { outcome });
+  }
+
+  oracleTick(req: OracleTickRequest): Promise<SequencedAck> {
+    return this.http.call('POST', '/admin/oracle/ticks', req);
+  }
+
+  createSeries(req: SeriesRequest): Promise<unknown> {
+    return this.http.call('POST', '/admin/series', req);
+  }
+
+  // ------------------------------------------------------------ withdrawals
+
+  confirmWithdrawal(wid: U64): Promise<StatusAck> {
+    return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/confirm`, {});
+  }
+
+  /** Marks the withdrawal failed and returns the money to `available`. */
+  failWithdrawal(wid: U64): Promise<StatusAck> {
+    return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/fail`, {});
+  }
+
+  // ------------------------------------------------------------ operations
+
+  snapshot(): Promise<SnapshotResult> {
+    return this.http.call('POST', '/admin/snapshot', {});
+  }
+
+  health(): Promise<Health> {
+    return this.http.call('GET', '/admin/health');
+  }
+
+  /** Prometheus text exposition. */
+  metrics(): Promise<string> {
+    return this.http.callText('GET', '/metrics');
+  }
+}
+
+function id(n: number): string {
+  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new RangeError(`not a u32 id: ${n}`);
+  return String(n);
+}
+
+function u64(s: U64): string {
+  if (typeof s !== 'string' || !/^[0-9]{1,20}$/.test(s)) throw new RangeError(`not a u64 decimal string: ${String(s)}`);
+  return s;
+}

@@ -1,0 +1,20 @@
+// The client library's public surface: REST, accounts service and control
+// plane clients, request signing, errors and wire types.
+
+export { DxClient, paginatePages, type DxClientOptions, type PageKinds } from './client.js';
+export { AccountsClient, type AccountsClientOptions } from './accounts_client.js';
+export { AdminClient, type AdminClientOptions, type RoundAction } from './admin_client.js';
+export {
+  authHeaders,
+  canonicalString,
+  decodeSecret,
+  signRequest,
+  HEADER_KEY,
+  HEADER_SIGNATURE,
+  HEADER_TIMESTAMP,
+  SECRET_BYTES,
+  type AuthHeaders,
+} from './sign.js';
+export { DxApiError, isItemError, parseErrorBody } from './errors.js';
+export { buildQuery, HttpTransport, type Query, type TransportOptions } from './transport.js';
+export type * from './types.js';
