@@ -13,7 +13,6 @@ export interface ExchangeConfig {
   admin_token: string | null;
   gateways: number;
   durability: 'fsync' | 'none';
-  demo: boolean;
   response_budget_ms: number;
   verify: boolean;
 }
@@ -28,7 +27,6 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ADMIN_TOKEN', flag: '--admin-token', key: 'admin_token', kind: 'string' },
   { env: 'DX_GATEWAYS', flag: '--gateways', key: 'gateways', kind: 'int' },
   { env: 'DX_DURABILITY', flag: '--durability', key: 'durability', kind: 'durability' },
-  { env: 'DX_DEMO', flag: '--demo', key: 'demo', kind: 'bool' },
   { env: 'DX_RESPONSE_BUDGET_MS', flag: '--response-budget-ms', key: 'response_budget_ms', kind: 'int' },
   { env: 'DX_VERIFY', flag: '--verify', key: 'verify', kind: 'bool' },
 ];
@@ -36,7 +34,7 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
-    admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync', demo: false,
+    admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false,
   };
 }

@@ -178,6 +178,14 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   if (!cfg.admin_token) process.stdout.write(`admin token: ${ex.admin_token} (also in ${join(cfg.data_dir, 'admin-token')})\n`);
+  const admin = `http://${cfg.admin_host}:${ex.admin_port}`;
+  process.stdout.write([
+    'get a trading key (the operator creates an account, funds it and issues a key):',
+    `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{}' ${admin}/admin/accounts`,
+    `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"amount":"100000"}' ${admin}/admin/accounts/<account_id>/deposits`,
+    `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ${admin}/admin/accounts/<account_id>/keys`,
+    '',
+  ].join('\n'));
   process.stdout.write(`ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} gateways=${cfg.gateways}\n`);
 }
 
