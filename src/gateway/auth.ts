@@ -13,7 +13,7 @@
 // entry stamped with its timestamp in seconds; expired entries are reused.
 // A short spinlock (Atomics.compareExchange) guards each insert.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type Hmac } from 'node:crypto';
 
 export const REPLAY_WINDOW_MS = 5000;
 
@@ -27,25 +27,42 @@ export function sign(secret: Uint8Array, tsMs: string, method: string, target: s
 
 const TS_RE = /^[0-9]{1,16}$/;
 
+/** Why the timestamp header fails (null when it is inside the window). */
+export function checkTimestamp(tsHeader: string, nowMs: number): string | null {
+  if (!TS_RE.test(tsHeader)) return 'bad timestamp';
+  const ts = Number(tsHeader);
+  if (ts < nowMs - REPLAY_WINDOW_MS || ts > nowMs + REPLAY_WINDOW_MS) return 'timestamp outside the window';
+  return null;
+}
+
+/**
+ * An HMAC over the canonical string, fed the body chunk by chunk as it
+ * arrives, so an oversized body is still authenticated (401 comes before 413)
+ * without being kept.
+ */
+export function startSignature(secret: Uint8Array, tsHeader: string, method: string, target: string): Hmac {
+  const mac = createHmac('sha256', secret);
+  mac.update(`${tsHeader}\n${method}\n${target}\n`);
+  return mac;
+}
+
+/** Compares the finished HMAC with the header in constant time; null when they match. */
+export function finishSignature(mac: Hmac, signature: string): string | null {
+  const expected = mac.digest();
+  const given = Buffer.from(signature, 'base64');
+  if (given.length !== expected.length || given.toString('base64') !== signature) return 'bad signature encoding';
+  return timingSafeEqual(given, expected) ? null : 'bad signature';
+}
+
 /** Why a credential failed (for logs and tests); null when it is valid. */
 export function checkSignature(
   secret: Uint8Array, tsHeader: string, signature: string, method: string, target: string, body: string | Buffer, nowMs: number,
 ): string | null {
-  if (!TS_RE.test(tsHeader)) return 'bad timestamp';
-  const ts = Number(tsHeader);
-  if (ts < nowMs - REPLAY_WINDOW_MS || ts > nowMs + REPLAY_WINDOW_MS) return 'timestamp outside the window';
-  const mac = createHmac('sha256', secret);
-  mac.update(`${tsHeader}\n${method}\n${target}\n`);
+  const ts = checkTimestamp(tsHeader, nowMs);
+  if (ts !== null) return ts;
+  const mac = startSignature(secret, tsHeader, method, target);
   mac.update(body);
-  const expected = mac.digest();
-  let given: Buffer;
-  try {
-    given = Buffer.from(signature, 'base64');
-  } catch {
-    return 'bad signature encoding';
-  }
-  if (given.length !== expected.length || given.toString('base64') !== signature) return 'bad signature encoding';
-  return timingSafeEqual(given, expected) ? null : 'bad signature';
+  return finishSignature(mac, signature);
 }
 
 const ENTRY_WORDS = 4; // sig lo, sig hi, ts seconds, used

@@ -165,6 +165,11 @@ export class GatewayCore {
     this.pending--;
   }
 
+  /** True when n more sheddable commands would be refused now (batch places are shed whole). */
+  wouldShed(n: number): boolean {
+    return this.pending + n > this.shedPending || this.freeSlots.length < n || this.producer.freeBytes() < n * 128;
+  }
+
   /**
    * Writes one command (header filled here, fields by `write`) and resolves
    * with its completion, or null when no outcome came within the budget

@@ -12,7 +12,9 @@
 // second request while the first is held (documented in the README).
 
 import { Scope } from '../layout/records.js';
-import { checkSignature, type ReplayGuard } from './auth.js';
+import { checkTimestamp, finishSignature, startSignature, type ReplayGuard } from './auth.js';
+import type { Hmac } from 'node:crypto';
+import { ViewError } from '../views/views.js';
 import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
 import type { GatewayCore } from './core.js';
 import { ApiError } from './envelope.js';
@@ -46,6 +48,8 @@ export interface RestOptions {
   routes: readonly Route[];
   observer?: Observer;
   log?: (fields: Record<string, unknown>) => void;
+  /** True once the thread is shutting down: new requests get 503 and their connection is closed. */
+  stopping?: () => boolean;
 }
 
 /** One request being received or held. Plain object; never stored on `res`. */
@@ -66,17 +70,21 @@ export interface InFlight {
   tooLarge: boolean;
   started: number;
   routeName: string;
+  /** The request signature being computed as the body streams in (REST lane). */
+  mac: Hmac | null;
+  /** Close the connection after answering (shutting down). */
+  closeAfter?: boolean;
 }
 
 /**
  * Reads a request: headers, URL and query synchronously, then the body
  * (copied, capped at BODY_CAP_BYTES), then calls onBody once.
  */
-export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFlight, raw: Buffer) => void): void {
+export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFlight, raw: Buffer) => void, onHeaders?: (f: InFlight) => void): void {
   const f: InFlight = {
     aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
     keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
-    started: performance.now(), routeName: '',
+    started: performance.now(), routeName: '', mac: null,
   };
   f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
   req.forEach((k, v) => {
@@ -91,7 +99,9 @@ export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFligh
   res.onAborted(() => {
     f.aborted = true;
   });
+  onHeaders?.(f);
   res.onData((chunk, isLast) => {
+    if (f.mac !== null && chunk.byteLength > 0) f.mac.update(new Uint8Array(chunk));
     if (!f.tooLarge) {
       f.size += chunk.byteLength;
       if (f.size > BODY_CAP_BYTES) {
@@ -106,7 +116,7 @@ export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFligh
   });
 }
 
-export function send(res: HttpResponse, flight: { aborted: boolean; done: boolean }, status: number, body: unknown, headers?: Record<string, string>): void {
+export function send(res: HttpResponse, flight: { aborted: boolean; done: boolean; method?: string; closeAfter?: boolean }, status: number, body: unknown, headers?: Record<string, string>): void {
   if (flight.aborted || flight.done) return;
   flight.done = true;
   const json = body === undefined ? '' : JSON.stringify(body);
@@ -114,7 +124,9 @@ export function send(res: HttpResponse, flight: { aborted: boolean; done: boolea
     res.writeStatus(statusLine(status));
     res.writeHeader('content-type', 'application/json');
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
-    res.end(json);
+    // A response to HEAD carries no body (RFC 9110 9.3.2).
+    if (flight.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(json), flight.closeAfter === true);
+    else res.end(json, flight.closeAfter === true);
   });
 }
 
@@ -125,12 +137,23 @@ function sendError(res: HttpResponse, f: InFlight, e: ApiError, obs: Observer | 
 
 /** Registers the REST lane (every route of `opts.routes`) on the App. */
 export function mountRest(app: TemplatedApp, opts: RestOptions, pattern = '/v1/*'): void {
-  app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts)));
+  app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts), (f) => {
+    // Start the signature as soon as the headers are known, so the body is
+    // hashed as it streams in and an oversized one is still authenticated.
+    opts.core.drain();
+    const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
+    const secret = keyId > 0 ? opts.core.views.keySecret(keyId) : null;
+    if (secret !== null && f.tsHeader !== '' && f.sigHeader !== '') f.mac = startSignature(secret, f.tsHeader, f.method, f.target);
+  }));
 }
 
 function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOptions): void {
   const { core, observer } = opts;
   try {
+    if (opts.stopping?.()) {
+      f.closeAfter = true;
+      throw new ApiError('shed', 'the exchange is shutting down');
+    }
     // Apply every published event first: a key created a moment ago
     // authenticates, and a read sees every write acknowledged before it.
     core.drain();
@@ -149,10 +172,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOption
     const key = keyId > 0 ? views.keyInfo(keyId) : null;
     if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '') throw new ApiError('unauthorized', 'missing or invalid credentials');
     const now = Date.now();
-    // The signature cannot be checked without the body; the cap answers first.
-    if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
-    if (f.contentLengths > 1) throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
-    const why = checkSignature(key.secret, f.tsHeader, f.sigHeader, f.method, f.target, raw, now);
+    const why = f.mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? finishSignature(f.mac, f.sigHeader);
     if (why !== null) {
       opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: route.name });
       throw new ApiError('unauthorized', 'missing or invalid credentials');
@@ -170,7 +190,9 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOption
     // 403: scope.
     if ((key.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
 
-    // 400: body (before the query, so a batch cancel sent without /batch is named as such), then query.
+    // 413 and 400: body (before the query, so a batch cancel sent without /batch is named as such), then query.
+    if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
+    if (f.contentLengths > 1) throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
     let body: unknown;
     if (route.body === 'empty' || route.body === 'none') {
       if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);
@@ -206,6 +228,10 @@ export function finish(res: HttpResponse, f: InFlight, r: Reply, obs: Observer |
 export function fail(res: HttpResponse, f: InFlight, e: unknown, opts: { observer?: Observer; log?: (fields: Record<string, unknown>) => void }): void {
   if (e instanceof ApiError) {
     sendError(res, f, e, opts.observer);
+    return;
+  }
+  if (e instanceof ViewError) {
+    sendError(res, f, new ApiError(e.code, e.message, { field: e.field, reason: e.reason }), opts.observer);
     return;
   }
   opts.log?.({ event: 'handler_fault', route: f.routeName, error: (e as Error)?.stack ?? String(e) });

@@ -354,6 +354,7 @@ export const ROUTES: Route[] = [
     handler: async (c, g) => {
       const orders = (c.body as { orders: PlaceOrderRequest[] }).orders;
       const encoded = orders.map((o, i) => encodeOrder(o, `orders.${i}.`));
+      if (g.wouldShed(encoded.length)) throw new ApiError('shed', 'the exchange is shedding load; retry the batch with backoff');
       const results = await Promise.all(encoded.map(async (enc) => {
         try {
           const r = await placeOne(g, c.account, enc);

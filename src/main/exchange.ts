@@ -7,6 +7,7 @@
 // what is held, stop the engine (it drains its rings), exit 0.
 
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -37,7 +38,16 @@ export interface RunningExchange {
   admin_port: number;
   admin_token: string;
   pipeline: Pipeline;
-  stop(): Promise<void>;
+  /**
+   * Stops the exchange. With waitForConnections, waits (up to 15 s) until
+   * every gateway thread has ended, i.e. its clients' keep-alive connections
+   * closed; otherwise returns once every held request was answered. uWS v20.30
+   * cannot close idle connections and aborts the process if a thread exits
+   * while it still has one, so SIGTERM waits for uWS's idle timeout (about
+   * 10 s) when clients keep connections open; new requests meanwhile get 503
+   * with Connection: close.
+   */
+  stop(opts?: { waitForConnections?: boolean }): Promise<void>;
 }
 
 function adminToken(cfg: ExchangeConfig): string {
@@ -53,6 +63,18 @@ function adminToken(cfg: ExchangeConfig): string {
 function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, port: number): Promise<ListenSocket> {
   return new Promise((resolveListen, reject) => {
     app.listen(host, port, (ls) => (ls ? resolveListen(ls) : reject(new Error(`cannot listen on ${host}:${port}`))));
+  });
+}
+
+/** A free TCP port on host (uWS sets SO_REUSEPORT only for a non-zero port, so gateways need a real one). */
+function freePort(host: string): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, host, () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => res(port));
+    });
   });
 }
 
@@ -84,9 +106,16 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     core.expire(Date.now());
   }, 2);
 
-  // 2. Gateways, one after another so that they share the first one's port.
+  // 2. Gateways, one after another on one port (the kernel spreads connections).
   const workers: Worker[] = [];
-  let port = cfg.port;
+  let port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
+  const abandon = async (e: unknown): Promise<never> => {
+    await Promise.all(workers.map((w) => w.terminate()));
+    clearInterval(background);
+    core.close();
+    await pipeline.stop();
+    throw e;
+  };
   for (let i = 0; i < cfg.gateways; i++) {
     const data: GatewayThreadData = {
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
@@ -94,15 +123,14 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
-    const got = await new Promise<number>((res, rej) => {
+    workers.push(w);
+    port = await new Promise<number>((res, rej) => {
       w.once('error', rej);
       w.on('message', (m: { type: string; port?: number; message?: string }) => {
         if (m.type === 'listening') res(m.port!);
         if (m.type === 'error') rej(new Error(m.message));
       });
-    });
-    port = got;
-    workers.push(w);
+    }).catch(abandon);
   }
 
   const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
@@ -111,7 +139,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: ACCOUNT_ROUTES,
     log: (f) => log('warn', { thread: 'accounts', ...f }),
   }, '/*');
-  const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port);
+  const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
   const adminApp = u.App();
   mountAdmin(adminApp, {
     core,
@@ -121,7 +149,10 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     }),
     log: (f) => log('info', { thread: 'admin', ...f }),
   }, token);
-  const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port);
+  const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
+    u.us_listen_socket_close(accountsSocket);
+    return abandon(e);
+  });
 
   // 4. The clock.
   const timer = pipeline.producer(PRODUCER_TIMER);
@@ -140,13 +171,20 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);
   let stopped = false;
-  const stop = async (): Promise<void> => {
+  const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
     if (stopped) return;
     stopped = true;
+    const exits = workers.map((w) => new Promise<void>((res) => w.once('exit', () => res())));
     u.us_listen_socket_close(accountsSocket);
     u.us_listen_socket_close(adminSocket);
+    // Each gateway closes its listen socket and answers what it holds, then
+    // says so; its thread ends when its last keep-alive connection closes
+    // (uWS v20.30 cannot close idle connections), which need not hold us up.
     await Promise.all(workers.map((w) => new Promise<void>((res) => {
       w.once('exit', () => res());
+      w.on('message', (m: { type: string }) => {
+        if (m.type === 'stopped') res();
+      });
       w.postMessage({ type: 'stop' });
     })));
     clearInterval(clock);
@@ -154,6 +192,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     core.drain();
     core.close();
     await pipeline.stop();
+    if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);
   };
   return { config: cfg, port, accounts_port: accountsPort, admin_port: adminPort, admin_token: token, pipeline, stop };
 }
@@ -170,7 +209,7 @@ async function main(): Promise<void> {
   const ex = await startExchange(cfg);
   const shutdown = (signal: string): void => {
     log('info', { event: 'shutdown', signal });
-    ex.stop().then(() => process.exit(0), (e) => {
+    ex.stop({ waitForConnections: true }).then(() => process.exit(0), (e) => {
       log('error', { event: 'shutdown_failed', error: String(e) });
       process.exit(1);
     });

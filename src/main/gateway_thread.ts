@@ -44,7 +44,9 @@ const core = new GatewayCore({
 });
 const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
 const app = u.App();
+let stopping = false;
 mountRest(app, {
+  stopping: () => stopping,
   core, buckets: new TokenBuckets(d.buckets), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
   log: (fields) => log('warn', { thread: `gateway-${d.index}`, ...fields }),
 });
@@ -72,6 +74,7 @@ app.listen(d.host, d.port, (ls) => {
 
 parentPort?.on('message', (msg: { type: string }) => {
   if (msg.type !== 'stop') return;
+  stopping = true;
   // Close the listen socket before the worker exits (exiting with a live
   // uWS listener aborts Node); held requests are answered by the drain.
   if (listenSocket) u.us_listen_socket_close(listenSocket);
@@ -86,6 +89,9 @@ parentPort?.on('message', (msg: { type: string }) => {
     }
     clearInterval(background);
     core.close();
+    // The thread ends by itself once uWS has no connection left: requests
+    // arriving meanwhile get 503 with Connection: close, idle keep-alive
+    // connections end at uWS's idle timeout (10 s).
     parentPort?.postMessage({ type: 'stopped' });
     parentPort?.close();
   };

@@ -1,0 +1,209 @@
+// ring_handoff: SpscRing hand-off between real worker threads.
+//   (a) one-way throughput of 64-byte records, median of 5 runs, publishing
+//       per record and per batch of 16;
+//   (b) round-trip latency A -> B -> A over two rings, p50/p99/p99.9, with
+//       the idle strategies the gateway and engine will use:
+//       spin_spin   both sides busy-poll;
+//       poll_spin   A (I/O thread) polls from its event loop with LoopPoller,
+//                   B (engine) runs ParkingIdle and is within its spin phase;
+//       poll_parked as poll_spin with a 1 ms gap between requests, so B has
+//                   parked and every request pays a wake-up;
+//   (c) a single-thread claim/publish/peek/advance cost per record;
+//   peer: worker postMessage round trip.
+// Timing is done inside the workers; the main thread waits in its event loop.
+// Results are reported, never asserted (STYLE: no timed assertions).
+// Run: npx tsc -p tsconfig.json && node dist/bench/ring_handoff.js [--quick]
+
+import { once } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import { SpscRing } from '../src/ring/spsc_ring.js';
+import type { BenchRole, BenchWorkerResult } from './lib/ring_bench_worker.js';
+import { BENCH_FP } from './lib/ring_bench_constants.js';
+import { type BenchResult, median, percentile, sortedCopy } from './lib/ring_types.js';
+
+const WORKER_URL = new URL('./lib/ring_bench_worker.js', import.meta.url);
+const RING_BYTES = 256 * 1024;
+
+interface Running {
+  worker: Worker;
+  done: Promise<BenchWorkerResult>;
+}
+
+function start(role: BenchRole, ctl: SharedArrayBuffer): Running {
+  const worker = new Worker(WORKER_URL, { workerData: { ...role, ctl } });
+  const done = new Promise<BenchWorkerResult>((resolve, reject) => {
+    worker.once('message', (r: BenchWorkerResult) => (r.error === null ? resolve(r) : reject(new Error(r.error))));
+    worker.once('error', reject);
+  });
+  return { worker, done };
+}
+
+/** Waits (in the event loop) until n workers are ready, then lets them go. */
+async function go(ctl: SharedArrayBuffer, n: number): Promise<void> {
+  const c = new Int32Array(ctl);
+  while (Atomics.load(c, 0) < n) await delay(1);
+  Atomics.store(c, 1, 1);
+}
+
+async function throughputRun(count: number, batch: number): Promise<{ rate: number; fulls: number }> {
+  const sab = SpscRing.allocate(RING_BYTES, BENCH_FP);
+  const ctl = new SharedArrayBuffer(64);
+  const consumer = start({ role: 'tp_consume', sab, count }, ctl);
+  const producer = start({ role: 'tp_produce', sab, count, batch }, ctl);
+  await go(ctl, 2);
+  const [p, c] = await Promise.all([producer.done, consumer.done]);
+  if (c.mismatches !== 0) throw new Error(`ring_handoff: consumer saw ${c.mismatches} wrong records`);
+  return { rate: count / ((c.t1_ns - p.t0_ns) / 1e9), fulls: p.fulls };
+}
+
+interface Latency {
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  parks: number;
+}
+
+async function latencyRun(variant: 'spin_spin' | 'poll_spin' | 'poll_parked', n: number, warmup: number): Promise<Latency> {
+  const req = SpscRing.allocate(64 * 1024, BENCH_FP);
+  const rep = SpscRing.allocate(64 * 1024, BENCH_FP);
+  const ctl = new SharedArrayBuffer(64);
+  const echo = start({ role: 'echo', req, rep, idle: variant === 'spin_spin' ? 'spin' : 'park', spin_us: 50 }, ctl);
+  const ping = variant === 'spin_spin'
+    ? start({ role: 'ping_spin', req, rep, n, warmup }, ctl)
+    : start({ role: 'ping_poll', req, rep, n, warmup, gap_ms: variant === 'poll_parked' ? 1 : 0 }, ctl);
+  await go(ctl, 2);
+  const [a, b] = await Promise.all([ping.done, echo.done]);
+  if (a.mismatches !== 0) throw new Error(`ring_handoff: ${variant}: ${a.mismatches} wrong replies`);
+  const s = sortedCopy(a.lat_ns!);
+  return { p50: percentile(s, 0.5), p99: percentile(s, 0.99), p999: percentile(s, 0.999), max: s[s.length - 1]!, parks: b.parks };
+}
+
+async function postMessageRtt(n: number, warmup: number): Promise<Latency> {
+  const role: BenchRole = { role: 'pm_echo' };
+  const worker = new Worker(WORKER_URL, { workerData: { ...role, ctl: new SharedArrayBuffer(64) } });
+  await once(worker, 'online');
+  const lat = new Float64Array(n);
+  for (let i = -warmup; i < n; i++) {
+    const t0 = performance.now();
+    worker.postMessage(i);
+    await once(worker, 'message');
+    if (i >= 0) lat[i] = (performance.now() - t0) * 1e6;
+  }
+  worker.postMessage('stop');
+  await once(worker, 'exit');
+  const s = sortedCopy(lat);
+  return { p50: percentile(s, 0.5), p99: percentile(s, 0.99), p999: percentile(s, 0.999), max: s[s.length - 1]!, parks: 0 };
+}
+
+/** One thread: claim + write 3 words + publish + peek + check + advance per record. */
+function singleThreadNsPerRecord(count: number): number {
+  const sab = SpscRing.allocate(RING_BYTES, BENCH_FP);
+  const p = new SpscRing(sab, BENCH_FP);
+  const c = new SpscRing(sab, BENCH_FP);
+  const pu = p.mem.u32;
+  const cu = c.mem.u32;
+  let bad = 0;
+  const t0 = performance.now();
+  for (let seq = 0; seq < count; seq++) {
+    const off = p.tryClaim(64);
+    const w = off >>> 2;
+    pu[w + 1] = 1;
+    pu[w + 2] = seq;
+    pu[w + 15] = seq;
+    p.publish();
+    const r = c.peek();
+    if (cu[(r >>> 2) + 2] !== seq) bad++;
+    c.advance();
+  }
+  const ns = ((performance.now() - t0) * 1e6) / count;
+  if (bad !== 0) throw new Error('ring_handoff: single-thread mismatch');
+  return ns;
+}
+
+export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
+  const quick = opts.quick === true;
+  const tpCount = quick ? 2_000_000 : 20_000_000;
+  const runs = 5;
+  const latN = quick ? 20_000 : 200_000;
+  const pollN = quick ? 20_000 : 100_000;
+  const parkedN = quick ? 200 : 1000;
+  const pmN = quick ? 5_000 : 20_000;
+
+  const metrics: Record<string, number> = {};
+  // Other processes on a 2-vCPU host distort every figure here; record how busy it was.
+  metrics.host_loadavg_1m_start = os.loadavg()[0]!;
+  const perRecord: number[] = [];
+  const batched: number[] = [];
+  let fulls = 0;
+  for (let r = 0; r < runs; r++) {
+    const a = await throughputRun(tpCount, 1);
+    perRecord.push(a.rate);
+    const b = await throughputRun(tpCount, 16);
+    batched.push(b.rate);
+    fulls += a.fulls + b.fulls;
+  }
+  metrics.spsc_1p1c_64b_records_per_s = median(perRecord);
+  metrics.spsc_1p1c_64b_min_records_per_s = Math.min(...perRecord);
+  metrics.spsc_1p1c_64b_max_records_per_s = Math.max(...perRecord);
+  metrics.spsc_1p1c_64b_batch16_records_per_s = median(batched);
+  metrics.spsc_1p1c_64b_batch16_min_records_per_s = Math.min(...batched);
+  metrics.spsc_1p1c_64b_batch16_max_records_per_s = Math.max(...batched);
+  metrics.spsc_1p1c_64b_producer_full_count = fulls;
+
+  const variants = ['spin_spin', 'poll_spin', 'poll_parked'] as const;
+  const lat: Record<string, Latency> = {};
+  for (const v of variants) {
+    const n = v === 'spin_spin' ? latN : v === 'poll_spin' ? pollN : parkedN;
+    const l = await latencyRun(v, n, Math.min(n, 10_000));
+    lat[v] = l;
+    metrics[`spsc_rtt_${v}_p50_ns`] = l.p50;
+    metrics[`spsc_rtt_${v}_p99_ns`] = l.p99;
+    metrics[`spsc_rtt_${v}_p999_ns`] = l.p999;
+    metrics[`spsc_rtt_${v}_max_ns`] = l.max;
+    metrics[`spsc_rtt_${v}_samples_count`] = n;
+    metrics[`spsc_rtt_${v}_echo_parks_count`] = l.parks;
+  }
+  metrics.spsc_single_thread_64b_ns_per_record = median([1, 2, 3].map(() => singleThreadNsPerRecord(quick ? 1_000_000 : 5_000_000)));
+
+  const pm = await postMessageRtt(pmN, 1000);
+  metrics.host_loadavg_1m_end = os.loadavg()[0]!;
+  const peers = {
+    worker_postmessage: { rtt_p50_ns: pm.p50, rtt_p99_ns: pm.p99, rtt_p999_ns: pm.p999, rtt_max_ns: pm.max, samples_count: pmN },
+  };
+  const ratios = {
+    batch16_over_per_record_throughput: metrics.spsc_1p1c_64b_batch16_records_per_s / metrics.spsc_1p1c_64b_records_per_s,
+    poll_spin_over_spin_spin_rtt_p50: lat.poll_spin!.p50 / lat.spin_spin!.p50,
+    poll_parked_over_spin_spin_rtt_p50: lat.poll_parked!.p50 / lat.spin_spin!.p50,
+    postmessage_over_spin_spin_rtt_p50: pm.p50 / lat.spin_spin!.p50,
+    postmessage_over_poll_spin_rtt_p50: pm.p50 / lat.poll_spin!.p50,
+  };
+  return {
+    name: 'ring_handoff',
+    node: process.version,
+    workload:
+      `SpscRing over worker_threads on ${os.availableParallelism()} CPUs; ` +
+      `throughput: ${tpCount} x 64 B records, ${RING_BYTES / 1024} KiB ring, median of ${runs} runs, publish per record and per 16; ` +
+      `rtt: 64 B request on ring 1, echo on ring 2, 64 KiB rings, ` +
+      `spin_spin ${latN} samples, poll_spin ${pollN} (LoopPoller vs ParkingIdle spin_us=50), poll_parked ${parkedN} (1 ms gaps, echo parked); ` +
+      `peer: worker postMessage of a number, ${pmN} round trips` + (quick ? '; quick mode' : ''),
+    metrics,
+    peers,
+    ratios,
+  };
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain) {
+  const result = await run({ quick: process.argv.includes('--quick') });
+  const json = JSON.stringify(result, null, 2);
+  console.log(json);
+  // dist/bench/ring_handoff.js -> <repo>/bench/results/
+  const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(dir + 'ring_handoff.json', json + '\n');
+}

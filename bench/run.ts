@@ -1,0 +1,116 @@
+// Bench runner: `node dist/bench/run.js [name ...] [--quick]`. Main thread.
+// Imports each named benchmark (default: all known) as ./<name>.js, calls its
+// `run({quick})`, writes bench/results/<name>.json and prints one line per
+// benchmark. Benchmarks report; they never assert timings, so the exit code
+// is non-zero only when a benchmark could not run.
+
+import { environment, writeResult, type BenchResult } from './lib/result.js';
+
+const KNOWN = ['engine_match', 'ring_handoff'] as const;
+
+/** What a benchmark module has to offer (structural: its own result type may differ slightly). */
+interface BenchModule {
+  run(opts: { quick?: boolean }): Promise<unknown>;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function numbers(v: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!isRecord(v)) return out;
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'number') out[k] = x;
+  return out;
+}
+
+/** Adapts a module's result to BenchResult, filling what it leaves out. */
+function normalize(name: string, raw: unknown): BenchResult {
+  if (!isRecord(raw)) throw new Error(`${name}: run() returned ${typeof raw}, not a result object`);
+  const env = environment();
+  const peers: Record<string, Record<string, number>> = {};
+  if (isRecord(raw.peers)) for (const [k, v] of Object.entries(raw.peers)) peers[k] = numbers(v);
+  const machine = isRecord(raw.machine) ? raw.machine : {};
+  const r: BenchResult = {
+    name: typeof raw.name === 'string' && raw.name.length > 0 ? raw.name : name,
+    node: typeof raw.node === 'string' ? raw.node : env.node,
+    machine: {
+      cpus: typeof machine.cpus === 'number' ? machine.cpus : env.machine.cpus,
+      model: typeof machine.model === 'string' ? machine.model : env.machine.model,
+      mem_gib: typeof machine.mem_gib === 'number' ? machine.mem_gib : env.machine.mem_gib,
+    },
+    workload: typeof raw.workload === 'string' ? raw.workload : '',
+    metrics: numbers(raw.metrics),
+    peers,
+    ratios: numbers(raw.ratios),
+  };
+  if (Array.isArray(raw.notes)) r.notes = raw.notes.map(String);
+  const dropped = isRecord(raw.metrics) ? Object.keys(raw.metrics).filter((k) => !(k in r.metrics)) : [];
+  if (dropped.length > 0) (r.notes ??= []).push(`run.ts dropped non-numeric metrics: ${dropped.join(', ')}`);
+  return r;
+}
+
+function fmt(x: number | undefined, unit = ''): string {
+  if (x === undefined || !Number.isFinite(x)) return '-';
+  if (Math.abs(x) >= 1e6) return `${(x / 1e6).toFixed(2)}M${unit}`;
+  if (Math.abs(x) >= 1e4) return `${(x / 1e3).toFixed(1)}k${unit}`;
+  return `${Math.round(x * 100) / 100}${unit}`;
+}
+
+/** One line: throughput, latencies, spread and ratios. */
+function summary(r: BenchResult): string {
+  const m = r.metrics;
+  const parts = [r.name];
+  const rate = Object.keys(m).find((k) => k.endsWith('_per_s'));
+  if (rate !== undefined) parts.push(`${rate}=${fmt(m[rate])}`);
+  for (const k of ['p50_ns', 'p99_ns', 'p999_ns']) if (m[k] !== undefined) parts.push(`${k}=${fmt(m[k])}`);
+  if (m.spread_pct !== undefined) parts.push(`spread=${m.spread_pct}%`);
+  for (const [k, v] of Object.entries(r.ratios)) parts.push(`${k}=${Math.round(v * 100) / 100}x`);
+  return parts.join('  ');
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const quick = argv.includes('--quick');
+  const unknownFlags = argv.filter((a) => a.startsWith('--') && a !== '--quick');
+  if (unknownFlags.length > 0) {
+    console.error(`usage: node dist/bench/run.js [name ...] [--quick]  (unknown: ${unknownFlags.join(' ')})`);
+    return 2;
+  }
+  const named = argv.filter((a) => !a.startsWith('--'));
+  const names = named.length > 0 ? named : [...KNOWN];
+  let failed = 0;
+  for (const name of names) {
+    if (!/^[a-z0-9_]+$/.test(name)) {
+      console.error(`${name}: not a benchmark name`);
+      failed++;
+      continue;
+    }
+    let mod: BenchModule;
+    try {
+      mod = (await import(`./${name}.js`)) as BenchModule;
+    } catch (err) {
+      console.error(`${name}: cannot load ./${name}.js: ${(err as Error).message}`);
+      failed++;
+      continue;
+    }
+    if (typeof mod.run !== 'function') {
+      console.error(`${name}: ./${name}.js exports no run()`);
+      failed++;
+      continue;
+    }
+    let r: BenchResult;
+    try {
+      r = normalize(name, await mod.run({ quick }));
+    } catch (err) {
+      console.error(`${name}: failed: ${(err as Error).stack ?? String(err)}`);
+      failed++;
+      continue;
+    }
+    const path = writeResult(r);
+    console.log(`${summary(r)}  -> ${path}`);
+    for (const n of r.notes ?? []) if (n.startsWith('FLAG')) console.log(`  ${n}`);
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+process.exitCode = await main(process.argv.slice(2));

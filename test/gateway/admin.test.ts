@@ -1,0 +1,297 @@
+// Control plane (DESIGN 6), black box: the operator listener of
+// src/admin/admin.ts. Every request needs `Authorization: Bearer <token>`;
+// JSON in and out, closed schemas, the REST lane's error envelope, u64 as
+// strings. Each endpoint's success shape and its effect as seen through the
+// REST lane. One exchange, one gateway thread.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { AdminClient } from '../../src/client/index.js';
+import {
+  ADMIN_TOKEN, assertErrorReply, assertWire, closeInAnHour, hasKeys, newAccount, newMarket, order, raw, rejects, startTestExchange,
+  type Key, type RawReply, type TestExchange,
+} from './harness.js';
+
+let tx: TestExchange;
+
+before(async () => {
+  tx = await startTestExchange();
+});
+
+after(async () => {
+  await tx.stop();
+});
+
+function admin(method: string, target: string, body?: string, headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` }): Promise<RawReply> {
+  return raw(tx.ex.admin_port, { method, target, body, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' } });
+}
+
+test('control plane: every request needs the bearer token, else 401 unauthorized', async () => {
+  const bad: (Record<string, string>)[] = [
+    {},
+    { authorization: 'Bearer wrong-token' },
+    { authorization: `Bearer ${ADMIN_TOKEN}x` },
+    { authorization: `bearer ${ADMIN_TOKEN}` },
+    { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` },
+    { authorization: ADMIN_TOKEN },
+    { 'x-admin-token': ADMIN_TOKEN },
+  ];
+  const targets: [string, string, string | undefined][] = [
+    ['GET', '/admin/health', undefined],
+    ['POST', '/admin/accounts', '{}'],
+    ['POST', '/admin/accounts/1/deposits', '{"amount":"100"}'],
+    ['GET', '/admin/nowhere', undefined],
+  ];
+  for (const headers of bad) {
+    for (const [method, target, body] of targets) {
+      assertErrorReply(await admin(method, target, body, headers), 401, 'unauthorized');
+    }
+  }
+  const wrong = new AdminClient({ baseUrl: tx.adminBase, token: 'nope' });
+  await rejects(wrong.createAccount(), 401, 'unauthorized');
+});
+
+test('control plane: it is not reachable through the public REST listener', async () => {
+  for (const target of ['/admin/health', '/admin/accounts', '/v1/admin/health']) {
+    const r = await raw(tx.port, { method: 'GET', target, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.ok(r.status === 404 || r.status === 401, `${target} on the public port: ${r.status}`);
+    assert.notEqual(r.status, 200);
+  }
+});
+
+test('control plane: POST /admin/accounts answers 201 {account_id} and GET /admin/accounts/{id} the balance, positions and keys', async () => {
+  const r = await admin('POST', '/admin/accounts', '{}');
+  assert.equal(r.status, 201, r.text);
+  assertWire(r.json);
+  assert.equal(typeof r.json.account_id, 'number');
+  const empty = await admin('POST', '/admin/accounts');
+  assert.equal(empty.status, 201, 'an empty body counts as {}');
+  const id = r.json.account_id as number;
+  const k = await tx.admin.createKey(id, ['read']);
+  const got = await admin('GET', `/admin/accounts/${id}`);
+  assert.equal(got.status, 200, got.text);
+  assertWire(got.json);
+  hasKeys(got.json, ['account_id', 'available', 'reserved', 'positions', 'keys'], 'admin account');
+  assert.equal(got.json.account_id, id);
+  assert.equal(got.json.available, '0');
+  assert.deepEqual(got.json.positions, []);
+  assert.deepEqual(got.json.keys.map((x: { key_id: number }) => x.key_id), [k.key_id]);
+  assert.ok(!got.text.includes(k.secret), 'no secret in the operator view');
+  assertErrorReply(await admin('GET', '/admin/accounts/99999'), 404, 'unknown_account', { num: 269, origin: 'core' });
+});
+
+test('control plane: POST /admin/accounts/{id}/keys answers 201 {key_id, secret, scopes}, withdraw included, and the key signs at once', async () => {
+  const { account_id } = await tx.admin.createAccount();
+  const r = await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":["read","trade","withdraw"]}');
+  assert.equal(r.status, 201, r.text);
+  assertWire(r.json);
+  assert.equal(typeof r.json.key_id, 'number');
+  assert.deepEqual(r.json.scopes, ['read', 'trade', 'withdraw']);
+  assert.equal(Buffer.from(r.json.secret, 'base64').length, 32);
+  const { DxClient } = await import('../../src/client/index.js');
+  const c = new DxClient({ baseUrl: tx.base, keyId: r.json.key_id, secret: r.json.secret });
+  assert.deepEqual((await c.limits()).scopes, ['read', 'trade', 'withdraw']);
+  assertErrorReply(await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":[]}'), 400, 'invalid_field');
+  assertErrorReply(await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":["admin"]}'), 400, 'invalid_field');
+  assertErrorReply(await admin('POST', '/admin/accounts/99999/keys', '{"scopes":["read"]}'), 404, 'unknown_account', { num: 269, origin: 'core' });
+});
+
+test('control plane: POST /admin/accounts/{id}/deposits answers 201 {seq} and credits the cents', async () => {
+  const k = await newAccount(tx, { deposit: '0' });
+  const r = await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":"12345","ref":"wire-1"}');
+  assert.equal(r.status, 201, r.text);
+  assertWire(r.json);
+  assert.deepEqual(Object.keys(r.json), ['seq']);
+  assert.equal((await k.client.balance()).available, '12345');
+  assertErrorReply(await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":"0"}'), 400, 'invalid_field');
+  assertErrorReply(await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":100}'), 400, 'invalid_field');
+  assertErrorReply(await admin('POST', '/admin/accounts/99999/deposits', '{"amount":"1"}'), 404, 'unknown_account', { num: 269, origin: 'core' });
+});
+
+test('control plane: DELETE /admin/accounts/{id} answers 200 {seq} and revokes every key of the account', async () => {
+  const k = await newAccount(tx);
+  await k.client.balance();
+  const r = await admin('DELETE', `/admin/accounts/${k.accountId}`);
+  assert.equal(r.status, 200, r.text);
+  assertWire(r.json);
+  assert.match(r.json.seq, /^[0-9]+$/);
+  await rejects(k.client.balance(), 401, 'unauthorized');
+  const view = await admin('GET', `/admin/accounts/${k.accountId}`);
+  assert.equal(view.json.deleted, true);
+  assert.ok(view.json.keys.every((x: { revoked: boolean }) => x.revoked));
+  assertErrorReply(await admin('DELETE', `/admin/accounts/${k.accountId}`), 404, 'unknown_account', { num: 269, origin: 'core' });
+});
+
+test('control plane: POST /admin/fee_schedules answers 201 {fee_schedule_id} and its taker fee is charged on fills', async () => {
+  const r = await admin('POST', '/admin/fee_schedules', '{"taker_bps":700,"maker_bps":0}');
+  assert.equal(r.status, 201, r.text);
+  assertWire(r.json);
+  const fs = r.json.fee_schedule_id as number;
+  assert.equal(typeof fs, 'number');
+  const m = await newMarket(tx, { fee_schedule_id: fs });
+  assert.equal((await (await newAccount(tx)).client.market(m)).fee_schedule_id, fs);
+  const maker = await newAccount(tx);
+  const taker = await newAccount(tx);
+  await maker.client.placeOrder(order(m, { tick: 50, qty: 100 }));
+  await taker.client.placeOrder(order(m, { outcome: 'no', tick: 50, qty: 100 }));
+  // ceil(700 x 100 x 50 x 50 / 1,000,000) = 175 cents.
+  assert.equal((await taker.client.fills({ market_id: m })).fills[0]!.fee, '175');
+  assert.equal((await maker.client.fills({ market_id: m })).fills[0]!.fee, '0');
+  assertErrorReply(await admin('POST', '/admin/fee_schedules', '{"taker_bps":10001,"maker_bps":0}'), 400, 'invalid_field');
+});
+
+test('control plane: POST /admin/markets answers 201 {market_id}; the market is closed until a round opens', async () => {
+  const r = await admin('POST', '/admin/markets', JSON.stringify({ title: 'ETH above strike', category: 3, position_limit: 500, fee_schedule_id: 0 }));
+  assert.equal(r.status, 201, r.text);
+  assertWire(r.json);
+  const m = r.json.market_id as number;
+  const k = await newAccount(tx);
+  const mk = await k.client.market(m);
+  assert.deepEqual({ title: mk.title, position_limit: mk.position_limit, status: mk.status, close_ts: mk.close_ts }, { title: 'ETH above strike', position_limit: 500, status: 'closed', close_ts: '0' });
+  await rejects(k.client.round(m), 404, 'round_not_found');
+  assertErrorReply(await admin('POST', '/admin/markets', JSON.stringify({ title: 'x', category: 1, position_limit: 1, fee_schedule_id: 9999 })), 404, 'unknown_fee_schedule', { num: 271, origin: 'core' });
+  assertErrorReply(await admin('POST', '/admin/markets', JSON.stringify({ title: 'x', category: 70000, position_limit: 1, fee_schedule_id: 0 })), 400, 'invalid_field');
+});
+
+test('control plane: POST /admin/markets/{id}/rounds answers 201 {round_number}; a second open round is 409 round_state_conflict', async () => {
+  const m = await newMarket(tx, { round: false });
+  const close = closeInAnHour();
+  const r = await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '5000000000000', close_ts: close }));
+  assert.equal(r.status, 201, r.text);
+  assertWire(r.json);
+  const k = await newAccount(tx);
+  const round = await k.client.round(m);
+  assert.deepEqual({ round_number: round.round_number, status: round.status, strike: round.strike, close_ts: round.close_ts }, { round_number: r.json.round_number, status: 'trading', strike: '5000000000000', close_ts: close });
+  assertErrorReply(await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '1', close_ts: close })), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  assertErrorReply(await admin('POST', '/admin/markets/9999/rounds', JSON.stringify({ strike: '1', close_ts: close })), 404, 'unknown_market', { num: 265, origin: 'core' });
+  const past = String(BigInt(Date.now() - 1000) * 1_000_000n);
+  const m2 = await newMarket(tx, { round: false });
+  assertErrorReply(await admin('POST', `/admin/markets/${m2}/rounds`, JSON.stringify({ strike: '1', close_ts: past })), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+});
+
+/** A market where `yes` holds 2 YES shares (bought at 40) and `no` holds 2 NO shares (bought at 60), plus a resting order. */
+async function heldMarket(): Promise<{ m: number; yes: Key; no: Key; restingId: string }> {
+  const m = await newMarket(tx);
+  const yes = await newAccount(tx, { deposit: '10000' });
+  const no = await newAccount(tx, { deposit: '10000' });
+  await yes.client.placeOrder(order(m, { tick: 40, qty: 2 }));
+  await no.client.placeOrder(order(m, { outcome: 'no', tick: 60, qty: 2 }));
+  const resting = await yes.client.placeOrder(order(m, { tick: 10, qty: 1 }));
+  return { m, yes, no, restingId: resting.order_id };
+}
+
+test('control plane: freeze and unfreeze answer 200 {status, seq}; freezing cancels resting orders with reason round_frozen', async () => {
+  const { m, yes, restingId } = await heldMarket();
+  const f = await admin('POST', `/admin/rounds/${m}/freeze`, '{}');
+  assert.equal(f.status, 200, f.text);
+  assertWire(f.json);
+  hasKeys(f.json, ['status', 'seq'], 'round action');
+  assert.equal(f.json.status, 'frozen');
+  assert.equal((await yes.client.round(m)).status, 'frozen');
+  const canceled = (await yes.client.orders({ status: ['canceled'] })).orders.find((o) => o.order_id === restingId);
+  assert.equal(canceled?.reason, 'round_frozen');
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/freeze`, '{}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  const u = await admin('POST', `/admin/rounds/${m}/unfreeze`);
+  assert.equal(u.status, 200, u.text);
+  assert.equal(u.json.status, 'trading');
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/unfreeze`, '{}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  assertErrorReply(await admin('POST', '/admin/rounds/9999/freeze', '{}'), 404, 'unknown_market', { num: 265, origin: 'core' });
+});
+
+test('control plane: propose, dispute, propose from the oracle and settle walk the round to settled and pay 100 cents per winning share', async () => {
+  const { m, yes, no } = await heldMarket();
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/propose`, '{"outcome":"no"}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  await tx.admin.freezeRound(m);
+  const p = await admin('POST', `/admin/rounds/${m}/propose`, '{"outcome":"no"}');
+  assert.equal(p.status, 200, p.text);
+  assert.equal(p.json.status, 'proposed');
+  assert.equal((await yes.client.round(m)).outcome, 'no');
+  const d = await admin('POST', `/admin/rounds/${m}/dispute`, '{}');
+  assert.equal(d.status, 200, d.text);
+  assert.equal(d.json.status, 'frozen');
+  // No oracle source has ticked on this exchange yet.
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/propose`, '{}'), 409, 'oracle_quorum_not_met', { num: 273, origin: 'core' });
+  const tick = await admin('POST', '/admin/oracle/ticks', '{"source_id":5,"price":"6100000000000"}');
+  assert.equal(tick.status, 201, tick.text);
+  const po = await admin('POST', `/admin/rounds/${m}/propose`, '{}');
+  assert.equal(po.status, 200, po.text);
+  const proposed = await yes.client.round(m);
+  assert.equal(proposed.status, 'proposed');
+  assert.equal(proposed.outcome, 'yes', 'the oracle price is above the strike');
+  assert.notEqual(proposed.settle_price, '0');
+  assert.notEqual(proposed.proposed_ts, '0');
+  const before = { yes: BigInt((await yes.client.balance()).available), no: BigInt((await no.client.balance()).available) };
+  const s = await admin('POST', `/admin/rounds/${m}/settle`, '{}');
+  assert.equal(s.status, 200, s.text);
+  assert.equal(s.json.status, 'settled');
+  const settled = await yes.client.round(m);
+  assert.equal(settled.status, 'settled');
+  assert.notEqual(settled.settled_ts, '0');
+  assert.equal(BigInt((await yes.client.balance()).available) - before.yes, 200n, 'two winning YES shares pay 200 cents');
+  assert.equal(BigInt((await no.client.balance()).available) - before.no, 0n, 'losing shares pay nothing');
+  assert.deepEqual((await yes.client.positions({ market_id: m })).positions, [], 'settled shares are gone');
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/settle`, '{}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+});
+
+test('control plane: void answers 200 {status, seq} and pays 50 cents per share of either outcome', async () => {
+  const { m, yes, no } = await heldMarket();
+  const before = { yes: BigInt((await yes.client.balance()).available), no: BigInt((await no.client.balance()).available) };
+  const v = await admin('POST', `/admin/rounds/${m}/void`, '{}');
+  assert.equal(v.status, 200, v.text);
+  assert.equal(v.json.status, 'void');
+  assert.equal((await yes.client.round(m)).status, 'void');
+  assert.equal((await yes.client.market(m)).status, 'closed', 'a market without an open round is closed');
+  assert.equal(BigInt((await yes.client.balance()).available) - before.yes, 100n + 10n, '2 x 50 cents plus the released reservation of the canceled 1 @ 10');
+  assert.equal(BigInt((await no.client.balance()).available) - before.no, 100n);
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/void`, '{}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  const again = await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '1', close_ts: closeInAnHour() }));
+  assert.equal(again.status, 201, 'a new round opens after a void one');
+});
+
+test('control plane: POST /admin/oracle/ticks answers 201 {seq} and refuses an unknown source or a zero price', async () => {
+  const r = await admin('POST', '/admin/oracle/ticks', '{"source_id":0,"price":"6000000000000"}');
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(Object.keys(r.json), ['seq']);
+  assertErrorReply(await admin('POST', '/admin/oracle/ticks', '{"source_id":64,"price":"1"}'), 400, 'invalid_field');
+  assertErrorReply(await admin('POST', '/admin/oracle/ticks', '{"source_id":1,"price":"0"}'), 400, 'invalid_field');
+});
+
+test('control plane: withdrawal confirm and fail answer 200 {status, seq}; an unknown or finished withdrawal is 404 unknown_withdrawal', async () => {
+  const k = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
+  const w = await k.client.withdraw({ client_withdrawal_id: '5', amount: '100', destination: 'd' });
+  const c = await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}');
+  assert.equal(c.status, 200, c.text);
+  assertWire(c.json);
+  assert.equal(c.json.status, 'confirmed');
+  assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
+  assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/fail`, '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
+  const w2 = await k.client.withdraw({ client_withdrawal_id: '6', amount: '100', destination: 'd' });
+  const f = await admin('POST', `/admin/withdrawals/${w2.wid}/fail`, '{}');
+  assert.equal(f.status, 200, f.text);
+  assert.equal(f.json.status, 'failed');
+  assertErrorReply(await admin('POST', '/admin/withdrawals/99999/confirm', '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
+});
+
+test('control plane: GET /admin/health answers seq, durable_seq, lag and gateways', async () => {
+  const r = await admin('GET', '/admin/health');
+  assert.equal(r.status, 200, r.text);
+  assertWire(r.json);
+  hasKeys(r.json, ['seq', 'durable_seq', 'lag', 'gateways'], 'health');
+  assert.equal(r.json.gateways, 1);
+  assert.ok(BigInt(r.json.seq) > 0n);
+});
+
+test('control plane: closed schemas, unknown routes, wrong methods and query parameters give the error envelope', async () => {
+  const unknownField = await admin('POST', '/admin/accounts', '{"name":"x"}');
+  assertErrorReply(unknownField, 400, 'unknown_field');
+  assert.equal(unknownField.json.error.details.field, 'name');
+  assertErrorReply(await admin('POST', '/admin/fee_schedules', '{"taker_bps":'), 400, 'invalid_json');
+  assertErrorReply(await admin('POST', '/admin/accounts', '{"__proto__":{}}'), 400, 'invalid_json');
+  assertErrorReply(await admin('GET', '/admin/nowhere'), 404, 'not_found');
+  const m = await admin('PUT', '/admin/health');
+  assertErrorReply(m, 405, 'method_not_allowed');
+  assert.equal(m.headers.allow, 'GET');
+  assertErrorReply(await admin('GET', '/admin/health?verbose=1'), 400, 'unknown_field');
+  assertErrorReply(await admin('DELETE', '/admin/accounts/1', '{}'), 400, 'unexpected_body');
+  assertErrorReply(await admin('POST', '/admin/accounts', JSON.stringify({ pad: 'x'.repeat(70 * 1024) })), 413, 'body_too_large');
+});

@@ -1,0 +1,332 @@
+// Harness for the black-box tests of the REST lane: starts a whole exchange
+// (engine thread, gateway threads, accounts service, control plane) on fresh
+// 127.0.0.1 ports and a fresh data directory, and offers the usual set-up
+// steps through the public surfaces only (control plane for accounts,
+// markets and deposits; the client library for normal calls; node:http with
+// hand-made headers for malformed requests). Test process, main thread.
+
+import './quiet.js';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AccountsClient, AdminClient, DxApiError, DxClient } from '../../src/client/index.js';
+import type { OrderRequest, Scope } from '../../src/client/types.js';
+import { defaults, type ExchangeConfig } from '../../src/main/config.js';
+import { startExchange, type RunningExchange } from '../../src/main/exchange.js';
+
+export const ADMIN_TOKEN = 'gateway-tests-admin-token-0123456789';
+
+export interface TestExchange {
+  ex: RunningExchange;
+  port: number;
+  base: string;
+  accountsBase: string;
+  adminBase: string;
+  admin: AdminClient;
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on right now (bound and released by the kernel's choice). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/**
+ * One exchange per test file. With more than one gateway the public port is
+ * chosen here: uWebSockets.js only sets SO_REUSEPORT for a non-zero port, so
+ * `port: 0` with two gateways cannot start (see startup.test.ts).
+ */
+export async function startTestExchange(over: Partial<ExchangeConfig> = {}): Promise<TestExchange> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'dx-gateway-test-'));
+  const cfg: ExchangeConfig = {
+    ...defaults(), port: 0, accounts_port: 0, admin_port: 0, data_dir: dataDir, admin_token: ADMIN_TOKEN, gateways: 1, ...over,
+  };
+  if (cfg.gateways > 1 && cfg.port === 0) cfg.port = await freePort();
+  const ex = await startExchange(cfg);
+  const adminBase = `http://127.0.0.1:${ex.admin_port}`;
+  return {
+    ex,
+    port: ex.port,
+    base: `http://127.0.0.1:${ex.port}`,
+    accountsBase: `http://127.0.0.1:${ex.accounts_port}`,
+    adminBase,
+    admin: new AdminClient({ baseUrl: adminBase, token: ex.admin_token }),
+    stop: async () => {
+      // ex.stop() waits for every client connection to go away (see
+      // startup.test.ts), and global fetch keeps idle connections for 4 s:
+      // close them first so that each file ends at once.
+      await closeFetchConnections();
+      await ex.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Closes the keep-alive connections of global fetch (undici's global
+ * dispatcher, which the client library uses) once their requests are done,
+ * and installs a fresh dispatcher of the same kind for later calls.
+ */
+export async function closeFetchConnections(): Promise<void> {
+  const slot = Symbol.for('undici.globalDispatcher.1');
+  const g = globalThis as unknown as Record<symbol, { close(): Promise<void> } | undefined>;
+  const d = g[slot];
+  if (d === undefined) return;
+  g[slot] = new (d.constructor as new () => { close(): Promise<void> })();
+  await d.close();
+}
+
+// ---- accounts, keys, markets ----------------------------------------------------
+
+export interface Key {
+  accountId: number;
+  keyId: number;
+  secret: string;
+  client: DxClient;
+  accounts: AccountsClient;
+}
+
+export async function newKey(tx: TestExchange, accountId: number, scopes: Scope[] = ['read', 'trade']): Promise<Key> {
+  const k = await tx.admin.createKey(accountId, scopes);
+  return keyFrom(tx, accountId, k.key_id, k.secret);
+}
+
+export function keyFrom(tx: TestExchange, accountId: number, keyId: number, secret: string): Key {
+  return {
+    accountId, keyId, secret,
+    client: new DxClient({ baseUrl: tx.base, keyId, secret }),
+    accounts: new AccountsClient({ baseUrl: tx.accountsBase, keyId, secret }),
+  };
+}
+
+/** A new account with `deposit` cents and one key. */
+export async function newAccount(tx: TestExchange, o: { deposit?: string; scopes?: Scope[] } = {}): Promise<Key> {
+  const { account_id } = await tx.admin.createAccount();
+  const deposit = o.deposit ?? '100000000';
+  if (deposit !== '0') await tx.admin.deposit(account_id, { amount: deposit, ref: `test-${account_id}` });
+  return newKey(tx, account_id, o.scopes ?? ['read', 'trade']);
+}
+
+/** Round close time an hour from now, in ns (the wire's timestamp unit). */
+export function closeInAnHour(): string {
+  return String(BigInt(Date.now() + 3_600_000) * 1_000_000n);
+}
+
+/** A market (with a trading round unless `round` is false). */
+export async function newMarket(
+  tx: TestExchange,
+  o: { title?: string; category?: number; position_limit?: number; fee_schedule_id?: number; round?: boolean } = {},
+): Promise<number> {
+  const { market_id } = await tx.admin.createMarket({
+    title: o.title ?? 'BTC above strike', category: o.category ?? 1, position_limit: o.position_limit ?? 0, fee_schedule_id: o.fee_schedule_id ?? 0,
+  });
+  if (o.round !== false) await tx.admin.openRound(market_id, { strike: '6000000000000', close_ts: closeInAnHour() });
+  return market_id;
+}
+
+export function order(market_id: number, o: Partial<OrderRequest> = {}): OrderRequest {
+  return { market_id, side: 'buy', outcome: 'yes', tick: 40, qty: 1, ...o };
+}
+
+// ---- raw HTTP --------------------------------------------------------------------
+
+export interface RawReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+export interface RawRequest {
+  method: string;
+  /** The request target exactly as written on the wire (path?query). */
+  target: string;
+  body?: string | Buffer;
+  headers?: Record<string, string | string[]>;
+  /** Default: a fresh connection (agent false). */
+  agent?: Agent | false;
+  signal?: AbortSignal;
+}
+
+/** One request over node:http: any method, any body (even on GET), hand-made headers. */
+export function raw(port: number, r: RawRequest): Promise<RawReply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | string[]> = { ...(r.headers ?? {}) };
+    if (r.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) {
+      headers['content-length'] = String(Buffer.byteLength(r.body));
+    }
+    const req = httpRequest({
+      host: '127.0.0.1', port, method: r.method, path: r.target, headers, agent: r.agent ?? false, signal: r.signal,
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown = undefined;
+        if (text.length > 0) {
+          try {
+            json = JSON.parse(text);
+          } catch (e) {
+            if (!(e instanceof SyntaxError)) throw e;
+            json = undefined; // not JSON: the test looks at `text`
+          }
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (r.body !== undefined) req.write(r.body);
+    req.end();
+  });
+}
+
+/**
+ * Writes `text` as is on a fresh TCP connection and returns every byte the
+ * server sends until it closes the connection or `ms` pass (for requests
+ * node:http cannot make, such as duplicated headers).
+ */
+export function rawSocket(port: number, text: string, ms = 300): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1', () => s.write(text));
+    let out = '';
+    s.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    const timer = setTimeout(() => s.destroy(), ms);
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    s.on('error', () => s.destroy());
+  });
+}
+
+/** The three signature headers, computed independently of the client library. */
+export function signHeaders(
+  k: { keyId: number; secret: string }, method: string, target: string, body = '', tsMs = Date.now(),
+): Record<string, string> {
+  const ts = String(tsMs);
+  const sig = createHmac('sha256', Buffer.from(k.secret, 'base64')).update(`${ts}\n${method}\n${target}\n${body}`).digest('base64');
+  return { 'DX-ACCESS-KEY': String(k.keyId), 'DX-ACCESS-TIMESTAMP': ts, 'DX-ACCESS-SIGNATURE': sig };
+}
+
+/** A signed raw request; `sign` overrides what is signed (to tamper), `ts` the timestamp. */
+export function signedRaw(
+  port: number, k: { keyId: number; secret: string }, method: string, target: string, body?: string,
+  o: { sign?: { method?: string; target?: string; body?: string }; ts?: number; agent?: Agent | false; headers?: Record<string, string> } = {},
+): Promise<RawReply> {
+  const h = signHeaders(k, o.sign?.method ?? method, o.sign?.target ?? target, o.sign?.body ?? body ?? '', o.ts ?? Date.now());
+  const headers: Record<string, string> = { ...h, ...(o.headers ?? {}) };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return raw(port, { method, target, body, headers, agent: o.agent });
+}
+
+// ---- assertions ------------------------------------------------------------------
+
+/** The error envelope: `{error: {code, num, origin, message, details}}` with the given code and status. */
+export function assertErrorReply(r: RawReply, status: number, code: string, o: { num?: number | null; origin?: string } = {}): void {
+  assert.equal(r.status, status, `expected ${status} ${code}, got ${r.status} ${r.text}`);
+  assertEnvelope(r.json, code, o);
+}
+
+export function assertEnvelope(body: unknown, code: string, o: { num?: number | null; origin?: string } = {}): void {
+  const e = (body as { error?: Record<string, unknown> } | undefined)?.error;
+  assert.ok(e && typeof e === 'object', `not an error envelope: ${JSON.stringify(body)}`);
+  assert.deepEqual(Object.keys(e).sort(), ['code', 'details', 'message', 'num', 'origin']);
+  assert.equal(e.code, code);
+  assert.equal(typeof e.message, 'string');
+  assert.ok(e.details === null || (typeof e.details === 'object' && !Array.isArray(e.details)), 'details is an object or null');
+  assert.ok(e.num === null || Number.isInteger(e.num), 'num is an integer or null');
+  if (o.num !== undefined) assert.equal(e.num, o.num, `num of ${code}`);
+  else if (o.origin === 'gateway' || o.origin === undefined) assert.equal(e.num, null, `a gateway error has num null (${code})`);
+  assert.equal(e.origin, o.origin ?? 'gateway', `origin of ${code}`);
+}
+
+/** Awaits a client call that must fail with a DxApiError of this status and code; returns it. */
+export async function rejects(p: Promise<unknown>, status: number, code: string, o: { num?: number | null; origin?: string } = {}): Promise<DxApiError> {
+  try {
+    const v = await p;
+    assert.fail(`expected ${status} ${code}, got success ${JSON.stringify(v)}`);
+  } catch (e) {
+    if (!(e instanceof DxApiError)) throw e;
+    assert.equal(e.status, status, `expected ${status} ${code}, got ${e.message}`);
+    assert.equal(e.code, code, e.message);
+    assert.equal(e.origin, o.origin ?? 'gateway', `origin of ${code}`);
+    assert.equal(e.num, o.num === undefined ? null : o.num, `num of ${code}`);
+    return e;
+  }
+}
+
+const U64_RE = /^[0-9]+$/;
+
+/** Fields that are u64-domain values (decimal strings) wherever they appear. */
+export const U64_FIELDS = new Set([
+  'order_id', 'client_order_id', 'seq', 'as_of_seq', 'volume', 'open_interest', 'available', 'reserved', 'max_cost', 'created_seq',
+  'last_update_seq', 'fill_id', 'fee', 'price', 'wid', 'client_withdrawal_id', 'amount', 'round_number', 'strike', 'settle_price',
+  'durable_seq',
+]);
+
+/** Fields that are small integers (JSON numbers) wherever they appear. */
+export const SMALL_FIELDS = new Set([
+  'market_id', 'tick', 'qty', 'group_id', 'flags', 'filled_qty', 'remaining_qty', 'resting_qty', 'tick_yes', 'free', 'reserved_for_sale',
+  'shares_ahead', 'timeout_ms', 'key_id', 'account_id', 'fee_schedule_id', 'position_limit', 'category', 'best_yes_bid', 'best_yes_ask',
+  'display_tick', 'last_tick_yes', 'fresh_source_count', 'canceled_qty', 'new_qty', 'tape_cap', 'terminal_cap', 'reject_cap', 'fill_cap',
+  'batch_cap', 'response_budget_ms', 'sustained_rate_per_s', 'burst',
+]);
+
+/**
+ * The wire conventions on a whole answer: u64-domain values (and every `ts` /
+ * `*_ts`) are strings matching ^[0-9]+$, small integers are numbers, and no
+ * number anywhere is a float.
+ */
+export function assertWire(v: unknown, path = '$'): void {
+  if (typeof v === 'number') {
+    assert.ok(Number.isSafeInteger(v), `${path}: ${v} is not an integer (floats never appear)`);
+    return;
+  }
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => assertWire(x, `${path}[${i}]`));
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const p = `${path}.${k}`;
+    if (U64_FIELDS.has(k) || k === 'ts' || k.endsWith('_ts')) {
+      assert.equal(typeof x, 'string', `${p} must be a u64 decimal string, got ${JSON.stringify(x)}`);
+      assert.match(x as string, U64_RE, `${p} must match ^[0-9]+$`);
+    } else if (SMALL_FIELDS.has(k)) {
+      assert.equal(typeof x, 'number', `${p} must be a JSON number, got ${JSON.stringify(x)}`);
+    }
+    assertWire(x, p);
+  }
+}
+
+/** Asserts that `obj` has at least these keys. */
+export function hasKeys(obj: unknown, keys: string[], what = 'object'): void {
+  assert.ok(obj !== null && typeof obj === 'object', `${what} is an object`);
+  for (const k of keys) assert.ok(k in (obj as object), `${what} has ${k}: ${JSON.stringify(obj)}`);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `cond` every few ms until it holds or `ms` pass; returns whether it held. */
+export async function eventually(cond: () => boolean | Promise<boolean>, ms = 2000, every = 10): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await cond()) return true;
+    if (Date.now() > until) return false;
+    await sleep(every);
+  }
+}
