@@ -231,6 +231,12 @@ for (const r of records) {
   ts.push(`export const ${r.name} = {`);
   ts.push(`  TYPE: ${r.type},`);
   ts.push(`  SIZE: ${r.size},`);
+  const reserved = r.fields.filter((f) => f.name.startsWith('reserved'));
+  ts.push('  /** Zeroes the reserved fields (writers set every other field). */');
+  ts.push(`  clear_reserved(${reserved.length ? 'm: Mem, o: number' : '_m: Mem, _o: number'}): void {${reserved.map((f) => {
+    const idx = f.type === 'u8' ? `m.u8[o + ${f.offset}]` : f.type === 'u16' ? `m.u16[(o + ${f.offset}) >>> 1]` : `m.u32[(o + ${f.offset}) >>> 2]`;
+    return ` ${idx} = 0;`;
+  }).join('')} },`);
   for (const f of r.fields) ts.push(...accessors(f));
   ts.push('};');
   ts.push('');

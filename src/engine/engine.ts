@@ -111,10 +111,9 @@ export class Engine {
   /** Claims and zeroes an event record, writes its header; returns its offset. */
   private begin(type: number, size: number, account: number): number {
     const m = this.m;
+    // Callers write every field and clear_reserved() the rest, so the record
+    // needs no zeroing pass.
     const o = this.out.claim(size);
-    // Zero the record so reserved bytes are 0 (a loop beats fill() at these sizes).
-    const u32 = m.u32;
-    for (let i = o >>> 2, end = (o + size) >>> 2; i < end; i++) u32[i] = 0;
     Header.set_len(m, o, size);
     Header.set_type(m, o, type);
     Header.set_producer(m, o, this.producer);
@@ -135,6 +134,7 @@ export class Engine {
   ): void {
     const m = this.m;
     const o = this.begin(CommandCompleted.TYPE, CommandCompleted.SIZE, account);
+    CommandCompleted.clear_reserved(this.m, o);
     CommandCompleted.set_status(m, o, status);
     CommandCompleted.set_order_status(m, o, orderStatus);
     CommandCompleted.set_reason(m, o, reason);
@@ -162,6 +162,7 @@ export class Engine {
     const ord = s.orders;
     const m = this.m;
     const o = this.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.account[slot]!);
+    OrderCanceled.clear_reserved(this.m, o);
     OrderCanceled.set_order_id(m, o, ord.id[slot]!);
     OrderCanceled.set_canceled_qty(m, o, ord.remaining[slot]!);
     OrderCanceled.set_reason(m, o, reason);
@@ -246,6 +247,7 @@ export class Engine {
     const m = this.m;
     if (code !== 0) {
       const o = this.begin(OrderRejected.TYPE, OrderRejected.SIZE, account);
+      OrderRejected.clear_reserved(this.m, o);
       OrderRejected.set_order_id(m, o, this.seq);
       OrderRejected.set_market_id(m, o, market);
       OrderRejected.set_qty(m, o, qty);
@@ -269,6 +271,7 @@ export class Engine {
 
     const orderId = this.seq;
     let o = this.begin(OrderAccepted.TYPE, OrderAccepted.SIZE, account);
+    OrderAccepted.clear_reserved(this.m, o);
     OrderAccepted.set_order_id(m, o, orderId);
     OrderAccepted.set_market_id(m, o, market);
     OrderAccepted.set_qty(m, o, qty);
@@ -344,6 +347,7 @@ export class Engine {
           else takerRelease = q * (tick + fps);
         }
         o = this.begin(Filled.TYPE, Filled.SIZE, account);
+        Filled.clear_reserved(this.m, o);
         Filled.set_fill_id(m, o, s.fillCount + 1);
         Filled.set_maker_order_id(m, o, ord.id[maker]!);
         Filled.set_taker_order_id(m, o, orderId);
@@ -380,6 +384,7 @@ export class Engine {
     } else {
       resting = ord.remaining[taker]!;
       o = this.begin(OrderRested.TYPE, OrderRested.SIZE, account);
+      OrderRested.clear_reserved(this.m, o);
       OrderRested.set_order_id(m, o, orderId);
       this.commit(o);
       status = filledQty === 0 ? OrderStatus.resting : OrderStatus.partially_filled;
@@ -446,6 +451,7 @@ export class Engine {
     } else if (n < rem) {
       const m = this.m;
       const o = this.begin(OrderDecreased.TYPE, OrderDecreased.SIZE, account);
+      OrderDecreased.clear_reserved(this.m, o);
       OrderDecreased.set_order_id(m, o, orderId);
       OrderDecreased.set_new_qty(m, o, n);
       OrderDecreased.set_release_cash(m, o, ord.side[slot] === Side.buy ? (rem - n) * (ord.tick[slot]! + ord.feePerShare[slot]!) : 0);
@@ -485,6 +491,7 @@ export class Engine {
     const lo = this.hilo[1]!;
     const m = this.m;
     const o = this.begin(DeadmanArmed.TYPE, DeadmanArmed.SIZE, account);
+    DeadmanArmed.clear_reserved(this.m, o);
     DeadmanArmed.set_timeout_ms(m, o, timeoutMs);
     DeadmanArmed.set_fires_at_ts(m, o, hi, lo);
     this.commit(o);
@@ -502,6 +509,7 @@ export class Engine {
 
   private emitDisarmed(account: number, fired: number): void {
     const o = this.begin(DeadmanDisarmed.TYPE, DeadmanDisarmed.SIZE, account);
+    DeadmanDisarmed.clear_reserved(this.m, o);
     DeadmanDisarmed.set_fired(this.m, o, fired);
     this.commit(o);
   }
@@ -539,6 +547,7 @@ export class Engine {
     const r = mk.round[market]!;
     const m = this.m;
     const o = this.begin(RoundTransitioned.TYPE, RoundTransitioned.SIZE, 0);
+    RoundTransitioned.clear_reserved(this.m, o);
     RoundTransitioned.set_round_number(m, o, r + 1);
     RoundTransitioned.set_market_id(m, o, market);
     RoundTransitioned.set_status(m, o, status);
@@ -614,6 +623,7 @@ export class Engine {
       const no = acc.pFree[2 * p + 1]!;
       const payout = status === RoundStatus.void ? (yes + no) * 50 : outcome === RoundOutcome.yes ? yes * 100 : no * 100;
       const o = this.begin(PositionSettled.TYPE, PositionSettled.SIZE, a);
+      PositionSettled.clear_reserved(this.m, o);
       PositionSettled.set_market_id(m, o, market);
       PositionSettled.set_round_number(m, o, r + 1);
       PositionSettled.set_yes_qty(m, o, yes);
@@ -637,6 +647,7 @@ export class Engine {
     const rn = mk.roundCount + 1;
     const m = this.m;
     const o = this.begin(RoundOpened.TYPE, RoundOpened.SIZE, 0);
+    RoundOpened.clear_reserved(this.m, o);
     RoundOpened.set_round_number(m, o, rn);
     RoundOpened.set_market_id(m, o, market);
     RoundOpened.set_strike(m, o, OpenRound.strike(cm, co));
@@ -704,6 +715,7 @@ export class Engine {
     const n = this.freshPrices(this.tsHi, this.tsLo, source, price);
     const m = this.m;
     const o = this.begin(OracleTicked.TYPE, OracleTicked.SIZE, 0);
+    OracleTicked.clear_reserved(this.m, o);
     OracleTicked.set_source_id(m, o, source);
     OracleTicked.set_fresh_source_count(m, o, n);
     OracleTicked.set_price(m, o, price);
@@ -717,6 +729,7 @@ export class Engine {
   private createAccount(): void {
     const id = this.state.accounts.count + 1;
     const o = this.begin(AccountCreated.TYPE, AccountCreated.SIZE, id);
+    AccountCreated.clear_reserved(this.m, o);
     AccountCreated.set_account_id(this.m, o, id);
     this.commit(o);
     this.ok(T_CREATE_ACCOUNT, id, id);
@@ -729,11 +742,13 @@ export class Engine {
     for (let k = 1; k <= acc.keyCount; k++) {
       if (acc.keyAccount[k] !== account || acc.keyRevoked[k] === 1) continue;
       const o = this.begin(KeyRevoked.TYPE, KeyRevoked.SIZE, account);
+      KeyRevoked.clear_reserved(this.m, o);
       KeyRevoked.set_key_id(m, o, k);
       KeyRevoked.set_account_id(m, o, account);
       this.commit(o);
     }
     const o = this.begin(AccountDeleted.TYPE, AccountDeleted.SIZE, account);
+    AccountDeleted.clear_reserved(this.m, o);
     AccountDeleted.set_account_id(m, o, account);
     this.commit(o);
     this.ok(T_DELETE_ACCOUNT, account, account);
@@ -745,6 +760,7 @@ export class Engine {
     const id = acc.keyCount + 1;
     const m = this.m;
     const o = this.begin(KeyCreated.TYPE, KeyCreated.SIZE, account);
+    KeyCreated.clear_reserved(this.m, o);
     KeyCreated.set_key_id(m, o, id);
     KeyCreated.set_account_id(m, o, account);
     KeyCreated.set_scopes(m, o, CreateKey.scopes(cm, co));
@@ -762,6 +778,7 @@ export class Engine {
     if (acc.keyRevoked[keyId] === 0) {
       const owner = acc.keyAccount[keyId]!;
       const o = this.begin(KeyRevoked.TYPE, KeyRevoked.SIZE, owner);
+      KeyRevoked.clear_reserved(this.m, o);
       KeyRevoked.set_key_id(this.m, o, keyId);
       KeyRevoked.set_account_id(this.m, o, owner);
       this.commit(o);
@@ -776,6 +793,7 @@ export class Engine {
     if (amount < 1) return this.reject(T_DEPOSIT, Reject.invalid_command, account);
     const m = this.m;
     const o = this.begin(Deposited.TYPE, Deposited.SIZE, account);
+    Deposited.clear_reserved(this.m, o);
     Deposited.set_amount(m, o, amount);
     Deposited.set_ref(m, o, Deposit.ref(cm, co));
     this.commit(o);
@@ -799,6 +817,7 @@ export class Engine {
     const wid = acc.withdrawalCount + 1;
     const m = this.m;
     const o = this.begin(WithdrawalRequested.TYPE, WithdrawalRequested.SIZE, account);
+    WithdrawalRequested.clear_reserved(this.m, o);
     WithdrawalRequested.set_wid(m, o, wid);
     WithdrawalRequested.set_client_withdrawal_id(m, o, hi, lo);
     WithdrawalRequested.set_amount(m, o, amount);
@@ -816,11 +835,13 @@ export class Engine {
     const owner = acc.wAccount[wid]!;
     if (confirm) {
       const o = this.begin(WithdrawalConfirmed.TYPE, WithdrawalConfirmed.SIZE, owner);
+      WithdrawalConfirmed.clear_reserved(this.m, o);
       WithdrawalConfirmed.set_wid(m, o, wid);
       WithdrawalConfirmed.set_amount(m, o, acc.wAmount[wid]!);
       this.commit(o);
     } else {
       const o = this.begin(WithdrawalFailed.TYPE, WithdrawalFailed.SIZE, owner);
+      WithdrawalFailed.clear_reserved(this.m, o);
       WithdrawalFailed.set_wid(m, o, wid);
       WithdrawalFailed.set_amount(m, o, acc.wAmount[wid]!);
       this.commit(o);
@@ -835,6 +856,7 @@ export class Engine {
     const id = this.state.accounts.feeCount + 1;
     const m = this.m;
     const o = this.begin(FeeScheduleCreated.TYPE, FeeScheduleCreated.SIZE, 0);
+    FeeScheduleCreated.clear_reserved(this.m, o);
     FeeScheduleCreated.set_fee_schedule_id(m, o, id);
     FeeScheduleCreated.set_taker_bps(m, o, taker);
     FeeScheduleCreated.set_maker_bps(m, o, maker);
@@ -849,6 +871,7 @@ export class Engine {
     const id = s.markets.count + 1;
     const m = this.m;
     const o = this.begin(MarketCreated.TYPE, MarketCreated.SIZE, 0);
+    MarketCreated.clear_reserved(this.m, o);
     MarketCreated.set_market_id(m, o, id);
     MarketCreated.set_category(m, o, CreateMarket.category(cm, co));
     MarketCreated.set_position_limit(m, o, CreateMarket.position_limit(cm, co));

@@ -218,7 +218,7 @@ function onOrderAccepted(s: ExchangeState, m: Mem, o: number): void {
   ord.createdTsLo[slot] = s.tsLo;
   ord.createdSeq[slot] = s.seq;
   ord.lastUpdateSeq[slot] = s.seq;
-  s.orderIndex.set(id >>> 0, Math.floor(id / 4294967296), 0, slot);
+  s.indexOrder(id, slot);
   if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
   // Live list: ascending order_id, so append at the tail.
   const tail = acc.liveTail[a]!;
@@ -290,7 +290,7 @@ function onOrderRejected(s: ExchangeState, m: Mem, o: number): void {
   ord.createdTsLo[slot] = s.tsLo;
   ord.createdSeq[slot] = s.seq;
   ord.lastUpdateSeq[slot] = s.seq;
-  s.orderIndex.set(id >>> 0, Math.floor(id / 4294967296), 0, slot);
+  s.indexOrder(id, slot);
   if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
   // Rejected FIFO, oldest first; evict beyond reject_cap.
   const tail = acc.rejTail[a]!;
@@ -315,7 +315,7 @@ function onOrderRejected(s: ExchangeState, m: Mem, o: number): void {
 function forget(s: ExchangeState, slot: number): void {
   const ord = s.orders;
   const id = ord.id[slot]!;
-  s.orderIndex.delete(id >>> 0, Math.floor(id / 4294967296), 0);
+  s.unindexOrder(id);
   if (ord.hasCoid[slot] === 1) s.coidIndex.delete(ord.account[slot]!, ord.coidHi[slot]!, ord.coidLo[slot]!);
   ord.free(slot);
 }

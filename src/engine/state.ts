@@ -10,6 +10,8 @@ import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
 import { Markets } from './markets.js';
 
+const SLOT_CACHE = 4096;
+
 export class ExchangeState {
   readonly config: EngineConfig;
   /** Last sequenced seq and its ts (hi, lo). */
@@ -53,8 +55,36 @@ export class ExchangeState {
     this.disputeDeadlines = new TimerHeap(c.market_capacity);
   }
 
+  // A direct-mapped cache in front of orderIndex: order ids are seqs, so the
+  // orders a command touches (the taker just accepted, makers near the top
+  // of the book) are mostly recent and hit here without hashing.
+  private readonly cacheId = new Float64Array(SLOT_CACHE);
+  private readonly cacheSlot = new Int32Array(SLOT_CACHE);
+
   /** Slot of a live or retained order, -1 when unknown. */
   slotOf(orderId: number): number {
-    return this.orderIndex.get(orderId >>> 0, Math.floor(orderId / 4294967296), 0);
+    const i = orderId & (SLOT_CACHE - 1);
+    if (this.cacheId[i] === orderId) return this.cacheSlot[i]!;
+    const slot = this.orderIndex.get(orderId >>> 0, Math.floor(orderId / 4294967296), 0);
+    if (slot >= 0) {
+      this.cacheId[i] = orderId;
+      this.cacheSlot[i] = slot;
+    }
+    return slot;
+  }
+
+  /** Indexes a new order (evolve only). */
+  indexOrder(orderId: number, slot: number): void {
+    this.orderIndex.set(orderId >>> 0, Math.floor(orderId / 4294967296), 0, slot);
+    const i = orderId & (SLOT_CACHE - 1);
+    this.cacheId[i] = orderId;
+    this.cacheSlot[i] = slot;
+  }
+
+  /** Drops an evicted order from the index (evolve only). */
+  unindexOrder(orderId: number): void {
+    this.orderIndex.delete(orderId >>> 0, Math.floor(orderId / 4294967296), 0);
+    const i = orderId & (SLOT_CACHE - 1);
+    if (this.cacheId[i] === orderId) this.cacheId[i] = 0;
   }
 }
