@@ -55,18 +55,9 @@ export const MODEL_DEFAULTS: ModelConfig = {
   dispute_window_ms: 60_000,
 };
 
-export interface Summary {
-  seq: number;
-  fees_collected: number;
-  open_pairs_total: number;
-  accounts: { account_id: number; available: number; reserved: number; deleted: boolean }[];
-  positions: { account_id: number; market_id: number; outcome: number; free: number; reserved_for_sale: number }[];
-  orders: { order_id: number; account_id: number; market_id: number; side: number; outcome: number; tick: number; remaining: number; filled: number }[];
-  book: { market_id: number; ladder: number; tick: number; qty: number; order_ids: number[] }[];
-  markets: { market_id: number; status: number; round_number: number; volume: number; open_interest: number; last_tick_yes: number }[];
-  deadman: { account_id: number; fires_at_ts: string }[];
-  withdrawals: { wid: number; account_id: number; amount: number; status: number }[];
-}
+// The summary shape is the comparison contract with the engine (src/engine/summary.ts).
+export type { Summary } from '../../src/engine/summary.js';
+import type { Summary } from '../../src/engine/summary.js';
 
 export interface MOrder {
   order_id: number;
