@@ -130,3 +130,80 @@ export class CpuWindow {
 function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
+
+/** The kernel function a thread sleeps in ("do_epoll_wait", "futex_do_wait", "0" when running). */
+function wchan(pid: number, tid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/wchan`, 'latin1').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw e;
+  }
+}
+
+/**
+ * The tids of the last `n` threads of an idle Node process that sleep in
+ * epoll: a Node worker with its own event loop (a uWS gateway thread) waits
+ * in epoll, while a worker parked in Atomics.wait (the engine) and V8's
+ * platform threads wait on futexes. The main thread (tid = pid) and the
+ * platform's delayed-task thread (the first epoll thread after it) come
+ * first, so the last n epoll threads are the n most recently started
+ * event-loop workers. Call it while the process is idle; returns fewer than
+ * n when it cannot tell.
+ */
+export async function lastEventLoopThreads(pid: number, n: number): Promise<number[]> {
+  // In start order: by start time (field 22, clock ticks), then tid (tids can wrap at pid_max).
+  const started = new Map<number, number>();
+  for (const t of threadCpuMs(pid).keys()) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'latin1');
+      started.set(t, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+  }
+  const tids = [...started.keys()].filter((t) => t !== pid).sort((a, b) => started.get(a)! - started.get(b)! || a - b);
+  // A thread that happens to be running shows wchan "0": sample a few times.
+  const seen = new Set<number>();
+  for (let i = 0; i < 20; i++) {
+    for (const t of tids) if (wchan(pid, t).includes('epoll')) seen.add(t);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const epoll = tids.filter((t) => seen.has(t));
+  return epoll.slice(Math.max(1, epoll.length - n));
+}
+
+export interface QuietResult {
+  quiet: boolean;
+  waited_ms: number;
+  /** CPU of processes other than `own` in the last window, % of one core. */
+  foreign_pct: number;
+}
+
+/**
+ * Waits until processes other than `ownPids` used at most `maxForeignPct` of
+ * one core for `windows` consecutive windows of `windowMs`, or until
+ * `maxWaitMs` has passed (then quiet = false: the caller flags its result).
+ * On a shared machine another job's CPU burst otherwise lands in the middle
+ * of a throughput run.
+ */
+export async function waitQuiet(ownPids: number[], opts: { maxWaitMs: number; maxForeignPct?: number; windowMs?: number; windows?: number }): Promise<QuietResult> {
+  const limit = opts.maxForeignPct ?? 15;
+  const windowMs = opts.windowMs ?? 1000;
+  const need = opts.windows ?? 2;
+  const t0 = performance.now();
+  let ok = 0;
+  let foreign = NaN;
+  for (;;) {
+    const pids: Record<string, number> = {};
+    for (const p of ownPids) pids[String(p)] = p;
+    const w = new CpuWindow(pids);
+    await new Promise((r) => setTimeout(r, windowMs));
+    const rep = w.stop();
+    foreign = round1(rep.machine_pct - Object.values(rep.process_pct).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0));
+    ok = foreign <= limit ? ok + 1 : 0;
+    const waited = performance.now() - t0;
+    if (ok >= need) return { quiet: true, waited_ms: Math.round(waited), foreign_pct: foreign };
+    if (waited >= opts.maxWaitMs) return { quiet: false, waited_ms: Math.round(waited), foreign_pct: foreign };
+  }
+}

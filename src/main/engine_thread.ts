@@ -27,7 +27,7 @@ const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRIN
 const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
 const engine = new Engine(data.config, out);
 const control = new EngineControl(data.control);
-const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 50, park_timeout_ms: 50 });
+const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 20, park_timeout_ms: 50 });
 const loop = new EngineLoop(engine, rings, out, control, idle, data.verify);
 loop.run();
 parentPort?.postMessage({ type: 'stopped', seq: engine.state.seq, commands: loop.commands });

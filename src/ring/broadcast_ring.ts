@@ -9,7 +9,8 @@
 //   64   write position u32        (producer only)
 //   128  producer limit u32        (producer only; see "Joining" below)
 //   192  doorbell i32              (consumers that park; see doorbell.ts)
-//   256 + 64*i  consumer i: cursor u32 (its released read position), active u32
+//   256 + 64*i  consumer i: cursor u32 (its released read position),
+//               state u32 = session << 1 | active (session counts opens)
 //   256 + 64*maxConsumers  data area, capacity bytes (power of two)
 //
 // Back-pressure: the producer never overwrites bytes that an ACTIVE consumer
@@ -21,12 +22,15 @@
 //
 // Joining. The producer claims only below its limit = minRead + capacity and
 // stores that limit in the header after each rescan; then it re-reads the
-// active flags and rescans again if a consumer became active meanwhile. A
-// consumer joining at position p stores its cursor, sets active (SC), then
-// loads the limit: with SC atomics either the producer's re-check sees the
-// new consumer (and from then on respects p) or the consumer sees the
-// producer's latest limit. openAt(p) succeeds only if that limit is
-// <= p + capacity, i.e. nothing at or after p has been or can be overwritten.
+// state words and rescans if any active consumer's state differs from what
+// the scan saw (a consumer that opened, or closed and reopened, meanwhile).
+// A consumer joining at position p stores its cursor, stores a new state
+// (active, next session; SC), then loads the limit: with SC atomics either
+// the producer's re-check sees the new state (and rescans, respecting p) or
+// the consumer sees the limit the producer will use. openAt(p) succeeds only
+// if that limit is <= p + capacity, i.e. nothing at or after p has been or
+// can be overwritten. The session count is what makes a close-and-reopen at
+// an older position visible to a scan that already counted the old session.
 // open() joins at the write position read after setting active, which is
 // always safe: any limit computed without this consumer is at most the
 // published write position at that scan plus capacity.
@@ -85,7 +89,7 @@ function attach(who: string, sab: SharedArrayBuffer, fingerprint: number): Attac
   };
 }
 
-/** u32 index of consumer i's cursor word; its active flag is the next word. */
+/** u32 index of consumer i's cursor word; its state word is the next one. */
 function cursorIdx(i: number): number {
   return (CONSUMERS_BYTE + i * CACHE_LINE) >>> 2;
 }
@@ -135,6 +139,8 @@ export class BroadcastProducer {
 
   private readonly hdr: Uint32Array;
   private readonly mask: number;
+  /** State word of each consumer as the last scan saw it. */
+  private readonly seenState: Uint32Array;
   private claimPos: number;
   private publishedPos: number;
   private minRead: number;
@@ -148,6 +154,7 @@ export class BroadcastProducer {
     this.doorbell = a.doorbell;
     this.mask = a.capacity - 1;
     this.maxRecordBytes = a.capacity >>> 1;
+    this.seenState = new Uint32Array(a.maxConsumers);
     // SC load at attach.
     const w = Atomics.load(this.hdr, WRITE_IDX);
     this.claimPos = w;
@@ -197,36 +204,38 @@ export class BroadcastProducer {
 
   /**
    * Recomputes minRead from the active consumers' cursors and publishes the
-   * resulting limit; repeats if a consumer became active during the scan
-   * (see "Joining" in the header comment).
+   * resulting limit; repeats if a consumer joined during the scan (see
+   * "Joining" in the header comment).
    */
   private scan(): void {
     const hdr = this.hdr;
+    const seenState = this.seenState;
     const n = this.maxConsumers;
     const base = this.publishedPos;
     for (;;) {
       let maxLag = 0;
-      let seen = 0;
       for (let i = 0; i < n; i++) {
         const c = cursorIdx(i);
-        // Acquire loads: a consumer stores its cursor after reading the
-        // records below it, and its active flag after its starting cursor.
-        if (Atomics.load(hdr, c + 1) !== 0) {
-          seen |= 1 << i;
+        // Acquire loads: a consumer stores its state after its starting
+        // cursor, and its cursor after reading the records below it.
+        const st = Atomics.load(hdr, c + 1);
+        seenState[i] = st;
+        if ((st & 1) !== 0) {
           const lag = (base - Atomics.load(hdr, c)) >>> 0;
           if (lag > maxLag) maxLag = lag;
         }
       }
       this.minRead = (base - maxLag) >>> 0;
-      // SC store, ordered before the re-check loads of the active flags below
+      // SC store, ordered before the re-check loads of the state words below
       // (the producer half of the joining handshake).
       Atomics.store(hdr, LIMIT_IDX, (this.minRead + this.capacity) >>> 0);
-      let now = 0;
+      let joined = false;
       for (let i = 0; i < n; i++) {
-        // SC loads: see the joining handshake.
-        if (Atomics.load(hdr, cursorIdx(i) + 1) !== 0) now |= 1 << i;
+        // SC loads: the joining handshake.
+        const st = Atomics.load(hdr, cursorIdx(i) + 1);
+        if ((st & 1) !== 0 && st !== seenState[i]) joined = true;
       }
-      if ((now & ~seen) === 0) return;
+      if (!joined) return;
     }
   }
 }
@@ -240,6 +249,7 @@ export class BroadcastConsumer {
   private readonly hdr: Uint32Array;
   private readonly mask: number;
   private readonly cursorIdx: number;
+  private readonly stateIdx: number;
   private readonly releaseBatchBytes: number;
   private isOpen = false;
   private readPos = 0;
@@ -256,20 +266,20 @@ export class BroadcastConsumer {
     this.doorbell = a.doorbell;
     this.mask = a.capacity - 1;
     this.cursorIdx = cursorIdx(consumerIndex);
+    this.stateIdx = this.cursorIdx + 1;
     this.releaseBatchBytes = a.capacity >>> 2;
   }
 
   /** Becomes active, reading from the current write position on. */
   open(): void {
-    assert(!this.isOpen, 'broadcast_ring: open() on an open consumer');
-    assert(Atomics.load(this.hdr, this.cursorIdx + 1) === 0, 'broadcast_ring: consumer index already active');
     const hdr = this.hdr;
-    // SC: a provisional cursor, stored before the active flag so a producer
-    // that sees the flag never sees a stale cursor.
+    const next = this.nextActiveState();
+    // SC: a provisional cursor, stored before the state so a producer that
+    // sees the new state never sees a stale cursor.
     Atomics.store(hdr, this.cursorIdx, Atomics.load(hdr, WRITE_IDX));
     // SC store: the consumer half of the joining handshake.
-    Atomics.store(hdr, this.cursorIdx + 1, 1);
-    // SC load after the flag: any limit the producer computed without us is
+    Atomics.store(hdr, this.stateIdx, next);
+    // SC load after the state: any limit the producer computed without us is
     // at most this position + capacity, so nothing from here on is lost.
     const w = Atomics.load(hdr, WRITE_IDX);
     // Release: the real start; raising the cursor only frees space.
@@ -283,21 +293,20 @@ export class BroadcastConsumer {
    * Returns false (and stays closed) when they may have been overwritten.
    */
   openAt(position: number): boolean {
-    assert(!this.isOpen, 'broadcast_ring: openAt() on an open consumer');
-    assert(Atomics.load(this.hdr, this.cursorIdx + 1) === 0, 'broadcast_ring: consumer index already active');
     const hdr = this.hdr;
+    const next = this.nextActiveState();
     const p = position >>> 0;
     if ((p & 7) !== 0) return false;
     // Acquire load: the position must not be ahead of published data.
     if (((Atomics.load(hdr, WRITE_IDX) - p) >>> 0) > this.capacity) return false;
-    // SC: cursor before the active flag (see open()).
+    // SC: cursor before the state (see open()).
     Atomics.store(hdr, this.cursorIdx, p);
     // SC store, then SC load of the limit: the joining handshake.
-    Atomics.store(hdr, this.cursorIdx + 1, 1);
+    Atomics.store(hdr, this.stateIdx, next);
     const limit = Atomics.load(hdr, LIMIT_IDX);
     if (((limit - p) >>> 0) > this.capacity) {
       // SC store: withdraw; the producer stops counting us at its next scan.
-      Atomics.store(hdr, this.cursorIdx + 1, 0);
+      Atomics.store(hdr, this.stateIdx, next & ~1);
       return false;
     }
     this.start(p);
@@ -309,9 +318,18 @@ export class BroadcastConsumer {
     if (!this.isOpen) return;
     this.isOpen = false;
     this.peekLen = 0;
-    // Release store: after this the producer may overwrite anything we had
-    // not released, from its next scan on.
-    Atomics.store(this.hdr, this.cursorIdx + 1, 0);
+    // Release store (same session, not active): after this the producer may
+    // overwrite anything we had not released, from its next scan on.
+    Atomics.store(this.hdr, this.stateIdx, Atomics.load(this.hdr, this.stateIdx) & ~1);
+  }
+
+  /** The state word for a new session: next session number, active bit set. */
+  private nextActiveState(): number {
+    assert(!this.isOpen, 'broadcast_ring: open on an open consumer');
+    // Only this consumer writes its state word; the load just reads our own last store.
+    const st = Atomics.load(this.hdr, this.stateIdx);
+    assert((st & 1) === 0, 'broadcast_ring: consumer index already active');
+    return ((((st >>> 1) + 1) << 1) | 1) >>> 0;
   }
 
   get opened(): boolean {

@@ -18,13 +18,18 @@
 // byte count is always (write - read) >>> 0 <= capacity.
 //
 // Invariants:
-//   - the producer never writes bytes in [read, read + capacity) that are
-//     unread: it claims only while (claim - read) + need <= capacity;
+//   - the producer never overwrites unread bytes: it claims only while
+//     (claim - read) + need <= capacity, with read as last published;
 //   - a record never straddles the end of the data area: the producer writes
 //     a padding record (type 0) up to the end and wraps; consumers skip it;
 //   - each side keeps a cached copy of the other side's position and re-reads
 //     the shared word only when the cached one says full (producer) or empty
 //     (consumer): re-reading per message cost 25x on these machines.
+//
+// Memory ordering: JS Atomics are sequentially consistent, so every
+// Atomics.load acts at least as an acquire and every Atomics.store as a
+// release; the comment on each one says which plain reads or writes it
+// orders. Record bytes themselves are plain typed-array accesses.
 //
 // Release policy (consumer): lazy, in batches. advance() publishes the read
 // position once a quarter of the ring has been consumed since the last
@@ -41,7 +46,7 @@ import {
   checkDataBytes, checkFingerprint, checkHeader, corruptRecord,
 } from './frame.js';
 
-const SPSC_MAGIC = 0x43505350; // 'PSPC' little-endian
+const SPSC_MAGIC = 0x43535053; // 'SPSC' little-endian
 const SPSC_VERSION = 1;
 const WRITE_BYTE = CACHE_LINE;
 const READ_BYTE = 2 * CACHE_LINE;

@@ -180,3 +180,15 @@ test('idle: LoopPoller polls from the event loop while replies are pending and s
   await delay(5);
   assert.equal(poller.polls, stoppedAt);
 });
+
+test('idle: a kick() from inside the poll callback keeps the LoopPoller running even if the callback returns false', async () => {
+  let calls = 0;
+  const poller = new LoopPoller(() => {
+    calls++;
+    if (calls < 5) poller.kick(); // e.g. a reply handler that sends the next request
+    return false;
+  });
+  poller.kick();
+  await waitFor(() => !poller.running);
+  assert.equal(calls, 5);
+});
