@@ -167,7 +167,22 @@ export class GatewayCore {
 
   /** True when n more sheddable commands would be refused now (batch places are shed whole). */
   wouldShed(n: number): boolean {
-    return this.pending + n > this.shedPending || this.freeSlots.length < n || this.producer.freeBytes() < n * 128;
+    return this.pending + n > this.shedPending || this.freeSlots.length < n || this.producer.freeBytes() < n * 128 || this.engineLagging(Date.now());
+  }
+
+  /**
+   * The engine is behind when the oldest held request has waited more than
+   * half the response budget: new sheddable work would only time out.
+   */
+  private engineLagging(nowMs: number): boolean {
+    const q = this.expiryQueue;
+    for (let i = this.expiryHead; i < q.length; i++) {
+      const corr = q[i]!;
+      const slot = corr & 0xffff;
+      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      return this.deadline[slot]! - this.budgetMs / 2 < nowMs;
+    }
+    return false;
   }
 
   /**
@@ -177,7 +192,7 @@ export class GatewayCore {
    * ring is full or too many requests are held; the others wait in a queue.
    */
   submit(type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
-    if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0)) {
+    if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(Date.now()))) {
       this.shed++;
       throw new ApiError('shed', 'the exchange is shedding load; retry with backoff');
     }
