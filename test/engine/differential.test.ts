@@ -57,7 +57,7 @@ const UNREACHABLE_REASONS = new Set<number>([
   CancelReason.round_settled,
 ]);
 
-test('differential: the runs produced every command type, fill path, cancel reason and core reject', () => {
+test('differential: the runs produced every command type, fill path, cancel reason and core reject', (t) => {
   assert.equal(seedsRun, SEEDS, 'coverage needs the whole differential run');
   const rejectNames = new Map<number, string>(Object.entries(Reject).map(([k, v]) => [v, k]));
   const missingCommands = COMMAND_NAMES.filter((n) => !coverage.commands.has(n));
