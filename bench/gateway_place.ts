@@ -15,7 +15,11 @@
 //      REPEATS runs give placements_per_s (2xx only). Then an open loop at half
 //      that rate gives p50/p99/p99.9 from the intended send time. Then closed-
 //      loop reads (orderbook and balance).
-//   3. ratio placements / hello, CPU of server, generator and the machine.
+//   3. generator: the hello server again, now as a sink that answers 201 to
+//      anything: GET / and signed placements at the exchange's connection
+//      count (what the generator itself can offer), and the open loop at the
+//      same rate (the latency floor of generator + loopback).
+//   4. ratio placements / hello, CPU of server, generator and the machine.
 //
 // Two properties of the load generator shape this file (reported, not fixed
 // here; tools/ belongs to another change):
@@ -36,7 +40,7 @@
 // Durability: none. The journal is not implemented yet, so these numbers
 // include no fsync and no journal write; every name and note says so.
 
-import { createSecretKey, type KeyObject } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { authHeaders } from '../src/client/sign.js';
@@ -44,14 +48,14 @@ import { Histogram } from '../tools/loadgen/histogram.js';
 import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
 import { connFactory, type Conn } from '../tools/loadgen/transports.js';
 import { createTraders, openMarket, startExchange, startHello, type ExchangeProcess, type Trader } from './lib/exchange_fixture.js';
-import { CpuWindow, lastEventLoopThreads, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
+import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, max as maxOf, min as minOf, relativeSpread } from './lib/stats.js';
 
 const DURABILITY_LABEL = 'durability: none (journal not implemented yet)';
 const HELLO_CONNECTIONS = [8, 16, 32] as const;
 /** Closed-loop connection counts tried against the exchange (each needs as many keys). */
-const EXCHANGE_CONNECTIONS = [64, 128, 256, 512] as const;
+const EXCHANGE_CONNECTIONS = [64, 128, 256, 512, 1024] as const;
 /** The write bucket's sustained rate per key (src/gateway/buckets.ts WRITE_BUCKET). */
 const WRITE_RATE_PER_KEY = 50;
 /** A probe is acceptable when each connection (= key) stays below this share of the bucket. */
@@ -106,6 +110,8 @@ interface Measured<T> {
   /** The busiest exchange thread that is neither main nor a gateway (the engine; inferred). */
   engine_pct: number;
   main_pct: number;
+  /** TCP segments sent on the machine during the run (/proc/net/snmp OutSegs delta). */
+  tcp_segments: number;
   attempts: number;
   quiet: QuietResult;
 }
@@ -124,9 +130,11 @@ interface Target {
 async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): Promise<Measured<T>> {
   let last: Measured<T> | null = null;
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const quiet = await waitQuiet([target.pid, process.pid], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2 });
+    const quiet = await waitQuiet([target.pid, process.pid], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
     const w = new CpuWindow({ server: target.pid, generator: process.pid });
+    const segs0 = tcpOutSegs();
     const value = await fn();
+    const segs = tcpOutSegs() - segs0;
     const cpu = w.stop();
     const server = cpu.process_pct.server!;
     const gen = cpu.process_pct.generator!;
@@ -141,7 +149,7 @@ async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): P
     }
     last = {
       value, cpu, server_pct: server, generator_pct: gen, foreign_pct: round1(cpu.machine_pct - server - gen),
-      gateway_pct: round1(gateway), engine_pct: engine, main_pct: main, attempts: attempt, quiet,
+      gateway_pct: round1(gateway), engine_pct: engine, main_pct: main, tcp_segments: segs, attempts: attempt, quiet,
     };
     if (last.foreign_pct <= FOREIGN_REDO_PCT) break;
   }
@@ -158,9 +166,14 @@ function round3(x: number): number {
 
 /** Answers with a 2xx status, per second, on the load generator's own time base. */
 function okRate(r: LoadResult): number {
+  return r.completed === 0 ? 0 : round1((r.throughput_per_s * okCount(r.statuses)) / r.completed);
+}
+
+/** Answers with a 2xx status. */
+function okCount(statuses: Record<string, number>): number {
   let ok = 0;
-  for (const [k, v] of Object.entries(r.statuses)) if (/^2[0-9][0-9]$/.test(k)) ok += v;
-  return r.completed === 0 ? 0 : round1((r.throughput_per_s * ok) / r.completed);
+  for (const [k, v] of Object.entries(statuses)) if (/^2[0-9][0-9]$/.test(k)) ok += v;
+  return ok;
 }
 
 function addCounts(into: Record<string, number>, from: Record<string, number>): void {
@@ -182,6 +195,8 @@ interface OpenLoopResult {
   unsent: number;
   statuses: Record<string, number>;
   hist: Histogram;
+  /** Actual send - intended send, us: the scheduler's own lateness (setTimeout granularity, a busy loop). */
+  lag: Histogram;
   achieved_per_s: number;
 }
 
@@ -229,7 +244,7 @@ class Fifo<T> {
  * outcomes, 70% buys, qty 1..10, a unique client_order_id), same raw
  * transport and histogram (microseconds).
  */
-async function openLoopPlacements(o: {
+export async function openLoopPlacements(o: {
   url: string; keys: { keyId: number; key: KeyObject }[]; market: number; rate: number; connections: number;
   durationMs: number; graceMs: number; seed: number;
 }): Promise<OpenLoopResult> {
@@ -241,6 +256,7 @@ async function openLoopPlacements(o: {
   await Promise.all(conns.map((c) => c.warm()));
   for (const c of conns) idle.push(c);
   const hist = new Histogram();
+  const lag = new Histogram();
   const statuses: Record<string, number> = {};
   let sent = 0;
   let completed = 0;
@@ -276,6 +292,7 @@ async function openLoopPlacements(o: {
     headers['content-type'] = 'application/json';
     sent++;
     inFlight++;
+    lag.record((performance.now() - intended) * 1000);
     c.send('POST', target, headers, body, (status) => {
       const now = performance.now();
       inFlight--;
@@ -327,7 +344,7 @@ async function openLoopPlacements(o: {
   if (inFlight > 0) await new Promise<void>((resolve) => setTimeout(resolve, 20));
   const elapsed = Math.max(lastAnswer, tEnd) - t0;
   const ok = Object.entries(statuses).reduce((a, [s, v]) => a + (/^2/.test(s) ? v : 0), 0);
-  return { sent, completed, errors, unsent, statuses, hist, achieved_per_s: round1((ok * 1000) / elapsed) };
+  return { sent, completed, errors, unsent, statuses, hist, lag, achieved_per_s: round1((ok * 1000) / elapsed) };
 }
 
 // ------------------------------------------------------------------ phases
@@ -338,7 +355,7 @@ interface HelloPhase {
   runs: Measured<LoadResult>[];
 }
 
-async function helloPhase(s: Settings, extraConnections: readonly number[], seed: number): Promise<HelloPhase> {
+async function helloPhase(s: Settings, seed: number): Promise<HelloPhase> {
   const h = await startHello();
   try {
     const target = { pid: h.child.pid, gateways: [] };
@@ -347,15 +364,53 @@ async function helloPhase(s: Settings, extraConnections: readonly number[], seed
       path: 'hello', workers: s.workers, seed,
     });
     const probes: HelloPhase['probes'] = [];
-    for (const c of [...HELLO_CONNECTIONS, ...extraConnections]) {
+    for (const c of HELLO_CONNECTIONS) {
       const m = await measured(s, target, () => load(c, s.probe_ms));
       probes.push({ connections: c, per_s: okRate(m.value), server_pct: m.server_pct, generator_pct: m.generator_pct, p50_ms: m.value.latency_ms.p50 });
     }
-    const best = probes.filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections)).sort((a, b) => b.per_s - a.per_s)[0]!;
+    const best = probes.slice().sort((a, b) => b.per_s - a.per_s)[0]!;
     const runs: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, () => load(best.connections, s.run_ms)));
     if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderr().slice(-1500)}`);
     return { connections: best.connections, probes, runs };
+  } finally {
+    await h.child.stop();
+  }
+}
+
+interface GeneratorPhase {
+  /** GET / on the hello server at the exchange's connection count. */
+  hello_at_exchange: Measured<LoadResult>;
+  /** Signed placements against the hello server (it answers 201 to anything): the generator's own ceiling. */
+  signed_at_exchange: Measured<LoadResult>;
+  signed_at_hello: Measured<LoadResult>;
+  /** The open loop of this file against the hello server at the exchange's open-loop rate: the latency floor of generator + loopback. */
+  open_floor: Measured<OpenLoopResult>;
+}
+
+/**
+ * How much the generator itself can send: the hello server answers every
+ * request at once, so signed placements against it measure the generator's
+ * cost of signing and sending at the connection counts used above.
+ */
+async function generatorPhase(s: Settings, helloConnections: number, exchangeConnections: number, openRate: number, seed: number): Promise<GeneratorPhase> {
+  const h = await startHello();
+  try {
+    const target = { pid: h.child.pid, gateways: [] };
+    // Keys the hello server never checks: random secrets, ids 1..n.
+    const keys = Array.from({ length: exchangeConnections }, (_v, i) => ({ keyId: i + 1, secret: randomBytes(32).toString('base64') }));
+    const load = (connections: number, path: 'hello' | undefined): Promise<LoadResult> => runLoad({
+      baseUrl: h.url, keys, markets: [1], mode: 'closed', connections, durationMs: s.probe_ms, mix: { place: 1, cancel: 0, read: 0 },
+      path, workers: s.workers, seed, mid: MID, spread: SPREAD,
+    });
+    const hello_at_exchange = await measured(s, target, () => load(exchangeConnections, 'hello'));
+    const signed_at_exchange = await measured(s, target, () => load(exchangeConnections, undefined));
+    const signed_at_hello = await measured(s, target, () => load(helloConnections, undefined));
+    const keyObjects = keys.map((k) => ({ keyId: k.keyId, key: createSecretKey(Buffer.from(k.secret, 'base64')) }));
+    const open_floor = await measured(s, target, () => openLoopPlacements({
+      url: h.url, keys: keyObjects, market: 1, rate: openRate, connections: exchangeConnections, durationMs: s.probe_ms, graceMs: 1000, seed,
+    }));
+    return { hello_at_exchange, signed_at_exchange, signed_at_hello, open_floor };
   } finally {
     await h.child.stop();
   }
@@ -372,6 +427,9 @@ interface ExchangePhase {
   open_loadgen: Measured<LoadResult>;
   reads: Measured<LoadResult>[];
   minted_per_outcome: number;
+  /** Orders the engine had accepted when the open loop started and ended (setup + every 2xx placement). */
+  orders_before_open: number;
+  orders_after_open: number;
 }
 
 async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> {
@@ -385,11 +443,15 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     const traders: Trader[] = setup.traders;
     const keys = traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
     let offset = 0;
+    // Every run gets its own seed: the loadgen derives its client_order_id
+    // nonce from the seed, and a repeated (key, client_order_id) is a 409.
+    let runs = 0;
+    const nextSeed = (): number => (seed + 0x9e3779b1 * ++runs) >>> 0;
     const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
       // A fresh slice of keys per run, so each run starts on full buckets and spreads the seeded shares.
       const ks = rotate(keys, offset, connections);
       offset = (offset + connections) % keys.length;
-      return runLoad({ baseUrl: ex.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: seed + offset, mid: MID, spread: SPREAD });
+      return runLoad({ baseUrl: ex.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD });
     };
     const alive = (): void => {
       if (!ex.child.running) throw new Error(`the exchange died: ${ex.child.stderr().slice(-2000)}`);
@@ -407,26 +469,31 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
       probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
     }
+    let orders = 2 * traders.length; // the seeding placed two orders per account
+    for (const p of probes) orders += okCount(p.statuses);
     const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
     const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
 
     const place: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
       place.push(await measured(s, target, () => closed({ place: 1, cancel: 0, read: 0 }, connections, s.run_ms)));
+      orders += okCount(place[place.length - 1]!.value.statuses);
       alive();
     }
+    const ordersBeforeOpen = orders;
 
     // Open loop at half the median peak, every key in rotation.
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
     const keyObjects = traders.map((t) => ({ keyId: t.key_id, key: createSecretKey(Buffer.from(t.secret, 'base64')) }));
     const open = await measured(s, target, () => openLoopPlacements({
-      url: ex.url, keys: keyObjects, market, rate: openRate, connections, durationMs: s.open_ms, graceMs: 1000, seed: seed ^ 0x5bd1e995,
+      url: ex.url, keys: keyObjects, market, rate: openRate, connections, durationMs: s.open_ms, graceMs: 1000, seed: nextSeed(),
     }));
+    orders += okCount(open.value.statuses);
     alive();
     // The load generator's own open loop at the same rate (shorter): kept to show its 429s.
     const openLoadgen = await measured(s, target, () => runLoad({
       baseUrl: ex.url, keys: rotate(keys, offset, connections), markets: [market], mode: 'open', rate: openRate, connections,
-      durationMs: Math.min(s.open_ms, 3000), mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed, mid: MID, spread: SPREAD,
+      durationMs: Math.min(s.open_ms, 3000), mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
     }));
     offset = (offset + connections) % keys.length;
     alive();
@@ -438,7 +505,7 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     }
     return {
       setup_ms: setup.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate, open_loadgen: openLoadgen, reads,
-      minted_per_outcome: setup.minted_per_outcome,
+      minted_per_outcome: setup.minted_per_outcome, orders_before_open: ordersBeforeOpen, orders_after_open: orders,
     };
   } finally {
     const how = await ex.stop();
@@ -474,8 +541,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const s = settings(opts.quick === true);
   const seed = 0x2545f491;
   const t0 = performance.now();
-  const hello = await helloPhase(s, EXCHANGE_CONNECTIONS.filter((c) => c <= s.keys), seed);
+  const hello = await helloPhase(s, seed);
   const ex = await exchangePhase(s, seed);
+  const gen = await generatorPhase(s, hello.connections, ex.connections, ex.open_rate, seed);
   const wallS = Math.round((performance.now() - t0) / 1000);
 
   const metrics: Record<string, number> = {};
@@ -498,6 +566,14 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.p99_us = o.hist.percentile(99);
   metrics.p999_us = o.hist.percentile(99.9);
   metrics.max_us = o.hist.max;
+  metrics.open_send_lag_p50_us = o.lag.percentile(50);
+  metrics.open_send_lag_p99_us = o.lag.percentile(99);
+  const fl = gen.open_floor.value;
+  metrics.open_floor_hello_p50_us = fl.hist.percentile(50);
+  metrics.open_floor_hello_p99_us = fl.hist.percentile(99);
+  metrics.open_floor_hello_p999_us = fl.hist.percentile(99.9);
+  metrics.open_orders_before = ex.orders_before_open;
+  metrics.open_orders_after = ex.orders_after_open;
   metrics.open_sent = o.sent;
   metrics.open_unsent = o.unsent;
   metrics.open_errors = o.errors;
@@ -534,6 +610,15 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   cpuMetrics(metrics, 'reads', ex.reads, readRates);
   metrics.reads_gateway_thread_cpu_pct = round1(median(ex.reads.map((m) => m.gateway_pct)));
 
+  // TCP segments per request/response (both directions, ACKs included): ~2
+  // when client and server each write a message in one send.
+  const segsPer = (runs: Measured<LoadResult>[]): number =>
+    round1(median(runs.map((m) => m.tcp_segments / Math.max(1, m.value.completed + m.value.errors))));
+  metrics.hello_tcp_segments_per_req = segsPer(hello.runs);
+  metrics.place_tcp_segments_per_req = segsPer(ex.place);
+  metrics.reads_tcp_segments_per_req = segsPer(ex.reads);
+  metrics.generator_signed_place_tcp_segments_per_req = segsPer([gen.signed_at_exchange]);
+
   // Loadgen open loop (diagnostic).
   const ol = ex.open_loadgen.value;
   metrics.open_loadgen_rate_per_s = ex.open_rate;
@@ -555,27 +640,47 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.wall_s = wallS;
   for (const p of hello.probes) metrics[`hello_probe_c${p.connections}_per_s`] = p.per_s;
   for (const p of ex.probes) metrics[`place_probe_c${p.connections}_per_s`] = p.per_s;
-  const helloAtEx = hello.probes.find((p) => p.connections === ex.connections);
-  if (helloAtEx) metrics.hello_at_exchange_connections_per_s = helloAtEx.per_s;
+  const helloAtEx = okRate(gen.hello_at_exchange.value);
+  const signedAtEx = okRate(gen.signed_at_exchange.value);
+  const signedAtHello = okRate(gen.signed_at_hello.value);
+  metrics.hello_at_exchange_connections_per_s = helloAtEx;
+  metrics.generator_signed_place_ceiling_per_s = signedAtEx;
+  metrics.generator_signed_place_ceiling_at_hello_connections_per_s = signedAtHello;
+  metrics.generator_signed_place_cpu_us_per_req = round1((gen.signed_at_exchange.generator_pct / 100) * 1e6 / Math.max(1, signedAtEx));
 
   const ratio = helloMed > 0 ? placeMed / helloMed : NaN;
-  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads].reduce((a, m) => a + m.attempts - 1, 0);
+  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor].reduce((a, m) => a + m.attempts - 1, 0);
   metrics.redone_runs = attempts;
 
   // Notes: how the counts were chosen, the targets, and anything to distrust.
   notes.push(`hello ceiling: closed loop at ${HELLO_CONNECTIONS.join('/')} connections for ${s.probe_ms} ms each (${hello.probes.filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections)).map((p) => `${p.connections}: ${Math.round(p.per_s)}/s`).join(', ')}); the best, ${hello.connections}, was repeated. The hello server used ${metrics.hello_server_cpu_pct}% of a core while the generator's worker used ${metrics.hello_generator_workers_cores} cores: the ceiling is the generator's, not uWS's.`);
   notes.push(`exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ${ex.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`).join(', ')}; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`);
-  if (helloAtEx) notes.push(`hello at the exchange's ${ex.connections} connections: ${Math.round(helloAtEx.per_s)}/s (the generator costs more per request with more connections; the ratio uses the best hello count, as asked).`);
+  notes.push(`generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ${hello.connections}. Placements through the exchange reached ${(100 * placeMed / Math.max(1, signedAtEx)).toFixed(0)}% of what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ${0.35 * helloMed > signedAtEx ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this machine with this generator' : 'within what the generator can offer'}.`);
   notes.push(`target placements >= 35% of the hello ceiling: ${(ratio * 100).toFixed(1)}% (${ratio >= 0.35 ? 'met' : 'NOT met'}).`);
   notes.push(`target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms (${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`);
+  notes.push(`open-loop floor: the same scheduler against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the scheduler sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
+  // The engine's and the read models' tables double when full (engine
+  // order_capacity starts at 65,536); a doubling on the placement path was
+  // measured as a 150-240 ms stall, so say when one fell inside the window.
+  const crossed: number[] = [];
+  for (let c = 65_536; c <= ex.orders_after_open; c *= 2) if (c > ex.orders_before_open) crossed.push(c);
+  notes.push(`open loop window: ${ex.orders_before_open} -> ${ex.orders_after_open} orders accepted since start${crossed.length > 0 ? `; it crossed ${crossed.join(', ')}, where order tables double (measured alone: max latency ~150 ms crossing 131,072 and ~240 ms crossing 262,144 orders), so the tail includes that stall` : '; no power-of-two table size was crossed in the window'}.`);
   notes.push(`open loop: a scheduler in this file (FIFO connection reuse, key rotated per request over ${ex.keys} keys, the loadgen's raw transport, request shape and histogram), because the loadgen's open loop reuses the most recently freed connection and binds keys to connections: at the same rate (${ex.open_rate}/s, ${ol.duration_ms} ms) it got statuses ${JSON.stringify(ol.statuses)} (open_loadgen_*).`);
   notes.push(`orders: the load generator's place op (YES-space tick ${MID}+-${SPREAD}, YES and NO, 70% buys / 30% sells, qty 1..10, unique client_order_id); not the qty-1 buys the brief described, which the loadgen cannot produce. Every account holds ${s.seed_shares} YES and NO shares minted at setup, so sells are placements; no cancels; the book grows during the run.`);
   notes.push(`reads: the loadgen's read op is half GET /v1/markets/{id}/orderbook?depth=10 and half GET /v1/portfolio/balance (ops: ${JSON.stringify(readOps)}); it cannot send orderbook reads alone.`);
   notes.push(`CPU: /proc/<pid>/stat deltas (10 ms ticks), % of one core; server = the whole exchange process (gateway ${metrics.place_gateway_thread_cpu_pct}%, engine (busiest other thread) ${metrics.place_engine_thread_cpu_pct}%, main ${metrics.place_main_thread_cpu_pct}% under placements), generator = this process (piscina workers + main). foreign = machine - server - generator; runs with foreign > ${FOREIGN_REDO_PCT}% were redone (${attempts} redone).`);
+  if (metrics.place_tcp_segments_per_req! > 2 * metrics.generator_signed_place_tcp_segments_per_req!) {
+    flag(`placements cost ${metrics.place_tcp_segments_per_req} TCP segments per request against ${metrics.generator_signed_place_tcp_segments_per_req} for the same requests to the hello server: the exchange writes its responses in pieces (uncorked uWS writes?)`);
+  }
   for (const [name, xs] of [['placements_per_s', placeRates], ['hello_requests_per_s', helloRates], ['reads_per_s', readRates]] as const) {
     if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
   }
-  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads];
+  const misLabelled = ex.place.filter((m) => {
+    const top = (m.cpu.threads.server ?? [])[0];
+    return top !== undefined && m.gateway_pct < top.pct;
+  });
+  if (misLabelled.length > 0) flag(`the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU split may be mislabelled`);
+  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor];
   const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
   if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`);
   const loud = all.filter((m) => !m.quiet.quiet);

@@ -207,3 +207,24 @@ export async function waitQuiet(ownPids: number[], opts: { maxWaitMs: number; ma
     if (waited >= opts.maxWaitMs) return { quiet: false, waited_ms: Math.round(waited), foreign_pct: foreign };
   }
 }
+
+/**
+ * TCP segments sent so far by this network namespace (/proc/net/snmp Tcp
+ * OutSegs); NaN where unreadable. Over loopback every segment is sent once
+ * and received once, so the delta over a run, divided by the requests, says
+ * how many segments one request/response exchange costs (about 2 when each
+ * side writes its message in one send; more when a server writes a response
+ * in pieces). Machine-wide for the namespace: read it on a quiet machine.
+ */
+export function tcpOutSegs(): number {
+  try {
+    const lines = readFileSync('/proc/net/snmp', 'latin1').split('\n').filter((l) => l.startsWith('Tcp:'));
+    const names = lines[0]!.trim().split(/\s+/);
+    const values = lines[1]!.trim().split(/\s+/);
+    const i = names.indexOf('OutSegs');
+    return i < 0 ? NaN : Number(values[i]);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return NaN;
+    throw e;
+  }
+}

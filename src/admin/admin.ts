@@ -15,7 +15,7 @@ import type { Mem } from '../lib/mem.js';
 import { scopeBits, scopeNames } from '../accounts_service/routes.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
-import { fail, finish, receive, send, type InFlight, type Observer } from '../gateway/http.js';
+import { deferReply, fail, finish, receive, send, type InFlight, type Observer } from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
 import {
@@ -217,7 +217,7 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
       const out = match.route.handler({ params: match.params, body }, ctx);
       if (out instanceof Promise) {
         ctx.core.kick();
-        out.then((r) => finish(res, f, r, observer), (e) => fail(res, f, e, opts));
+        out.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));
       } else {
         finish(res, f, out, observer);
       }

@@ -18,6 +18,10 @@ import type { Views } from '../views/views.js';
 import { ApiError } from './envelope.js';
 
 export const MAX_PENDING = 1 << 16;
+/** Empty polls (each one event-loop turn) before parking on the doorbell. */
+const SPIN_POLLS = 64;
+/** A parked poller re-checks at least this often (expiry of held requests). */
+const PARK_TIMEOUT_MS = 5;
 
 export interface PlacementFill {
   tick_yes: number;
@@ -77,12 +81,26 @@ export class GatewayCore {
   private readonly expiryQueue: number[] = [];
   private expiryHead = 0;
   pending = 0;
-  /** Polls the event ring from the event loop while requests are held. */
+  /**
+   * Polls the event ring from the event loop while requests are held; after
+   * SPIN_POLLS empty polls in a row it parks asynchronously on the event
+   * ring's doorbell instead, so a thread waiting on a slow engine does not
+   * burn the CPU the engine and the other threads need (2 vCPUs here).
+   */
   private readonly poller = new LoopPoller(() => {
-    this.drain();
+    const n = this.drain();
     this.expire(Date.now());
-    return this.pending > 0;
+    if (this.pending === 0) return false;
+    if (n > 0) {
+      this.emptyPolls = 0;
+      return true;
+    }
+    if (++this.emptyPolls < SPIN_POLLS) return true;
+    this.parkUntilEvents();
+    return false;
   });
+  private emptyPolls = 0;
+  private parked = false;
   /** Counters for metrics. */
   shed = 0;
   timeouts = 0;
@@ -105,8 +123,28 @@ export class GatewayCore {
 
   /** Starts polling for completions (after a submit). */
   kick(): void {
-    if (this.pending > 0) this.poller.kick();
+    if (this.pending > 0 && !this.parked) this.poller.kick();
   }
+
+  private parkUntilEvents(): void {
+    const bell = this.consumer.doorbell;
+    // Announce, re-check, then wait (the no-lost-wake-up protocol of doorbell.ts).
+    bell.announce();
+    const wait = this.consumer.hasUnread() ? null : bell.parkAsync(PARK_TIMEOUT_MS);
+    if (wait === null) {
+      this.emptyPolls = 0;
+      this.poller.kick();
+      return;
+    }
+    this.parked = true;
+    wait.then(this.onUnpark);
+  }
+
+  private readonly onUnpark = (): void => {
+    this.parked = false;
+    this.emptyPolls = 0;
+    if (this.pending > 0) this.poller.kick();
+  };
 
   /** Applies every published event to the read model and resolves completions; returns the count. */
   drain(): number {

@@ -109,11 +109,33 @@ export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFligh
         f.chunks.length = 0;
       } else if (chunk.byteLength > 0) {
         // Copy: uWS neuters the chunk after this callback.
-        f.chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+        f.chunks.push(Buffer.from(chunk.slice(0)));
       }
     }
     if (isLast) onBody(f, f.chunks.length === 1 ? f.chunks[0]! : Buffer.concat(f.chunks));
   });
+}
+
+// Replies that become ready outside their own request's uWS callback (a
+// completion drained while another connection's request was being handled)
+// are queued and written from a setImmediate, outside every uWS callback:
+// uWS cannot cork a socket while another one is corked, and an uncorked reply
+// goes out as many small writes (measured: ~19 sendto calls per reply).
+const replyQueue: (() => void)[] = [];
+let flushScheduled = false;
+
+function flushReplies(): void {
+  flushScheduled = false;
+  const q = replyQueue.splice(0, replyQueue.length);
+  for (let i = 0; i < q.length; i++) q[i]!();
+}
+
+export function deferReply(write: () => void): void {
+  replyQueue.push(write);
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flushReplies);
+  }
 }
 
 export function send(res: HttpResponse, flight: { aborted: boolean; done: boolean; method?: string; closeAfter?: boolean }, status: number, body: unknown, headers?: Record<string, string>): void {
@@ -211,7 +233,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOption
     const out = route.handler(ctx, core, opts.limits);
     if (out instanceof Promise) {
       core.kick();
-      out.then((r) => finish(res, f, r, observer), (e) => fail(res, f, e, opts));
+      out.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));
     } else {
       finish(res, f, out, observer);
     }

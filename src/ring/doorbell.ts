@@ -32,6 +32,9 @@ const OWN_WORD_BYTE = 64;
 
 export type ParkResult = 'ok' | 'not-equal' | 'timed-out';
 
+type AtomicsWaitAsync = (a: Int32Array, index: number, value: number, timeout_ms: number) =>
+  { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<ParkResult> };
+
 export class Doorbell {
   /** A doorbell in its own SharedArrayBuffer (one word per cache line). */
   static allocate(): SharedArrayBuffer {
@@ -81,6 +84,19 @@ export class Doorbell {
     // Sleeps only while the word is still 1; a producer's wake() clears it
     // before notifying, so a ring between announce() and here is not lost.
     return Atomics.wait(this.word, 0, 1, timeout_ms);
+  }
+
+  /**
+   * Consumer side, for threads that must not block (uWS I/O threads): like
+   * park() but returns a promise, or null when a producer already rang
+   * (the word is no longer 1). A wake costs ~55 us here, so callers spin
+   * briefly from the event loop first and park only when the ring stays empty.
+   */
+  parkAsync(timeout_ms: number): Promise<ParkResult> | null {
+    // Atomics.waitAsync is in Node 20 but not in TypeScript's ES2022 lib.
+    const waitAsync = (Atomics as unknown as { waitAsync: AtomicsWaitAsync }).waitAsync;
+    const r = waitAsync(this.word, 0, 1, timeout_ms);
+    return r.async ? r.value : null;
   }
 
   /** True while some consumer has announced parking and no producer rang since. */
