@@ -6,7 +6,7 @@
 
 import { environment, writeResult, type BenchResult } from './lib/result.js';
 
-const KNOWN = ['engine_match', 'ring_handoff'] as const;
+const KNOWN = ['engine_match', 'ring_handoff', 'gateway_place'] as const;
 
 /** What a benchmark module has to offer (structural: its own result type may differ slightly). */
 interface BenchModule {
