@@ -32,6 +32,9 @@ export class Accounts {
   deadTimeoutMs = new Uint32Array(0);
   deadHi = new Uint32Array(0);
   deadLo = new Uint32Array(0);
+  // Per account: the market and position slot of its last lookup (0 = none).
+  lastPosMarket = new Uint32Array(0);
+  lastPosSlot = new Int32Array(0);
 
   // Positions: slot per (account, market); outcome o at [2 * slot + o].
   posIndex = new U32x3Map(1024);
@@ -106,6 +109,8 @@ export class Accounts {
     this.deadTimeoutMs = grown(this.deadTimeoutMs, cap);
     this.deadHi = grown(this.deadHi, cap);
     this.deadLo = grown(this.deadLo, cap);
+    this.lastPosMarket = grown(this.lastPosMarket, cap);
+    this.lastPosSlot = grown(this.lastPosSlot, cap);
     this.capacity = cap;
   }
 
@@ -128,12 +133,20 @@ export class Accounts {
 
   /** The position slot of (account, market), or -1 when the account never had one. */
   findPosition(account: number, market: number): number {
-    return this.posIndex.get(account, market, 0);
+    // Position slots never move, so each account's last (market, slot) is a
+    // safe cache: a trader mostly places in the market it just traded.
+    if (this.lastPosMarket[account] === market) return this.lastPosSlot[account]!;
+    const p = this.posIndex.get(account, market, 0);
+    if (p >= 0) {
+      this.lastPosMarket[account] = market;
+      this.lastPosSlot[account] = p;
+    }
+    return p;
   }
 
   /** The position slot of (account, market), created empty when missing. */
   position(account: number, market: number): number {
-    let p = this.posIndex.get(account, market, 0);
+    let p = this.findPosition(account, market);
     if (p >= 0) return p;
     p = this.posCount++;
     this.ensurePositions(p + 1);
@@ -143,6 +156,8 @@ export class Accounts {
     this.pNextInMarket[p] = this.marketPosHead[market]!;
     this.marketPosHead[market] = p;
     this.posIndex.set(account, market, 0, p);
+    this.lastPosMarket[account] = market;
+    this.lastPosSlot[account] = p;
     return p;
   }
 
