@@ -44,9 +44,10 @@
 import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
 import { Doorbell } from './doorbell.js';
+import { FrameReader } from './frame_reader.js';
 import {
   CACHE_LINE, HDR_CAPACITY, HDR_FINGERPRINT, HDR_MAGIC, HDR_VERSION, PADDING_TYPE, RECORD_MIN_BYTES, UNSET_TYPE,
-  checkDataBytes, checkFingerprint, checkHeader, corruptRecord,
+  checkDataBytes, checkFingerprint, checkHeader,
 } from './frame.js';
 
 const BCAST_MAGIC = 0x54534342; // 'BCST' little-endian
@@ -247,15 +248,10 @@ export class BroadcastConsumer {
   readonly doorbell: Doorbell;
 
   private readonly hdr: Uint32Array;
-  private readonly mask: number;
   private readonly cursorIdx: number;
   private readonly stateIdx: number;
-  private readonly releaseBatchBytes: number;
+  private readonly reader: FrameReader;
   private isOpen = false;
-  private readPos = 0;
-  private releasedPos = 0;
-  private cachedWrite = 0;
-  private peekLen = 0;
 
   constructor(readonly sab: SharedArrayBuffer, fingerprint: number, readonly consumerIndex: number) {
     const a = attach('broadcast_ring', sab, fingerprint);
@@ -264,10 +260,9 @@ export class BroadcastConsumer {
     this.mem = a.mem;
     this.capacity = a.capacity;
     this.doorbell = a.doorbell;
-    this.mask = a.capacity - 1;
     this.cursorIdx = cursorIdx(consumerIndex);
     this.stateIdx = this.cursorIdx + 1;
-    this.releaseBatchBytes = a.capacity >>> 2;
+    this.reader = new FrameReader('broadcast_ring', this.hdr, this.mem, this.capacity, WRITE_IDX, this.cursorIdx);
   }
 
   /** Becomes active, reading from the current write position on. */
@@ -317,7 +312,7 @@ export class BroadcastConsumer {
   close(): void {
     if (!this.isOpen) return;
     this.isOpen = false;
-    this.peekLen = 0;
+    this.reader.dropPeek();
     // Release store (same session, not active): after this the producer may
     // overwrite anything we had not released, from its next scan on.
     Atomics.store(this.hdr, this.stateIdx, Atomics.load(this.hdr, this.stateIdx) & ~1);
@@ -337,55 +332,24 @@ export class BroadcastConsumer {
   }
 
   private start(p: number): void {
-    this.readPos = p;
-    this.releasedPos = p;
-    this.cachedWrite = p;
-    this.peekLen = 0;
+    this.reader.reset(p);
     this.isOpen = true;
   }
 
   /** Offset in `mem` of the next unread record (padding skipped), or -1. */
   peek(): number {
     assert(this.isOpen, 'broadcast_ring: peek() on a closed consumer');
-    const u32 = this.mem.u32;
-    for (;;) {
-      const pos = this.readPos;
-      if (pos === this.cachedWrite) {
-        // Acquire: pairs with the producer's publish().
-        this.cachedWrite = Atomics.load(this.hdr, WRITE_IDX);
-        if (pos === this.cachedWrite) {
-          if (pos !== this.releasedPos) this.release();
-          return -1;
-        }
-      }
-      const off = pos & this.mask;
-      const len = u32[off >>> 2]!;
-      if (len < RECORD_MIN_BYTES || (len & 7) !== 0 || len > this.capacity - off) corruptRecord('broadcast_ring', pos, len);
-      if ((u32[(off >>> 2) + 1]! & 0xffff) === PADDING_TYPE) {
-        this.readPos = (pos + len) >>> 0;
-        continue;
-      }
-      this.peekLen = len;
-      return off;
-    }
+    return this.reader.peek();
   }
 
   /** Consumes the record returned by the last peek(). */
   advance(): void {
-    const len = this.peekLen;
-    assert(len !== 0, 'broadcast_ring: advance() without a peeked record');
-    this.peekLen = 0;
-    const pos = (this.readPos + len) >>> 0;
-    this.readPos = pos;
-    if (((pos - this.releasedPos) >>> 0) >= this.releaseBatchBytes) this.release();
+    this.reader.advance();
   }
 
   /** Publishes this consumer's cursor so the producer can reuse the space. */
   release(): void {
-    this.releasedPos = this.readPos;
-    // Release: orders our reads of consumed records before the producer may
-    // see the cursor and overwrite them.
-    Atomics.store(this.hdr, this.cursorIdx, this.readPos);
+    this.reader.release();
   }
 
   /**
@@ -393,13 +357,13 @@ export class BroadcastConsumer {
    * record, the position of that record. openAt(position()) resumes there.
    */
   position(): number {
-    return this.readPos;
+    return this.reader.position();
   }
 
   /** Fresh check for unread bytes, for idle re-checks. */
   hasUnread(): boolean {
     // SC load: ordered after Doorbell.announce() in a parking consumer.
-    return this.isOpen && Atomics.load(this.hdr, WRITE_IDX) !== this.readPos;
+    return this.isOpen && this.reader.hasUnread();
   }
 
   /** Published write position; any thread. */

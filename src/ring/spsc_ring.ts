@@ -41,9 +41,10 @@
 import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
 import { Doorbell } from './doorbell.js';
+import { FrameReader } from './frame_reader.js';
 import {
   CACHE_LINE, HDR_CAPACITY, HDR_FINGERPRINT, HDR_MAGIC, HDR_VERSION, PADDING_TYPE, RECORD_MIN_BYTES, UNSET_TYPE,
-  checkDataBytes, checkFingerprint, checkHeader, corruptRecord,
+  checkDataBytes, checkFingerprint, checkHeader,
 } from './frame.js';
 
 const SPSC_MAGIC = 0x43535053; // 'SPSC' little-endian
@@ -87,17 +88,13 @@ export class SpscRing {
 
   private readonly hdr: Uint32Array;
   private readonly mask: number;
-  private readonly releaseBatchBytes: number;
 
   // Producer-side state (touched only by the producer thread).
   private claimPos: number;
   private cachedRead: number;
 
-  // Consumer-side state (touched only by the consumer thread).
-  private readPos: number;
-  private releasedPos: number;
-  private cachedWrite: number;
-  private peekLen = 0;
+  // Consumer side (touched only by the consumer thread).
+  private readonly reader: FrameReader;
 
   constructor(readonly sab: SharedArrayBuffer, fingerprint: number) {
     checkHeader('spsc_ring', sab, SPSC_MAGIC, SPSC_VERSION, fingerprint);
@@ -108,7 +105,6 @@ export class SpscRing {
     this.capacity = capacity;
     this.mask = capacity - 1;
     this.maxRecordBytes = capacity >>> 1;
-    this.releaseBatchBytes = capacity >>> 2;
     this.mem = memOf(sab, HEADER_BYTES, capacity);
     this.doorbell = new Doorbell(sab, DOORBELL_BYTE);
     // SC loads at attach: start from whatever the other side already published.
@@ -116,9 +112,8 @@ export class SpscRing {
     const r = Atomics.load(this.hdr, READ_IDX);
     this.claimPos = w;
     this.cachedRead = r;
-    this.readPos = r;
-    this.releasedPos = r;
-    this.cachedWrite = w;
+    this.reader = new FrameReader('spsc_ring', this.hdr, this.mem, capacity, WRITE_IDX, READ_IDX);
+    this.reader.reset(r);
   }
 
   // ---------------------------------------------------------------- producer
@@ -180,57 +175,27 @@ export class SpscRing {
    * when it finds the ring empty.
    */
   peek(): number {
-    const u32 = this.mem.u32;
-    for (;;) {
-      const pos = this.readPos;
-      if (pos === this.cachedWrite) {
-        // Acquire: pairs with publish(); the records below this position are
-        // fully written once we see it.
-        this.cachedWrite = Atomics.load(this.hdr, WRITE_IDX);
-        if (pos === this.cachedWrite) {
-          if (pos !== this.releasedPos) this.release();
-          return -1;
-        }
-      }
-      const off = pos & this.mask;
-      const len = u32[off >>> 2]!;
-      if (len < RECORD_MIN_BYTES || (len & 7) !== 0 || len > this.capacity - off) corruptRecord('spsc_ring', pos, len);
-      if ((u32[(off >>> 2) + 1]! & 0xffff) === PADDING_TYPE) {
-        this.readPos = (pos + len) >>> 0;
-        continue;
-      }
-      this.peekLen = len;
-      return off;
-    }
+    return this.reader.peek();
   }
 
   /** Consumes the record returned by the last peek(). */
   advance(): void {
-    const len = this.peekLen;
-    assert(len !== 0, 'spsc_ring: advance() without a peeked record');
-    this.peekLen = 0;
-    const pos = (this.readPos + len) >>> 0;
-    this.readPos = pos;
-    if (((pos - this.releasedPos) >>> 0) >= this.releaseBatchBytes) this.release();
+    this.reader.advance();
   }
 
   /** Publishes the read position so the producer can reuse the consumed space. */
   release(): void {
-    this.releasedPos = this.readPos;
-    // Release: orders our reads of the consumed records before the producer
-    // may see this position and overwrite them.
-    Atomics.store(this.hdr, READ_IDX, this.readPos);
+    this.reader.release();
   }
 
   /** Fresh check for unread bytes (padding counts), for idle re-checks. */
   hasUnread(): boolean {
-    // SC load: in a parking consumer it is ordered after Doorbell.announce().
-    return Atomics.load(this.hdr, WRITE_IDX) !== this.readPos;
+    return this.reader.hasUnread();
   }
 
   /** Position (byte counter mod 2^32) of the next unread record. */
   readPosition(): number {
-    return this.readPos;
+    return this.reader.position();
   }
 
   /** Published write position; anyone may read it. */
