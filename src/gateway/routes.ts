@@ -135,7 +135,11 @@ function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
     expLo = Number(v & 0xffffffffn);
   }
   // A budget above 2^53-1 cents cannot bind: clamp it.
-  const maxCost = req.max_cost === undefined ? 0 : Number(u64Field(req.max_cost, `${field}max_cost`) > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : BigInt(req.max_cost));
+  let maxCost = 0;
+  if (req.max_cost !== undefined) {
+    const v = u64Field(req.max_cost, `${field}max_cost`);
+    maxCost = v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(v);
+  }
   const side = req.side === 'buy' ? Side.buy : Side.sell;
   const outcome = req.outcome === 'yes' ? Outcome.yes : Outcome.no;
   const tifN = Tif[tif];
