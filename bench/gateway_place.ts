@@ -2,8 +2,7 @@
 // exchange (separate process, loopback, durability none), against the
 // ceiling of a uWS hello-world server driven by the same load generator on
 // the same machine. Main thread of the bench runner; the load generator's
-// piscina workers (tools/loadgen) do the sending, except for the open-loop
-// latency run (see below). Reports, never asserts.
+// piscina workers (tools/loadgen) do all the sending. Reports, never asserts.
 //
 // One run:
 //   1. hello: closed loop against tools/loadgen/hello_server.js at 8, 16 and
@@ -28,25 +27,18 @@
 //   burst) therefore caps each CONNECTION at 50 placements/s, so the closed
 //   loop needs connections >= rate / 50: the probes only accept a count whose
 //   per-connection rate stays under 80% of that.
-// - Its open loop hands each due request to the most recently freed
-//   connection (a LIFO idle stack). Below saturation one or two connections,
-//   hence one or two keys, carry nearly the whole rate and most answers are
-//   429. The open loop here is therefore a small scheduler of this file
-//   (openLoopPlacements: the same request shape, the loadgen's raw transport
-//   and histogram, FIFO connection reuse and the key rotated per request);
-//   the loadgen's own open loop is also run once, shorter, and its status
-//   counts are reported as open_loadgen_* so the defect stays visible.
+// - Its open loop (used for the latency run) hands a due request to the
+//   connection idle longest and rotates keys per request, so at half of
+//   peak no key runs into its bucket; it reports how late it sent each
+//   request (its own share of the latency).
 //
 // Durability: none. The journal is not implemented yet, so these numbers
 // include no fsync and no journal write; every name and note says so.
 
-import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { authHeaders } from '../src/client/sign.js';
-import { Histogram } from '../tools/loadgen/histogram.js';
 import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
-import { connFactory, type Conn } from '../tools/loadgen/transports.js';
 import { createTraders, openMarket, startExchange, startHello, type ExchangeProcess, type Trader } from './lib/exchange_fixture.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
@@ -186,167 +178,6 @@ function rotate<T>(xs: readonly T[], by: number, n: number): T[] {
   return out;
 }
 
-// ------------------------------------------------------------------ open loop
-
-interface OpenLoopResult {
-  sent: number;
-  completed: number;
-  errors: number;
-  unsent: number;
-  statuses: Record<string, number>;
-  hist: Histogram;
-  /** Actual send - intended send, us: the scheduler's own lateness (setTimeout granularity, a busy loop). */
-  lag: Histogram;
-  achieved_per_s: number;
-}
-
-/** xorshift32, as the load generator's worker uses: a reproducible request stream. */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 0x9e3779b9;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 4294967296;
-  };
-}
-
-/** A FIFO of T with O(1) push and shift. */
-class Fifo<T> {
-  private items: T[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(x: T): void {
-    this.items.push(x);
-  }
-  shift(): T {
-    const x = this.items[this.head++]!;
-    if (this.head > 4096 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return x;
-  }
-}
-
-/**
- * Open-loop placements on this thread: request k is due at t0 + k / rate;
- * a due request takes the connection that has been idle longest (FIFO) and
- * the next key in rotation, so no key exceeds rate / keys; its latency counts
- * from when it was DUE (a stall is charged to every request it delays).
- * Requests still queued at the end are recorded at their age then and
- * counted as unsent, as the load generator does. Same request shape as the
- * load generator's `place` op (YES-space price in mid +- spread, both
- * outcomes, 70% buys, qty 1..10, a unique client_order_id), same raw
- * transport and histogram (microseconds).
- */
-export async function openLoopPlacements(o: {
-  url: string; keys: { keyId: number; key: KeyObject }[]; market: number; rate: number; connections: number;
-  durationMs: number; graceMs: number; seed: number;
-}): Promise<OpenLoopResult> {
-  const rand = rng(o.seed);
-  const factory = connFactory('raw', o.url, o.connections);
-  const idle = new Fifo<Conn>();
-  const conns: Conn[] = [];
-  for (let i = 0; i < o.connections; i++) conns.push(factory.open());
-  await Promise.all(conns.map((c) => c.warm()));
-  for (const c of conns) idle.push(c);
-  const hist = new Histogram();
-  const lag = new Histogram();
-  const statuses: Record<string, number> = {};
-  let sent = 0;
-  let completed = 0;
-  let errors = 0;
-  let unsent = 0;
-  let inFlight = 0;
-  let keyNext = 0;
-  let coid = 0;
-  const nonce = BigInt((Math.floor(rand() * 0x1000000) << 8) >>> 0);
-  const target = '/v1/portfolio/orders';
-  const due = new Fifo<number>();
-  const intervalMs = 1000 / o.rate;
-  const t0 = performance.now();
-  const tEnd = t0 + o.durationMs;
-  let lastAnswer = t0;
-  let k = 0;
-  let finished: () => void = () => undefined;
-  const allDone = new Promise<void>((resolve) => (finished = resolve));
-  let stopped = false;
-
-  const fire = (c: Conn, intended: number): void => {
-    const key = o.keys[keyNext]!;
-    keyNext = (keyNext + 1) % o.keys.length;
-    let p = MID + Math.floor(rand() * (2 * SPREAD + 1)) - SPREAD;
-    p = p < 1 ? 1 : p > 99 ? 99 : p;
-    const outcome = rand() < 0.5 ? 'yes' : 'no';
-    const side = rand() < 0.7 ? 'buy' : 'sell';
-    const tick = outcome === 'yes' ? p : 100 - p;
-    const qty = 1 + Math.floor(rand() * 10);
-    const clientOrderId = ((nonce << 32n) | BigInt(coid++ >>> 0)).toString();
-    const body = `{"market_id":${o.market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty},"client_order_id":"${clientOrderId}"}`;
-    const headers = authHeaders(key.keyId, key.key, 'POST', target, body) as unknown as Record<string, string>;
-    headers['content-type'] = 'application/json';
-    sent++;
-    inFlight++;
-    lag.record((performance.now() - intended) * 1000);
-    c.send('POST', target, headers, body, (status) => {
-      const now = performance.now();
-      inFlight--;
-      if (status === 0) {
-        errors++;
-        statuses.error = (statuses.error ?? 0) + 1;
-      } else {
-        completed++;
-        lastAnswer = now;
-        hist.record((now - intended) * 1000);
-        statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
-      }
-      if (stopped) {
-        if (inFlight === 0) finished();
-        return;
-      }
-      if (due.length > 0 && now < tEnd) fire(c, due.shift());
-      else idle.push(c);
-    });
-  };
-
-  const tick = (): void => {
-    if (stopped) return;
-    const now = performance.now();
-    for (;;) {
-      const intended = t0 + k * intervalMs;
-      if (intended > now || intended >= tEnd) break;
-      due.push(intended);
-      k++;
-    }
-    while (idle.length > 0 && due.length > 0) fire(idle.shift(), due.shift());
-    const nextAt = t0 + k * intervalMs;
-    if (nextAt < tEnd) setTimeout(tick, Math.max(0, nextAt - performance.now()));
-  };
-  tick();
-
-  await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, tEnd - performance.now())));
-  stopped = true;
-  // Whatever was due but never got a connection: its age at the end, a lower bound.
-  while (due.length > 0) {
-    hist.record((tEnd - due.shift()) * 1000);
-    unsent++;
-  }
-  if (inFlight === 0) finished();
-  let grace: NodeJS.Timeout | undefined;
-  await Promise.race([allDone, new Promise<void>((resolve) => (grace = setTimeout(resolve, o.graceMs)))]);
-  clearTimeout(grace);
-  factory.destroyAll();
-  if (inFlight > 0) await new Promise<void>((resolve) => setTimeout(resolve, 20));
-  const elapsed = Math.max(lastAnswer, tEnd) - t0;
-  const ok = Object.entries(statuses).reduce((a, [s, v]) => a + (/^2/.test(s) ? v : 0), 0);
-  return { sent, completed, errors, unsent, statuses, hist, lag, achieved_per_s: round1((ok * 1000) / elapsed) };
-}
-
 // ------------------------------------------------------------------ phases
 
 interface HelloPhase {
@@ -385,7 +216,7 @@ interface GeneratorPhase {
   signed_at_exchange: Measured<LoadResult>;
   signed_at_hello: Measured<LoadResult>;
   /** The open loop of this file against the hello server at the exchange's open-loop rate: the latency floor of generator + loopback. */
-  open_floor: Measured<OpenLoopResult>;
+  open_floor: Measured<LoadResult>;
 }
 
 /**
@@ -406,9 +237,9 @@ async function generatorPhase(s: Settings, helloConnections: number, exchangeCon
     const hello_at_exchange = await measured(s, target, () => load(exchangeConnections, 'hello'));
     const signed_at_exchange = await measured(s, target, () => load(exchangeConnections, undefined));
     const signed_at_hello = await measured(s, target, () => load(helloConnections, undefined));
-    const keyObjects = keys.map((k) => ({ keyId: k.keyId, key: createSecretKey(Buffer.from(k.secret, 'base64')) }));
-    const open_floor = await measured(s, target, () => openLoopPlacements({
-      url: h.url, keys: keyObjects, market: 1, rate: openRate, connections: exchangeConnections, durationMs: s.probe_ms, graceMs: 1000, seed,
+    const open_floor = await measured(s, target, () => runLoad({
+      baseUrl: h.url, keys, markets: [1], mode: 'open', rate: openRate, connections: exchangeConnections, durationMs: s.probe_ms,
+      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed, mid: MID, spread: SPREAD,
     }));
     return { hello_at_exchange, signed_at_exchange, signed_at_hello, open_floor };
   } finally {
@@ -422,9 +253,8 @@ interface ExchangePhase {
   connections: number;
   probes: { connections: number; per_s: number; per_key_per_s: number; statuses: Record<string, number>; server_pct: number; accepted: boolean }[];
   place: Measured<LoadResult>[];
-  open: Measured<OpenLoopResult>;
+  open: Measured<LoadResult>;
   open_rate: number;
-  open_loadgen: Measured<LoadResult>;
   reads: Measured<LoadResult>[];
   minted_per_outcome: number;
   /** Orders the engine had accepted when the open loop started and ended (setup + every 2xx placement). */
@@ -484,18 +314,11 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
 
     // Open loop at half the median peak, every key in rotation.
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const keyObjects = traders.map((t) => ({ keyId: t.key_id, key: createSecretKey(Buffer.from(t.secret, 'base64')) }));
-    const open = await measured(s, target, () => openLoopPlacements({
-      url: ex.url, keys: keyObjects, market, rate: openRate, connections, durationMs: s.open_ms, graceMs: 1000, seed: nextSeed(),
+    const open = await measured(s, target, () => runLoad({
+      baseUrl: ex.url, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
+      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
     }));
     orders += okCount(open.value.statuses);
-    alive();
-    // The load generator's own open loop at the same rate (shorter): kept to show its 429s.
-    const openLoadgen = await measured(s, target, () => runLoad({
-      baseUrl: ex.url, keys: rotate(keys, offset, connections), markets: [market], mode: 'open', rate: openRate, connections,
-      durationMs: Math.min(s.open_ms, 3000), mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
-    }));
-    offset = (offset + connections) % keys.length;
     alive();
 
     const reads: Measured<LoadResult>[] = [];
@@ -504,7 +327,7 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       alive();
     }
     return {
-      setup_ms: setup.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate, open_loadgen: openLoadgen, reads,
+      setup_ms: setup.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate, reads,
       minted_per_outcome: setup.minted_per_outcome, orders_before_open: ordersBeforeOpen, orders_after_open: orders,
     };
   } finally {
@@ -560,25 +383,26 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const helloMed = triple(metrics, 'hello_requests_per_s', helloRates);
   metrics.durability_none_journal_not_implemented = 1;
   const o = ex.open.value;
+  const us = (ms: number): number => Math.round(ms * 1000);
   metrics.open_rate_per_s = ex.open_rate;
-  metrics.open_achieved_per_s = o.achieved_per_s;
-  metrics.p50_us = o.hist.percentile(50);
-  metrics.p99_us = o.hist.percentile(99);
-  metrics.p999_us = o.hist.percentile(99.9);
-  metrics.max_us = o.hist.max;
-  metrics.open_send_lag_p50_us = o.lag.percentile(50);
-  metrics.open_send_lag_p99_us = o.lag.percentile(99);
+  metrics.open_achieved_per_s = okRate(o);
+  metrics.p50_us = us(o.latency_ms.p50);
+  metrics.p99_us = us(o.latency_ms.p99);
+  metrics.p999_us = us(o.latency_ms.p999);
+  metrics.max_us = us(o.latency_ms.max);
+  metrics.open_send_lag_p50_us = us(o.send_lag_ms.p50);
+  metrics.open_send_lag_p99_us = us(o.send_lag_ms.p99);
   const fl = gen.open_floor.value;
-  metrics.open_floor_hello_p50_us = fl.hist.percentile(50);
-  metrics.open_floor_hello_p99_us = fl.hist.percentile(99);
-  metrics.open_floor_hello_p999_us = fl.hist.percentile(99.9);
+  metrics.open_floor_hello_p50_us = us(fl.latency_ms.p50);
+  metrics.open_floor_hello_p99_us = us(fl.latency_ms.p99);
+  metrics.open_floor_hello_p999_us = us(fl.latency_ms.p999);
   metrics.open_orders_before = ex.orders_before_open;
   metrics.open_orders_after = ex.orders_after_open;
   metrics.open_sent = o.sent;
   metrics.open_unsent = o.unsent;
   metrics.open_errors = o.errors;
   for (const [k, v] of Object.entries(o.statuses)) metrics[`open_status_${k}`] = v;
-  cpuMetrics(metrics, 'open', [ex.open], [o.achieved_per_s]);
+  cpuMetrics(metrics, 'open', [ex.open], [okRate(o)]);
   const readMed = triple(metrics, 'reads_per_s', readRates);
 
   // Status counts over the repeated runs.
@@ -619,12 +443,6 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.reads_tcp_segments_per_req = segsPer(ex.reads);
   metrics.generator_signed_place_tcp_segments_per_req = segsPer([gen.signed_at_exchange]);
 
-  // Loadgen open loop (diagnostic).
-  const ol = ex.open_loadgen.value;
-  metrics.open_loadgen_rate_per_s = ex.open_rate;
-  for (const [k, v] of Object.entries(ol.statuses)) metrics[`open_loadgen_status_${k}`] = v;
-  metrics.open_loadgen_p99_us = Math.round(ol.latency_ms.p99 * 1000);
-
   // Settings.
   metrics.gateways = s.gateways;
   metrics.loadgen_workers = s.workers;
@@ -658,14 +476,13 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   notes.push(`generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ${hello.connections}. Placements through the exchange reached ${(100 * placeMed / Math.max(1, signedAtEx)).toFixed(0)}% of what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ${0.35 * helloMed > signedAtEx ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this machine with this generator' : 'within what the generator can offer'}.`);
   notes.push(`target placements >= 35% of the hello ceiling: ${(ratio * 100).toFixed(1)}% (${ratio >= 0.35 ? 'met' : 'NOT met'}).`);
   notes.push(`target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms (${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`);
-  notes.push(`open-loop floor: the same scheduler against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the scheduler sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
+  notes.push(`open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
   // The engine's and the read models' tables double when full (engine
   // order_capacity starts at 65,536); a doubling on the placement path was
   // measured as a 150-240 ms stall, so say when one fell inside the window.
   const crossed: number[] = [];
   for (let c = 65_536; c <= ex.orders_after_open; c *= 2) if (c > ex.orders_before_open) crossed.push(c);
   notes.push(`open loop window: ${ex.orders_before_open} -> ${ex.orders_after_open} orders accepted since start${crossed.length > 0 ? `; it crossed ${crossed.join(', ')}, where order tables double (measured alone: max latency ~150 ms crossing 131,072 and ~240 ms crossing 262,144 orders), so the tail includes that stall` : '; no power-of-two table size was crossed in the window'}.`);
-  notes.push(`open loop: a scheduler in this file (FIFO connection reuse, key rotated per request over ${ex.keys} keys, the loadgen's raw transport, request shape and histogram), because the loadgen's open loop reuses the most recently freed connection and binds keys to connections: at the same rate (${ex.open_rate}/s, ${ol.duration_ms} ms) it got statuses ${JSON.stringify(ol.statuses)} (open_loadgen_*).`);
   notes.push(`orders: the load generator's place op (YES-space tick ${MID}+-${SPREAD}, YES and NO, 70% buys / 30% sells, qty 1..10, unique client_order_id); not the qty-1 buys the brief described, which the loadgen cannot produce. Every account holds ${s.seed_shares} YES and NO shares minted at setup, so sells are placements; no cancels; the book grows during the run.`);
   notes.push(`reads: the loadgen's read op is half GET /v1/markets/{id}/orderbook?depth=10 and half GET /v1/portfolio/balance (ops: ${JSON.stringify(readOps)}); it cannot send orderbook reads alone.`);
   notes.push(`CPU: /proc/<pid>/stat deltas (10 ms ticks), % of one core; server = the whole exchange process (gateway ${metrics.place_gateway_thread_cpu_pct}%, engine (busiest other thread) ${metrics.place_engine_thread_cpu_pct}%, main ${metrics.place_main_thread_cpu_pct}% under placements), generator = this process (piscina workers + main). foreign = machine - server - generator; runs with foreign > ${FOREIGN_REDO_PCT}% were redone (${attempts} redone).`);

@@ -89,6 +89,8 @@ export interface LoadResult {
   throughput_per_s: number;
   /** Open loop: from the intended send time (unsent ones at their age at the end); closed: from the actual send. */
   latency_ms: LatencySummary;
+  /** Open loop: how late requests were actually sent after their intended time (the generator's own share of latency_ms). */
+  send_lag_ms: LatencySummary;
   /** Answers by HTTP status code; transport failures under "error". */
   statuses: Record<string, number>;
   ops: Record<string, number>;
@@ -182,6 +184,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const cpu = process.cpuUsage(cpu0);
 
   const hist = new Histogram();
+  const lag = new Histogram();
   const statuses: Record<string, number> = {};
   const ops: Record<string, number> = {};
   let sent = 0;
@@ -193,6 +196,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   let scope: 'thread' | 'process' = 'thread';
   for (const r of results) {
     hist.merge(r.histogram);
+    lag.merge(r.sendLag);
     for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
     for (const [k, v] of Object.entries(r.ops)) ops[k] = (ops[k] ?? 0) + v;
     sent += r.sent;
@@ -207,6 +211,16 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   // so summing would count it several times: report the process figure once.
   const workersMs = scope === 'thread' ? perWorker.reduce((a, b) => a + b, 0) : (cpu.user + cpu.system) / 1000;
   const us = (v: number): number => round3(v / 1000);
+  const summary = (h: Histogram): LatencySummary => ({
+    count: h.total,
+    min: us(h.total === 0 ? 0 : h.min),
+    mean: us(h.mean()),
+    p50: us(h.percentile(50)),
+    p90: us(h.percentile(90)),
+    p99: us(h.percentile(99)),
+    p999: us(h.percentile(99.9)),
+    max: us(h.max),
+  });
   return {
     mode: opts.mode,
     transport,
@@ -221,16 +235,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     errors,
     unsent,
     throughput_per_s: round3((completed * 1000) / Math.max(opts.durationMs, Math.min(elapsed, wallMs))),
-    latency_ms: {
-      count: hist.total,
-      min: us(hist.total === 0 ? 0 : hist.min),
-      mean: us(hist.mean()),
-      p50: us(hist.percentile(50)),
-      p90: us(hist.percentile(90)),
-      p99: us(hist.percentile(99)),
-      p999: us(hist.percentile(99.9)),
-      max: us(hist.max),
-    },
+    latency_ms: summary(hist),
+    send_lag_ms: summary(lag),
     statuses,
     ops,
     generator_cpu: {

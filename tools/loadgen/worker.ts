@@ -57,6 +57,8 @@ export interface WorkerTask {
 export interface WorkerResult {
   workerIndex: number;
   histogram: HistogramData;
+  /** Open loop: how late each request was actually sent after its intended time (us). */
+  sendLag: HistogramData;
   /** Answers by HTTP status; transport failures under "error". */
   statuses: Record<string, number>;
   ops: Record<string, number>;
@@ -117,6 +119,7 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     live: [],
   }));
   const hist = new Histogram();
+  const sendLag = new Histogram();
   const statuses: Record<string, number> = {};
   const ops: Record<string, number> = {};
   let sent = 0;
@@ -262,11 +265,24 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     for (const c of conns) loop(c);
   } else {
     // -------------------------------------------------------------- open loop
+    // A due request takes the connection idle longest (FIFO, so load spreads
+    // over every connection) and the next key in rotation (so no key exceeds
+    // rate / keys and the per-key buckets do not shape the measurement).
     const intervalMs = 1000 / task.rate;
     const due: number[] = []; // intended send times waiting for a free connection
     let dueHead = 0;
     const idle: { conn: Conn; key: KeyState }[] = conns.slice();
+    let idleHead = 0;
+    let keyNext = task.firstConnection;
     let k = 0;
+    const send = (c: { conn: Conn; key: KeyState }, intended: number): void => {
+      if (keys.length > 0) {
+        c.key = keys[keyNext % keys.length]!;
+        keyNext++;
+      }
+      sendLag.record((performance.now() - intended) * 1000);
+      fire(c, intended, () => next(c));
+    };
     const next = (c: { conn: Conn; key: KeyState }): void => {
       if (dueHead < due.length && performance.now() < tEnd) {
         const intended = due[dueHead++]!;
@@ -274,7 +290,7 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
           due.splice(0, dueHead);
           dueHead = 0;
         }
-        fire(c, intended, () => next(c));
+        send(c, intended);
       } else {
         idle.push(c);
         if (performance.now() >= tEnd && inFlight === 0) finished();
@@ -288,10 +304,13 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         due.push(intended);
         k++;
       }
-      while (idle.length > 0 && dueHead < due.length) {
-        const c = idle.pop()!;
-        const intended = due[dueHead++]!;
-        fire(c, intended, () => next(c));
+      while (idleHead < idle.length && dueHead < due.length) {
+        const c = idle[idleHead++]!;
+        if (idleHead > 4096 && idleHead * 2 > idle.length) {
+          idle.splice(0, idleHead);
+          idleHead = 0;
+        }
+        send(c, due[dueHead++]!);
       }
       const nextAt = t0 + k * intervalMs;
       if (nextAt < tEnd) {
@@ -328,6 +347,7 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
   return {
     workerIndex: task.workerIndex,
     histogram: hist.toData(),
+    sendLag: sendLag.toData(),
     statuses,
     ops,
     sent,
