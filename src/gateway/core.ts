@@ -15,6 +15,7 @@ import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { LoopPoller } from '../ring/idle.js';
 import type { CommandProducer } from '../main/pipeline.js';
 import type { Views } from '../views/views.js';
+import type { DurableSeq } from '../journal/durable.js';
 import { ApiError } from './envelope.js';
 
 export const MAX_PENDING = 1 << 16;
@@ -53,7 +54,12 @@ export interface GatewayCoreOptions {
   response_budget_ms: number;
   /** Held requests above which sheddable commands are refused 503. */
   shed_pending: number;
+  /** Events are applied only up to this seq (the journal's durable_seq); null applies all (tests without a journal). */
+  durable?: DurableSeq | null;
 }
+
+/** Called for every event right after the read model applied it (the WebSocket fan-out). */
+export type AppliedListener = (m: Mem, o: number) => void;
 
 type Resolve = (c: Completion | null) => void;
 
@@ -69,6 +75,9 @@ export class GatewayCore {
   readonly producerId: number;
   private readonly producer: CommandProducer;
   private readonly consumer: BroadcastConsumer;
+  private readonly durable: DurableSeq | null;
+  /** Set by the WebSocket lane; sees exactly the events the read model applied, in order. */
+  onApplied: AppliedListener | null = null;
   private readonly budgetMs: number;
   private readonly shedPending: number;
   private readonly resolves: (Resolve | null)[] = new Array(MAX_PENDING).fill(null);
@@ -109,6 +118,7 @@ export class GatewayCore {
     this.views = opts.views;
     this.producerId = opts.producerId;
     this.producer = opts.producer;
+    this.durable = opts.durable ?? null;
     this.budgetMs = opts.response_budget_ms;
     this.shedPending = opts.shed_pending;
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -130,7 +140,7 @@ export class GatewayCore {
     const bell = this.consumer.doorbell;
     // Announce, re-check, then wait (the no-lost-wake-up protocol of doorbell.ts).
     bell.announce();
-    const wait = this.consumer.hasUnread() ? null : bell.parkAsync(PARK_TIMEOUT_MS);
+    const wait = this.hasApplicable() ? null : bell.parkAsync(PARK_TIMEOUT_MS);
     if (wait === null) {
       this.emptyPolls = 0;
       this.poller.kick();
@@ -146,15 +156,32 @@ export class GatewayCore {
     if (this.pending > 0) this.poller.kick();
   };
 
-  /** Applies every published event to the read model and resolves completions; returns the count. */
+  /** True when an event that may be applied now (durable) is waiting. */
+  private hasApplicable(): boolean {
+    const c = this.consumer;
+    if (!c.hasUnread()) return false;
+    if (this.durable === null) return true;
+    const o = c.peek();
+    return o >= 0 && Header.seq(c.mem, o) <= this.durable.get();
+  }
+
+  /**
+   * Applies every published durable event to the read model (and the
+   * WebSocket listener) and resolves completions; returns the count. An
+   * event past durable_seq stays in the ring until the journal has synced it.
+   */
   drain(): number {
     const c = this.consumer;
     const views = this.views;
     const me = this.producerId;
+    const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
+    const listener = this.onApplied;
     let n = 0;
     for (let o = c.peek(); o >= 0; o = c.peek()) {
       const m = c.mem;
+      if (Header.seq(m, o) > limit) break;
       views.apply(m, o);
+      if (listener !== null) listener(m, o);
       if (Header.producer(m, o) === me) this.onOwnEvent(m, o);
       c.advance();
       n++;
@@ -327,7 +354,7 @@ export class GatewayCore {
   }
 
   hasWork(): boolean {
-    return this.pending > 0 || this.consumer.hasUnread();
+    return this.pending > 0 || this.hasApplicable();
   }
 }
 

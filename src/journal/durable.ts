@@ -1,0 +1,29 @@
+// DurableSeq: the seq of the last command whose events (through its
+// CommandCompleted record) are on disk, published by the journal thread and
+// read by every thread that shows state (gateway answers, read models,
+// WebSocket pushes): nothing is shown that a crash could lose.
+//
+// One BigInt64 word in its own SharedArrayBuffer (Atomics on a 64-bit word:
+// no tearing between halves). With durability `none` the journal thread
+// still publishes, right after it has taken the records off the ring.
+
+export class DurableSeq {
+  private readonly word: BigInt64Array;
+
+  static allocate(): SharedArrayBuffer {
+    return new SharedArrayBuffer(64);
+  }
+
+  constructor(readonly sab: SharedArrayBuffer) {
+    this.word = new BigInt64Array(sab, 0, 1);
+  }
+
+  get(): number {
+    return Number(Atomics.load(this.word, 0));
+  }
+
+  /** Journal thread (and recovery) only; never moves backwards. */
+  set(seq: number): void {
+    if (seq > this.get()) Atomics.store(this.word, 0, BigInt(seq));
+  }
+}
