@@ -45,8 +45,9 @@ export class Engine {
   private readonly priceScratch = new Float64Array(ORACLE_SOURCES);
   private readonly staleNs: number;
 
-  constructor(config: Partial<EngineConfig>, out: EventOut) {
-    this.state = new ExchangeState(config);
+  /** `state`: a recovered state to continue from (snapshot plus replayed journal); a fresh one otherwise. */
+  constructor(config: Partial<EngineConfig>, out: EventOut, state?: ExchangeState) {
+    this.state = state ?? new ExchangeState(config);
     this.out = out;
     this.m = out.mem;
     this.staleNs = this.state.config.oracle_staleness_ms * 1_000_000;

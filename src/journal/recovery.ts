@@ -1,0 +1,164 @@
+// Recovery: finds what to start from (the newest valid snapshot) and which
+// journal records to replay after it, checking every segment on the way.
+// Start-up runs planRecovery once (with repair: a torn tail is truncated and
+// reported); the engine thread, each gateway thread and the control plane
+// then load the snapshot and replay the same records through evolve (a read
+// model's apply() is evolve plus its own indexes) before any listener opens.
+
+import { fdatasyncSync, ftruncateSync, closeSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EngineConfig } from '../engine/config.js';
+import type { Mem } from '../lib/mem.js';
+import { Views, type ViewsConfig } from '../views/views.js';
+import { FILE_HEADER_BYTES, JOURNAL_DIR, seqOfName } from './format.js';
+import { forEachRecord, JournalFault, readWhole, scanSegment, type TornTail } from './segment.js';
+import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
+import { decodeViews } from './state_codec.js';
+import { syncDir } from './writer.js';
+
+export interface PlannedSegment {
+  path: string;
+  firstSeq: number;
+  lastSeq: number;
+  /** Replay stops here (past it: a torn tail, or records written after the plan). */
+  goodEnd: number;
+}
+
+export interface RecoveryPlan {
+  dataDir: string;
+  snapshot: SnapshotFile | null;
+  /** Newer snapshots that failed their checks, with why (recovery fell back past them). */
+  rejectedSnapshots: { path: string; reason: string }[];
+  /** Segments holding records after the snapshot, in seq order. */
+  segments: PlannedSegment[];
+  /** Seq of the last complete command: the engine continues at lastSeq + 1. */
+  lastSeq: number;
+  /** Torn tails found (and, with repair, truncated). */
+  tails: (TornTail & { path: string; bytes: number })[];
+  /** Segments removed by repair because nothing complete was left in them. */
+  removed: string[];
+}
+
+export interface SegmentFile {
+  path: string;
+  firstSeq: number;
+}
+
+export function listSegments(dataDir: string): SegmentFile[] {
+  const dir = join(dataDir, JOURNAL_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: SegmentFile[] = [];
+  for (const n of names) {
+    const s = seqOfName(n, 'segment');
+    if (s >= 0) out.push({ path: join(dir, n), firstSeq: s });
+  }
+  return out.sort((a, b) => a.firstSeq - b.firstSeq);
+}
+
+export interface PlanOptions {
+  /** Truncate a torn tail and remove an emptied last segment (start-up only). */
+  repair: boolean;
+  /** Plan for a snapshot at this seq (the snapshot worker): no snapshot newer than it, records up to it. */
+  uptoSeq?: number;
+}
+
+/**
+ * Checks the journal and picks the snapshot to start from. Throws a
+ * JournalFault (file and byte offset) on a checksum failure followed by
+ * data, a seq gap, a missing segment or a fingerprint mismatch.
+ */
+export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
+  const upto = opts.uptoSeq ?? Number.MAX_SAFE_INTEGER;
+  if (opts.repair) removeSnapshotTemps(dataDir);
+  const files = listSegments(dataDir);
+  const rejected: { path: string; reason: string }[] = [];
+  // The newest snapshot that passes its checks (at or before upto).
+  let snapshot: SnapshotFile | null = null;
+  for (const s of listSnapshots(dataDir)) {
+    if (s.seq > upto) continue;
+    try {
+      const r = readSnapshot(s.path);
+      if (r.seq !== s.seq) throw new Error(`snapshot ${s.path}: header seq ${r.seq} differs from its name`);
+      snapshot = s;
+      break;
+    } catch (e) {
+      rejected.push({ path: s.path, reason: (e as Error).message });
+    }
+  }
+  const base = snapshot?.seq ?? 0;
+  // Segments wholly at or before the snapshot are not needed (and may have been pruned).
+  let first = 0;
+  while (first + 1 < files.length && files[first + 1]!.firstSeq <= base + 1) first++;
+  const segments: PlannedSegment[] = [];
+  const tails: RecoveryPlan['tails'] = [];
+  const removed: string[] = [];
+  let expect: number | null = null;
+  let lastSeq = base;
+  for (let i = first; i < files.length; i++) {
+    const f = files[i]!;
+    if (i === first && f.firstSeq > base + 1) {
+      throw new JournalFault(f.path, 0, `the journal starts at seq ${f.firstSeq} but ${snapshot ? `the snapshot ${snapshot.path} holds seq ${base}` : 'there is no snapshot'}: records ${base + 1}..${f.firstSeq - 1} are missing (a missing segment)`);
+    }
+    const bytes = readWhole(f.path);
+    const scan = scanSegment(f.path, bytes, expect);
+    const isLast = i === files.length - 1;
+    if (scan.tail !== null && !isLast && opts.uptoSeq === undefined) {
+      throw new JournalFault(f.path, scan.tail.offset, `damaged end of a segment that is not the last (${scan.tail.detail})`);
+    }
+    if (scan.tail !== null && isLast && opts.uptoSeq === undefined) {
+      tails.push({ ...scan.tail, path: f.path, bytes: bytes.length - scan.goodEnd });
+      if (opts.repair) {
+        const fd = openSync(f.path, 'r+');
+        try {
+          ftruncateSync(fd, scan.goodEnd);
+          fdatasyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+    }
+    if (isLast && opts.repair && scan.goodEnd === FILE_HEADER_BYTES) {
+      // Nothing complete in it: the writer starts this seq afresh.
+      rmSync(f.path);
+      syncDir(join(dataDir, JOURNAL_DIR));
+      removed.push(f.path);
+      break;
+    }
+    if (scan.lastSeq > lastSeq) lastSeq = scan.lastSeq;
+    if (scan.lastSeq >= scan.firstSeq && scan.lastSeq > base) segments.push({ path: f.path, firstSeq: scan.firstSeq, lastSeq: scan.lastSeq, goodEnd: scan.goodEnd });
+    expect = scan.lastSeq + 1;
+    if (scan.lastSeq >= upto) break;
+  }
+  if (opts.uptoSeq !== undefined && lastSeq < opts.uptoSeq) {
+    throw new Error(`journal: records up to seq ${opts.uptoSeq} were asked for but the journal ends at ${lastSeq}`);
+  }
+  return { dataDir, snapshot, rejectedSnapshots: rejected, segments, lastSeq: Math.min(lastSeq, upto), tails, removed };
+}
+
+/** The read model at the plan's snapshot (or empty). */
+export function loadBase(plan: RecoveryPlan, engine: Partial<EngineConfig>, views: Partial<ViewsConfig> = {}): Views {
+  if (plan.snapshot === null) return new Views(engine, views);
+  return decodeViews(readSnapshot(plan.snapshot.path).body);
+}
+
+/** Calls apply(m, o) for every planned record after afterSeq (up to the plan's lastSeq); returns the count. */
+export function replay(plan: RecoveryPlan, afterSeq: number, apply: (m: Mem, o: number) => void): number {
+  let n = 0;
+  for (const s of plan.segments) {
+    if (s.lastSeq <= afterSeq) continue;
+    n += forEachRecord(readWhole(s.path), s.goodEnd, afterSeq, plan.lastSeq, apply);
+  }
+  return n;
+}
+
+/** A read model recovered from the plan: snapshot, then the journal after it. */
+export function recoverViews(plan: RecoveryPlan, engine: Partial<EngineConfig>, views: Partial<ViewsConfig> = {}): Views {
+  const v = loadBase(plan, engine, views);
+  replay(plan, v.asOfSeq, (m, o) => v.apply(m, o));
+  return v;
+}

@@ -1,0 +1,170 @@
+// Segment reading: validates a segment's frames (checksums, lengths, seq
+// continuity, command boundaries) and iterates its records for replay and the
+// tools. Any thread; synchronous file I/O (start-up, tools, snapshot worker).
+
+import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
+import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
+import { memOf, type Mem } from '../lib/mem.js';
+import { crc32c } from './crc32c.js';
+import { decodeFileHeader, FILE_HEADER_BYTES, FRAME_HEADER_BYTES, MAX_RECORD_BYTES, SEGMENT_MAGIC } from './format.js';
+
+/** A fault that must stop the start: names the file and the byte offset. */
+export class JournalFault extends Error {
+  constructor(readonly file: string, readonly offset: number, reason: string) {
+    super(`journal fault in ${file} at byte ${offset}: ${reason}`);
+    this.name = 'JournalFault';
+  }
+}
+
+/** A whole file in a fresh 8-aligned buffer (records are read through typed arrays). */
+export function readWhole(path: string): Uint8Array {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const bytes = new Uint8Array(new ArrayBuffer((size + 7) & ~7), 0, size);
+    let at = 0;
+    while (at < size) {
+      const n = readSync(fd, bytes, at, size - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    return bytes.subarray(0, at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface TornTail {
+  offset: number;
+  kind: 'torn_frame' | 'incomplete_command';
+  detail: string;
+}
+
+export interface SegmentScan {
+  path: string;
+  firstSeq: number;
+  /** Byte offset just past the last CommandCompleted frame: the segment's good end. */
+  goodEnd: number;
+  /** Seq of the last complete command (firstSeq - 1 when none). */
+  lastSeq: number;
+  /** Records up to goodEnd. */
+  records: number;
+  /** What lies past goodEnd, when anything does. */
+  tail: TornTail | null;
+}
+
+function allZero(b: Uint8Array, from: number): boolean {
+  for (let i = from; i < b.length; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
+/**
+ * Validates a segment. A damaged frame is a torn tail (a write the crash cut
+ * short, never synced, so never acknowledged) only when nothing readable
+ * follows it: the frame runs past the end of the file, ends exactly at it,
+ * or only zero bytes follow. Anything else (a bad checksum with data after
+ * it, a seq gap, a wrong fingerprint) throws a JournalFault.
+ */
+export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: number | null): SegmentScan {
+  let h;
+  try {
+    h = decodeFileHeader(bytes, SEGMENT_MAGIC);
+  } catch (e) {
+    throw new JournalFault(path, 0, (e as Error).message);
+  }
+  if (h.fingerprint !== LAYOUT_FINGERPRINT) {
+    throw new JournalFault(path, 12, `layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}: the journal was written by an incompatible version`);
+  }
+  if (expectFirstSeq !== null && h.seq !== expectFirstSeq) {
+    throw new JournalFault(path, 16, `first seq ${h.seq} but the previous segment ended at seq ${expectFirstSeq - 1} (a missing segment or a gap)`);
+  }
+  const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const size = bytes.length;
+  let at = FILE_HEADER_BYTES;
+  let goodEnd = at;
+  let records = 0;
+  let goodRecords = 0;
+  let cur = h.seq; // seq of the command being read
+  let open = false; // a command has started and has not completed
+  let lastSeq = h.seq - 1;
+  let tail: TornTail | null = null;
+  while (at < size) {
+    const torn = (why: string): void => {
+      tail = { offset: at, kind: 'torn_frame', detail: why };
+    };
+    if (size - at < FRAME_HEADER_BYTES) {
+      torn(`${size - at} bytes, less than a frame header`);
+      break;
+    }
+    const len = dv.getUint32(at, true);
+    const sum = dv.getUint32(at + 4, true);
+    const rec = at + FRAME_HEADER_BYTES;
+    if (len === 0 && allZero(bytes, at)) {
+      torn('zero bytes to the end of the file');
+      break;
+    }
+    if (len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0) {
+      if (allZero(bytes, rec)) {
+        torn(`frame length ${len} followed by zeros`);
+        break;
+      }
+      throw new JournalFault(path, at, `frame length ${len} is not a valid record length`);
+    }
+    if (rec + len > size) {
+      torn(`frame of ${len} bytes runs past the end of the file (${size - rec} bytes left)`);
+      break;
+    }
+    if (crc32c(bytes, rec, rec + len) !== sum) {
+      if (rec + len === size || allZero(bytes, rec + len)) {
+        torn('checksum mismatch in the last frame');
+        break;
+      }
+      throw new JournalFault(path, at, 'record checksum mismatch (data follows, so this is not a torn write)');
+    }
+    if (Header.len(m, rec) !== len) throw new JournalFault(path, at, `record length ${Header.len(m, rec)} differs from its frame's ${len}`);
+    const seq = Header.seq(m, rec);
+    if (open) {
+      if (seq !== cur) throw new JournalFault(path, at, `seq ${seq} inside command ${cur} (expected ${cur} until its completion)`);
+    } else {
+      const want = records === 0 ? h.seq : cur + 1;
+      if (seq !== want) throw new JournalFault(path, at, `seq ${seq} where ${want} was expected (a gap or a reordering)`);
+      cur = seq;
+      open = true;
+    }
+    records++;
+    at = rec + len;
+    if (Header.type(m, rec) === T_COMMAND_COMPLETED) {
+      open = false;
+      lastSeq = cur;
+      goodEnd = at;
+      goodRecords = records;
+    }
+  }
+  if (tail === null && goodEnd < size) {
+    tail = { offset: goodEnd, kind: 'incomplete_command', detail: `command ${cur} has ${records - goodRecords} event(s) but no completion record` };
+  }
+  return { path, firstSeq: h.seq, goodEnd, lastSeq, records: goodRecords, tail };
+}
+
+/**
+ * Calls fn(m, o) for every record of a validated segment in [FILE_HEADER, end)
+ * whose seq lies in (afterSeq, uptoSeq]. Returns the number of records passed.
+ */
+export function forEachRecord(bytes: Uint8Array, end: number, afterSeq: number, uptoSeq: number, fn: (m: Mem, o: number) => void): number {
+  const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
+  const u32 = m.u32;
+  let n = 0;
+  for (let at = FILE_HEADER_BYTES; at < end;) {
+    const len = u32[at >>> 2]!;
+    const rec = at + FRAME_HEADER_BYTES;
+    const seq = Header.seq(m, rec);
+    if (seq > uptoSeq) break;
+    if (seq > afterSeq) {
+      fn(m, rec);
+      n++;
+    }
+    at = rec + len;
+  }
+  return n;
+}

@@ -1,0 +1,82 @@
+// Snapshot files: the state at a seq, written atomically (temp file, fsync,
+// rename, fsync the directory) and checked on load (header checksum, layout
+// fingerprint, body checksum). Any thread; synchronous I/O (snapshot worker,
+// recovery, tools).
+
+import { closeSync, fdatasyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { crc32c } from './crc32c.js';
+import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, SNAPSHOT_DIR, SNAPSHOT_MAGIC, seqOfName, snapshotName } from './format.js';
+import { readWhole } from './segment.js';
+import { syncDir } from './writer.js';
+
+export interface SnapshotFile {
+  path: string;
+  seq: number;
+}
+
+/** Snapshot files by seq, newest first (by name; validity is checked on load). */
+export function listSnapshots(dataDir: string): SnapshotFile[] {
+  const dir = join(dataDir, SNAPSHOT_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: SnapshotFile[] = [];
+  for (const n of names) {
+    const seq = seqOfName(n, 'snapshot');
+    if (seq >= 0) out.push({ path: join(dir, n), seq });
+  }
+  return out.sort((a, b) => b.seq - a.seq);
+}
+
+/** Writes body as the snapshot at seq; returns its path. */
+export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fsync = true): string {
+  const dir = join(dataDir, SNAPSHOT_DIR);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, snapshotName(seq));
+  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
+  const h = encodeFileHeader({ magic: SNAPSHOT_MAGIC, version: FORMAT_VERSION, fingerprint: LAYOUT_FINGERPRINT, seq, extra: body.length, bodyCrc: crc32c(body) });
+  const fd = openSync(tmp, 'wx', 0o644);
+  try {
+    writeSync(fd, h, 0, FILE_HEADER_BYTES);
+    let at = 0;
+    while (at < body.length) at += writeSync(fd, body, at, body.length - at);
+    if (fsync) fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  if (fsync) syncDir(dir);
+  return path;
+}
+
+/** Reads and checks a snapshot; returns its seq and body, or throws a message naming the file. */
+export function readSnapshot(path: string): { seq: number; body: Uint8Array } {
+  const bytes = readWhole(path);
+  try {
+    const h = decodeFileHeader(bytes, SNAPSHOT_MAGIC);
+    if (h.fingerprint !== LAYOUT_FINGERPRINT) throw new Error(`layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}`);
+    if (FILE_HEADER_BYTES + h.extra !== bytes.length) throw new Error(`body is ${bytes.length - FILE_HEADER_BYTES} bytes, header says ${h.extra}`);
+    const body = bytes.subarray(FILE_HEADER_BYTES);
+    if (crc32c(body) !== h.bodyCrc) throw new Error('body checksum mismatch');
+    return { seq: h.seq, body };
+  } catch (e) {
+    throw new Error(`snapshot ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Removes leftover temp files of interrupted snapshot writes. */
+export function removeSnapshotTemps(dataDir: string): void {
+  const dir = join(dataDir, SNAPSHOT_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) if (n.includes('.dxs.tmp-')) rmSync(join(dir, n), { force: true });
+}

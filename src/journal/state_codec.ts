@@ -1,0 +1,149 @@
+// State codec: turns the exchange state (ExchangeState, or a whole Views read
+// model, which holds one) into bytes and back, for snapshots, and hashes it
+// for the replay proofs. Generic over the object graph, so a field added to
+// the state is carried without codec changes: numbers, strings, booleans,
+// null, typed arrays, arrays, Maps, plain objects, and instances of the
+// classes registered below. Anything else (a function, an unregistered class)
+// throws: state must stay plain data (evolve is its only mutator).
+//
+// The graph is rewritten into plain values (class instances become tagged
+// records) and serialized with v8.serialize, which keeps typed arrays compact
+// and preserves shared ArrayBuffers.
+
+import { createHash } from 'node:crypto';
+import { deserialize, serialize } from 'node:v8';
+import { Accounts } from '../accounts/accounts.js';
+import { Book } from '../book/book.js';
+import { OrderSlab } from '../book/orders.js';
+import { Markets } from '../engine/markets.js';
+import { ExchangeState } from '../engine/state.js';
+import { TimerHeap } from '../lib/timer_heap.js';
+import { U32x3Map } from '../lib/u32x3_map.js';
+import { RecordRing } from '../views/record_ring.js';
+import { Views } from '../views/views.js';
+
+type Ctor = abstract new (...args: never[]) => object;
+
+/** Every class whose instances may live inside the state. */
+const CLASSES: Record<string, Ctor> = {
+  ExchangeState, Markets, Book, OrderSlab, Accounts, U32x3Map, TimerHeap, RecordRing, Views,
+};
+const NAME_OF = new Map<unknown, string>(Object.entries(CLASSES).map(([k, v]) => [v.prototype, k]));
+
+/**
+ * Fields that are caches of other state (filled by lookups, not only by
+ * evolve): carried in snapshots, left out of the state hash, because a live
+ * engine and a replica fed the same events fill them differently.
+ */
+const CACHE_FIELDS = new Set(['cacheId', 'cacheSlot', 'lastPosMarket', 'lastPosSlot']);
+
+const TAG = '\u0000class';
+const MAP_TAG = '\u0000map';
+
+function toTree(v: unknown, exclude: Set<string> | null, path: string): unknown {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') throw new Error(`state_codec: ${typeof v} at ${path} (state must be plain data)`);
+    return v;
+  }
+  if (ArrayBuffer.isView(v)) {
+    if (v.buffer instanceof SharedArrayBuffer) throw new Error(`state_codec: SharedArrayBuffer view at ${path}`);
+    return v;
+  }
+  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`));
+  if (v instanceof Map) {
+    const entries: [unknown, unknown][] = [];
+    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`)]);
+    return { [MAP_TAG]: entries };
+  }
+  const proto = Object.getPrototypeOf(v);
+  const fields: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    if (exclude !== null && exclude.has(k)) continue;
+    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`);
+  }
+  if (proto === Object.prototype || proto === null) return fields;
+  const name = NAME_OF.get(proto);
+  if (name === undefined) throw new Error(`state_codec: instance of unregistered class ${(v as object).constructor?.name} at ${path}; add it to CLASSES in src/journal/state_codec.ts`);
+  return { [TAG]: name, fields };
+}
+
+function fromTree(t: unknown): unknown {
+  if (t === null || typeof t !== 'object' || ArrayBuffer.isView(t)) return t;
+  if (Array.isArray(t)) return t.map(fromTree);
+  const rec = t as Record<string, unknown>;
+  if (MAP_TAG in rec) return new Map((rec[MAP_TAG] as [unknown, unknown][]).map(([k, x]) => [k, fromTree(x)]));
+  if (TAG in rec) {
+    const ctor = CLASSES[rec[TAG] as string];
+    if (ctor === undefined) throw new Error(`state_codec: unknown class ${String(rec[TAG])} in the snapshot`);
+    const obj = Object.create(ctor.prototype) as Record<string, unknown>;
+    for (const [k, x] of Object.entries(rec.fields as Record<string, unknown>)) obj[k] = fromTree(x);
+    return obj;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(rec)) out[k] = fromTree(x);
+  return out;
+}
+
+/** Serializes a read model (Views, with its ExchangeState). */
+export function encodeViews(views: Views): Buffer {
+  return serialize(toTree(views, null, 'views'));
+}
+
+export function decodeViews(bytes: Uint8Array): Views {
+  const v = fromTree(deserialize(bytes));
+  if (!(v instanceof Views)) throw new Error('state_codec: the snapshot does not hold a read model');
+  return v;
+}
+
+/**
+ * SHA-256 (hex) of the exchange state, caches left out: equal for the live
+ * engine, every read model's state and any recovery of the same events.
+ * Canonical: v8.serialize is not (it writes the same number as a small
+ * integer or as a double depending on how V8 happens to hold it), so the
+ * hash walks the graph itself: numbers as float64, strings as UTF-8, typed
+ * arrays as their bytes, containers with their sizes.
+ */
+export function stateHash(state: ExchangeState): string {
+  const h = createHash('sha256');
+  const scratch = new DataView(new ArrayBuffer(8));
+  const u8 = new Uint8Array(scratch.buffer);
+  const tag = (c: string, n: number): void => {
+    h.update(c);
+    scratch.setUint32(0, n >>> 0, true);
+    h.update(u8.subarray(0, 4));
+  };
+  const walk = (v: unknown): void => {
+    if (v === null || v === undefined) return void h.update(v === null ? 'n' : 'u');
+    switch (typeof v) {
+      case 'boolean': return void h.update(v ? 't' : 'f');
+      case 'number':
+        scratch.setFloat64(0, v, true);
+        h.update('d');
+        return void h.update(u8);
+      case 'string': {
+        const b = Buffer.from(v, 'utf8');
+        tag('s', b.length);
+        return void h.update(b);
+      }
+      default: break;
+    }
+    if (ArrayBuffer.isView(v)) {
+      tag(`a${v.constructor.name}`, v.byteLength);
+      return void h.update(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+    }
+    if (Array.isArray(v)) {
+      tag('[', v.length);
+      for (const x of v) walk(x);
+      return;
+    }
+    const rec = v as Record<string, unknown>;
+    const keys = Object.keys(rec);
+    tag('{', keys.length);
+    for (const k of keys) {
+      walk(k);
+      walk(rec[k]);
+    }
+  };
+  walk(toTree(state, CACHE_FIELDS, 'state'));
+  return h.digest('hex');
+}
