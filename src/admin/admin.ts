@@ -10,6 +10,7 @@ import {
   ProposeSource, ROUND_STATUS_NAMES, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
   T_CREATE_MARKET, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND,
   T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND, CreateAccount, DeleteAccount,
+  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { scopeBits, scopeNames } from '../accounts_service/routes.js';
@@ -20,7 +21,7 @@ import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
 import {
   AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
-  EmptyBody, compile, parseJson, safeField, validate, type Checker,
+  AdminSeriesBody, EmptyBody, compile, parseJson, safeField, validate, type Checker,
 } from '../gateway/schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import type { TSchema } from '@sinclair/typebox';
@@ -29,8 +30,12 @@ export interface AdminContext {
   core: GatewayCore;
   /** Health facts the main thread knows (engine seq, gateways). */
   health: () => Record<string, unknown>;
-  /** Extra text for GET /metrics, when metrics are wired. */
+  /** Writes a snapshot of the state at the current durable seq (off-thread); resolves with where. */
+  snapshot: () => Promise<{ seq: number; path: string }>;
+  /** Structured log of operator actions and faults (never secrets). */
   log: (fields: Record<string, unknown>) => void;
+  /** GET /metrics: the Prometheus text exposition, merged across threads (src/metrics). */
+  metrics: () => string;
 }
 
 interface AdminRequest {
@@ -182,8 +187,56 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     ctx.log({ event: 'operator', action: 'withdrawal_fail', wid });
     return { status: 200, body: { status: 'failed', seq: String(c.seq) } };
   }),
+  route('snapshot', 'POST', '/admin/snapshot', compile(EmptyBody), async (_r, ctx) => {
+    const done = await ctx.snapshot();
+    ctx.log({ event: 'operator', action: 'snapshot', seq: done.seq, path: done.path });
+    return { status: 200, body: { seq: String(done.seq), path: done.path } };
+  }),
   route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
+  route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {
+    const b = r.body as { category: number; title: string; period_s: number; position_limit: number; fee_schedule_id: number };
+    if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
+    const c = await sequenced(ctx.core, T_CREATE_SERIES, CreateSeries.SIZE, 0, (m, o) => {
+      CreateSeries.set_category(m, o, b.category);
+      CreateSeries.set_position_limit(m, o, b.position_limit);
+      CreateSeries.set_fee_schedule_id(m, o, b.fee_schedule_id);
+      CreateSeries.set_period_s(m, o, b.period_s);
+      CreateSeries.set_title(m, o, b.title);
+    });
+    // The first round opened in the same command when the oracle quorum was fresh; else it waits.
+    const round = ctx.core.views.round(c.result);
+    ctx.log({ event: 'operator', action: 'create_series', category: b.category, market_id: c.result, period_s: b.period_s });
+    return {
+      status: 201,
+      body: { market_id: c.result, category: b.category, period_s: b.period_s, round_number: round ? round.round_number : '0', seq: String(c.seq) },
+    };
+  }),
+  route('list_series', 'GET', '/admin/series', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.series() })),
+  route('stop_series', 'POST', '/admin/series/{category}/stop', compile(EmptyBody), async (r, ctx) => {
+    const raw = r.params[0]!;
+    if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) throw new ApiError('invalid_field', 'category must be 0..65535', { field: 'category', reason: 'must be 0..65535' });
+    const category = Number(raw);
+    const c = await sequenced(ctx.core, T_STOP_SERIES, StopSeries.SIZE, 0, (m, o) => StopSeries.set_category(m, o, category));
+    ctx.log({ event: 'operator', action: 'stop_series', category, market_id: c.result });
+    return { status: 200, body: { category, market_id: c.result, active: false, seq: String(c.seq) } };
+  }),
+  // Answered as text by mountAdmin (the handler is never called).
+  route('metrics', 'GET', '/metrics', 'none', () => {
+    throw new Error('admin: GET /metrics is answered by mountAdmin');
+  }),
 ];
+
+/** The Prometheus text exposition (format 0.0.4); every write inside cork, as the JSON replies. */
+function sendText(res: HttpResponse, f: InFlight, status: number, text: string): void {
+  if (f.aborted || f.done) return;
+  f.done = true;
+  res.cork(() => {
+    res.writeStatus(status === 200 ? '200 OK' : `${status} Status`);
+    res.writeHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
+    if (f.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(text));
+    else res.end(text);
+  });
+}
 
 /** Constant-time bearer token check. */
 function tokenOk(header: string, token: Buffer): boolean {
@@ -214,6 +267,11 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
         body = validate(match.route.body, parseJson(raw.length === 0 ? '{}' : raw.toString('utf8')));
       }
       if (f.query.length > 0) throw new ApiError('unknown_field', 'the control plane takes no query parameters', { field: f.query.split('=')[0] });
+      if (match.route.name === 'metrics') {
+        sendText(res, f, 200, ctx.metrics());
+        observer?.onResponse(f.routeName, 200, null, (performance.now() - f.started) * 1000);
+        return;
+      }
       const out = match.route.handler({ params: match.params, body }, ctx);
       if (out instanceof Promise) {
         ctx.core.kick();

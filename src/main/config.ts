@@ -15,6 +15,10 @@ export interface ExchangeConfig {
   durability: 'fsync' | 'none';
   response_budget_ms: number;
   verify: boolean;
+  /** Journal records between periodic snapshots. */
+  snapshot_every: number;
+  /** Journal segment size before rotation (tests use small ones). */
+  segment_bytes: number;
 }
 
 const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' }[] = [
@@ -29,13 +33,15 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_DURABILITY', flag: '--durability', key: 'durability', kind: 'durability' },
   { env: 'DX_RESPONSE_BUDGET_MS', flag: '--response-budget-ms', key: 'response_budget_ms', kind: 'int' },
   { env: 'DX_VERIFY', flag: '--verify', key: 'verify', kind: 'bool' },
+  { env: 'DX_SNAPSHOT_EVERY', flag: '--snapshot-every', key: 'snapshot_every', kind: 'int' },
+  { env: 'DX_SEGMENT_BYTES', flag: '--segment-bytes', key: 'segment_bytes', kind: 'int' },
 ];
 
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
-    response_budget_ms: 1000, verify: false,
+    response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
   };
 }
 
@@ -77,5 +83,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   const cfg = c as unknown as ExchangeConfig;
   if (cfg.gateways < 1) throw new Error('gateways must be at least 1');
   if (cfg.response_budget_ms < 1) throw new Error('response budget must be at least 1 ms');
+  if (cfg.snapshot_every < 1) throw new Error('snapshot-every must be at least 1 record');
+  if (cfg.segment_bytes < 4096) throw new Error('segment-bytes must be at least 4096');
   return cfg;
 }

@@ -5,6 +5,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine/engine.js';
 import type { EngineConfig } from '../engine/config.js';
+import { evolve } from '../engine/evolve.js';
+import { loadBase, replay, type RecoveryPlan } from '../journal/recovery.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastProducer } from '../ring/broadcast_ring.js';
 import { Doorbell } from '../ring/doorbell.js';
@@ -20,12 +22,22 @@ export interface EngineThreadData {
   control: SharedArrayBuffer;
   config: Partial<EngineConfig>;
   verify: boolean;
+  /** The state to continue from: snapshot plus journal (null: a fresh exchange). */
+  recovery: RecoveryPlan | null;
 }
 
 const data = workerData as EngineThreadData;
 const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRINT));
 const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
-const engine = new Engine(data.config, out);
+// Recovery: the snapshot's state, then every journaled event after it through
+// evolve (no re-matching), before the loop takes its first command.
+let state;
+if (data.recovery !== null) {
+  state = loadBase(data.recovery, data.config).state;
+  const s = state;
+  replay(data.recovery, s.seq, (m, o) => evolve(s, m, o));
+}
+const engine = new Engine(data.config, out, state);
 const control = new EngineControl(data.control);
 const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 20, park_timeout_ms: 50 });
 const loop = new EngineLoop(engine, rings, out, control, idle, data.verify);

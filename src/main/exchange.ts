@@ -19,9 +19,15 @@ import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest } from '../gateway/http.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
-import { ClockTick, Header } from '../layout/records.js';
+import { ApiError } from '../gateway/envelope.js';
+import { DurableSeq } from '../journal/durable.js';
+import { JournalJobs } from '../journal/jobs.js';
+import { JournalControl } from '../journal/journal_control.js';
+import type { JournalThreadData } from '../journal/journal_thread.js';
+import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
+import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
-import { Views } from '../views/views.js';
 import { loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
@@ -38,6 +44,12 @@ export interface RunningExchange {
   admin_port: number;
   admin_token: string;
   pipeline: Pipeline;
+  /** The journal's durable_seq. */
+  durable: DurableSeq;
+  /** What start-up recovered: the last seq, the time it took, the snapshot it started from. */
+  recovery: { seq: number; ms: number; snapshot_seq: number };
+  /** Writes a snapshot at the current durable seq (one at a time). */
+  snapshot(): Promise<{ seq: number; path: string }>;
   /**
    * Stops the exchange. With waitForConnections, waits (up to 15 s) until
    * every gateway thread has ended, i.e. its clients' keep-alive connections
@@ -82,59 +94,103 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const u = uws();
   mkdirSync(cfg.data_dir, { recursive: true });
   const token = adminToken(cfg);
-  if (cfg.durability === 'fsync') {
-    log('warn', { event: 'start', message: 'the event journal is not implemented yet: state lives in memory only and a restart loses it' });
-  }
+  const t0 = performance.now();
 
-  // 1. Engine. Every read model folds events with the engine's configuration
-  // (retention caps live in evolve), so one object is handed to all of them.
-  // Tables are sized so that a busy book does not pay a rehash stall (a
-  // 262k-entry index rehash measured 38 ms); they still grow past this.
+  // 0. Recovery plan (piscina): every segment and snapshot checked, a torn
+  // tail truncated; a fault stops the start here, naming file and offset.
+  const jobs = new JournalJobs();
+  let plan: RecoveryPlan;
+  try {
+    plan = await jobs.plan(cfg.data_dir);
+  } catch (e) {
+    await jobs.close();
+    throw new Error(`recovery refused to start: ${(e as Error).message}`);
+  }
+  for (const r of plan.rejectedSnapshots) log('warn', { event: 'recovery', fault: 'snapshot_rejected', path: r.path, reason: r.reason });
+  for (const t of plan.tails) log('warn', { event: 'recovery', fault: 'torn_tail_truncated', path: t.path, offset: t.offset, bytes: t.bytes, kind: t.kind, detail: t.detail });
+  for (const p of plan.removed) log('warn', { event: 'recovery', fault: 'empty_segment_removed', path: p });
+
+  // 1. Engine: the snapshot's state plus the journal after it, then its loop.
+  // Every read model folds events with the engine's configuration (retention
+  // caps live in evolve), so one object is handed to all of them. Tables are
+  // sized so that a busy book does not pay a rehash stall (a 262k-entry index
+  // rehash measured 38 ms); they still grow past this.
   const engineCfg = { order_capacity: 1 << 19, account_capacity: 1 << 14 };
   const producers = 2 + cfg.gateways;
-  const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 1 + cfg.gateways + 2 });
-  await pipeline.ready();
-  const buckets = TokenBuckets.allocate();
-  const replay = ReplayGuard.allocate();
-
-  // 3 (before 2, so the control plane's cursor exists before any event): control plane core.
-  const views = new Views(engineCfg, {});
-  const core = new GatewayCore({
-    producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
-    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15,
-  });
-  const background = setInterval(() => {
-    core.drain();
-    core.expire(Date.now());
-  }, 2);
-
-  // 2. Gateways, one after another on one port (the kernel spreads connections).
+  const journalConsumer = 1 + cfg.gateways;
+  const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan });
+  const durableSab = DurableSeq.allocate();
+  const durable = new DurableSeq(durableSab);
+  durable.set(plan.lastSeq);
+  const journalControl = new JournalControl(JournalControl.allocate());
   const workers: Worker[] = [];
-  let port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
+  let journal: Worker | null = null;
+  let core: GatewayCore | null = null;
+  let background: ReturnType<typeof setInterval> | undefined;
   const abandon = async (e: unknown): Promise<never> => {
     await Promise.all(workers.map((w) => w.terminate()));
     clearInterval(background);
-    core.close();
-    await pipeline.stop();
+    core?.close();
+    await pipeline.stop().catch(() => 0);
+    if (journal) await journal.terminate();
+    await jobs.close();
     throw e;
   };
+  await pipeline.ready().catch(abandon);
+
+  // 2. The journal thread, a reader of the event ring before anything is sequenced.
+  const journalData: JournalThreadData = {
+    eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab,
+    dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
+  };
+  journal = new Worker(new URL('../journal/journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
+  const journalExit = new Promise<void>((res) => journal!.once('exit', () => res()));
+  await new Promise<void>((res, rej) => {
+    journal!.once('error', rej);
+    journal!.on('message', (m: { type: string }) => {
+      if (m.type === 'ready') res();
+    });
+  }).catch(abandon);
+  journal.on('error', (e) => log('error', { event: 'journal_failed', error: String(e) }));
+
+  // 3. Gateways: each rebuilds its read model from the same plan and opens its
+  // cursor; none listens until every reader (and the control plane) is in.
+  const buckets = TokenBuckets.allocate();
+  const replay = ReplayGuard.allocate();
+  const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
+  const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {
     const data: GatewayThreadData = {
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
-      response_budget_ms: cfg.response_budget_ms, shed_pending: 4096,
+      response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
-    port = await new Promise<number>((res, rej) => {
-      w.once('error', rej);
-      w.on('message', (m: { type: string; port?: number; message?: string }) => {
-        if (m.type === 'listening') res(m.port!);
-        if (m.type === 'error') rej(new Error(m.message));
-      });
-    }).catch(abandon);
+    recovered.push(waitFor(w, 'recovered'));
   }
 
+  // 4. The control plane's read model (this thread), meanwhile.
+  const views = recoverViews(plan, engineCfg, {});
+  core = new GatewayCore({
+    producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
+    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable,
+  });
+  const control = core;
+  await Promise.all(recovered).catch(abandon);
+  const recoveryMs = performance.now() - t0;
+  log('info', {
+    event: 'recovery', seq: plan.lastSeq, snapshot: plan.snapshot?.path ?? null, snapshot_seq: plan.snapshot?.seq ?? 0,
+    replayed_commands: plan.lastSeq - (plan.snapshot?.seq ?? 0), segments: plan.segments.length, ms: Math.round(recoveryMs),
+  });
+  background = setInterval(() => {
+    control.drain();
+    control.expire(Date.now());
+  }, 2);
+
+  // 5. Listeners: gateways, accounts service, control plane.
+  for (const w of workers) w.postMessage({ type: 'listen' });
+  const ports = await Promise.all(workers.map((w) => waitFor<number>(w, 'listening', 'port'))).catch(abandon);
   const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
   const accountsApp = u.App();
   mountRest(accountsApp, {
@@ -142,13 +198,41 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     log: (f) => log('warn', { thread: 'accounts', ...f }),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
+
+  // Snapshots: every snapshot_every journal records, and on demand; one at a time.
+  let lastSnapshotRecords = 0;
+  let snapshotting: Promise<{ seq: number; path: string }> | null = null;
+  const takeSnapshot = (): Promise<{ seq: number; path: string }> => {
+    if (snapshotting) return snapshotting;
+    const seq = durable.get();
+    lastSnapshotRecords = journalControl.counters.records;
+    snapshotting = jobs.snapshot({ dataDir: cfg.data_dir, seq, engine: engineCfg, views: {}, fsync: cfg.durability === 'fsync' })
+      .then((done) => {
+        log('info', { event: 'snapshot', seq: done.seq, path: done.path, bytes: done.bytes, replayed: done.replayed, ms: Math.round(done.ms), pruned_segments: done.prunedSegments.length, pruned_snapshots: done.prunedSnapshots.length });
+        return { seq: done.seq, path: done.path };
+      }, (e: unknown) => {
+        log('error', { event: 'snapshot_failed', seq, error: (e as Error).message });
+        throw new ApiError('internal', `snapshot failed: ${(e as Error).message}`);
+      })
+      .finally(() => { snapshotting = null; });
+    return snapshotting;
+  };
+  const snapshotTimer = setInterval(() => {
+    if (snapshotting === null && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
+  }, 1000);
+
   const adminApp = u.App();
   mountAdmin(adminApp, {
     core,
-    health: () => ({
-      seq: String(pipeline.control.seq), durable_seq: String(views.asOfSeq), lag: core.pending,
-      gateways: workers.length, engine_commands: pipeline.control.commands, durability: cfg.durability === 'fsync' ? 'none (journal not implemented yet)' : 'none',
-    }),
+    health: () => {
+      const seq = pipeline.control.seq;
+      const d = durable.get();
+      return {
+        seq: String(seq), durable_seq: String(d), lag: Math.max(0, seq - d), gateways: workers.length,
+        engine_commands: pipeline.control.commands, durability: cfg.durability, journal: journalControl.counters,
+      };
+    },
+    snapshot: takeSnapshot,
     log: (f) => log('info', { thread: 'admin', ...f }),
   }, token);
   const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
@@ -156,7 +240,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     return abandon(e);
   });
 
-  // 4. The clock.
+  // 6. The clock.
   const timer = pipeline.producer(PRODUCER_TIMER);
   const clock = setInterval(() => {
     const o = timer.tryClaim(ClockTick.SIZE);
@@ -190,13 +274,40 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       w.postMessage({ type: 'stop' });
     })));
     clearInterval(clock);
-    clearInterval(background);
-    core.drain();
-    core.close();
+    clearInterval(snapshotTimer);
+    // The engine drains its rings; then the journal drains the event ring and syncs.
     await pipeline.stop();
+    journalControl.requestStop();
+    new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, journalConsumer).doorbell.wake();
+    await journalExit;
+    clearInterval(background);
+    control.drain();
+    control.close();
+    await snapshotting?.catch(() => undefined);
+    await jobs.close();
     if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);
   };
-  return { config: cfg, port, accounts_port: accountsPort, admin_port: adminPort, admin_token: token, pipeline, stop };
+  return {
+    config: cfg, port: ports[0] ?? port, accounts_port: accountsPort, admin_port: adminPort, admin_token: token, pipeline, durable,
+    recovery: { seq: plan.lastSeq, ms: recoveryMs, snapshot_seq: plan.snapshot?.seq ?? 0 }, snapshot: takeSnapshot, stop,
+  };
+}
+
+/** Resolves when the worker posts a message of this type (with its `field`), rejects on error or an `error` message. */
+function waitFor<T = void>(w: Worker, type: string, field?: string): Promise<T> {
+  return new Promise<T>((res, rej) => {
+    const onMessage = (m: Record<string, unknown>): void => {
+      if (m.type === type) {
+        w.off('message', onMessage);
+        res((field ? m[field] : undefined) as T);
+      } else if (m.type === 'error') {
+        rej(new Error(String(m.message)));
+      }
+    };
+    w.on('message', onMessage);
+    w.once('error', rej);
+    w.once('exit', (code) => rej(new Error(`${w.threadId}: thread exited (${code}) before ${type}`)));
+  });
 }
 
 async function main(): Promise<void> {

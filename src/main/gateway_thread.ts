@@ -9,12 +9,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets, READ_BUCKET, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
-import { mountRest } from '../gateway/http.js';
+import { mountRest, type RestOptions } from '../gateway/http.js';
 import { ROUTES } from '../gateway/routes.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import type { EngineConfig } from '../engine/config.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { Views, type ViewsConfig } from '../views/views.js';
+import { DurableSeq } from '../journal/durable.js';
+import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
+import { mountMcp } from '../mcp/http.js';
 import { CommandProducer } from './pipeline.js';
 import { log } from './log.js';
 
@@ -33,23 +36,33 @@ export interface GatewayThreadData {
   views: Partial<ViewsConfig>;
   response_budget_ms: number;
   shed_pending: number;
+  /** The journal's durable_seq word: events are applied (and answered) only up to it. */
+  durable: SharedArrayBuffer;
+  /** Snapshot plus journal to rebuild the read model from before listening (null: fresh). */
+  recovery: RecoveryPlan | null;
 }
 
 const d = workerData as GatewayThreadData;
 const u = uws();
-const views = new Views(d.engine, d.views);
+const views = d.recovery === null ? new Views(d.engine, d.views) : recoverViews(d.recovery, d.engine, d.views);
+// The cursor on the event ring opens after recovery and before any command
+// can be sent (the main thread opens listeners only once every reader is in).
 const core = new GatewayCore({
   producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell)), eventRing: d.eventRing,
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
+  durable: new DurableSeq(d.durable),
 });
 const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
 const app = u.App();
 let stopping = false;
-mountRest(app, {
+const restOptions: RestOptions = {
   stopping: () => stopping,
   core, buckets: new TokenBuckets(d.buckets), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
   log: (fields) => log('warn', { thread: `gateway-${d.index}`, ...fields }),
-});
+};
+// The MCP lane first (its exact path before the REST lane's /v1/* wildcard): same options, same route handlers.
+mountMcp(app, restOptions);
+mountRest(app, restOptions);
 app.any('/*', (res) => {
   res.cork(() => {
     res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json')
@@ -63,16 +76,20 @@ const background = setInterval(() => {
 }, 2);
 
 let listenSocket: ListenSocket | null = null;
-app.listen(d.host, d.port, (ls) => {
-  if (!ls) {
-    parentPort?.postMessage({ type: 'error', message: `gateway ${d.index}: cannot listen on ${d.host}:${d.port}` });
-    return;
-  }
-  listenSocket = ls;
-  parentPort?.postMessage({ type: 'listening', port: u.us_socket_local_port(ls) });
-});
+const listen = (): void => {
+  app.listen(d.host, d.port, (ls) => {
+    if (!ls) {
+      parentPort?.postMessage({ type: 'error', message: `gateway ${d.index}: cannot listen on ${d.host}:${d.port}` });
+      return;
+    }
+    listenSocket = ls;
+    parentPort?.postMessage({ type: 'listening', port: u.us_socket_local_port(ls) });
+  });
+};
+parentPort?.postMessage({ type: 'recovered', seq: views.asOfSeq });
 
 parentPort?.on('message', (msg: { type: string }) => {
+  if (msg.type === 'listen') return listen();
   if (msg.type !== 'stop') return;
   stopping = true;
   // Close the listen socket before the worker exits (exiting with a live

@@ -15,6 +15,7 @@ import { Doorbell } from '../ring/doorbell.js';
 import { SpscRing } from '../ring/spsc_ring.js';
 import { EngineControl } from './engine_control.js';
 import type { EngineThreadData } from './engine_thread.js';
+import type { RecoveryPlan } from '../journal/recovery.js';
 
 export interface PipelineOptions {
   producers: number;
@@ -23,6 +24,8 @@ export interface PipelineOptions {
   event_consumers_max?: number;
   engine?: Partial<EngineConfig>;
   verify?: boolean;
+  /** Recovered start (engine_thread replays it before its loop starts). */
+  recovery?: RecoveryPlan | null;
 }
 
 /** One producer's end of a command ring: claim, write in place, publish, ring. */
@@ -69,6 +72,7 @@ export class Pipeline {
     const data: EngineThreadData = {
       commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
       control: this.control.sab, config: opts.engine ?? {}, verify: opts.verify ?? false,
+      recovery: opts.recovery ?? null,
     };
     this.worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
     this.exited = new Promise((resolve, reject) => {
@@ -85,9 +89,15 @@ export class Pipeline {
     return new CommandProducer(this.commandRings[i]!, Doorbell.attach(this.doorbell));
   }
 
-  /** Resolves when the engine thread runs (its loop has started). */
+  /** Resolves when the engine thread runs (recovery done, its loop started); rejects if it failed first. */
   async ready(): Promise<void> {
-    while (!this.control.running) await new Promise((r) => setTimeout(r, 1));
+    let failed: unknown = null;
+    let exited = false;
+    this.exited.then(() => { exited = true; }, (e: unknown) => { failed = e; exited = true; });
+    while (!this.control.running) {
+      if (exited) throw failed instanceof Error ? failed : new Error('engine thread exited before it started');
+      await new Promise((r) => setTimeout(r, 1));
+    }
   }
 
   /** Asks the engine to drain its rings and stop; resolves with its exit code. */

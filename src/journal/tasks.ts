@@ -1,0 +1,84 @@
+// Piscina tasks: the journal's CPU work that must stay off the engine and the
+// I/O threads. Run in a piscina worker (src/journal/jobs.ts owns the pool).
+//   plan:     checks every segment and snapshot at start-up (repairs a torn tail)
+//   snapshot: rebuilds the read model at a durable seq from the newest
+//             snapshot plus the journal, writes it atomically, prunes
+
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EngineConfig } from '../engine/config.js';
+import type { ViewsConfig } from '../views/views.js';
+import { JOURNAL_DIR } from './format.js';
+import { listSegments, planRecovery, recoverViews, type RecoveryPlan } from './recovery.js';
+import { listSnapshots, writeSnapshot } from './snapshot.js';
+import { encodeViews } from './state_codec.js';
+import { syncDir } from './writer.js';
+
+export function plan(args: { dataDir: string }): RecoveryPlan {
+  return planRecovery(args.dataDir, { repair: true });
+}
+
+export interface SnapshotArgs {
+  dataDir: string;
+  seq: number;
+  engine: Partial<EngineConfig>;
+  views: Partial<ViewsConfig>;
+  fsync: boolean;
+}
+
+export interface SnapshotDone {
+  seq: number;
+  path: string;
+  bytes: number;
+  replayed: number;
+  ms: number;
+  prunedSnapshots: string[];
+  prunedSegments: string[];
+}
+
+/** Snapshot files kept: the newest and this many older ones (recovery falls back to them). */
+const KEEP_OLDER = 1;
+
+export function snapshot(args: SnapshotArgs): SnapshotDone {
+  const t0 = performance.now();
+  const p = planRecovery(args.dataDir, { repair: false, uptoSeq: args.seq });
+  const base = p.snapshot?.seq ?? 0;
+  if (base === args.seq && p.snapshot !== null) {
+    return { seq: args.seq, path: p.snapshot.path, bytes: 0, replayed: 0, ms: performance.now() - t0, prunedSnapshots: [], prunedSegments: [] };
+  }
+  const views = recoverViews(p, args.engine, args.views);
+  if (views.asOfSeq !== args.seq) throw new Error(`snapshot: replay reached seq ${views.asOfSeq}, not ${args.seq}`);
+  const body = encodeViews(views);
+  const path = writeSnapshot(args.dataDir, args.seq, body, args.fsync);
+  const pruned = prune(args.dataDir, args.fsync);
+  return { seq: args.seq, path, bytes: body.length, replayed: args.seq - base, ms: performance.now() - t0, ...pruned };
+}
+
+/**
+ * Keeps the newest snapshot and KEEP_OLDER older ones; removes older
+ * snapshots and every segment wholly before the oldest kept snapshot (the
+ * last segment, the one being written, always stays).
+ */
+export function prune(dataDir: string, fsync: boolean): { prunedSnapshots: string[]; prunedSegments: string[] } {
+  const snaps = listSnapshots(dataDir);
+  const prunedSnapshots: string[] = [];
+  const prunedSegments: string[] = [];
+  if (snaps.length === 0) return { prunedSnapshots, prunedSegments };
+  for (const s of snaps.slice(1 + KEEP_OLDER)) {
+    rmSync(s.path, { force: true });
+    prunedSnapshots.push(s.path);
+  }
+  const oldestKept = snaps[Math.min(KEEP_OLDER, snaps.length - 1)]!.seq;
+  const segs = listSegments(dataDir);
+  for (let i = 0; i + 1 < segs.length; i++) {
+    // Segment i ends at segs[i + 1].firstSeq - 1.
+    if (segs[i + 1]!.firstSeq - 1 > oldestKept) break;
+    rmSync(segs[i]!.path, { force: true });
+    prunedSegments.push(segs[i]!.path);
+  }
+  if (fsync && (prunedSegments.length > 0 || prunedSnapshots.length > 0)) {
+    syncDir(join(dataDir, JOURNAL_DIR));
+    if (readdirSync(dataDir).includes('snapshots')) syncDir(join(dataDir, 'snapshots'));
+  }
+  return { prunedSnapshots, prunedSegments };
+}
