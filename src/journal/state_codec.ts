@@ -39,27 +39,60 @@ const CACHE_FIELDS = new Set(['cacheId', 'cacheSlot', 'lastPosMarket', 'lastPosS
 
 const TAG = '\u0000class';
 const MAP_TAG = '\u0000map';
+const ARRAY_TAG = '\u0000typed';
 
-function toTree(v: unknown, exclude: Set<string> | null, path: string): unknown {
+type Typed = Exclude<ArrayBufferView, DataView>;
+const TYPED: Record<string, new (n: number) => Typed> = {
+  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array,
+};
+
+/**
+ * Tables are preallocated to capacity and mostly unused: a typed array is
+ * stored as its prefix up to the last element that differs from the final
+ * one, plus that final value and the length (a 512k-order table of zeros or
+ * -1 costs a few bytes).
+ */
+function packTyped(v: Typed, path: string): unknown {
+  const name = v.constructor.name;
+  if (!(name in TYPED)) throw new Error(`state_codec: ${name} at ${path} is not supported`);
+  const a = v as unknown as ArrayLike<number>;
+  const n = a.length;
+  if (n === 0) return v;
+  const last = a[n - 1]!;
+  let end = n - 1;
+  while (end > 0 && Object.is(a[end - 1], last)) end--;
+  if (n - end < 64) return v;
+  return { [ARRAY_TAG]: name, length: n, fill: last, prefix: (v as unknown as { slice(a: number, b: number): Typed }).slice(0, end) };
+}
+
+function unpackTyped(rec: Record<string, unknown>): Typed {
+  const out = new TYPED[rec[ARRAY_TAG] as string]!(rec.length as number) as unknown as { set(a: ArrayLike<number>): void; fill(x: number, from: number): void };
+  const prefix = rec.prefix as unknown as ArrayLike<number>;
+  out.set(prefix);
+  out.fill(rec.fill as number, prefix.length);
+  return out as unknown as Typed;
+}
+
+function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = false): unknown {
   if (v === null || typeof v !== 'object') {
     if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') throw new Error(`state_codec: ${typeof v} at ${path} (state must be plain data)`);
     return v;
   }
   if (ArrayBuffer.isView(v)) {
     if (v.buffer instanceof SharedArrayBuffer) throw new Error(`state_codec: SharedArrayBuffer view at ${path}`);
-    return v;
+    return pack && !(v instanceof DataView) ? packTyped(v as Typed, path) : v;
   }
-  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`));
+  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`, pack));
   if (v instanceof Map) {
     const entries: [unknown, unknown][] = [];
-    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`)]);
+    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, pack)]);
     return { [MAP_TAG]: entries };
   }
   const proto = Object.getPrototypeOf(v);
   const fields: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     if (exclude !== null && exclude.has(k)) continue;
-    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`);
+    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`, pack);
   }
   if (proto === Object.prototype || proto === null) return fields;
   const name = NAME_OF.get(proto);
@@ -71,6 +104,7 @@ function fromTree(t: unknown): unknown {
   if (t === null || typeof t !== 'object' || ArrayBuffer.isView(t)) return t;
   if (Array.isArray(t)) return t.map(fromTree);
   const rec = t as Record<string, unknown>;
+  if (ARRAY_TAG in rec) return unpackTyped(rec);
   if (MAP_TAG in rec) return new Map((rec[MAP_TAG] as [unknown, unknown][]).map(([k, x]) => [k, fromTree(x)]));
   if (TAG in rec) {
     const ctor = CLASSES[rec[TAG] as string];
@@ -86,7 +120,7 @@ function fromTree(t: unknown): unknown {
 
 /** Serializes a read model (Views, with its ExchangeState). */
 export function encodeViews(views: Views): Buffer {
-  return serialize(toTree(views, null, 'views'));
+  return serialize(toTree(views, null, 'views', true));
 }
 
 export function decodeViews(bytes: Uint8Array): Views {

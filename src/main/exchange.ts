@@ -1,10 +1,16 @@
 // exchange: the process entry point. Wires the pipeline with numbered stages:
-//   1. engine thread (pipeline.ts): command rings in, event ring out
-//   2. gateway threads (gateway_thread.ts): REST on the public port, one ring each
-//   3. control plane and accounts service on this (main) thread, ring 1
-//   4. the clock: a ClockTick every few ms on ring 0 (expiry, dead-man, rounds)
+//   0. recovery plan (piscina): segments and snapshots checked, a torn tail cut
+//   1. engine thread (pipeline.ts): recovers its state, then command rings in,
+//      event ring out
+//   2. journal thread: appends the event ring to disk, publishes durable_seq
+//   3. gateway threads (gateway_thread.ts): recover their read models, then
+//      REST on the public port, one ring each
+//   4. control plane and accounts service on this (main) thread, ring 1
+//   5. listeners open once every reader of the event ring is in
+//   6. the clock: a ClockTick every few ms on ring 0 (expiry, dead-man, rounds)
 // then prints one `ready` line. SIGTERM/SIGINT: close the listeners, answer
-// what is held, stop the engine (it drains its rings), exit 0.
+// what is held, stop the engine (it drains its rings), let the journal drain
+// and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -28,6 +34,8 @@ import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
+import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
+import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
 import { loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
@@ -115,7 +123,10 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // caps live in evolve), so one object is handed to all of them. Tables are
   // sized so that a busy book does not pay a rehash stall (a 262k-entry index
   // rehash measured 38 ms); they still grow past this.
-  const engineCfg = { order_capacity: 1 << 19, account_capacity: 1 << 14 };
+  const engineCfg = {
+    order_capacity: 1 << 19, account_capacity: 1 << 14,
+    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
+  };
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
   const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan });
@@ -157,6 +168,13 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // cursor; none listens until every reader (and the control plane) is in.
   const buckets = TokenBuckets.allocate();
   const replay = ReplayGuard.allocate();
+  // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
+  const spec = metricsSpec();
+  const metrics = new MetricsRegistry(allocateMetrics(spec, 2 + cfg.gateways), spec, {
+    engine: () => ({ seq: pipeline.control.seq, commands: pipeline.control.commands, batches: pipeline.control.batches, parks: pipeline.control.parks }),
+    commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
+    eventRing: pipeline.eventRing, durableSeq: () => durable.get(), slices: sliceNames(cfg.gateways),
+  });
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
   const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {
@@ -164,6 +182,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
+      metrics: metrics.sab, metrics_spec: spec,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
@@ -195,7 +214,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const accountsApp = u.App();
   mountRest(accountsApp, {
     core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: ACCOUNT_ROUTES,
-    log: (f) => log('warn', { thread: 'accounts', ...f }),
+    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
 
@@ -221,6 +240,9 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     if (snapshotting === null && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
   }, 1000);
 
+  const controlMetrics = metrics.thread(SLICE_CONTROL, 'admin');
+  controlMetrics.watch(control);
+  metrics.start();
   const adminApp = u.App();
   mountAdmin(adminApp, {
     core,
@@ -234,7 +256,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     },
     snapshot: takeSnapshot,
     log: (f) => log('info', { thread: 'admin', ...f }),
-  }, token);
+    metrics: () => metrics.render(),
+  }, token, controlMetrics);
   const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
     u.us_listen_socket_close(accountsSocket);
     return abandon(e);
@@ -275,6 +298,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     })));
     clearInterval(clock);
     clearInterval(snapshotTimer);
+    metrics.stop();
+    controlMetrics.unwatch();
     // The engine drains its rings; then the journal drains the event ring and syncs.
     await pipeline.stop();
     journalControl.requestStop();
