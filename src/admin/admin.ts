@@ -24,6 +24,7 @@ import {
   AdminSeriesBody, EmptyBody, compile, parseJson, safeField, validate, type Checker,
 } from '../gateway/schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
+import { openApiDocument } from '../openapi/openapi.js';
 import type { TSchema } from '@sinclair/typebox';
 
 export interface AdminContext {
@@ -193,6 +194,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     return { status: 200, body: { seq: String(done.seq), path: done.path } };
   }),
   route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
+  // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
+  route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {
     const b = r.body as { category: number; title: string; period_s: number; position_limit: number; fee_schedule_id: number };
     if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });

@@ -18,6 +18,7 @@ import { ViewError } from '../views/views.js';
 import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
 import type { GatewayCore } from './core.js';
 import { ApiError } from './envelope.js';
+import type { QueryValues } from './query.js';
 import { matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply } from './routes.js';
 import { parseJson } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
@@ -159,14 +160,76 @@ function sendError(res: HttpResponse, f: InFlight, e: ApiError, obs: Observer | 
 
 /** Registers the REST lane (every route of `opts.routes`) on the App. */
 export function mountRest(app: TemplatedApp, opts: RestOptions, pattern = '/v1/*'): void {
-  app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts), (f) => {
-    // Start the signature as soon as the headers are known, so the body is
-    // hashed as it streams in and an oversized one is still authenticated.
-    opts.core.drain();
-    const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
-    const secret = keyId > 0 ? opts.core.views.keySecret(keyId) : null;
-    if (secret !== null && f.tsHeader !== '' && f.sigHeader !== '') f.mac = startSignature(secret, f.tsHeader, f.method, f.target);
-  }));
+  app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts), (f) => startRequestSignature(opts.core, f)));
+}
+
+/**
+ * Starts the request's signature as soon as the headers are known, so the
+ * body is hashed as it streams in and an oversized one is still
+ * authenticated (the REST and MCP lanes).
+ */
+export function startRequestSignature(core: GatewayCore, f: InFlight): void {
+  core.drain();
+  const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
+  const secret = keyId > 0 ? core.views.keySecret(keyId) : null;
+  if (secret !== null && f.tsHeader !== '' && f.sigHeader !== '') f.mac = startSignature(secret, f.tsHeader, f.method, f.target);
+}
+
+/** The authenticated caller of one request. */
+export interface Caller {
+  keyId: number;
+  account: number;
+  /** Scope bits of the key. */
+  scopes: number;
+}
+
+/** 401: key, timestamp window, signature and (for a mutation) replay. The same check for the REST and MCP lanes. */
+export function authenticate(opts: RestOptions, f: InFlight, routeName: string, now: number): Caller {
+  const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
+  const key = keyId > 0 ? opts.core.views.keyInfo(keyId) : null;
+  if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '') throw new ApiError('unauthorized', 'missing or invalid credentials');
+  const why = f.mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? finishSignature(f.mac, f.sigHeader);
+  if (why !== null) {
+    opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: routeName });
+    throw new ApiError('unauthorized', 'missing or invalid credentials');
+  }
+  if (f.method !== 'GET' && !opts.replay.firstUse(f.sigHeader, now)) {
+    opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
+    throw new ApiError('unauthorized', 'missing or invalid credentials');
+  }
+  return { keyId, account: key.account_id, scopes: key.scopes };
+}
+
+/** 429 (one token of the operation's bucket; an admitted batch pays the rest in invokeRoute) then 403 (scope). */
+export function admitRoute(opts: RestOptions, route: Route, caller: Caller, now: number): void {
+  const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
+  const wait = opts.buckets.take(caller.keyId, bucket, 1, now);
+  if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
+  if ((caller.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
+}
+
+/**
+ * An admitted request with its body and query validated: the rest of a
+ * batch's cost, then the route's handler. The one call path of an operation,
+ * whichever lane (REST or MCP) carried it.
+ */
+export function invokeRoute(
+  opts: RestOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number,
+): Reply | Promise<Reply> {
+  const extra = route.writeCost(body) - 1;
+  if (extra > 0) {
+    const w = opts.buckets.take(caller.keyId, BUCKET_WRITE, extra, now);
+    if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
+  }
+  const ctx: RequestCtx = { keyId: caller.keyId, account: caller.account, scopes: caller.scopes, params, query, body };
+  return route.handler(ctx, opts.core, opts.limits);
+}
+
+/** A thrown client mistake as the ApiError it is answered with; null for anything else (a bug: 500). */
+export function asApiError(e: unknown): ApiError | null {
+  if (e instanceof ApiError) return e;
+  if (e instanceof ViewError) return new ApiError(e.code, e.message, { field: e.field, reason: e.reason });
+  return null;
 }
 
 function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOptions): void {
@@ -187,30 +250,12 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOption
     }
     const route = match.route;
     f.routeName = route.name;
-    const views = core.views;
 
-    // 401: key, timestamp, signature, replay.
-    const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
-    const key = keyId > 0 ? views.keyInfo(keyId) : null;
-    if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '') throw new ApiError('unauthorized', 'missing or invalid credentials');
+    // 401: key, timestamp, signature, replay. Then 429 (one token now; an
+    // admitted batch pays the rest after validation) and 403 (scope).
     const now = Date.now();
-    const why = f.mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? finishSignature(f.mac, f.sigHeader);
-    if (why !== null) {
-      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: route.name });
-      throw new ApiError('unauthorized', 'missing or invalid credentials');
-    }
-    if (f.method !== 'GET' && !opts.replay.firstUse(f.sigHeader, now)) {
-      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: route.name });
-      throw new ApiError('unauthorized', 'missing or invalid credentials');
-    }
-
-    // 429: one token now; an admitted batch pays the rest after validation.
-    const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
-    const wait = opts.buckets.take(keyId, bucket, 1, now);
-    if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
-
-    // 403: scope.
-    if ((key.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
+    const caller = authenticate(opts, f, route.name, now);
+    admitRoute(opts, route, caller, now);
 
     // 413 and 400: body (before the query, so a batch cancel sent without /batch is named as such), then query.
     if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
@@ -223,14 +268,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOption
       body = validateBody(route, parseJson(raw.toString('utf8')));
     }
     const query = parseRouteQuery(route, f.query);
-    const extra = route.writeCost(body) - 1;
-    if (extra > 0) {
-      const w = opts.buckets.take(keyId, BUCKET_WRITE, extra, now);
-      if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
-    }
-
-    const ctx: RequestCtx = { keyId, account: key.account_id, scopes: key.scopes, params: match.params, query, body };
-    const out = route.handler(ctx, core, opts.limits);
+    const out = invokeRoute(opts, route, caller, match.params, query, body, now);
     if (out instanceof Promise) {
       core.kick();
       out.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));
@@ -248,12 +286,9 @@ export function finish(res: HttpResponse, f: InFlight, r: Reply, obs: Observer |
 }
 
 export function fail(res: HttpResponse, f: InFlight, e: unknown, opts: { observer?: Observer; log?: (fields: Record<string, unknown>) => void }): void {
-  if (e instanceof ApiError) {
-    sendError(res, f, e, opts.observer);
-    return;
-  }
-  if (e instanceof ViewError) {
-    sendError(res, f, new ApiError(e.code, e.message, { field: e.field, reason: e.reason }), opts.observer);
+  const api = asApiError(e);
+  if (api !== null) {
+    sendError(res, f, api, opts.observer);
     return;
   }
   opts.log?.({ event: 'handler_fault', route: f.routeName, error: (e as Error)?.stack ?? String(e) });

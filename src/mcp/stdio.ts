@@ -1,0 +1,193 @@
+// stdio: the local signing MCP server (`dx mcp`). Agent hosts start it as a
+// subprocess and speak MCP over its stdin/stdout (newline-delimited JSON-RPC,
+// the MCP stdio transport); it holds the key and forwards every message,
+// byte for byte, as one signed POST to the exchange's /v1/mcp, writing the
+// answer back. The exchange does all the MCP work (initialize, tools/list,
+// tools/call), so the tools a host sees are exactly the remote ones.
+//
+// - stdout carries protocol messages only; logs go to stderr.
+// - A transport failure (exchange unreachable, 401, 429 and the other REST
+//   envelopes on /v1/mcp) becomes a JSON-RPC error (-32000) for the request
+//   it belongs to, with the HTTP status and the envelope in `data`, so the
+//   host sees why instead of waiting.
+// - The negotiated protocol version (from the initialize result) is sent as
+//   MCP-Protocol-Version on every later POST, as the transport requires.
+// - Messages are forwarded concurrently (one connection each when needed:
+//   never pipelined); it returns once the input ended and every answer is
+//   written.
+//
+// Run on its own: `node dist/src/mcp/stdio.js` with DX_API_URL (default
+// http://127.0.0.1:8080) and DX_KEY_ID + DX_KEY_SECRET, or DX_KEY_FILE (JSON
+// {"key_id", "secret", "url"?}). Main thread of its own process.
+
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { PROTOCOL_VERSION, SERVER_ERROR, rpcError, type RpcId, type RpcResponse } from './protocol.js';
+import { parseKeyId, signingFetch } from './sign_fetch.js';
+
+export interface McpStdioOptions {
+  /** The exchange's REST base URL, e.g. http://127.0.0.1:8080 (a path part is kept as a prefix). */
+  baseUrl: string;
+  /** The key id (decimal text; a number is accepted too). */
+  keyId: string | number;
+  /** base64 of the key's 32 secret bytes. */
+  secret: string;
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  /** Where diagnostics go (default stderr). */
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
+
+/** The endpoint of a base URL: its path part, if any, prefixes /v1/mcp. */
+export function mcpEndpoint(baseUrl: string): URL {
+  const base = new URL(baseUrl);
+  return new URL(`${base.pathname.replace(/\/+$/, '')}/v1/mcp`, base.origin);
+}
+
+interface Peek {
+  id: RpcId | null;
+  method: string | null;
+}
+
+/** The id and method of a line, as far as it can be read (the exchange judges the rest). */
+function peek(line: string): Peek {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch (e) {
+    if (e instanceof SyntaxError) return { id: null, method: null };
+    throw e;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { id: null, method: null };
+  const m = v as Record<string, unknown>;
+  const id = typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null;
+  return { id, method: typeof m.method === 'string' ? m.method : null };
+}
+
+export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
+  const input = opts.input ?? process.stdin;
+  const output = opts.output ?? process.stdout;
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`dx mcp: ${line}\n`));
+  const endpoint = mcpEndpoint(opts.baseUrl);
+  const send = signingFetch({ keyId: parseKeyId(opts.keyId), secret: opts.secret });
+  let protocolVersion: string | null = null;
+
+  const emit = (msg: unknown): void => {
+    // JSON.stringify never emits a raw newline: one message per line.
+    output.write(`${JSON.stringify(msg)}\n`);
+  };
+  const failed = (p: Peek, message: string, data?: unknown): void => {
+    log(message);
+    if (p.id !== null) emit(rpcError(p.id, SERVER_ERROR, message, data));
+  };
+
+  const forward = async (line: string): Promise<void> => {
+    const p = peek(line);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (protocolVersion !== null && p.method !== 'initialize') headers['mcp-protocol-version'] = protocolVersion;
+    let status: number;
+    let text: string;
+    try {
+      const res = await send(endpoint, { method: 'POST', headers, body: line });
+      status = res.status;
+      text = await res.text();
+    } catch (e) {
+      failed(p, `cannot reach the exchange at ${endpoint.href}: ${(e as Error).message}`);
+      return;
+    }
+    if (status === 202) return;
+    let body: unknown;
+    try {
+      body = text.length === 0 ? undefined : JSON.parse(text);
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+      failed(p, `the exchange answered ${status} with a body that is not JSON`, { http_status: status });
+      return;
+    }
+    const rpc = body as RpcResponse | undefined;
+    if (rpc !== undefined && rpc !== null && typeof rpc === 'object' && rpc.jsonrpc === '2.0') {
+      if (status === 200 && p.method === 'initialize' && rpc.result !== undefined) {
+        const v = (rpc.result as { protocolVersion?: unknown }).protocolVersion;
+        protocolVersion = typeof v === 'string' ? v : PROTOCOL_VERSION;
+      }
+      // A transport-level JSON-RPC error (400) has no id; give it the request's, so the host can match it.
+      if (rpc.id === null && p.id !== null) rpc.id = p.id;
+      // A notification gets no answer (only a line that could not be read at all gets the id-less error).
+      if (rpc.id !== null || p.method === null) emit(rpc);
+      if (status !== 200) log(`the exchange refused a message (${status}): ${rpc.error?.message ?? ''}`);
+      return;
+    }
+    // A REST error envelope: 401 (key or clock), 413, 429, 503 ...
+    const env = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
+    const why = env ? `${env.code}: ${env.message}` : `HTTP ${status}`;
+    const hint = status === 401 ? ' (check DX_KEY_ID, DX_KEY_SECRET and the clock: the timestamp must be within 5 s)' : '';
+    failed(p, `the exchange answered ${status} ${why}${hint}`, { http_status: status, ...(body as object | undefined) });
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  const lines = createInterface({ input, crlfDelay: Infinity, terminal: false });
+  log(`forwarding MCP on stdio to ${endpoint.href} as key ${opts.keyId}`);
+  for await (const raw of lines) {
+    const line = raw.trim();
+    if (line.length === 0) continue;
+    const job: Promise<void> = forward(line).catch((e: unknown) => log(`forwarding failed: ${(e as Error)?.stack ?? String(e)}`)).finally(() => inFlight.delete(job));
+    inFlight.add(job);
+  }
+  await Promise.all([...inFlight]);
+}
+
+export interface StdioConfig {
+  baseUrl: string;
+  keyId: string;
+  secret: string;
+}
+
+/**
+ * The key and URL from the environment: DX_KEY_ID and DX_KEY_SECRET, or
+ * DX_KEY_FILE (JSON {"key_id", "secret", "url"?}); DX_API_URL, else the key
+ * file's url, else http://127.0.0.1:8080. Throws with a message a user can act on.
+ */
+export function stdioConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StdioConfig {
+  let keyId = env.DX_KEY_ID;
+  let secret = env.DX_KEY_SECRET;
+  let fileUrl: string | undefined;
+  if ((keyId === undefined || secret === undefined) && env.DX_KEY_FILE) {
+    let k: { key_id?: unknown; secret?: unknown; url?: unknown };
+    try {
+      k = JSON.parse(readFileSync(env.DX_KEY_FILE, 'utf8')) as typeof k;
+    } catch (e) {
+      throw new Error(`cannot read the key file ${env.DX_KEY_FILE}: ${(e as Error).message}`);
+    }
+    keyId = k.key_id === undefined ? undefined : String(k.key_id);
+    secret = typeof k.secret === 'string' ? k.secret : undefined;
+    fileUrl = typeof k.url === 'string' ? k.url : undefined;
+  }
+  if (keyId === undefined || secret === undefined) {
+    throw new Error('no key: set DX_KEY_ID and DX_KEY_SECRET, or DX_KEY_FILE (a JSON file {"key_id", "secret", "url"?})');
+  }
+  parseKeyId(keyId);
+  const baseUrl = env.DX_API_URL || fileUrl || DEFAULT_API_URL;
+  if (!URL.canParse(baseUrl)) throw new Error(`not a URL: ${baseUrl}`);
+  return { baseUrl, keyId, secret };
+}
+
+async function main(): Promise<void> {
+  let cfg: StdioConfig;
+  try {
+    cfg = stdioConfigFromEnv();
+    await runMcpStdio({ ...cfg, input: process.stdin, output: process.stdout });
+  } catch (e) {
+    process.stderr.write(`dx mcp: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  // Input ended and every answer is written; idle keep-alive connections must not hold the process.
+  process.exit(0);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.once('SIGTERM', () => process.exit(0));
+  void main();
+}
