@@ -7,7 +7,7 @@
 
 import { fdatasyncSync, ftruncateSync, closeSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngineConfig } from '../engine/config.js';
+import { engineConfig, type EngineConfig } from '../engine/config.js';
 import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR, seqOfName } from './format.js';
@@ -140,10 +140,24 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
   return { dataDir, snapshot, rejectedSnapshots: rejected, segments, lastSeq: Math.min(lastSeq, upto), tails, removed };
 }
 
-/** The read model at the plan's snapshot (or empty). */
+/** Table sizes: a snapshot's tables keep theirs (they grow by themselves). */
+const CAPACITY_KEYS = ['order_capacity', 'account_capacity', 'market_capacity'] as const;
+
+/**
+ * The read model at the plan's snapshot (or empty). A snapshot carries the
+ * engine configuration it was taken with; the tunables given now (caps,
+ * oracle and dispute settings; only the keys given) replace it, so that a
+ * setting changed at a restart applies from the replay on, as it would
+ * without a snapshot. Table sizes stay the snapshot's.
+ */
 export function loadBase(plan: RecoveryPlan, engine: Partial<EngineConfig>, views: Partial<ViewsConfig> = {}): Views {
   if (plan.snapshot === null) return new Views(engine, views);
-  return decodeViews(readSnapshot(plan.snapshot.path).body);
+  const v = decodeViews(readSnapshot(plan.snapshot.path).body);
+  const kept = v.state.config;
+  const now = engineConfig({ ...kept, ...engine });
+  for (const k of CAPACITY_KEYS) now[k] = kept[k];
+  (v.state as { config: EngineConfig }).config = now;
+  return v;
 }
 
 /** Calls apply(m, o) for every planned record after afterSeq (up to the plan's lastSeq); returns the count. */

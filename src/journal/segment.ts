@@ -112,6 +112,14 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
       throw new JournalFault(path, at, `frame length ${len} is not a valid record length`);
     }
     if (rec + len > size) {
+      // A torn write leaves a prefix of the frame as written, whose length is
+      // the record's own. A record that is whole by its own length and matches
+      // the frame's checksum was written whole: only the frame length is
+      // damaged, in synced (acknowledged) data.
+      const own = rec + 4 <= size ? dv.getUint32(rec, true) : 0;
+      if (own !== len && own >= 32 && own <= MAX_RECORD_BYTES && own % 8 === 0 && rec + own <= size && crc32c(bytes, rec, rec + own) === sum) {
+        throw new JournalFault(path, at, `frame length ${len} is damaged: the record is whole at its own length ${own} and matches the frame's checksum (not a torn write)`);
+      }
       torn(`frame of ${len} bytes runs past the end of the file (${size - rec} bytes left)`);
       break;
     }

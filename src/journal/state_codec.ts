@@ -7,8 +7,10 @@
 // throws: state must stay plain data (evolve is its only mutator).
 //
 // The graph is rewritten into plain values (class instances become tagged
-// records) and serialized with v8.serialize, which keeps typed arrays compact
-// and preserves shared ArrayBuffers.
+// records) and serialized with v8.serialize, which keeps typed arrays compact.
+// Each typed array is stored with its own bytes (Node's serializer copies
+// views, and packing slices them), so two views of one ArrayBuffer would come
+// back as two separate buffers: encoding refuses such aliasing.
 
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
@@ -73,26 +75,34 @@ function unpackTyped(rec: Record<string, unknown>): Typed {
   return out as unknown as Typed;
 }
 
-function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = false): unknown {
+/** ArrayBuffers met while encoding, with the path of the first view of each (aliasing check). */
+type Buffers = Map<ArrayBufferLike, string> | null;
+
+function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = false, buffers: Buffers = null): unknown {
   if (v === null || typeof v !== 'object') {
     if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') throw new Error(`state_codec: ${typeof v} at ${path} (state must be plain data)`);
     return v;
   }
   if (ArrayBuffer.isView(v)) {
     if (v.buffer instanceof SharedArrayBuffer) throw new Error(`state_codec: SharedArrayBuffer view at ${path}`);
+    if (buffers !== null) {
+      const first = buffers.get(v.buffer);
+      if (first !== undefined) throw new Error(`state_codec: ${path} and ${first} are views of one ArrayBuffer; a snapshot would split them (state must not alias memory)`);
+      buffers.set(v.buffer, path);
+    }
     return pack && !(v instanceof DataView) ? packTyped(v as Typed, path) : v;
   }
-  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`, pack));
+  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`, pack, buffers));
   if (v instanceof Map) {
     const entries: [unknown, unknown][] = [];
-    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, pack)]);
+    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, pack, buffers)]);
     return { [MAP_TAG]: entries };
   }
   const proto = Object.getPrototypeOf(v);
   const fields: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     if (exclude !== null && exclude.has(k)) continue;
-    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`, pack);
+    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`, pack, buffers);
   }
   if (proto === Object.prototype || proto === null) return fields;
   const name = NAME_OF.get(proto);
@@ -101,7 +111,11 @@ function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = fa
 }
 
 function fromTree(t: unknown): unknown {
-  if (t === null || typeof t !== 'object' || ArrayBuffer.isView(t)) return t;
+  if (t === null || typeof t !== 'object') return t;
+  // v8.deserialize hands back typed arrays as views into the snapshot's bytes
+  // (or into Node's shared Buffer pool when unaligned): copy each into its own
+  // buffer, or the recovered state aliases memory and the next encode refuses it.
+  if (ArrayBuffer.isView(t)) return t instanceof DataView ? new DataView(t.buffer.slice(t.byteOffset, t.byteOffset + t.byteLength)) : (t as unknown as { slice(): unknown }).slice();
   if (Array.isArray(t)) return t.map(fromTree);
   const rec = t as Record<string, unknown>;
   if (ARRAY_TAG in rec) return unpackTyped(rec);
@@ -120,7 +134,7 @@ function fromTree(t: unknown): unknown {
 
 /** Serializes a read model (Views, with its ExchangeState). */
 export function encodeViews(views: Views): Buffer {
-  return serialize(toTree(views, null, 'views', true));
+  return serialize(toTree(views, null, 'views', true, new Map()));
 }
 
 export function decodeViews(bytes: Uint8Array): Views {
