@@ -18,7 +18,13 @@
 //      anything: GET / and signed placements at the exchange's connection
 //      count (what the generator itself can offer), and the open loop at the
 //      same rate (the latency floor of generator + loopback).
-//   4. ratio placements / hello, CPU of server, generator and the machine.
+//   4. fastify peer (bench/peers/fastify_place.ts): the same placement logic
+//      (route table, signature, buckets, TypeBox schemas, Engine + Views) in
+//      one process on Fastify / node:http, with its own accounts and seeded
+//      shares; the same probes, REPEATS closed-loop runs and an open loop at
+//      half of ITS OWN peak.
+//   5. ratios placements / hello, placements / fastify, CPU of server,
+//      generator and the machine.
 //
 // Two properties of the load generator shape this file (reported, not fixed
 // here; tools/ belongs to another change):
@@ -36,15 +42,17 @@
 // include no fsync and no journal write; every name and note says so.
 
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
-import { createTraders, openMarket, startExchange, startHello, type ExchangeProcess, type Trader } from './lib/exchange_fixture.js';
+import { createTraders, openMarket, startExchange, startFastifyPeer, startHello, type ExchangeProcess, type Trader } from './lib/exchange_fixture.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, max as maxOf, min as minOf, relativeSpread } from './lib/stats.js';
 
 const DURABILITY_LABEL = 'durability: none (journal not implemented yet)';
+const FASTIFY_VERSION = (createRequire(import.meta.url)('fastify/package.json') as { version: string }).version;
 const HELLO_CONNECTIONS = [8, 16, 32] as const;
 /** Closed-loop connection counts tried against the exchange (each needs as many keys). */
 const EXCHANGE_CONNECTIONS = [64, 128, 256, 512, 1024] as const;
@@ -58,8 +66,10 @@ const SPREAD_FLAG = 0.1;
 const MID = 50;
 const SPREAD = 5;
 
-interface Settings {
+export interface Settings {
   quick: boolean;
+  /** Attempts of a measured run when other processes took the CPU (1 = never redo). */
+  max_attempts: number;
   repeats: number;
   run_ms: number;
   probe_ms: number;
@@ -71,10 +81,12 @@ interface Settings {
   quiet_wait_ms: number;
 }
 
-function settings(quick: boolean): Settings {
+export function settings(quick: boolean): Settings {
   const cores = availableParallelism();
   return {
     quick,
+    // --quick checks the tooling: it neither waits long for a quiet machine nor redoes runs.
+    max_attempts: quick ? 1 : 3,
     repeats: quick ? 1 : 3,
     run_ms: quick ? 2500 : 10_000,
     probe_ms: quick ? 1500 : 3000,
@@ -85,13 +97,13 @@ function settings(quick: boolean): Settings {
     gateways: Math.max(1, cores - 1),
     // The load generator's default: half the cores, at least 1.
     workers: Math.max(1, Math.floor(cores / 2)),
-    quiet_wait_ms: quick ? 20_000 : 120_000,
+    quiet_wait_ms: quick ? 3000 : 120_000,
   };
 }
 
 // ------------------------------------------------------------------ measured runs
 
-interface Measured<T> {
+export interface Measured<T> {
   value: T;
   cpu: CpuReport;
   server_pct: number;
@@ -108,7 +120,7 @@ interface Measured<T> {
   quiet: QuietResult;
 }
 
-interface Target {
+export interface Target {
   pid: number;
   /** Gateway thread ids (exchange only). */
   gateways: number[];
@@ -119,9 +131,9 @@ interface Target {
  * server and this process, and redoes it (at most twice) when other
  * processes took more than FOREIGN_REDO_PCT of a core meanwhile.
  */
-async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): Promise<Measured<T>> {
+export async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): Promise<Measured<T>> {
   let last: Measured<T> | null = null;
-  for (let attempt = 1; attempt <= 3; attempt++) {
+  for (let attempt = 1; attempt <= s.max_attempts; attempt++) {
     const quiet = await waitQuiet([target.pid, process.pid], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
     const w = new CpuWindow({ server: target.pid, generator: process.pid });
     const segs0 = tcpOutSegs();
@@ -148,7 +160,7 @@ async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): P
   return last!;
 }
 
-function round1(x: number): number {
+export function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
@@ -157,22 +169,22 @@ function round3(x: number): number {
 }
 
 /** Answers with a 2xx status, per second, on the load generator's own time base. */
-function okRate(r: LoadResult): number {
+export function okRate(r: LoadResult): number {
   return r.completed === 0 ? 0 : round1((r.throughput_per_s * okCount(r.statuses)) / r.completed);
 }
 
 /** Answers with a 2xx status. */
-function okCount(statuses: Record<string, number>): number {
+export function okCount(statuses: Record<string, number>): number {
   let ok = 0;
   for (const [k, v] of Object.entries(statuses)) if (/^2[0-9][0-9]$/.test(k)) ok += v;
   return ok;
 }
 
-function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+export function addCounts(into: Record<string, number>, from: Record<string, number>): void {
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
 }
 
-function rotate<T>(xs: readonly T[], by: number, n: number): T[] {
+export function rotate<T>(xs: readonly T[], by: number, n: number): T[] {
   const out: T[] = [];
   for (let i = 0; i < n; i++) out.push(xs[(by + i) % xs.length]!);
   return out;
@@ -180,13 +192,13 @@ function rotate<T>(xs: readonly T[], by: number, n: number): T[] {
 
 // ------------------------------------------------------------------ phases
 
-interface HelloPhase {
+export interface HelloPhase {
   connections: number;
   probes: { connections: number; per_s: number; server_pct: number; generator_pct: number; p50_ms: number }[];
   runs: Measured<LoadResult>[];
 }
 
-async function helloPhase(s: Settings, seed: number): Promise<HelloPhase> {
+export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase> {
   const h = await startHello();
   try {
     const target = { pid: h.child.pid, gateways: [] };
@@ -336,9 +348,105 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
   }
 }
 
+interface FastifyPhase {
+  setup_ms: number;
+  keys: number;
+  connections: number;
+  probes: { connections: number; per_s: number; per_key_per_s: number; statuses: Record<string, number>; server_pct: number; accepted: boolean }[];
+  place: Measured<LoadResult>[];
+  open: Measured<LoadResult>;
+  open_rate: number;
+}
+
+/**
+ * The Fastify peer: the same placement logic in one node:http process. The
+ * same probes and connection rule as the exchange (its token buckets are the
+ * same), REPEATS closed-loop runs, then an open loop at half of its own peak.
+ */
+async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
+  const peer = await startFastifyPeer({ keys: s.keys, seed_shares: s.seed_shares });
+  try {
+    const target = { pid: peer.child.pid, gateways: [] };
+    const keys = peer.keys.map((k) => ({ keyId: k.key_id, secret: k.secret }));
+    const market = peer.market_id;
+    let offset = 0;
+    let runs = 0;
+    const nextSeed = (): number => (seed + 0x7f4a7c15 * ++runs) >>> 0;
+    const closed = (connections: number, durationMs: number): Promise<LoadResult> => {
+      const ks = rotate(keys, offset, connections);
+      offset = (offset + connections) % keys.length;
+      return runLoad({ baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD });
+    };
+    const alive = (): void => {
+      if (!peer.child.running) throw new Error(`the fastify peer died: ${peer.child.stderr().slice(-2000)}`);
+    };
+    const probes: FastifyPhase['probes'] = [];
+    for (const c of EXCHANGE_CONNECTIONS) {
+      if (c > keys.length) continue;
+      const m = await measured(s, target, () => closed(c, s.probe_ms));
+      alive();
+      const perS = okRate(m.value);
+      const perKey = perS / c;
+      const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
+      probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
+    }
+    const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
+    const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
+    const place: Measured<LoadResult>[] = [];
+    for (let i = 0; i < s.repeats; i++) {
+      place.push(await measured(s, target, () => closed(connections, s.run_ms)));
+      alive();
+    }
+    const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
+    const open = await measured(s, target, () => runLoad({
+      baseUrl: peer.url, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
+      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
+    }));
+    alive();
+    return { setup_ms: peer.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate };
+  } finally {
+    await peer.child.stop();
+  }
+}
+
+/** The peer's figures under the same names as ours (bench/report.ts puts them side by side). */
+function fastifyMetrics(f: FastifyPhase): Record<string, number> {
+  const m: Record<string, number> = {};
+  const rates = f.place.map((x) => okRate(x.value));
+  triple(m, 'placements_per_s', rates);
+  m.connections = f.connections;
+  m.keys = f.keys;
+  m.setup_ms = f.setup_ms;
+  m.open_rate_per_s = f.open_rate;
+  const o = f.open.value;
+  m.open_achieved_per_s = okRate(o);
+  m.p50_us = Math.round(o.latency_ms.p50 * 1000);
+  m.p99_us = Math.round(o.latency_ms.p99 * 1000);
+  m.p999_us = Math.round(o.latency_ms.p999 * 1000);
+  m.max_us = Math.round(o.latency_ms.max * 1000);
+  m.open_send_lag_p99_us = Math.round(o.send_lag_ms.p99 * 1000);
+  m.open_unsent = o.unsent;
+  m.open_errors = o.errors;
+  const med = median(rates);
+  m.server_cpu_pct = round1(median(f.place.map((x) => x.server_pct)));
+  m.generator_cpu_pct = round1(median(f.place.map((x) => x.generator_pct)));
+  if (med > 0) {
+    m.server_cpu_us_per_req = round1((m.server_cpu_pct / 100) * 1e6 / med);
+    m.generator_cpu_us_per_req = round1((m.generator_cpu_pct / 100) * 1e6 / med);
+  }
+  m.open_server_cpu_pct = f.open.server_pct;
+  m.open_generator_cpu_pct = f.open.generator_pct;
+  const statuses: Record<string, number> = {};
+  for (const x of f.place) addCounts(statuses, x.value.statuses);
+  for (const [k, v] of Object.entries(statuses)) m[`placements_status_${k}`] = v;
+  for (const [k, v] of Object.entries(o.statuses)) m[`open_status_${k}`] = v;
+  for (const p of f.probes) m[`probe_c${p.connections}_per_s`] = p.per_s;
+  return m;
+}
+
 // ------------------------------------------------------------------ result
 
-function triple(metrics: Record<string, number>, name: string, xs: number[]): number {
+export function triple(metrics: Record<string, number>, name: string, xs: number[]): number {
   const med = median(xs);
   metrics[name] = round1(med);
   metrics[`${name}_min`] = round1(minOf(xs));
@@ -347,7 +455,7 @@ function triple(metrics: Record<string, number>, name: string, xs: number[]): nu
   return med;
 }
 
-function cpuMetrics(metrics: Record<string, number>, prefix: string, runs: Measured<unknown>[], perS: number[]): void {
+export function cpuMetrics(metrics: Record<string, number>, prefix: string, runs: Measured<unknown>[], perS: number[]): void {
   const server = median(runs.map((r) => r.server_pct));
   const gen = median(runs.map((r) => r.generator_pct));
   metrics[`${prefix}_server_cpu_pct`] = round1(server);
@@ -366,6 +474,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const t0 = performance.now();
   const hello = await helloPhase(s, seed);
   const ex = await exchangePhase(s, seed);
+  const fastify = await fastifyPhase(s, seed);
   const gen = await generatorPhase(s, hello.connections, ex.connections, ex.open_rate, seed);
   const wallS = Math.round((performance.now() - t0) / 1000);
 
@@ -467,13 +576,16 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.generator_signed_place_cpu_us_per_req = round1((gen.signed_at_exchange.generator_pct / 100) * 1e6 / Math.max(1, signedAtEx));
 
   const ratio = helloMed > 0 ? placeMed / helloMed : NaN;
-  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor].reduce((a, m) => a + m.attempts - 1, 0);
+  const fm = fastifyMetrics(fastify);
+  const fastifyMed = fm.placements_per_s!;
+  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open].reduce((a, m) => a + m.attempts - 1, 0);
   metrics.redone_runs = attempts;
 
   // Notes: how the counts were chosen, the targets, and anything to distrust.
   notes.push(`hello ceiling: closed loop at ${HELLO_CONNECTIONS.join('/')} connections for ${s.probe_ms} ms each (${hello.probes.filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections)).map((p) => `${p.connections}: ${Math.round(p.per_s)}/s`).join(', ')}); the best, ${hello.connections}, was repeated. The hello server used ${metrics.hello_server_cpu_pct}% of a core while the generator's worker used ${metrics.hello_generator_workers_cores} cores: the ceiling is the generator's, not uWS's.`);
   notes.push(`exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ${ex.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`).join(', ')}; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`);
   notes.push(`generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ${hello.connections}. Placements through the exchange reached ${(100 * placeMed / Math.max(1, signedAtEx)).toFixed(0)}% of what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ${0.35 * helloMed > signedAtEx ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this machine with this generator' : 'within what the generator can offer'}.`);
+  notes.push(`fastify peer (bench/peers/fastify_place.ts): the same route table, signature check, replay guard, token buckets, TypeBox schemas, placement encoding and Engine + Views as the exchange, in one node:http process on Fastify ${FASTIFY_VERSION} with the engine called in-process (no rings, no journal: compare with durability none). ${fastify.keys} accounts with ${s.seed_shares} YES+NO shares each (setup ${fastify.setup_ms} ms in-process); probes ${fastify.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')}; chosen ${fastify.connections}; open loop at half of its own peak, ${fastify.open_rate}/s. Ours / fastify: ${(placeMed / Math.max(1, fastifyMed)).toFixed(2)}x placements/s; open-loop p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms vs ${(fm.p99_us! / 1000).toFixed(2)} ms (each at half of its own peak).`);
   notes.push(`target placements >= 35% of the hello ceiling: ${(ratio * 100).toFixed(1)}% (${ratio >= 0.35 ? 'met' : 'NOT met'}).`);
   notes.push(`target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms (${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`);
   notes.push(`open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
@@ -489,7 +601,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   if (metrics.place_tcp_segments_per_req! > 2 * metrics.generator_signed_place_tcp_segments_per_req!) {
     flag(`placements cost ${metrics.place_tcp_segments_per_req} TCP segments per request against ${metrics.generator_signed_place_tcp_segments_per_req} for the same requests to the hello server: the exchange writes its responses in pieces (uncorked uWS writes?)`);
   }
-  for (const [name, xs] of [['placements_per_s', placeRates], ['hello_requests_per_s', helloRates], ['reads_per_s', readRates]] as const) {
+  const fastifyRates = fastify.place.map((m) => okRate(m.value));
+  for (const [name, xs] of [['placements_per_s', placeRates], ['hello_requests_per_s', helloRates], ['reads_per_s', readRates], ['fastify_place.placements_per_s', fastifyRates]] as const) {
     if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
   }
   const misLabelled = ex.place.filter((m) => {
@@ -497,7 +610,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     return top !== undefined && m.gateway_pct < top.pct;
   });
   if (misLabelled.length > 0) flag(`the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU split may be mislabelled`);
-  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor];
+  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open];
   const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
   if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`);
   const loud = all.filter((m) => !m.quiet.quiet);
@@ -508,19 +621,31 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const openBad = Object.entries(o.statuses).filter(([k]) => !/^2/.test(k));
   if (openBad.length > 0 || o.unsent > 0) flag(`open loop: non-2xx ${JSON.stringify(Object.fromEntries(openBad))}, unsent ${o.unsent}`);
   if (noneAccepted(ex.probes)) flag(`no probed connection count avoided the per-key write bucket; ran at ${ex.connections}`);
+  if (noneAccepted(fastify.probes)) flag(`fastify peer: no probed connection count avoided the per-key write bucket; ran at ${fastify.connections}`);
+  const fastifyBad = Object.entries(fm).filter(([k]) => /^(placements|open)_status_/.test(k) && !/_2[0-9][0-9]$/.test(k));
+  if (fastifyBad.length > 0 || fm.open_unsent! > 0) flag(`fastify peer: non-2xx answers ${JSON.stringify(Object.fromEntries(fastifyBad))}, open-loop unsent ${fm.open_unsent}`);
 
   const env = environment();
   return {
     name: 'gateway_place',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}. Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). tools/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}. Peers in the same run: the uWS hello-world ceiling and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). tools/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
     metrics,
     peers: {
-      uws_hello: { requests_per_s: round1(helloMed), connections: hello.connections, server_cpu_pct: metrics.hello_server_cpu_pct!, generator_cpu_pct: metrics.hello_generator_cpu_pct! },
+      uws_hello: {
+        requests_per_s: round1(helloMed), requests_per_s_min: metrics.hello_requests_per_s_min!, requests_per_s_max: metrics.hello_requests_per_s_max!,
+        requests_per_s_spread_pct: metrics.hello_requests_per_s_spread_pct!, connections: hello.connections,
+        server_cpu_pct: metrics.hello_server_cpu_pct!, generator_cpu_pct: metrics.hello_generator_cpu_pct!,
+        server_cpu_us_per_req: metrics.hello_server_cpu_us_per_req!, generator_cpu_us_per_req: metrics.hello_generator_cpu_us_per_req!,
+      },
+      fastify_place: fm,
     },
     ratios: {
       vs_uws_hello: round3(ratio),
+      vs_fastify_place: round3(fastifyMed > 0 ? placeMed / fastifyMed : NaN),
+      fastify_place_vs_uws_hello: round3(helloMed > 0 ? fastifyMed / helloMed : NaN),
+      p99_vs_fastify_place: round3(metrics.p99_us! > 0 ? fm.p99_us! / metrics.p99_us! : NaN),
       reads_vs_uws_hello: round3(helloMed > 0 ? readMed / helloMed : NaN),
     },
     notes,

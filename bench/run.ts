@@ -1,12 +1,18 @@
-// Bench runner: `node dist/bench/run.js [name ...] [--quick]`. Main thread.
-// Imports each named benchmark (default: all known) as ./<name>.js, calls its
-// `run({quick})`, writes bench/results/<name>.json and prints one line per
-// benchmark. Benchmarks report; they never assert timings, so the exit code
-// is non-zero only when a benchmark could not run.
+// Bench runner: `node dist/bench/run.js [name ...] [--quick] [--no-report]`.
+// Main thread. Imports each named benchmark (default: all known) as
+// ./<name>.js, calls its `run({quick})`, writes bench/results/<name>.json and
+// prints one line per benchmark, then rewrites bench/results/REPORT.md from
+// every bench/results/*.json (bench/report.ts). Benchmarks report; they never
+// assert timings, so the exit code is non-zero only when a benchmark could
+// not run. A known benchmark whose module does not exist (yet) is reported
+// as "not run" and does not fail the others; a name given explicitly that
+// has no module is an error.
 
+import { pathToFileURL } from 'node:url';
 import { environment, writeResult, type BenchResult } from './lib/result.js';
 
-const KNOWN = ['engine_match', 'ring_handoff', 'gateway_place'] as const;
+const KNOWN = ['engine_match', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'memory'] as const;
+export { KNOWN };
 
 /** What a benchmark module has to offer (structural: its own result type may differ slightly). */
 interface BenchModule {
@@ -22,6 +28,15 @@ function numbers(v: unknown): Record<string, number> {
   if (!isRecord(v)) return out;
   for (const [k, x] of Object.entries(v)) if (typeof x === 'number') out[k] = x;
   return out;
+}
+
+/** True when `err` says that ./<name>.js itself does not exist (not one of its imports). */
+function moduleMissing(err: unknown, name: string): boolean {
+  const e = err as { code?: string; message?: string; url?: string };
+  if (e?.code !== 'ERR_MODULE_NOT_FOUND') return false;
+  // Node: "Cannot find module '/abs/dist/bench/<name>.js' imported from /abs/dist/bench/run.js".
+  const m = /Cannot find module '([^']+)' imported from (\S+)/.exec(e.message ?? '');
+  return m !== null && m[1]!.endsWith(`/bench/${name}.js`) && m[2]!.endsWith('/bench/run.js');
 }
 
 /** Adapts a module's result to BenchResult, filling what it leaves out. */
@@ -45,6 +60,7 @@ function normalize(name: string, raw: unknown): BenchResult {
     ratios: numbers(raw.ratios),
   };
   if (Array.isArray(raw.notes)) r.notes = raw.notes.map(String);
+  if (typeof raw.wall_s === 'number') r.wall_s = raw.wall_s;
   const dropped = isRecord(raw.metrics) ? Object.keys(raw.metrics).filter((k) => !(k in r.metrics)) : [];
   if (dropped.length > 0) (r.notes ??= []).push(`run.ts dropped non-numeric metrics: ${dropped.join(', ')}`);
   return r;
@@ -71,14 +87,17 @@ function summary(r: BenchResult): string {
 
 async function main(argv: readonly string[]): Promise<number> {
   const quick = argv.includes('--quick');
-  const unknownFlags = argv.filter((a) => a.startsWith('--') && a !== '--quick');
+  const report = !argv.includes('--no-report');
+  const unknownFlags = argv.filter((a) => a.startsWith('--') && a !== '--quick' && a !== '--no-report');
   if (unknownFlags.length > 0) {
-    console.error(`usage: node dist/bench/run.js [name ...] [--quick]  (unknown: ${unknownFlags.join(' ')})`);
+    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report]  (unknown: ${unknownFlags.join(' ')})`);
     return 2;
   }
   const named = argv.filter((a) => !a.startsWith('--'));
-  const names = named.length > 0 ? named : [...KNOWN];
+  const explicit = named.length > 0;
+  const names = [...new Set(explicit ? named : KNOWN)];
   let failed = 0;
+  const notRun: string[] = [];
   for (const name of names) {
     if (!/^[a-z0-9_]+$/.test(name)) {
       console.error(`${name}: not a benchmark name`);
@@ -89,6 +108,11 @@ async function main(argv: readonly string[]): Promise<number> {
     try {
       mod = (await import(`./${name}.js`)) as BenchModule;
     } catch (err) {
+      if (!explicit && moduleMissing(err, name)) {
+        console.log(`${name}: not run (no module ./${name}.js yet)`);
+        notRun.push(name);
+        continue;
+      }
       console.error(`${name}: cannot load ./${name}.js: ${(err as Error).message}`);
       failed++;
       continue;
@@ -99,8 +123,12 @@ async function main(argv: readonly string[]): Promise<number> {
       continue;
     }
     let r: BenchResult;
+    const t0 = performance.now();
     try {
       r = normalize(name, await mod.run({ quick }));
+      r.date = new Date().toISOString();
+      r.quick = quick;
+      r.wall_s ??= Math.round((performance.now() - t0) / 1000);
     } catch (err) {
       console.error(`${name}: failed: ${(err as Error).stack ?? String(err)}`);
       failed++;
@@ -110,7 +138,20 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(`${summary(r)}  -> ${path}`);
     for (const n of r.notes ?? []) if (n.startsWith('FLAG')) console.log(`  ${n}`);
   }
+  if (notRun.length > 0) console.log(`not run: ${notRun.join(', ')}`);
+  if (report) {
+    try {
+      // Imported here, not statically: report.js imports this module for KNOWN when it runs alone.
+      const { writeReport } = await import('./report.js');
+      console.log(`report -> ${writeReport({ expected: KNOWN })}`);
+    } catch (err) {
+      console.error(`report: failed: ${(err as Error).stack ?? String(err)}`);
+      failed++;
+    }
+  }
   return failed === 0 ? 0 : 1;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -228,3 +228,35 @@ export function tcpOutSegs(): number {
     throw e;
   }
 }
+
+export interface ProcessMemory {
+  /** Resident set (VmRSS), bytes. */
+  rss: number;
+  /** Peak resident set (VmHWM), bytes. */
+  peak_rss: number;
+  rss_anon: number;
+  rss_file: number;
+  rss_shmem: number;
+}
+
+/** Resident memory of a whole process from /proc/<pid>/status (kB lines); NaN fields where unreadable. */
+export function processMemory(pid: number): ProcessMemory {
+  const out: ProcessMemory = { rss: NaN, peak_rss: NaN, rss_anon: NaN, rss_file: NaN, rss_shmem: NaN };
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'latin1');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ESRCH') return out;
+    throw e;
+  }
+  const field = (name: string): number => {
+    const m = new RegExp(`^${name}:\\s+([0-9]+) kB`, 'm').exec(text);
+    return m ? Number(m[1]) * 1024 : NaN;
+  };
+  out.rss = field('VmRSS');
+  out.peak_rss = field('VmHWM');
+  out.rss_anon = field('RssAnon');
+  out.rss_file = field('RssFile');
+  out.rss_shmem = field('RssShmem');
+  return out;
+}

@@ -29,6 +29,12 @@ export interface BenchResult {
   /** ours / theirs, keyed `vs_<peer>`; > 1 means we are better. */
   ratios: Record<string, number>;
   notes?: string[];
+  /** When the run finished (ISO 8601, UTC); set by bench/run.ts. */
+  date?: string;
+  /** True when the run used --quick (short, for checking the tooling: not figures to quote). */
+  quick?: boolean;
+  /** Wall time of the whole benchmark, seconds; set by bench/run.ts. */
+  wall_s?: number;
 }
 
 /** node version and machine description of this process. */
@@ -44,8 +50,14 @@ export function environment(): { node: string; machine: MachineInfo } {
   };
 }
 
-/** bench/results/ of the repository (this file is dist/bench/lib/result.js when compiled). */
+/**
+ * bench/results/ of the repository (this file is dist/bench/lib/result.js when
+ * compiled), or $DX_BENCH_RESULTS_DIR when set (tooling checks that must not
+ * overwrite the recorded results).
+ */
 export function resultsDir(): string {
+  const override = process.env.DX_BENCH_RESULTS_DIR;
+  if (override !== undefined && override !== '') return override;
   const here = dirname(fileURLToPath(import.meta.url));
   // dist/bench/lib -> repository root is three levels up; bench/lib (ts-node style) is two.
   const root = here.includes(`${join('dist', 'bench')}`) ? join(here, '..', '..', '..') : join(here, '..', '..');

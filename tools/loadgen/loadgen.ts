@@ -27,9 +27,9 @@ import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { Histogram } from './histogram.js';
 import { TRANSPORT_KINDS, type TransportKind } from './transports.js';
-import type { Mix, WorkerResult, WorkerTask } from './worker.js';
+import type { Mix, ReadMix, WorkerResult, WorkerTask } from './worker.js';
 
-export type { Mix } from './worker.js';
+export type { Mix, ReadMix } from './worker.js';
 export type { TransportKind } from './transports.js';
 
 export interface LoadOptions {
@@ -44,6 +44,11 @@ export interface LoadOptions {
   durationMs: number;
   /** Relative weights; a cancel with no own live order to cancel becomes a placement. */
   mix: Mix;
+  /**
+   * How read ops are split: book (orderbook depth 10), balance, orders (own
+   * orders, limit 20), market (one market). Default: book and balance, half each.
+   */
+  reads?: ReadMix;
   /** 'hello': unsigned `GET /` to a hello-world peer (measures the generator and transport alone). */
   path?: 'hello';
   /** Piscina threads; default half the cores (at least 1), since the server shares this machine. */
@@ -84,6 +89,12 @@ export interface LoadResult {
   completed: number;
   /** Transport failures (connection refused, reset, cut off at the end of the grace period). */
   errors: number;
+  /**
+   * Requests still in flight when the grace period ended: counted in `errors`
+   * and recorded in latency_ms at their age then (a lower bound), so a stall
+   * longer than the run cannot drop out of the percentiles.
+   */
+  cut_off: number;
   /** Open loop: requests that were due but never got a free connection before the end. */
   unsent: number;
   throughput_per_s: number;
@@ -94,6 +105,8 @@ export interface LoadResult {
   /** Answers by HTTP status code; transport failures under "error". */
   statuses: Record<string, number>;
   ops: Record<string, number>;
+  /** latency_ms split by op kind (place, cancel, read_book, read_balance, read_orders, read_market, hello); answered requests only. */
+  latency_by_op_ms: Record<string, LatencySummary>;
   generator_cpu: {
     /** Sum over the load worker threads (per-thread CPU from /proc/thread-self). */
     workers_ms: number;
@@ -165,6 +178,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       durationMs: opts.durationMs,
       graceMs: opts.graceMs ?? 1000,
       mix: opts.mix,
+      reads: opts.reads,
       path: opts.path,
       transport,
       seed: (seed + w * 0x9e3779b1) >>> 0,
@@ -187,10 +201,12 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const lag = new Histogram();
   const statuses: Record<string, number> = {};
   const ops: Record<string, number> = {};
+  const byOp = new Map<string, Histogram>();
   let sent = 0;
   let completed = 0;
   let errors = 0;
   let unsent = 0;
+  let cutOff = 0;
   let elapsed = 0;
   const perWorker: number[] = [];
   let scope: 'thread' | 'process' = 'thread';
@@ -199,9 +215,15 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     lag.merge(r.sendLag);
     for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
     for (const [k, v] of Object.entries(r.ops)) ops[k] = (ops[k] ?? 0) + v;
+    for (const [k, h] of Object.entries(r.byOp ?? {})) {
+      let into = byOp.get(k);
+      if (into === undefined) byOp.set(k, (into = new Histogram()));
+      into.merge(h);
+    }
     sent += r.sent;
     completed += r.completed;
     errors += r.errors;
+    cutOff += r.cutOff ?? 0;
     unsent += r.unsent;
     elapsed = Math.max(elapsed, r.elapsedMs);
     perWorker.push(r.cpu.userMs + r.cpu.systemMs);
@@ -233,12 +255,14 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     sent,
     completed,
     errors,
+    cut_off: cutOff,
     unsent,
     throughput_per_s: round3((completed * 1000) / Math.max(opts.durationMs, Math.min(elapsed, wallMs))),
     latency_ms: summary(hist),
     send_lag_ms: summary(lag),
     statuses,
     ops,
+    latency_by_op_ms: Object.fromEntries([...byOp].map(([k, h]) => [k, summary(h)])),
     generator_cpu: {
       workers_ms: round3(workersMs),
       per_worker_ms: perWorker.map(round3),
@@ -259,6 +283,7 @@ const USAGE = `usage: node dist/tools/loadgen/loadgen.js --url http://127.0.0.1:
   --connections N         keep-alive connections (default 16)
   --duration 10s|500ms    run length (default 10s)
   --mix place=60,cancel=20,read=20   relative weights (default 60/20/20)
+  --reads book=1,balance=1,orders=0,market=0   split of the read ops (default book/balance half each)
   --path hello            unsigned GET / against a hello-world peer
   --workers N             piscina threads (default half the cores, at least 1)
   --transport raw|http|fetch   (default raw)
@@ -333,6 +358,16 @@ export function parseArgs(argv: string[]): LoadOptions {
           mix[name] = Number(w);
         }
         o.mix = mix;
+        break;
+      }
+      case '--reads': {
+        const reads: ReadMix = { book: 0, balance: 0, orders: 0, market: 0 };
+        for (const part of val().split(',')) {
+          const [name, w] = part.split('=');
+          if (name !== 'book' && name !== 'balance' && name !== 'orders' && name !== 'market') throw new Error(`unknown reads entry ${part}`);
+          reads[name] = Number(w);
+        }
+        o.reads = reads;
         break;
       }
       case '--path': {

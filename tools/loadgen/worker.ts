@@ -29,6 +29,20 @@ export interface Mix {
   read: number;
 }
 
+/**
+ * How a `read` op is split between endpoints (relative weights). Default
+ * book 1, balance 1 (half each). `orders` is GET /v1/portfolio/orders?limit=20
+ * (the caller's own orders, newest first), `market` GET /v1/markets/{id}.
+ */
+export interface ReadMix {
+  book: number;
+  balance: number;
+  orders: number;
+  market: number;
+}
+
+export const DEFAULT_READ_MIX: Readonly<ReadMix> = Object.freeze({ book: 1, balance: 1, orders: 0, market: 0 });
+
 export interface WorkerTask {
   workerIndex: number;
   baseUrl: string;
@@ -45,6 +59,8 @@ export interface WorkerTask {
   durationMs: number;
   graceMs: number;
   mix: Mix;
+  /** Split of the read ops; absent = DEFAULT_READ_MIX. */
+  reads?: ReadMix;
   path?: 'hello';
   transport: TransportKind;
   seed: number;
@@ -62,17 +78,21 @@ export interface WorkerResult {
   /** Answers by HTTP status; transport failures under "error". */
   statuses: Record<string, number>;
   ops: Record<string, number>;
+  /** Latency (us, same origin as `histogram`) per op kind, answered requests only. */
+  byOp: Record<string, HistogramData>;
   sent: number;
   completed: number;
   errors: number;
   unsent: number;
+  /** Requests still unanswered when the grace period ended (cut off): in `errors`, and in the histogram at their age then (a lower bound). */
+  cutOff: number;
   /** Wall time from the first scheduled send to the last answer, ms. */
   elapsedMs: number;
   /** CPU of this worker thread (Linux /proc/thread-self), or of the process where unavailable. */
   cpu: { userMs: number; systemMs: number; scope: 'thread' | 'process' };
 }
 
-type Op = 'place' | 'cancel' | 'read_book' | 'read_balance' | 'hello';
+type Op = 'place' | 'cancel' | 'read_book' | 'read_balance' | 'read_orders' | 'read_market' | 'hello';
 
 /** xorshift32: a small seeded generator so a run's request stream is reproducible. */
 function rng(seed: number): () => number {
@@ -122,16 +142,21 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
   const sendLag = new Histogram();
   const statuses: Record<string, number> = {};
   const ops: Record<string, number> = {};
+  const byOp: Record<string, Histogram> = {};
   let sent = 0;
   let completed = 0;
   let errors = 0;
   let unsent = 0;
+  let cutOff = 0;
   // client_order_id: (nonce << 32) | counter, a u64. The 32-bit nonce is 24
   // random bits and the worker index, so ids differ across workers and runs.
   const nonce = BigInt(((Math.floor(rand() * 0x1000000) << 8) | (task.workerIndex & 0xff)) >>> 0);
   let coid = 0;
 
   const totalWeight = task.mix.place + task.mix.cancel + task.mix.read;
+  const reads = task.reads ?? DEFAULT_READ_MIX;
+  const readWeight = reads.book + reads.balance + reads.orders + reads.market;
+  if (task.path !== 'hello' && task.mix.read > 0 && !(readWeight > 0)) throw new Error('read mix weights must add up to more than 0');
   if (task.path !== 'hello' && !(totalWeight > 0)) throw new Error('mix weights must add up to more than 0');
   if (task.path !== 'hello' && (keys.length === 0 || task.markets.length === 0)) {
     throw new Error('signed load needs at least one key and one market');
@@ -142,7 +167,12 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     const r = rand() * totalWeight;
     if (r < task.mix.place) return 'place';
     if (r < task.mix.place + task.mix.cancel) return 'cancel';
-    return rand() < 0.5 ? 'read_book' : 'read_balance';
+    if (task.reads === undefined) return rand() < 0.5 ? 'read_book' : 'read_balance';
+    const q = rand() * readWeight;
+    if (q < reads.book) return 'read_book';
+    if (q < reads.book + reads.balance) return 'read_balance';
+    if (q < reads.book + reads.balance + reads.orders) return 'read_orders';
+    return 'read_market';
   }
 
   const factory = connFactory(task.transport, task.baseUrl, Math.max(1, task.connections));
@@ -179,6 +209,12 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         break;
       case 'read_balance':
         target = `${prefix}/v1/portfolio/balance`;
+        break;
+      case 'read_orders':
+        target = `${prefix}/v1/portfolio/orders?limit=20`;
+        break;
+      case 'read_market':
+        target = `${prefix}/v1/markets/${task.markets[Math.floor(rand() * task.markets.length)]}`;
         break;
       case 'cancel': {
         method = 'DELETE';
@@ -221,10 +257,17 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
       if (status === 0) {
         errors++;
         statuses['error'] = (statuses['error'] ?? 0) + 1;
+        // Cut off at the end of the grace period: a stall must not vanish
+        // from the percentiles, so it counts at its age now (a lower bound).
+        if (stopped) {
+          cutOff++;
+          hist.record((now - startedAt) * 1000);
+        }
       } else {
         completed++;
         lastAnswer = now;
         hist.record((now - startedAt) * 1000);
+        (byOp[op] ??= new Histogram()).record((now - startedAt) * 1000);
         const s = String(status);
         statuses[s] = (statuses[s] ?? 0) + 1;
         if (op === 'place' && status === 201) rememberOrder(key, text);
@@ -350,10 +393,12 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     sendLag: sendLag.toData(),
     statuses,
     ops,
+    byOp: Object.fromEntries(Object.entries(byOp).map(([k, h]) => [k, h.toData()])),
     sent,
     completed,
     errors,
     unsent,
+    cutOff,
     elapsedMs: Math.max(lastAnswer, tEnd) - t0,
     cpu: { userMs: cpu1.userMs - cpu0.userMs, systemMs: cpu1.systemMs - cpu0.systemMs, scope: cpu1.scope },
   };
