@@ -7,7 +7,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   CompletionStatus, ConfirmWithdrawal, CreateFeeSchedule, CreateKey, CreateMarket, Deposit, FreezeRound, OpenRound, ProposeRound,
-  ProposeSource, ROUND_STATUS_NAMES, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
+  ProposeSource, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
   T_CREATE_MARKET, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND,
   T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND, CreateAccount, DeleteAccount,
   CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES,
@@ -68,12 +68,17 @@ function route(name: string, method: AdminRoute['method'], path: string, body: A
   return { name, method, path, segments: path.split('/').filter((s) => s.length > 0), scope: 0, body, handler };
 }
 
-function roundAction(name: string, type: number): AdminRoute {
+/**
+ * A round command answers the status it moved the round to. (Not the read
+ * model's current round: by the time the answer is written the clock may
+ * already have moved on, e.g. a series opening its next round after a void.)
+ */
+function roundAction(name: string, type: number, to: string): AdminRoute {
   return route(`round_${name}`, 'POST', `/admin/rounds/{market_id}/${name}`, compile(EmptyBody), async (r, ctx) => {
     const market = pathId('market_id', r.params[0]!);
     const c = await sequenced(ctx.core, type, FreezeRound.SIZE, 0, (m, o) => FreezeRound.set_market_id(m, o, market));
-    const round = ctx.core.views.round(market);
-    return { status: 200, body: { status: round ? round.status : ROUND_STATUS_NAMES[0], round_number: String(c.result), seq: String(c.seq) } };
+    ctx.log({ event: 'operator', action: `round_${name}`, market_id: market, round_number: c.result });
+    return { status: 200, body: { status: to, round_number: String(c.result), seq: String(c.seq) } };
   });
 }
 
@@ -151,11 +156,11 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     ctx.log({ event: 'operator', action: 'open_round', market_id: market, round_number: c.result });
     return { status: 201, body: { round_number: String(c.result), seq: String(c.seq) } };
   }),
-  roundAction('freeze', T_FREEZE_ROUND),
-  roundAction('unfreeze', T_UNFREEZE_ROUND),
-  roundAction('settle', T_SETTLE_ROUND),
-  roundAction('void', T_VOID_ROUND),
-  roundAction('dispute', T_DISPUTE_ROUND),
+  roundAction('freeze', T_FREEZE_ROUND, 'frozen'),
+  roundAction('unfreeze', T_UNFREEZE_ROUND, 'trading'),
+  roundAction('settle', T_SETTLE_ROUND, 'settled'),
+  roundAction('void', T_VOID_ROUND, 'void'),
+  roundAction('dispute', T_DISPUTE_ROUND, 'frozen'),
   route('round_propose', 'POST', '/admin/rounds/{market_id}/propose', compile(AdminProposeBody), async (r, ctx) => {
     const market = pathId('market_id', r.params[0]!);
     const outcome = (r.body as { outcome?: 'yes' | 'no' }).outcome;
@@ -164,8 +169,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       ProposeRound.set_market_id(m, o, market);
       ProposeRound.set_source(m, o, source);
     });
-    const round = ctx.core.views.round(market);
-    return { status: 200, body: { status: round ? round.status : 'proposed', round_number: String(c.result), seq: String(c.seq) } };
+    ctx.log({ event: 'operator', action: 'round_propose', market_id: market, round_number: c.result, source: outcome ?? 'oracle' });
+    return { status: 200, body: { status: 'proposed', round_number: String(c.result), seq: String(c.seq) } };
   }),
   route('oracle_tick', 'POST', '/admin/oracle/ticks', compile(AdminOracleTickBody), async (r, ctx) => {
     const b = r.body as { source_id: number; price: string };

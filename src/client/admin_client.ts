@@ -20,7 +20,10 @@ import type {
   RoundOpened,
   Scope,
   SequencedAck,
+  SeriesCreated,
+  SeriesList,
   SeriesRequest,
+  SeriesStopped,
   SnapshotResult,
   StatusAck,
   U64,
@@ -120,8 +123,19 @@ export class AdminClient {
     return this.http.call('POST', '/admin/oracle/ticks', req);
   }
 
-  createSeries(req: SeriesRequest): Promise<unknown> {
+  /** A market whose rounds run by themselves (strike = oracle price at open, close = open + period_s). */
+  createSeries(req: SeriesRequest): Promise<SeriesCreated> {
     return this.http.call('POST', '/admin/series', req);
+  }
+
+  listSeries(): Promise<SeriesList> {
+    return this.http.call('GET', '/admin/series');
+  }
+
+  /** The current round runs to its end; no next round opens. */
+  stopSeries(category: number): Promise<SeriesStopped> {
+    if (!Number.isInteger(category) || category < 0 || category > 65535) throw new RangeError(`not a category: ${category}`);
+    return this.http.call('POST', `/admin/series/${category}/stop`, {});
   }
 
   // ------------------------------------------------------------ withdrawals

@@ -501,6 +501,38 @@ export interface SeriesRequest {
   fee_schedule_id: number;
 }
 
+/** POST /admin/series: round_number is "0" while the first round waits for a fresh oracle quorum. */
+export interface SeriesCreated {
+  market_id: number;
+  category: number;
+  period_s: number;
+  round_number: U64;
+  seq: U64;
+}
+
+export interface SeriesItem {
+  category: number;
+  market_id: number;
+  title: string;
+  period_s: number;
+  /** False once stopped: the current round ends, no next one opens. */
+  active: boolean;
+  /** The current round, null before the first. */
+  round: Round | null;
+}
+
+export interface SeriesList {
+  series: SeriesItem[];
+  as_of_seq: U64;
+}
+
+export interface SeriesStopped {
+  category: number;
+  market_id: number;
+  active: false;
+  seq: U64;
+}
+
 export interface SnapshotResult {
   seq: U64;
   path: string;

@@ -20,7 +20,7 @@ import {
   T_DEPOSIT, T_DISARM_DEADMAN, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PLACE_ORDER,
   T_PROPOSE_ROUND, T_REQUEST_WITHDRAWAL, T_REVOKE_KEY, T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND,
   T_VOID_ROUND, Tif, CancelReason, WithdrawalConfirmed, WithdrawalFailed, WithdrawalRequested, WithdrawalStatus,
-  FreezeRound,
+  FreezeRound, CreateSeries, StopSeries, SeriesCreated, SeriesStopped, OracleSourceExpired, T_CREATE_SERIES, T_STOP_SERIES,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo, cmpHiLo } from '../lib/u64.js';
@@ -29,6 +29,9 @@ import type { EventOut } from './event_out.js';
 import { evolve } from './evolve.js';
 import { ORACLE_SOURCES } from './markets.js';
 import { ExchangeState } from './state.js';
+
+/** Longest series round: 30 days, so that period_s x 1e9 ns stays a safe integer. */
+export const SERIES_PERIOD_MAX_S = 2_592_000;
 
 export class Engine {
   readonly state: ExchangeState;
@@ -102,6 +105,8 @@ export class Engine {
       case T_VOID_ROUND:
       case T_PROPOSE_ROUND: this.roundControl(type, FreezeRound.market_id(cm, co), type === T_PROPOSE_ROUND ? ProposeRound.source(cm, co) : 0, account); break;
       case T_SUBMIT_ORACLE_TICK: this.oracleTick(SubmitOracleTick.source_id(cm, co), SubmitOracleTick.price(cm, co), account); break;
+      case T_CREATE_SERIES: this.createSeries(cm, co, account); break;
+      case T_STOP_SERIES: this.stopSeries(StopSeries.category(cm, co), account); break;
       default: this.reject(type, Reject.invalid_command, account); break;
     }
     return this.seq;
@@ -519,8 +524,12 @@ export class Engine {
 
   private due(hi: number, lo: number): boolean {
     const s = this.state;
-    if (s.expiries.dueAt(hi, lo) || s.deadmen.dueAt(hi, lo) || s.closes.dueAt(hi, lo) || s.disputeDeadlines.dueAt(hi, lo)) return true;
-    return s.awaitingProposal.dueAt(hi, lo) && this.freshPrices(hi, lo, -1, 0) >= s.config.oracle_quorum;
+    if (
+      s.expiries.dueAt(hi, lo) || s.deadmen.dueAt(hi, lo) || s.oracleExpiries.dueAt(hi, lo) || s.closes.dueAt(hi, lo) ||
+      s.disputeDeadlines.dueAt(hi, lo)
+    ) return true;
+    // Proposals and series openings wait for a fresh oracle quorum.
+    return (s.awaitingProposal.dueAt(hi, lo) || s.seriesWaiting.dueAt(hi, lo)) && this.freshPrices(hi, lo, -1, 0) >= s.config.oracle_quorum;
   }
 
   private clockTick(): void {
@@ -533,12 +542,35 @@ export class Engine {
       this.cancelWhere(a, 0, 0, CancelReason.deadman);
       this.emitDisarmed(a, 1);
     }
+    if (s.oracleExpiries.dueAt(hi, lo)) {
+      // Every event of this tick carries the reference as of ts, all stale sources excluded.
+      const n = this.freshPrices(hi, lo, -1, 0);
+      const ref = n === 0 ? 0 : this.priceScratch[(n - 1) >> 1]!;
+      while (s.oracleExpiries.dueAt(hi, lo)) this.sourceExpired(s.oracleExpiries.peek(), n, ref);
+    }
     while (s.closes.dueAt(hi, lo)) this.freeze(s.closes.peek());
     if (s.awaitingProposal.dueAt(hi, lo) && this.freshPrices(hi, lo, -1, 0) >= s.config.oracle_quorum) {
       while (s.awaitingProposal.dueAt(hi, lo)) this.propose(s.awaitingProposal.peek(), ProposeSource.oracle);
     }
     while (s.disputeDeadlines.dueAt(hi, lo)) this.endRound(s.disputeDeadlines.peek(), RoundStatus.settled);
+    if (s.seriesWaiting.dueAt(hi, lo)) {
+      const n = this.freshPrices(hi, lo, -1, 0);
+      if (n >= s.config.oracle_quorum) {
+        const strike = this.priceScratch[(n - 1) >> 1]!;
+        while (s.seriesWaiting.dueAt(hi, lo)) this.openSeriesRound(s.seriesWaiting.peek(), strike);
+      }
+    }
     this.ok(T_CLOCK_TICK, 0, 0);
+  }
+
+  private sourceExpired(source: number, fresh: number, ref: number): void {
+    const m = this.m;
+    const o = this.begin(OracleSourceExpired.TYPE, OracleSourceExpired.SIZE, 0);
+    OracleSourceExpired.clear_reserved(m, o);
+    OracleSourceExpired.set_source_id(m, o, source);
+    OracleSourceExpired.set_fresh_source_count(m, o, fresh);
+    OracleSourceExpired.set_ref_price(m, o, ref);
+    this.commit(o);
   }
 
   // ---- rounds and oracle ---------------------------------------------------
@@ -635,6 +667,26 @@ export class Engine {
     this.transition(market, status, outcome, status === RoundStatus.void ? 0 : mk.rSettlePrice[r]!);
   }
 
+  /** Opens the next round of a series market: strike given, close_ts = ts + period. */
+  private openSeriesRound(market: number, strike: number): void {
+    const mk = this.state.markets;
+    addHiLo(this.tsHi, this.tsLo, mk.seriesPeriodS[market]! * 1_000_000_000, this.hilo);
+    this.emitRoundOpened(market, strike, this.hilo[0]!, this.hilo[1]!);
+  }
+
+  private emitRoundOpened(market: number, strike: number, closeHi: number, closeLo: number): number {
+    const rn = this.state.markets.roundCount + 1;
+    const m = this.m;
+    const o = this.begin(RoundOpened.TYPE, RoundOpened.SIZE, 0);
+    RoundOpened.clear_reserved(this.m, o);
+    RoundOpened.set_round_number(m, o, rn);
+    RoundOpened.set_market_id(m, o, market);
+    RoundOpened.set_strike(m, o, strike);
+    RoundOpened.set_close_ts(m, o, closeHi, closeLo);
+    this.commit(o);
+    return rn;
+  }
+
   private openRound(cm: Mem, co: number, account: number): void {
     const mk = this.state.markets;
     const market = OpenRound.market_id(cm, co);
@@ -645,15 +697,7 @@ export class Engine {
     if ((st !== 0 && st !== RoundStatus.settled && st !== RoundStatus.void) || cmpHiLo(closeHi, closeLo, this.tsHi, this.tsLo) <= 0) {
       return this.reject(T_OPEN_ROUND, Reject.round_state_conflict, account);
     }
-    const rn = mk.roundCount + 1;
-    const m = this.m;
-    const o = this.begin(RoundOpened.TYPE, RoundOpened.SIZE, 0);
-    RoundOpened.clear_reserved(this.m, o);
-    RoundOpened.set_round_number(m, o, rn);
-    RoundOpened.set_market_id(m, o, market);
-    RoundOpened.set_strike(m, o, OpenRound.strike(cm, co));
-    RoundOpened.set_close_ts(m, o, closeHi, closeLo);
-    this.commit(o);
+    const rn = this.emitRoundOpened(market, OpenRound.strike(cm, co), closeHi, closeLo);
     this.ok(T_OPEN_ROUND, account, rn);
   }
 
@@ -869,17 +913,58 @@ export class Engine {
     const s = this.state;
     const fs = CreateMarket.fee_schedule_id(cm, co);
     if (fs !== 0 && fs > s.accounts.feeCount) return this.reject(T_CREATE_MARKET, Reject.unknown_fee_schedule, account);
-    const id = s.markets.count + 1;
+    const id = this.emitMarketCreated(CreateMarket.category(cm, co), CreateMarket.position_limit(cm, co), fs, CreateMarket.title(cm, co));
+    this.ok(T_CREATE_MARKET, account, id);
+  }
+
+  private emitMarketCreated(category: number, positionLimit: number, fs: number, title: string): number {
+    const id = this.state.markets.count + 1;
     const m = this.m;
     const o = this.begin(MarketCreated.TYPE, MarketCreated.SIZE, 0);
     MarketCreated.clear_reserved(this.m, o);
     MarketCreated.set_market_id(m, o, id);
-    MarketCreated.set_category(m, o, CreateMarket.category(cm, co));
-    MarketCreated.set_position_limit(m, o, CreateMarket.position_limit(cm, co));
+    MarketCreated.set_category(m, o, category);
+    MarketCreated.set_position_limit(m, o, positionLimit);
     MarketCreated.set_fee_schedule_id(m, o, fs);
-    MarketCreated.set_title(m, o, CreateMarket.title(cm, co));
+    MarketCreated.set_title(m, o, title);
     this.commit(o);
-    this.ok(T_CREATE_MARKET, account, id);
+    return id;
+  }
+
+  // ---- series --------------------------------------------------------------
+
+  private createSeries(cm: Mem, co: number, account: number): void {
+    const s = this.state;
+    const period = CreateSeries.period_s(cm, co);
+    const fs = CreateSeries.fee_schedule_id(cm, co);
+    const category = CreateSeries.category(cm, co);
+    if (period < 1 || period > SERIES_PERIOD_MAX_S) return this.reject(T_CREATE_SERIES, Reject.invalid_command, account);
+    if (fs !== 0 && fs > s.accounts.feeCount) return this.reject(T_CREATE_SERIES, Reject.unknown_fee_schedule, account);
+    if (s.markets.activeSeries(category) !== 0) return this.reject(T_CREATE_SERIES, Reject.duplicate_series, account);
+    const id = this.emitMarketCreated(category, CreateSeries.position_limit(cm, co), fs, CreateSeries.title(cm, co));
+    const m = this.m;
+    const o = this.begin(SeriesCreated.TYPE, SeriesCreated.SIZE, 0);
+    SeriesCreated.clear_reserved(m, o);
+    SeriesCreated.set_market_id(m, o, id);
+    SeriesCreated.set_category(m, o, category);
+    SeriesCreated.set_period_s(m, o, period);
+    this.commit(o);
+    // The first round opens at once when the oracle allows it, else on a later ClockTick.
+    const n = this.freshPrices(this.tsHi, this.tsLo, -1, 0);
+    if (n >= s.config.oracle_quorum) this.openSeriesRound(id, this.priceScratch[(n - 1) >> 1]!);
+    this.ok(T_CREATE_SERIES, account, id);
+  }
+
+  private stopSeries(category: number, account: number): void {
+    const market = this.state.markets.activeSeries(category);
+    if (market === 0) return this.reject(T_STOP_SERIES, Reject.unknown_series, account);
+    const m = this.m;
+    const o = this.begin(SeriesStopped.TYPE, SeriesStopped.SIZE, 0);
+    SeriesStopped.clear_reserved(m, o);
+    SeriesStopped.set_market_id(m, o, market);
+    SeriesStopped.set_category(m, o, category);
+    this.commit(o);
+    this.ok(T_STOP_SERIES, account, market);
   }
 }
 

@@ -8,10 +8,11 @@ import { NIL, type OrderSlab } from '../book/orders.js';
 import type { Accounts } from '../accounts/accounts.js';
 import {
   AccountCreated, AccountDeleted, DeadmanArmed, Deposited, FeeScheduleCreated, Filled, Header, KeyCreated, KeyRevoked,
-  MarketCreated, OracleTicked, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus,
+  MarketCreated, OracleSourceExpired, OracleTicked, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus,
   PositionSettled, RoundOpened, RoundStatus, RoundTransitioned, Side, T_ACCOUNT_CREATED, T_ACCOUNT_DELETED,
   T_COMMAND_COMPLETED, T_DEADMAN_ARMED, T_DEADMAN_DISARMED, T_DEPOSITED, T_FEE_SCHEDULE_CREATED, T_FILLED,
-  T_KEY_CREATED, T_KEY_REVOKED, T_MARKET_CREATED, T_ORACLE_TICKED, T_ORDER_ACCEPTED, T_ORDER_CANCELED,
+  SeriesCreated, SeriesStopped, T_KEY_CREATED, T_KEY_REVOKED, T_MARKET_CREATED, T_ORACLE_SOURCE_EXPIRED, T_ORACLE_TICKED,
+  T_SERIES_CREATED, T_SERIES_STOPPED, T_ORDER_ACCEPTED, T_ORDER_CANCELED,
   T_ORDER_DECREASED, T_ORDER_REJECTED, T_ORDER_RESTED, T_POSITION_SETTLED, T_ROUND_OPENED, T_ROUND_TRANSITIONED,
   T_WITHDRAWAL_CONFIRMED, T_WITHDRAWAL_FAILED, T_WITHDRAWAL_REQUESTED, Tif, WithdrawalConfirmed,
   WithdrawalRequested, WithdrawalStatus,
@@ -171,6 +172,32 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       mk.oraclePrice = OracleTicked.ref_price(m, o);
       mk.oracleFresh = OracleTicked.fresh_source_count(m, o);
       mk.oracleSeq = s.seq;
+      // Fresh while ts - last_ts < staleness: stale from last_ts + staleness on.
+      addHiLo(s.tsHi, s.tsLo, s.config.oracle_staleness_ms * 1_000_000, scratchHiLo);
+      s.oracleExpiries.set(src, scratchHiLo[0]!, scratchHiLo[1]!);
+      return;
+    }
+    case T_ORACLE_SOURCE_EXPIRED: {
+      const mk = s.markets;
+      s.oracleExpiries.remove(OracleSourceExpired.source_id(m, o));
+      mk.oraclePrice = OracleSourceExpired.ref_price(m, o);
+      mk.oracleFresh = OracleSourceExpired.fresh_source_count(m, o);
+      mk.oracleSeq = s.seq;
+      return;
+    }
+    case T_SERIES_CREATED: {
+      const mk = s.markets;
+      const market = SeriesCreated.market_id(m, o);
+      assert(market === mk.count && mk.round[market] === -1, 'evolve: a series starts with the market created just before');
+      mk.seriesPeriodS[market] = SeriesCreated.period_s(m, o);
+      mk.seriesActive[market] = 1;
+      s.seriesWaiting.set(market, s.tsHi, s.tsLo);
+      return;
+    }
+    case T_SERIES_STOPPED: {
+      const market = SeriesStopped.market_id(m, o);
+      s.markets.seriesActive[market] = 0;
+      s.seriesWaiting.remove(market);
       return;
     }
   }
@@ -498,6 +525,7 @@ function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
   mk.openInterest[market] = 0;
   mk.lastTickYes[market] = 0;
   s.closes.set(market, mk.rCloseHi[r]!, mk.rCloseLo[r]!);
+  s.seriesWaiting.remove(market);
 }
 
 function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
@@ -542,6 +570,8 @@ function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
         mk.rEvicted[mk.terminalRounds[mk.terminalHead]!] = 1;
         mk.terminalHead++;
       }
+      // An active series waits for its next round from now on.
+      if (mk.seriesActive[market] === 1) s.seriesWaiting.set(market, s.tsHi, s.tsLo);
       return;
     }
   }

@@ -1,7 +1,9 @@
-// Markets, rounds and the oracle: engine thread and gateway read models.
-// A market trades in rounds, at most one non-terminal at a time; `round` is
-// the index of its current (or last) round, -1 before the first. Round
-// numbers are global and increasing: round index i has round_number i + 1.
+// Markets, rounds, series and the oracle: engine thread and gateway read
+// models. A market trades in rounds, at most one non-terminal at a time;
+// `round` is the index of its current (or last) round, -1 before the first.
+// Round numbers are global and increasing: round index i has round_number
+// i + 1. A series is a market whose rounds open by themselves
+// (seriesPeriodS > 0); at most one active series per category.
 
 import { grown, nextCapacity } from '../lib/grow.js';
 
@@ -19,6 +21,10 @@ export class Markets {
   volume = new Float64Array(0);
   openInterest = new Float64Array(0);
   lastTickYes = new Uint8Array(0);
+  /** Round length in seconds of a series market; 0 for a market whose rounds the operator opens. */
+  seriesPeriodS = new Uint32Array(0);
+  /** 1 while the market's series opens rounds (SeriesStopped clears it). */
+  seriesActive = new Uint8Array(0);
 
   roundCount = 0;
   private roundCapacity = 0;
@@ -59,6 +65,12 @@ export class Markets {
     return market >= 1 && market <= this.count;
   }
 
+  /** The market of the category's active series, 0 when none (a scan: operator commands only). */
+  activeSeries(category: number): number {
+    for (let m = 1; m <= this.count; m++) if (this.seriesActive[m] === 1 && this.category[m] === category) return m;
+    return 0;
+  }
+
   /** Status of the market's current round (RoundStatus), 0 when none. */
   roundStatus(market: number): number {
     const r = this.round[market]!;
@@ -75,6 +87,8 @@ export class Markets {
     this.volume = grown(this.volume, cap);
     this.openInterest = grown(this.openInterest, cap);
     this.lastTickYes = grown(this.lastTickYes, cap);
+    this.seriesPeriodS = grown(this.seriesPeriodS, cap);
+    this.seriesActive = grown(this.seriesActive, cap);
     this.capacity = cap;
   }
 

@@ -8,7 +8,7 @@ import { OrderSlab } from '../book/orders.js';
 import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
-import { Markets } from './markets.js';
+import { Markets, ORACLE_SOURCES } from './markets.js';
 
 const SLOT_CACHE = 4096;
 
@@ -38,6 +38,10 @@ export class ExchangeState {
   readonly awaitingProposal: TimerHeap;
   /** Proposed rounds by proposed_ts + dispute window (ids are markets). */
   readonly disputeDeadlines: TimerHeap;
+  /** Active series markets without a non-terminal round, by the time they became so (ids are markets). */
+  readonly seriesWaiting: TimerHeap;
+  /** Oracle sources by last tick + staleness, i.e. when they stop being fresh (ids are source ids). */
+  readonly oracleExpiries: TimerHeap;
 
   constructor(config: Partial<EngineConfig> = {}) {
     this.config = engineConfig(config);
@@ -53,6 +57,8 @@ export class ExchangeState {
     this.closes = new TimerHeap(c.market_capacity);
     this.awaitingProposal = new TimerHeap(c.market_capacity);
     this.disputeDeadlines = new TimerHeap(c.market_capacity);
+    this.seriesWaiting = new TimerHeap(c.market_capacity);
+    this.oracleExpiries = new TimerHeap(ORACLE_SOURCES);
   }
 
   // A direct-mapped cache in front of orderIndex: order ids are seqs, so the

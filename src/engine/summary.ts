@@ -18,6 +18,9 @@ export interface Summary {
   markets: { market_id: number; status: number; round_number: number; volume: number; open_interest: number; last_tick_yes: number }[];
   deadman: { account_id: number; fires_at_ts: string }[];
   withdrawals: { wid: number; account_id: number; amount: number; status: number }[];
+  series: { market_id: number; category: number; period_s: number; active: boolean }[];
+  /** The reference as of the last oracle event (OracleTicked or OracleSourceExpired). */
+  oracle: { price: number; fresh_source_count: number; seq: number };
 }
 
 export function summarize(s: ExchangeState): Summary {
@@ -26,7 +29,8 @@ export function summarize(s: ExchangeState): Summary {
   const mk = s.markets;
   const out: Summary = {
     seq: s.seq, fees_collected: acc.feesCollected, open_pairs_total: 0,
-    accounts: [], positions: [], orders: [], book: [], markets: [], deadman: [], withdrawals: [],
+    accounts: [], positions: [], orders: [], book: [], markets: [], deadman: [], withdrawals: [], series: [],
+    oracle: { price: mk.oraclePrice, fresh_source_count: mk.oracleFresh, seq: mk.oracleSeq },
   };
   for (let a = 1; a <= acc.count; a++) {
     out.accounts.push({ account_id: a, available: acc.available[a]!, reserved: acc.reserved[a]!, deleted: acc.deleted[a] === 1 });
@@ -66,6 +70,9 @@ export function summarize(s: ExchangeState): Summary {
       open_interest: mk.openInterest[market]!, last_tick_yes: mk.lastTickYes[market]!,
     });
     out.open_pairs_total += mk.openInterest[market]!;
+    if (mk.seriesPeriodS[market]! > 0) {
+      out.series.push({ market_id: market, category: mk.category[market]!, period_s: mk.seriesPeriodS[market]!, active: mk.seriesActive[market] === 1 });
+    }
   }
   for (let w = 1; w <= acc.withdrawalCount; w++) {
     out.withdrawals.push({ wid: w, account_id: acc.wAccount[w]!, amount: acc.wAmount[w]!, status: acc.wStatus[w]! });

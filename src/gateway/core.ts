@@ -127,9 +127,19 @@ export class GatewayCore {
   }
 
   close(): void {
+    this.closed = true;
     this.poller.stop();
     this.consumer.close();
   }
+
+  /**
+   * Set by close(). A request can still arrive on a keep-alive connection
+   * after its thread stopped (it is answered 503 and the connection closed);
+   * its header-time drain must then do nothing, not throw inside a uWS
+   * handler (an exception there ends the thread with sockets open, which
+   * aborts the process).
+   */
+  private closed = false;
 
   /** Starts polling for completions (after a submit). */
   kick(): void {
@@ -156,6 +166,20 @@ export class GatewayCore {
     if (this.pending > 0) this.poller.kick();
   };
 
+  /**
+   * For another event-loop poller of this thread (the WebSocket lane's pump):
+   * parks asynchronously on the event ring's doorbell with the protocol of
+   * parkUntilEvents. Null when an applicable event is already waiting (drain
+   * now); else settles when the engine publishes or after timeout_ms (1 ms
+   * while published events wait for durability, which rings no doorbell).
+   */
+  waitForEvents(timeout_ms: number): Promise<unknown> | null {
+    const bell = this.consumer.doorbell;
+    bell.announce();
+    if (this.hasApplicable()) return null;
+    return bell.parkAsync(this.consumer.hasUnread() ? Math.min(1, timeout_ms) : timeout_ms);
+  }
+
   /** True when an event that may be applied now (durable) is waiting. */
   private hasApplicable(): boolean {
     const c = this.consumer;
@@ -171,6 +195,7 @@ export class GatewayCore {
    * event past durable_seq stays in the ring until the journal has synced it.
    */
   drain(): number {
+    if (this.closed) return 0;
     const c = this.consumer;
     const views = this.views;
     const me = this.producerId;
@@ -248,6 +273,18 @@ export class GatewayCore {
       return this.deadline[slot]! - this.budgetMs / 2 < nowMs;
     }
     return false;
+  }
+
+  /** How long the oldest request still held has waited, ms (0 when none): the engine lag of metrics. */
+  oldestHeldMs(nowMs: number): number {
+    const q = this.expiryQueue;
+    for (let i = this.expiryHead; i < q.length; i++) {
+      const corr = q[i]!;
+      const slot = corr & 0xffff;
+      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      return Math.max(0, nowMs - (this.deadline[slot]! - this.budgetMs));
+    }
+    return 0;
   }
 
   /**

@@ -63,6 +63,13 @@ export const AdminMarketBody = Type.Object({
 }, closed);
 export const AdminRoundBody = Type.Object({ strike: U64String, close_ts: U64String }, closed);
 export const AdminProposeBody = Type.Object({ outcome: Type.Optional(Type.Union([Type.Literal('yes'), Type.Literal('no')])) }, closed);
+export const AdminSeriesBody = Type.Object({
+  category: Type.Integer({ minimum: 0, maximum: 65535, description: 'series id; at most one active series per category' }),
+  title: Type.String({ minLength: 1, maxLength: 128 }),
+  period_s: Type.Integer({ minimum: 1, maximum: 2_592_000, description: 'trading time of each round, seconds' }),
+  position_limit: U32,
+  fee_schedule_id: U32,
+}, closed);
 export const AdminOracleTickBody = Type.Object({ source_id: Type.Integer({ minimum: 0, maximum: 63 }), price: U64String }, closed);
 
 export interface Checker<T extends TSchema> {

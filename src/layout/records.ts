@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0x7786c7a3;
+export const LAYOUT_FINGERPRINT = 0xddf822e3;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
@@ -264,6 +264,8 @@ export const CODES: readonly CodeInfo[] = [
   {"code":"unknown_withdrawal","num":274,"http":404,"origin":"core","doc":"No such withdrawal, or it is not pending."},
   {"code":"duplicate_client_withdrawal_id","num":275,"http":409,"origin":"core","doc":"The client_withdrawal_id was used with a different body; details.wid names the existing withdrawal."},
   {"code":"invalid_command","num":276,"http":400,"origin":"core","doc":"A command field the gateway should have refused (out of range, bad combination); a defence in depth, never expected from a conforming producer."},
+  {"code":"duplicate_series","num":277,"http":409,"origin":"core","doc":"The category already has an active series (stop it first)."},
+  {"code":"unknown_series","num":278,"http":404,"origin":"core","doc":"The category has no active series."},
 ];
 /** Core reject nums by code name. */
 export const Reject = {
@@ -284,6 +286,8 @@ export const Reject = {
   unknown_withdrawal: 274,
   duplicate_client_withdrawal_id: 275,
   invalid_command: 276,
+  duplicate_series: 277,
+  unknown_series: 278,
 } as const;
 
 // ---- header ----
@@ -340,6 +344,8 @@ export const T_DISPUTE_ROUND = 22;
 export const T_SETTLE_ROUND = 23;
 export const T_VOID_ROUND = 24;
 export const T_SUBMIT_ORACLE_TICK = 25;
+export const T_CREATE_SERIES = 26;
+export const T_STOP_SERIES = 27;
 export const T_COMMAND_COMPLETED = 64;
 export const T_ORDER_ACCEPTED = 65;
 export const T_ORDER_REJECTED = 66;
@@ -363,6 +369,9 @@ export const T_ROUND_OPENED = 83;
 export const T_ROUND_TRANSITIONED = 84;
 export const T_POSITION_SETTLED = 85;
 export const T_ORACLE_TICKED = 86;
+export const T_SERIES_CREATED = 87;
+export const T_SERIES_STOPPED = 88;
+export const T_ORACLE_SOURCE_EXPIRED = 89;
 
 /** Command 1, 80 bytes. Place an order for header.account. The gateway has validated ranges and combinations (DESIGN section 3). */
 export const PlaceOrder = {
@@ -774,6 +783,49 @@ export const SubmitOracleTick = {
   /** Price x 1e8, >= 1. (a safe integer < 2^53) */
   price(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+};
+
+/** Command 26, 176 bytes. Operator: create a series, a market whose rounds run by themselves: each opens with strike = the oracle reference price at open (waiting while fewer than quorum sources are fresh) and close_ts = open + period_s, freezes at close_ts, is proposed from the oracle, settles after the dispute window, and the next opens. At most one active series per category. The completion's result is the new market_id. */
+export const CreateSeries = {
+  TYPE: 26,
+  SIZE: 176,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(m: Mem, o: number): void { m.u16[(o + 34) >>> 1] = 0; },
+  /** Series id 0..65535 (the new market's category). */
+  category(m: Mem, o: number): number { return m.u16[(o + 32) >>> 1]!; },
+  set_category(m: Mem, o: number, v: number): void { m.u16[(o + 32) >>> 1] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u16[(o + 34) >>> 1]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 34) >>> 1] = v; },
+  /** The market's position limit; 0 = no limit. */
+  position_limit(m: Mem, o: number): number { return m.u32[(o + 36) >>> 2]!; },
+  set_position_limit(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
+  /** The market's fee schedule; 0 = no fees. */
+  fee_schedule_id(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
+  set_fee_schedule_id(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
+  /** Trading time of each round in seconds, 1..2592000 (30 days). */
+  period_s(m: Mem, o: number): number { return m.u32[(o + 44) >>> 2]!; },
+  set_period_s(m: Mem, o: number, v: number): void { m.u32[(o + 44) >>> 2] = v; },
+  /** Market title, NUL-padded UTF-8. (UTF-8, NUL-padded, at most 128 bytes) */
+  title(m: Mem, o: number): string { return readUtf8(m, o + 48, 128); },
+  set_title(m: Mem, o: number, v: string): void { writeUtf8(m, o + 48, 128, v); },
+};
+
+/** Command 27, 40 bytes. Operator: stop the active series of a category; its current round runs to its end, no next round opens. The completion's result is the series' market_id. */
+export const StopSeries = {
+  TYPE: 27,
+  SIZE: 40,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(m: Mem, o: number): void { m.u16[(o + 34) >>> 1] = 0; m.u32[(o + 36) >>> 2] = 0; },
+  /** Series id. */
+  category(m: Mem, o: number): number { return m.u16[(o + 32) >>> 1]!; },
+  set_category(m: Mem, o: number, v: number): void { m.u16[(o + 32) >>> 1] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u16[(o + 34) >>> 1]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 34) >>> 1] = v; },
+  /** Reserved, zero. */
+  reserved1(m: Mem, o: number): number { return m.u32[(o + 36) >>> 2]!; },
+  set_reserved1(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
 };
 
 /** Event 64, 72 bytes. Last event of every sequenced command: the outcome the producer's held request answers with. */
@@ -1378,6 +1430,63 @@ export const OracleTicked = {
   set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
 };
 
+/** Event 87, 48 bytes. The market created just before (MarketCreated) runs as a series: while the series is active, a round opens by itself whenever the market has no non-terminal round and the oracle quorum is fresh. */
+export const SeriesCreated = {
+  TYPE: 87,
+  SIZE: 48,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(m: Mem, o: number): void { m.u16[(o + 38) >>> 1] = 0; m.u32[(o + 44) >>> 2] = 0; },
+  /** The series' market. */
+  market_id(m: Mem, o: number): number { return m.u32[(o + 32) >>> 2]!; },
+  set_market_id(m: Mem, o: number, v: number): void { m.u32[(o + 32) >>> 2] = v; },
+  /** Series id. */
+  category(m: Mem, o: number): number { return m.u16[(o + 36) >>> 1]!; },
+  set_category(m: Mem, o: number, v: number): void { m.u16[(o + 36) >>> 1] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u16[(o + 38) >>> 1]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
+  /** Trading time of each round in seconds. */
+  period_s(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
+  set_period_s(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
+  /** Reserved, zero. */
+  reserved1(m: Mem, o: number): number { return m.u32[(o + 44) >>> 2]!; },
+  set_reserved1(m: Mem, o: number, v: number): void { m.u32[(o + 44) >>> 2] = v; },
+};
+
+/** Event 88, 40 bytes. The series no longer opens rounds; the market and its current round stay. */
+export const SeriesStopped = {
+  TYPE: 88,
+  SIZE: 40,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(m: Mem, o: number): void { m.u16[(o + 38) >>> 1] = 0; },
+  /** The series' market. */
+  market_id(m: Mem, o: number): number { return m.u32[(o + 32) >>> 2]!; },
+  set_market_id(m: Mem, o: number, v: number): void { m.u32[(o + 32) >>> 2] = v; },
+  /** Series id. */
+  category(m: Mem, o: number): number { return m.u16[(o + 36) >>> 1]!; },
+  set_category(m: Mem, o: number, v: number): void { m.u16[(o + 36) >>> 1] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u16[(o + 38) >>> 1]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
+};
+
+/** Event 89, 48 bytes. A ClockTick found an oracle source's last tick as old as the staleness limit: it stops counting; the reference price and fresh count as of this time (0 and 0 when no source is fresh). */
+export const OracleSourceExpired = {
+  TYPE: 89,
+  SIZE: 48,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(_m: Mem, _o: number): void { },
+  /** The source that went stale. */
+  source_id(m: Mem, o: number): number { return m.u32[(o + 32) >>> 2]!; },
+  set_source_id(m: Mem, o: number, v: number): void { m.u32[(o + 32) >>> 2] = v; },
+  /** Sources still fresh. */
+  fresh_source_count(m: Mem, o: number): number { return m.u32[(o + 36) >>> 2]!; },
+  set_fresh_source_count(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
+  /** Median of the fresh sources (lower middle for an even count) x 1e8; 0 when none is fresh. (a safe integer < 2^53) */
+  ref_price(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
+  set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+};
+
 // ---- tables for tools, tests and generic decoding (not for hot paths) ----
 export interface FieldInfo { readonly name: string; readonly type: string; readonly offset: number; readonly size: number; readonly js?: string; readonly enum?: string; }
 export interface RecordInfo { readonly kind: 'command' | 'event'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; }
@@ -1500,6 +1609,19 @@ export const RECORDS: readonly RecordInfo[] = [
     {"name":"source_id","type":"u32","offset":32,"size":4},
     {"name":"reserved0","type":"u32","offset":36,"size":4},
     {"name":"price","type":"u64","offset":40,"size":8,"js":"safe"},
+  ] },
+  { kind: 'command', name: 'CreateSeries', type: 26, size: 176, fields: [
+    {"name":"category","type":"u16","offset":32,"size":2},
+    {"name":"reserved0","type":"u16","offset":34,"size":2},
+    {"name":"position_limit","type":"u32","offset":36,"size":4},
+    {"name":"fee_schedule_id","type":"u32","offset":40,"size":4},
+    {"name":"period_s","type":"u32","offset":44,"size":4},
+    {"name":"title","type":"utf8","offset":48,"size":128},
+  ] },
+  { kind: 'command', name: 'StopSeries', type: 27, size: 40, fields: [
+    {"name":"category","type":"u16","offset":32,"size":2},
+    {"name":"reserved0","type":"u16","offset":34,"size":2},
+    {"name":"reserved1","type":"u32","offset":36,"size":4},
   ] },
   { kind: 'event', name: 'CommandCompleted', type: 64, size: 72, fields: [
     {"name":"status","type":"u8","offset":32,"size":1,"enum":"CompletionStatus"},
@@ -1680,5 +1802,22 @@ export const RECORDS: readonly RecordInfo[] = [
     {"name":"fresh_source_count","type":"u32","offset":36,"size":4},
     {"name":"price","type":"u64","offset":40,"size":8,"js":"safe"},
     {"name":"ref_price","type":"u64","offset":48,"size":8,"js":"safe"},
+  ] },
+  { kind: 'event', name: 'SeriesCreated', type: 87, size: 48, fields: [
+    {"name":"market_id","type":"u32","offset":32,"size":4},
+    {"name":"category","type":"u16","offset":36,"size":2},
+    {"name":"reserved0","type":"u16","offset":38,"size":2},
+    {"name":"period_s","type":"u32","offset":40,"size":4},
+    {"name":"reserved1","type":"u32","offset":44,"size":4},
+  ] },
+  { kind: 'event', name: 'SeriesStopped', type: 88, size: 40, fields: [
+    {"name":"market_id","type":"u32","offset":32,"size":4},
+    {"name":"category","type":"u16","offset":36,"size":2},
+    {"name":"reserved0","type":"u16","offset":38,"size":2},
+  ] },
+  { kind: 'event', name: 'OracleSourceExpired', type: 89, size: 48, fields: [
+    {"name":"source_id","type":"u32","offset":32,"size":4},
+    {"name":"fresh_source_count","type":"u32","offset":36,"size":4},
+    {"name":"ref_price","type":"u64","offset":40,"size":8,"js":"safe"},
   ] },
 ];

@@ -2,6 +2,7 @@
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
+import type { WsConfig } from '../ws/protocol.js';
 
 export interface ExchangeConfig {
   host: string;
@@ -19,6 +20,18 @@ export interface ExchangeConfig {
   snapshot_every: number;
   /** Journal segment size before rotation (tests use small ones). */
   segment_bytes: number;
+  /** Start the demo (src/demo): a series on a simulated oracle, a market maker, a trader key. Main only. */
+  demo: boolean;
+  /** Round length of the demo series, seconds. */
+  demo_period_s: number;
+  /** A proposed round settles by itself after this long (engine; recovery must use the same value). */
+  dispute_window_ms: number;
+  /** An oracle source is fresh while its last tick is younger than this (engine). */
+  oracle_staleness_ms: number;
+  /** Fresh oracle sources needed to propose a round or open a series round (engine). */
+  oracle_quorum: number;
+  /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
+  ws?: Partial<WsConfig>;
 }
 
 const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' }[] = [
@@ -35,6 +48,11 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_VERIFY', flag: '--verify', key: 'verify', kind: 'bool' },
   { env: 'DX_SNAPSHOT_EVERY', flag: '--snapshot-every', key: 'snapshot_every', kind: 'int' },
   { env: 'DX_SEGMENT_BYTES', flag: '--segment-bytes', key: 'segment_bytes', kind: 'int' },
+  { env: 'DX_DEMO', flag: '--demo', key: 'demo', kind: 'bool' },
+  { env: 'DX_DEMO_PERIOD_S', flag: '--demo-period-s', key: 'demo_period_s', kind: 'int' },
+  { env: 'DX_DISPUTE_WINDOW_MS', flag: '--dispute-window-ms', key: 'dispute_window_ms', kind: 'int' },
+  { env: 'DX_ORACLE_STALENESS_MS', flag: '--oracle-staleness-ms', key: 'oracle_staleness_ms', kind: 'int' },
+  { env: 'DX_ORACLE_QUORUM', flag: '--oracle-quorum', key: 'oracle_quorum', kind: 'int' },
 ];
 
 export function defaults(): ExchangeConfig {
@@ -42,6 +60,7 @@ export function defaults(): ExchangeConfig {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
+    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
   };
 }
 
@@ -85,5 +104,9 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (cfg.response_budget_ms < 1) throw new Error('response budget must be at least 1 ms');
   if (cfg.snapshot_every < 1) throw new Error('snapshot-every must be at least 1 record');
   if (cfg.segment_bytes < 4096) throw new Error('segment-bytes must be at least 4096');
+  if (cfg.demo_period_s < 1 || cfg.demo_period_s > 2_592_000) throw new Error('demo-period-s must be 1..2592000');
+  if (cfg.dispute_window_ms > 86_400_000) throw new Error('dispute-window-ms must be at most 86400000 (a day)');
+  if (cfg.oracle_staleness_ms < 1 || cfg.oracle_staleness_ms > 86_400_000) throw new Error('oracle-staleness-ms must be 1..86400000');
+  if (cfg.oracle_quorum < 1 || cfg.oracle_quorum > 64) throw new Error('oracle-quorum must be 1..64');
   return cfg;
 }

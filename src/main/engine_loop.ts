@@ -94,6 +94,9 @@ export class EngineLoop {
   /** Runs until the control block asks to stop, then drains what is left. */
   run(): void {
     const control = this.control;
+    // Publish the recovered seq at once: health (seq vs durable_seq) must not
+    // read 0 between the start and the first executed command.
+    control.report(this.engine.state.seq, this.commands, this.batches, this.idle.parks);
     control.setRunning(true);
     while (!control.stopRequested) {
       if (control.paused) {

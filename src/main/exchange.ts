@@ -36,10 +36,12 @@ import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
+import { startDemoFor } from '../demo/start.js';
 import { loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
+import { KeyCounts } from '../ws/key_counts.js';
 
 const PRODUCER_TIMER = 0;
 const PRODUCER_CONTROL = 1;
@@ -162,12 +164,19 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       if (m.type === 'ready') res();
     });
   }).catch(abandon);
-  journal.on('error', (e) => log('error', { event: 'journal_failed', error: String(e) }));
+  // Without the journal nothing can become durable: every answer would time
+  // out while the engine keeps sequencing. Stop the process (fail-stop);
+  // what was acknowledged is on disk and the next start recovers it.
+  journal.on('error', (e) => {
+    log('error', { event: 'journal_failed', error: (e as Error).stack ?? String(e), action: 'exit' });
+    process.exit(70);
+  });
 
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
   // cursor; none listens until every reader (and the control plane) is in.
   const buckets = TokenBuckets.allocate();
   const replay = ReplayGuard.allocate();
+  const wsCounts = KeyCounts.allocate();
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
   const spec = metricsSpec();
   const metrics = new MetricsRegistry(allocateMetrics(spec, 2 + cfg.gateways), spec, {
@@ -182,7 +191,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
-      metrics: metrics.sab, metrics_spec: spec,
+      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {},
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
@@ -345,9 +354,11 @@ async function main(): Promise<void> {
   }
   cfg.data_dir = resolve(cfg.data_dir);
   const ex = await startExchange(cfg);
+  // The demo (src/demo) is a client of the listeners just opened.
+  const demo = cfg.demo ? await startDemoFor(cfg, ex) : null;
   const shutdown = (signal: string): void => {
     log('info', { event: 'shutdown', signal });
-    ex.stop({ waitForConnections: true }).then(() => process.exit(0), (e) => {
+    (demo ? demo.stop() : Promise.resolve()).then(() => ex.stop({ waitForConnections: true })).then(() => process.exit(0), (e) => {
       log('error', { event: 'shutdown_failed', error: String(e) });
       process.exit(1);
     });
@@ -356,7 +367,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   if (!cfg.admin_token) process.stdout.write(`admin token: ${ex.admin_token} (also in ${join(cfg.data_dir, 'admin-token')})\n`);
   const admin = `http://${cfg.admin_host}:${ex.admin_port}`;
-  process.stdout.write([
+  if (demo) process.stdout.write(demo.instructions);
+  else process.stdout.write([
     'get a trading key (the operator creates an account, funds it and issues a key):',
     `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{}' ${admin}/admin/accounts`,
     `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"amount":"100000"}' ${admin}/admin/accounts/<account_id>/deposits`,

@@ -27,7 +27,7 @@ export const COMMAND_NAMES: readonly string[] = [
   'PlaceOrder', 'CancelOrder', 'DecreaseOrder', 'CancelAll', 'ArmDeadman', 'DisarmDeadman', 'ClockTick',
   'CreateAccount', 'DeleteAccount', 'CreateKey', 'RevokeKey', 'Deposit', 'RequestWithdrawal', 'ConfirmWithdrawal',
   'FailWithdrawal', 'CreateFeeSchedule', 'CreateMarket', 'OpenRound', 'FreezeRound', 'UnfreezeRound',
-  'ProposeRound', 'DisputeRound', 'SettleRound', 'VoidRound', 'SubmitOracleTick',
+  'ProposeRound', 'DisputeRound', 'SettleRound', 'VoidRound', 'SubmitOracleTick', 'CreateSeries', 'StopSeries',
 ];
 
 /** xoshiro128** seeded through splitmix32. */
@@ -255,6 +255,8 @@ export class CommandGenerator {
     for (const src of [0, 1, 2]) s.push(() => this.oracleCmd(src));
     s.push(() => this.openRoundCmd(1, false));
     s.push(() => this.openRoundCmd(2, false));
+    // A series from the start, so automated rounds cycle in every stream.
+    s.push(() => this.cmd('CreateSeries', 0, { category: 20, position_limit: 0, fee_schedule_id: 2, period_s: r.int(5, 30), title: 'BTC/USD series' }, { producer: 1 }));
   }
 
   // ------------------------------------------------------------ the stream
@@ -268,7 +270,7 @@ export class CommandGenerator {
       ['place', 46], ['cancel', 8], ['decrease', 4], ['cancelAll', 1.5], ['arm', 1.5], ['disarm', 1],
       ['tick', 10], ['round', 5], ['oracle', 5], ['deposit', 3], ['withdraw', 2], ['finish', 1.5],
       ['createAccount', 0.2], ['deleteAccount', 0.05], ['createKey', 1], ['revokeKey', 1],
-      ['feeSchedule', 0.1], ['market', 0.08],
+      ['feeSchedule', 0.1], ['market', 0.08], ['series', 0.15],
     ]);
     switch (kind) {
       case 'place': return this.place();
@@ -294,6 +296,7 @@ export class CommandGenerator {
           maker_bps: bad ? this.rng.int(10_001, 65_535) : this.rng.int(0, 10_000),
         }, { producer: 1 });
       }
+      case 'series': return this.seriesCmd();
       case 'market': return this.cmd('CreateMarket', 0, {
         category: this.rng.int(0, 65_535), position_limit: this.rng.chance(0.5) ? 0 : this.rng.int(10, 500),
         fee_schedule_id: this.rng.int(0, this.model.feeSchedules.size + 1), title: `market ${this.count}`,
@@ -483,6 +486,23 @@ export class CommandGenerator {
     const src = source ?? r.weighted<number>([[0, 40], [1, 35], [2, 20], [3, 4], [r.int(4, 63), 1]]);
     const price = Math.max(1, Math.round(this.oracleMid * (1 + (r.float() - 0.5) * 0.003)));
     return this.cmd('SubmitOracleTick', 0, { source_id: src, price }, { producer: 1 });
+  }
+
+  /** CreateSeries (sometimes a duplicate, a bad period or fee schedule) or StopSeries (sometimes of no series). */
+  private seriesCmd(): RecordObject {
+    const r = this.rng;
+    const active = [...this.model.markets.values()].filter((m) => m.series_active).map((m) => m.category);
+    if (r.chance(0.4)) {
+      const category = active.length > 0 && r.chance(0.85) ? r.pick(active) : r.int(21, 24);
+      return this.cmd('StopSeries', 0, { category }, { producer: 1 });
+    }
+    const k = r.float();
+    const category = k < 0.3 && active.length > 0 ? r.pick(active) : r.int(20, 24);
+    const period = k > 0.95 ? r.pick([0, 2_592_001, 4_000_000_000]) : r.int(2, 40);
+    const fee = r.chance(0.05) ? this.model.feeSchedules.size + r.int(1, 3) : r.int(0, this.model.feeSchedules.size);
+    return this.cmd('CreateSeries', 0, {
+      category, position_limit: r.chance(0.5) ? 0 : r.int(20, 200), fee_schedule_id: fee, period_s: period, title: `series ${this.count}`,
+    }, { producer: 1 });
   }
 
   // ------------------------------------------------------------ funding and keys

@@ -116,6 +116,10 @@ export interface MMarket {
   last_tick_yes: number;
   /** The current round, or the last one once it is terminal; null before the first. */
   round: MRound | null;
+  /** Series: round length in seconds (0 = not a series), whether it still opens rounds, and since when it has had no open round. */
+  series_period_s: number;
+  series_active: boolean;
+  series_waiting_since: bigint;
 }
 export interface MWithdrawal {
   wid: number;
@@ -218,7 +222,10 @@ export class ReferenceModel {
   readonly feeSchedules = new Map<number, { taker_bps: number; maker_bps: number }>();
   readonly rounds = new Map<number, MRound>();
   readonly terminalRounds: MRound[] = [];
-  readonly oracle = new Map<number, { price: number; ts: bigint }>();
+  /** Oracle sources: last price and tick time; `expired` once OracleSourceExpired was emitted for that tick. */
+  readonly oracle = new Map<number, { price: number; ts: bigint; expired: boolean }>();
+  /** What GET /v1/oracle/price shows: the reference as of the last oracle event. */
+  oracleView = { price: 0, fresh_source_count: 0, seq: 0 };
   readonly deadman = new Map<number, { timeout_ms: number; fires_at_ts: bigint }>();
   readonly withdrawals = new Map<number, MWithdrawal>();
   readonly keys = new Map<number, MKey>();
@@ -296,6 +303,8 @@ export class ReferenceModel {
       case 'VoidRound':
         return this.roundCommand(c);
       case 'SubmitOracleTick': return this.oracleTick(c);
+      case 'CreateSeries': return this.createSeries(c);
+      case 'StopSeries': return this.stopSeries(c);
     }
     throw new Error(`reference_model: unhandled command ${c.type}`);
   }
@@ -841,6 +850,20 @@ export class ReferenceModel {
       this.deadman.delete(acct);
       this.emit('DeadmanDisarmed', acct, { fired: 1 });
     }
+    // 2b. oracle sources whose last tick is staleness old, by (that time, source_id); each event
+    // carries the reference at ts with every stale source left out
+    const staleness = BigInt(this.config.oracle_staleness_ms) * NS_PER_MS;
+    const stale = [...this.oracle.entries()]
+      .filter(([, src]) => !src.expired && ts - src.ts >= staleness)
+      .sort((a, b) => (a[1].ts < b[1].ts ? -1 : a[1].ts > b[1].ts ? 1 : a[0] - b[0]));
+    if (stale.length > 0) {
+      const now = this.oracleAt(ts);
+      for (const [id, src] of stale) {
+        src.expired = true;
+        this.oracleView = { price: now.ref, fresh_source_count: now.count, seq: this.now.seq };
+        this.emit('OracleSourceExpired', 0, { source_id: id, fresh_source_count: now.count, ref_price: now.ref });
+      }
+    }
     // 3. trading rounds at close_ts, by (close_ts, market_id)
     const closing = [...this.markets.values()]
       .filter((m) => m.round && m.round.status === RoundStatus.trading && m.round.close_ts <= ts)
@@ -865,6 +888,15 @@ export class ReferenceModel {
         return x < y ? -1 : x > y ? 1 : a.market_id - b.market_id;
       });
     for (const m of settling) this.endRound(m, false);
+    // 6. active series without an open round get their next one when the quorum is fresh,
+    // strike = the reference at ts, by (time they became roundless, market_id)
+    const waiting = [...this.markets.values()]
+      .filter((m) => m.series_active && (!m.round || isTerminalRound(m.round.status)))
+      .sort((a, b) => (a.series_waiting_since < b.series_waiting_since ? -1 : a.series_waiting_since > b.series_waiting_since ? 1 : a.market_id - b.market_id));
+    if (waiting.length > 0) {
+      const o = this.oracleAt(ts);
+      if (o.count >= this.config.oracle_quorum) for (const m of waiting) this.openSeriesRound(m, o.ref);
+    }
     // Nothing due: dropped (execute() returns no events and keeps seq and ts).
     if (this.now.events.length > 0) this.complete({});
   }
@@ -925,6 +957,7 @@ export class ReferenceModel {
     }
     m.open_interest = 0;
     r.status = isVoid ? RoundStatus.void : RoundStatus.settled;
+    m.series_waiting_since = this.now.ts;
     if (isVoid) {
       r.outcome = RoundOutcome.none;
       r.settle_price = 0;
@@ -1006,8 +1039,9 @@ export class ReferenceModel {
     const ts = this.now.ts;
     const source = c.source_id as number;
     const price = c.price as number;
-    this.oracle.set(source, { price, ts });
+    this.oracle.set(source, { price, ts, expired: false });
     const { count, ref } = this.oracleAt(ts);
+    this.oracleView = { price: ref, fresh_source_count: count, seq: this.now.seq };
     this.emit('OracleTicked', 0, { source_id: source, fresh_source_count: count, price, ref_price: ref });
     this.complete({});
   }
@@ -1127,12 +1161,59 @@ export class ReferenceModel {
     const m: MMarket = {
       market_id: this.nextMarket, category: c.category as number, position_limit: c.position_limit as number,
       fee_schedule_id: fsId, title: c.title as string, volume: 0, open_interest: 0, last_tick_yes: 0, round: null,
+      series_period_s: 0, series_active: false, series_waiting_since: 0n,
     };
     this.markets.set(m.market_id, m);
     this.emit('MarketCreated', 0, {
       market_id: m.market_id, category: m.category, position_limit: m.position_limit, fee_schedule_id: fsId, title: m.title,
     });
     this.complete({ result: m.market_id });
+  }
+
+  // ---------------------------------------------------------------- series
+
+  private createSeries(c: RecordObject): void {
+    const period = c.period_s as number;
+    const fsId = c.fee_schedule_id as number;
+    const category = c.category as number;
+    if (period < 1 || period > 2_592_000) return this.reject(Reject.invalid_command);
+    if (fsId !== 0 && !this.feeSchedules.has(fsId)) return this.reject(Reject.unknown_fee_schedule);
+    if ([...this.markets.values()].some((m) => m.series_active && m.category === category)) return this.reject(Reject.duplicate_series);
+    this.nextMarket += 1;
+    const m: MMarket = {
+      market_id: this.nextMarket, category, position_limit: c.position_limit as number, fee_schedule_id: fsId,
+      title: c.title as string, volume: 0, open_interest: 0, last_tick_yes: 0, round: null,
+      series_period_s: period, series_active: true, series_waiting_since: this.now.ts,
+    };
+    this.markets.set(m.market_id, m);
+    this.emit('MarketCreated', 0, { market_id: m.market_id, category, position_limit: m.position_limit, fee_schedule_id: fsId, title: m.title });
+    this.emit('SeriesCreated', 0, { market_id: m.market_id, category, period_s: period });
+    const o = this.oracleAt(this.now.ts);
+    if (o.count >= this.config.oracle_quorum) this.openSeriesRound(m, o.ref);
+    this.complete({ result: m.market_id });
+  }
+
+  private stopSeries(c: RecordObject): void {
+    const category = c.category as number;
+    const m = [...this.markets.values()].find((x) => x.series_active && x.category === category);
+    if (!m) return this.reject(Reject.unknown_series);
+    m.series_active = false;
+    this.emit('SeriesStopped', 0, { market_id: m.market_id, category });
+    this.complete({ result: m.market_id });
+  }
+
+  private openSeriesRound(m: MMarket, strike: number): void {
+    const closeTs = this.now.ts + BigInt(m.series_period_s) * 1_000_000_000n;
+    this.nextRound += 1;
+    const r: MRound = {
+      round_number: this.nextRound, market_id: m.market_id, strike, open_ts: this.now.ts, close_ts: closeTs,
+      status: RoundStatus.trading, outcome: RoundOutcome.none, settle_price: 0, proposed_ts: 0n, disputed: false,
+    };
+    this.rounds.set(r.round_number, r);
+    m.round = r;
+    m.volume = 0;
+    m.last_tick_yes = 0;
+    this.emit('RoundOpened', 0, { round_number: r.round_number, market_id: m.market_id, strike, close_ts: closeTs });
   }
 
   // ---------------------------------------------------------------- summary and invariants
@@ -1182,7 +1263,12 @@ export class ReferenceModel {
       .map((w) => ({ wid: w.wid, account_id: w.account_id, amount: w.amount, status: w.status }));
     let openPairs = 0;
     for (const m of this.markets.values()) openPairs += m.open_interest;
-    return { seq: this.seq, fees_collected: this.fees_collected, open_pairs_total: openPairs, accounts, positions, orders, book, markets, deadman, withdrawals };
+    const series = [...this.markets.values()].filter((m) => m.series_period_s > 0).sort((a, b) => a.market_id - b.market_id)
+      .map((m) => ({ market_id: m.market_id, category: m.category, period_s: m.series_period_s, active: m.series_active }));
+    return {
+      seq: this.seq, fees_collected: this.fees_collected, open_pairs_total: openPairs, accounts, positions, orders, book, markets, deadman,
+      withdrawals, series, oracle: { ...this.oracleView },
+    };
   }
 
   /** Throws when the money rules of README.md do not hold. */

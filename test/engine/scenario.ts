@@ -16,6 +16,9 @@
 //   tick +1500 -> ok | dropped            (advances the clock by ms and sends a ClockTick)
 //   open strike=100 close=+60000 / freeze / unfreeze / propose yes|no|oracle / dispute / settle / void   [m=N]
 //   oracle <source> <price>
+//   series category=5 period=10 [limit=N] [fees=700/0] -> ok | rejected <code>   (CreateSeries; m becomes its market)
+//   stop-series 5 -> ok
+//   check oracle price=120 fresh=2
 //   check a1 available=X reserved=Y yes=free/res no=free/res
 //   check #3 canceled deadman | check #3 resting remaining=5 filled=2
 //   check book 1 yes=60:10,59:3 no=
@@ -135,6 +138,25 @@ export class ScenarioRunner {
       this.now += BigInt(Number(plain[1]!.replace('+', ''))) * NS_PER_MS;
       const ev = this.send({ type: 'ClockTick' });
       if (rhs !== undefined) this.expectGeneric(ev, rhs);
+      return;
+    }
+    if (head === 'series') {
+      let fs = 0;
+      if (opts.has('fees')) {
+        const [t, mk] = opts.get('fees')!.split('/').map(Number);
+        fs = this.completion(this.send({ type: 'CreateFeeSchedule', taker_bps: t, maker_bps: mk })).result as number;
+      }
+      const ev = this.send({
+        type: 'CreateSeries', category: Number(opts.get('category') ?? 1), position_limit: Number(opts.get('limit') ?? 0), fee_schedule_id: fs,
+        period_s: Number(opts.get('period') ?? 60), title: 'scenario series',
+      });
+      const c = this.completion(ev);
+      if (c.status === 0) this.market = c.result as number;
+      this.expectGeneric(ev, rhs ?? 'ok');
+      return;
+    }
+    if (head === 'stop-series') {
+      this.expectGeneric(this.send({ type: 'StopSeries', category: Number(plain[1]) }), rhs ?? 'ok');
       return;
     }
     if (head === 'oracle') {
@@ -285,12 +307,20 @@ export class ScenarioRunner {
       }
       return;
     }
+    if (what === 'oracle') {
+      const mk = s.markets;
+      const want: Record<string, string> = { price: String(mk.oraclePrice), fresh: String(mk.oracleFresh) };
+      for (const [k, v] of opts) assert.equal(want[k], v, `oracle ${k}`);
+      return;
+    }
     if (what === 'market') {
       const market = Number(plain[2]);
       const mk = s.markets;
       const r = mk.round[market]!;
       const st = r < 0 ? 0 : mk.rStatus[r]!;
       const want: Record<string, string> = {
+        round: String(r + 1), strike: r < 0 ? '0' : String(mk.rStrike[r]), settle_price: r < 0 ? '0' : String(mk.rSettlePrice[r]),
+        closes_in: r < 0 ? '0' : String((BigInt(mk.rCloseHi[r]!) << 32n | BigInt(mk.rCloseLo[r]!)) / NS_PER_MS - this.now / NS_PER_MS),
         status: st <= 3 ? MARKET_STATUS_NAMES[st]! : 'closed', volume: String(mk.volume[market]), oi: String(mk.openInterest[market]),
         last: String(mk.lastTickYes[market]), round_status: r < 0 ? 'none' : ['none', 'trading', 'frozen', 'proposed', 'settled', 'void'][mk.rStatus[r]!]!,
         outcome: r < 0 ? 'none' : ['none', 'yes', 'no'][mk.rOutcome[r]!]!,

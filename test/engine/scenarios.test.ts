@@ -349,7 +349,9 @@ test('rounds: close_ts freezes by itself, the oracle proposes when fresh, the di
     check market 1 round_status=proposed outcome=yes
     dispute -> ok
     check market 1 round_status=frozen
-    tick +60000 -> dropped
+    tick +60000 -> ok                    # only the oracle source going stale: a disputed round is not proposed again
+    check oracle price=0 fresh=0
+    tick +1 -> dropped
     propose no -> ok
     tick +59999 -> dropped
     tick +1 -> ok
@@ -391,4 +393,86 @@ test('withdrawals: held in reserved, idempotent by id, confirm pays out, fail re
     check a1 available=7000 reserved=0
     a1 withdraw 3 7001 -> rejected withdrawal_exceeds_available
   `);
+});
+
+test('series: the first round opens at once at the fresh reference; close, proposal and settlement run by themselves; the next round opens at settlement', () => {
+  scenario(`
+    oracle 1 100
+    oracle 2 120                          # lower median of 100 and 120 is 100
+    series category=5 period=10 -> ok
+    check market 1 round=1 round_status=trading strike=100 closes_in=10000
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x2 -> resting
+    a2 buy no 40 x2 -> filled fills=60x2/mint
+    oracle 1 130
+    oracle 2 140
+    tick +10001 -> ok                     # close_ts: frozen, and proposed from the oracle in the same tick
+    check market 1 round=1 round_status=proposed outcome=yes settle_price=130
+    tick +4999 -> dropped
+    tick +1 -> ok                         # the dispute window ends: settled, paid, and round 2 opens at the reference
+    check market 1 round=2 round_status=trading strike=130 closes_in=10000
+    check a1 available=10080
+    check a2 available=9920
+    a1 buy yes 70 x1 -> resting
+    a2 buy no 30 x1 -> filled fills=70x1/mint
+    void -> ok                            # every share pays 50
+    check a1 available=10060
+    check a2 available=9940
+    check market 1 round=2 round_status=void
+    tick +1 -> ok                         # a voided series round is followed by the next one too
+    check market 1 round=3 round_status=trading strike=130
+    series category=5 period=10 -> rejected duplicate_series
+    series category=6 period=0 -> rejected invalid_command
+    series category=6 period=2592001 -> rejected invalid_command
+  `, { oracle_staleness_ms: 30_000, dispute_window_ms: 5_000 });
+});
+
+test('series: a stale oracle holds back the first round, the proposal and the next round; fresh ticks release them; a stopped series opens no more rounds', () => {
+  scenario(`
+    oracle 1 100
+    series category=7 period=20 -> ok
+    check market 1 round=0                # one fresh source, quorum 2: the first round waits
+    tick +1 -> dropped
+    oracle 2 110
+    tick +1 -> ok
+    check market 1 round=1 round_status=trading strike=100 closes_in=20000
+    tick +10000 -> ok                     # both sources go stale (OracleSourceExpired)
+    check oracle price=0 fresh=0
+    tick +10000 -> ok                     # close_ts: frozen; no quorum, so no proposal
+    check market 1 round_status=frozen
+    tick +5000 -> dropped
+    oracle 1 90
+    tick +1 -> dropped                    # one fresh source is not a quorum
+    check oracle price=90 fresh=1
+    oracle 2 95
+    tick +1 -> ok                         # proposed from the reference now: 90 < 100
+    check market 1 round_status=proposed outcome=no settle_price=90
+    tick +1000 -> ok                      # settled; round 2 opens at 90
+    check market 1 round=2 round_status=trading strike=90
+    stop-series 7 -> ok
+    stop-series 7 -> rejected unknown_series
+    void -> ok
+    tick +100 -> dropped                  # stopped: no round 3
+    check market 1 status=closed round=2 round_status=void
+    series category=7 period=20 -> ok     # a new series in the category: a new market, its round opens at once
+    check market 2 round=3 round_status=trading strike=90
+  `, { oracle_quorum: 2, oracle_staleness_ms: 10_000, dispute_window_ms: 1_000 });
+});
+
+test('oracle: a source going stale is an event; the reference and fresh count follow at once', () => {
+  scenario(`
+    market close=3600000
+    oracle 1 100
+    tick +5000 -> dropped
+    oracle 2 300
+    check oracle price=100 fresh=2
+    tick +5001 -> ok                      # source 1 is over 10 s old: stale
+    check oracle price=300 fresh=1
+    tick +4998 -> dropped                 # source 2 is 9.999 s old
+    tick +1 -> ok                         # exactly 10 s old: stale (fresh means younger than the limit)
+    check oracle price=0 fresh=0
+    oracle 1 200 -> ok
+    check oracle price=200 fresh=1
+  `, { oracle_staleness_ms: 10_000 });
 });

@@ -1,0 +1,383 @@
+// client_commands: the signed commands of `dx` (REST lane and accounts
+// service), each a thin layer over one or a few API calls: it checks its
+// arguments, calls, and prints a table (or the server's JSON with --json).
+// CLI process.
+
+import { readFileSync } from 'node:fs';
+import { allowFlags, flag, int, oneOf, positionals, u64, UsageError } from './args.js';
+import type { Ctx } from './context.js';
+import { countdown, dollars, fields, ladder, oracle, table, time, type BookView } from './format.js';
+
+type J = Record<string, any>;
+
+export interface Command {
+  usage: string;
+  summary: string;
+  /** Resolves with the exit code when it is not 0 (a partial refusal), else nothing. */
+  run: (ctx: Ctx, from: number) => Promise<number | void>;
+}
+
+function q(params: Record<string, string | undefined>): string {
+  const parts = Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${encodeURIComponent(k)}=${v!.split(',').map(encodeURIComponent).join(',')}`);
+  return parts.length === 0 ? '' : `?${parts.join('&')}`;
+}
+
+function optInt(ctx: Ctx, name: string, min: number, max: number): string | undefined {
+  const v = flag(ctx.p, name);
+  return v === undefined ? undefined : String(int(`--${name}`, v, min, max));
+}
+
+/** A JSON body from an argument, or from stdin when the argument is "-". */
+function bodyArg(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw === '-' ? readFileSync(0, 'utf8') : raw;
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`the body is not JSON: ${(e as Error).message}`);
+  }
+  return text;
+}
+
+const EXAMPLES: Record<string, string> = {
+  GET: 'dx get /v1/markets?status=trading',
+  POST: `dx post /v1/portfolio/orders '{"market_id":1,"side":"buy","outcome":"yes","tick":40,"qty":5}'`,
+  DELETE: 'dx delete /v1/portfolio/orders?market_id=1',
+};
+
+function rawCall(method: string): Command {
+  const usage = `dx ${method.toLowerCase()} <path> ${method === 'GET' ? '' : '[json-body | -]'}`.trim();
+  return {
+    usage,
+    summary: `any signed REST ${method}, e.g. ${EXAMPLES[method]}; prints the JSON answer`,
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], usage);
+      const [path, body] = positionals(ctx.p, from, 1, method === 'GET' ? 1 : 2, usage);
+      if (!path!.startsWith('/')) throw new UsageError(`the path must start with /, e.g. /v1/markets`, usage);
+      const r = await ctx.dx().request(method, path!, bodyArg(body));
+      ctx.out(`${JSON.stringify(r ?? null, null, 2)}\n`);
+    },
+  };
+}
+
+function marketRow(m: J): (string | number)[] {
+  return [m.market_id, m.title, m.status, m.best_yes_bid || '-', m.best_yes_ask || '-', m.last_tick_yes || '-', m.volume, m.open_interest, m.round_number ?? '-', m.status === 'trading' ? countdown(m.close_ts) : '-'];
+}
+
+function roundRow(r: J): (string | number)[] {
+  return [r.round_number, r.market_id, r.category, r.status, oracle(r.strike), time(r.open_ts), time(r.close_ts), r.outcome || '-', r.settle_price === '0' ? '-' : oracle(r.settle_price)];
+}
+
+const ROUND_HEADERS = ['round', 'market', 'category', 'status', 'strike', 'opened', 'closes', 'outcome', 'settle_price'];
+
+function placementText(r: J): string {
+  const head = `order ${r.order_id} ${r.status}${r.reason ? ` (${r.reason})` : ''}: filled ${r.filled_qty}, resting ${r.resting_qty}  [seq ${r.seq}]\n`;
+  const fills = (r.fills as J[]).map((f) => `  fill ${f.qty} @ ${f.tick_yes} (YES price) ${f.path}`).join('\n');
+  return head + (fills ? `${fills}\n` : '');
+}
+
+export const CLIENT_COMMANDS: Record<string, Command> = {
+  get: rawCall('GET'),
+  post: rawCall('POST'),
+  delete: rawCall('DELETE'),
+
+  status: {
+    usage: 'dx status',
+    summary: 'exchange status (checks the key and the connection)',
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx status');
+      positionals(ctx.p, from, 0, 0, 'dx status');
+      const r = await ctx.dx().request<J>('GET', '/v1/exchange/status');
+      ctx.print(r, () => fields([['exchange_active', r.exchange_active], ['as_of_seq', r.as_of_seq]]));
+    },
+  },
+
+  limits: {
+    usage: 'dx limits',
+    summary: "the key's scopes, rate limits and response budget",
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx limits');
+      positionals(ctx.p, from, 0, 0, 'dx limits');
+      const r = await ctx.dx().request<J>('GET', '/v1/account/limits');
+      ctx.print(r, () => fields([
+        ['scopes', (r.scopes as string[]).join(',')], ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
+        ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`], ['batch_cap', r.batch_cap], ['response_budget_ms', r.response_budget_ms],
+      ]));
+    },
+  },
+
+  markets: {
+    usage: 'dx markets [--status trading,proposed] [--limit n]',
+    summary: 'markets with best bid/ask, last trade, volume, open interest',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.markets!.usage;
+      allowFlags(ctx.p, ['status', 'limit'], usage);
+      positionals(ctx.p, from, 0, 0, usage);
+      const r = await ctx.dx().request<J>('GET', `/v1/markets${q({ status: flag(ctx.p, 'status'), limit: optInt(ctx, 'limit', 1, 1000) })}`);
+      ctx.print(r, () => table(['id', 'title', 'status', 'bid', 'ask', 'last', 'volume', 'oi', 'round', 'closes_in'], (r.markets as J[]).map(marketRow)));
+    },
+  },
+
+  book: {
+    usage: 'dx book <market_id> [--depth n]',
+    summary: 'the order book as a YES-price ladder (asks = 100 - NO bids)',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.book!.usage;
+      allowFlags(ctx.p, ['depth'], usage);
+      const [m] = positionals(ctx.p, from, 1, 1, usage);
+      const market = int('market_id', m, 1, 0xffffffff);
+      const c = ctx.dx();
+      const book = await c.request<BookView>('GET', `/v1/markets/${market}/orderbook${q({ depth: optInt(ctx, 'depth', 1, 99) })}`);
+      if (ctx.json) {
+        ctx.print(book, () => '');
+        return;
+      }
+      const mk = await c.request<J>('GET', `/v1/markets/${market}`);
+      const head = `market ${mk.market_id}  ${mk.title}  ${mk.status}${mk.status === 'trading' ? `, closes in ${countdown(mk.close_ts)}` : ''}  (round ${mk.round_number ?? '-'}, as_of_seq ${book.as_of_seq})\n`;
+      ctx.out(head + ladder(book));
+    },
+  },
+
+  trades: {
+    usage: 'dx trades <market_id> [--limit n]',
+    summary: 'the public trade tape, newest first',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.trades!.usage;
+      allowFlags(ctx.p, ['limit'], usage);
+      const [m] = positionals(ctx.p, from, 1, 1, usage);
+      const r = await ctx.dx().request<J>('GET', `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/trades${q({ limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
+      ctx.print(r, () => table(['seq', 'time', 'tick_yes', 'qty', 'taker'], (r.trades as J[]).map((t) => [t.seq, time(t.ts), t.tick_yes, t.qty, `${t.taker_side ?? ''} ${t.taker_outcome ?? ''}`.trim()])));
+    },
+  },
+
+  oracle: {
+    usage: 'dx oracle',
+    summary: 'the oracle reference price and fresh source count',
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx oracle');
+      positionals(ctx.p, from, 0, 0, 'dx oracle');
+      const r = await ctx.dx().request<J>('GET', '/v1/oracle/price');
+      ctx.print(r, () => fields([['price', r.price === '0' ? '- (no fresh source)' : oracle(r.price)], ['fresh_source_count', r.fresh_source_count], ['seq', r.seq]]));
+    },
+  },
+
+  rounds: {
+    usage: 'dx rounds [--category n] [--limit n]',
+    summary: 'rounds, newest first',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.rounds!.usage;
+      allowFlags(ctx.p, ['category', 'limit'], usage);
+      positionals(ctx.p, from, 0, 0, usage);
+      const r = await ctx.dx().request<J>('GET', `/v1/rounds${q({ category: optInt(ctx, 'category', 0, 65535), limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
+      ctx.print(r, () => table(ROUND_HEADERS, (r.rounds as J[]).map(roundRow)));
+    },
+  },
+
+  round: {
+    usage: 'dx round <market_id>',
+    summary: "a market's current round",
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx round <market_id>');
+      const [m] = positionals(ctx.p, from, 1, 1, 'dx round <market_id>');
+      const r = await ctx.dx().request<J>('GET', `/v1/rounds/${int('market_id', m, 1, 0xffffffff)}`);
+      ctx.print(r, () => `${table(ROUND_HEADERS, [roundRow(r)])}closes in ${countdown(r.close_ts)}\n`);
+    },
+  },
+
+  balance: {
+    usage: 'dx balance',
+    summary: 'available and reserved cash',
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx balance');
+      positionals(ctx.p, from, 0, 0, 'dx balance');
+      const r = await ctx.dx().request<J>('GET', '/v1/portfolio/balance');
+      ctx.print(r, () => fields([['available', dollars(r.available)], ['reserved', dollars(r.reserved)], ['as_of_seq', r.as_of_seq]]));
+    },
+  },
+
+  positions: {
+    usage: 'dx positions [--market n]',
+    summary: 'shares held per market and outcome',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.positions!.usage;
+      allowFlags(ctx.p, ['market'], usage);
+      positionals(ctx.p, from, 0, 0, usage);
+      const r = await ctx.dx().request<J>('GET', `/v1/portfolio/positions${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: '1000' })}`);
+      ctx.print(r, () => table(['market', 'outcome', 'free', 'reserved_for_sale'], (r.positions as J[]).map((p) => [p.market_id, p.outcome, p.free, p.reserved_for_sale])));
+    },
+  },
+
+  orders: {
+    usage: 'dx orders [--status resting,partially_filled] [--market n] [--limit n]',
+    summary: 'your orders, newest first (default: the live ones)',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.orders!.usage;
+      allowFlags(ctx.p, ['status', 'market', 'limit'], usage);
+      positionals(ctx.p, from, 0, 0, usage);
+      const r = await ctx.dx().request<J>('GET', `/v1/portfolio/orders${q({
+        market_id: optInt(ctx, 'market', 1, 0xffffffff), status: flag(ctx.p, 'status') ?? 'resting,partially_filled', limit: optInt(ctx, 'limit', 1, 1000) ?? '50',
+      })}`);
+      ctx.print(r, () => table(['order_id', 'market', 'side', 'outcome', 'tick', 'qty', 'filled', 'remaining', 'tif', 'reason'],
+        (r.orders as J[]).map((o) => [o.order_id, o.market_id, o.side, o.outcome, o.tick, o.qty, o.filled_qty, o.remaining_qty, o.tif, o.reason || '-'])));
+    },
+  },
+
+  fills: {
+    usage: 'dx fills [--market n] [--limit n]',
+    summary: 'your fills, newest first',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.fills!.usage;
+      allowFlags(ctx.p, ['market', 'limit'], usage);
+      positionals(ctx.p, from, 0, 0, usage);
+      const r = await ctx.dx().request<J>('GET', `/v1/portfolio/fills${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: optInt(ctx, 'limit', 1, 1000) ?? '50' })}`);
+      ctx.print(r, () => table(['fill_id', 'time', 'order_id', 'market', 'side', 'outcome', 'role', 'tick', 'qty', 'fee', 'path'],
+        (r.fills as J[]).map((f) => [f.fill_id, time(f.ts), f.order_id, f.market_id, f.side, f.outcome, f.role, f.tick, f.qty, dollars(f.fee), f.path])));
+    },
+  },
+
+  order: {
+    usage: 'dx order <buy|sell> <yes|no> <market_id> <tick 1..99> <qty> [--tif gtc|gtd|ioc|fok] [--post-only] [--client-order-id id] [--max-cost cents] [--expiry-ts ns] [--group n] [--stp cancel_taker|cancel_maker|cancel_both]',
+    summary: 'place an order; prints its sequenced outcome and fills',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.order!.usage;
+      allowFlags(ctx.p, ['tif', 'post-only', 'client-order-id', 'max-cost', 'expiry-ts', 'group', 'stp'], usage);
+      const [side, outcome, m, tick, qty] = positionals(ctx.p, from, 5, 5, usage);
+      const body: J = {
+        market_id: int('market_id', m, 1, 0xffffffff), side: oneOf('side', side, ['buy', 'sell'] as const),
+        outcome: oneOf('outcome', outcome, ['yes', 'no'] as const), tick: int('tick', tick, 1, 99), qty: int('qty', qty, 1, 1_000_000),
+      };
+      const tif = flag(ctx.p, 'tif');
+      if (tif !== undefined) body.tif = oneOf('--tif', tif, ['gtc', 'gtd', 'ioc', 'fok'] as const);
+      if (ctx.p.flags.get('post-only') === true) body.post_only = true;
+      const coid = flag(ctx.p, 'client-order-id');
+      if (coid !== undefined) body.client_order_id = u64('--client-order-id', coid, 1n);
+      const maxCost = flag(ctx.p, 'max-cost');
+      if (maxCost !== undefined) body.max_cost = u64('--max-cost', maxCost);
+      const exp = flag(ctx.p, 'expiry-ts');
+      if (exp !== undefined) body.expiry_ts = u64('--expiry-ts', exp, 1n);
+      const group = flag(ctx.p, 'group');
+      if (group !== undefined) body.group_id = int('--group', group, 0, 0xffffffff);
+      const stp = flag(ctx.p, 'stp');
+      if (stp !== undefined) body.stp = oneOf('--stp', stp, ['cancel_taker', 'cancel_maker', 'cancel_both'] as const);
+      const r = await ctx.dx().request<J>('POST', '/v1/portfolio/orders', body);
+      ctx.print(r, () => placementText(r));
+    },
+  },
+
+  cancel: {
+    usage: 'dx cancel <order_id> [order_id ...]  (up to 20)',
+    summary: 'cancel orders by id',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.cancel!.usage;
+      allowFlags(ctx.p, [], usage);
+      const ids = positionals(ctx.p, from, 1, 20, usage).map((x) => u64('order_id', x, 1n));
+      const r = await ctx.dx().request<J>('DELETE', '/v1/portfolio/orders/batch', { order_ids: ids });
+      const results = r.results as J[];
+      ctx.print(r, () => table(['order_id', 'result'], results.map((x, i) => [ids[i]!, x.error ? `${x.error.code}: ${x.error.message}` : `canceled ${x.canceled_qty} (seq ${x.seq})`])));
+      if (results.some((x) => x.error)) return 1;
+    },
+  },
+
+  'cancel-all': {
+    usage: 'dx cancel-all [--market n] [--group n]',
+    summary: 'cancel all your resting orders (optionally of one market or group)',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS['cancel-all']!.usage;
+      allowFlags(ctx.p, ['market', 'group'], usage);
+      positionals(ctx.p, from, 0, 0, usage);
+      const r = await ctx.dx().request<J>('DELETE', `/v1/portfolio/orders${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 0, 0xffffffff) })}`);
+      ctx.print(r, () => `canceled (seq ${r.seq})\n`);
+    },
+  },
+
+  decrease: {
+    usage: 'dx decrease <order_id> <new_qty>',
+    summary: "reduce an order's remaining quantity in place (0 cancels)",
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.decrease!.usage;
+      allowFlags(ctx.p, [], usage);
+      const [id, n] = positionals(ctx.p, from, 2, 2, usage);
+      const r = await ctx.dx().request<J>('POST', `/v1/portfolio/orders/${u64('order_id', id, 1n)}/decrease`, { new_qty: int('new_qty', n, 0, 0xffffffff) });
+      ctx.print(r, () => `decreased to ${r.new_qty} (seq ${r.seq})\n`);
+    },
+  },
+
+  deadman: {
+    usage: 'dx deadman arm <timeout_ms> | dx deadman disarm | dx deadman status',
+    summary: 'the dead-man timer (cancels all your orders unless refreshed)',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.deadman!.usage;
+      allowFlags(ctx.p, [], usage);
+      const [verb, ms] = positionals(ctx.p, from, 1, 2, usage);
+      const c = ctx.dx();
+      let r: J;
+      if (verb === 'arm') r = await c.request<J>('POST', '/v1/portfolio/deadman', { timeout_ms: int('timeout_ms', ms, 1000, 60000) });
+      else if (verb === 'disarm' && ms === undefined) r = await c.request<J>('DELETE', '/v1/portfolio/deadman');
+      else if (verb === 'status' && ms === undefined) r = await c.request<J>('GET', '/v1/portfolio/deadman');
+      else throw new UsageError(`unknown deadman action ${JSON.stringify(verb)}`, usage);
+      ctx.print(r, () => (r.armed ? `armed: ${r.timeout_ms} ms, fires at ${time(r.fires_at_ts)} (in ${countdown(r.fires_at_ts)})\n` : 'disarmed\n'));
+    },
+  },
+
+  'deposit-address': {
+    usage: 'dx deposit-address',
+    summary: "your account's deposit address (deposits are credited by the operator)",
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx deposit-address');
+      positionals(ctx.p, from, 0, 0, 'dx deposit-address');
+      const r = await ctx.dx().request<J>('GET', '/v1/funding/deposit_address');
+      ctx.print(r, () => `${r.address}\n`);
+    },
+  },
+
+  withdraw: {
+    usage: 'dx withdraw <client_withdrawal_id> <amount_cents> <destination>',
+    summary: 'request a withdrawal (needs a key with the withdraw scope; idempotent by id)',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.withdraw!.usage;
+      allowFlags(ctx.p, [], usage);
+      const [id, amount, dest] = positionals(ctx.p, from, 3, 3, usage);
+      const r = await ctx.dx().request<J>('POST', '/v1/withdrawals', { client_withdrawal_id: u64('client_withdrawal_id', id), amount: u64('amount', amount, 1n), destination: dest });
+      ctx.print(r, () => `withdrawal ${r.wid} ${r.status}: ${dollars(r.amount ?? amount!)} to ${r.destination ?? dest} (seq ${r.seq})\n`);
+    },
+  },
+
+  withdrawal: {
+    usage: 'dx withdrawal <client_withdrawal_id>',
+    summary: 'a withdrawal and its status',
+    run: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx withdrawal <client_withdrawal_id>');
+      const [id] = positionals(ctx.p, from, 1, 1, 'dx withdrawal <client_withdrawal_id>');
+      const r = await ctx.dx().request<J>('GET', `/v1/withdrawals/${u64('client_withdrawal_id', id)}`);
+      ctx.print(r, () => fields([['wid', r.wid], ['client_withdrawal_id', r.client_withdrawal_id], ['status', r.status], ['amount', dollars(r.amount)], ['destination', r.destination], ['seq', r.seq]]));
+    },
+  },
+
+  keys: {
+    usage: 'dx keys list | dx keys create [--label text] [--scopes read,trade] | dx keys revoke <key_id>',
+    summary: "your account's keys (accounts service); a new key's secret is shown once",
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.keys!.usage;
+      allowFlags(ctx.p, ['label', 'scopes'], usage);
+      const [verb, id] = positionals(ctx.p, from, 1, 2, usage);
+      const a = ctx.accounts();
+      if (verb === 'list' && id === undefined) {
+        const r = await a.request<J>('GET', '/keys');
+        ctx.print(r, () => table(['key_id', 'scopes', 'revoked'], (r.keys as J[]).map((k) => [k.key_id, (k.scopes as string[]).join(','), k.revoked ? 'yes' : 'no'])));
+      } else if (verb === 'create' && id === undefined) {
+        const body: J = {};
+        const label = flag(ctx.p, 'label');
+        if (label !== undefined) body.label = label;
+        const scopes = flag(ctx.p, 'scopes');
+        if (scopes !== undefined) body.scopes = scopes.split(',').map((s) => oneOf('--scopes', s, ['read', 'trade', 'withdraw'] as const));
+        const r = await a.request<J>('POST', '/keys', body);
+        ctx.print(r, () => fields([['key_id', r.key_id], ['secret', `${r.secret}  (shown once: keep it)`], ['scopes', (r.scopes as string[]).join(',')]]));
+      } else if (verb === 'revoke' && id !== undefined) {
+        const r = await a.request<J>('DELETE', `/keys/${int('key_id', id, 1, 0xffffffff)}`);
+        ctx.print(r, () => `key ${r.key_id} revoked (seq ${r.seq})\n`);
+      } else {
+        throw new UsageError(`unknown keys action ${JSON.stringify(verb)}`, usage);
+      }
+    },
+  },
+};

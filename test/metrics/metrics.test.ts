@@ -1,0 +1,168 @@
+// GET /metrics: the Prometheus text exposition of the control plane, merged
+// across threads. A unit part drives the slices directly; the black-box part
+// runs an exchange with two gateway threads, makes requests whose counts it
+// knows (successes, 401s, 429s), pauses the engine to hold a request, and
+// reads the counters back.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { allocateMetrics, MetricsRegistry, type MetricsSpec } from '../../src/metrics/metrics.js';
+import { ADMIN_TOKEN, eventually, newAccount, newMarket, raw, signedRaw, startTestExchange, type TestExchange } from '../gateway/harness.js';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses the text format strictly enough to catch malformed output: HELP and TYPE before samples, one family at a time. */
+function parse(text: string): { samples: Sample[]; types: Map<string, string> } {
+  assert.ok(text.endsWith('\n'), 'the exposition ends with a newline');
+  const samples: Sample[] = [];
+  const types = new Map<string, string>();
+  let family = '';
+  for (const line of text.slice(0, -1).split('\n')) {
+    let m = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) \S.*$/.exec(line);
+    if (m) {
+      assert.ok(!types.has(m[1]!), `family ${m[1]} appears once`);
+      family = m[1]!;
+      continue;
+    }
+    m = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram)$/.exec(line);
+    if (m) {
+      assert.equal(m[1], family, 'TYPE follows its HELP');
+      types.set(m[1]!, m[2]!);
+      continue;
+    }
+    m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|\+Inf)$/.exec(line);
+    assert.ok(m, `a sample line: ${JSON.stringify(line)}`);
+    const name = m[1]!;
+    assert.ok(name === family || (types.get(family) === 'histogram' && /^(.*)_(bucket|sum|count)$/.exec(name)?.[1] === family), `${name} belongs to family ${family}`);
+    const labels: Record<string, string> = {};
+    if (m[2]) for (const kv of m[2].match(/[a-z_]+="(?:[^"\\]|\\.)*"/g) ?? []) labels[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 2, -1);
+    samples.push({ name, labels, value: m[3] === '+Inf' ? Infinity : Number(m[3]) });
+  }
+  return { samples, types };
+}
+
+function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const s = samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
+  return s?.value;
+}
+
+test('metrics registry: counts from two slices are merged; buckets are cumulative and end at +Inf = count', () => {
+  const spec: MetricsSpec = { lanes: [{ lane: 'admin', routes: ['health'] }, { lane: 'rest', routes: ['get_balance', 'place_order'] }] };
+  const reg = new MetricsRegistry(allocateMetrics(spec, 3), spec, { slices: ['control', 'gw0', 'gw1'] });
+  const g0 = reg.thread(1, 'rest');
+  const g1 = reg.thread(2, 'rest');
+  g0.onResponse('get_balance', 200, null, 80);       // 0.08 ms
+  g1.onResponse('get_balance', 200, null, 3000);     // 3 ms
+  g1.onResponse('get_balance', 429, 'rate_limited', 50);
+  g0.onResponse('place_order', 201, null, 700_000);  // 0.7 s
+  g0.onResponse('', 404, 'not_found', 10);
+  g1.onResponse('no_such_route_name', 200, null, 10);
+  g0.wsConnections(+3);
+  g1.wsConnections(+2);
+  g1.wsConnections(-1);
+  const { samples, types } = parse(reg.render());
+  assert.equal(types.get('dx_http_request_duration_seconds'), 'histogram');
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: 'get_balance' }), 3);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.0001' }), 2, '0.08 ms and 0.05 ms');
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.0025' }), 2);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.005' }), 3);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '+Inf' }), 3);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'place_order', le: '0.5' }), 0);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'place_order', le: '1' }), 1);
+  assert.ok(Math.abs(value(samples, 'dx_http_request_duration_seconds_sum', { route: 'place_order' })! - 0.7) < 1e-9);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: '(unmatched)' }), 1);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: '(other)' }), 1);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'admin', route: 'health' }), undefined, 'routes never called are left out');
+  assert.equal(value(samples, 'dx_http_responses_total', { status: '200', code: '' }), 3);
+  assert.equal(value(samples, 'dx_http_responses_total', { status: '201', code: '' }), 1);
+  assert.equal(value(samples, 'dx_http_responses_total', { status: '429', code: 'rate_limited' }), 1);
+  assert.equal(value(samples, 'dx_http_responses_total', { status: '404', code: 'not_found' }), 1);
+  assert.equal(value(samples, 'dx_rate_limited_total'), 1);
+  assert.equal(value(samples, 'dx_ws_connections'), 4);
+  // Buckets never decrease.
+  for (const route of ['get_balance', 'place_order']) {
+    const b = samples.filter((s) => s.name === 'dx_http_request_duration_seconds_bucket' && s.labels.route === route).map((s) => s.value);
+    assert.deepEqual([...b].sort((x, y) => x - y), b, `${route} buckets are cumulative`);
+  }
+});
+
+let tx: TestExchange;
+
+before(async () => {
+  tx = await startTestExchange({ gateways: 2, response_budget_ms: 5000 });
+});
+
+after(async () => {
+  tx.ex.pipeline.control.setPaused(false);
+  await tx.stop();
+});
+
+async function scrape(): Promise<Sample[]> {
+  const r = await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+  return parse(r.text).samples;
+}
+
+test('GET /metrics: needs the operator token, and merges the gateway threads\' counts of responses, rate-limit refusals and latencies', async () => {
+  const unauth = await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics' });
+  assert.equal(unauth.status, 401);
+  assert.equal(unauth.json.error.code, 'unauthorized');
+
+  const before_ = await scrape();
+  const base = (name: string, labels: Record<string, string> = {}): number => value(before_, name, labels) ?? 0;
+  const k = await newAccount(tx);
+  // Reads on fresh connections, so the kernel spreads them over both gateway threads; burst 200, then 429s.
+  const statuses: number[] = [];
+  for (let i = 0; i < 400; i += 50) {
+    const batch = await Promise.all(Array.from({ length: 50 }, () => signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance')));
+    statuses.push(...batch.map((r) => r.status));
+  }
+  const ok = statuses.filter((s) => s === 200).length;
+  const limited = statuses.filter((s) => s === 429).length;
+  assert.equal(ok + limited, 400);
+  assert.ok(limited >= 20, `the read bucket ran dry (${limited} refusals)`);
+  const bad = await signedRaw(tx.port, { keyId: k.keyId, secret: Buffer.alloc(32, 1).toString('base64') }, 'GET', '/v1/portfolio/balance');
+  assert.equal(bad.status, 401);
+
+  const after_ = await scrape();
+  const grew = (name: string, labels: Record<string, string> = {}): number => (value(after_, name, labels) ?? 0) - base(name, labels);
+  assert.equal(grew('dx_http_request_duration_seconds_count', { lane: 'rest', route: 'get_balance' }), 401);
+  assert.equal(grew('dx_http_responses_total', { status: '429', code: 'rate_limited' }), limited);
+  assert.equal(grew('dx_rate_limited_total'), limited);
+  assert.equal(grew('dx_http_responses_total', { status: '401', code: 'unauthorized' }), 1);
+  assert.ok(grew('dx_http_responses_total', { status: '200', code: '' }) >= ok, 'successes counted (the admin calls of the set-up too)');
+  assert.ok((value(after_, 'dx_http_request_duration_seconds_count', { lane: 'admin', route: 'create_account' }) ?? 0) >= 1, 'control-plane requests are counted in their lane');
+  assert.ok((value(after_, 'dx_engine_seq') ?? 0) > 0);
+  assert.ok((value(after_, 'dx_engine_commands_total') ?? 0) > 0);
+  assert.ok(value(after_, 'dx_engine_commands_per_second') !== undefined);
+  assert.ok(value(after_, 'dx_durable_seq') !== undefined, 'durable_seq is shown');
+  assert.equal(value(after_, 'dx_ws_connections'), 0);
+  for (const p of ['timer', 'control', 'gateway-0', 'gateway-1']) {
+    assert.equal(value(after_, 'dx_command_ring_capacity_bytes', { producer: p }), 1 << 20, `ring of ${p}`);
+  }
+  assert.ok(after_.some((s) => s.name === 'dx_event_ring_lag_bytes'), 'event ring consumers are listed');
+});
+
+test('GET /metrics: a request held by a paused engine shows as engine lag and held requests', async () => {
+  const k = await newAccount(tx);
+  const m = await newMarket(tx);
+  tx.ex.pipeline.control.setPaused(true);
+  const held = k.client.placeOrder({ market_id: m, side: 'buy', outcome: 'yes', tick: 10, qty: 1 });
+  let lag = 0;
+  let count = 0;
+  const seen = await eventually(async () => {
+    const s = await scrape();
+    lag = value(s, 'dx_engine_lag_seconds') ?? 0;
+    count = value(s, 'dx_held_requests') ?? 0;
+    return lag >= 0.2 && count >= 1;
+  }, 4000, 50);
+  tx.ex.pipeline.control.setPaused(false);
+  assert.ok(seen, `engine lag ${lag} s with ${count} held`);
+  assert.equal((await held).status, 'resting', 'the held order is answered once the engine runs');
+  assert.ok(await eventually(async () => (value(await scrape(), 'dx_engine_lag_seconds') ?? 1) === 0, 3000, 50), 'the lag falls back to 0');
+});
