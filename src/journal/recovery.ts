@@ -105,8 +105,20 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
       throw new JournalFault(f.path, 0, `the journal starts at seq ${f.firstSeq} but ${snapshot ? `the snapshot ${snapshot.path} holds seq ${base}` : 'there is no snapshot'}: records ${base + 1}..${f.firstSeq - 1} are missing (a missing segment)`);
     }
     const bytes = readWhole(f.path);
-    const scan = scanSegment(f.path, bytes, expect);
     const isLast = i === files.length - 1;
+    if (isLast && bytes.length < FILE_HEADER_BYTES) {
+      // Created, then the process died before its header was written (the
+      // writer writes the header right after creating the file, before any
+      // record): it holds nothing, so it is a torn creation, not damage.
+      // Seen with SIGKILL during a start (tools/crash_test.ts).
+      if (opts.repair) {
+        rmSync(f.path);
+        syncDir(join(dataDir, JOURNAL_DIR));
+        removed.push(f.path);
+      }
+      break;
+    }
+    const scan = scanSegment(f.path, bytes, expect);
     if (scan.tail !== null && !isLast && opts.uptoSeq === undefined) {
       throw new JournalFault(f.path, scan.tail.offset, `damaged end of a segment that is not the last (${scan.tail.detail})`);
     }
