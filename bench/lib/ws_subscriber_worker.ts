@@ -8,7 +8,9 @@
 //
 // Messages from the parent: {type: 'start'} resets the counters, {type:
 // 'mark'} reports them, {type: 'stop'} reports them with the latency samples,
-// {type: 'close'} ends every socket and the thread.
+// {type: 'quiet', ms, max_ms} answers {type: 'quiet', waited_ms} once no
+// frame arrived for ms (or max_ms passed), {type: 'close'} ends every socket
+// and the thread.
 
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
@@ -39,6 +41,7 @@ export interface SubscriberReport {
 const d = workerData as SubscriberWorkerData;
 let frames = 0;
 let bytes = 0;
+let lastFrameAt = 0;
 const closes: Record<string, number> = {};
 let samples = new Float64Array(1 << 16);
 let sampleCount = 0;
@@ -135,6 +138,7 @@ function open(index: number, key: { key_id: number; secret: string }): Promise<v
         const start = p + h;
         if (op === 1) {
           frames++;
+          lastFrameAt = performance.now();
           bytes += len;
           if (!ready && buf[start + 9] === 0x6f /* the first data message, '{"type":"orderbook_snapshot"...' (a reply has '{"id"') */) {
             ready = true;
@@ -190,6 +194,17 @@ parentPort!.on('message', (msg: { type: string }) => {
     case 'stop':
       parentPort!.postMessage(report(true));
       return;
+    case 'quiet': {
+      const { ms, max_ms } = msg as unknown as { ms: number; max_ms: number };
+      const t0 = performance.now();
+      const check = (): void => {
+        const now = performance.now();
+        if (now - lastFrameAt >= ms || now - t0 >= max_ms) parentPort!.postMessage({ type: 'quiet', waited_ms: Math.round(now - t0) });
+        else setTimeout(check, 20);
+      };
+      check();
+      return;
+    }
     case 'close':
       for (const s of sockets) s.destroy();
       parentPort!.close();

@@ -18,6 +18,9 @@ import { Views, type ViewsConfig } from '../views/views.js';
 import { DurableSeq } from '../journal/durable.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { mountMcp } from '../mcp/http.js';
+import { SLICE_GATEWAY0, ThreadMetrics, type MetricsSpec } from '../metrics/metrics.js';
+import { mountWs } from '../ws/lane.js';
+import type { WsConfig } from '../ws/protocol.js';
 import { CommandProducer } from './pipeline.js';
 import { log } from './log.js';
 
@@ -40,6 +43,13 @@ export interface GatewayThreadData {
   durable: SharedArrayBuffer;
   /** Snapshot plus journal to rebuild the read model from before listening (null: fresh). */
   recovery: RecoveryPlan | null;
+  /** Metrics slices (src/metrics); this thread writes slice SLICE_GATEWAY0 + index. */
+  metrics: SharedArrayBuffer;
+  metrics_spec: MetricsSpec;
+  /** WebSocket lane: per-key connection and subscription counts shared by the gateways (KeyCounts.allocate()). */
+  ws_counts?: SharedArrayBuffer;
+  /** WebSocket lane tunables (tests); defaults in src/ws/protocol.ts. */
+  ws?: Partial<WsConfig>;
 }
 
 const d = workerData as GatewayThreadData;
@@ -53,14 +63,21 @@ const core = new GatewayCore({
   durable: new DurableSeq(d.durable),
 });
 const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
+const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'rest');
+metrics.watch(core);
 const app = u.App();
 let stopping = false;
 const restOptions: RestOptions = {
   stopping: () => stopping,
   core, buckets: new TokenBuckets(d.buckets), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
   log: (fields) => log('warn', { thread: `gateway-${d.index}`, ...fields }),
+  observer: metrics,
 };
-// The MCP lane first (its exact path before the REST lane's /v1/* wildcard): same options, same route handlers.
+// The WebSocket and MCP lanes first (exact paths before the REST lane's /v1/* wildcard): same options, same auth.
+const wsLane = mountWs(app, {
+  rest: restOptions, uws: u, keyCounts: d.ws_counts ?? null, config: d.ws ?? {}, stopping: () => stopping,
+  onConnections: (delta) => metrics.wsConnections(delta),
+});
 mountMcp(app, restOptions);
 mountRest(app, restOptions);
 app.any('/*', (res) => {
@@ -92,6 +109,7 @@ parentPort?.on('message', (msg: { type: string }) => {
   if (msg.type === 'listen') return listen();
   if (msg.type !== 'stop') return;
   stopping = true;
+  wsLane.close();
   // Close the listen socket before the worker exits (exiting with a live
   // uWS listener aborts Node); held requests are answered by the drain.
   if (listenSocket) u.us_listen_socket_close(listenSocket);

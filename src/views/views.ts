@@ -99,6 +99,16 @@ export interface RoundView {
   settled_ts: string;
 }
 
+export interface SeriesView {
+  category: number;
+  market_id: number;
+  title: string;
+  period_s: number;
+  /** False once stopped: the current round runs to its end and no next round opens. */
+  active: boolean;
+  round: RoundView | null;
+}
+
 export interface OrderbookView {
   market_id: number;
   yes: [number, number][];
@@ -557,6 +567,33 @@ export class Views {
       out.push(this.roundView(r));
     }
     return { rounds: out, cursor, as_of_seq: String(this.state.seq) };
+  }
+
+  /**
+   * Every series (markets whose rounds open by themselves), ascending by
+   * market_id: category, round length, whether it still opens rounds, and its
+   * current round (null before the first or once evicted). Operator read.
+   */
+  series(): { series: SeriesView[]; as_of_seq: string } {
+    const mk = this.state.markets;
+    const out: SeriesView[] = [];
+    for (let id = 1; id <= mk.count; id++) {
+      const period = mk.seriesPeriodS[id]!;
+      if (period === 0) continue;
+      const r = mk.round[id]!;
+      out.push({
+        category: mk.category[id]!, market_id: id, title: mk.title[id]!, period_s: period, active: mk.seriesActive[id] === 1,
+        round: r < 0 || mk.rEvicted[r] === 1 ? null : this.roundView(r),
+      });
+    }
+    return { series: out, as_of_seq: String(this.state.seq) };
+  }
+
+  /** One round by round_number (WebSocket rounds channel); null when unknown or evicted. */
+  roundRecord(roundNumber: number): RoundView | null {
+    const mk = this.state.markets;
+    if (!Number.isInteger(roundNumber) || roundNumber < 1 || roundNumber > mk.roundCount || mk.rEvicted[roundNumber - 1] === 1) return null;
+    return this.roundView(roundNumber - 1);
   }
 
   /** The market's current round in any status; null when unknown market, no round yet, or evicted. */

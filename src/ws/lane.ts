@@ -1,0 +1,647 @@
+// WsLane: the WebSocket lane (/v1/ws) of one gateway thread: the signed
+// upgrade, the command protocol (protocol.ts), subscriptions, and the writing
+// of what the Fanout renders. Gateway threads only; never blocks.
+//
+// Upgrade: the same checks and order as REST (http.ts authenticate: 401
+// before anything else, then 429 on the read bucket, then 403 without scope
+// read), plus the per-key connection cap (429); res.upgrade is called only
+// after all of them passed, so a refused client never gets a socket.
+//
+// Writing: the Fanout only queues. The queue is written here outside every
+// uWS callback (a setImmediate, or the pump) so that sockets can be corked;
+// inside a connection's own message callback (where a subscription must see
+// everything up to its snapshot first) public messages are published and the
+// connection's own messages written directly. Public messages go out with
+// App.publish (uWS copies one buffer to every subscriber, in C++); private
+// ones with WebSocket.send.
+//
+// Delivery latency: while any subscription exists the pump drains the event
+// ring from the event loop, spinning a few turns after work and then parking
+// on the ring's doorbell (GatewayCore.waitForEvents), so an idle lane costs
+// no CPU and a published event is fanned out within one loop turn.
+//
+// Back-pressure: uWS silently skips a subscriber whose buffer is over
+// maxBackpressure. The lane therefore sets maxBackpressure (with
+// closeOnBackpressureLimit as a last resort) far above its own limit and
+// closes a connection whose unsent bytes pass slow_consumer_bytes with 4008,
+// checked after every private write and by a sweep every SWEEP_MS.
+
+import { asApiError, authenticate, send, startRequestSignature, type InFlight, type RestOptions } from '../gateway/http.js';
+import { ApiError } from '../gateway/envelope.js';
+import { BUCKET_READ } from '../gateway/buckets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
+import { Scope } from '../layout/records.js';
+import type { WebSocket, us_socket_context_t } from 'uWebSockets.js';
+import { Fanout, type Peer, type Stream, type UserSub } from './fanout.js';
+import { KEY_CONNECTIONS, KEY_SUBSCRIPTIONS, KeyCounts } from './key_counts.js';
+import {
+  MARKET_CHANNELS, WS_PATH, WsClose, WsCommandError, commandId, errorReply, parseCommand, reply, wsConfig,
+  type Channel, type Command, type Envelope, type UpdateCmd, type WsConfig,
+} from './protocol.js';
+
+/** Empty pump polls (each one event-loop turn) before parking on the doorbell. */
+const SPIN_POLLS = 64;
+/** Longest park of the pump (a safety net: the engine rings the doorbell when it publishes). */
+const PARK_MS = 20;
+/** Period of the slow-consumer sweep. */
+const SWEEP_MS = 25;
+/** Period of the retained-log expiry. */
+const EXPIRE_MS = 1000;
+
+export interface WsLaneOptions {
+  /** The REST lane's options: the same core, buckets, replay guard and log. */
+  rest: RestOptions;
+  /** uWS module (for DISABLED compression). */
+  uws: Uws;
+  /** Per-key counts shared by the gateway threads (KeyCounts.allocate()); null: this thread only. */
+  keyCounts: SharedArrayBuffer | null;
+  config?: Partial<WsConfig>;
+  /** True once the thread is shutting down: upgrades get 503. */
+  stopping?: () => boolean;
+  /** Called with +1 when a connection opens and -1 when it closes (metrics). */
+  onConnections?: (delta: number) => void;
+}
+
+interface PublicSub {
+  readonly sid: number;
+  readonly channel: Exclude<Channel, 'user'>;
+  readonly stream: Stream;
+}
+interface UserSubscription {
+  readonly sid: number;
+  readonly channel: 'user';
+  readonly user: UserSub;
+}
+type Sub = PublicSub | UserSubscription;
+
+/** One WebSocket connection (the uWS user data). */
+class Conn implements Peer {
+  ws: WebSocket<{ conn: Conn }> | null = null;
+  readonly out: string[] = [];
+  queued = false;
+  open = true;
+  readonly subs = new Map<number, Sub>();
+  /** Public topic -> sid of this connection's subscription to it. */
+  readonly byTopic = new Map<string, number>();
+  user: UserSubscription | null = null;
+  constructor(readonly keyId: number, readonly account: number) {}
+}
+
+interface Deferred {
+  conn: Conn;
+  env: Envelope;
+}
+
+export class WsLane {
+  readonly cfg: WsConfig;
+  readonly fanout: Fanout;
+  private readonly rest: RestOptions;
+  private readonly counts: KeyCounts;
+  private readonly conns = new Set<Conn>();
+  private readonly byKey = new Map<number, Set<Conn>>();
+  /** Subscriptions on this thread (the pump runs while there are any). */
+  private subscriptions = 0;
+  private readonly deferred: Deferred[] = [];
+  private readonly closing: { conn: Conn; code: number; reason: string }[] = [];
+  private flushScheduled = false;
+  private pumping = false;
+  private emptyPolls = 0;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private lastExpire = 0;
+  private stopped = false;
+  /** Counters (metrics, tests). */
+  slowClosed = 0;
+  revokedClosed = 0;
+
+  constructor(private readonly app: TemplatedApp, private readonly opts: WsLaneOptions) {
+    this.cfg = wsConfig(opts.config);
+    this.rest = opts.rest;
+    this.counts = new KeyCounts(opts.keyCounts ?? KeyCounts.allocate());
+    this.fanout = new Fanout(this.rest.core.views, this.cfg);
+    this.fanout.onQueued = this.scheduleFlush;
+    this.fanout.onRevoked = (keyId) => this.onRevoked(keyId);
+    this.rest.core.onApplied = this.fanout.onEvent;
+  }
+
+  /** Registers /v1/ws on the App (before any catch-all route). */
+  mount(): void {
+    const cfg = this.cfg;
+    this.app.ws<{ conn: Conn }>(WS_PATH, {
+      maxPayloadLength: cfg.max_command_bytes,
+      idleTimeout: cfg.idle_timeout_s,
+      sendPingsAutomatically: cfg.idle_timeout_s > 0,
+      compression: this.opts.uws.DISABLED,
+      // Far above slow_consumer_bytes, which the lane enforces itself with a
+      // documented close code; uWS would otherwise drop messages silently.
+      maxBackpressure: Math.max(64 << 20, cfg.slow_consumer_bytes * 16),
+      closeOnBackpressureLimit: 1,
+      upgrade: (res, req, context) => this.onUpgrade(res, req, context),
+      open: (ws) => this.onOpen(ws),
+      message: (ws, message, isBinary) => this.onMessage(ws, message, isBinary),
+      close: (ws) => this.onClose(ws),
+    });
+  }
+
+  // ---- connection lifecycle --------------------------------------------------------
+
+  private onUpgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+    const f = inFlight(req);
+    const wsKey = req.getHeader('sec-websocket-key');
+    const wsProtocol = req.getHeader('sec-websocket-protocol');
+    const wsExtensions = req.getHeader('sec-websocket-extensions');
+    res.onAborted(() => {
+      f.aborted = true;
+    });
+    try {
+      if (this.opts.stopping?.() || this.stopped) throw new ApiError('shed', 'the exchange is shutting down');
+      // The REST lane's own 401 check (key, revocation, ±5 s, signature over an empty body).
+      startRequestSignature(this.rest.core, f);
+      const now = Date.now();
+      const caller = authenticate(this.rest, f, 'ws', now);
+      const wait = this.rest.buckets.take(caller.keyId, BUCKET_READ, 1, now);
+      if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
+      if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');
+      const cap = this.cfg.max_connections_per_key;
+      if (!this.counts.tryAdd(caller.keyId, KEY_CONNECTIONS, 1, cap)) {
+        throw new ApiError('rate_limited', `at most ${cap} WebSocket connections per key`, { retry_after_ms: '1000', max_connections_per_key: cap });
+      }
+      f.done = true;
+      res.upgrade({ conn: new Conn(caller.keyId, caller.account) }, wsKey, wsProtocol, wsExtensions, context);
+    } catch (e) {
+      // A refused handshake's connection is of no further use to a WebSocket client: close it after the answer.
+      f.closeAfter = true;
+      const api = asApiError(e);
+      if (api === null) {
+        this.rest.log?.({ event: 'ws_upgrade_fault', error: (e as Error)?.stack ?? String(e) });
+        send(res, f, 500, new ApiError('internal').body());
+        return;
+      }
+      send(res, f, api.status, api.body());
+    }
+  }
+
+  private onOpen(ws: WebSocket<{ conn: Conn }>): void {
+    const conn = ws.getUserData().conn;
+    conn.ws = ws;
+    this.conns.add(conn);
+    let set = this.byKey.get(conn.keyId);
+    if (set === undefined) this.byKey.set(conn.keyId, (set = new Set()));
+    set.add(conn);
+    this.opts.onConnections?.(1);
+    if (this.sweepTimer === null) this.sweepTimer = setInterval(this.sweep, SWEEP_MS);
+    // A key revoked between the upgrade and now is caught here.
+    if (this.rest.core.views.keyRevoked(conn.keyId)) this.end(conn, WsClose.key_revoked, 'key revoked');
+  }
+
+  private onClose(ws: WebSocket<{ conn: Conn }>): void {
+    const conn = ws.getUserData().conn;
+    if (!conn.open) return;
+    conn.open = false;
+    conn.out.length = 0;
+    const now = Date.now();
+    for (const sub of conn.subs.values()) this.dropSub(conn, sub, now);
+    conn.subs.clear();
+    conn.byTopic.clear();
+    this.counts.remove(conn.keyId, KEY_CONNECTIONS, 1);
+    this.conns.delete(conn);
+    this.opts.onConnections?.(-1);
+    const set = this.byKey.get(conn.keyId);
+    set?.delete(conn);
+    if (set !== undefined && set.size === 0) this.byKey.delete(conn.keyId);
+    conn.ws = null;
+    if (this.conns.size === 0 && this.sweepTimer !== null) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = null;
+    }
+  }
+
+  /** Closes a connection with a code and reason, now (outside callbacks) or at the next flush. */
+  private end(conn: Conn, code: number, reason: string): void {
+    if (!conn.open) return;
+    this.closing.push({ conn, code, reason });
+    this.scheduleFlush();
+  }
+
+  private onRevoked(keyId: number): void {
+    const set = this.byKey.get(keyId);
+    if (set === undefined) return;
+    for (const conn of set) this.end(conn, WsClose.key_revoked, 'key revoked');
+  }
+
+  /** Ends every connection (thread shutdown). */
+  close(): void {
+    this.stopped = true;
+    for (const conn of [...this.conns]) conn.ws?.end(WsClose.going_away, 'the exchange is shutting down');
+    if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+  }
+
+  get connectionCount(): number {
+    return this.conns.size;
+  }
+
+  get subscriptionCount(): number {
+    return this.subscriptions;
+  }
+
+  // ---- commands ------------------------------------------------------------------------
+
+  private onMessage(ws: WebSocket<{ conn: Conn }>, message: ArrayBuffer, isBinary: boolean): void {
+    const conn = ws.getUserData().conn;
+    if (!conn.open) return;
+    const text = isBinary ? null : Buffer.from(message).toString('utf8');
+    let env: Envelope | null = null;
+    let err: WsCommandError | null = null;
+    let id: number | null = null;
+    if (text === null) {
+      err = new WsCommandError('invalid_message', 'commands are text frames');
+    } else {
+      try {
+        env = parseCommand(text, this.cfg);
+        id = env.id;
+      } catch (e) {
+        if (!(e instanceof WsCommandError)) throw e;
+        err = e;
+        id = lenientId(text);
+      }
+    }
+    // Every command frame costs one read token, well-formed or not.
+    const wait = this.rest.buckets.take(conn.keyId, BUCKET_READ, 1, Date.now());
+    if (wait > 0) {
+      this.writeDirect(conn, errorReply(id, 'rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) }));
+      return;
+    }
+    if (err !== null || env === null) {
+      this.writeDirect(conn, errorReply(id, err!.code, err!.message));
+      return;
+    }
+    // Everything published up to now goes out first: a new subscription's
+    // snapshot then covers exactly what its stream has sent before it.
+    this.rest.core.drain();
+    if (this.fanout.midCommand) {
+      // The ring holds a half-published command (a huge one): answer once it is whole.
+      this.deferred.push({ conn, env });
+      this.startPump();
+      return;
+    }
+    this.flush(false);
+    if (!conn.open) return;
+    this.execute(conn, env);
+    this.writeOut(conn);
+    this.runCloses();
+  }
+
+  private execute(conn: Conn, env: Envelope): void {
+    try {
+      const c: Command = env.command;
+      switch (c.cmd) {
+        case 'subscribe': return this.subscribe(conn, env.id, c.channels, c.market_ids, c.resume_from_seq);
+        case 'unsubscribe': return this.unsubscribe(conn, env.id, c.sids);
+        case 'update_subscription': return this.update(conn, env.id, c);
+      }
+    } catch (e) {
+      if (e instanceof WsCommandError) {
+        this.fanout.queue(conn, errorReply(env.id, e.code, e.message));
+        return;
+      }
+      this.rest.log?.({ event: 'ws_command_fault', error: (e as Error)?.stack ?? String(e) });
+      this.fanout.queue(conn, errorReply(env.id, 'internal', 'a fault of the exchange; logged'));
+    }
+  }
+
+  private marketExists(id: number): boolean {
+    return this.rest.core.views.state.markets.exists(id);
+  }
+
+  /**
+   * Subscribes the connection to each (channel, market) stream, all or
+   * nothing: channels and markets are checked, then the key's cap, before
+   * anything changes.
+   */
+  private subscribe(conn: Conn, id: number | null, channels: readonly Channel[], marketIds: number[] | null, resume: number | null): void {
+    const views = this.rest.core.views;
+    if (marketIds !== null) {
+      for (const m of marketIds) if (!this.marketExists(m)) throw new WsCommandError('unknown_market', `no market ${m}`);
+    }
+    if (resume !== null && resume > views.asOfSeq) {
+      throw new WsCommandError('bad_params', `resume_from_seq ${resume} is ahead of the exchange (as_of_seq ${views.asOfSeq})`);
+    }
+    const plan: { channel: Channel; market: number; topic: string | null }[] = [];
+    let fresh = 0;
+    for (const channel of channels) {
+      if (channel === 'user') {
+        plan.push({ channel, market: 0, topic: null });
+        if (conn.user === null) fresh++;
+        continue;
+      }
+      const markets = MARKET_CHANNELS.has(channel) && marketIds !== null ? marketIds : [0];
+      for (const market of markets) {
+        const topic = Fanout.topic(channel, market);
+        plan.push({ channel, market, topic });
+        if (!conn.byTopic.has(topic)) fresh++;
+      }
+    }
+    const cap = this.cfg.max_subscriptions_per_key;
+    if (fresh > 0 && !this.counts.tryAdd(conn.keyId, KEY_SUBSCRIPTIONS, fresh, cap)) {
+      throw new WsCommandError('too_many_subscriptions', `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${this.counts.get(conn.keyId, KEY_SUBSCRIPTIONS)})`);
+    }
+    const after: (() => void)[] = [];
+    for (const p of plan) {
+      if (p.channel === 'user') {
+        if (conn.user !== null) {
+          this.fanout.queue(conn, reply(id, 'subscribed', { channel: 'user', sid: conn.user.sid, existing: true }));
+          continue;
+        }
+        const log = this.fanout.existingLog(conn.account);
+        const resumed = resume !== null && log !== undefined && resume >= log.coveredFrom;
+        const sid = this.fanout.allocateSid();
+        const sub: UserSubscription = { sid, channel: 'user', user: { peer: conn, sid, account: conn.account, seq: 0 } };
+        this.addSub(conn, sub);
+        conn.user = sub;
+        this.fanout.queue(conn, reply(id, 'subscribed', { channel: 'user', sid: sub.sid, resumed }));
+        after.push(() => {
+          const lg = this.fanout.userLog(conn.account);
+          if (resumed) lg.replay(resume!, (type, body) => this.fanout.sendUser(sub.user, type, body));
+          else this.fanout.sendUser(sub.user, 'user_snapshot', this.fanout.userSnapshotBody(conn.account, false));
+          this.fanout.addUserSub(lg, sub.user);
+        });
+        continue;
+      }
+      const existing = conn.byTopic.get(p.topic!);
+      const msg: Record<string, unknown> = { channel: p.channel };
+      if (p.market !== 0) msg.market_id = p.market;
+      if (existing !== undefined) {
+        this.fanout.queue(conn, reply(id, 'subscribed', { ...msg, sid: existing, existing: true }));
+        continue;
+      }
+      const stream = this.fanout.join(p.channel as Exclude<Channel, 'user'>, p.market);
+      const sub: PublicSub = { sid: stream.sid, channel: stream.channel as Exclude<Channel, 'user'>, stream };
+      this.addSub(conn, sub);
+      conn.byTopic.set(stream.topic, sub.sid);
+      this.fanout.queue(conn, reply(id, 'subscribed', { ...msg, sid: sub.sid }));
+      after.push(() => {
+        if (stream.channel === 'orderbook_delta') this.fanout.queue(conn, this.fanout.orderbookSnapshot(stream));
+        conn.ws!.subscribe(stream.topic);
+      });
+    }
+    // Replies first, then each subscription's first data.
+    for (const f of after) f();
+  }
+
+  private addSub(conn: Conn, sub: Sub): void {
+    conn.subs.set(sub.sid, sub);
+    this.subscriptions++;
+    this.startPump();
+  }
+
+  /** Ends one subscription (its key's count is released by the caller). */
+  private dropSub(conn: Conn, sub: Sub, nowMs: number): void {
+    this.subscriptions--;
+    this.counts.remove(conn.keyId, KEY_SUBSCRIPTIONS, 1);
+    if (sub.channel === 'user') {
+      this.fanout.removeUserSub(sub.user, nowMs);
+      conn.user = null;
+      return;
+    }
+    if (conn.open && conn.ws !== null) conn.ws.unsubscribe(sub.stream.topic);
+    this.fanout.leave(sub.stream);
+  }
+
+  private unsubscribe(conn: Conn, id: number | null, sids: readonly number[]): void {
+    for (const s of sids) if (!conn.subs.has(s)) throw new WsCommandError('unknown_sid', `no subscription ${s} on this connection`);
+    const now = Date.now();
+    for (const s of sids) {
+      const sub = conn.subs.get(s)!;
+      conn.subs.delete(s);
+      if (sub.channel !== 'user') conn.byTopic.delete(sub.stream.topic);
+      this.dropSub(conn, sub, now);
+    }
+    this.fanout.queue(conn, reply(id, 'ok', { sids }));
+  }
+
+  private update(conn: Conn, id: number | null, c: UpdateCmd): void {
+    const sub = conn.subs.get(c.sid);
+    if (sub === undefined) throw new WsCommandError('unknown_sid', `no subscription ${c.sid} on this connection`);
+    if (c.action === 'get_snapshot') {
+      if (sub.channel === 'user') {
+        this.fanout.queue(conn, reply(id, 'ok', { sid: c.sid, action: c.action }));
+        this.fanout.sendUser(sub.user, 'user_snapshot', this.fanout.userSnapshotBody(conn.account, false));
+        return;
+      }
+      if (sub.channel !== 'orderbook_delta') {
+        throw new WsCommandError('bad_params', `channel ${sub.channel} has no snapshot (get_snapshot is for orderbook_delta and user)`);
+      }
+      this.fanout.queue(conn, reply(id, 'ok', { sid: c.sid, action: c.action }));
+      this.fanout.queue(conn, this.fanout.orderbookSnapshot(sub.stream));
+      return;
+    }
+    if (sub.channel === 'user' || !MARKET_CHANNELS.has(sub.channel) || sub.stream.market === 0) {
+      throw new WsCommandError('bad_params', `${c.action} needs the sid of a ${[...MARKET_CHANNELS].join(', ')} subscription to one market`);
+    }
+    if (c.action === 'add_markets') {
+      this.subscribe(conn, id, [sub.channel], c.market_ids, null);
+      return;
+    }
+    // delete_markets: every listed market must be subscribed on this channel.
+    const sids: number[] = [];
+    for (const m of c.market_ids!) {
+      const s = conn.byTopic.get(Fanout.topic(sub.channel, m));
+      if (s === undefined) throw new WsCommandError('bad_params', `this connection has no ${sub.channel} subscription to market ${m}`);
+      sids.push(s);
+    }
+    const now = Date.now();
+    for (const s of sids) {
+      const x = conn.subs.get(s)! as PublicSub;
+      conn.subs.delete(s);
+      conn.byTopic.delete(x.stream.topic);
+      this.dropSub(conn, x, now);
+    }
+    this.fanout.queue(conn, reply(id, 'ok', { sid: c.sid, action: c.action, sids }));
+  }
+
+  // ---- writing ---------------------------------------------------------------------------
+
+  private readonly scheduleFlush = (): void => {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(this.flushNow);
+  };
+
+  private readonly flushNow = (): void => {
+    this.flushScheduled = false;
+    this.flush(true);
+  };
+
+  /**
+   * Publishes the queued public messages in order, writes each peer's
+   * private queue, then performs pending closes. corkPeers: outside every
+   * uWS callback (each peer's writes become one syscall).
+   */
+  private flush(corkPeers: boolean): void {
+    const f = this.fanout;
+    const n = f.msgs.length;
+    if (n > 0) {
+      const app = this.app;
+      const topics = f.topics;
+      const msgs = f.msgs;
+      for (let i = 0; i < n; i++) app.publish(topics[i]!, msgs[i]!, false, false);
+      topics.length = 0;
+      msgs.length = 0;
+    }
+    const peers = f.peers;
+    if (peers.length > 0) {
+      for (let i = 0; i < peers.length; i++) {
+        const conn = peers[i] as Conn;
+        conn.queued = false;
+        const ws = conn.ws;
+        if (!conn.open || ws === null) {
+          conn.out.length = 0;
+          continue;
+        }
+        if (corkPeers) ws.cork(() => this.writeQueue(conn, ws));
+        else this.writeQueue(conn, ws);
+      }
+      peers.length = 0;
+    }
+    this.runCloses();
+  }
+
+  /** Writes a connection's queue now (its own callback, or a flush). */
+  private writeOut(conn: Conn): void {
+    if (conn.queued || conn.out.length > 0) {
+      const ws = conn.ws;
+      if (conn.open && ws !== null) this.writeQueue(conn, ws);
+      // It stays in fanout.peers if it was there; the next flush finds an empty queue.
+    }
+  }
+
+  private writeQueue(conn: Conn, ws: WebSocket<{ conn: Conn }>): void {
+    const out = conn.out;
+    for (let i = 0; i < out.length; i++) {
+      // 2 = dropped by uWS's own limit: never leave a client silently behind.
+      if (ws.send(out[i]!, false, false) === 2) {
+        out.length = 0;
+        this.slow(conn);
+        return;
+      }
+    }
+    out.length = 0;
+    if (ws.getBufferedAmount() > this.cfg.slow_consumer_bytes) this.slow(conn);
+  }
+
+  /** Sends one reply at once, inside the connection's own callback. */
+  private writeDirect(conn: Conn, msg: string): void {
+    this.fanout.queue(conn, msg);
+    this.writeOut(conn);
+  }
+
+  private slow(conn: Conn): void {
+    this.slowClosed++;
+    this.end(conn, WsClose.slow_consumer, `slow consumer: more than ${this.cfg.slow_consumer_bytes} bytes unsent`);
+  }
+
+  private runCloses(): void {
+    const c = this.closing;
+    if (c.length === 0) return;
+    const list = c.splice(0, c.length);
+    for (const { conn, code, reason } of list) {
+      if (!conn.open || conn.ws === null) continue;
+      if (code === WsClose.key_revoked) this.revokedClosed++;
+      // end() runs the close handler at once: the connection leaves every stream.
+      conn.ws.end(code, reason);
+    }
+  }
+
+  private readonly sweep = (): void => {
+    const limit = this.cfg.slow_consumer_bytes;
+    for (const conn of this.conns) {
+      if (conn.open && conn.ws !== null && conn.ws.getBufferedAmount() > limit) this.slow(conn);
+    }
+    this.runCloses();
+    const now = Date.now();
+    if (now - this.lastExpire >= EXPIRE_MS) {
+      this.lastExpire = now;
+      this.fanout.expireLogs(now);
+    }
+  };
+
+  // ---- the pump ----------------------------------------------------------------------------
+
+  private startPump(): void {
+    if (this.pumping || this.stopped) return;
+    this.pumping = true;
+    this.emptyPolls = 0;
+    setImmediate(this.poll);
+  }
+
+  private readonly poll = (): void => {
+    if (this.stopped) {
+      this.pumping = false;
+      return;
+    }
+    const n = this.rest.core.drain();
+    if (this.deferred.length > 0 && !this.fanout.midCommand) this.runDeferred();
+    this.flush(true);
+    if (this.subscriptions === 0 && this.deferred.length === 0) {
+      this.pumping = false;
+      return;
+    }
+    if (n > 0) {
+      this.emptyPolls = 0;
+      setImmediate(this.poll);
+      return;
+    }
+    // Spin a few turns only after work: a park that timed out with nothing to do parks again at once.
+    if (this.emptyPolls < SPIN_POLLS) {
+      this.emptyPolls++;
+      setImmediate(this.poll);
+      return;
+    }
+    const wait = this.rest.core.waitForEvents(PARK_MS);
+    if (wait === null) setImmediate(this.poll);
+    else wait.then(this.poll, this.poll);
+  };
+
+  private runDeferred(): void {
+    const list = this.deferred.splice(0, this.deferred.length);
+    for (const { conn, env } of list) {
+      if (!conn.open) continue;
+      this.execute(conn, env);
+    }
+  }
+}
+
+/** Registers the WebSocket lane on a gateway thread's App; call before the catch-all route. */
+export function mountWs(app: TemplatedApp, opts: WsLaneOptions): WsLane {
+  const lane = new WsLane(app, opts);
+  lane.mount();
+  return lane;
+}
+
+/** The request as the REST lane's auth helpers read it (headers read synchronously here). */
+function inFlight(req: HttpRequest): InFlight {
+  const f: InFlight = {
+    aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
+    keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
+    started: performance.now(), routeName: 'ws', mac: null,
+  };
+  f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
+  req.forEach((k, v) => {
+    switch (k) {
+      case 'dx-access-key': f.keyHeader = v; break;
+      case 'dx-access-timestamp': f.tsHeader = v; break;
+      case 'dx-access-signature': f.sigHeader = v; break;
+    }
+  });
+  return f;
+}
+
+/** The id of a command that failed to parse, if one can be read. */
+function lenientId(text: string): number | null {
+  try {
+    return commandId(JSON.parse(text));
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
+  }
+}

@@ -1,0 +1,317 @@
+// WebSocket lane, black box over a real exchange with the `ws` package as the
+// client: the signed upgrade (and every way it is refused before a socket
+// opens), each command with its replies, every error code, the per-key caps,
+// the read bucket, and revocation closing a key's sockets.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { assertEnvelope, eventually, newAccount, newKey, newMarket, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { WsClient, type UpgradeRefusal } from './ws_client.js';
+
+const CAPS = { max_connections_per_key: 3, max_subscriptions_per_key: 6 };
+
+let tx: TestExchange;
+let alice: Key;
+let market: number;
+let market2: number;
+const open: WsClient[] = [];
+
+async function connect(k: Key, o: Parameters<typeof WsClient.connect>[2] = {}): Promise<WsClient> {
+  const c = await WsClient.connect(tx, k, o);
+  open.push(c);
+  return c;
+}
+
+async function refused(k: { keyId: number; secret: string }, o: Parameters<typeof WsClient.connect>[2] = {}): Promise<UpgradeRefusal> {
+  try {
+    const c = await WsClient.connect(tx, k, o);
+    await c.close();
+  } catch (e) {
+    if (e instanceof Error) throw e;
+    return e as UpgradeRefusal;
+  }
+  assert.fail('the upgrade was accepted');
+}
+
+before(async () => {
+  tx = await startTestExchange({ ws: CAPS, demo: false });
+  alice = await newAccount(tx);
+  market = await newMarket(tx);
+  market2 = await newMarket(tx);
+});
+
+after(async () => {
+  await Promise.all(open.map((c) => c.close()));
+  await tx.stop();
+});
+
+describe('ws upgrade', () => {
+  it('ws: a signed upgrade opens a socket', async () => {
+    const c = await connect(alice);
+    const r = await c.call('subscribe', { channels: ['oracle'] });
+    assert.equal(r.type, 'subscribed');
+    await c.close();
+  });
+
+  it('ws: an unsigned upgrade is refused 401 before the socket opens', async () => {
+    const r = await refused(alice, { headers: null });
+    assert.equal(r.status, 401);
+    assertEnvelope(r.body, 'unauthorized');
+  });
+
+  it('ws: a bad signature, a wrong signed path, a stale timestamp and an unknown key are 401', async () => {
+    assert.equal((await refused(alice, { headers: { 'DX-ACCESS-SIGNATURE': 'AAAA' } })).status, 401);
+    assert.equal((await refused(alice, { signTarget: '/v1/ws2' })).status, 401);
+    assert.equal((await refused(alice, { ts: Date.now() - 6000 })).status, 401);
+    assert.equal((await refused(alice, { ts: Date.now() + 6000 })).status, 401);
+    assert.equal((await refused({ keyId: 999_999, secret: alice.secret })).status, 401);
+    const r = await refused({ keyId: alice.keyId, secret: Buffer.alloc(32, 7).toString('base64') });
+    assert.equal(r.status, 401);
+    assertEnvelope(r.body, 'unauthorized');
+  });
+
+  it('ws: a timestamp inside the window is accepted', async () => {
+    const c = await connect(alice, { ts: Date.now() - 4000 });
+    await c.close();
+  });
+
+  it('ws: a key without scope read is refused 403', async () => {
+    const k = await newKey(tx, alice.accountId, ['trade']);
+    const r = await refused(k);
+    assert.equal(r.status, 403);
+    assertEnvelope(r.body, 'missing_scope');
+  });
+
+  it('ws: a revoked key is refused 401', async () => {
+    const k = await newKey(tx, alice.accountId);
+    await k.accounts.revokeKey(k.keyId);
+    assert.equal((await refused(k)).status, 401);
+  });
+
+  it('ws: connections per key are capped (429) and a closed one frees its place', async () => {
+    const k = await newKey(tx, alice.accountId);
+    const cs = [await connect(k), await connect(k), await connect(k)];
+    const r = await refused(k);
+    assert.equal(r.status, 429);
+    assertEnvelope(r.body, 'rate_limited');
+    await cs[0]!.close();
+    // The server's close handler runs when the close frame arrives; retry briefly.
+    let again: WsClient | null = null;
+    for (let i = 0; i < 50 && again === null; i++) {
+      again = await WsClient.connect(tx, k).catch(() => null);
+      if (again === null) await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.ok(again !== null, 'a connection slot came back after a close');
+    open.push(again);
+    await Promise.all([again.close(), cs[1]!.close(), cs[2]!.close()]);
+  });
+});
+
+describe('ws commands', () => {
+  it('ws: subscribe answers one subscribed reply per channel and market, each with its own sid', async () => {
+    const c = await connect(alice);
+    const id = c.send('subscribe', { channels: ['trades', 'oracle'], market_ids: [market, market2] });
+    const replies = [await c.reply(id), await c.reply(id), await c.reply(id)];
+    assert.deepEqual(replies.map((r) => r.type), ['subscribed', 'subscribed', 'subscribed']);
+    assert.deepEqual(replies.map((r) => [r.msg.channel, r.msg.market_id]), [['trades', market], ['trades', market2], ['oracle', undefined]]);
+    const sids = replies.map((r) => r.msg.sid);
+    assert.equal(new Set(sids).size, 3);
+    for (const s of sids) assert.ok(Number.isInteger(s) && s > 0);
+    // Subscribing again to the same stream answers its sid, marked existing.
+    const again = await c.call('subscribe', { channels: ['oracle'] });
+    assert.deepEqual(again.msg, { channel: 'oracle', sid: sids[2], existing: true });
+    await c.close();
+  });
+
+  it('ws: unsubscribe ends subscriptions and answers ok; an unknown sid is code 5', async () => {
+    const c = await connect(alice);
+    const a = await c.call('subscribe', { channels: ['rounds'], market_ids: [market] });
+    await c.expectError('unsubscribe', { sids: [a.msg.sid, 424242] }, 5, 'unknown_sid');
+    const ok = await c.call('unsubscribe', { sids: [a.msg.sid] });
+    assert.deepEqual(ok, { id: ok.id, type: 'ok', msg: { sids: [a.msg.sid] } });
+    await c.expectError('unsubscribe', { sids: [a.msg.sid] }, 5, 'unknown_sid');
+    await c.expectError('update_subscription', { sid: a.msg.sid, action: 'get_snapshot' }, 5, 'unknown_sid');
+    await c.close();
+  });
+
+  it('ws: update_subscription get_snapshot, add_markets and delete_markets', async () => {
+    const c = await connect(alice);
+    const sub = await c.call('subscribe', { channels: ['orderbook_delta'], market_ids: [market] });
+    const sid = sub.msg.sid;
+    const snap1 = await c.next((m) => m.type === 'orderbook_snapshot' && m.sid === sid);
+    assert.equal(snap1.msg.market_id, market);
+
+    const ok = await c.call('update_subscription', { sid, action: 'get_snapshot' });
+    assert.deepEqual(ok.msg, { sid, action: 'get_snapshot' });
+    const snap2 = await c.next((m) => m.type === 'orderbook_snapshot' && m.sid === sid);
+    assert.deepEqual(snap2.msg, snap1.msg);
+
+    const add = await c.call('update_subscription', { sid, action: 'add_markets', market_ids: [market2] });
+    assert.equal(add.type, 'subscribed');
+    assert.equal(add.msg.channel, 'orderbook_delta');
+    assert.equal(add.msg.market_id, market2);
+    const sid2 = add.msg.sid;
+    assert.notEqual(sid2, sid);
+    const snap3 = await c.next((m) => m.type === 'orderbook_snapshot' && m.sid === sid2);
+    assert.equal(snap3.msg.market_id, market2);
+
+    await c.expectError('update_subscription', { sid, action: 'delete_markets', market_ids: [9999] }, 3, 'bad_params');
+    const del = await c.call('update_subscription', { sid, action: 'delete_markets', market_ids: [market2] });
+    assert.deepEqual(del.msg, { sid, action: 'delete_markets', sids: [sid2] });
+    await c.expectError('unsubscribe', { sids: [sid2] }, 5, 'unknown_sid');
+
+    // get_snapshot is for orderbook_delta and user; add_markets needs a one-market subscription.
+    const t = await c.call('subscribe', { channels: ['trades'] });
+    await c.expectError('update_subscription', { sid: t.msg.sid, action: 'get_snapshot' }, 3, 'bad_params');
+    await c.expectError('update_subscription', { sid: t.msg.sid, action: 'add_markets', market_ids: [market] }, 3, 'bad_params');
+    await c.close();
+  });
+
+  it('ws: ticker and any unknown channel answer code 4', async () => {
+    const c = await connect(alice);
+    await c.expectError('subscribe', { channels: ['ticker'], market_ids: [market] }, 4, 'unknown_channel');
+    await c.expectError('subscribe', { channels: ['trades', 'fills_v2'] }, 4, 'unknown_channel');
+    // All or nothing: the valid channel of a refused command was not subscribed.
+    const r = await c.call('subscribe', { channels: ['trades'] });
+    assert.equal(r.msg.existing, undefined);
+    await c.close();
+  });
+
+  it('ws: every other mistake has its own code', async () => {
+    const c = await connect(alice);
+    // 1 invalid_message: not JSON, not an object, bad id, unknown envelope field, binary frame.
+    c.sendRaw('{nope');
+    let r = await c.next((m) => m.type === 'error');
+    assert.deepEqual([r.id, r.msg.code, r.msg.name], [null, 1, 'invalid_message']);
+    c.sendRaw('[1,2]');
+    r = await c.next((m) => m.type === 'error');
+    assert.equal(r.msg.code, 1);
+    c.sendRaw(JSON.stringify({ id: -1, cmd: 'subscribe', params: { channels: ['oracle'] } }));
+    r = await c.next((m) => m.type === 'error');
+    assert.equal(r.msg.code, 1);
+    c.sendRaw(JSON.stringify({ id: 77, cmd: 'subscribe', params: { channels: ['oracle'] }, extra: 1 }));
+    r = await c.next((m) => m.type === 'error');
+    assert.deepEqual([r.id, r.msg.code], [77, 1]);
+    c.sendRaw(Buffer.from('{"id":1,"cmd":"subscribe"}'), true);
+    r = await c.next((m) => m.type === 'error');
+    assert.equal(r.msg.code, 1);
+    // 2 unknown_command.
+    await c.expectError('list_markets', {}, 2, 'unknown_command');
+    // 3 bad_params.
+    await c.expectError('subscribe', {}, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: [] }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['trades'], market_ids: [0] }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['trades'], market_ids: ['1'] }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['trades'], depth: 3 }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['orderbook_delta'] }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['trades'], resume_from_seq: '1' }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['user'], resume_from_seq: 1 }, 3, 'bad_params');
+    await c.expectError('subscribe', { channels: ['user'], resume_from_seq: '99999999999' }, 3, 'bad_params');
+    await c.expectError('unsubscribe', { sids: 'all' }, 3, 'bad_params');
+    await c.expectError('update_subscription', { sid: 1, action: 'rename' }, 3, 'bad_params');
+    await c.expectError('update_subscription', { sid: 1, action: 'add_markets' }, 3, 'bad_params');
+    // 5 unknown_sid.
+    await c.expectError('update_subscription', { sid: 31337, action: 'get_snapshot' }, 5, 'unknown_sid');
+    // 6 unknown_market.
+    await c.expectError('subscribe', { channels: ['orderbook_delta'], market_ids: [market, 4040] }, 6, 'unknown_market');
+    await c.close();
+  });
+
+  it('ws: subscriptions per key are capped (code 7), all or nothing, and freed by unsubscribe and close', async () => {
+    const k = await newKey(tx, alice.accountId);
+    const a = await connect(k);
+    const b = await connect(k);
+    const first = a.send('subscribe', { channels: ['trades', 'rounds'], market_ids: [market, market2] });
+    const sids: number[] = [];
+    for (let i = 0; i < 4; i++) sids.push((await a.reply(first)).msg.sid);
+    // Two more fit (6), three do not: the cap counts the key's subscriptions on every connection.
+    await b.expectError('subscribe', { channels: ['orderbook_delta', 'trades', 'rounds'], market_ids: [market] }, 7, 'too_many_subscriptions');
+    await b.expectError('subscribe', { channels: ['oracle', 'user', 'orderbook_delta'], market_ids: [market] }, 7, 'too_many_subscriptions');
+    const two = b.send('subscribe', { channels: ['oracle', 'user'] });
+    assert.equal((await b.reply(two)).type, 'subscribed');
+    assert.equal((await b.reply(two)).type, 'subscribed');
+    await b.expectError('subscribe', { channels: ['orderbook_delta'], market_ids: [market] }, 7, 'too_many_subscriptions');
+    await a.call('unsubscribe', { sids: [sids[0]] });
+    assert.equal((await b.call('subscribe', { channels: ['orderbook_delta'], market_ids: [market] })).type, 'subscribed');
+    await a.close();
+    // Closing a returns its three.
+    let ok = false;
+    for (let i = 0; i < 50 && !ok; i++) {
+      const r = await b.call('subscribe', { channels: ['trades'] });
+      ok = r.type === 'subscribed';
+      if (!ok) await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.ok(ok, 'subscriptions of a closed connection are released');
+    await b.close();
+  });
+
+  it('ws: commands take tokens from the key\'s read bucket (code 8 with retry_after_ms)', async () => {
+    const k = await newKey(tx, alice.accountId);
+    const c = await connect(k); // the upgrade took one token of the burst of 200
+    const ids: number[] = [];
+    for (let i = 0; i < 260; i++) ids.push(c.send('update_subscription', { sid: 1, action: 'get_snapshot' }));
+    const replies = await Promise.all(ids.map((id) => c.reply(id)));
+    const codes = replies.map((r) => r.msg.code);
+    assert.ok(codes.every((x) => x === 5 || x === 8), 'unknown sid or rate limited');
+    const limited = replies.filter((r) => r.msg.code === 8);
+    // About 60 over the burst; refill during the burst can only lower that.
+    assert.ok(limited.length >= 30, `rate limited ${limited.length} of 260`);
+    assert.equal(limited[0].msg.name, 'rate_limited');
+    assert.match(limited[0].msg.retry_after_ms, /^[0-9]+$/);
+    await c.close();
+  });
+
+  it('ws: the read bucket is the one REST reads use', async () => {
+    // REST empties a fresh key's bucket, then commands on its socket are limited too. The bucket
+    // refills at 100/s while the REST burst runs, so a loaded machine may need another try; with
+    // a bucket of its own the socket would have 199 tokens and no try could pass.
+    let best = 0;
+    for (let attempt = 0; attempt < 4 && best === 0; attempt++) {
+      const k = await newKey(tx, alice.accountId);
+      const c = await connect(k);
+      await Promise.all(Array.from({ length: 220 }, () => k.client.balance().catch(() => null)));
+      const ids: number[] = [];
+      for (let i = 0; i < 40; i++) ids.push(c.send('update_subscription', { sid: 1, action: 'get_snapshot' }));
+      const replies = await Promise.all(ids.map((id) => c.reply(id)));
+      best = Math.max(best, replies.filter((r) => r.msg.code === 8).length);
+      await c.close();
+    }
+    // Any limited command proves it: 40 commands cannot empty a bucket of their own.
+    assert.ok(best >= 1, `no command of 40 was limited after REST emptied the bucket`);
+  });
+
+  it('ws: revoking a key closes its sockets with 4003 and leaves other keys connected', async () => {
+    const k = await newKey(tx, alice.accountId);
+    const other = await connect(alice);
+    await other.call('subscribe', { channels: ['oracle'] });
+    const c1 = await connect(k);
+    const c2 = await connect(k);
+    await c1.call('subscribe', { channels: ['user'] });
+    await k.accounts.revokeKey(k.keyId);
+    const [x, y] = await Promise.all([c1.waitClose(), c2.waitClose()]);
+    assert.deepEqual([x.code, y.code], [4003, 4003]);
+    assert.equal(x.reason, 'key revoked');
+    assert.equal(other.closed, null);
+    assert.equal((await other.call('subscribe', { channels: ['oracle'] })).msg.existing, true);
+    await other.close();
+  });
+
+  it('ws: open connections show in the dx_ws_connections gauge', async () => {
+    const gauge = async (): Promise<number> => Number(/^dx_ws_connections ([0-9]+)$/m.exec(await tx.admin.metrics())?.[1] ?? NaN);
+    const before = await gauge();
+    assert.ok(Number.isInteger(before));
+    const a = await connect(alice);
+    const b = await connect(alice);
+    assert.ok(await eventually(async () => (await gauge()) === before + 2), 'two more connections');
+    await Promise.all([a.close(), b.close()]);
+    assert.ok(await eventually(async () => (await gauge()) === before), 'back after the closes');
+  });
+
+  it('ws: replies echo the command id and carry type and msg only', async () => {
+    const c = await connect(alice);
+    const r = await c.reply(c.send('subscribe', { channels: ['oracle'] }, 9007199254740991));
+    assert.deepEqual(Object.keys(r).sort(), ['id', 'msg', 'type']);
+    assert.equal(r.id, 9007199254740991);
+    await c.close();
+  });
+});
