@@ -1,26 +1,27 @@
-// U32x3Map: open-addressing hash map from a key of three u32 words to an int32
-// value, in typed arrays (no allocation per operation; grows by doubling).
-// Linear probing with backward-shift deletion, so there are no tombstones.
-// Used for order_id -> slot, (account, client_order_id) -> slot,
-// (account, market) -> position slot and (account, client_withdrawal_id) -> wid.
+// U32x3Map: open-addressing hash map from a key of three u32 words to a
+// non-negative int32 value, in one typed array (no allocation per operation;
+// grows by doubling). Linear probing with backward-shift deletion, so there
+// are no tombstones. Used for order_id -> slot, (account, client_order_id) ->
+// slot, (account, market) -> position slot and (account,
+// client_withdrawal_id) -> wid.
+//
+// Entries are interleaved, four int32 words each (a, b, c, value), with value
+// -1 marking an empty entry: a probe touches one cache line, not one per
+// column. The order index holds a million entries, far beyond the caches, so
+// this is what its lookups and the retention evictions (deletes) cost.
+
+const STRIDE = 4;
+const EMPTY = -1;
 
 export class U32x3Map {
-  private ka: Uint32Array;
-  private kb: Uint32Array;
-  private kc: Uint32Array;
-  private vals: Int32Array;
-  private used: Uint8Array;
+  private t: Int32Array;
   private mask: number;
   size = 0;
 
   constructor(capacityPow2 = 1024) {
     let cap = 16;
     while (cap < capacityPow2) cap <<= 1;
-    this.ka = new Uint32Array(cap);
-    this.kb = new Uint32Array(cap);
-    this.kc = new Uint32Array(cap);
-    this.vals = new Int32Array(cap);
-    this.used = new Uint8Array(cap);
+    this.t = new Int32Array(cap * STRIDE).fill(EMPTY);
     this.mask = cap - 1;
   }
 
@@ -34,79 +35,90 @@ export class U32x3Map {
 
   /** The value for the key, or -1 when absent. */
   get(a: number, b: number, c: number): number {
-    let i = this.slotOf(a, b, c);
-    const used = this.used;
-    while (used[i] === 1) {
-      if (this.ka[i] === a && this.kb[i] === b && this.kc[i] === c) return this.vals[i]!;
-      i = (i + 1) & this.mask;
+    const t = this.t;
+    const mask = this.mask;
+    a |= 0;
+    b |= 0;
+    c |= 0;
+    for (let i = this.slotOf(a, b, c); ; i = (i + 1) & mask) {
+      const e = i * STRIDE;
+      const v = t[e + 3]!;
+      if (v === EMPTY) return -1;
+      if (t[e] === a && t[e + 1] === b && t[e + 2] === c) return v;
     }
-    return -1;
   }
 
   set(a: number, b: number, c: number, v: number): void {
+    if (!(v >= 0 && v <= 0x7fffffff)) throw new Error(`u32x3_map: value must be a non-negative int32, got ${v}`);
     if ((this.size + 1) * 2 > this.mask + 1) this.grow();
-    let i = this.slotOf(a, b, c);
-    const used = this.used;
-    while (used[i] === 1) {
-      if (this.ka[i] === a && this.kb[i] === b && this.kc[i] === c) {
-        this.vals[i] = v;
+    const t = this.t;
+    const mask = this.mask;
+    a |= 0;
+    b |= 0;
+    c |= 0;
+    for (let i = this.slotOf(a, b, c); ; i = (i + 1) & mask) {
+      const e = i * STRIDE;
+      if (t[e + 3] === EMPTY) {
+        t[e] = a;
+        t[e + 1] = b;
+        t[e + 2] = c;
+        t[e + 3] = v;
+        this.size++;
         return;
       }
-      i = (i + 1) & this.mask;
+      if (t[e] === a && t[e + 1] === b && t[e + 2] === c) {
+        t[e + 3] = v;
+        return;
+      }
     }
-    used[i] = 1;
-    this.ka[i] = a;
-    this.kb[i] = b;
-    this.kc[i] = c;
-    this.vals[i] = v;
-    this.size++;
   }
 
   delete(a: number, b: number, c: number): boolean {
+    const t = this.t;
     const mask = this.mask;
+    a |= 0;
+    b |= 0;
+    c |= 0;
     let i = this.slotOf(a, b, c);
-    const used = this.used;
-    while (used[i] === 1) {
-      if (this.ka[i] === a && this.kb[i] === b && this.kc[i] === c) break;
-      i = (i + 1) & mask;
+    for (; ; i = (i + 1) & mask) {
+      const e = i * STRIDE;
+      if (t[e + 3] === EMPTY) return false;
+      if (t[e] === a && t[e + 1] === b && t[e + 2] === c) break;
     }
-    if (used[i] !== 1) return false;
     // Backward-shift: pull later entries of the probe run into the hole.
     let hole = i;
-    let j = (i + 1) & mask;
-    while (used[j] === 1) {
-      const home = this.slotOf(this.ka[j]!, this.kb[j]!, this.kc[j]!);
+    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
+      const e = j * STRIDE;
+      if (t[e + 3] === EMPTY) break;
+      const home = this.slotOf(t[e]!, t[e + 1]!, t[e + 2]!);
       // Move j into the hole when its home is not in the cyclic range (hole, j].
       const inRange = hole <= j ? home > hole && home <= j : home > hole || home <= j;
       if (!inRange) {
-        this.ka[hole] = this.ka[j]!;
-        this.kb[hole] = this.kb[j]!;
-        this.kc[hole] = this.kc[j]!;
-        this.vals[hole] = this.vals[j]!;
+        const h = hole * STRIDE;
+        t[h] = t[e]!;
+        t[h + 1] = t[e + 1]!;
+        t[h + 2] = t[e + 2]!;
+        t[h + 3] = t[e + 3]!;
         hole = j;
       }
-      j = (j + 1) & mask;
     }
-    used[hole] = 0;
+    t[hole * STRIDE + 3] = EMPTY;
     this.size--;
     return true;
   }
 
-  /** Calls fn for every entry (order unspecified). Not for hot paths. */
+  /** Calls fn for every entry (order unspecified; key words as u32). Not for hot paths. */
   forEach(fn: (a: number, b: number, c: number, v: number) => void): void {
-    for (let i = 0; i <= this.mask; i++) if (this.used[i] === 1) fn(this.ka[i]!, this.kb[i]!, this.kc[i]!, this.vals[i]!);
+    const t = this.t;
+    for (let e = 0; e < t.length; e += STRIDE) if (t[e + 3] !== EMPTY) fn(t[e]! >>> 0, t[e + 1]! >>> 0, t[e + 2]! >>> 0, t[e + 3]!);
   }
 
   private grow(): void {
-    const { ka, kb, kc, vals, used } = this;
+    const old = this.t;
     const cap = (this.mask + 1) * 2;
-    this.ka = new Uint32Array(cap);
-    this.kb = new Uint32Array(cap);
-    this.kc = new Uint32Array(cap);
-    this.vals = new Int32Array(cap);
-    this.used = new Uint8Array(cap);
+    this.t = new Int32Array(cap * STRIDE).fill(EMPTY);
     this.mask = cap - 1;
     this.size = 0;
-    for (let i = 0; i < used.length; i++) if (used[i] === 1) this.set(ka[i]!, kb[i]!, kc[i]!, vals[i]!);
+    for (let e = 0; e < old.length; e += STRIDE) if (old[e + 3] !== EMPTY) this.set(old[e]!, old[e + 1]!, old[e + 2]!, old[e + 3]!);
   }
 }
