@@ -77,15 +77,12 @@ export interface InFlight {
   closeAfter?: boolean;
 }
 
-/**
- * Reads a request: headers, URL and query synchronously, then the body
- * (copied, capped at BODY_CAP_BYTES), then calls onBody once.
- */
-export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFlight, raw: Buffer) => void, onHeaders?: (f: InFlight) => void): void {
+/** The request line and the headers the lanes read (synchronously: uWS invalidates req after the handler returns). */
+export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
   const f: InFlight = {
     aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
     keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
-    started: performance.now(), routeName: '', mac: null,
+    started: performance.now(), routeName, mac: null,
   };
   f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
   req.forEach((k, v) => {
@@ -97,6 +94,15 @@ export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFligh
       case 'content-length': f.contentLengths++; break;
     }
   });
+  return f;
+}
+
+/**
+ * Reads a request: headers, URL and query synchronously, then the body
+ * (copied, capped at BODY_CAP_BYTES), then calls onBody once.
+ */
+export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFlight, raw: Buffer) => void, onHeaders?: (f: InFlight) => void): void {
+  const f = inFlightOf(req, '');
   res.onAborted(() => {
     f.aborted = true;
   });

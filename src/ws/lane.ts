@@ -26,7 +26,7 @@
 // closes a connection whose unsent bytes pass slow_consumer_bytes with 4008,
 // checked after every private write and by a sweep every SWEEP_MS.
 
-import { asApiError, authenticate, send, startRequestSignature, type InFlight, type RestOptions } from '../gateway/http.js';
+import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type RestOptions } from '../gateway/http.js';
 import { ApiError } from '../gateway/envelope.js';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
@@ -145,7 +145,7 @@ export class WsLane {
   // ---- connection lifecycle --------------------------------------------------------
 
   private onUpgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
-    const f = inFlight(req);
+    const f = inFlightOf(req, 'ws');
     const wsKey = req.getHeader('sec-websocket-key');
     const wsProtocol = req.getHeader('sec-websocket-protocol');
     const wsExtensions = req.getHeader('sec-websocket-extensions');
@@ -616,24 +616,6 @@ export function mountWs(app: TemplatedApp, opts: WsLaneOptions): WsLane {
   const lane = new WsLane(app, opts);
   lane.mount();
   return lane;
-}
-
-/** The request as the REST lane's auth helpers read it (headers read synchronously here). */
-function inFlight(req: HttpRequest): InFlight {
-  const f: InFlight = {
-    aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
-    keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
-    started: performance.now(), routeName: 'ws', mac: null,
-  };
-  f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
-  req.forEach((k, v) => {
-    switch (k) {
-      case 'dx-access-key': f.keyHeader = v; break;
-      case 'dx-access-timestamp': f.tsHeader = v; break;
-      case 'dx-access-signature': f.sigHeader = v; break;
-    }
-  });
-  return f;
 }
 
 /** The id of a command that failed to parse, if one can be read. */
