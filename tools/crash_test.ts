@@ -41,6 +41,8 @@
 // Main thread of its own process; the exchange runs in a child process.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeFetchConnections } from '../src/client/transport.js';
+export { closeFetchConnections };
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -310,20 +312,6 @@ export class ExchangeServer {
   }
 }
 
-/**
- * Closes the keep-alive connections of global fetch (undici's global
- * dispatcher, which the client library uses) and installs a fresh one. On
- * SIGTERM the exchange waits for its clients' connections to close (uWS
- * v20.30 cannot close idle ones), so a clean stop closes them first.
- */
-export async function closeFetchConnections(): Promise<void> {
-  const slot = Symbol.for('undici.globalDispatcher.1');
-  const g = globalThis as unknown as Record<symbol, { close(): Promise<void> } | undefined>;
-  const d = g[slot];
-  if (d === undefined) return;
-  g[slot] = new (d.constructor as new () => { close(): Promise<void> })();
-  await d.close();
-}
 
 // ------------------------------------------------------------------ outcomes
 

@@ -16,5 +16,5 @@ export {
   type AuthHeaders,
 } from './sign.js';
 export { DxApiError, isItemError, parseErrorBody } from './errors.js';
-export { buildQuery, HttpTransport, type Query, type TransportOptions } from './transport.js';
+export { buildQuery, closeFetchConnections, HttpTransport, type Query, type TransportOptions } from './transport.js';
 export type * from './types.js';

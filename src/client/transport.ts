@@ -108,3 +108,20 @@ export class HttpTransport {
     return { status: res.status, text, method: m, target };
   }
 }
+
+/**
+ * Closes the keep-alive connections of global fetch (undici's global
+ * dispatcher, which HttpTransport uses by default) once their requests are
+ * done, and installs a fresh dispatcher of the same kind for later calls. A
+ * process that is both a client of the exchange and the exchange (the demo,
+ * tests) calls this before a graceful stop, which waits for its clients'
+ * connections to close (uWS v20.30 cannot close idle ones).
+ */
+export async function closeFetchConnections(): Promise<void> {
+  const slot = Symbol.for('undici.globalDispatcher.1');
+  const g = globalThis as unknown as Record<symbol, { close(): Promise<void> } | undefined>;
+  const d = g[slot];
+  if (d === undefined) return;
+  g[slot] = new (d.constructor as new () => { close(): Promise<void> })();
+  await d.close();
+}

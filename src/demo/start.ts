@@ -4,6 +4,7 @@
 // start is logged and left out; the exchange keeps serving. Main thread.
 
 import type { ExchangeConfig } from '../main/config.js';
+import { closeFetchConnections } from '../client/transport.js';
 import { log } from '../main/log.js';
 import { startDemo, type RunningDemo } from './demo.js';
 
@@ -14,18 +15,6 @@ function dialHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/**
- * Closes the keep-alive connections of global fetch (the demo's clients talk
- * to this very process, whose graceful stop waits for its connections).
- */
-async function closeFetchConnections(): Promise<void> {
-  const slot = Symbol.for('undici.globalDispatcher.1');
-  const g = globalThis as unknown as Record<symbol, { close(): Promise<void> } | undefined>;
-  const d = g[slot];
-  if (d === undefined) return;
-  g[slot] = new (d.constructor as new () => { close(): Promise<void> })();
-  await d.close();
-}
 
 export async function startDemoFor(cfg: ExchangeConfig, ex: { port: number; admin_port: number; admin_token: string }): Promise<RunningDemo | null> {
   try {

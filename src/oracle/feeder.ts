@@ -12,6 +12,7 @@
 // (or any thread with an event loop); never blocks.
 
 import type { AdminClient } from '../client/admin_client.js';
+import { mulberry32 as rng } from '../lib/rng.js';
 import { DxApiError } from '../client/errors.js';
 
 /** Oracle units per 1.0 of price. */
@@ -39,17 +40,6 @@ export function adminSink(admin: AdminClient): TickSink {
   };
 }
 
-/** mulberry32: a small seeded generator; a seed names one price path. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface SimulatedFeederOptions {
   sink: TickSink;

@@ -2,20 +2,10 @@
 // order statistics of seeded random data, bucket edges, merging.
 
 import assert from 'node:assert/strict';
+import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { test } from 'node:test';
 import { Histogram } from '../../tools/loadgen/histogram.js';
 
-/** mulberry32: a seeded source so a failure names a reproducible stream. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The exact value at percentile p with the histogram's rank rule: ceil(p/100 * n), 1-based. */
 function exact(sorted: number[], p: number): number {

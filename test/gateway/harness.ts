@@ -6,6 +6,8 @@
 // hand-made headers for malformed requests). Test process, main thread.
 
 import './quiet.js';
+import { closeFetchConnections } from '../../src/client/transport.js';
+export { closeFetchConnections };
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -73,19 +75,6 @@ export async function startTestExchange(over: Partial<ExchangeConfig> = {}): Pro
   };
 }
 
-/**
- * Closes the keep-alive connections of global fetch (undici's global
- * dispatcher, which the client library uses) once their requests are done,
- * and installs a fresh dispatcher of the same kind for later calls.
- */
-export async function closeFetchConnections(): Promise<void> {
-  const slot = Symbol.for('undici.globalDispatcher.1');
-  const g = globalThis as unknown as Record<symbol, { close(): Promise<void> } | undefined>;
-  const d = g[slot];
-  if (d === undefined) return;
-  g[slot] = new (d.constructor as new () => { close(): Promise<void> })();
-  await d.close();
-}
 
 // ---- accounts, keys, markets ----------------------------------------------------
 

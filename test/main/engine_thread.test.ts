@@ -5,6 +5,7 @@
 // that passes the invariant checker and equals the engine's own summary.
 
 import assert from 'node:assert/strict';
+import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { test } from 'node:test';
 import { evolve } from '../../src/engine/evolve.js';
 import { ExchangeState } from '../../src/engine/state.js';
@@ -26,16 +27,6 @@ function send(p: CommandProducer, cmd: RecordObject): boolean {
   return true;
 }
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test('engine thread: concurrent producers, one completion per command, contiguous seqs, replayable events', async () => {
   const pipeline = Pipeline.start({ producers: 2, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });

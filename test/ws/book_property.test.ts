@@ -7,6 +7,7 @@
 // Seeded: a failure prints seed=<n>; WS_PROPERTY_SEEDS=1,2,3 reruns seeds.
 
 import assert from 'node:assert/strict';
+import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { after, before, it } from 'node:test';
 import type { DxClient } from '../../src/client/index.js';
 import type { OrderRequest } from '../../src/client/types.js';
@@ -30,16 +31,6 @@ after(async () => {
   await tx.stop();
 });
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Live {
   client: DxClient;
