@@ -50,7 +50,7 @@ export class ExchangeState {
     this.book = new Book(c.market_capacity);
     this.accounts = new Accounts(c.account_capacity);
     this.markets = new Markets(c.market_capacity);
-    this.orderIndex = new U32x3Map(c.order_capacity * 2, true);
+    this.orderIndex = new U32x3Map(c.order_capacity * 2);
     this.coidIndex = new U32x3Map(1024);
     this.expiries = new TimerHeap(c.order_capacity);
     this.deadmen = new TimerHeap(c.account_capacity);

@@ -18,14 +18,7 @@ export class U32x3Map {
   private mask: number;
   size = 0;
 
-  /**
-   * `sequential`: the keys are mostly consecutive numbers in `a` (order ids
-   * are seqs), so the home slot is `a` itself (b and c mixed in): keys
-   * inserted one after another land in neighbouring entries, which stay in
-   * the cache, instead of one cache miss each. Any key still works; only the
-   * placement differs.
-   */
-  constructor(capacityPow2 = 1024, private readonly sequential = false) {
+  constructor(capacityPow2 = 1024) {
     let cap = 16;
     while (cap < capacityPow2) cap <<= 1;
     this.t = new Int32Array(cap * STRIDE).fill(EMPTY);
@@ -33,7 +26,6 @@ export class U32x3Map {
   }
 
   private slotOf(a: number, b: number, c: number): number {
-    if (this.sequential) return (a + Math.imul(b ^ c, 0x9e3779b1)) & this.mask;
     let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b);
     h = Math.imul(h ^ (h >>> 13) ^ b, 0xc2b2ae35);
     h = Math.imul(h ^ (h >>> 16) ^ c, 0x27d4eb2f);
