@@ -36,3 +36,21 @@ test('u32x3_map: refuses a negative value (it marks empty entries)', () => {
   assert.throws(() => m.set(1, 2, 3, -1), /non-negative/);
   assert.equal(m.size, 0);
 });
+
+test('u32x3_map: a sliding window of order ids (ids past 2^32 too, some kept for good) stays exact', () => {
+  const m = new U32x3Map(1 << 12);
+  const ref = new Map<number, number>();
+  const start = 2 ** 32 - 5000;
+  // Most ids leave after a short life; every 97th stays (a retained order).
+  for (let id = start; id < start + 60_000; id++) {
+    m.set(id >>> 0, Math.floor(id / 2 ** 32), 0, id % 1000);
+    ref.set(id, id % 1000);
+    const old = id - 1500;
+    if (old >= start && old % 97 !== 0) {
+      assert.equal(m.delete(old >>> 0, Math.floor(old / 2 ** 32), 0), true);
+      ref.delete(old);
+    }
+  }
+  assert.equal(m.size, ref.size);
+  for (let id = start - 10; id < start + 60_010; id++) assert.equal(m.get(id >>> 0, Math.floor(id / 2 ** 32), 0), ref.get(id) ?? -1);
+});
