@@ -46,7 +46,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
-import { createTraders, openMarket, startExchange, startFastifyPeer, startHello, type ExchangeProcess, type Trader } from './lib/exchange_fixture.js';
+import { createTraders, openMarket, startExchange, startFastifyPeer, startHello, type ExchangeProcess, type TraderSetup } from './lib/exchange_fixture.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, max as maxOf, min as minOf, relativeSpread } from './lib/stats.js';
@@ -274,26 +274,48 @@ interface ExchangePhase {
   orders_after_open: number;
 }
 
+/** An exchange ready for load: its threads found, one trading market, funded traders with seeded shares. */
+export interface LoadedExchange {
+  target: Target;
+  market: number;
+  setup: TraderSetup;
+  /** Every trader's key. */
+  keys: { keyId: number; secret: string }[];
+  /** A seed per run: the load generator derives its client_order_id nonce from the seed, and a repeated (key, client_order_id) is a 409. */
+  nextSeed(): number;
+  /**
+   * Keys and a seed for the next closed-loop run: a fresh slice of keys per
+   * run, so each run starts on full buckets and spreads the seeded shares.
+   */
+  slice(connections: number): { keys: { keyId: number; secret: string }[]; seed: number };
+}
+
+export async function loadExchange(ex: ExchangeProcess, s: { keys: number; seed_shares: number }, seed: number): Promise<LoadedExchange> {
+  const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
+  if (gatewayTids.length !== ex.gateways) throw new Error(`found ${gatewayTids.length} gateway threads, expected ${ex.gateways}`);
+  const market = await openMarket(ex.admin);
+  const setup = await createTraders(ex, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
+  const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
+  let offset = 0;
+  let runs = 0;
+  const nextSeed = (): number => (seed + 0x9e3779b1 * ++runs) >>> 0;
+  return {
+    target: { pid: ex.child.pid, gateways: gatewayTids }, market, setup, keys, nextSeed,
+    slice: (connections) => {
+      const ks = rotate(keys, offset, connections);
+      offset = (offset + connections) % keys.length;
+      return { keys: ks, seed: nextSeed() };
+    },
+  };
+}
+
 async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> {
   const ex: ExchangeProcess = await startExchange({ gateways: s.gateways, durability: 'none' });
   try {
-    const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
-    if (gatewayTids.length !== ex.gateways) throw new Error(`found ${gatewayTids.length} gateway threads, expected ${ex.gateways}`);
-    const target = { pid: ex.child.pid, gateways: gatewayTids };
-    const market = await openMarket(ex.admin);
-    const setup = await createTraders(ex, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
-    const traders: Trader[] = setup.traders;
-    const keys = traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
-    let offset = 0;
-    // Every run gets its own seed: the loadgen derives its client_order_id
-    // nonce from the seed, and a repeated (key, client_order_id) is a 409.
-    let runs = 0;
-    const nextSeed = (): number => (seed + 0x9e3779b1 * ++runs) >>> 0;
+    const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
     const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
-      // A fresh slice of keys per run, so each run starts on full buckets and spreads the seeded shares.
-      const ks = rotate(keys, offset, connections);
-      offset = (offset + connections) % keys.length;
-      return runLoad({ baseUrl: ex.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD });
+      const run = slice(connections);
+      return runLoad({ baseUrl: ex.url, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD });
     };
     const alive = (): void => {
       if (!ex.child.running) throw new Error(`the exchange died: ${ex.child.stderr().slice(-2000)}`);
@@ -311,7 +333,7 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
       probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
     }
-    let orders = 2 * traders.length; // the seeding placed two orders per account
+    let orders = 2 * setup.traders.length; // the seeding placed two orders per account
     for (const p of probes) orders += okCount(p.statuses);
     const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
     const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));

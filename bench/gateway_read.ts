@@ -27,10 +27,9 @@
 import { performance } from 'node:perf_hooks';
 import { runLoad, type LoadResult, type ReadMix } from '../tools/loadgen/loadgen.js';
 import {
-  addCounts, cpuMetrics, helloPhase, measured, okCount, okRate, rotate, round1, settings, triple, type Measured, type Settings,
+  addCounts, cpuMetrics, helloPhase, loadExchange, measured, okCount, okRate, round1, settings, triple, type Measured, type Settings,
 } from './gateway_place.js';
-import { createTraders, openMarket, startExchange, type ExchangeProcess } from './lib/exchange_fixture.js';
-import { lastEventLoopThreads } from './lib/process_stats.js';
+import { startExchange, type ExchangeProcess } from './lib/exchange_fixture.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, relativeSpread } from './lib/stats.js';
 
@@ -61,21 +60,12 @@ interface ExchangeReads {
 async function exchangeReads(s: Settings, seed: number): Promise<ExchangeReads> {
   const ex: ExchangeProcess = await startExchange({ gateways: s.gateways, durability: 'none' });
   try {
-    const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
-    if (gatewayTids.length !== ex.gateways) throw new Error(`found ${gatewayTids.length} gateway threads, expected ${ex.gateways}`);
-    const target = { pid: ex.child.pid, gateways: gatewayTids };
-    const market = await openMarket(ex.admin);
-    const setup = await createTraders(ex, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
-    const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
-    let runs = 0;
-    const nextSeed = (): number => (seed + 0x9e3779b1 * ++runs) >>> 0;
-    let offset = 0;
+    const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
     const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
-      const ks = rotate(keys, offset, connections);
-      offset = (offset + connections) % keys.length;
+      const run = slice(connections);
       return runLoad({
-        baseUrl: ex.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix, reads: READS, workers: s.workers,
-        seed: nextSeed(), mid: MID, spread: SPREAD,
+        baseUrl: ex.url, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, reads: READS, workers: s.workers,
+        seed: run.seed, mid: MID, spread: SPREAD,
       });
     };
     const alive = (): void => {
