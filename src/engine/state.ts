@@ -6,11 +6,10 @@ import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
 import { TimerHeap } from '../lib/timer_heap.js';
+import { IdIndex } from '../lib/id_index.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
 import { Markets, ORACLE_SOURCES } from './markets.js';
-
-const SLOT_CACHE = 4096;
 
 export class ExchangeState {
   readonly config: EngineConfig;
@@ -24,8 +23,8 @@ export class ExchangeState {
   readonly book: Book;
   readonly accounts: Accounts;
   readonly markets: Markets;
-  /** order_id (lo, hi) -> slot for live and retained orders. */
-  readonly orderIndex: U32x3Map;
+  /** order_id -> slot for live and retained orders. */
+  readonly orderIndex: IdIndex;
   /** (account, client_order_id hi, lo) -> slot for live and retained orders. */
   readonly coidIndex: U32x3Map;
   /** Resting gtd orders by expiry (ids are slots). */
@@ -50,7 +49,7 @@ export class ExchangeState {
     this.book = new Book(c.market_capacity);
     this.accounts = new Accounts(c.account_capacity);
     this.markets = new Markets(c.market_capacity);
-    this.orderIndex = new U32x3Map(c.order_capacity * 2);
+    this.orderIndex = new IdIndex(c.order_capacity * 2);
     this.coidIndex = new U32x3Map(1024);
     this.expiries = new TimerHeap(c.order_capacity);
     this.deadmen = new TimerHeap(c.account_capacity);
@@ -61,36 +60,18 @@ export class ExchangeState {
     this.oracleExpiries = new TimerHeap(ORACLE_SOURCES);
   }
 
-  // A direct-mapped cache in front of orderIndex: order ids are seqs, so the
-  // orders a command touches (the taker just accepted, makers near the top
-  // of the book) are mostly recent and hit here without hashing.
-  private readonly cacheId = new Float64Array(SLOT_CACHE);
-  private readonly cacheSlot = new Int32Array(SLOT_CACHE);
-
   /** Slot of a live or retained order, -1 when unknown. */
   slotOf(orderId: number): number {
-    const i = orderId & (SLOT_CACHE - 1);
-    if (this.cacheId[i] === orderId) return this.cacheSlot[i]!;
-    const slot = this.orderIndex.get(orderId >>> 0, Math.floor(orderId / 4294967296), 0);
-    if (slot >= 0) {
-      this.cacheId[i] = orderId;
-      this.cacheSlot[i] = slot;
-    }
-    return slot;
+    return this.orderIndex.get(orderId);
   }
 
   /** Indexes a new order (evolve only). */
   indexOrder(orderId: number, slot: number): void {
-    this.orderIndex.set(orderId >>> 0, Math.floor(orderId / 4294967296), 0, slot);
-    const i = orderId & (SLOT_CACHE - 1);
-    this.cacheId[i] = orderId;
-    this.cacheSlot[i] = slot;
+    this.orderIndex.set(orderId, slot);
   }
 
   /** Drops an evicted order from the index (evolve only). */
   unindexOrder(orderId: number): void {
-    this.orderIndex.delete(orderId >>> 0, Math.floor(orderId / 4294967296), 0);
-    const i = orderId & (SLOT_CACHE - 1);
-    if (this.cacheId[i] === orderId) this.cacheId[i] = 0;
+    this.orderIndex.delete(orderId);
   }
 }

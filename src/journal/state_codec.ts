@@ -20,6 +20,7 @@ import { OrderSlab } from '../book/orders.js';
 import { Markets } from '../engine/markets.js';
 import { ExchangeState } from '../engine/state.js';
 import { TimerHeap } from '../lib/timer_heap.js';
+import { IdIndex } from '../lib/id_index.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { RecordRing } from '../views/record_ring.js';
 import { Views } from '../views/views.js';
@@ -28,7 +29,7 @@ type Ctor = abstract new (...args: never[]) => object;
 
 /** Every class whose instances may live inside the state. */
 const CLASSES: Record<string, Ctor> = {
-  ExchangeState, Markets, Book, OrderSlab, Accounts, U32x3Map, TimerHeap, RecordRing, Views,
+  ExchangeState, Markets, Book, OrderSlab, Accounts, IdIndex, U32x3Map, TimerHeap, RecordRing, Views,
 };
 const NAME_OF = new Map<unknown, string>(Object.entries(CLASSES).map(([k, v]) => [v.prototype, k]));
 
@@ -37,7 +38,7 @@ const NAME_OF = new Map<unknown, string>(Object.entries(CLASSES).map(([k, v]) =>
  * evolve): carried in snapshots, left out of the state hash, because a live
  * engine and a replica fed the same events fill them differently.
  */
-const CACHE_FIELDS = new Set(['cacheId', 'cacheSlot', 'lastPosMarket', 'lastPosSlot']);
+const CACHE_FIELDS = new Set(['lastPosMarket', 'lastPosSlot']);
 
 const TAG = '\u0000class';
 const MAP_TAG = '\u0000map';

@@ -195,6 +195,18 @@ test('core rejects: every code with its reason', () => {
   `);
 });
 
+test('order id 0 names no order, even while the first slot holds a live one', () => {
+  scenario(`
+    market
+    account a1 10000
+    a1 buy yes 50 x5 -> resting
+    a1 cancel 0 -> rejected unknown_order
+    a1 decrease 0 1 -> rejected unknown_order
+    check #1 resting remaining=5 filled=0
+    check a1 available=9750 reserved=250
+  `);
+});
+
 test('client_order_id: a retained id (live, terminal or rejected) is refused; other accounts may reuse it', () => {
   scenario(`
     market
