@@ -32,6 +32,8 @@
 // Besides run(), buildWorkload/freshOurs/timeOurs are exported for ad-hoc
 // profiling scripts that want the same stream without the peer.
 
+// The engine's V8 flags, set as the exchange sets them (src/main/v8_tuning.ts).
+import { V8_FLAGS } from '../src/main/v8_tuning.js';
 import { createRequire } from 'node:module';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
@@ -1044,6 +1046,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     `Throughput: median of ${RUNS} runs, each a fresh engine (setup of ${w.setup.count} commands replayed untimed first), timing the loop execute + out.reset() over ${commands} pre-encoded commands, after one untimed full warm-up pass; all of ours first, then the peer's the same way (interleaving let the peer's GCs flush our optimized code).`,
     `Latency: a separate pass on a fresh instance with process.hrtime.bigint() around each single execute (out.reset() outside the window); the median back-to-back hrtime.bigint() cost, ${round(overhead)} ns, is subtracted from every sample (clamped at 0). Percentiles are nearest-rank over all ${commands} commands. The BigInts of the timer reads are the only allocation in our pass; the young-generation collections they cause (gc_count_latency_pass) land in a handful of samples, above p99.9.`,
     `GC: ${gcMode}; one full GC is forced after generating the workload, before the warm-up, and none between runs (a forced GC discards optimized code; timed loops run in spans of ${SPAN} commands per call so that they do not depend on on-stack replacement). Our engine allocates nothing; the peer runs in the steady state of its own garbage. gc_count_timed counts collections that started inside timed windows (PerformanceObserver 'gc').`,
+    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, as the exchange's engine thread sets them; process-wide, so the peer runs with them too).`,
     `Events per command by type id (64 CommandCompleted, 65 OrderAccepted, 67 OrderRested, 68 Filled, 69 OrderCanceled): ${byType}.`,
     'Ours per command: sequencing (seq, ts), validation, cash or share reservation with the worst-case fee, fees on every fill, positions and open interest, terminal-order retention (1000 per account) and id indexes, and every event written in place (zeroed, 32-byte header) and applied by evolve. The peer: one price-time book (bids/asks) per call, no accounts, no reservations, no fees, no positions, no sequencing; it returns a JS response object per call (our events are its output equivalent).',
     'Peer mapping: a YES-ladder order at y is a bid at y, a NO-ladder order at n an ask at 100 - n (buy NO at n = ask YES at 100 - n, sell YES at t = ask at t, sell NO at t = bid at 100 - t); every order is a gtc limit with the string id String(our order_id); cancels by id. The peer is called with plain option objects built in the loop from typed arrays (the id strings are built before timing). No accountId/stpMode is passed (our stream never self-trades, so STP would not change its matching).',

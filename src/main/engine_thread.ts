@@ -2,6 +2,7 @@
 // command rings (one per producer), the event ring and the control block
 // handed over in workerData, and runs the EngineLoop until asked to stop.
 
+import './v8_tuning.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine/engine.js';
 import type { EngineConfig } from '../engine/config.js';
