@@ -46,7 +46,6 @@ export class OrderSlab {
   expLo = new Uint32Array(0);
   createdTsHi = new Uint32Array(0);
   createdTsLo = new Uint32Array(0);
-  createdSeq = new Float64Array(0);
   lastUpdateSeq = new Float64Array(0);
   /** The order's position slot in Accounts (cached so fills need no hash lookup). */
   posSlot = new Int32Array(0);
@@ -123,7 +122,6 @@ export class OrderSlab {
     this.expLo = grown(this.expLo, cap);
     this.createdTsHi = grown(this.createdTsHi, cap);
     this.createdTsLo = grown(this.createdTsLo, cap);
-    this.createdSeq = grown(this.createdSeq, cap);
     this.lastUpdateSeq = grown(this.lastUpdateSeq, cap);
     this.posSlot = grown(this.posSlot, cap);
     this.prev = grown(this.prev, cap);

@@ -243,7 +243,6 @@ function onOrderAccepted(s: ExchangeState, m: Mem, o: number): void {
   ord.expLo[slot] = OrderAccepted.expiry_ts_lo(m, o);
   ord.createdTsHi[slot] = s.tsHi;
   ord.createdTsLo[slot] = s.tsLo;
-  ord.createdSeq[slot] = s.seq;
   ord.lastUpdateSeq[slot] = s.seq;
   s.indexOrder(id, slot);
   if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
@@ -315,7 +314,6 @@ function onOrderRejected(s: ExchangeState, m: Mem, o: number): void {
   ord.expLo[slot] = OrderRejected.expiry_ts_lo(m, o);
   ord.createdTsHi[slot] = s.tsHi;
   ord.createdTsLo[slot] = s.tsLo;
-  ord.createdSeq[slot] = s.seq;
   ord.lastUpdateSeq[slot] = s.seq;
   s.indexOrder(id, slot);
   if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);

@@ -742,7 +742,8 @@ export class Views {
       reason,
       filled_qty: ord.filled[slot]!,
       remaining_qty: ord.remaining[slot]!,
-      created_seq: String(ord.createdSeq[slot]!),
+      // The seq that accepted (or rejected) an order is its id.
+      created_seq: String(ord.id[slot]!),
       created_ts: hiLoToString(ord.createdTsHi[slot]!, ord.createdTsLo[slot]!),
       last_update_seq: String(ord.lastUpdateSeq[slot]!),
       side: SIDE_NAMES[ord.side[slot]!]!,
