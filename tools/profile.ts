@@ -1,6 +1,7 @@
 // profile: V8 CPU profiles of the hot paths, with a top-functions table.
 //
 //   npm run profile -- engine  [--quick] [--commands N] [--passes K] [--interval-us U]
+//   npm run profile -- deopt   [--commands N] [--passes K]
 //   npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync]
 //                              [--mix place=1,read=0] [--connections N] [--thread gateway-0] [--interval-us U]
 //
@@ -18,19 +19,26 @@
 //   closed-loop load from tools/loadgen (placements by default). Writes
 //   bench/results/gateway.cpuprofile and profile-gateway.md (another thread:
 //   exchange-<name>.cpuprofile and profile-exchange-<name>.md).
+// deopt: runs this tool again as `node --trace-deopt ... deopt-child`, which
+//   builds the engine_match stream, forces one GC, runs one warm-up pass and
+//   then K passes (each on a fresh engine), with a marker line on stdout
+//   before each pass; counts V8's deoptimization lines before and after the
+//   first marker. Writes bench/results/profile-deopt.md; exits 1 when the
+//   engine loop deoptimized after warm-up (it is meant to be deopt-clean).
 //
-// Each .md has the run's settings, the throughput while profiled, self time
-// by area (our folders, node internals, npm packages, GC, idle) and the top
-// functions by self and by total time. Open a .cpuprofile in Chrome DevTools
-// (Performance panel, "Load profile...") or VS Code (open the file). Main
-// thread of a tool process; the engine profile runs in a worker thread of it.
+// Each CPU profile's .md has the run's settings, the throughput while
+// profiled, self time by area (our folders, node internals, npm packages, GC,
+// idle) and the top functions by self and by total time. Open a .cpuprofile
+// in Chrome DevTools (Performance panel, "Load profile...") or VS Code (open
+// the file). Main thread of a tool process; the engine profile runs in a
+// worker thread of it.
 
 import { spawn } from 'node:child_process';
-import { appendFileSync, writeFileSync, writeSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '../bench/lib/cpuprofile.js';
 import { createTraders, freePort, openMarket, startExchange } from '../bench/lib/exchange_fixture.js';
@@ -39,13 +47,9 @@ import { CpuWindow } from '../bench/lib/process_stats.js';
 import { environment, resultsDir } from '../bench/lib/result.js';
 import { runLoad } from './loadgen/loadgen.js';
 
-const DEOPT_BEGIN = '@@dx-profile: profiled passes begin@@';
-const DEOPT_END = '@@dx-profile: profiled passes end@@';
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 
 interface EngineJob {
-  /** Print the begin/end markers on fd 1 (only under --trace-deopt). */
-  markers: boolean;
   commands: number;
   passes: number;
   interval_us: number;
@@ -76,12 +80,8 @@ async function engineWorker(job: EngineJob): Promise<EngineOutcome> {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: job.interval_us });
   await session.post('Profiler.start');
-  // Markers on fd 1, synchronously, so --trace-deopt lines (written by V8 to
-  // the same fd) can be attributed to the profiled passes alone.
-  if (job.markers) writeSync(1, `\n${DEOPT_BEGIN}\n`);
   let ns = 0;
   for (const x of engines) ns += em.timeOurs(w, x).ns;
-  if (job.markers) writeSync(1, `\n${DEOPT_END}\n`);
   const { profile } = await session.post('Profiler.stop');
   await session.post('Profiler.disable');
   session.disconnect();
@@ -97,7 +97,9 @@ if (!isMainThread && (workerData as { profileJob?: EngineJob } | null)?.profileJ
 
 // ------------------------------------------------------------------ output
 
-function header(title: string, lines: string[]): string {
+const CPU_PROFILE_NOTE = 'Open the `.cpuprofile` in Chrome DevTools (Performance panel, "Load profile...", or the JavaScript Profiler panel) or in VS Code (open the file: flame chart and table). Self time = samples with the function innermost; total time = samples with the function anywhere on the stack. Percentages are of all sampled time, (idle) and (garbage collector) included. Profiling slows the thread down (sampling), so the throughput here is not a benchmark figure.';
+
+function header(title: string, lines: string[], note = CPU_PROFILE_NOTE): string {
   const env = environment();
   return [
     `# ${title}`,
@@ -106,7 +108,7 @@ function header(title: string, lines: string[]): string {
     `- machine: ${env.machine.cpus} CPUs, ${env.machine.model}, ${env.machine.mem_gib} GiB; Node ${env.node}`,
     ...lines.map((l) => `- ${l}`),
     '',
-    'Open the `.cpuprofile` in Chrome DevTools (Performance panel, "Load profile...", or the JavaScript Profiler panel) or in VS Code (open the file: flame chart and table). Self time = samples with the function innermost; total time = samples with the function anywhere on the stack. Percentages are of all sampled time, (idle) and (garbage collector) included. Profiling slows the thread down (sampling), so the throughput here is not a benchmark figure.',
+    note,
     '',
     '',
   ].join('\n');
@@ -136,56 +138,16 @@ function durationMs(s: string): number {
   return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
 }
 
-const USAGE = `usage: npm run profile -- engine  [--quick] [--commands N] [--passes K] [--interval-us U] [--trace-deopt]
+const USAGE = `usage: npm run profile -- engine  [--quick] [--commands N] [--passes K] [--interval-us U]
        npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync] [--mix place=1,read=0]
-                                  [--connections N] [--thread gateway-0] [--interval-us U]`;
+                                  [--connections N] [--thread gateway-0] [--interval-us U]
+       npm run profile -- deopt   [--commands N] [--passes K]`;
 
 // ------------------------------------------------------------------ engine (main side)
 
-/**
- * --trace-deopt: runs this tool again in a child process under node
- * --trace-deopt, keeps the V8 deoptimization lines printed between the
- * worker's begin/end markers (the profiled passes, after warm-up), and
- * appends them to profile-engine.md (and prints a summary).
- */
-async function engineDeopts(argv: string[]): Promise<void> {
-  const self = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--trace-deopt', self, 'engine', ...argv.filter((a) => a !== '--trace-deopt')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d: string) => {
-    out += d;
-  });
-  const code = await new Promise<number | null>((r) => child.once('exit', r));
-  if (code !== 0) throw new Error(`profile child under --trace-deopt exited with ${code}`);
-  const b = out.indexOf(DEOPT_BEGIN);
-  const e = out.indexOf(DEOPT_END);
-  if (b < 0 || e < b) throw new Error('no profiled-pass markers in the --trace-deopt output');
-  const inside = out.slice(b + DEOPT_BEGIN.length, e).split('\n').filter((l) => /bailout|deoptimiz/.test(l));
-  const byFn = new Map<string, number>();
-  for (const l of inside) {
-    const m = /<(?:JSFunction|SharedFunctionInfo) ([^ >]+)/.exec(l);
-    const reason = /reason: ([^)\]]+)/.exec(l)?.[1] ?? '';
-    const k = `${m?.[1] ?? '?'}: ${reason}`;
-    byFn.set(k, (byFn.get(k) ?? 0) + 1);
-  }
-  const before = out.slice(0, b).split('\n').filter((l) => /bailout \(/.test(l)).length;
-  const lines = [...byFn].sort((x, y) => y[1] - x[1]).map(([k, n]) => `- ${n} x ${k}`);
-  const md = join(resultsDir(), 'profile-engine.md');
-  appendFileSync(md, `\n## Deoptimizations during the profiled passes (--trace-deopt)\n\n${inside.length === 0 ? 'None: the engine loop ran without a deoptimization after warm-up.' : `${inside.length} V8 deoptimization lines after warm-up (function: reason):\n\n${lines.join('\n')}`}\n\n(${before} bailouts happened before, while the stream was built and the engine warmed up.)\n`);
-  const summaryLine = out.split('\n').find((l) => l.startsWith('engine: '));
-  if (summaryLine !== undefined) console.log(summaryLine);
-  console.log(`--trace-deopt: ${inside.length} deoptimization lines during the profiled passes${inside.length > 0 ? `:\n${lines.join('\n')}` : ''}; appended to ${md}`);
-}
-
 async function profileEngine(argv: string[]): Promise<void> {
-  if (argv.includes('--trace-deopt') && !process.execArgv.includes('--trace-deopt')) {
-    await engineDeopts(argv);
-    return;
-  }
   const quick = argv.includes('--quick');
   const job: EngineJob = {
-    markers: process.execArgv.includes('--trace-deopt'),
     commands: Number(flagValue(argv, '--commands') ?? (quick ? 100_000 : 1_000_000)),
     passes: Number(flagValue(argv, '--passes') ?? (quick ? 2 : 5)),
     interval_us: Number(flagValue(argv, '--interval-us') ?? 100),
@@ -264,10 +226,190 @@ async function profileGateway(argv: string[]): Promise<void> {
   }
 }
 
+// ------------------------------------------------------------------ deopt
+
+/** Opens each timed pass of the deopt child: a line of its own on stdout. */
+const STEADY_MARK = '=== steady';
+const DEOPT_COMMANDS = 200_000;
+const DEOPT_PASSES = 4;
+/** Folders of dist/src/ with the code the engine loop runs (decide + evolve, book, accounts, records, lib). */
+const ENGINE_DIRS = ['engine', 'book', 'accounts', 'lib', 'layout'];
+const KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'catch', 'function', 'return']);
+
+/** One --trace-deopt line. */
+export interface DeoptEvent {
+  /** deopt-eager, deopt-lazy, deopt-soft, ... for a bailout; `marked` for "marking dependent code ... for deoptimization". */
+  kind: string;
+  /** The optimized function (the outermost one: code inlined into it is not named); '(anonymous)' when V8 has no name. */
+  fn: string;
+  reason: string;
+  /** fn is the name of a function defined in the engine's files (see engineFunctionNames). */
+  engine: boolean;
+  /** Counts against the engine loop: every bailout, and engine code marked for deoptimization. */
+  counted: boolean;
+}
+
+export interface DeoptSection {
+  /** The marker line that opens the section; '' for the text before the first marker. */
+  marker: string;
+  events: DeoptEvent[];
+}
+
+export interface DeoptRow {
+  kind: string;
+  fn: string;
+  reason: string;
+  engine: boolean;
+  count: number;
+}
+
+const BAILOUT = /^\[bailout \(kind: ([^,]+), reason: (.*)\): begin\. deoptimizing .*?<JSFunction (?:(.*?) )?\(sfi = /;
+const MARKED = /^\[marking dependent code .*?<SharedFunctionInfo ?(.*?)>.* for deoptimization, reason: (.*)\]$/;
+
+/**
+ * Splits the stdout of a `node --trace-deopt` run at the lines starting with
+ * STEADY_MARK and picks out the deoptimizations of each part. Every bailout
+ * counts: after warm-up only the engine loop runs, and a deopt in engine code
+ * inlined into the benchmark's loop is reported under the benchmark's
+ * function. Code marked for deoptimization counts only when it is an engine
+ * function's: other code is marked when GC collects objects it embedded
+ * (e.g. the workload generator's, "weak objects") and is listed apart.
+ */
+export function parseDeoptTrace(text: string, isEngine: (fn: string) => boolean): DeoptSection[] {
+  const sections: DeoptSection[] = [{ marker: '', events: [] }];
+  for (const line of text.split('\n')) {
+    if (line.startsWith(STEADY_MARK)) {
+      sections.push({ marker: line, events: [] });
+      continue;
+    }
+    const b = BAILOUT.exec(line);
+    const m = b === null ? MARKED.exec(line) : null;
+    if (b === null && m === null) continue;
+    const fn = (b !== null ? b[3] : m![1]) || '(anonymous)';
+    const engine = isEngine(fn);
+    sections[sections.length - 1]!.events.push(b !== null
+      ? { kind: b[1]!, fn, reason: b[2]!, engine, counted: true }
+      : { kind: 'marked', fn, reason: m![2]!, engine, counted: engine });
+  }
+  return sections;
+}
+
+/** Events grouped by kind, function and reason, most frequent first. */
+export function tallyDeopts(events: DeoptEvent[]): DeoptRow[] {
+  const rows = new Map<string, DeoptRow>();
+  for (const e of events) {
+    const k = `${e.kind}\0${e.fn}\0${e.reason}`;
+    const r = rows.get(k);
+    if (r !== undefined) r.count++;
+    else rows.set(k, { kind: e.kind, fn: e.fn, reason: e.reason, engine: e.engine, count: 1 });
+  }
+  return [...rows.values()].sort((x, y) => y.count - x.count || x.fn.localeCompare(y.fn));
+}
+
+/**
+ * Names of the functions, methods, accessors and classes defined in the
+ * engine's compiled files. A --trace-deopt line names a function but not its
+ * file, so a name from this set is taken for the engine's (a bench function
+ * of the same name would be too, which errs towards failing the check).
+ */
+function engineFunctionNames(): Set<string> {
+  const def = /\bfunction\s*\*?\s*([\w$]+)|\bclass\s+([\w$]+)|^\s*(?:static\s+)?(?:async\s+)?((?:get |set )?#?[\w$]+)\s*\([^)]*\)\s*\{|\b(?:const|let|var)\s+([\w$]+)\s*=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)/gm;
+  const names = new Set<string>();
+  for (const dir of ENGINE_DIRS) {
+    const abs = join(ROOT, 'dist', 'src', dir);
+    for (const f of readdirSync(abs)) {
+      if (!f.endsWith('.js')) continue;
+      for (const m of readFileSync(join(abs, f), 'utf8').matchAll(def)) {
+        const name = m[1] ?? m[2] ?? m[3] ?? m[4]!;
+        if (!KEYWORDS.has(name)) names.add(name);
+      }
+    }
+  }
+  return names;
+}
+
+function deoptTable(rows: DeoptRow[]): string {
+  if (rows.length === 0) return 'None.';
+  return [
+    '| count | function | name defined in the engine | kind | reason |',
+    '|---:|---|---|---|---|',
+    ...rows.map((r) => `| ${r.count} | \`${r.fn}\` | ${r.engine ? 'yes' : 'no'} | ${r.kind} | ${r.reason} |`),
+  ].join('\n');
+}
+
+/** A section of profile-deopt.md: the counted events of a phase, then the others. */
+function deoptPhase(title: string, events: DeoptEvent[]): string {
+  const counted = events.filter((e) => e.counted);
+  const other = events.filter((e) => !e.counted);
+  return `## ${title}: ${counted.length} counted\n\n${deoptTable(tallyDeopts(counted))}\n\nOther code marked for deoptimization (not counted): ${other.length}\n\n${deoptTable(tallyDeopts(other))}\n`;
+}
+
+const DEOPT_NOTE = 'Counted: every bailout (`[bailout (kind: deopt-eager|deopt-lazy|deopt-soft, reason: ...)`: optimized code left mid-run) and every engine function whose optimized code is marked for deoptimization. After warm-up only the engine loop runs, and a deopt in engine code inlined into the benchmark\'s loop (`oursSpan`) is reported under that function, so no bailout is excused there. Listed apart, not counted: other code marked for deoptimization, e.g. the workload generator\'s once GC collects objects its code embedded ("weak objects"). A function counts as the engine\'s by its name (V8 does not print the file), so the generator\'s methods named like engine functions (`place`, `cancel`, ...) show up as engine functions during warm-up.';
+
+/** The child of `deopt`, under node --trace-deopt: warm-up, then the timed passes, each after a marker line. */
+async function deoptChild(argv: string[]): Promise<void> {
+  const em = await import('../bench/engine_match.js');
+  const w = em.buildWorkload(Number(flagValue(argv, '--commands')));
+  // One full GC for the generator's garbage, as engine_match's run() does
+  // before its warm-up: the generator's code that embedded its objects is
+  // marked for deoptimization ("weak objects") now, not during a timed pass
+  // (several of its methods share a name with engine functions).
+  (globalThis as { gc?: () => void }).gc!();
+  em.timeOurs(w, em.freshOurs(w));
+  // All engines set up before the first marker, so that what follows it is the engine loop alone.
+  const engines = Array.from({ length: Number(flagValue(argv, '--passes')) }, () => em.freshOurs(w));
+  for (const [i, x] of engines.entries()) {
+    // Synchronously on fd 1, where V8 writes its --trace-deopt lines, so that they stay in order.
+    writeSync(1, `\n${STEADY_MARK} pass ${i + 1}\n`);
+    em.timeOurs(w, x);
+  }
+}
+
+async function profileDeopt(argv: string[]): Promise<number> {
+  const commands = Number(flagValue(argv, '--commands') ?? DEOPT_COMMANDS);
+  const passes = Number(flagValue(argv, '--passes') ?? DEOPT_PASSES);
+  const self = fileURLToPath(import.meta.url);
+  const childArgs = ['--trace-deopt', '--expose-gc', self, 'deopt-child', '--commands', String(commands), '--passes', String(passes)];
+  const child = spawn(process.execPath, childArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => {
+    out += d;
+  });
+  // 'close', not 'exit': the end of stdout may still be in the pipe when the child has exited.
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  if (code !== 0) throw new Error(`deopt child under --trace-deopt exited with ${code}`);
+  const names = engineFunctionNames();
+  const sections = parseDeoptTrace(out, (fn) => names.has(fn));
+  if (sections.length !== passes + 1) throw new Error(`expected ${passes} pass markers in the --trace-deopt output, found ${sections.length - 1}`);
+  const warm = sections[0]!.events;
+  const steady = sections.slice(1).flatMap((x) => x.events);
+  const steadyCounted = steady.filter((e) => e.counted);
+  const warmCounted = warm.filter((e) => e.counted);
+  const perPass = sections.slice(1).map((x) => x.events.filter((e) => e.counted).length);
+  // This process only reads the child's output; the flags matter in the child, which sets them by importing bench/engine_match.js.
+  const { V8_FLAGS } = await import('../src/main/v8_tuning.js');
+  const md = join(resultsDir(), 'profile-deopt.md');
+  writeFileSync(md, header('Deoptimizations: the engine_match loop under --trace-deopt', [
+    `child: \`node ${childArgs.map((a) => (a === self ? relative(ROOT, self) : a)).join(' ')}\`, the engine on the child's main thread`,
+    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, set as the exchange's engine thread sets them: the child imports bench/engine_match.js, which imports it), and --trace-deopt --expose-gc`,
+    `workload: bench/engine_match.ts buildWorkload(${commands}) (the engine_match stream), one forced full GC (for the generator's garbage, as engine_match does), one untimed warm-up pass on a fresh engine, then ${passes} passes each on a fresh engine (all set up before the first pass marker)`,
+    `engine functions: ${names.size} names of functions, methods, accessors and classes defined in dist/src/{${ENGINE_DIRS.join(',')}}/*.js`,
+    `steady state (after warm-up): ${steadyCounted.length} deoptimizations on the engine loop (per pass: ${perPass.join(', ')}): ${steadyCounted.length === 0 ? 'clean' : '**FAIL**'}`,
+  ], DEOPT_NOTE) + deoptPhase('After warm-up (steady state)', steady) + '\n' +
+    deoptPhase('Warm-up (module loading, building the stream through the generator\'s own engine, the forced GC, the warm-up pass, setting up the fresh engines)', warm));
+  console.log(`deopt: ${steadyCounted.length} deoptimizations on the engine loop after warm-up (${passes} passes x ${commands} commands; ${warmCounted.length} during warm-up) -> ${md}`);
+  if (steadyCounted.length === 0) return 0;
+  for (const r of tallyDeopts(steadyCounted)) console.error(`  ${r.count} x ${r.fn} (${r.kind}): ${r.reason}`);
+  return 1;
+}
+
 async function main(argv: string[]): Promise<number> {
   const what = argv[0];
   if (what === 'engine') await profileEngine(argv.slice(1));
   else if (what === 'gateway') await profileGateway(argv.slice(1));
+  else if (what === 'deopt') return profileDeopt(argv.slice(1));
+  else if (what === 'deopt-child') await deoptChild(argv.slice(1));
   else {
     console.error(USAGE);
     return 2;
@@ -275,7 +417,8 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (isMainThread) {
+// Only when run as a program: the tests import parseDeoptTrace from this file.
+if (isMainThread && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
