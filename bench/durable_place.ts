@@ -17,7 +17,8 @@
 //      and the generator binds a connection to a key); then REPEATS closed
 //      loops per mode, interleaved (fsync, none, none, fsync, ...) so a noisy
 //      neighbour hits both alike; then an open loop per mode at half its
-//      median peak, latency from the intended send time.
+//      median peak, latency from the intended send time, and (fsync only)
+//      open loops at 10% and 25% of the peak: latency against load.
 //   2. recovery: an exchange with --snapshot-every 10^9 (no periodic snapshot:
 //      the start must replay the whole journal) is driven with placements and
 //      cancels until its journal holds `journal_events` records, stopped with
@@ -44,6 +45,8 @@ const WRITE_RATE_PER_KEY = 50;
 const KEY_HEADROOM = 0.8;
 const SPREAD_FLAG = 0.1;
 const FOREIGN_REDO_PCT = 25;
+/** Fractions of the fsync peak for the latency-against-load open loops (besides the half). */
+const CURVE_FRACTIONS = [0.1, 0.25] as const;
 const MID = 50;
 const SPREAD = 5;
 const TOKEN = 'durable-place-bench-token-0123456789';
@@ -217,6 +220,8 @@ interface ModeResult {
   place: Measured[];
   open: Measured;
   open_rate: number;
+  /** Open loops at lower fractions of the peak (fsync only): where the tail comes from. */
+  curve: { fraction: number; rate: number; m: Measured }[];
 }
 
 async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, ModeResult>> {
@@ -260,7 +265,14 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     for (const mode of MODES) {
       const rate = Math.max(1, Math.round(median(place[mode].map((m) => okRate(m.value))) / 2));
       const o = await measured(s, ex[mode], other(mode), () => open(s, ex[mode], conns[mode], rate, seed));
-      out[mode] = { setup_ms: ex[mode].setup_ms, probes: probes[mode], connections: conns[mode], place: place[mode], open: o, open_rate: rate };
+      out[mode] = { setup_ms: ex[mode].setup_ms, probes: probes[mode], connections: conns[mode], place: place[mode], open: o, open_rate: rate, curve: [] };
+    }
+    // Latency against load, fsync only: if the tail stays where it is at a
+    // tenth of the peak, it is not queueing but the hand-offs and the machine.
+    for (const fraction of CURVE_FRACTIONS) {
+      const rate = Math.max(1, Math.round(median(place.fsync.map((m) => okRate(m.value))) * fraction));
+      const m = await measured(s, ex.fsync, other('fsync'), () => open(s, ex.fsync, conns.fsync, rate, seed));
+      out.fsync!.curve.push({ fraction, rate, m });
     }
     return out as Record<Mode, ModeResult>;
   } finally {
@@ -452,6 +464,17 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   }
   const ratio = noneMed > 0 ? fsyncMed / noneMed : NaN;
   metrics.fsync_vs_none_throughput = round3(ratio);
+  for (const c of tp.fsync.curve) {
+    const p = `fsync_at_${Math.round(c.fraction * 100)}pct`;
+    const o = c.m.value;
+    metrics[`${p}_rate_per_s`] = c.rate;
+    metrics[`${p}_p50_us`] = us(o.latency_ms.p50);
+    metrics[`${p}_p99_us`] = us(o.latency_ms.p99);
+    metrics[`${p}_p999_us`] = us(o.latency_ms.p999);
+    metrics[`${p}_send_lag_p99_us`] = us(o.send_lag_ms.p99);
+    metrics[`${p}_server_cpu_pct`] = round1(c.m.server_pct);
+    metrics[`${p}_generator_cpu_pct`] = round1(c.m.generator_pct);
+  }
 
   // Recovery.
   const million = rc.journal.events / 1e6;
@@ -499,6 +522,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   notes.push(`connections: the generator binds each connection to one key and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms): ${MODES.map((m) => `${m}: ${tp[m].probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')} -> ${tp[m].connections}`).join('; ')}.`);
   notes.push(`both exchanges ran side by side (${s.gateways} gateway thread(s) each, separate processes and data directories under ${tmpdir()} on the same disk); the idle one's CPU is counted as ours, not foreign. Setup: ${s.keys} accounts per exchange, one key each, ${s.seed_shares} YES+NO shares minted per account (fsync ${tp.fsync.setup_ms} ms, none ${tp.none.setup_ms} ms). Orders: the load generator's place op (YES-space ${MID}+-${SPREAD}, both outcomes, 70% buys / 30% sells, qty 1..10), no cancels, the book grows during the run.`);
   notes.push(`open loop latency from the intended send time at half of each mode's median closed-loop peak: fsync ${tp.fsync.open_rate}/s p50/p99/p99.9 ${metrics.fsync_p50_us}/${metrics.fsync_p99_us}/${metrics.fsync_p999_us} us; none (benchmarks only) ${tp.none.open_rate}/s ${metrics.none_p50_us}/${metrics.none_p99_us}/${metrics.none_p999_us} us. The generator's own send lag p99: fsync ${metrics.fsync_open_send_lag_p99_us} us, none ${metrics.none_open_send_lag_p99_us} us.`);
+  notes.push(`latency against load (fsync, open loop, ${s.open_ms} ms each): ${tp.fsync.curve.map((c) => `${Math.round(c.fraction * 100)}% of peak = ${c.rate}/s: p50/p99/p99.9 ${us(c.m.value.latency_ms.p50)}/${us(c.m.value.latency_ms.p99)}/${us(c.m.value.latency_ms.p999)} us (generator send lag p99 ${us(c.m.value.send_lag_ms.p99)} us; server ${round1(c.m.server_pct)}%, generator ${round1(c.m.generator_pct)}% CPU)`).join('; ')}; 50% as above.`);
   for (const [name, xs] of [['fsync_placements_per_s', rates.fsync], ['none_placements_per_s', rates.none], ['recovery_spawn_to_ready_ms', rc.full.map((c) => c.spawn_to_ready_ms)]] as const) {
     if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
   }

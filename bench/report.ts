@@ -169,6 +169,10 @@ const SPECS: Record<string, Spec> = {
         label: `open loop ${q === 'p999' ? 'p99.9' : q}`, ours: [`fsync_${q}_us`, `${q}_us`],
         peers: { durability_none_benchmarks_only: q === 'max' ? '@none_max_us' : `${q}_us`, fastify_place: `${q}_us` },
       })),
+      ...([10, 25] as const).flatMap((pct) => [
+        { label: `open loop at ${pct}% of peak: rate`, ours: `fsync_at_${pct}pct_rate_per_s` },
+        ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}`, ours: `fsync_at_${pct}pct_${q}_us` })),
+      ]),
       { label: 'server CPU, closed loop', ours: ['fsync_server_cpu_pct', 'place_server_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_server_cpu_pct', uws_hello: 'server_cpu_pct', fastify_place: 'server_cpu_pct' } },
       { label: 'load generator CPU, closed loop', ours: ['fsync_generator_cpu_pct', 'place_generator_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_generator_cpu_pct', uws_hello: 'generator_cpu_pct', fastify_place: 'generator_cpu_pct' } },
       { label: 'recovery, s per million journaled events (spawn to ready)', ours: 'recovery_s_per_million_events', unit: 'plain' },
