@@ -7,7 +7,9 @@
 // latency; then recovery time per 1,000,000 journaled events: a journal of at
 // least a million events is built through a third exchange, and cold starts
 // of the real server on that data directory are timed from spawn to its
-// `ready` line (with the `recovery` log line's own ms). Main thread of the
+// `ready` line (with the `recovery` log line's own ms). First of all, the uWS
+// hello-world ceiling (gateway_place's hello phase), so that the target
+// ratio (durable placements / hello) comes from one run. Main thread of the
 // bench runner; reports, never asserts.
 //
 // One run:
@@ -34,6 +36,7 @@ import { performance } from 'node:perf_hooks';
 import { listSegments } from '../src/journal/recovery.js';
 import { readWhole, scanSegment } from '../src/journal/segment.js';
 import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
+import { helloPhase, settings as gatewaySettings } from './gateway_place.js';
 import { closeFetchConnections, ExchangeServer } from '../tools/crash_test.js';
 import { createTraders, openMarket, type ExchangeProcess } from './lib/exchange_fixture.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
@@ -423,6 +426,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const s = settings(opts.quick === true);
   const seed = 0x6a09e667;
   const t0 = performance.now();
+  // The uWS hello-world ceiling in this same run, so the target's ratio is of one run.
+  const hello = await helloPhase(gatewaySettings(s.quick), seed);
   const tp = await throughputPhase(s, seed);
   const rc = await recoveryPhase(s, seed);
   const wallS = Math.round((performance.now() - t0) / 1000);
@@ -464,6 +469,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   }
   const ratio = noneMed > 0 ? fsyncMed / noneMed : NaN;
   metrics.fsync_vs_none_throughput = round3(ratio);
+  const helloRates = hello.runs.map((m) => okRate(m.value));
+  const helloMed = median(helloRates);
+  notes.push(`uWS hello-world ceiling in this run (tools/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);
   for (const c of tp.fsync.curve) {
     const p = `fsync_at_${Math.round(c.fraction * 100)}pct`;
     const o = c.m.value;
@@ -550,8 +558,12 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       durability_none_benchmarks_only: {
         placements_per_s: round1(noneMed), p50_us: metrics.none_p50_us!, p99_us: metrics.none_p99_us!, p999_us: metrics.none_p999_us!, open_rate_per_s: tp.none.open_rate,
       },
+      uws_hello: {
+        requests_per_s: round1(helloMed), requests_per_s_min: round1(minOf(helloRates)), requests_per_s_max: round1(maxOf(helloRates)),
+        connections: hello.connections, server_cpu_pct: round1(median(hello.runs.map((m) => m.server_pct))), generator_cpu_pct: round1(median(hello.runs.map((m) => m.generator_pct))),
+      },
     },
-    ratios: { vs_durability_none: round3(ratio) },
+    ratios: { vs_durability_none: round3(ratio), vs_uws_hello: round3(fsyncMed / helloMed) },
     notes,
   };
 }
