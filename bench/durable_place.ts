@@ -29,7 +29,7 @@
 //      directory (the fixed cost of a start). Then one snapshot
 //      (POST /admin/snapshot) and starts from it, for comparison.
 
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,7 +41,7 @@ import { closeFetchConnections, ExchangeServer } from '../tools/crash_test.js';
 import { createTraders, openMarket, type ExchangeProcess } from './lib/exchange_fixture.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { max as maxOf, median, min as minOf, relativeSpread } from './lib/stats.js';
+import { max as maxOf, median, min as minOf, percentiles, relativeSpread } from './lib/stats.js';
 
 const NONE_LABEL = 'durability none (benchmarks only)';
 const WRITE_RATE_PER_KEY = 50;
@@ -204,6 +204,38 @@ function open(s: Settings, ex: Exchange, connections: number, rate: number, seed
     baseUrl: ex.server.base, keys: ex.keys, markets: [ex.market], mode: 'open', rate, connections, durationMs: s.open_ms,
     mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD,
   });
+}
+
+// ------------------------------------------------------------------ the disk's own floor
+
+/**
+ * What one group commit costs at least on this disk: append 4 KiB to a file
+ * in the temp directory the exchanges use and fdatasync it, n times, each
+ * timed. With fsync on, no placement can be answered faster than this, so
+ * its tail bounds the placement tail from below.
+ */
+function diskFloor(n: number): { p50_us: number; p99_us: number; p999_us: number; max_us: number; samples: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
+  try {
+    const fd = openSync(join(dir, 'probe'), 'w');
+    const block = Buffer.alloc(4096, 0x5a);
+    const ns = new Float64Array(n);
+    try {
+      for (let i = 0; i < n; i++) {
+        const t0 = process.hrtime.bigint();
+        writeSync(fd, block);
+        fdatasyncSync(fd);
+        ns[i] = Number(process.hrtime.bigint() - t0);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const p = percentiles(ns, [50, 99, 99.9, 100]);
+    const us = (q: number): number => Math.round(p.get(q)! / 1000);
+    return { p50_us: us(50), p99_us: us(99), p999_us: us(99.9), max_us: us(100), samples: n };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // ------------------------------------------------------------------ phase 1: throughput and latency
@@ -428,6 +460,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const t0 = performance.now();
   // The uWS hello-world ceiling in this same run, so the target's ratio is of one run.
   const hello = await helloPhase(gatewaySettings(s.quick), seed);
+  const disk = diskFloor(s.quick ? 500 : 3000);
   const tp = await throughputPhase(s, seed);
   const rc = await recoveryPhase(s, seed);
   const wallS = Math.round((performance.now() - t0) / 1000);
@@ -469,6 +502,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   }
   const ratio = noneMed > 0 ? fsyncMed / noneMed : NaN;
   metrics.fsync_vs_none_throughput = round3(ratio);
+  metrics.disk_fdatasync_4k_p50_us = disk.p50_us;
+  metrics.disk_fdatasync_4k_p99_us = disk.p99_us;
+  metrics.disk_fdatasync_4k_p999_us = disk.p999_us;
+  metrics.disk_fdatasync_4k_max_us = disk.max_us;
+  notes.push(`the disk's own floor: ${disk.samples} appends of 4 KiB + fdatasync to a file in ${tmpdir()} (where the exchanges' data directories are), each timed: p50/p99/p99.9/max ${disk.p50_us}/${disk.p99_us}/${disk.p999_us}/${disk.max_us} us. With fsync on, every answer waits for at least one such sync, so the placement p99 cannot be below this p99.`);
   const helloRates = hello.runs.map((m) => okRate(m.value));
   const helloMed = median(helloRates);
   notes.push(`uWS hello-world ceiling in this run (tools/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);

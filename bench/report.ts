@@ -169,6 +169,7 @@ const SPECS: Record<string, Spec> = {
         label: `open loop ${q === 'p999' ? 'p99.9' : q}`, ours: [`fsync_${q}_us`, `${q}_us`],
         peers: { durability_none_benchmarks_only: q === 'max' ? '@none_max_us' : `${q}_us`, fastify_place: `${q}_us` },
       })),
+      ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `the disk alone: 4 KiB append + fdatasync ${q === 'p999' ? 'p99.9' : q}`, ours: `disk_fdatasync_4k_${q}_us` })),
       ...([10, 25] as const).flatMap((pct) => [
         { label: `open loop at ${pct}% of peak: rate`, ours: `fsync_at_${pct}pct_rate_per_s` },
         ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}`, ours: `fsync_at_${pct}pct_${q}_us` })),
