@@ -27,7 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../src/engine/config.js';
 import { verify as verifyState } from '../src/engine/verify.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR, SNAPSHOT_DIR } from '../src/journal/format.js';
-import { listSegments, loadBase, planRecovery, replay, type PlannedSegment, type RecoveryPlan } from '../src/journal/recovery.js';
+import { isTornCreation, listSegments, loadBase, planRecovery, replay, type PlannedSegment, type RecoveryPlan } from '../src/journal/recovery.js';
 import { forEachRecord, JournalFault, readWhole, scanSegment, type SegmentScan } from '../src/journal/segment.js';
 import { listSnapshots, readSnapshot } from '../src/journal/snapshot.js';
 import { decodeViews, stateHash } from '../src/journal/state_codec.js';
@@ -409,11 +409,16 @@ function verifyJournal(args: Args, io: Io): number {
   let end = 0; // last complete seq of the sound prefix
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;
+    const isLast = i === files.length - 1;
     let scan: SegmentScan;
     let size = 0;
     try {
       const bytes = readWhole(f.path);
       size = bytes.length;
+      if (isTornCreation(bytes, isLast)) {
+        r.repair(f.path, 0, `a segment created but never written (${size} bytes, shorter than its header): the process died right after creating it; the next start removes it`);
+        continue;
+      }
       scan = scanSegment(f.path, bytes, expect);
     } catch (e) {
       faultOf(r, e, f.path);
@@ -421,7 +426,6 @@ function verifyJournal(args: Args, io: Io): number {
       expect = null;
       continue;
     }
-    const isLast = i === files.length - 1;
     const span = scan.lastSeq >= scan.firstSeq ? `seqs ${scan.firstSeq}..${scan.lastSeq}` : `no complete command (first seq ${scan.firstSeq})`;
     r.line(`segment ${f.path}: ${span}, ${scan.records} records, ${size} bytes`);
     if (scan.firstSeq !== f.firstSeq) {

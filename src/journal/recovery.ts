@@ -68,6 +68,17 @@ export interface PlanOptions {
 }
 
 /**
+ * A last segment shorter than its header was created and then the process
+ * died before the header was written (the writer writes it right after
+ * creating the file, before any record): it holds nothing, so it is a torn
+ * creation, not damage. Start-up removes it; `tools/journal verify` calls it
+ * repairable. Seen with SIGKILL during a start (tools/crash_test.ts).
+ */
+export function isTornCreation(bytes: Uint8Array, isLast: boolean): boolean {
+  return isLast && bytes.length < FILE_HEADER_BYTES;
+}
+
+/**
  * Checks the journal and picks the snapshot to start from. Throws a
  * JournalFault (file and byte offset) on a checksum failure followed by
  * data, a seq gap, a missing segment or a fingerprint mismatch.
@@ -106,11 +117,7 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
     }
     const bytes = readWhole(f.path);
     const isLast = i === files.length - 1;
-    if (isLast && bytes.length < FILE_HEADER_BYTES) {
-      // Created, then the process died before its header was written (the
-      // writer writes the header right after creating the file, before any
-      // record): it holds nothing, so it is a torn creation, not damage.
-      // Seen with SIGKILL during a start (tools/crash_test.ts).
+    if (isTornCreation(bytes, isLast)) {
       if (opts.repair) {
         rmSync(f.path);
         syncDir(join(dataDir, JOURNAL_DIR));

@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
-import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, SEGMENT_MAGIC, SNAPSHOT_DIR, SNAPSHOT_MAGIC } from '../../src/journal/format.js';
+import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, JOURNAL_DIR, SEGMENT_MAGIC, segmentName, SNAPSHOT_DIR, SNAPSHOT_MAGIC } from '../../src/journal/format.js';
 import { planRecovery, recoverViews, type RecoveryPlan } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
 import { listSnapshots, writeSnapshot } from '../../src/journal/snapshot.js';
@@ -198,6 +198,23 @@ test('corruption: trailing zeros after the last frame are a torn tail; nothing c
   assert.equal(plan.lastSeq, liveSeq);
   assert.equal(statSync(last).size, size);
   assert.equal(recoveredHash(plan), liveHash);
+});
+
+test('corruption: a last segment created but never written (empty or a partial header) is repairable: verify says so, start-up removes it', () => {
+  for (const size of [0, FILE_HEADER_BYTES - 1]) {
+    const dir = copy();
+    const torn = join(dir, JOURNAL_DIR, segmentName(liveSeq + 1));
+    writeFileSync(torn, Buffer.alloc(size, 0x11));
+    const v = verifyTool(dir);
+    assert.equal(v.code, 3, v.out);
+    assert.ok(v.out.includes(`REPAIRABLE ${torn} at byte 0: a segment created but never written (${size} bytes`), v.out);
+    const plan = planRecovery(dir, { repair: true });
+    assert.deepEqual(plan.removed, [torn]);
+    assert.ok(!existsSync(torn));
+    assert.equal(plan.lastSeq, liveSeq);
+    assert.equal(recoveredHash(plan), liveHash);
+    assert.equal(verifyTool(dir).code, 0);
+  }
 });
 
 test('corruption: the events of a command without its completion are dropped and reported', () => {
