@@ -5,8 +5,8 @@
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
-import { TimerHeap } from '../lib/timer_heap.js';
 import { IdIndex } from '../lib/id_index.js';
+import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
 import { Markets, ORACLE_SOURCES } from './markets.js';

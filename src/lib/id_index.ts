@@ -7,8 +7,8 @@
 // goes to an overflow hash map instead, so the table never probes or
 // clusters; when the overflow is empty a miss costs nothing more.
 //
-// The table interleaves (id, slot) in one Float64Array, so an entry is one
-// cache line; id 0 marks an empty entry (seqs start at 1). It doubles when
+// The table interleaves (id, slot) in one Float64Array, so an entry never
+// spans two cache lines; id 0 marks an empty entry (seqs start at 1). It doubles when
 // more than half as many ids as it has entries are indexed. Engine thread and
 // read models (through evolve); no allocation except growth.
 
