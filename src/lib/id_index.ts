@@ -8,9 +8,10 @@
 // clusters; when the overflow is empty a miss costs nothing more.
 //
 // The table interleaves (id, slot) in one Float64Array, so an entry never
-// spans two cache lines; id 0 marks an empty entry (seqs start at 1). It doubles when
-// more than half as many ids as it has entries are indexed. Engine thread and
-// read models (through evolve); no allocation except growth.
+// spans two cache lines; id 0 marks an empty entry (seqs start at 1). It
+// doubles when more than half as many ids as it has entries are indexed.
+// Engine thread and read models (through evolve); no allocation except
+// growth.
 
 import { U32x3Map } from './u32x3_map.js';
 
