@@ -1,0 +1,109 @@
+// engine_ab: compares two builds of the engine on the engine_match stream,
+// alternating processes (A, B, A, B, ...) so that a noisy host slows both
+// alike. Each process builds the stream (bench/engine_match.ts
+// buildWorkload), runs one untimed pass, then `--runs` timed passes on
+// fresh engines, and prints its median and best commands/s. This is how the
+// engine changes of issue 8 were measured before they were kept.
+//
+//   npm run build && cp -r dist /tmp/base     # the build to compare against
+//   ... change the engine ... && npm run build
+//   node dist/tools/engine_ab.js /tmp/base dist [--rounds 3] [--runs 7] [--commands 300000] [--cpu 1]
+//
+// --cpu N pins every process to CPU N with taskset (when it is installed),
+// which steadies the figures on a 2-vCPU machine. Prints one line per
+// process and a summary of the medians; exit code 2 on a usage error.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+interface Options {
+  a: string;
+  b: string;
+  rounds: number;
+  runs: number;
+  commands: number;
+  cpu: number | null;
+}
+
+const USAGE = 'usage: node dist/tools/engine_ab.js <dist A> <dist B> [--rounds 3] [--runs 7] [--commands 300000] [--cpu N]';
+
+function parse(argv: string[]): Options {
+  const pos: string[] = [];
+  const o = { rounds: 3, runs: 7, commands: 300_000, cpu: null as number | null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) {
+      pos.push(a);
+      continue;
+    }
+    const v = Number(argv[++i]);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`${a}: expected a non-negative integer`);
+    if (a === '--rounds') o.rounds = v;
+    else if (a === '--runs') o.runs = v;
+    else if (a === '--commands') o.commands = v;
+    else if (a === '--cpu') o.cpu = v;
+    else throw new Error(`unknown option ${a}`);
+  }
+  if (pos.length !== 2) throw new Error('two builds to compare are needed');
+  const [a, b] = pos.map((p) => resolve(p)) as [string, string];
+  for (const d of [a, b]) if (!existsSync(resolve(d, 'bench', 'engine_match.js'))) throw new Error(`${d} has no bench/engine_match.js (a dist directory is expected)`);
+  if (o.rounds < 1 || o.runs < 1 || o.commands < 1000) throw new Error('rounds and runs must be >= 1, commands >= 1000');
+  return { a, b, ...o };
+}
+
+/** The child: times one build, prints `median best` in commands/s as JSON. */
+async function child(dist: string, commands: number, runs: number): Promise<void> {
+  const em = (await import(pathToFileURL(resolve(dist, 'bench', 'engine_match.js')).href)) as typeof import('../bench/engine_match.js');
+  const w = em.buildWorkload(commands);
+  em.timeOurs(w, em.freshOurs(w));
+  const rates: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const x = em.freshOurs(w);
+    rates.push((commands / em.timeOurs(w, x).ns) * 1e9);
+  }
+  rates.sort((p, q) => p - q);
+  process.stdout.write(`${JSON.stringify({ median: rates[rates.length >> 1], best: rates[rates.length - 1] })}\n`);
+}
+
+function runOne(o: Options, dist: string): { median: number; best: number } {
+  const self = fileURLToPath(import.meta.url);
+  const args = [self, '--child', dist, String(o.commands), String(o.runs)];
+  const useTaskset = o.cpu !== null && spawnSync('taskset', ['--version']).status === 0;
+  const r = useTaskset
+    ? spawnSync('taskset', ['-c', String(o.cpu), process.execPath, ...args], { encoding: 'utf8' })
+    : spawnSync(process.execPath, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`engine_ab child for ${dist} failed (${r.status}): ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { median: number; best: number };
+}
+
+function main(argv: string[]): number {
+  let o: Options;
+  try {
+    o = parse(argv);
+  } catch (e) {
+    console.error(`${(e as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const m = (x: number): string => `${(x / 1e6).toFixed(3)} M/s`;
+  const medians: Record<'A' | 'B', number[]> = { A: [], B: [] };
+  for (let i = 0; i < o.rounds; i++) {
+    for (const [tag, dist] of [['A', o.a], ['B', o.b]] as const) {
+      const r = runOne(o, dist);
+      medians[tag].push(r.median);
+      console.log(`round ${i + 1} ${tag} ${dist}: median ${m(r.median)}, best ${m(r.best)}`);
+    }
+  }
+  const med = (xs: number[]): number => xs.slice().sort((p, q) => p - q)[xs.length >> 1]!;
+  const a = med(medians.A);
+  const b = med(medians.B);
+  console.log(`A ${m(a)}  B ${m(b)}  B/A ${(b / a).toFixed(3)} (medians of ${o.rounds} rounds x ${o.runs} runs of ${o.commands} commands${o.cpu !== null ? `, CPU ${o.cpu}` : ''})`);
+  return 0;
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3]!, Number(process.argv[4]), Number(process.argv[5]));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = main(process.argv.slice(2));
+}
