@@ -595,6 +595,8 @@ export interface Ours {
 export function freshOurs(w: Workload): Ours {
   const out = new BufferEventOut(1 << 20);
   const engine = new Engine(ENGINE_CONFIG, out);
+  // As the exchange's engine thread runs it: the columns only read models read are not kept.
+  engine.state.matchingOnly = true;
   const m = w.setup.mem;
   for (let o = 0; o < w.setup.bytes; o += Header.len(m, o)) {
     engine.execute(m, o);
@@ -1048,7 +1050,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     `GC: ${gcMode}; one full GC is forced after generating the workload, before the warm-up, and none between runs (a forced GC discards optimized code; timed loops run in spans of ${SPAN} commands per call so that they do not depend on on-stack replacement). Our engine allocates nothing; the peer runs in the steady state of its own garbage. gc_count_timed counts collections that started inside timed windows (PerformanceObserver 'gc').`,
     `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, as the exchange's engine thread sets them; process-wide, so the peer runs with them too).`,
     `Events per command by type id (64 CommandCompleted, 65 OrderAccepted, 67 OrderRested, 68 Filled, 69 OrderCanceled): ${byType}.`,
-    'Ours per command: sequencing (seq, ts), validation, cash or share reservation with the worst-case fee, fees on every fill, positions and open interest, terminal-order retention (1000 per account) and id indexes, and every event written in place (zeroed, 32-byte header) and applied by evolve. The peer: one price-time book (bids/asks) per call, no accounts, no reservations, no fees, no positions, no sequencing; it returns a JS response object per call (our events are its output equivalent).',
+    'Ours runs as the exchange\'s engine thread runs it (ExchangeState.matchingOnly: the order columns only read models read, such as created ts or last update seq, are not kept on the engine thread; the gateways\' read models keep them). Ours per command: sequencing (seq, ts), validation, cash or share reservation with the worst-case fee, fees on every fill, positions and open interest, terminal-order retention (1000 per account) and id indexes, and every event written in place (zeroed, 32-byte header) and applied by evolve. The peer: one price-time book (bids/asks) per call, no accounts, no reservations, no fees, no positions, no sequencing; it returns a JS response object per call (our events are its output equivalent).',
     'Peer mapping: a YES-ladder order at y is a bid at y, a NO-ladder order at n an ask at 100 - n (buy NO at n = ask YES at 100 - n, sell YES at t = ask at t, sell NO at t = bid at 100 - t); every order is a gtc limit with the string id String(our order_id); cancels by id. The peer is called with plain option objects built in the loop from typed arrays (the id strings are built before timing). No accountId/stpMode is passed (our stream never self-trades, so STP would not change its matching).',
     `Peer equivalence check: ${peerMissing} of its cancels found no order, ${depthDiff} price levels differ from our final book (0 and 0 mean it matched the same orders).`,
   );

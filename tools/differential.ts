@@ -100,6 +100,11 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
   const gen = new CommandGenerator(seed, model, opts.generator);
   const out = new BufferEventOut(1 << 22);
   const engine = new Engine({ ...config }, out);
+  // A twin as the engine thread runs it (ExchangeState.matchingOnly): it must
+  // emit byte for byte what the full engine emits.
+  const twinOut = new BufferEventOut(1 << 22);
+  const twin = new Engine({ ...config }, twinOut);
+  twin.state.matchingOnly = true;
   for (let i = 0; i < count; i++) {
     const raw = gen.next();
     const { mem } = encodeToMem(raw);
@@ -115,6 +120,12 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
     let actual: RecordObject[];
     try {
       seq = engine.execute(mem, 0);
+      twin.execute(mem, 0);
+      const bytes = out.length;
+      if (twinOut.length !== bytes || !Buffer.from(out.mem.u8.buffer, 0, bytes).equals(Buffer.from(twinOut.mem.u8.buffer, 0, bytes))) {
+        return { seed, index: i, command, message: 'the matching-only engine (ExchangeState.matchingOnly) emitted other events than the full engine', expectedEvents: out.take(), actualEvents: twinOut.take() };
+      }
+      twinOut.reset();
       actual = out.take();
     } catch (e) {
       return { seed, index: i, command, message: `engine threw: ${(e as Error).stack ?? String(e)}`, expectedEvents: expected, actualEvents: [] };

@@ -218,32 +218,34 @@ function onOrderAccepted(s: ExchangeState, m: Mem, o: number): void {
   ord.id[slot] = id;
   ord.account[slot] = a;
   ord.market[slot] = market;
-  ord.qty[slot] = qty;
   ord.remaining[slot] = qty;
-  ord.filled[slot] = 0;
   ord.groupId[slot] = OrderAccepted.group_id(m, o);
   ord.tick[slot] = tick;
   ord.side[slot] = side;
   ord.outcome[slot] = outcome;
   ord.tif[slot] = OrderAccepted.tif(m, o);
-  ord.stp[slot] = OrderAccepted.stp(m, o);
-  ord.postOnly[slot] = OrderAccepted.post_only(m, o);
   ord.hasCoid[slot] = OrderAccepted.has_client_order_id(m, o);
-  ord.hasMaxCost[slot] = OrderAccepted.has_max_cost(m, o);
   ord.ladder[slot] = side === Side.buy ? outcome : 1 - outcome;
   ord.ladderTick[slot] = side === Side.buy ? tick : 100 - tick;
   ord.status[slot] = OrderStatus.resting;
-  ord.reason[slot] = 0;
   ord.feePerShare[slot] = OrderAccepted.fee_per_share(m, o);
-  ord.rejectCode[slot] = 0;
-  ord.maxCost[slot] = OrderAccepted.max_cost(m, o);
   ord.coidHi[slot] = OrderAccepted.client_order_id_hi(m, o);
   ord.coidLo[slot] = OrderAccepted.client_order_id_lo(m, o);
   ord.expHi[slot] = OrderAccepted.expiry_ts_hi(m, o);
   ord.expLo[slot] = OrderAccepted.expiry_ts_lo(m, o);
-  ord.createdTsHi[slot] = s.tsHi;
-  ord.createdTsLo[slot] = s.tsLo;
-  ord.lastUpdateSeq[slot] = s.seq;
+  if (!s.matchingOnly) {
+    ord.qty[slot] = qty;
+    ord.filled[slot] = 0;
+    ord.stp[slot] = OrderAccepted.stp(m, o);
+    ord.postOnly[slot] = OrderAccepted.post_only(m, o);
+    ord.hasMaxCost[slot] = OrderAccepted.has_max_cost(m, o);
+    ord.maxCost[slot] = OrderAccepted.max_cost(m, o);
+    ord.reason[slot] = 0;
+    ord.rejectCode[slot] = 0;
+    ord.createdTsHi[slot] = s.tsHi;
+    ord.createdTsLo[slot] = s.tsLo;
+    ord.lastUpdateSeq[slot] = s.seq;
+  }
   s.indexOrder(id, slot);
   if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
   // Live list: ascending order_id, so append at the tail.
@@ -411,8 +413,10 @@ function onFilled(s: ExchangeState, m: Mem, o: number): void {
   const seq = s.seq;
   const mRem = ord.remaining[maker]! - q;
   ord.remaining[maker] = mRem;
-  ord.filled[maker] = ord.filled[maker]! + q;
-  ord.lastUpdateSeq[maker] = seq;
+  if (!s.matchingOnly) {
+    ord.filled[maker] = ord.filled[maker]! + q;
+    ord.lastUpdateSeq[maker] = seq;
+  }
   if (mRem === 0) {
     s.book.remove(ord, maker, q);
     if (ord.tif[maker] === Tif.gtd) s.expiries.remove(maker);
@@ -424,8 +428,10 @@ function onFilled(s: ExchangeState, m: Mem, o: number): void {
   }
   const tRem = ord.remaining[taker]! - q;
   ord.remaining[taker] = tRem;
-  ord.filled[taker] = ord.filled[taker]! + q;
-  ord.lastUpdateSeq[taker] = seq;
+  if (!s.matchingOnly) {
+    ord.filled[taker] = ord.filled[taker]! + q;
+    ord.lastUpdateSeq[taker] = seq;
+  }
   if (tRem === 0) {
     ord.status[taker] = OrderStatus.filled;
     retire(s, taker);
@@ -465,8 +471,10 @@ function onOrderCanceled(s: ExchangeState, m: Mem, o: number): void {
   }
   ord.remaining[slot] = 0;
   ord.status[slot] = OrderStatus.canceled;
-  ord.reason[slot] = OrderCanceled.reason(m, o);
-  ord.lastUpdateSeq[slot] = s.seq;
+  if (!s.matchingOnly) {
+    ord.reason[slot] = OrderCanceled.reason(m, o);
+    ord.lastUpdateSeq[slot] = s.seq;
+  }
   retire(s, slot);
 }
 
@@ -479,7 +487,7 @@ function onOrderDecreased(s: ExchangeState, m: Mem, o: number): void {
   const removed = ord.remaining[slot]! - newQty;
   s.book.reduce(ord, slot, removed);
   ord.remaining[slot] = newQty;
-  ord.lastUpdateSeq[slot] = s.seq;
+  if (!s.matchingOnly) ord.lastUpdateSeq[slot] = s.seq;
   const a = ord.account[slot]!;
   const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
   if (ord.side[slot] === Side.buy) {

@@ -18,6 +18,17 @@ export class ExchangeState {
   tsHi = 0;
   tsLo = 0;
   fillCount = 0;
+  /**
+   * Matching only: evolve skips the order columns that only read models
+   * read (qty, filled, stp, post_only, has_max_cost, max_cost, reason,
+   * reject code, created ts, last update seq). The engine thread sets it,
+   * because decide never reads them and writing them cost ~10% of its time
+   * (tools/engine_ab). Such a state holds stale values in those columns, so
+   * it is for matching only: never answer a query from it or compare its
+   * hash with a read model's. Off (and absent in older snapshots) everywhere
+   * else.
+   */
+  matchingOnly = false;
 
   readonly orders: OrderSlab;
   readonly book: Book;

@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine/engine.js';
 import type { EngineConfig } from '../engine/config.js';
 import { evolve } from '../engine/evolve.js';
+import { ExchangeState } from '../engine/state.js';
 import { loadBase, replay, type RecoveryPlan } from '../journal/recovery.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastProducer } from '../ring/broadcast_ring.js';
@@ -32,12 +33,10 @@ const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRIN
 const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
 // Recovery: the snapshot's state, then every journaled event after it through
 // evolve (no re-matching), before the loop takes its first command.
-let state;
-if (data.recovery !== null) {
-  state = loadBase(data.recovery, data.config).state;
-  const s = state;
-  replay(data.recovery, s.seq, (m, o) => evolve(s, m, o));
-}
+// The engine keeps only the columns decide reads (ExchangeState.matchingOnly).
+const state = data.recovery !== null ? loadBase(data.recovery, data.config).state : new ExchangeState(data.config);
+state.matchingOnly = true;
+if (data.recovery !== null) replay(data.recovery, state.seq, (m, o) => evolve(state, m, o));
 const engine = new Engine(data.config, out, state);
 const control = new EngineControl(data.control);
 const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 20, park_timeout_ms: 50 });
