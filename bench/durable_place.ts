@@ -30,13 +30,13 @@
 //      (POST /admin/snapshot) and starts from it, for comparison.
 
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { listSegments } from '../src/journal/recovery.js';
 import { readWhole, scanSegment } from '../src/journal/segment.js';
 import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
-import { helloPhase, settings as gatewaySettings } from './gateway_place.js';
+import { helloPhase, settings as gatewaySettings, type Settings as GatewaySettings } from './gateway_place.js';
 import { closeFetchConnections, ExchangeServer } from '../tools/crash_test.js';
 import { createTraders, openMarket, type ExchangeProcess } from './lib/exchange_fixture.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
@@ -57,18 +57,9 @@ const TOKEN = 'durable-place-bench-token-0123456789';
 type Mode = 'fsync' | 'none';
 const MODES: readonly Mode[] = ['fsync', 'none'];
 
-interface Settings {
-  quick: boolean;
-  repeats: number;
-  run_ms: number;
-  probe_ms: number;
-  open_ms: number;
-  keys: number;
+/** gateway_place's run shape (runs, keys, threads, workers) plus the recovery phase's. */
+interface Settings extends Omit<GatewaySettings, 'max_attempts'> {
   connections: readonly number[];
-  seed_shares: number;
-  gateways: number;
-  workers: number;
-  quiet_wait_ms: number;
   journal_events: number;
   build_run_ms: number;
   build_max_ms: number;
@@ -76,18 +67,10 @@ interface Settings {
 }
 
 function settings(quick: boolean): Settings {
-  const cores = availableParallelism();
+  const { max_attempts: _unused, ...shape } = gatewaySettings(quick);
   return {
-    quick,
-    repeats: quick ? 1 : 3,
-    run_ms: quick ? 2500 : 10_000,
-    probe_ms: quick ? 1500 : 3000,
-    open_ms: quick ? 2500 : 10_000,
-    keys: quick ? 512 : 1024,
+    ...shape,
     connections: quick ? [256, 512] : [128, 256, 512, 1024],
-    seed_shares: 5000,
-    gateways: Math.max(1, cores - 1),
-    workers: Math.max(1, Math.floor(cores / 2)),
     // Bounded: the machine is shared, and a run that starts noisy is flagged, not waited for forever.
     quiet_wait_ms: quick ? 10_000 : 20_000,
     journal_events: quick ? 200_000 : 1_000_000,
