@@ -41,7 +41,7 @@ import { closeFetchConnections, ExchangeServer } from '../tools/crash_test.js';
 import { createTraders, openMarket, type ExchangeProcess } from './lib/exchange_fixture.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { max as maxOf, median, min as minOf, percentiles, relativeSpread } from './lib/stats.js';
+import { max as maxOf, median, min as minOf, percentiles, putLatencyUs, relativeSpread } from './lib/stats.js';
 
 const NONE_LABEL = 'durability none (benchmarks only)';
 const WRITE_RATE_PER_KEY = 50;
@@ -463,10 +463,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const o = tp[mode].open.value;
     metrics[`${mode}_open_rate_per_s`] = tp[mode].open_rate;
     metrics[`${mode}_open_achieved_per_s`] = okRate(o);
-    metrics[`${mode}_p50_us`] = us(o.latency_ms.p50);
-    metrics[`${mode}_p99_us`] = us(o.latency_ms.p99);
-    metrics[`${mode}_p999_us`] = us(o.latency_ms.p999);
-    metrics[`${mode}_max_us`] = us(o.latency_ms.max);
+    putLatencyUs(metrics, `${mode}_`, o.latency_ms);
     metrics[`${mode}_open_send_lag_p99_us`] = us(o.send_lag_ms.p99);
     metrics[`${mode}_open_unsent`] = o.unsent;
     metrics[`${mode}_open_errors`] = o.errors;
@@ -497,9 +494,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const p = `fsync_at_${Math.round(c.fraction * 100)}pct`;
     const o = c.m.value;
     metrics[`${p}_rate_per_s`] = c.rate;
-    metrics[`${p}_p50_us`] = us(o.latency_ms.p50);
-    metrics[`${p}_p99_us`] = us(o.latency_ms.p99);
-    metrics[`${p}_p999_us`] = us(o.latency_ms.p999);
+    putLatencyUs(metrics, `${p}_`, o.latency_ms, ['p50', 'p99', 'p999']);
     metrics[`${p}_send_lag_p99_us`] = us(o.send_lag_ms.p99);
     metrics[`${p}_server_cpu_pct`] = round1(c.m.server_pct);
     metrics[`${p}_generator_cpu_pct`] = round1(c.m.generator_pct);

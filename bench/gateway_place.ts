@@ -49,7 +49,7 @@ import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
 import { createTraders, openMarket, startExchange, startFastifyPeer, startHello, type ExchangeProcess, type TraderSetup } from './lib/exchange_fixture.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median, max as maxOf, min as minOf, relativeSpread } from './lib/stats.js';
+import { median, max as maxOf, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
 
 const DURABILITY_LABEL = 'durability none (benchmarks only)';
 const FASTIFY_VERSION = (createRequire(import.meta.url)('fastify/package.json') as { version: string }).version;
@@ -259,14 +259,8 @@ async function generatorPhase(s: Settings, helloConnections: number, exchangeCon
   }
 }
 
-interface ExchangePhase {
-  setup_ms: number;
-  keys: number;
-  connections: number;
-  probes: { connections: number; per_s: number; per_key_per_s: number; statuses: Record<string, number>; server_pct: number; accepted: boolean }[];
-  place: Measured<LoadResult>[];
-  open: Measured<LoadResult>;
-  open_rate: number;
+/** The exchange's phase: the Fastify peer's measurements plus reads and the order counts. */
+interface ExchangePhase extends FastifyPhase {
   reads: Measured<LoadResult>[];
   minted_per_outcome: number;
   /** Orders the engine had accepted when the open loop started and ended (setup + every 2xx placement). */
@@ -512,21 +506,15 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const readRates = ex.reads.map((m) => okRate(m.value));
   const placeMed = triple(metrics, 'placements_per_s', placeRates);
   const helloMed = triple(metrics, 'hello_requests_per_s', helloRates);
-  metrics.durability_none_journal_not_implemented = 1;
   const o = ex.open.value;
   const us = (ms: number): number => Math.round(ms * 1000);
   metrics.open_rate_per_s = ex.open_rate;
   metrics.open_achieved_per_s = okRate(o);
-  metrics.p50_us = us(o.latency_ms.p50);
-  metrics.p99_us = us(o.latency_ms.p99);
-  metrics.p999_us = us(o.latency_ms.p999);
-  metrics.max_us = us(o.latency_ms.max);
+  putLatencyUs(metrics, '', o.latency_ms);
   metrics.open_send_lag_p50_us = us(o.send_lag_ms.p50);
   metrics.open_send_lag_p99_us = us(o.send_lag_ms.p99);
   const fl = gen.open_floor.value;
-  metrics.open_floor_hello_p50_us = us(fl.latency_ms.p50);
-  metrics.open_floor_hello_p99_us = us(fl.latency_ms.p99);
-  metrics.open_floor_hello_p999_us = us(fl.latency_ms.p999);
+  putLatencyUs(metrics, 'open_floor_hello_', fl.latency_ms, ['p50', 'p99', 'p999']);
   metrics.open_orders_before = ex.orders_before_open;
   metrics.open_orders_after = ex.orders_after_open;
   metrics.open_sent = o.sent;

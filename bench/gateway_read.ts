@@ -31,7 +31,7 @@ import {
 } from './gateway_place.js';
 import { startExchange, type ExchangeProcess } from './lib/exchange_fixture.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median, relativeSpread } from './lib/stats.js';
+import { median, putLatencyUs, relativeSpread } from './lib/stats.js';
 
 const DURABILITY_LABEL = 'durability: none';
 const MIX = { place: 10, cancel: 0, read: 90 } as const;
@@ -143,16 +143,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const us = (ms: number): number => Math.round(ms * 1000);
   metrics.open_rate_per_s = ex.open_rate;
   metrics.open_achieved_per_s = okRate(o);
-  metrics.p50_us = us(o.latency_ms.p50);
-  metrics.p99_us = us(o.latency_ms.p99);
-  metrics.p999_us = us(o.latency_ms.p999);
-  metrics.max_us = us(o.latency_ms.max);
+  putLatencyUs(metrics, '', o.latency_ms);
   for (const op of OPS) {
     const l = o.latency_by_op_ms[op];
     if (l === undefined) continue;
-    metrics[`open_${OP_LABEL[op]}_p50_us`] = us(l.p50);
-    metrics[`open_${OP_LABEL[op]}_p99_us`] = us(l.p99);
-    metrics[`open_${OP_LABEL[op]}_p999_us`] = us(l.p999);
+    putLatencyUs(metrics, `open_${OP_LABEL[op]}_`, l, ['p50', 'p99', 'p999']);
   }
   metrics.open_send_lag_p50_us = us(o.send_lag_ms.p50);
   metrics.open_send_lag_p99_us = us(o.send_lag_ms.p99);

@@ -61,3 +61,17 @@ export function mean(xs: Float64Array | readonly number[]): number {
 export function relativeSpread(xs: Float64Array | readonly number[]): number {
   return (max(xs) - min(xs)) / median(xs);
 }
+
+export type LatencyQuantile = 'p50' | 'p99' | 'p999' | 'max';
+
+/**
+ * Writes the quantiles of a latency summary given in ms (the load
+ * generator's) as rounded microseconds under `${prefix}${q}_us`, the key
+ * shape every HTTP benchmark reports and the report reads.
+ */
+export function putLatencyUs(
+  metrics: Record<string, number>, prefix: string, ms: Readonly<Record<LatencyQuantile, number>>,
+  qs: readonly LatencyQuantile[] = ['p50', 'p99', 'p999', 'max'],
+): void {
+  for (const q of qs) metrics[`${prefix}${q}_us`] = Math.round(ms[q] * 1000);
+}
