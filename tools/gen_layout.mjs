@@ -201,9 +201,10 @@ for (const e of enums) {
     const max = Math.max(...e.values.map((v) => v.value));
     const names = [];
     for (let i = 0; i <= max; i++) names.push(e.values.find((v) => v.value === i)?.name ?? '');
-    ts.push(`export const ${pascalToSnakeUpper(e.name)}_NAMES: readonly string[] = ${JSON.stringify(names)};`);
+    // `as const`: the JSON wire schemas (src/wire) derive literal unions from these names.
+    ts.push(`export const ${pascalToSnakeUpper(e.name)}_NAMES = ${JSON.stringify(names)} as const;`);
   } else {
-    ts.push(`export const ${pascalToSnakeUpper(e.name)}_BITS: readonly (readonly [string, number])[] = ${JSON.stringify(e.values.map((v) => [v.name, v.value]))};`);
+    ts.push(`export const ${pascalToSnakeUpper(e.name)}_BITS = ${JSON.stringify(e.values.map((v) => [v.name, v.value]))} as const;`);
   }
   ts.push('');
 }
