@@ -12,7 +12,8 @@ import type { GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { pathId } from '../gateway/query.js';
 import type { Route } from '../gateway/routes.js';
-import { compile, CreateKeyBody } from '../gateway/schemas.js';
+import { compile } from '../gateway/schemas.js';
+import { CreateKeyBody } from '../wire/requests.js';
 
 const createKey = compile(CreateKeyBody);
 

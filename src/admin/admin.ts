@@ -19,10 +19,11 @@ import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { deferReply, fail, finish, receive, send, type InFlight, type Observer } from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
+import { compile, parseJson, safeField, validate, type Checker } from '../gateway/schemas.js';
 import {
   AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
-  AdminSeriesBody, EmptyBody, compile, parseJson, safeField, validate, type Checker,
-} from '../gateway/schemas.js';
+  AdminSeriesBody, EmptyBody,
+} from '../wire/requests.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import { openApiDocument } from '../openapi/openapi.js';
 import type { TSchema } from '@sinclair/typebox';

@@ -15,10 +15,10 @@ import type { BucketSpec } from './buckets.js';
 import type { Completion, GatewayCore } from './core.js';
 import { ApiError, codeByNum, errorObject, type ErrorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
+import { compile, safeField, u64Field, validate, type Checker } from './schemas.js';
 import {
-  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, compile, safeField, u64Field,
-  validate, type Checker, type PlaceOrderRequest,
-} from './schemas.js';
+  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, type PlaceOrderRequest,
+} from '../wire/requests.js';
 import type { TSchema } from '@sinclair/typebox';
 
 export const BATCH_CAP = 20;

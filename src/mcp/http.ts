@@ -19,7 +19,8 @@
 import { ApiError } from '../gateway/envelope.js';
 import { BODY_CAP_BYTES, authenticate, deferReply, fail, receive, send, startRequestSignature, type InFlight, type RestOptions } from '../gateway/http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
-import { INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS, rpcError } from './protocol.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/jsonrpc.js';
+import { INVALID_REQUEST, rpcError } from './protocol.js';
 import { handleMcp, type McpOutcome } from './server.js';
 
 export const MCP_PATH = '/v1/mcp';

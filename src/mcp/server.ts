@@ -20,9 +20,10 @@ import { ApiError } from '../gateway/envelope.js';
 import { admitRoute, asApiError, invokeRoute, type Caller, type RestOptions } from '../gateway/http.js';
 import type { Reply } from '../gateway/routes.js';
 import { parseJson } from '../gateway/schemas.js';
+import { SERVER_VERSION } from '../lib/version.js';
+import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import {
-  INTERNAL_ERROR, INVALID_PARAMS, McpRpcError, METHOD_NOT_FOUND, PARSE_ERROR, PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS, classify, rpcError, rpcResult, type RpcId, type RpcResponse,
+  INTERNAL_ERROR, INVALID_PARAMS, McpRpcError, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_NAME, classify, rpcError, rpcResult,
 } from './protocol.js';
 import { TOOL_DEFINITIONS, TOOLS_BY_NAME, routeInput } from './tools.js';
 
