@@ -309,10 +309,6 @@ export class WsLane {
     }
   }
 
-  private marketExists(id: number): boolean {
-    return this.rest.core.views.state.markets.exists(id);
-  }
-
   /**
    * Subscribes the connection to each (channel, market) stream, all or
    * nothing: channels and markets are checked, then the key's cap, before
@@ -321,7 +317,7 @@ export class WsLane {
   private subscribe(conn: Conn, id: number | null, channels: readonly Channel[], marketIds: number[] | null, resume: number | null): void {
     const views = this.rest.core.views;
     if (marketIds !== null) {
-      for (const m of marketIds) if (!this.marketExists(m)) throw new WsCommandError('unknown_market', `no market ${m}`);
+      for (const m of marketIds) if (!views.marketExists(m)) throw new WsCommandError('unknown_market', `no market ${m}`);
     }
     if (resume !== null && resume > views.asOfSeq) {
       throw new WsCommandError('bad_params', `resume_from_seq ${resume} is ahead of the exchange (as_of_seq ${views.asOfSeq})`);

@@ -10,7 +10,8 @@ import { summarize } from '../../src/engine/summary.js';
 import { NIL } from '../../src/book/orders.js';
 import { ProposeSource } from '../../src/layout/records.js';
 import type { RecordObject } from '../../src/lib/record_codec.js';
-import { ViewError, type FillItem, type OrderItem, type Views } from '../../src/views/views.js';
+import { ViewError, type Views } from '../../src/views/views.js';
+import type { Fill, Order } from '../../src/wire/responses.js';
 import { encodeCursor, CursorKind } from '../../src/views/cursor.js';
 import { DIFF_CONFIG, generateCommands } from '../engine/random_commands.js';
 import { Harness, NS_PER_MS, T0, assertWireShape } from './harness.js';
@@ -191,7 +192,7 @@ test('views: fills list both roles with fees, paths, own-space ticks and client_
   assert.deepEqual(f1.fills.map((f) => [f.fill_id, f.market_id, f.role, f.path]), [
     ['4', other, 'maker', 'mint'], ['3', m, 'taker', 'merge'], ['2', m, 'maker', 'direct'], ['1', m, 'maker', 'mint'],
   ]);
-  const mint: FillItem = {
+  const mint: Fill = {
     fill_id: '1', seq: mintSeq, ts: mintTs, order_id: String(o1), client_order_id: '11', market_id: m, side: 'buy', outcome: 'yes',
     role: 'maker', tick_yes: 60, tick: 60, qty: 10, fee: '3', path: 'mint',
   };
@@ -216,7 +217,7 @@ test('views: fills list both roles with fees, paths, own-space ticks and client_
   assert.deepEqual(h.views.fills(a1, { order_id: o1, limit: 100 }).fills.map((f) => f.fill_id), ['1']);
   assert.deepEqual(h.views.fills(a1, { order_id: o1, market_id: other, limit: 100 }).fills, []);
   for (const limit of [1, 2, 3]) assert.deepEqual(drain((cursor) => h.views.fills(a1, { cursor, limit }), 'fills'), f1.fills);
-  assert.deepEqual(drain<FillItem>((cursor) => h.views.fills(a1, { market_id: m, cursor, limit: 1 }), 'fills').map((f) => f.fill_id), ['3', '2', '1']);
+  assert.deepEqual(drain<Fill>((cursor) => h.views.fills(a1, { market_id: m, cursor, limit: 1 }), 'fills').map((f) => f.fill_id), ['3', '2', '1']);
   assert.equal(h.views.fills(a1, { market_id: m, limit: 3 }).cursor, '', 'a full last page has an empty cursor');
   assert.deepEqual(h.views.fills(h.account(), { limit: 10 }).fills, []);
   assert.deepEqual(h.views.fills(999, { limit: 10 }).fills, []);
@@ -229,7 +230,7 @@ test('views: fills keep the newest fill_cap per account', () => {
   h.order(a1, { tick: 50, qty: 100 });
   for (let q = 1; q <= 5; q++) h.order(q % 2 ? a2 : a3, { outcome: 'no', tick: 50, qty: q });
   assert.deepEqual(h.views.fills(a1, { limit: 100 }).fills.map((f) => [f.fill_id, f.qty]), [['5', 5], ['4', 4], ['3', 3]]);
-  assert.deepEqual(drain<FillItem>((cursor) => h.views.fills(a1, { cursor, limit: 2 }), 'fills').map((f) => f.fill_id), ['5', '4', '3']);
+  assert.deepEqual(drain<Fill>((cursor) => h.views.fills(a1, { cursor, limit: 2 }), 'fills').map((f) => f.fill_id), ['5', '4', '3']);
   assert.deepEqual(h.views.fills(a2, { limit: 100 }).fills.map((f) => f.fill_id), ['5', '3', '1']);
   assert.deepEqual(h.views.fills(a3, { limit: 100 }).fills.map((f) => f.fill_id), ['4', '2']);
   assert.deepEqual(h.views.retention(), { tape_cap: 1000, terminal_cap: 1000, reject_cap: 100, fill_cap: 3 });
@@ -265,7 +266,7 @@ test('views: orders list every retained order newest first, with status filters,
     order_id: String(o2), client_order_id: '0', market_id: m, tick: 41, qty: 10, expiry_ts: '0', max_cost: '0', group_id: 0, flags: 0,
     reason: '', filled_qty: 4, remaining_qty: 6, created_seq: String(o2), created_ts: item2.created_ts, last_update_seq: String(fillSeq),
     side: 'buy', outcome: 'yes', tif: 'gtc', post_only: false, stp: 'cancel_taker',
-  } satisfies OrderItem);
+  } satisfies Order);
   const item1 = list.orders.find((o) => Number(o.order_id) === o1)!;
   assert.deepEqual([item1.client_order_id, item1.group_id, item1.remaining_qty, item1.filled_qty], ['1', 9, 10, 0]);
   const itemR1 = list.orders.find((o) => Number(o.order_id) === rej1)!;
@@ -286,7 +287,7 @@ test('views: orders list every retained order newest first, with status filters,
   assert.deepEqual(ids({ market_id: 99, limit: 100 }), [rej2]);
   assert.deepEqual(h.views.orders(a2, { client_order_id: [0, 1], limit: 100 }).orders, [], 'client ids are per account');
   for (const limit of [1, 2, 3, 7]) assert.deepEqual(drain((cursor) => h.views.orders(a1, { cursor, limit }), 'orders'), list.orders);
-  assert.deepEqual(drain<OrderItem>((cursor) => h.views.orders(a1, { status: ['canceled', 'resting'], cursor, limit: 1 }), 'orders').map((o) => Number(o.order_id)), [o5, o4, o1]);
+  assert.deepEqual(drain<Order>((cursor) => h.views.orders(a1, { status: ['canceled', 'resting'], cursor, limit: 1 }), 'orders').map((o) => Number(o.order_id)), [o5, o4, o1]);
 
   // order(): one order with its status; foreign or unknown -> null.
   const { order_id: id3, ...rest3 } = list.orders.find((o) => Number(o.order_id) === o3)!;
@@ -318,7 +319,7 @@ test('views: order flags, tif, post_only, stp and max_cost are rendered from the
   const f3 = h.place(a1, { tick: 30, qty: 5, tif: 'fok', max_cost: 500 }).order_id as number;
   const f4 = h.place(a1, { tick: 30, qty: 5, tif: 'ioc', max_cost: 500 }).order_id as number;
   const got = new Map(h.views.orders(a1, { limit: 100 }).orders.map((o) => [Number(o.order_id), o]));
-  const pick = (o: OrderItem): unknown[] => [o.flags, o.side, o.outcome, o.tif, o.post_only, o.stp, o.max_cost, o.reason];
+  const pick = (o: Order): unknown[] => [o.flags, o.side, o.outcome, o.tif, o.post_only, o.stp, o.max_cost, o.reason];
   assert.deepEqual(pick(got.get(f1)!), [2 | 4 | 8 | 64, 'buy', 'no', 'gtd', true, 'cancel_maker', '0', '']);
   assert.equal(got.get(f1)!.expiry_ts, String(T0 + 5000n * NS_PER_MS), 'expiry_ts as requested');
   assert.deepEqual(pick(got.get(f2)!), [1 | 16 | 128, 'sell', 'yes', 'ioc', false, 'cancel_both', '0', 'ioc_remainder']);
@@ -629,9 +630,9 @@ test('views: on seeded random streams the folded state equals the engine state a
       assertWireShape(v.balance(a));
       assertWireShape(v.deadman(a));
       assertWireShape(v.adminAccount(a));
-      const f = drain<FillItem>((cursor) => v.fills(a, { cursor, limit: 3 }), 'fills');
+      const f = drain<Fill>((cursor) => v.fills(a, { cursor, limit: 3 }), 'fills');
       assert.deepEqual(f.map((x) => Number(x.fill_id)), (fills.get(a) ?? []).slice(-7).reverse(), `seed=${seed} account ${a} fills`);
-      const orders = drain<OrderItem>((cursor) => v.orders(a, { cursor, limit: 5 }), 'orders');
+      const orders = drain<Order>((cursor) => v.orders(a, { cursor, limit: 5 }), 'orders');
       let retained = 0;
       for (const head of [s.accounts.liveHead[a]!, s.accounts.termHead[a]!, s.accounts.rejHead[a]!]) {
         for (let x = head; x !== NIL; x = s.orders.anext[x]!) retained++;
