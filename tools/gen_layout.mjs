@@ -110,6 +110,7 @@ for (const e of enums) {
 const nums = new Set();
 for (const c of codes.codes) {
   if (!c.doc) fail(`code ${c.code}: missing doc`);
+  if (c.origin !== 'core' && c.origin !== 'gateway') fail(`code ${c.code}: origin is gateway or core`);
   if (c.origin === 'core' && !Number.isInteger(c.num)) fail(`code ${c.code}: core codes need a num`);
   if (c.origin === 'gateway' && c.num !== null) fail(`code ${c.code}: gateway codes have num null`);
   if (c.num !== null) {
@@ -209,7 +210,7 @@ for (const e of enums) {
   ts.push('');
 }
 ts.push('// ---- reject codes ----');
-ts.push('export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: string; readonly doc: string; }');
+ts.push('export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: \'gateway\' | \'core\'; readonly doc: string; }');
 ts.push('export const CODES: readonly CodeInfo[] = [');
 for (const c of codes.codes) ts.push(`  ${JSON.stringify({ code: c.code, num: c.num, http: c.http, origin: c.origin, doc: c.doc })},`);
 ts.push('];');

@@ -5,10 +5,10 @@
 // Views.
 
 import { createHash } from 'node:crypto';
-import { SCOPE_BITS, WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
+import { WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminAccount } from '../wire/control_plane.js';
-import type { KeyItem } from '../wire/keys.js';
+import { scopeNames, type KeyItem } from '../wire/keys.js';
 import type { Balance, DeadmanState, DepositAddress, Withdrawal } from '../wire/responses.js';
 import { accountKnown, type ViewsData } from './model.js';
 import { positionEntries } from './positions.js';
@@ -134,10 +134,7 @@ export function keyList(v: ViewsData, account: number): KeyItem[] {
   const out: KeyItem[] = [];
   for (let k = 1; k <= acc.keyCount; k++) {
     if (acc.keyAccount[k] !== account) continue;
-    const bits = acc.keyScopes[k]!;
-    const scopes: KeyItem['scopes'] = [];
-    for (const [name, bit] of SCOPE_BITS) if (bits & bit) scopes.push(name);
-    out.push({ key_id: k, scopes, revoked: acc.keyRevoked[k] === 1 });
+    out.push({ key_id: k, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1 });
   }
   return out;
 }

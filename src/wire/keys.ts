@@ -3,14 +3,29 @@
 // list item the control plane shares. The one declaration of these shapes:
 // the handlers' answers, the read models' key list and the client's types are
 // checked against it at compile time, the tests check real answers against
-// it. Not part of the OpenAPI document (which describes the REST lane). No
-// runtime state; any thread (the client imports the types only).
+// it. Not part of the OpenAPI document (which describes the REST lane). Also
+// the name <-> bit mapping of scopes. No runtime state; any thread (the
+// client imports the types only).
 
 import { Type, type Static } from '@sinclair/typebox';
 import { SCOPE_BITS } from '../layout/records.js';
 import { asOfSeq, oneOf, u64, U32_MAX } from './responses.js';
 
 export const SCOPE_NAMES = SCOPE_BITS.map(([name]) => name);
+
+/** The scope names of Scope bits, in enum order (the wire spelling of a key's scopes). */
+export function scopeNames(bits: number): Scope[] {
+  const out: Scope[] = [];
+  for (const [name, bit] of SCOPE_BITS) if (bits & bit) out.push(name);
+  return out;
+}
+
+/** The Scope bits of scope names (unknown names add nothing: the request schemas allow only the three). */
+export function scopeBits(names: readonly string[]): number {
+  let bits = 0;
+  for (const [name, bit] of SCOPE_BITS) if (names.includes(name)) bits |= bit;
+  return bits;
+}
 
 export const ScopeName = oneOf(SCOPE_NAMES, 'a scope: read, trade or withdraw');
 const keyId = Type.Integer({ minimum: 1, maximum: U32_MAX, description: 'key id (DX-ACCESS-KEY)' });

@@ -131,7 +131,7 @@ test('rest: a resting placement answers 201 with every Placement field and no fi
   assert.equal(p.filled_qty, 0);
   assert.equal(p.resting_qty, 4);
   assert.deepEqual(p.fills, []);
-  assert.ok(!('reason' in p) || p.reason === '', 'a resting order has no cancel reason');
+  assert.ok(!('reason' in p), 'a resting order has no cancel reason');
   const plain = await maker.client.placeOrder(order(m, { tick: 29 }));
   assert.equal(plain.client_order_id, '0', 'no client_order_id renders as "0"');
   assert.ok(BigInt(plain.order_id) > BigInt(p.order_id), 'order ids increase');
