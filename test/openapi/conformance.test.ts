@@ -14,7 +14,7 @@ import { buildOpenApi } from '../../src/openapi/openapi.js';
 import {
   newAccount, newKey, newMarket, order, raw, signedRaw, startTestExchange, type Key, type RawReply, type TestExchange,
 } from '../gateway/harness.js';
-import { documentAjv } from './doc_ajv.js';
+import { documentAjv } from '../support/wire_shapes.js';
 
 const doc = buildOpenApi() as any;
 const ajv = documentAjv(doc, { closed: true });
