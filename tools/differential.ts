@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/engine/engine.js';
 import { BufferEventOut } from '../src/engine/event_out.js';
 import { summarize } from '../src/engine/summary.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../src/layout_codec/record_codec.js';
 import { ReferenceModel, type ModelConfig } from '../test/engine/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from '../test/engine/random_commands.js';
 

@@ -34,7 +34,7 @@ import { ReplayGuard, startSignature } from '../../src/gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../../src/gateway/buckets.js';
 import type { Completion, GatewayCore } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type RestOptions } from '../../src/gateway/http.js';
+import { BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
 import { ROUTES, parseRouteQuery, validateBody, type Route } from '../../src/gateway/routes.js';
 import { parseJson } from '../../src/gateway/schemas.js';
 import {
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
   const { market, keys } = setup(core, n, seedShares, deposit, `dx-fastify-peer-${process.pid}-${Date.now()}`);
   const setupMs = Math.round(performance.now() - t0);
 
-  const opts: RestOptions = {
+  const opts: LaneOptions = {
     core: core as unknown as GatewayCore,
     buckets: new TokenBuckets(TokenBuckets.allocate()),
     replay: new ReplayGuard(ReplayGuard.allocate()),

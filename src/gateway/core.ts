@@ -13,7 +13,7 @@ import type { Mem } from '../lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { LoopPoller } from '../ring/idle.js';
-import type { CommandProducer } from '../main/pipeline.js';
+import type { CommandProducer } from '../ring/command_producer.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
 import type { PlacementFill } from '../wire/responses.js';

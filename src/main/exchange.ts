@@ -18,7 +18,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ACCOUNT_ROUTES } from '../accounts_service/routes.js';
+import { KEY_ROUTES } from '../keys_service/routes.js';
 import { mountAdmin } from '../admin/admin.js';
 import { ReplayGuard } from '../gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
@@ -27,9 +27,9 @@ import { mountRest } from '../gateway/http.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
-import { JournalJobs } from '../journal/jobs.js';
+import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
-import type { JournalThreadData } from '../journal/journal_thread.js';
+import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
@@ -156,7 +156,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab,
     dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
   };
-  journal = new Worker(new URL('../journal/journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
+  journal = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
   const journalExit = new Promise<void>((res) => journal!.once('exit', () => res()));
   await new Promise<void>((res, rej) => {
     journal!.once('error', rej);
@@ -222,7 +222,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
   const accountsApp = u.App();
   mountRest(accountsApp, {
-    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: ACCOUNT_ROUTES,
+    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
     log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
@@ -355,7 +355,12 @@ async function main(): Promise<void> {
   cfg.data_dir = resolve(cfg.data_dir);
   const ex = await startExchange(cfg);
   // The demo (src/demo) is a client of the listeners just opened.
-  const demo = cfg.demo ? await startDemoFor(cfg, ex) : null;
+  const demo = cfg.demo
+    ? await startDemoFor({
+      host: cfg.host, port: ex.port, admin_host: cfg.admin_host, admin_port: ex.admin_port, admin_token: ex.admin_token,
+      data_dir: cfg.data_dir, period_s: cfg.demo_period_s, log,
+    })
+    : null;
   const shutdown = (signal: string): void => {
     log('info', { event: 'shutdown', signal });
     (demo ? demo.stop() : Promise.resolve()).then(() => ex.stop({ waitForConnections: true })).then(() => process.exit(0), (e) => {

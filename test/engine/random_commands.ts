@@ -9,7 +9,7 @@
 // per seed, so a seed names one stream.
 
 import { Outcome, ProposeSource, RoundStatus, Side, Tif, WithdrawalStatus } from '../../src/layout/records.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ReferenceModel, type ModelConfig } from './reference_model.js';
 
 /** Small caps so retention, client_order_id freeing and round eviction are exercised. */

@@ -7,7 +7,7 @@ import type { EngineConfig } from '../../src/engine/config.js';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { Outcome, Side, Stp, Tif } from '../../src/layout/records.js';
-import { encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { applyRange } from '../../src/views/apply_stream.js';
 import { Views, type ViewsConfig } from '../../src/views/views.js';
 

@@ -9,7 +9,7 @@ import type { EngineConfig } from '../../src/engine/config.js';
 import { summarize } from '../../src/engine/summary.js';
 import { NIL } from '../../src/book/orders.js';
 import { CANCEL_REASON_NAMES, ProposeSource } from '../../src/layout/records.js';
-import type { RecordObject } from '../../src/lib/record_codec.js';
+import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ViewError, type Views } from '../../src/views/views.js';
 import { AdminAccount } from '../../src/wire/control_plane.js';
 import * as R from '../../src/wire/responses.js';

@@ -1,5 +1,6 @@
-// Accounts service routes (DESIGN 5): a key manages its own account's keys on
-// a listener of its own, signed with the same three headers as REST.
+// Keys service routes (the "accounts service" listener of DESIGN 5,
+// DX_ACCOUNTS_PORT): a key manages its own account's keys on a listener of
+// its own, signed with the same three headers as REST. Shapes: src/wire/keys.ts.
 //   POST /keys {label?, scopes?}  -> 201 {key_id, secret, scopes, label}   (secret shown once)
 //   GET /keys                     -> 200 {keys: [...]}                      (never secrets)
 //   DELETE /keys/{key_id}         -> 200 {key_id, revoked: true, seq}       (idempotent)
@@ -29,7 +30,7 @@ async function sequenced(g: GatewayCore, type: number, size: number, account: nu
   return r;
 }
 
-export const ACCOUNT_ROUTES: Route[] = [
+export const KEY_ROUTES: Route[] = [
   route({
     name: 'create_key', method: 'POST', path: '/keys', scope: Scope.read | Scope.trade, body: createKey, query: [], writeCost: () => 1,
     description: 'Create a key for the caller\'s account; the secret (base64 of 32 bytes) is returned once.',
