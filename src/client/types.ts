@@ -8,8 +8,7 @@
 // Servers may add fields; clients ignore the extra. What stays declared here
 // is the client's own: the query options of the list calls.
 
-import type { ORDER_STATUS_NAMES } from '../layout/records.js';
-import type { ErrorObject, Fill, Order, Round, Withdrawal } from '../wire/responses.js';
+import type { ErrorObject, Fill, Order, OrderStatusName, Round, Withdrawal } from '../wire/responses.js';
 
 /** A decimal u64 string (`^[0-9]+$`). */
 export type U64 = string;
@@ -81,7 +80,7 @@ export type Side = Fill['side'];
 export type FillPath = Fill['path'];
 export type Tif = Order['tif'];
 export type Stp = Order['stp'];
-export type OrderStatus = (typeof ORDER_STATUS_NAMES)[number];
+export type OrderStatus = OrderStatusName;
 export type RoundStatus = Round['status'];
 export type WithdrawalStatusValue = Withdrawal['status'];
 

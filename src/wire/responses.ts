@@ -324,6 +324,9 @@ export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
 
 // ---- the static types (what src/views returns and src/client receives) ----
 
+/** An order's status name (a placement answers the first four; an order read may be rejected too). */
+export type OrderStatusName = (typeof ORDER_STATUS_NAMES)[number];
+
 export type ErrorObject = Static<typeof ErrorObject>;
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
 export type ItemError = Static<typeof ItemError>;
