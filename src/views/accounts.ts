@@ -32,14 +32,11 @@ export function balance(v: ViewsData, account: number): Balance {
   };
 }
 
-/** Cents available to the account as a number, 0 when unknown (the fan-out compares it per command). */
-export function availableCents(v: ViewsData, account: number): number {
-  return accountKnown(v.state, account) ? v.state.accounts.available[account]! : 0;
-}
-
-/** Cents reserved by the account as a number, 0 when unknown. */
-export function reservedCents(v: ViewsData, account: number): number {
-  return accountKnown(v.state, account) ? v.state.accounts.reserved[account]! : 0;
+/** out[0] = cents available, out[1] = cents reserved, zeros for an unknown account (the fan-out compares them per command; nothing allocated). */
+export function cashNumbers(v: ViewsData, account: number, out: Float64Array): void {
+  const known = accountKnown(v.state, account);
+  out[0] = known ? v.state.accounts.available[account]! : 0;
+  out[1] = known ? v.state.accounts.reserved[account]! : 0;
 }
 
 export function deadman(v: ViewsData, account: number): DeadmanState {

@@ -3,7 +3,7 @@
 // compares), read from the folded engine state. Runs on the thread that owns
 // the Views.
 
-import { Book } from '../book/book.js';
+import { Book, LADDER_ROW } from '../book/book.js';
 import { MARKET_STATUS_NAMES, RoundStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { Level, Market, MarketsPage, MarketWithSeq, Orderbook } from '../wire/responses.js';
@@ -87,9 +87,18 @@ function ladder(v: ViewsData, id: number, side: number, depth: number): Level[] 
   return out;
 }
 
-/** Aggregate shares resting at (market, ladder 0 yes / 1 no, tick), 0 when none: what the fan-out's book deltas compare. */
-export function levelQty(v: ViewsData, id: number, side: number, tick: number): number {
+/** Ticks per row of bookLevels' output: index ladder * BOOK_ROW + tick, ticks 1..99 (index 0 of each row is 0). */
+export const BOOK_ROW = LADDER_ROW;
+
+/**
+ * The aggregate shares resting at every level of the market into out
+ * (2 * BOOK_ROW numbers, 0 where none): what the fan-out's book deltas
+ * compare after each command. One pass, nothing allocated.
+ */
+export function bookLevels(v: ViewsData, id: number, out: Float64Array): void {
   const book = v.state.book;
-  const lv = Book.level(id, side, tick);
-  return book.levelCount[lv] !== 0 ? book.levelQty[lv]! : 0;
+  const qty = book.levelQty;
+  const count = book.levelCount;
+  const base = Book.level(id, 0, 0);
+  for (let i = 0; i < 2 * LADDER_ROW; i++) out[i] = count[base + i] !== 0 ? qty[base + i]! : 0;
 }

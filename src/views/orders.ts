@@ -130,16 +130,15 @@ export function queuePosition(v: ViewsData, account: number, orderId: number): Q
   return { order_id: String(orderId), market_id: ord.market[slot]!, shares_ahead: ahead, as_of_seq: String(v.state.seq) };
 }
 
-// ---- per-order facts for the WebSocket fan-out (by order id, any account; -1 / 0 when not retained) ----
+// ---- per-order facts for the WebSocket fan-out (by order id, any account; one lookup, nothing allocated) ----
 
-export function orderMarket(v: ViewsData, orderId: number): number {
+/** out[0] = the order's market, out[1] = its account; false (out untouched) when the order is not retained. */
+export function orderOwner(v: ViewsData, orderId: number, out: Float64Array): boolean {
   const slot = v.state.slotOf(orderId);
-  return slot < 0 ? -1 : v.state.orders.market[slot]!;
-}
-
-export function orderAccount(v: ViewsData, orderId: number): number {
-  const slot = v.state.slotOf(orderId);
-  return slot < 0 ? 0 : v.state.orders.account[slot]!;
+  if (slot < 0) return false;
+  out[0] = v.state.orders.market[slot]!;
+  out[1] = v.state.orders.account[slot]!;
+  return true;
 }
 
 export function orderFilled(v: ViewsData, orderId: number): boolean {
@@ -147,14 +146,10 @@ export function orderFilled(v: ViewsData, orderId: number): boolean {
   return slot >= 0 && v.state.orders.status[slot] === OrderStatus.filled;
 }
 
-/** Cents the order still reserves (0 when not retained). */
-export function orderReservedCash(v: ViewsData, orderId: number): number {
+/** out[0] = cents the order still reserves, out[1] = the worst-case taker fee per share a buy reserved (0 for sells); zeros when not retained. */
+export function orderReservation(v: ViewsData, orderId: number, out: Float64Array): void {
   const slot = v.state.slotOf(orderId);
-  return slot < 0 ? 0 : v.state.orders.reservedCash[slot]!;
-}
-
-/** The worst-case taker fee per share a buy reserved (0 for sells and unknown orders). */
-export function orderFeePerShare(v: ViewsData, orderId: number): number {
-  const slot = v.state.slotOf(orderId);
-  return slot >= 0 && v.state.orders.side[slot] === Side.buy ? v.state.orders.feePerShare[slot]! : 0;
+  const ord = v.state.orders;
+  out[0] = slot < 0 ? 0 : ord.reservedCash[slot]!;
+  out[1] = slot >= 0 && ord.side[slot] === Side.buy ? ord.feePerShare[slot]! : 0;
 }

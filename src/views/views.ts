@@ -64,6 +64,7 @@ export {
   DEFAULT_VIEWS_CONFIG, type FillsQuery, type MarketsQuery, type OrdersQuery, type PageQuery, type PositionsQuery, type RoundsQuery,
   type ViewsConfig,
 } from './model.js';
+export { BOOK_ROW } from './markets.js';
 export type { OrderWithStatus } from './orders.js';
 
 export class Views implements ViewsData {
@@ -263,9 +264,9 @@ export class Views implements ViewsData {
 
   // ---- numbers for the WebSocket fan-out (src/ws/fanout.ts): no allocation --------------
 
-  /** Aggregate shares at (market, ladder 0 yes / 1 no, tick), 0 when none. */
-  levelQty(market: number, ladder: number, tick: number): number {
-    return M.levelQty(this, market, ladder, tick);
+  /** Every level's resting shares of the market into out[ladder * BOOK_ROW + tick] (2 * BOOK_ROW numbers, 0 where none). */
+  bookLevels(market: number, out: Float64Array): void {
+    M.bookLevels(this, market, out);
   }
 
   /** The oracle's price, fresh source count and seq into out[0..2]. */
@@ -273,14 +274,9 @@ export class Views implements ViewsData {
     R.oracleNumbers(this, out);
   }
 
-  /** Cents available to the account, 0 when unknown. */
-  availableCents(account: number): number {
-    return A.availableCents(this, account);
-  }
-
-  /** Cents reserved by the account, 0 when unknown. */
-  reservedCents(account: number): number {
-    return A.reservedCents(this, account);
+  /** The account's cents into out: [available, reserved], zeros when unknown. */
+  cashNumbers(account: number, out: Float64Array): void {
+    A.cashNumbers(this, account, out);
   }
 
   /** The account's shares in one market into out: [free yes, reserved yes, free no, reserved no]. */
@@ -288,14 +284,9 @@ export class Views implements ViewsData {
     positionNumbers(this, account, market, out);
   }
 
-  /** The market of a retained order, -1 when not retained. */
-  orderMarket(orderId: number): number {
-    return O.orderMarket(this, orderId);
-  }
-
-  /** The account of a retained order, 0 when not retained. */
-  orderAccount(orderId: number): number {
-    return O.orderAccount(this, orderId);
+  /** A retained order's [market, account] into out; false when the order is not retained. */
+  orderOwner(orderId: number, out: Float64Array): boolean {
+    return O.orderOwner(this, orderId, out);
   }
 
   /** True when the order is retained and filled. */
@@ -303,14 +294,9 @@ export class Views implements ViewsData {
     return O.orderFilled(this, orderId);
   }
 
-  /** Cents the order still reserves (0 when not retained). */
-  orderReservedCash(orderId: number): number {
-    return O.orderReservedCash(this, orderId);
-  }
-
-  /** The worst-case taker fee per share a buy reserved (0 for sells and unknown orders). */
-  orderFeePerShare(orderId: number): number {
-    return O.orderFeePerShare(this, orderId);
+  /** The order's [reserved cents, fee per share of a buy] into out; zeros when not retained. */
+  orderReservation(orderId: number, out: Float64Array): void {
+    O.orderReservation(this, orderId, out);
   }
 
   /** The account that requested withdrawal wid. */

@@ -39,7 +39,7 @@ import {
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { Views } from '../views/views.js';
+import { BOOK_ROW, type Views } from '../views/views.js';
 import type { Channel, WsConfig } from './protocol.js';
 
 /** A connection as the fan-out sees it: a queue of private messages. */
@@ -130,10 +130,8 @@ export class UserLog {
 /** Closes every connection of a revoked key (the lane implements it). */
 export type RevokeListener = (keyId: number) => void;
 
-// The mirror of a market's published book: index ladder * LADDER_ROW + tick (ticks 1..99; index 0 of each row unused).
-const MAX_TICK = 99;
-const LADDER_ROW = MAX_TICK + 1;
-const LEVELS_PER_MARKET = 2 * LADDER_ROW;
+/** A market's published book (the mirror) is laid out as Views.bookLevels writes it: index ladder * BOOK_ROW + tick. */
+const LEVELS_PER_MARKET = 2 * BOOK_ROW;
 const LADDER_NAMES = ['yes', 'no'];
 
 export class Fanout {
@@ -150,6 +148,10 @@ export class Fanout {
   /** The oracle's price, fresh source count and seq as last published. */
   private readonly lastOracle = new Float64Array(3);
   private readonly oracleNow = new Float64Array(3);
+  /** Scratch for two numbers asked of the read model (an order's owner or reservation, an account's cash). */
+  private readonly pair = new Float64Array(2);
+  /** Scratch for a market's level totals after a command (see Views.bookLevels). */
+  private readonly levelsNow = new Float64Array(LEVELS_PER_MARKET);
   /** Scratch for one account's position in one market (see Views.positionNumbers). */
   private readonly positionNow = new Float64Array(4);
   /** Markets whose book the current command touched and that have an orderbook stream. */
@@ -197,9 +199,7 @@ export class Fanout {
         case 'orderbook_delta': {
           this.obStream[market] = s;
           const m = new Float64Array(LEVELS_PER_MARKET);
-          for (let ladder = 0; ladder < 2; ladder++) {
-            for (let tick = 1; tick <= MAX_TICK; tick++) m[ladder * LADDER_ROW + tick] = this.views.levelQty(market, ladder, tick);
-          }
+          this.views.bookLevels(market, m);
           this.mirror[market] = m;
           break;
         }
@@ -269,8 +269,9 @@ export class Fanout {
   userLog(account: number): UserLog {
     let log = this.logs[account];
     if (log === undefined) {
-      const v = this.views;
-      log = new UserLog(account, this.cfg.user_log_cap, v.asOfSeq, v.availableCents(account), v.reservedCents(account));
+      const cash = this.pair;
+      this.views.cashNumbers(account, cash);
+      log = new UserLog(account, this.cfg.user_log_cap, this.views.asOfSeq, cash[0]!, cash[1]!);
       this.primePositions(log);
       this.logs[account] = log;
       this.logCount++;
@@ -374,20 +375,22 @@ export class Fanout {
       }
       case T_ORDER_RESTED: {
         const id = OrderRested.order_id(m, o);
-        const market = this.views.orderMarket(id);
-        if (market < 0) return;
+        const owner = this.pair;
+        if (!this.views.orderOwner(id, owner)) return;
+        const market = owner[0]!;
         this.bookTouched(market);
-        const log = this.logs[this.views.orderAccount(id)];
+        const log = this.logs[owner[1]!];
         if (log !== undefined) this.touchedOrders.set(id, log);
         return;
       }
       case T_FILLED: return this.onFilled(m, o);
       case T_ORDER_CANCELED: {
         const id = OrderCanceled.order_id(m, o);
-        const market = this.views.orderMarket(id);
-        if (market < 0) return;
+        const owner = this.pair;
+        if (!this.views.orderOwner(id, owner)) return;
+        const market = owner[0]!;
         this.bookTouched(market);
-        const log = this.logs[this.views.orderAccount(id)];
+        const log = this.logs[owner[1]!];
         if (log !== undefined) {
           this.touch(log, 'order_canceled', market);
           this.touchedOrders.delete(id);
@@ -397,10 +400,11 @@ export class Fanout {
       }
       case T_ORDER_DECREASED: {
         const id = OrderDecreased.order_id(m, o);
-        const market = this.views.orderMarket(id);
-        if (market < 0) return;
+        const owner = this.pair;
+        if (!this.views.orderOwner(id, owner)) return;
+        const market = owner[0]!;
         this.bookTouched(market);
-        const log = this.logs[this.views.orderAccount(id)];
+        const log = this.logs[owner[1]!];
         if (log !== undefined) {
           this.touch(log, 'order_decreased', market);
           this.touchedOrders.set(id, log);
@@ -484,7 +488,9 @@ export class Fanout {
   }
 
   private orderExtras<T extends object>(item: T, orderId: number): T & { reserved_cash: string; fee_per_share: number } {
-    return { ...item, reserved_cash: String(this.views.orderReservedCash(orderId)), fee_per_share: this.views.orderFeePerShare(orderId) };
+    const r = this.pair;
+    this.views.orderReservation(orderId, r);
+    return { ...item, reserved_cash: String(r[0]!), fee_per_share: r[1]! };
   }
 
   private emitOrder(log: UserLog, orderId: number, seq: number): void {
@@ -536,15 +542,16 @@ export class Fanout {
     const s = this.obStream[market];
     const mir = this.mirror[market];
     if (s === undefined || mir === undefined) return;
-    for (let ladder = 0; ladder < 2; ladder++) {
-      for (let tick = 1; tick <= MAX_TICK; tick++) {
-        const i = ladder * LADDER_ROW + tick;
-        const now = this.views.levelQty(market, ladder, tick);
-        const was = mir[i]!;
-        if (now === was) continue;
-        mir[i] = now;
-        this.publish(s, 'orderbook_delta', `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`);
-      }
+    const levels = this.levelsNow;
+    this.views.bookLevels(market, levels);
+    for (let i = 1; i < LEVELS_PER_MARKET; i++) {
+      const now = levels[i]!;
+      const was = mir[i]!;
+      if (now === was) continue;
+      mir[i] = now;
+      const ladder = i >= BOOK_ROW ? 1 : 0;
+      const tick = i - ladder * BOOK_ROW;
+      this.publish(s, 'orderbook_delta', `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`);
     }
   }
 
@@ -571,8 +578,10 @@ export class Fanout {
       }
     }
     log.markets.length = 0;
-    const available = v.availableCents(a);
-    const reserved = v.reservedCents(a);
+    const cash = this.pair;
+    v.cashNumbers(a, cash);
+    const available = cash[0]!;
+    const reserved = cash[1]!;
     if (available !== log.lastAvailable || reserved !== log.lastReserved) {
       log.lastAvailable = available;
       log.lastReserved = reserved;
