@@ -13,8 +13,8 @@ import { Engine } from '../src/engine/engine.js';
 import { BufferEventOut } from '../src/engine/event_out.js';
 import { summarize } from '../src/engine/summary.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../src/lib/record_codec.js';
-import { ReferenceModel, type ModelConfig } from '../test/engine/reference_model.js';
-import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from '../test/engine/random_commands.js';
+import { ReferenceModel, type ModelConfig } from '../test/support/reference_model.js';
+import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from '../test/support/random_commands.js';
 
 export interface Coverage {
   commands: Map<string, number>;
