@@ -52,38 +52,13 @@ import { AdminClient } from '../src/client/admin_client.js';
 import { DxClient } from '../src/client/client.js';
 import { DxApiError } from '../src/client/errors.js';
 import type { AdminAccount, Fill, Order, OrderRequest, Placement, PlacementFill, Position, Side } from '../src/client/types.js';
+import { Rng } from '../src/lib/rng.js';
 
 const EXCHANGE_JS = fileURLToPath(new URL('../src/main/exchange.js', import.meta.url));
 const JOURNAL_TOOL_JS = fileURLToPath(new URL('./journal.js', import.meta.url));
 const HOST = '127.0.0.1';
 
-// ------------------------------------------------------------------ seeded choices
-
-/** mulberry32: small, seedable, good enough to pick operations reproducibly. */
-export class Rng {
-  private s: number;
-
-  constructor(seed: number) {
-    this.s = seed >>> 0;
-  }
-
-  /** Uniform in [0, 1). */
-  next(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
-  /** Uniform integer in [lo, hi]. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.next() * (hi - lo + 1));
-  }
-
-  pick<T>(xs: readonly T[]): T {
-    return xs[Math.floor(this.next() * xs.length)]!;
-  }
-}
+// ------------------------------------------------------------------ helpers
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -723,7 +698,7 @@ class CrashRun {
       const t0 = performance.now();
       if (ops++ % 15 === 0) await this.refreshPositions(t, c);
       else {
-        const r = rng.next();
+        const r = rng.float();
         const live = t.orders.filter((o) => (o.state === 'acked' && (o.ack!.status === 'resting' || o.ack!.status === 'partially_filled')) && !o.cancelSent && !o.terminalSeen);
         if (r < 0.18 && live.length > 0) await this.cancelOne(c, rng.pick(live));
         else if (r < 0.23 && live.length > 0) await this.decreaseOne(c, rng.pick(live), rng);
@@ -743,14 +718,14 @@ class CrashRun {
 
   private orderRequest(t: Trader, rng: Rng): OrderRequest {
     const market_id = rng.pick(this.markets);
-    const outcome = rng.next() < 0.5 ? 'yes' : 'no';
+    const outcome = rng.float() < 0.5 ? 'yes' : 'no';
     const freeKey = `${market_id}:${outcome}`;
     const free = t.free.get(freeKey) ?? 0;
-    const side: Side = free > 0 && rng.next() < 0.4 ? 'sell' : 'buy';
+    const side: Side = free > 0 && rng.float() < 0.4 ? 'sell' : 'buy';
     const qty = side === 'sell' ? rng.int(1, Math.min(free, 12)) : rng.int(1, 12);
     if (side === 'sell') t.free.set(freeKey, free - qty);
     const req: OrderRequest = { market_id, side, outcome, tick: rng.int(42, 58), qty, client_order_id: this.coid() };
-    const r = rng.next();
+    const r = rng.float();
     if (r < 0.1) {
       req.tif = 'gtd';
       req.expiry_ts = String(BigInt(Date.now() + rng.int(300, 3000)) * 1_000_000n);
@@ -864,11 +839,11 @@ class CrashRun {
     while (!this.stopping) {
       const t0 = performance.now();
       const f = rng.pick(this.funding);
-      const r = rng.next();
+      const r = rng.float();
       const pending = this.funding.flatMap((x) => x.withdrawals).filter((w) => (w.state === 'acked' || w.state === 'landed') && w.action === undefined);
       if (r < 0.3) await this.depositOne(admin, f, rng);
       else if (r < 0.65) await this.withdrawOne(f, rng);
-      else if (r < 0.95 && pending.length > 0) await this.settleOne(admin, rng.pick(pending), rng.next() < 0.6 ? 'confirm' : 'fail');
+      else if (r < 0.95 && pending.length > 0) await this.settleOne(admin, rng.pick(pending), rng.float() < 0.6 ? 'confirm' : 'fail');
       else if (r >= 0.95) {
         const out = await this.laneAttempt(() => admin.snapshot());
         this.count(`snapshot_${out.kind}`);
@@ -982,7 +957,7 @@ class CrashRun {
     while (!this.stopping) {
       const t0 = performance.now();
       const m = rng.pick(this.markets);
-      const r = rng.next();
+      const r = rng.float();
       const out = await this.laneAttempt<{ as_of_seq: string }>(() => (r < 0.4 ? c.orderbook(m, 5) : r < 0.8 ? c.market(m) : c.balance()));
       this.count(`read_${out.kind}`);
       if (out.kind === 'ok') {
