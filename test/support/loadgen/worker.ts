@@ -19,8 +19,8 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { authHeaders } from '../../src/client/sign.js';
-import { mulberry32 } from '../../src/lib/rng.js';
+import { authHeaders } from '../../../src/client/sign.js';
+import { mulberry32 } from '../../../src/lib/rng.js';
 import { Histogram, type HistogramData } from './histogram.js';
 import { connFactory, type Conn, type TransportKind } from './transports.js';
 
