@@ -9,11 +9,11 @@ import { after, before, test } from 'node:test';
 import { AdminClient } from '../../src/client/index.js';
 import * as C from '../../src/wire/control_plane.js';
 import { SequencedAck } from '../../src/wire/responses.js';
-import { assertWireShape } from '../support/wire_shapes.js';
+import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  ADMIN_TOKEN, assertErrorReply, closeInAnHour, newAccount, newMarket, order, raw, rejects, startTestExchange,
-  type Key, type RawReply, type TestExchange,
-} from './harness.js';
+  assertErrorReply, closeInAnHour, newAccount, newMarket, order, raw, rejects, type Key, type RawReply,
+} from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 let tx: TestExchange;
 

@@ -8,10 +8,9 @@ import { after, before, test } from 'node:test';
 import { isItemError, type DxClient } from '../../src/client/index.js';
 import type { OrderRequest, Placement } from '../../src/client/types.js';
 import * as R from '../../src/wire/responses.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { assertErrorReply, newAccount, newKey, newMarket, order, rejects, signedRaw, type Key } from '../support/harness.js';
 import { assertWireShape } from '../support/wire_shapes.js';
-import {
-  assertErrorReply, newAccount, newKey, newMarket, order, rejects, signedRaw, startTestExchange, type Key, type TestExchange,
-} from './harness.js';
 
 let tx: TestExchange;
 let k: Key;

@@ -13,10 +13,11 @@ import type { Placement } from '../../src/client/types.js';
 import { WithdrawalSettled } from '../../src/wire/control_plane.js';
 import * as K from '../../src/wire/keys.js';
 import * as R from '../../src/wire/responses.js';
-import { assertWireShape } from '../support/wire_shapes.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, eventually, keyFrom, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, startTestExchange, type Key, type TestExchange,
-} from './harness.js';
+  assertErrorReply, eventually, keyFrom, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, type Key,
+} from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 let tx: TestExchange;
 let maker: Key;

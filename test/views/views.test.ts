@@ -15,7 +15,7 @@ import { AdminAccount } from '../../src/wire/control_plane.js';
 import * as R from '../../src/wire/responses.js';
 import type { Fill, Order } from '../../src/wire/responses.js';
 import { encodeCursor, CursorKind } from '../../src/views/cursor.js';
-import { DIFF_CONFIG, generateCommands } from '../engine/random_commands.js';
+import { DIFF_CONFIG, generateCommands } from '../support/random_commands.js';
 import { assertWireShape } from '../support/wire_shapes.js';
 import { Harness, NS_PER_MS, T0 } from './harness.js';
 
