@@ -210,7 +210,9 @@ for (const e of enums) {
   ts.push('');
 }
 ts.push('// ---- reject codes ----');
-ts.push('export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: \'gateway\' | \'core\'; readonly doc: string; }');
+ts.push('export interface CodeInfo {');
+ts.push('  readonly code: string; readonly num: number | null; readonly http: number; readonly origin: \'gateway\' | \'core\'; readonly doc: string;');
+ts.push('}');
 ts.push('export const CODES: readonly CodeInfo[] = [');
 for (const c of codes.codes) ts.push(`  ${JSON.stringify({ code: c.code, num: c.num, http: c.http, origin: c.origin, doc: c.doc })},`);
 ts.push('];');

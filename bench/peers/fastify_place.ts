@@ -34,7 +34,9 @@ import { ReplayGuard, startSignature } from '../../src/gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../../src/gateway/buckets.js';
 import type { Completion, GatewayCore } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
+import {
+  BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions,
+} from '../../src/gateway/http.js';
 import { ROUTES, parseRouteQuery, validateBody, type Route } from '../../src/gateway/routes.js';
 import { parseJson } from '../../src/gateway/schemas.js';
 import {

@@ -113,7 +113,10 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       CreateKey.set_label(m, o, 'operator');
     });
     ctx.log({ event: 'operator', action: 'create_key', account_id: a, key_id: c.result, scopes: scopeNames(bits) });
-    return { status: 201, body: { key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq) } satisfies C.AdminKeyCreated };
+    const body = {
+      key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq),
+    } satisfies C.AdminKeyCreated;
+    return { status: 201, body };
   }),
   route('deposit', 'POST', '/admin/accounts/{account_id}/deposits', compile(AdminDepositBody), async (r, ctx) => {
     const a = pathId('account_id', r.params[0]!);

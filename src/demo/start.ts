@@ -32,8 +32,12 @@ function dialHost(host: string): string {
 export async function startDemoFor(o: DemoLaunch): Promise<RunningDemo | null> {
   try {
     const demo = await startDemo({
-      apiUrl: `http://${dialHost(o.host)}:${o.port}`, adminUrl: `http://${dialHost(o.admin_host)}:${o.admin_port}`, adminToken: o.admin_token,
-      dataDir: o.data_dir, period_s: o.period_s, log: (level, f) => o.log(level, { thread: 'demo', ...f }),
+      apiUrl: `http://${dialHost(o.host)}:${o.port}`,
+      adminUrl: `http://${dialHost(o.admin_host)}:${o.admin_port}`,
+      adminToken: o.admin_token,
+      dataDir: o.data_dir,
+      period_s: o.period_s,
+      log: (level, f) => o.log(level, { thread: 'demo', ...f }),
     });
     const stop = demo.stop;
     demo.stop = async () => {

@@ -17,8 +17,8 @@ import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
 import { compile, safeField, u64Field, validate, type Checker } from './schemas.js';
 import {
-  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, type BatchCancelRequest, type BatchPlaceRequest,
-  type DeadmanRequest, type DecreaseRequest, type PlaceOrderRequest, type WithdrawalRequest,
+  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, type BatchCancelRequest,
+  type BatchPlaceRequest, type DeadmanRequest, type DecreaseRequest, type PlaceOrderRequest, type WithdrawalRequest,
 } from '../wire/requests.js';
 import { scopeNames } from '../wire/keys.js';
 import type * as R from '../wire/responses.js';
@@ -459,7 +459,10 @@ export const ROUTES: Route[] = [
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
       const w = g.views.withdrawal(c.account, hi, lo);
-      return ok(w ?? { wid: String(r.result), client_withdrawal_id: b.client_withdrawal_id, status: 'pending', seq: String(r.seq) } satisfies R.WithdrawalCreated, 201);
+      const created = {
+        wid: String(r.result), client_withdrawal_id: b.client_withdrawal_id, status: 'pending', seq: String(r.seq),
+      } satisfies R.WithdrawalCreated;
+      return ok(w ?? created, 201);
     },
   }),
   route({

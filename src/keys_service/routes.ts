@@ -47,7 +47,10 @@ export const KEY_ROUTES: Route[] = [
         CreateKey.set_secret(m, o, secret);
         CreateKey.set_label(m, o, label);
       });
-      return { status: 201, body: { key_id: r.result, secret: secret.toString('base64'), scopes: scopeNames(bits), label, seq: String(r.seq) } satisfies CreatedKey };
+      const body = {
+        key_id: r.result, secret: secret.toString('base64'), scopes: scopeNames(bits), label, seq: String(r.seq),
+      } satisfies CreatedKey;
+      return { status: 201, body };
     },
   }),
   route({

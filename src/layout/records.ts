@@ -231,7 +231,9 @@ export const OrderFlag = {
 export const ORDER_FLAG_BITS = [["sell",1],["outcome_no",2],["post_only",4],["tif_gtd",8],["tif_ioc",16],["tif_fok",32],["stp_cancel_maker",64],["stp_cancel_both",128],["max_cost",256]] as const;
 
 // ---- reject codes ----
-export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: 'gateway' | 'core'; readonly doc: string; }
+export interface CodeInfo {
+  readonly code: string; readonly num: number | null; readonly http: number; readonly origin: 'gateway' | 'core'; readonly doc: string;
+}
 export const CODES: readonly CodeInfo[] = [
   {"code":"invalid_json","num":null,"http":400,"origin":"gateway","doc":"The body is not valid JSON (or too deep, or carries __proto__/constructor keys)."},
   {"code":"unknown_field","num":null,"http":400,"origin":"gateway","doc":"A request field is not in the closed schema; details.field names it."},

@@ -4,4 +4,6 @@
 
 import { readFileSync } from 'node:fs';
 
-export const SERVER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export const SERVER_VERSION: string = PACKAGE.version;

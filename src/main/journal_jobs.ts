@@ -7,7 +7,9 @@ import type { RecoveryPlan } from '../journal/recovery.js';
 import type { SnapshotArgs, SnapshotDone } from '../journal/tasks.js';
 
 export class JournalJobs {
-  private readonly pool = new Piscina({ filename: new URL('../journal/tasks.js', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: 10_000 });
+  private readonly pool = new Piscina({
+    filename: new URL('../journal/tasks.js', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: 10_000,
+  });
 
   plan(dataDir: string): Promise<RecoveryPlan> {
     return this.pool.run({ dataDir }, { name: 'plan' }) as Promise<RecoveryPlan>;

@@ -17,7 +17,9 @@
 // deferReply (outside other sockets' callbacks, corked). Gateway threads.
 
 import { ApiError } from '../gateway/envelope.js';
-import { BODY_CAP_BYTES, authenticate, deferReply, fail, receive, send, startRequestSignature, type InFlight, type LaneOptions } from '../gateway/http.js';
+import {
+  BODY_CAP_BYTES, authenticate, deferReply, fail, receive, send, startRequestSignature, type InFlight, type LaneOptions,
+} from '../gateway/http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/jsonrpc.js';
 import { INVALID_REQUEST, rpcError } from './protocol.js';

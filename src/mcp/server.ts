@@ -130,7 +130,9 @@ function protocolMethod(method: string, params: Record<string, unknown>): unknow
   }
 }
 
-function callTool(opts: LaneOptions, caller: Caller, id: RpcId, params: Record<string, unknown>, now: number): McpOutcome | Promise<McpOutcome> {
+function callTool(
+  opts: LaneOptions, caller: Caller, id: RpcId, params: Record<string, unknown>, now: number,
+): McpOutcome | Promise<McpOutcome> {
   const name = params.name;
   const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
   const args = params.arguments ?? {};

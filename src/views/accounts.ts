@@ -32,7 +32,10 @@ export function balance(v: ViewsData, account: number): Balance {
   };
 }
 
-/** out[0] = cents available, out[1] = cents reserved, zeros for an unknown account (the fan-out compares them per command; nothing allocated). */
+/**
+ * out[0] = cents available, out[1] = cents reserved, zeros for an unknown
+ * account (the fan-out compares them per command; nothing allocated).
+ */
 export function cashNumbers(v: ViewsData, account: number, out: Float64Array): void {
   const known = accountKnown(v.state, account);
   out[0] = known ? v.state.accounts.available[account]! : 0;

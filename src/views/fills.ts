@@ -79,7 +79,8 @@ function pushFill(
   ring.u32[u + FU_COID_LO] = ord.coidLo[slot]!;
   ring.u32[u + FU_MARKET] = market;
   ring.u32[u + FU_QTY] = qty;
-  ring.u32[u + FU_PACKED] = ord.side[slot]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.hasCoid[slot]! << 5) | (tickYes << 8) | (tick << 16);
+  ring.u32[u + FU_PACKED] = ord.side[slot]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.hasCoid[slot]! << 5)
+    | (tickYes << 8) | (tick << 16);
 }
 
 /** The account's fills in both roles, newest first (sort key: the fill's ordinal in the account's ring). */

@@ -112,7 +112,10 @@ export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): Order
   return { orders: out, cursor, as_of_seq: String(s.seq) };
 }
 
-/** One retained order of the account with its status (duplicate_client_order_id details, user channel); null when unknown, evicted or foreign. */
+/**
+ * One retained order of the account with its status (duplicate_client_order_id
+ * details, user channel); null when unknown, evicted or foreign.
+ */
 export function orderWithStatus(v: ViewsData, account: number, orderId: number): OrderWithStatus | null {
   const slot = ownSlot(v, account, orderId);
   if (slot < 0) return null;
@@ -146,7 +149,10 @@ export function orderFilled(v: ViewsData, orderId: number): boolean {
   return slot >= 0 && v.state.orders.status[slot] === OrderStatus.filled;
 }
 
-/** out[0] = cents the order still reserves, out[1] = the worst-case taker fee per share a buy reserved (0 for sells); zeros when not retained. */
+/**
+ * out[0] = cents the order still reserves, out[1] = the worst-case taker fee
+ * per share a buy reserved (0 for sells); zeros when not retained.
+ */
 export function orderReservation(v: ViewsData, orderId: number, out: Float64Array): void {
   const slot = v.state.slotOf(orderId);
   const ord = v.state.orders;

@@ -40,7 +40,9 @@ export function linkNewPositions(v: ViewsData): void {
 }
 
 /** Every non-empty (market, outcome) of the account, ascending by market then yes before no; sort key market_id * 2 + outcome. */
-export function positionEntries(v: ViewsData, account: number, market: number | undefined, after: number): { key: number; item: Position }[] {
+export function positionEntries(
+  v: ViewsData, account: number, market: number | undefined, after: number,
+): { key: number; item: Position }[] {
   const acc = v.state.accounts;
   const out: { key: number; item: Position }[] = [];
   if (!accountKnown(v.state, account) || account >= v.posHead.length) return out;

@@ -48,7 +48,10 @@ export const RoundActionResult = Type.Object({
 /** Confirming or failing a withdrawal. */
 export const WithdrawalSettled = Type.Object({ status: oneOf(WITHDRAWAL_STATUS_NAMES.slice(1), 'confirmed or failed'), seq });
 
-export const SnapshotResult = Type.Object({ seq: u64('the durable seq the snapshot holds'), path: Type.String({ description: 'the snapshot file' }) });
+export const SnapshotResult = Type.Object({
+  seq: u64('the durable seq the snapshot holds'),
+  path: Type.String({ description: 'the snapshot file' }),
+});
 
 export const Health = Type.Object({
   seq: u64('the engine\'s last seq'),

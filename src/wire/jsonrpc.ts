@@ -24,9 +24,14 @@ export const JsonRpcResponse = Type.Object({
   jsonrpc: Type.Literal('2.0'),
   id: Type.Union([Type.String(), Type.Integer(), Type.Null()], { description: 'the request id; null when the request could not be read' }),
   // Unsafe only types it: any JSON value as far as TypeScript is concerned; the JSON Schema stays an object.
-  result: Type.Optional(Type.Unsafe<unknown>(Type.Object({}, { description: 'the method result (for tools/call: content, structuredContent, isError)' }))),
+  result: Type.Optional(Type.Unsafe<unknown>(
+    Type.Object({}, { description: 'the method result (for tools/call: content, structuredContent, isError)' }),
+  )),
   error: Type.Optional(Type.Object({
-    code: Type.Integer({ description: '-32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params (unknown tool), -32603 internal' }),
+    code: Type.Integer({
+      description: '-32700 parse error, -32600 invalid request, -32601 method not found, '
+        + '-32602 invalid params (unknown tool), -32603 internal',
+    }),
     message: Type.String(),
     data: Type.Optional(Type.Unknown()),
   })),

@@ -22,18 +22,25 @@ export const PlaceOrderBody = Type.Object({
   outcome: Type.Union([Type.Literal('yes'), Type.Literal('no')]),
   tick: Tick,
   qty: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'shares' }),
-  tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('gtd'), Type.Literal('ioc'), Type.Literal('fok')], { description: 'default gtc; gtd needs expiry_ts' })),
+  tif: Type.Optional(Type.Union(
+    [Type.Literal('gtc'), Type.Literal('gtd'), Type.Literal('ioc'), Type.Literal('fok')],
+    { description: 'default gtc; gtd needs expiry_ts' },
+  )),
   post_only: Type.Optional(Type.Boolean({ description: 'default false' })),
   client_order_id: Type.Optional(U64String),
   expiry_ts: Type.Optional(U64String),
   max_cost: Type.Optional(U64String),
   group_id: Type.Optional(U32),
-  stp: Type.Optional(Type.Union([Type.Literal('cancel_taker'), Type.Literal('cancel_maker'), Type.Literal('cancel_both')], { description: 'default cancel_taker' })),
+  stp: Type.Optional(Type.Union(
+    [Type.Literal('cancel_taker'), Type.Literal('cancel_maker'), Type.Literal('cancel_both')], { description: 'default cancel_taker' },
+  )),
 }, closed);
 
 export const BatchPlaceBody = Type.Object({ orders: Type.Array(PlaceOrderBody, { minItems: 1, maxItems: 20 }) }, closed);
 export const BatchCancelBody = Type.Object({ order_ids: Type.Array(U64String, { minItems: 1, maxItems: 20 }) }, closed);
-export const DecreaseBody = Type.Object({ new_qty: Type.Integer({ minimum: 0, maximum: 4294967295, description: 'absolute target remaining quantity' }) }, closed);
+export const DecreaseBody = Type.Object({
+  new_qty: Type.Integer({ minimum: 0, maximum: 4294967295, description: 'absolute target remaining quantity' }),
+}, closed);
 export const DeadmanBody = Type.Object({ timeout_ms: Type.Integer({ minimum: 1000, maximum: 60000 }) }, closed);
 export const WithdrawalBody = Type.Object({
   client_withdrawal_id: U64String,
@@ -42,16 +49,23 @@ export const WithdrawalBody = Type.Object({
 }, closed);
 export const CreateKeyBody = Type.Object({
   label: Type.Optional(Type.String({ maxLength: 64 })),
-  scopes: Type.Optional(Type.Array(Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true })),
+  scopes: Type.Optional(Type.Array(
+    Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true },
+  )),
 }, closed);
 
 // Control plane.
 export const EmptyBody = Type.Object({}, closed);
 export const AdminKeyBody = Type.Object({
-  scopes: Type.Array(Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true }),
+  scopes: Type.Array(
+    Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true },
+  ),
 }, closed);
 export const AdminDepositBody = Type.Object({ amount: U64String, ref: Type.Optional(Type.String({ maxLength: 64 })) }, closed);
-export const AdminFeeScheduleBody = Type.Object({ taker_bps: Type.Integer({ minimum: 0, maximum: 10000 }), maker_bps: Type.Integer({ minimum: 0, maximum: 10000 }) }, closed);
+export const AdminFeeScheduleBody = Type.Object({
+  taker_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
+  maker_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
+}, closed);
 export const AdminMarketBody = Type.Object({
   title: Type.String({ minLength: 1, maxLength: 128 }),
   category: Type.Integer({ minimum: 0, maximum: 65535 }),

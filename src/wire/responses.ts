@@ -45,7 +45,10 @@ export const ErrorObject = Type.Object({
   message: Type.String({ description: 'human-readable explanation' }),
   // Unsafe only types it: the JSON Schema stays an open object (or null), read as a record of facts.
   details: Type.Unsafe<Record<string, unknown> | null>(Type.Union([
-    Type.Object({}, { description: 'code-specific facts, e.g. field and reason for invalid_field, retry_after_ms for rate_limited, order_id for duplicate_client_order_id' }),
+    Type.Object({}, {
+      description: 'code-specific facts, e.g. field and reason for invalid_field, retry_after_ms for rate_limited, '
+        + 'order_id for duplicate_client_order_id',
+    }),
     Type.Null(),
   ])),
 }, { description: 'The inner error object; batch items carry it as {error: ...}.' });
