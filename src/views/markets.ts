@@ -102,3 +102,27 @@ export function bookLevels(v: ViewsData, id: number, out: Float64Array): void {
   const base = Book.level(id, 0, 0);
   for (let i = 0; i < 2 * LADDER_ROW; i++) out[i] = count[base + i] !== 0 ? qty[base + i]! : 0;
 }
+
+/**
+ * Brings `mirror` (a copy of bookLevels' output) up to the market's book in
+ * one pass: the indexes that changed go to changed[0..n) in ascending order,
+ * their previous totals to was[0..n); returns n. The fan-out's book deltas
+ * after each command; nothing allocated.
+ */
+export function diffBookLevels(v: ViewsData, id: number, mirror: Float64Array, changed: Int32Array, was: Float64Array): number {
+  const book = v.state.book;
+  const qty = book.levelQty;
+  const count = book.levelCount;
+  const base = Book.level(id, 0, 0);
+  let n = 0;
+  for (let i = 1; i < 2 * LADDER_ROW; i++) {
+    const now = count[base + i] !== 0 ? qty[base + i]! : 0;
+    const before = mirror[i]!;
+    if (now === before) continue;
+    mirror[i] = now;
+    changed[n] = i;
+    was[n] = before;
+    n++;
+  }
+  return n;
+}

@@ -269,6 +269,11 @@ export class Views implements ViewsData {
     M.bookLevels(this, market, out);
   }
 
+  /** Brings a bookLevels copy of the market up to date; changed indexes and previous totals go to changed/was; returns their count. */
+  diffBookLevels(market: number, mirror: Float64Array, changed: Int32Array, was: Float64Array): number {
+    return M.diffBookLevels(this, market, mirror, changed, was);
+  }
+
   /** The oracle's price, fresh source count and seq into out[0..2]. */
   oracleNumbers(out: Float64Array): void {
     R.oracleNumbers(this, out);

@@ -10,10 +10,12 @@
 // response fields, so adding one is not a breaking change. No runtime state;
 // any thread (the client imports the types only).
 
-import { Type, type Static, type TInteger, type TLiteral, type TSchema, type TString, type TUnion } from '@sinclair/typebox';
 import {
-  CANCEL_REASON_NAMES, MARKET_STATUS_NAMES, ORDER_FLAG_BITS, ORDER_STATUS_NAMES, OUTCOME_NAMES, PATH_NAMES, SIDE_NAMES, STP_NAMES, TIF_NAMES,
-  WITHDRAWAL_STATUS_NAMES,
+  Type, type Static, type TInteger, type TLiteral, type TSchema, type TString, type TUnion,
+} from '@sinclair/typebox';
+import {
+  CANCEL_REASON_NAMES, MARKET_STATUS_NAMES, ORDER_FLAG_BITS, ORDER_STATUS_NAMES, OUTCOME_NAMES, PATH_NAMES, SIDE_NAMES, STP_NAMES,
+  TIF_NAMES, WITHDRAWAL_STATUS_NAMES,
 } from '../layout/records.js';
 
 /** A u64-domain value (ids, seqs, cents, ns timestamps) as the decimal string the spec requires. */

@@ -150,8 +150,9 @@ export class Fanout {
   private readonly oracleNow = new Float64Array(3);
   /** Scratch for two numbers asked of the read model (an order's owner or reservation, an account's cash). */
   private readonly pair = new Float64Array(2);
-  /** Scratch for a market's level totals after a command (see Views.bookLevels). */
-  private readonly levelsNow = new Float64Array(LEVELS_PER_MARKET);
+  /** Scratch for the levels a command changed and their previous totals (see Views.diffBookLevels). */
+  private readonly changedLevels = new Int32Array(LEVELS_PER_MARKET);
+  private readonly changedWas = new Float64Array(LEVELS_PER_MARKET);
   /** Scratch for one account's position in one market (see Views.positionNumbers). */
   private readonly positionNow = new Float64Array(4);
   /** Markets whose book the current command touched and that have an orderbook stream. */
@@ -542,13 +543,13 @@ export class Fanout {
     const s = this.obStream[market];
     const mir = this.mirror[market];
     if (s === undefined || mir === undefined) return;
-    const levels = this.levelsNow;
-    this.views.bookLevels(market, levels);
-    for (let i = 1; i < LEVELS_PER_MARKET; i++) {
-      const now = levels[i]!;
-      const was = mir[i]!;
-      if (now === was) continue;
-      mir[i] = now;
+    const changed = this.changedLevels;
+    const previous = this.changedWas;
+    const n = this.views.diffBookLevels(market, mir, changed, previous);
+    for (let k = 0; k < n; k++) {
+      const i = changed[k]!;
+      const now = mir[i]!;
+      const was = previous[k]!;
       const ladder = i >= BOOK_ROW ? 1 : 0;
       const tick = i - ladder * BOOK_ROW;
       this.publish(s, 'orderbook_delta', `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`);
