@@ -8,8 +8,10 @@
 //     nothing of the I/O side; src/ring imports no node:* module and no
 //     package either (the engine and every I/O thread share it);
 //   - only src/main touches threads (node:worker_threads, piscina);
-//   - src/client is usable by outside programs: it imports only itself and,
-//     for types only, src/wire (so nothing of the server loads with it);
+//   - src/client is usable by outside programs: it imports only itself, the
+//     generated layout and src/lib (pure code, for the binary order frames),
+//     for types only src/wire (so nothing of the server loads with it), and
+//     of packages only `ws` (its WebSocket client);
 //   - test/, tools/ and bench/ import test/support and src/, never each
 //     other; test/support imports src/ only.
 
@@ -39,8 +41,8 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/keys_service': ['src/gateway', 'src/layout', 'src/wire'],
   'src/openapi': ['src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/admin': ['src/gateway', 'src/layout', 'src/lib', 'src/openapi', 'src/wire'],
-  'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout'],
-  'src/client': ['src/wire'],
+  'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout', 'src/ws'],
+  'src/client': ['src/layout', 'src/lib', 'src/wire'],
   'src/mcp': ['src/client', 'src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/oracle': ['src/client', 'src/lib'],
   'src/demo': ['src/client', 'src/oracle'],
@@ -206,13 +208,13 @@ test('imports: only src/main touches threads (worker_threads, piscina)', () => {
   assert.deepEqual(bad, []);
 });
 
-test('imports: src/client imports src/wire for types only, and no other folder or package', () => {
+test('imports: src/client imports src/wire for types only, src/layout and src/lib, and of packages only ws', () => {
   const client = src.filter((e) => e.from === 'src/client');
   assert.ok(client.length > 10, 'the scan found the client sources');
   const bad = client.filter((e) => {
-    if (e.to === 'src/client') return false;
+    if (e.to === 'src/client' || e.to === 'src/layout' || e.to === 'src/lib') return false;
     if (e.to === 'src/wire') return !e.typeOnly;
-    return !e.spec.startsWith('node:');
+    return !e.spec.startsWith('node:') && e.spec !== 'ws';
   }).map((e) => `${e.file} imports ${e.spec}${e.typeOnly ? ' (type)' : ''}`);
   assert.deepEqual(bad, []);
 });

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // gen_layout: reads native-layout/*.json (the one description of every binary
-// record, enum and reject code) and writes the TypeScript accessors
-// (src/layout/records.ts) and the reference (native-layout/LAYOUT.md).
+// record, enum and reject code, and of the binary order-entry frames of the
+// WebSocket lane) and writes the TypeScript accessors (src/layout/records.ts)
+// and the reference (native-layout/LAYOUT.md), whose worked example of a
+// binary frame is encoded here from the same offsets.
 //
 //   node tools/gen_layout.mjs           regenerate both files
 //   node tools/gen_layout.mjs --check   exit 1 when either committed file is stale
@@ -24,6 +26,7 @@ const enums = read('enums.json').enums;
 const commands = read('commands.json');
 const events = read('events.json');
 const codes = read('codes.json');
+const wire = read('wire.json');
 
 const SIZES = { u8: 1, u16: 2, u32: 4, u64: 8 };
 const errors = [];
@@ -47,7 +50,7 @@ function fnv1a32(s) {
   return h >>> 0;
 }
 
-const fingerprint = fnv1a32(canonical({ header, enums, commands, events, codes }));
+const fingerprint = fnv1a32(canonical({ header, enums, commands, events, codes, wire }));
 const enumByName = new Map(enums.map((e) => [e.name, e]));
 
 // ---- validation and offset assignment ----------------------------------
@@ -85,17 +88,29 @@ if (hdr.size !== header.size) fail(`Header: fields add up to ${hdr.size}, declar
 const records = [];
 const seenTypes = new Map();
 const seenNames = new Set();
-for (const [kind, group, lo, hi] of [['command', commands, 1, 63], ['event', events, 64, 65535]]) {
+// Entries: headerless structs repeated after a wire record's fixed part (its tail).
+const entries = [];
+for (const e of wire.entries) {
+  if (!e.doc) fail(`${e.name}: missing doc`);
+  if (seenNames.has(e.name)) fail(`${e.name}: duplicate name`);
+  seenNames.add(e.name);
+  const l = layoutFields(e.name, e.fields, 0);
+  if (l.size % 8 !== 0) fail(`${e.name}: size ${l.size} is not a multiple of 8 (add a named reserved field)`);
+  entries.push({ name: e.name, doc: e.doc, size: l.size, fields: l.fields });
+}
+const entryByName = new Map(entries.map((e) => [e.name, e]));
+for (const [kind, group, lo, hi] of [['command', commands, 1, 63], ['event', events, 64, 127], ['wire', wire, 128, 191]]) {
   for (const r of group.records) {
     if (!r.doc) fail(`${r.name}: missing doc`);
     if (r.type < lo || r.type > hi) fail(`${r.name}: ${kind} type ${r.type} outside ${lo}..${hi}`);
     if (seenTypes.has(r.type)) fail(`${r.name}: type ${r.type} already used by ${seenTypes.get(r.type)}`);
     if (seenNames.has(r.name)) fail(`${r.name}: duplicate name`);
+    if (r.tail !== undefined && (kind !== 'wire' || !entryByName.has(r.tail))) fail(`${r.name}: tail ${r.tail} is not an entry of wire.json`);
     seenTypes.set(r.type, r.name);
     seenNames.add(r.name);
     const l = layoutFields(r.name, r.fields, header.size);
     if (l.size % 8 !== 0) fail(`${r.name}: size ${l.size} is not a multiple of 8 (add a named reserved field)`);
-    records.push({ kind, name: r.name, type: r.type, doc: r.doc, size: l.size, fields: l.fields });
+    records.push({ kind, name: r.name, type: r.type, doc: r.doc, size: l.size, fields: l.fields, tail: r.tail });
   }
 }
 for (const e of enums) {
@@ -106,6 +121,11 @@ for (const e of enums) {
     if (vals.has(v.value)) fail(`enum ${e.name}: value ${v.value} used twice`);
     vals.add(v.value);
   }
+}
+const gatewayCodes = new Set(codes.codes.filter((c) => c.origin === 'gateway').map((c) => c.code));
+for (const e of enums.filter((x) => x.codes)) {
+  // An enum of error codes for binary answers: each name (but none = 0) is a gateway code of codes.json.
+  for (const v of e.values) if (v.value !== 0 && !gatewayCodes.has(v.name)) fail(`enum ${e.name}.${v.name}: not a gateway code of codes.json`);
 }
 const nums = new Set();
 for (const c of codes.codes) {
@@ -245,9 +265,18 @@ for (const r of records) {
   ts.push('};');
   ts.push('');
 }
+ts.push('// ---- entries (headerless structs after a wire record\'s fixed part; `o` is the entry\'s offset) ----');
+for (const e of entries) {
+  ts.push(`/** Entry, ${e.size} bytes. ${e.doc} */`);
+  ts.push(`export const ${e.name} = {`);
+  ts.push(`  SIZE: ${e.size},`);
+  for (const f of e.fields) ts.push(...accessors(f));
+  ts.push('};');
+  ts.push('');
+}
 ts.push('// ---- tables for tools, tests and generic decoding (not for hot paths) ----');
 ts.push('export interface FieldInfo { readonly name: string; readonly type: string; readonly offset: number; readonly size: number; readonly js?: string; readonly enum?: string; }');
-ts.push("export interface RecordInfo { readonly kind: 'command' | 'event'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; }");
+ts.push("export interface RecordInfo { readonly kind: 'command' | 'event' | 'wire'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; readonly tail?: string; }");
 const fi = (f) => {
   const o = { name: f.name, type: f.type, offset: f.offset, size: f.size };
   if (f.js) o.js = f.js;
@@ -257,7 +286,7 @@ const fi = (f) => {
 ts.push(`export const HEADER_FIELDS: readonly FieldInfo[] = [${hdr.fields.map(fi).join(', ')}];`);
 ts.push('export const RECORDS: readonly RecordInfo[] = [');
 for (const r of records) {
-  ts.push(`  { kind: '${r.kind}', name: '${r.name}', type: ${r.type}, size: ${r.size}, fields: [`);
+  ts.push(`  { kind: '${r.kind}', name: '${r.name}', type: ${r.type}, size: ${r.size},${r.tail ? ` tail: '${r.tail}',` : ''} fields: [`);
   for (const f of r.fields) ts.push(`    ${fi(f)},`);
   ts.push('  ] },');
 }
@@ -305,6 +334,34 @@ for (const [title, kind, group] of [['Commands', 'command', commands], ['Events'
     md.push('');
   }
 }
+md.push('## Binary order entry on the WebSocket lane');
+md.push('');
+md.push(wire.doc);
+md.push('');
+for (const rule of wire.rules) md.push(`- ${rule}`);
+md.push('');
+md.push('| type | record | bytes |', '|---|---|---|');
+for (const r of records.filter((x) => x.kind === 'wire')) md.push(`| ${r.type} | [${r.name}](#${r.name.toLowerCase()}) | ${r.size}${r.tail ? ` + ${entryByName.get(r.tail).size} x n` : ''} |`);
+md.push('');
+for (const r of records.filter((x) => x.kind === 'wire')) {
+  md.push(`### ${r.name}`);
+  md.push('');
+  md.push(`Type ${r.type}, ${r.size} bytes${r.tail ? ` followed by n [${r.tail}](#${r.tail.toLowerCase()}) entries` : ''}. ${r.doc}`);
+  md.push('');
+  md.push('| offset | field | type | doc |', '|---|---|---|---|');
+  for (const f of r.fields) md.push(`| ${f.offset} | \`${f.name}\` | ${ftype(f)} | ${esc(f.doc)} |`);
+  md.push('');
+}
+for (const e of entries) {
+  md.push(`### ${e.name}`);
+  md.push('');
+  md.push(`Entry, ${e.size} bytes (offsets from the entry's start). ${e.doc}`);
+  md.push('');
+  md.push('| offset | field | type | doc |', '|---|---|---|---|');
+  for (const f of e.fields) md.push(`| ${f.offset} | \`${f.name}\` | ${ftype(f)} | ${esc(f.doc)} |`);
+  md.push('');
+}
+md.push(...workedExample());
 md.push('## Enums');
 md.push('');
 for (const e of enums) {
@@ -324,6 +381,88 @@ md.push('| code | num | HTTP | origin | doc |', '|---|---|---|---|---|');
 for (const c of codes.codes) md.push(`| \`${c.code}\` | ${c.num ?? 'null'} | ${c.http} | ${c.origin} | ${esc(c.doc)} |`);
 md.push('');
 const mdOut = md.join('\n');
+
+// ---- the worked example of LAYOUT.md ---------------------------------------
+//
+// Encoded here from the same offsets as the accessors (little-endian), so the
+// bytes in the reference cannot drift from the layout; test/client decodes
+// them with the client library.
+
+function enumName(f, v) {
+  const e = f.enum ? enumByName.get(f.enum) : undefined;
+  const hit = e?.values.find((x) => x.value === v);
+  return hit ? `${v} (${hit.name})` : String(v);
+}
+
+/** One record (header, fields, then tail entries) as bytes plus annotated rows. */
+function encodeExample(name, head, fields, tail = []) {
+  const r = records.find((x) => x.name === name);
+  const entry = r.tail ? entryByName.get(r.tail) : undefined;
+  const size = r.size + (entry ? entry.size * tail.length : 0);
+  const buf = Buffer.alloc(size);
+  const rows = [];
+  const put = (f, base, v, label) => {
+    const at = base + f.offset;
+    switch (f.type) {
+      case 'u8': buf.writeUInt8(v, at); break;
+      case 'u16': buf.writeUInt16LE(v, at); break;
+      case 'u32': buf.writeUInt32LE(v, at); break;
+      case 'u64': buf.writeBigUInt64LE(BigInt(v), at); break;
+      default: throw new Error(`worked example: ${f.type} field ${f.name}`);
+    }
+    rows.push({ at, size: f.size, label, value: enumName(f, v) });
+  };
+  for (const f of hdr.fields) put(f, 0, f.name === 'len' ? size : f.name === 'type' ? r.type : (head[f.name] ?? 0), `header.${f.name}`);
+  for (const f of r.fields) put(f, 0, fields[f.name] ?? 0, f.name);
+  tail.forEach((t, i) => {
+    for (const f of entry.fields) put(f, r.size + i * entry.size, t[f.name] ?? 0, `${entry.name}[${i}].${f.name}`);
+  });
+  return { name, buf, rows };
+}
+
+function exampleFrame(title, recs) {
+  const out = [];
+  const all = Buffer.concat(recs.map((x) => x.buf));
+  out.push(`${title} (${all.length} bytes):`, '', '```');
+  for (let i = 0; i < all.length; i += 16) out.push(all.subarray(i, i + 16).toString('hex').replace(/(..)(?!$)/g, '$1 '));
+  out.push('```', '');
+  out.push('| frame offset | bytes | field | value |', '|---|---|---|---|');
+  let base = 0;
+  for (const x of recs) {
+    for (const row of x.rows) {
+      out.push(`| ${base + row.at} | \`${x.buf.subarray(row.at, row.at + row.size).toString('hex')}\` | ${x.name} ${row.label} | ${row.value} |`);
+    }
+    base += x.buf.length;
+  }
+  out.push('');
+  return out;
+}
+
+function workedExample() {
+  const code = (c) => codes.codes.find((x) => x.code === c).num;
+  const ts = 1767225600000000000n;
+  const place = encodeExample('PlaceOrder', { correlation: 7, account: 42 }, {
+    market_id: 1, qty: 10, tick: 40, side: 0, outcome: 0, tif: 0, stp: 0, has_client_order_id: 1, client_order_id: 1001,
+  });
+  const cancel = encodeExample('CancelOrder', { correlation: 8, account: 42 }, { order_id: 4700 });
+  const placed = encodeExample('EntryResult', { correlation: 7, account: 42, seq: 4711, ts }, {
+    status: 0, order_status: 1, command_type: 1, order_id: 4711, filled_qty: 4, resting_qty: 6, client_order_id: 1001, fill_count: 1,
+  }, [{ qty: 4, tick_yes: 40, path: 0 }]);
+  const refused = encodeExample('EntryResult', { correlation: 8, account: 42, seq: 4712, ts: ts + 1n }, {
+    status: 1, command_type: 2, code: code('unknown_order'), order_id: 4700,
+  });
+  return [
+    '### Worked example',
+    '',
+    'Account 42 buys 10 YES at 40 in market 1 (gtc, client_order_id 1001, correlation 7) and, in the same frame, cancels',
+    'order 4700 (correlation 8). The placement is sequenced at seq 4711, fills 4 against a resting NO bid at 60 (a mint at',
+    'YES 40) and rests 6; order 4700 was already gone, so the cancel is rejected `unknown_order` (num 260). Both answers',
+    'happen to come in one frame here; they may also come in two, in either order.',
+    '',
+    ...exampleFrame('The client\'s frame', [place, cancel]),
+    ...exampleFrame('The answer frame', [placed, refused]),
+  ];
+}
 
 // ---- write or check -----------------------------------------------------
 

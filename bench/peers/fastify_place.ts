@@ -31,7 +31,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { ReplayGuard, startSignature } from '../../src/gateway/auth.js';
-import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../../src/gateway/buckets.js';
+import { TokenBuckets } from '../../src/gateway/buckets.js';
 import type { Completion, GatewayCore } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
 import {
@@ -110,6 +110,8 @@ class InProcessCore {
       } else if (t === T_COMMAND_COMPLETED) {
         completion = {
           seq: Header.seq(em, o),
+          ts_hi: Header.ts_hi(em, o),
+          ts_lo: Header.ts_lo(em, o),
           status: CommandCompleted.status(em, o),
           code_num: CommandCompleted.code_num(em, o),
           order_status: CommandCompleted.order_status(em, o),
@@ -237,9 +239,9 @@ async function main(): Promise<void> {
 
   const opts: LaneOptions = {
     core: core as unknown as GatewayCore,
-    buckets: new TokenBuckets(TokenBuckets.allocate()),
+    buckets: new TokenBuckets(TokenBuckets.allocate(), core.views),
     replay: new ReplayGuard(ReplayGuard.allocate()),
-    limits: { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: 1000 },
+    limits: { response_budget_ms: 1000 },
     routes: ROUTES,
   };
 

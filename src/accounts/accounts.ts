@@ -57,6 +57,10 @@ export class Accounts {
   keyRevoked = new Uint8Array(0);
   keySecret = new Uint8Array(0);
   keyLabel: string[] = [''];
+  /** Rate tier (RateTier) per key; 0 = default. */
+  keyTier = new Uint8Array(0);
+  /** Custom tier figures per key at [4 * key]: read rate, read burst, write rate, write burst (0 for named tiers). */
+  keyFigures = new Uint32Array(0);
 
   // Withdrawals: wids 1..withdrawalCount.
   withdrawalCount = 0;
@@ -168,6 +172,8 @@ export class Accounts {
     this.keyScopes = grown(this.keyScopes, cap);
     this.keyRevoked = grown(this.keyRevoked, cap);
     this.keySecret = grown(this.keySecret, cap * 32);
+    this.keyTier = grown(this.keyTier, cap);
+    this.keyFigures = grown(this.keyFigures, cap * 4);
     this.keyCapacity = cap;
   }
 

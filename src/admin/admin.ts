@@ -10,7 +10,7 @@ import {
   ProposeSource, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
   T_CREATE_MARKET, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND,
   T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND, CreateAccount, DeleteAccount,
-  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES,
+  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES, RateTier, SetKeyTier, T_SET_KEY_TIER,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
@@ -20,7 +20,7 @@ import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
 import { compile, parseJson, safeField, validate, type Checker } from '../gateway/schemas.js';
 import {
-  AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
+  AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminKeyTierBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
   AdminSeriesBody, EmptyBody,
 } from '../wire/requests.js';
 import type * as Q from '../wire/requests.js';
@@ -29,6 +29,7 @@ import { openApiDocument } from '../openapi/openapi.js';
 import type { TSchema } from '@sinclair/typebox';
 import type * as C from '../wire/control_plane.js';
 import { scopeBits, scopeNames } from '../wire/keys.js';
+import { keyLimits } from '../gateway/buckets.js';
 import type { SequencedAck } from '../wire/responses.js';
 
 export interface AdminContext {
@@ -117,6 +118,28 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq),
     } satisfies C.AdminKeyCreated;
     return { status: 201, body };
+  }),
+  // A key's rate tier: a sequenced command (journaled, replayed); every gateway applies it when it folds the event.
+  route('set_key_tier', 'POST', '/admin/keys/{key_id}/tier', compile(AdminKeyTierBody), async (r, ctx) => {
+    const key = pathId('key_id', r.params[0]!);
+    const b = r.body as Q.KeyTierRequest;
+    const custom = b.tier === 'custom';
+    for (const f of ['read', 'write'] as const) {
+      if (custom && b[f] === undefined) throw new ApiError('invalid_field', `tier custom needs ${f}`, { field: f, reason: 'required with tier custom' });
+      if (!custom && b[f] !== undefined) throw new ApiError('invalid_field', `${f} is given by tier ${b.tier}`, { field: f, reason: 'only with tier custom' });
+    }
+    const c = await sequenced(ctx.core, T_SET_KEY_TIER, SetKeyTier.SIZE, 0, (m, o) => {
+      SetKeyTier.set_key_id(m, o, key);
+      SetKeyTier.set_tier(m, o, RateTier[b.tier]);
+      if (!custom) return;
+      SetKeyTier.set_read_rate_per_s(m, o, b.read!.sustained_rate_per_s);
+      SetKeyTier.set_read_burst(m, o, b.read!.burst);
+      SetKeyTier.set_write_rate_per_s(m, o, b.write!.sustained_rate_per_s);
+      SetKeyTier.set_write_burst(m, o, b.write!.burst);
+    });
+    const t = keyLimits(ctx.core.views, key);
+    ctx.log({ event: 'operator', action: 'set_key_tier', key_id: key, tier: t.tier, read: t.read, write: t.write });
+    return { status: 200, body: { key_id: key, tier: t.tier, read: t.read, write: t.write, seq: String(c.seq) } satisfies C.KeyTierResult };
   }),
   route('deposit', 'POST', '/admin/accounts/{account_id}/deposits', compile(AdminDepositBody), async (r, ctx) => {
     const a = pathId('account_id', r.params[0]!);

@@ -41,6 +41,7 @@ export const ADMIN_USAGE = `dx admin <command>
   health | metrics | snapshot
   account create [--deposit cents] | account show <id> | account delete <id>
   key create <account_id> [--scopes read,trade,withdraw] [--save file.json]
+  key tier <key_id> default|market_maker|institutional | key tier <key_id> custom --read rate/burst --write rate/burst
   deposit <account_id> <amount_cents> [--ref text]
   fee-schedule create <taker_bps> <maker_bps>
   market create <title> --category n [--position-limit n] [--fee-schedule n]
@@ -103,7 +104,7 @@ const ADMIN: Record<string, Run> = {
     },
   }),
 
-  key: verbs('dx admin key create <account_id> [--scopes read,trade,withdraw] [--save file.json]', {
+  key: verbs('dx admin key create|tier ...', {
     create: async (ctx, from) => {
       const usage = 'dx admin key create <account_id> [--scopes read,trade,withdraw] [--save file.json]';
       allowFlags(ctx.p, ['scopes', 'save'], usage);
@@ -117,6 +118,30 @@ const ADMIN: Record<string, Run> = {
       }
       ctx.print(r, () => fields([
         ['key_id', r.key_id], ['secret', save !== undefined ? `(saved in ${save})` : `${r.secret}  (shown once: keep it)`], ['scopes', r.scopes.join(',')],
+      ]));
+    },
+    tier: async (ctx, from) => {
+      const usage = 'dx admin key tier <key_id> default|market_maker|institutional|custom [--read rate/burst --write rate/burst]';
+      allowFlags(ctx.p, ['read', 'write'], usage);
+      const [id, name] = positionals(ctx.p, from, 2, 2, usage);
+      const tier = oneOf('tier', name!, ['default', 'market_maker', 'institutional', 'custom'] as const);
+      const figures = (f: 'read' | 'write'): { sustained_rate_per_s: number; burst: number } | undefined => {
+        const v = flag(ctx.p, f);
+        if (v === undefined) {
+          if (tier === 'custom') throw new UsageError(`tier custom needs --${f} rate/burst`, usage);
+          return undefined;
+        }
+        if (tier !== 'custom') throw new UsageError(`--${f} goes with tier custom only`, usage);
+        const m = /^([0-9]+)\/([0-9]+)$/.exec(v);
+        if (!m) throw new UsageError(`--${f} must be rate/burst, e.g. 1000/2000`, usage);
+        return { sustained_rate_per_s: int(`--${f} rate`, m[1]!, 1, 10_000_000), burst: int(`--${f} burst`, m[2]!, 1, 10_000_000) };
+      };
+      const read = figures('read');
+      const write = figures('write');
+      const r = await ctx.admin().setKeyTier(int('key_id', id!, 1, 0xffffffff), { tier, ...(read ? { read } : {}), ...(write ? { write } : {}) });
+      ctx.print(r, () => fields([
+        ['key_id', r.key_id], ['tier', r.tier], ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
+        ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`], ['seq', r.seq],
       ]));
     },
   }),

@@ -95,13 +95,13 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
 
   limits: {
     usage: 'dx limits',
-    summary: "the key's scopes, rate limits and response budget",
+    summary: "the key's scopes, rate tier and limits, response budget",
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx limits');
       positionals(ctx.p, from, 0, 0, 'dx limits');
       const r = await ctx.dx().request<J>('GET', '/v1/account/limits');
       ctx.print(r, () => fields([
-        ['scopes', (r.scopes as string[]).join(',')], ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
+        ['scopes', (r.scopes as string[]).join(',')], ['tier', r.tier], ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
         ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`], ['batch_cap', r.batch_cap], ['response_budget_ms', r.response_budget_ms],
       ]));
     },

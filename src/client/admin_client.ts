@@ -8,6 +8,8 @@ import type {
   AccountCreated,
   AdminAccount,
   AdminKeyCreated,
+  KeyTierRequest,
+  KeyTierResult,
   CreateMarketRequest,
   DepositRequest,
   FeeScheduleCreated,
@@ -68,6 +70,11 @@ export class AdminClient {
   /** The only way to get a key with the `withdraw` scope. */
   createKey(accountId: number, scopes: Scope[]): Promise<AdminKeyCreated> {
     return this.http.call('POST', `/admin/accounts/${id(accountId)}/keys`, { scopes });
+  }
+
+  /** Sets a key's rate tier (a sequenced command): a named tier, or `custom` with read and write figures. */
+  setKeyTier(keyId: number, req: KeyTierRequest): Promise<KeyTierResult> {
+    return this.http.call('POST', `/admin/keys/${id(keyId)}/tier`, req);
   }
 
   /** Credits `amount` cents; `ref` is the operator's reference for the credit. */

@@ -18,3 +18,8 @@ export {
 export { DxApiError, isItemError, parseErrorBody } from './errors.js';
 export { buildQuery, closeFetchConnections, HttpTransport, type Query, type TransportOptions } from './transport.js';
 export type * from './types.js';
+export { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from './binary_codec.js';
+export {
+  DxConnectionLost, DxWebSocket, DxWsError, type DataHandler, type DxWebSocketOptions, type Subscription, type WsMessage,
+} from './websocket.js';
+export { DxOrderStream } from './order_stream.js';

@@ -87,8 +87,8 @@ export type WithdrawalStatusValue = Withdrawal['status'];
 // ---------------------------------------------------------------- request bodies (src/wire/requests.ts)
 
 export type {
-  CreateKeyRequest, CreateMarketRequest, DepositRequest, FeeScheduleRequest, OpenRoundRequest, OracleTickRequest, SeriesRequest,
-  WithdrawalRequest,
+  CreateKeyRequest, CreateMarketRequest, DepositRequest, FeeScheduleRequest, KeyTierRequest, OpenRoundRequest, OracleTickRequest,
+  SeriesRequest, WithdrawalRequest,
 } from '../wire/requests.js';
 /** The closed-schema placement request. */
 export type { PlaceOrderRequest as OrderRequest } from '../wire/requests.js';
@@ -100,6 +100,6 @@ export type { CreatedKey, KeyItem, KeyList, KeyRevoked, Scope } from '../wire/ke
 // ---------------------------------------------------------------- control plane (src/wire/control_plane.ts)
 
 export type {
-  AccountCreated, AdminAccount, AdminKeyCreated, FeeScheduleCreated, Health, MarketCreated, RoundActionResult, RoundOpened, SeriesCreated,
+  AccountCreated, AdminAccount, AdminKeyCreated, FeeScheduleCreated, Health, KeyTierResult, MarketCreated, RoundActionResult, RoundOpened, SeriesCreated,
   SeriesItem, SeriesList, SeriesStopped, SnapshotResult, WithdrawalSettled,
 } from '../wire/control_plane.js';

@@ -21,12 +21,14 @@ import {
   T_PROPOSE_ROUND, T_REQUEST_WITHDRAWAL, T_REVOKE_KEY, T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND,
   T_VOID_ROUND, Tif, CancelReason, WithdrawalConfirmed, WithdrawalFailed, WithdrawalRequested, WithdrawalStatus,
   FreezeRound, CreateSeries, StopSeries, SeriesCreated, SeriesStopped, OracleSourceExpired, T_CREATE_SERIES, T_STOP_SERIES,
+  KeyTierSet, SetKeyTier, T_SET_KEY_TIER,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo, cmpHiLo } from '../lib/u64.js';
 import type { EngineConfig } from './config.js';
 import type { EventOut } from './event_out.js';
 import { evolve } from './evolve.js';
+import { setKeyTierReject, writeKeyTierSet } from './key_tiers.js';
 import { ORACLE_SOURCES } from './markets.js';
 import { ExchangeState } from './state.js';
 
@@ -107,6 +109,7 @@ export class Engine {
       case T_SUBMIT_ORACLE_TICK: this.oracleTick(SubmitOracleTick.source_id(cm, co), SubmitOracleTick.price(cm, co), account); break;
       case T_CREATE_SERIES: this.createSeries(cm, co, account); break;
       case T_STOP_SERIES: this.stopSeries(StopSeries.category(cm, co), account); break;
+      case T_SET_KEY_TIER: this.setKeyTier(cm, co, account); break;
       default: this.reject(type, Reject.invalid_command, account); break;
     }
     return this.seq;
@@ -829,6 +832,17 @@ export class Engine {
       this.commit(o);
     }
     this.ok(T_REVOKE_KEY, account, keyId);
+  }
+
+  /** Operator: a key's rate tier (rules in key_tiers.ts); the event carries the key's owner, the completion the key id. */
+  private setKeyTier(cm: Mem, co: number, account: number): void {
+    const num = setKeyTierReject(this.state, cm, co);
+    if (num !== 0) return this.reject(T_SET_KEY_TIER, num, account);
+    const key = SetKeyTier.key_id(cm, co);
+    const o = this.begin(KeyTierSet.TYPE, KeyTierSet.SIZE, this.state.accounts.keyAccount[key]!);
+    writeKeyTierSet(cm, co, this.m, o);
+    this.commit(o);
+    this.ok(T_SET_KEY_TIER, account, key);
   }
 
   private deposit(cm: Mem, co: number, account: number): void {

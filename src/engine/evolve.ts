@@ -12,7 +12,7 @@ import {
   PositionSettled, RoundOpened, RoundStatus, RoundTransitioned, Side, T_ACCOUNT_CREATED, T_ACCOUNT_DELETED,
   T_COMMAND_COMPLETED, T_DEADMAN_ARMED, T_DEADMAN_DISARMED, T_DEPOSITED, T_FEE_SCHEDULE_CREATED, T_FILLED,
   SeriesCreated, SeriesStopped, T_KEY_CREATED, T_KEY_REVOKED, T_MARKET_CREATED, T_ORACLE_SOURCE_EXPIRED, T_ORACLE_TICKED,
-  T_SERIES_CREATED, T_SERIES_STOPPED, T_ORDER_ACCEPTED, T_ORDER_CANCELED,
+  T_SERIES_CREATED, T_SERIES_STOPPED, T_ORDER_ACCEPTED, T_ORDER_CANCELED, T_KEY_TIER_SET,
   T_ORDER_DECREASED, T_ORDER_REJECTED, T_ORDER_RESTED, T_POSITION_SETTLED, T_ROUND_OPENED, T_ROUND_TRANSITIONED,
   T_WITHDRAWAL_CONFIRMED, T_WITHDRAWAL_FAILED, T_WITHDRAWAL_REQUESTED, Tif, WithdrawalConfirmed,
   WithdrawalRequested, WithdrawalStatus,
@@ -20,6 +20,7 @@ import {
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo } from '../lib/u64.js';
+import { applyKeyTierSet } from './key_tiers.js';
 import type { ExchangeState } from './state.js';
 
 const scratchHiLo = new Uint32Array(2);
@@ -79,6 +80,7 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
     case T_KEY_REVOKED:
       s.accounts.keyRevoked[KeyRevoked.key_id(m, o)] = 1;
       return;
+    case T_KEY_TIER_SET: return applyKeyTierSet(s, m, o);
     case T_DEPOSITED: {
       const amount = Deposited.amount(m, o);
       const a = Header.account(m, o);

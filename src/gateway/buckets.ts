@@ -1,20 +1,69 @@
 // TokenBuckets: per-key read and write buckets shared by every gateway thread
 // through one SharedArrayBuffer, so a key gets the same limits whichever
-// connection (thread) it uses. Charged only after the signature verifies.
+// connection, thread or lane it uses (REST, WebSocket JSON and binary order
+// entry, MCP all draw from these). Charged only after the signature verifies.
 // Each key has a spinlock word (Atomics.compareExchange) guarding its two
 // buckets' Float64 state (tokens, last refill ms); the lock's acquire/release
 // order the plain Float64 accesses between threads.
+//
+// Figures come from the key's rate tier (RateTier): the operator sets it with
+// a sequenced command (SetKeyTier), every thread folds its event into its
+// read model, and take() reads the tier from the calling thread's own read
+// model (a TierSource). Every thread folds the same events in the same order,
+// so they agree on a key's figures; only the token state needs sharing.
+// Named tiers' figures are this file's table; custom ones travel in the
+// event. A lower burst takes effect at the next take (tokens are capped).
+
+import { RATE_TIER_NAMES, RateTier } from '../layout/records.js';
 
 export interface BucketSpec {
   sustained_rate_per_s: number;
   burst: number;
 }
 
+export interface TierFigures {
+  read: BucketSpec;
+  write: BucketSpec;
+}
+
+export type RateTierName = (typeof RATE_TIER_NAMES)[number];
+
+/** The spec's figures (tier `default`). */
 export const READ_BUCKET: BucketSpec = { sustained_rate_per_s: 100, burst: 200 };
 export const WRITE_BUCKET: BucketSpec = { sustained_rate_per_s: 50, burst: 100 };
 
+/** Figures of the named tiers, indexed by RateTier (custom carries its own). */
+export const RATE_TIERS: Readonly<Record<Exclude<RateTierName, 'custom'>, TierFigures>> = {
+  default: { read: READ_BUCKET, write: WRITE_BUCKET },
+  market_maker: { read: { sustained_rate_per_s: 500, burst: 1000 }, write: { sustained_rate_per_s: 2000, burst: 4000 } },
+  institutional: { read: { sustained_rate_per_s: 2000, burst: 4000 }, write: { sustained_rate_per_s: 10_000, burst: 20_000 } },
+};
+
+const NAMED: readonly (readonly BucketSpec[])[] = [
+  [RATE_TIERS.default.read, RATE_TIERS.default.write],
+  [RATE_TIERS.market_maker.read, RATE_TIERS.market_maker.write],
+  [RATE_TIERS.institutional.read, RATE_TIERS.institutional.write],
+];
+
 export const BUCKET_READ = 0;
 export const BUCKET_WRITE = 1;
+
+/** Where a key's tier is read from: the thread's read model (Views). */
+export interface TierSource {
+  /** RateTier of the key (0 = default, also for an unknown key). */
+  keyTier(keyId: number): number;
+  /** Custom figure i: 0 read rate, 1 read burst, 2 write rate, 3 write burst. */
+  keyFigure(keyId: number, i: number): number;
+}
+
+/** A key's tier and effective figures (GET /v1/account/limits, the control plane). */
+export function keyLimits(src: TierSource, keyId: number): { tier: RateTierName; read: BucketSpec; write: BucketSpec } {
+  const tier = src.keyTier(keyId);
+  const spec = (bucket: number): BucketSpec => (tier === RateTier.custom
+    ? { sustained_rate_per_s: src.keyFigure(keyId, bucket * 2), burst: src.keyFigure(keyId, bucket * 2 + 1) }
+    : NAMED[tier]![bucket]!);
+  return { tier: RATE_TIER_NAMES[tier]!, read: spec(BUCKET_READ), write: spec(BUCKET_WRITE) };
+}
 
 export class TokenBuckets {
   static allocate(maxKeys = 1 << 16): SharedArrayBuffer {
@@ -25,17 +74,12 @@ export class TokenBuckets {
   /** Per key: read tokens, read last ms, write tokens, write last ms (0 ms = never used: full bucket). */
   private readonly state: Float64Array;
   readonly maxKeys: number;
-  private readonly specs: readonly BucketSpec[];
 
-  constructor(readonly sab: SharedArrayBuffer, read: BucketSpec = READ_BUCKET, write: BucketSpec = WRITE_BUCKET) {
+  /** `tiers`: the thread's read model; null gives every key the default tier (tools, peers). */
+  constructor(readonly sab: SharedArrayBuffer, private readonly tiers: TierSource | null = null) {
     this.maxKeys = sab.byteLength / 36;
     this.locks = new Int32Array(sab, 0, this.maxKeys);
     this.state = new Float64Array(sab, this.maxKeys * 4, this.maxKeys * 4);
-    this.specs = [read, write];
-  }
-
-  spec(bucket: number): BucketSpec {
-    return this.specs[bucket]!;
   }
 
   /**
@@ -44,7 +88,18 @@ export class TokenBuckets {
    */
   take(keyId: number, bucket: number, cost: number, nowMs: number): number {
     if (keyId < 0 || keyId >= this.maxKeys) return 1000;
-    const spec = this.specs[bucket]!;
+    const src = this.tiers;
+    const tier = src === null ? 0 : src.keyTier(keyId);
+    let rate: number;
+    let burst: number;
+    if (tier === RateTier.custom) {
+      rate = src!.keyFigure(keyId, bucket * 2);
+      burst = src!.keyFigure(keyId, bucket * 2 + 1);
+    } else {
+      const spec = NAMED[tier]![bucket]!;
+      rate = spec.sustained_rate_per_s;
+      burst = spec.burst;
+    }
     const i = keyId * 4 + bucket * 2;
     const locks = this.locks;
     while (Atomics.compareExchange(locks, keyId, 0, 1) !== 0) { /* spin: a few loads and stores */ }
@@ -52,11 +107,11 @@ export class TokenBuckets {
       const s = this.state;
       let tokens: number;
       if (s[i + 1] === 0) {
-        tokens = spec.burst;
+        tokens = burst;
       } else {
         const elapsed = nowMs - s[i + 1]!;
-        tokens = s[i]! + (elapsed > 0 ? (elapsed * spec.sustained_rate_per_s) / 1000 : 0);
-        if (tokens > spec.burst) tokens = spec.burst;
+        tokens = s[i]! + (elapsed > 0 ? (elapsed * rate) / 1000 : 0);
+        if (tokens > burst) tokens = burst;
       }
       s[i + 1] = nowMs;
       if (tokens >= cost) {
@@ -64,7 +119,7 @@ export class TokenBuckets {
         return 0;
       }
       s[i] = tokens;
-      return Math.max(1, Math.ceil(((cost - tokens) * 1000) / spec.sustained_rate_per_s));
+      return Math.max(1, Math.ceil(((cost - tokens) * 1000) / rate));
     } finally {
       // Release: our Float64 writes happen before the next holder reads them.
       Atomics.store(locks, keyId, 0);

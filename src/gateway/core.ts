@@ -28,6 +28,9 @@ const PARK_TIMEOUT_MS = 5;
 /** The outcome of one sequenced command, as its completion record says. */
 export interface Completion {
   seq: number;
+  /** The sequencer's stamp of the command (ns since the epoch, two u32 halves). */
+  ts_hi: number;
+  ts_lo: number;
   status: number;
   code_num: number;
   order_status: number;
@@ -227,6 +230,8 @@ export class GatewayCore {
     const resolve = this.resolves[slot]!;
     const completion: Completion = {
       seq: Header.seq(m, o),
+      ts_hi: Header.ts_hi(m, o),
+      ts_lo: Header.ts_lo(m, o),
       status: CommandCompleted.status(m, o),
       code_num: CommandCompleted.code_num(m, o),
       order_status: CommandCompleted.order_status(m, o),

@@ -11,7 +11,7 @@ import {
   T_DISARM_DEADMAN, T_PLACE_ORDER, T_REQUEST_WITHDRAWAL, Tif,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import type { BucketSpec } from './buckets.js';
+import { keyLimits } from './buckets.js';
 import type { Completion, GatewayCore } from './core.js';
 import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
@@ -41,8 +41,6 @@ export interface RequestCtx {
 }
 
 export interface GatewayLimits {
-  read: BucketSpec;
-  write: BucketSpec;
   response_budget_ms: number;
 }
 
@@ -230,10 +228,13 @@ export const ROUTES: Route[] = [
   }),
   route({
     name: 'get_account_limits', method: 'GET', path: '/v1/account/limits', scope: Scope.read, body: 'none', query: [], writeCost: none,
-    description: 'The calling key\'s scopes, effective read and write token buckets, batch cap and response budget.',
-    handler: (c, _g, l) => ok({
-      scopes: scopeNames(c.scopes), read: l.read, write: l.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms,
-    } satisfies R.AccountLimits),
+    description: 'The calling key\'s scopes, rate tier, effective read and write token buckets, batch cap and response budget.',
+    handler: (c, g, l) => {
+      const t = keyLimits(g.views, c.keyId);
+      return ok({
+        scopes: scopeNames(c.scopes), tier: t.tier, read: t.read, write: t.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms,
+      } satisfies R.AccountLimits);
+    },
   }),
   route({
     name: 'list_markets', method: 'GET', path: '/v1/markets', scope: Scope.read, body: 'none', writeCost: none,

@@ -10,10 +10,53 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0xddf822e3;
+export const LAYOUT_FINGERPRINT = 0x508921d5;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
+/** A key's rate tier: the figures of its read and write token buckets, shared by every lane (REST, WebSocket JSON and binary, MCP). */
+export const RateTier = {
+  /** The spec's figures: reads 100/s (burst 200), writes 50/s (burst 100). */
+  default: 0,
+  /** For market makers: higher figures from the gateways' tier table (RATE_TIERS in src/gateway/buckets.ts; GET /v1/account/limits shows them). */
+  market_maker: 1,
+  /** The highest named figures, from the same tier table. */
+  institutional: 2,
+  /** The operator's own figures, carried by the command and its event. */
+  custom: 3,
+} as const;
+export const RATE_TIER_NAMES = ["default","market_maker","institutional","custom"] as const;
+
+/** What became of one command sent in a binary frame (EntryResult.status). */
+export const EntryStatus = {
+  /** Sequenced and took effect (a placement's execution outcome, e.g. post_only_cross, is ok with a reason). */
+  ok: 0,
+  /** A core reject: code is its num in the error registry (sequenced, except unknown_order for an order id above 2^53). */
+  rejected: 1,
+  /** The gateway refused it before sequencing: code is a RefusalCode; nothing happened. */
+  refused: 2,
+  /** sequencing_timeout: no outcome within response_budget_ms; it may still be sequenced (look it up by client_order_id). */
+  timeout: 3,
+} as const;
+export const ENTRY_STATUS_NAMES = ["ok","rejected","refused","timeout"] as const;
+
+/** Why the gateway refused a binary command (EntryResult.code when status is refused); each name is the gateway error code a JSON command gets in the same case. */
+export const RefusalCode = {
+  /** Not refused. */
+  none: 0,
+  /** A field out of range or a bad combination (the JSON schema's rules); field_offset names the field's byte offset in the record. */
+  invalid_field: 1,
+  /** The key's write bucket is empty; retry_after_ms says when a token returns. */
+  rate_limited: 2,
+  /** The key lacks the trade scope. */
+  missing_scope: 3,
+  /** Shed under load (full ring, engine lag, or too many commands in flight on the connection); back off and retry. */
+  shed: 4,
+  /** A fault of the exchange (logged). */
+  internal: 5,
+} as const;
+export const REFUSAL_CODE_NAMES = ["none","invalid_field","rate_limited","missing_scope","shed","internal"] as const;
+
 /** Order side. */
 export const Side = {
   /** Buy shares of the outcome; reserves tick x qty cents plus the worst-case fee. */
@@ -348,6 +391,7 @@ export const T_VOID_ROUND = 24;
 export const T_SUBMIT_ORACLE_TICK = 25;
 export const T_CREATE_SERIES = 26;
 export const T_STOP_SERIES = 27;
+export const T_SET_KEY_TIER = 28;
 export const T_COMMAND_COMPLETED = 64;
 export const T_ORDER_ACCEPTED = 65;
 export const T_ORDER_REJECTED = 66;
@@ -374,6 +418,8 @@ export const T_ORACLE_TICKED = 86;
 export const T_SERIES_CREATED = 87;
 export const T_SERIES_STOPPED = 88;
 export const T_ORACLE_SOURCE_EXPIRED = 89;
+export const T_KEY_TIER_SET = 90;
+export const T_ENTRY_RESULT = 128;
 
 /** Command 1, 80 bytes. Place an order for header.account. The gateway has validated ranges and combinations (DESIGN section 3). */
 export const PlaceOrder = {
@@ -828,6 +874,38 @@ export const StopSeries = {
   /** Reserved, zero. */
   reserved1(m: Mem, o: number): number { return m.u32[(o + 36) >>> 2]!; },
   set_reserved1(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
+};
+
+/** Command 28, 56 bytes. Operator: set a key's rate tier (its token-bucket figures on every lane). Named tiers carry zero figures (the gateways' tier table gives them); custom carries its own. header.account is 0. */
+export const SetKeyTier = {
+  TYPE: 28,
+  SIZE: 56,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(m: Mem, o: number): void { m.u8[o + 37] = 0; m.u16[(o + 38) >>> 1] = 0; },
+  /** The key. */
+  key_id(m: Mem, o: number): number { return m.u32[(o + 32) >>> 2]!; },
+  set_key_id(m: Mem, o: number, v: number): void { m.u32[(o + 32) >>> 2] = v; },
+  /** The tier. */
+  tier(m: Mem, o: number): number { return m.u8[o + 36]!; },
+  set_tier(m: Mem, o: number, v: number): void { m.u8[o + 36] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u8[o + 37]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u8[o + 37] = v; },
+  /** Reserved, zero. */
+  reserved1(m: Mem, o: number): number { return m.u16[(o + 38) >>> 1]!; },
+  set_reserved1(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
+  /** custom: read tokens per second, 1..10000000; named tiers: 0. */
+  read_rate_per_s(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
+  set_read_rate_per_s(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
+  /** custom: read bucket size, 1..10000000; named tiers: 0. */
+  read_burst(m: Mem, o: number): number { return m.u32[(o + 44) >>> 2]!; },
+  set_read_burst(m: Mem, o: number, v: number): void { m.u32[(o + 44) >>> 2] = v; },
+  /** custom: write tokens per second, 1..10000000; named tiers: 0. */
+  write_rate_per_s(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
+  set_write_rate_per_s(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
+  /** custom: write bucket size, 1..10000000; named tiers: 0. */
+  write_burst(m: Mem, o: number): number { return m.u32[(o + 52) >>> 2]!; },
+  set_write_burst(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
 };
 
 /** Event 64, 72 bytes. Last event of every sequenced command: the outcome the producer's held request answers with. */
@@ -1489,9 +1567,108 @@ export const OracleSourceExpired = {
   set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
 };
 
+/** Event 90, 56 bytes. A key's rate tier changed; header.account is the key's owner. Every thread that folds events applies the figures to the key's token buckets (named tiers from the gateways' tier table, custom from here). */
+export const KeyTierSet = {
+  TYPE: 90,
+  SIZE: 56,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(m: Mem, o: number): void { m.u8[o + 37] = 0; m.u16[(o + 38) >>> 1] = 0; },
+  /** The key. */
+  key_id(m: Mem, o: number): number { return m.u32[(o + 32) >>> 2]!; },
+  set_key_id(m: Mem, o: number, v: number): void { m.u32[(o + 32) >>> 2] = v; },
+  /** The tier. */
+  tier(m: Mem, o: number): number { return m.u8[o + 36]!; },
+  set_tier(m: Mem, o: number, v: number): void { m.u8[o + 36] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u8[o + 37]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u8[o + 37] = v; },
+  /** Reserved, zero. */
+  reserved1(m: Mem, o: number): number { return m.u16[(o + 38) >>> 1]!; },
+  set_reserved1(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
+  /** custom: read tokens per second; named tiers: 0. */
+  read_rate_per_s(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
+  set_read_rate_per_s(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
+  /** custom: read bucket size; named tiers: 0. */
+  read_burst(m: Mem, o: number): number { return m.u32[(o + 44) >>> 2]!; },
+  set_read_burst(m: Mem, o: number, v: number): void { m.u32[(o + 44) >>> 2] = v; },
+  /** custom: write tokens per second; named tiers: 0. */
+  write_rate_per_s(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
+  set_write_rate_per_s(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
+  /** custom: write bucket size; named tiers: 0. */
+  write_burst(m: Mem, o: number): number { return m.u32[(o + 52) >>> 2]!; },
+  set_write_burst(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
+};
+
+/** Event 128, 80 bytes. The answer to one command of a binary frame. header: len = 80 + 8 x fill_count, producer 0, correlation = the client's, account = the connection's, seq and ts = the command's sequencing (0 when refused or timed out). */
+export const EntryResult = {
+  TYPE: 128,
+  SIZE: 80,
+  /** Zeroes the reserved fields (writers set every other field). */
+  clear_reserved(_m: Mem, _o: number): void { },
+  /** ok, rejected, refused or timeout. */
+  status(m: Mem, o: number): number { return m.u8[o + 32]!; },
+  set_status(m: Mem, o: number, v: number): void { m.u8[o + 32] = v; },
+  /** Placements that are ok: the order's status (resting, partially_filled, filled, canceled); duplicate_client_order_id: the existing order's status. */
+  order_status(m: Mem, o: number): number { return m.u8[o + 33]!; },
+  set_order_status(m: Mem, o: number, v: number): void { m.u8[o + 33] = v; },
+  /** A placement canceled by an execution outcome: the reason; else none. */
+  reason(m: Mem, o: number): number { return m.u8[o + 34]!; },
+  set_reason(m: Mem, o: number, v: number): void { m.u8[o + 34] = v; },
+  /** The type of the command answered (PlaceOrder, CancelOrder, DecreaseOrder or CancelAll). */
+  command_type(m: Mem, o: number): number { return m.u8[o + 35]!; },
+  set_command_type(m: Mem, o: number, v: number): void { m.u8[o + 35] = v; },
+  /** rejected: the core reject num (codes.json); refused: a RefusalCode; else 0. */
+  code(m: Mem, o: number): number { return m.u16[(o + 36) >>> 1]!; },
+  set_code(m: Mem, o: number, v: number): void { m.u16[(o + 36) >>> 1] = v; },
+  /** refused invalid_field: the byte offset in the record of the field at fault; else 0. */
+  field_offset(m: Mem, o: number): number { return m.u16[(o + 38) >>> 1]!; },
+  set_field_offset(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
+  /** Placements, cancels and decreases: the order id; duplicate_client_order_id: the existing order's id; else 0. (a safe integer < 2^53) */
+  order_id(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  /** Placements: shares filled by this command. */
+  filled_qty(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
+  set_filled_qty(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
+  /** Placements: shares left resting. */
+  resting_qty(m: Mem, o: number): number { return m.u32[(o + 52) >>> 2]!; },
+  set_resting_qty(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
+  /** CancelOrder: canceled_qty; DecreaseOrder: new_qty; else 0. (a safe integer < 2^53) */
+  result(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
+  set_result(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  /** Placements: the client_order_id sent (0 when none). (high 32 bits) */
+  client_order_id_hi(m: Mem, o: number): number { return m.u32[(o + 68) >>> 2]!; },
+  /** Placements: the client_order_id sent (0 when none). (low 32 bits) */
+  client_order_id_lo(m: Mem, o: number): number { return m.u32[(o + 64) >>> 2]!; },
+  set_client_order_id(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 64) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
+  /** refused rate_limited: milliseconds until a token returns; else 0. */
+  retry_after_ms(m: Mem, o: number): number { return m.u32[(o + 72) >>> 2]!; },
+  set_retry_after_ms(m: Mem, o: number, v: number): void { m.u32[(o + 72) >>> 2] = v; },
+  /** EntryFill entries after the fixed part. */
+  fill_count(m: Mem, o: number): number { return m.u32[(o + 76) >>> 2]!; },
+  set_fill_count(m: Mem, o: number, v: number): void { m.u32[(o + 76) >>> 2] = v; },
+};
+
+// ---- entries (headerless structs after a wire record's fixed part; `o` is the entry's offset) ----
+/** Entry, 8 bytes. One taker fill of a placement, after EntryResult's fixed part (the tail of its record). */
+export const EntryFill = {
+  SIZE: 8,
+  /** Shares filled. */
+  qty(m: Mem, o: number): number { return m.u32[(o + 0) >>> 2]!; },
+  set_qty(m: Mem, o: number, v: number): void { m.u32[(o + 0) >>> 2] = v; },
+  /** The fill's price in YES space. */
+  tick_yes(m: Mem, o: number): number { return m.u8[o + 4]!; },
+  set_tick_yes(m: Mem, o: number, v: number): void { m.u8[o + 4] = v; },
+  /** mint, direct or merge. */
+  path(m: Mem, o: number): number { return m.u8[o + 5]!; },
+  set_path(m: Mem, o: number, v: number): void { m.u8[o + 5] = v; },
+  /** Reserved, zero. */
+  reserved0(m: Mem, o: number): number { return m.u16[(o + 6) >>> 1]!; },
+  set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 6) >>> 1] = v; },
+};
+
 // ---- tables for tools, tests and generic decoding (not for hot paths) ----
 export interface FieldInfo { readonly name: string; readonly type: string; readonly offset: number; readonly size: number; readonly js?: string; readonly enum?: string; }
-export interface RecordInfo { readonly kind: 'command' | 'event'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; }
+export interface RecordInfo { readonly kind: 'command' | 'event' | 'wire'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; readonly tail?: string; }
 export const HEADER_FIELDS: readonly FieldInfo[] = [{"name":"len","type":"u32","offset":0,"size":4}, {"name":"type","type":"u16","offset":4,"size":2}, {"name":"producer","type":"u16","offset":6,"size":2}, {"name":"correlation","type":"u32","offset":8,"size":4}, {"name":"account","type":"u32","offset":12,"size":4}, {"name":"seq","type":"u64","offset":16,"size":8,"js":"safe"}, {"name":"ts","type":"u64","offset":24,"size":8,"js":"hilo"}];
 export const RECORDS: readonly RecordInfo[] = [
   { kind: 'command', name: 'PlaceOrder', type: 1, size: 80, fields: [
@@ -1624,6 +1801,16 @@ export const RECORDS: readonly RecordInfo[] = [
     {"name":"category","type":"u16","offset":32,"size":2},
     {"name":"reserved0","type":"u16","offset":34,"size":2},
     {"name":"reserved1","type":"u32","offset":36,"size":4},
+  ] },
+  { kind: 'command', name: 'SetKeyTier', type: 28, size: 56, fields: [
+    {"name":"key_id","type":"u32","offset":32,"size":4},
+    {"name":"tier","type":"u8","offset":36,"size":1,"enum":"RateTier"},
+    {"name":"reserved0","type":"u8","offset":37,"size":1},
+    {"name":"reserved1","type":"u16","offset":38,"size":2},
+    {"name":"read_rate_per_s","type":"u32","offset":40,"size":4},
+    {"name":"read_burst","type":"u32","offset":44,"size":4},
+    {"name":"write_rate_per_s","type":"u32","offset":48,"size":4},
+    {"name":"write_burst","type":"u32","offset":52,"size":4},
   ] },
   { kind: 'event', name: 'CommandCompleted', type: 64, size: 72, fields: [
     {"name":"status","type":"u8","offset":32,"size":1,"enum":"CompletionStatus"},
@@ -1821,5 +2008,30 @@ export const RECORDS: readonly RecordInfo[] = [
     {"name":"source_id","type":"u32","offset":32,"size":4},
     {"name":"fresh_source_count","type":"u32","offset":36,"size":4},
     {"name":"ref_price","type":"u64","offset":40,"size":8,"js":"safe"},
+  ] },
+  { kind: 'event', name: 'KeyTierSet', type: 90, size: 56, fields: [
+    {"name":"key_id","type":"u32","offset":32,"size":4},
+    {"name":"tier","type":"u8","offset":36,"size":1,"enum":"RateTier"},
+    {"name":"reserved0","type":"u8","offset":37,"size":1},
+    {"name":"reserved1","type":"u16","offset":38,"size":2},
+    {"name":"read_rate_per_s","type":"u32","offset":40,"size":4},
+    {"name":"read_burst","type":"u32","offset":44,"size":4},
+    {"name":"write_rate_per_s","type":"u32","offset":48,"size":4},
+    {"name":"write_burst","type":"u32","offset":52,"size":4},
+  ] },
+  { kind: 'wire', name: 'EntryResult', type: 128, size: 80, tail: 'EntryFill', fields: [
+    {"name":"status","type":"u8","offset":32,"size":1,"enum":"EntryStatus"},
+    {"name":"order_status","type":"u8","offset":33,"size":1,"enum":"OrderStatus"},
+    {"name":"reason","type":"u8","offset":34,"size":1,"enum":"CancelReason"},
+    {"name":"command_type","type":"u8","offset":35,"size":1},
+    {"name":"code","type":"u16","offset":36,"size":2},
+    {"name":"field_offset","type":"u16","offset":38,"size":2},
+    {"name":"order_id","type":"u64","offset":40,"size":8,"js":"safe"},
+    {"name":"filled_qty","type":"u32","offset":48,"size":4},
+    {"name":"resting_qty","type":"u32","offset":52,"size":4},
+    {"name":"result","type":"u64","offset":56,"size":8,"js":"safe"},
+    {"name":"client_order_id","type":"u64","offset":64,"size":8,"js":"hilo"},
+    {"name":"retry_after_ms","type":"u32","offset":72,"size":4},
+    {"name":"fill_count","type":"u32","offset":76,"size":4},
   ] },
 ];

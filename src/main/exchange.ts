@@ -20,7 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { KEY_ROUTES } from '../keys_service/routes.js';
 import { mountAdmin } from '../admin/admin.js';
 import { ReplayGuard } from '../gateway/auth.js';
-import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
+import { TokenBuckets } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest } from '../gateway/http.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
@@ -207,10 +207,10 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // 5. Listeners: gateways, accounts service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
   const ports = await Promise.all(workers.map((w) => waitFor<number>(w, 'listening', 'port'))).catch(abandon);
-  const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
+  const limits = { response_budget_ms: cfg.response_budget_ms };
   const accountsApp = u.App();
   mountRest(accountsApp, {
-    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
+    core, buckets: new TokenBuckets(buckets, views), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
     log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);

@@ -7,7 +7,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { ReplayGuard } from '../gateway/auth.js';
-import { TokenBuckets, READ_BUCKET, WRITE_BUCKET } from '../gateway/buckets.js';
+import { TokenBuckets } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest, type LaneOptions } from '../gateway/http.js';
 import { ROUTES } from '../gateway/routes.js';
@@ -64,14 +64,14 @@ const core = new GatewayCore({
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
   durable: new DurableSeq(d.durable),
 });
-const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
+const limits = { response_budget_ms: d.response_budget_ms };
 const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'rest');
 metrics.watch(core);
 const app = u.App();
 let stopping = false;
 const laneOptions: LaneOptions = {
   stopping: () => stopping,
-  core, buckets: new TokenBuckets(d.buckets), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
+  core, buckets: new TokenBuckets(d.buckets, views), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
   log: (fields) => log('warn', { thread: `gateway-${d.index}`, ...fields }),
   observer: metrics,
 };
@@ -79,6 +79,7 @@ const laneOptions: LaneOptions = {
 const wsLane = mountWs(app, {
   lane: laneOptions, uws: u, keyCounts: d.ws_counts ?? null, config: d.ws ?? {}, stopping: () => stopping,
   onConnections: (delta) => metrics.wsConnections(delta),
+  observer: new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'ws'),
 });
 mountMcp(app, laneOptions);
 mountRest(app, laneOptions);

@@ -25,7 +25,8 @@ import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RpcId, type RpcResp
 import {
   INTERNAL_ERROR, INVALID_PARAMS, McpRpcError, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_NAME, classify, rpcError, rpcResult,
 } from './protocol.js';
-import { TOOL_DEFINITIONS, TOOLS_BY_NAME, routeInput } from './tools.js';
+import { routeInput } from '../gateway/route_input.js';
+import { TOOL_DEFINITIONS, TOOLS_BY_NAME } from './tools.js';
 
 export const INSTRUCTIONS = [
   'dx is an exchange for binary (YES/NO) prediction markets. A market trades in rounds; a round resolves yes or no from an oracle',

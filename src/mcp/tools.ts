@@ -3,17 +3,14 @@
 // route added there is a tool here without further code. A tool's input is
 // the operation's path parameters, query parameters and body fields merged
 // into one closed object; its arguments are taken apart again into exactly
-// what the REST lane hands the handler (path segments as strings, the query
-// rendered and parsed by the REST query parser, the body validated by the
-// route's own checker), so both lanes share one validation and one handler.
+// what the REST lane hands the handler (src/gateway/route_input.ts), so the
+// lanes share one validation and one handler.
 // Built once at module load; gateway threads.
 
-import type { TObject } from '@sinclair/typebox';
 import { Scope } from '../layout/records.js';
-import { bodyProperties, inputSchema, operationDoc, pathParamNames, scopeName } from '../gateway/operation_schemas.js';
-import type { QueryValues } from '../gateway/query.js';
-import { ROUTES, parseRouteQuery, validateBody, type Route } from '../gateway/routes.js';
-import { compile, validate, type Checker } from '../gateway/schemas.js';
+import { inputSchema, operationDoc, scopeName } from '../gateway/operation_schemas.js';
+import { routeInputChecker, type RouteInputChecker } from '../gateway/route_input.js';
+import { ROUTES, type Route } from '../gateway/routes.js';
 import { jsonSchema, type JsonSchema } from '../wire/json_schema.js';
 
 export interface ToolAnnotations {
@@ -34,12 +31,8 @@ export interface ToolDefinition {
   annotations: ToolAnnotations;
 }
 
-export interface McpTool {
-  route: Route;
+export interface McpTool extends RouteInputChecker {
   definition: ToolDefinition;
-  input: Checker<TObject>;
-  pathNames: string[];
-  bodyNames: string[];
 }
 
 // Writes that may remove or hand away something that cannot be put back:
@@ -72,17 +65,13 @@ function describe(route: Route): string {
 function build(route: Route): McpTool {
   const doc = operationDoc(route);
   const read = isRead(route);
-  const input = inputSchema(route);
   return {
-    route,
-    input: compile(input),
-    pathNames: pathParamNames(route),
-    bodyNames: Object.keys(bodyProperties(route)),
+    ...routeInputChecker(route),
     definition: {
       name: route.name,
       title: doc.title,
       description: describe(route),
-      inputSchema: jsonSchema(input),
+      inputSchema: jsonSchema(inputSchema(route)),
       outputSchema: jsonSchema(doc.response),
       annotations: {
         title: doc.title,
@@ -98,37 +87,3 @@ function build(route: Route): McpTool {
 export const TOOLS: readonly McpTool[] = ROUTES.map(build);
 export const TOOLS_BY_NAME: ReadonlyMap<string, McpTool> = new Map(TOOLS.map((t) => [t.definition.name, t]));
 export const TOOL_DEFINITIONS: readonly ToolDefinition[] = TOOLS.map((t) => t.definition);
-
-export interface RouteInput {
-  params: string[];
-  query: QueryValues;
-  body: unknown;
-}
-
-/**
- * Validates a tool's arguments against its closed input schema (400
- * unknown_field / invalid_field, as REST) and splits them into what the REST
- * lane would hand the handler: path segments, the parsed query, the body.
- */
-export function routeInput(tool: McpTool, args: unknown): RouteInput {
-  const a = validate(tool.input, args) as Record<string, unknown>;
-  const route = tool.route;
-  const params = tool.pathNames.map((n) => String(a[n]));
-  // The query goes through the REST query parser (ranges, defaults, u64
-  // halves), rendered the way a REST client sends it (lists comma-separated).
-  let qs = '';
-  for (const q of route.query) {
-    const v = a[q.name];
-    if (v === undefined) continue;
-    const text = Array.isArray(v) ? v.map((x) => encodeURIComponent(String(x))).join(',') : encodeURIComponent(String(v));
-    qs += `${qs === '' ? '' : '&'}${encodeURIComponent(q.name)}=${text}`;
-  }
-  const query = parseRouteQuery(route, qs);
-  let body: unknown;
-  if (route.body !== 'none' && route.body !== 'empty') {
-    const b: Record<string, unknown> = {};
-    for (const n of tool.bodyNames) if (a[n] !== undefined) b[n] = a[n];
-    body = validateBody(route, b);
-  }
-  return { params, query, body };
-}

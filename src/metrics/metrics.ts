@@ -29,7 +29,8 @@ export const SLICE_GATEWAY0 = 2;
 
 /** Latency histogram bucket upper bounds, seconds (+Inf is implied). */
 export const LATENCY_BUCKETS_S: readonly number[] = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+  0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005, 0.0006, 0.0008, 0.001, 0.0012, 0.0015, 0.002, 0.0025, 0.003, 0.004,
+  0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
 
 /** Success statuses counted by status; errors are counted by code (each code has one status). */

@@ -1,11 +1,12 @@
 // spec: the route labels of GET /metrics, built from the route tables of the
 // three HTTP listeners (REST lane with its MCP endpoint, accounts service,
-// control plane). Main thread: it imports the tables; worker threads receive
+// control plane) and the WebSocket lane's order commands. Main thread: it imports the tables; worker threads receive
 // the resulting plain MetricsSpec in workerData and never import this file.
 
 import { KEY_ROUTES } from '../keys_service/routes.js';
 import { ADMIN_ROUTES } from '../admin/admin.js';
 import { ROUTES } from '../gateway/routes.js';
+import { ORDER_COMMANDS } from '../ws/orders.js';
 import type { MetricsSpec } from './metrics.js';
 
 export { SLICE_ACCOUNTS, SLICE_CONTROL, SLICE_GATEWAY0 } from './metrics.js';
@@ -16,6 +17,8 @@ export function metricsSpec(): MetricsSpec {
       { lane: 'admin', routes: ADMIN_ROUTES.map((r) => r.name) },
       { lane: 'accounts', routes: KEY_ROUTES.map((r) => r.name) },
       { lane: 'rest', routes: [...ROUTES.map((r) => r.name), 'mcp'] },
+      // WebSocket order entry: each JSON command, and every record of binary frames.
+      { lane: 'ws', routes: [...Object.keys(ORDER_COMMANDS), 'binary'] },
     ],
   };
 }

@@ -5,7 +5,7 @@
 // Views.
 
 import { createHash } from 'node:crypto';
-import { WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
+import { RATE_TIER_NAMES, WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminAccount } from '../wire/control_plane.js';
 import { scopeNames, type KeyItem } from '../wire/keys.js';
@@ -117,6 +117,16 @@ export function keySecret(v: ViewsData, keyId: number): Uint8Array | null {
   return keyKnown(v, keyId) ? v.state.accounts.keySecret.subarray(keyId * 32, keyId * 32 + 32) : null;
 }
 
+/** Rate tier of a key (RateTier; 0 = default, also for an unknown key). */
+export function keyTier(v: ViewsData, keyId: number): number {
+  return keyKnown(v, keyId) ? v.state.accounts.keyTier[keyId]! : 0;
+}
+
+/** Custom tier figure i of a key (0 read rate, 1 read burst, 2 write rate, 3 write burst); 0 for named tiers. */
+export function keyFigure(v: ViewsData, keyId: number, i: number): number {
+  return keyKnown(v, keyId) ? v.state.accounts.keyFigures[keyId * 4 + i]! : 0;
+}
+
 export function keyInfo(v: ViewsData, keyId: number): KeyInfo | null {
   if (!keyKnown(v, keyId)) return null;
   const acc = v.state.accounts;
@@ -134,7 +144,7 @@ export function keyList(v: ViewsData, account: number): KeyItem[] {
   const out: KeyItem[] = [];
   for (let k = 1; k <= acc.keyCount; k++) {
     if (acc.keyAccount[k] !== account) continue;
-    out.push({ key_id: k, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1 });
+    out.push({ key_id: k, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1, tier: RATE_TIER_NAMES[acc.keyTier[k]!]! });
   }
   return out;
 }

@@ -248,6 +248,16 @@ export class Views implements ViewsData {
     return A.keySecret(this, keyId);
   }
 
+  /** Rate tier of a key (RateTier; 0 = default, also for an unknown key): the gateway's TierSource. */
+  keyTier(keyId: number): number {
+    return A.keyTier(this, keyId);
+  }
+
+  /** Custom tier figure i of a key (0 read rate, 1 read burst, 2 write rate, 3 write burst); 0 for named tiers. */
+  keyFigure(keyId: number, i: number): number {
+    return A.keyFigure(this, keyId, i);
+  }
+
   keyInfo(keyId: number): A.KeyInfo | null {
     return A.keyInfo(this, keyId);
   }

@@ -7,7 +7,7 @@
 // imports the types only).
 
 import { Type, type Static } from '@sinclair/typebox';
-import { ROUND_STATUS_NAMES, WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
+import { RATE_TIER_NAMES, ROUND_STATUS_NAMES, WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
 import { KeyItem, ScopeName } from './keys.js';
 import { asOfSeq, int, oneOf, Position, Round, u64, U32_MAX } from './responses.js';
 
@@ -21,6 +21,20 @@ export const AdminKeyCreated = Type.Object({
   key_id: int(1, U32_MAX, 'key id'),
   secret: Type.String({ description: 'base64 of the 32 secret bytes' }),
   scopes: Type.Array(ScopeName),
+  seq,
+});
+
+const Bucket = Type.Object({
+  sustained_rate_per_s: Type.Integer({ minimum: 1, description: 'tokens per second' }),
+  burst: Type.Integer({ minimum: 1, description: 'bucket size' }),
+});
+
+/** A key's tier after POST /admin/keys/{key_id}/tier: the tier and the figures it gives. */
+export const KeyTierResult = Type.Object({
+  key_id: int(1, U32_MAX, 'key id'),
+  tier: oneOf(RATE_TIER_NAMES, 'the key\'s rate tier'),
+  read: Bucket,
+  write: Bucket,
   seq,
 });
 
@@ -90,6 +104,7 @@ export const SeriesList = Type.Object({ series: Type.Array(SeriesItem, { descrip
 export const SeriesStopped = Type.Object({ category, market_id: marketId, active: Type.Literal(false), seq });
 
 export type AccountCreated = Static<typeof AccountCreated>;
+export type KeyTierResult = Static<typeof KeyTierResult>;
 export type AdminKeyCreated = Static<typeof AdminKeyCreated>;
 export type AdminAccount = Static<typeof AdminAccount>;
 export type FeeScheduleCreated = Static<typeof FeeScheduleCreated>;

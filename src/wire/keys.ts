@@ -8,7 +8,7 @@
 // client imports the types only).
 
 import { Type, type Static } from '@sinclair/typebox';
-import { SCOPE_BITS } from '../layout/records.js';
+import { RATE_TIER_NAMES, SCOPE_BITS } from '../layout/records.js';
 import { asOfSeq, oneOf, u64, U32_MAX } from './responses.js';
 
 export const SCOPE_NAMES = SCOPE_BITS.map(([name]) => name);
@@ -34,6 +34,7 @@ export const KeyItem = Type.Object({
   key_id: keyId,
   scopes: Type.Array(ScopeName),
   revoked: Type.Boolean({ description: 'revoked keys stay listed; deleting an account revokes its keys' }),
+  tier: oneOf(RATE_TIER_NAMES, 'the key\'s rate tier, set by the operator (GET /v1/account/limits shows its figures)'),
 }, { description: 'A key as listed: never its secret.' });
 
 export const KeyList = Type.Object({ keys: Type.Array(KeyItem, { description: 'ascending key_id' }), as_of_seq: asOfSeq });

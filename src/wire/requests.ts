@@ -61,6 +61,17 @@ export const AdminKeyBody = Type.Object({
     Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true },
   ),
 }, closed);
+const TierBucket = Type.Object({
+  sustained_rate_per_s: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'tokens per second' }),
+  burst: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'bucket size' }),
+}, closed);
+export const AdminKeyTierBody = Type.Object({
+  tier: Type.Union([Type.Literal('default'), Type.Literal('market_maker'), Type.Literal('institutional'), Type.Literal('custom')], {
+    description: 'a named tier, or custom with read and write figures',
+  }),
+  read: Type.Optional(TierBucket),
+  write: Type.Optional(TierBucket),
+}, closed);
 export const AdminDepositBody = Type.Object({ amount: U64String, ref: Type.Optional(Type.String({ maxLength: 64 })) }, closed);
 export const AdminFeeScheduleBody = Type.Object({
   taker_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
@@ -93,6 +104,7 @@ export type DeadmanRequest = Static<typeof DeadmanBody>;
 export type WithdrawalRequest = Static<typeof WithdrawalBody>;
 export type CreateKeyRequest = Static<typeof CreateKeyBody>;
 export type AdminKeyRequest = Static<typeof AdminKeyBody>;
+export type KeyTierRequest = Static<typeof AdminKeyTierBody>;
 export type DepositRequest = Static<typeof AdminDepositBody>;
 export type FeeScheduleRequest = Static<typeof AdminFeeScheduleBody>;
 export type CreateMarketRequest = Static<typeof AdminMarketBody>;

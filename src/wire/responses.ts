@@ -15,7 +15,7 @@ import {
 } from '@sinclair/typebox';
 import {
   CANCEL_REASON_NAMES, MARKET_STATUS_NAMES, ORDER_FLAG_BITS, ORDER_STATUS_NAMES, OUTCOME_NAMES, PATH_NAMES, SIDE_NAMES, STP_NAMES,
-  TIF_NAMES, WITHDRAWAL_STATUS_NAMES,
+  RATE_TIER_NAMES, TIF_NAMES, WITHDRAWAL_STATUS_NAMES,
 } from '../layout/records.js';
 
 /** A u64-domain value (ids, seqs, cents, ns timestamps) as the decimal string the spec requires. */
@@ -85,6 +85,7 @@ const Bucket = Type.Object({
 
 export const AccountLimits = Type.Object({
   scopes: Type.Array(oneOf(['read', 'trade', 'withdraw'], 'a scope of the calling key')),
+  tier: oneOf(RATE_TIER_NAMES, 'the key\'s rate tier, set by the operator: default (the figures above), market_maker, institutional or custom'),
   read: Bucket,
   write: Bucket,
   batch_cap: Type.Integer({ minimum: 1, description: 'most items per batch' }),

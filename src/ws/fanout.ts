@@ -40,12 +40,13 @@ import {
 import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
 import { BOOK_ROW, type Views } from '../views/views.js';
+import type { BinaryBatch } from './binary.js';
 import type { Channel, WsConfig } from './protocol.js';
 
 /** A connection as the fan-out sees it: a queue of private messages. */
 export interface Peer {
-  /** Private messages (user channel, snapshots) waiting to be written, in order. */
-  readonly out: string[];
+  /** Private messages (user channel, snapshots, order answers) waiting to be written, in order; binary answers as their batch. */
+  readonly out: (string | BinaryBatch)[];
   /** True while the peer is in Fanout.peers (has queued output). */
   queued: boolean;
   /** False once closed: nothing more is queued for it. */

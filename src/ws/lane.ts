@@ -20,23 +20,32 @@
 // on the ring's doorbell (GatewayCore.waitForEvents), so an idle lane costs
 // no CPU and a published event is fanned out within one loop turn.
 //
+// Order entry: JSON order commands run the REST operations' own steps
+// (orders.ts); binary frames carry native-layout command records
+// (binary.ts) once start_binary agreed on the layout fingerprint. Answers are
+// queued when their completion is drained and written like everything else.
+// A connection holds at most max_in_flight order commands; more are shed.
+//
 // Back-pressure: uWS silently skips a subscriber whose buffer is over
 // maxBackpressure. The lane therefore sets maxBackpressure (with
 // closeOnBackpressureLimit as a last resort) far above its own limit and
 // closes a connection whose unsent bytes pass slow_consumer_bytes with 4008,
 // checked after every private write and by a sweep every SWEEP_MS.
 
-import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type LaneOptions } from '../gateway/http.js';
+import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type LaneOptions, type Observer } from '../gateway/http.js';
 import { ApiError } from '../gateway/envelope.js';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
 import { Scope } from '../layout/records.js';
+import { memOf } from '../lib/mem.js';
+import { BinaryBatch, BinaryOrders, FINGERPRINT_TEXT, frameProblem, type BinaryPeer } from './binary.js';
+import { runOrderCommand } from './orders.js';
 import type { WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { Fanout, type Peer, type Stream, type UserSub } from './fanout.js';
 import { KEY_CONNECTIONS, KEY_SUBSCRIPTIONS, KeyCounts } from './key_counts.js';
 import {
   MARKET_CHANNELS, WS_PATH, WsClose, WsCommandError, commandId, errorReply, parseCommand, reply, wsConfig,
-  type Channel, type Command, type Envelope, type UpdateCmd, type WsConfig,
+  type Channel, type Command, type Envelope, type OrderCmd, type UpdateCmd, type WsConfig,
 } from './protocol.js';
 
 /** Empty pump polls (each one event-loop turn) before parking on the doorbell. */
@@ -60,6 +69,8 @@ export interface WsLaneOptions {
   stopping?: () => boolean;
   /** Called with +1 when a connection opens and -1 when it closes (metrics). */
   onConnections?: (delta: number) => void;
+  /** Answered order commands (metrics lane `ws`: the command's name, or `binary` per record). */
+  observer?: Observer;
 }
 
 interface PublicSub {
@@ -75,16 +86,22 @@ interface UserSubscription {
 type Sub = PublicSub | UserSubscription;
 
 /** One WebSocket connection (the uWS user data). */
-class Conn implements Peer {
+class Conn implements Peer, BinaryPeer {
   ws: WebSocket<{ conn: Conn }> | null = null;
-  readonly out: string[] = [];
+  readonly out: (string | BinaryBatch)[] = [];
   queued = false;
   open = true;
   readonly subs = new Map<number, Sub>();
   /** Public topic -> sid of this connection's subscription to it. */
   readonly byTopic = new Map<string, number>();
   user: UserSubscription | null = null;
-  constructor(readonly keyId: number, readonly account: number) {}
+  /** Order commands held for their outcome. */
+  inFlight = 0;
+  /** True once start_binary agreed on the layout: binary frames are order entry. */
+  binary = false;
+  /** Binary answers not yet written. */
+  readonly results = new BinaryBatch();
+  constructor(readonly keyId: number, readonly account: number, readonly scopes: number) {}
 }
 
 interface Deferred {
@@ -103,6 +120,7 @@ export class WsLane {
   private subscriptions = 0;
   private readonly deferred: Deferred[] = [];
   private readonly closing: { conn: Conn; code: number; reason: string }[] = [];
+  private readonly binaryOrders: BinaryOrders;
   private flushScheduled = false;
   private pumping = false;
   private emptyPolls = 0;
@@ -121,6 +139,7 @@ export class WsLane {
     this.fanout.onQueued = this.scheduleFlush;
     this.fanout.onRevoked = (keyId) => this.onRevoked(keyId);
     this.lane.core.onApplied = this.fanout.onEvent;
+    this.binaryOrders = new BinaryOrders(this.lane, this.cfg.max_in_flight, (peer) => this.queueBinary(peer as Conn), opts.observer);
   }
 
   /** Registers /v1/ws on the App (before any catch-all route). */
@@ -166,7 +185,7 @@ export class WsLane {
         throw new ApiError('rate_limited', `at most ${cap} WebSocket connections per key`, { retry_after_ms: '1000', max_connections_per_key: cap });
       }
       f.done = true;
-      res.upgrade({ conn: new Conn(caller.keyId, caller.account) }, wsKey, wsProtocol, wsExtensions, context);
+      res.upgrade({ conn: new Conn(caller.keyId, caller.account, caller.scopes) }, wsKey, wsProtocol, wsExtensions, context);
     } catch (e) {
       // A refused handshake's connection is of no further use to a WebSocket client: close it after the answer.
       f.closeAfter = true;
@@ -249,23 +268,29 @@ export class WsLane {
   private onMessage(ws: WebSocket<{ conn: Conn }>, message: ArrayBuffer, isBinary: boolean): void {
     const conn = ws.getUserData().conn;
     if (!conn.open) return;
-    const text = isBinary ? null : Buffer.from(message).toString('utf8');
+    if (isBinary) {
+      this.onBinary(conn, message);
+      return;
+    }
+    const text = Buffer.from(message).toString('utf8');
     let env: Envelope | null = null;
     let err: WsCommandError | null = null;
     let id: number | null = null;
-    if (text === null) {
-      err = new WsCommandError('invalid_message', 'commands are text frames');
-    } else {
-      try {
-        env = parseCommand(text, this.cfg);
-        id = env.id;
-      } catch (e) {
-        if (!(e instanceof WsCommandError)) throw e;
-        err = e;
-        id = lenientId(text);
-      }
+    try {
+      env = parseCommand(text, this.cfg);
+      id = env.id;
+    } catch (e) {
+      if (!(e instanceof WsCommandError)) throw e;
+      err = e;
+      id = lenientId(text);
     }
-    // Every command frame costs one read token, well-formed or not.
+    // Order commands pay the write bucket, as their REST operations do (orders.ts).
+    if (env !== null && env.command.cmd === 'order') {
+      this.order(conn, env.id, env.command);
+      this.writeOut(conn);
+      return;
+    }
+    // Every other command frame costs one read token, well-formed or not.
     const wait = this.lane.buckets.take(conn.keyId, BUCKET_READ, 1, Date.now());
     if (wait > 0) {
       this.writeDirect(conn, errorReply(id, 'rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) }));
@@ -291,6 +316,57 @@ export class WsLane {
     this.runCloses();
   }
 
+  /** A JSON order command: answered now when refused, else once its outcome is durable. */
+  private order(conn: Conn, id: number | null, c: OrderCmd): void {
+    const started = performance.now();
+    const observer = this.opts.observer;
+    runOrderCommand(this.lane, conn, id, c.name, c.params, this.cfg.max_in_flight, Date.now(), (frame, status, code) => {
+      observer?.onResponse(c.name, status, code, (performance.now() - started) * 1000);
+      this.fanout.queue(conn, frame);
+      this.scheduleFlush();
+    });
+  }
+
+  /** A binary frame: command records once start_binary agreed on the layout; anything unreadable closes the connection. */
+  private onBinary(conn: Conn, message: ArrayBuffer): void {
+    const bytes = message.byteLength;
+    let problem: string | null;
+    if (!conn.binary) problem = 'binary frames carry order records only after start_binary';
+    else if (bytes % 8 !== 0) problem = `a frame of ${bytes} bytes is not a whole number of records (records are multiples of 8 bytes)`;
+    else problem = frameProblem(memOf(message), bytes, this.cfg.max_records_per_frame);
+    if (problem !== null) {
+      this.writeDirect(conn, errorReply(null, 'malformed_frame', problem));
+      this.end(conn, WsClose.malformed_frame, 'malformed binary frame');
+      this.runCloses();
+      return;
+    }
+    const started = performance.now();
+    this.binaryOrders.frame(conn, memOf(message), bytes, Date.now(), started);
+    this.writeOut(conn);
+  }
+
+  /** A connection's binary batch gained its first answer since it was last written. */
+  private queueBinary(conn: Conn): void {
+    if (!conn.open) return;
+    conn.out.push(conn.results);
+    if (!conn.queued) {
+      conn.queued = true;
+      this.fanout.peers.push(conn);
+    }
+    this.scheduleFlush();
+  }
+
+  private startBinary(conn: Conn, id: number | null, fingerprint: string): void {
+    if (fingerprint !== FINGERPRINT_TEXT) {
+      throw new WsCommandError('layout_mismatch', `this exchange speaks native layout ${FINGERPRINT_TEXT}, the client ${fingerprint}: `
+        + 'rebuild the client from this exchange\'s native-layout (LAYOUT.md); binary frames stay refused', { layout_fingerprint: FINGERPRINT_TEXT });
+    }
+    conn.binary = true;
+    this.fanout.queue(conn, reply(id, 'ok', {
+      layout_fingerprint: FINGERPRINT_TEXT, account_id: conn.account, max_records_per_frame: this.cfg.max_records_per_frame, max_in_flight: this.cfg.max_in_flight,
+    }));
+  }
+
   private execute(conn: Conn, env: Envelope): void {
     try {
       const c: Command = env.command;
@@ -298,10 +374,12 @@ export class WsLane {
         case 'subscribe': return this.subscribe(conn, env.id, c.channels, c.market_ids, c.resume_from_seq);
         case 'unsubscribe': return this.unsubscribe(conn, env.id, c.sids);
         case 'update_subscription': return this.update(conn, env.id, c);
+        case 'start_binary': return this.startBinary(conn, env.id, c.layout_fingerprint);
+        case 'order': return this.order(conn, env.id, c);
       }
     } catch (e) {
       if (e instanceof WsCommandError) {
-        this.fanout.queue(conn, errorReply(env.id, e.code, e.message));
+        this.fanout.queue(conn, errorReply(env.id, e.code, e.message, e.extra));
         return;
       }
       this.lane.log?.({ event: 'ws_command_fault', error: (e as Error)?.stack ?? String(e) });
@@ -514,8 +592,17 @@ export class WsLane {
   private writeQueue(conn: Conn, ws: WebSocket<{ conn: Conn }>): void {
     const out = conn.out;
     for (let i = 0; i < out.length; i++) {
+      const x = out[i]!;
+      let sent: number;
+      if (typeof x === 'string') {
+        sent = ws.send(x, false, false);
+      } else {
+        // uWS copies the bytes: the batch starts over for the next answers.
+        sent = ws.send(x.bytes(), true, false);
+        x.reset();
+      }
       // 2 = dropped by uWS's own limit: never leave a client silently behind.
-      if (ws.send(out[i]!, false, false) === 2) {
+      if (sent === 2) {
         out.length = 0;
         this.slow(conn);
         return;

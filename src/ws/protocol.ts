@@ -6,7 +6,11 @@
 // Commands are closed schemas like REST bodies: an unknown field is refused
 // (code 3 bad_params, or 1 invalid_message at the envelope level). u64-domain
 // values travel as decimal strings (resume_from_seq), small integers as
-// numbers (id, sid, market ids).
+// numbers (id, sid, market ids). Order commands (orders.ts) are parsed here
+// only as far as their name: their params are the REST operation's, checked
+// by the REST lane's own code after the bucket and the scope, as REST does.
+
+import { isOrderCommand, ORDER_COMMANDS, type OrderCommand } from './orders.js';
 
 export const WS_PATH = '/v1/ws';
 
@@ -28,6 +32,10 @@ export const WsError = {
   too_many_subscriptions: 7,
   rate_limited: 8,
   internal: 9,
+  /** start_binary with another native-layout fingerprint than the exchange's. */
+  layout_mismatch: 10,
+  /** A binary frame that cannot be read as command records (the connection is then closed with 4002). */
+  malformed_frame: 11,
 } as const;
 export type WsErrorName = keyof typeof WsError;
 
@@ -35,6 +43,8 @@ export type WsErrorName = keyof typeof WsError;
 export const WsClose = {
   /** The gateway is shutting down. */
   going_away: 1001,
+  /** A binary frame could not be read as command records (after a malformed_frame error message). */
+  malformed_frame: 4002,
   /** The key the connection authenticated with was revoked (or its account deleted). */
   key_revoked: 4003,
   /** The client did not read: unsent data passed slow_consumer_bytes. */
@@ -58,6 +68,10 @@ export interface WsConfig {
   max_command_bytes: number;
   /** Market ids in one command. */
   max_market_ids: number;
+  /** Order commands (batch items, binary records) held for their outcome on one connection; more are answered shed. */
+  max_in_flight: number;
+  /** Command records in one binary frame. */
+  max_records_per_frame: number;
 }
 
 export const DEFAULT_WS_CONFIG: Readonly<WsConfig> = Object.freeze({
@@ -69,6 +83,8 @@ export const DEFAULT_WS_CONFIG: Readonly<WsConfig> = Object.freeze({
   resume_window_ms: 300_000,
   max_command_bytes: 16 * 1024,
   max_market_ids: 256,
+  max_in_flight: 1000,
+  max_records_per_frame: 128,
 });
 
 export function wsConfig(partial: Partial<WsConfig> = {}): WsConfig {
@@ -86,7 +102,8 @@ export function wsConfig(partial: Partial<WsConfig> = {}): WsConfig {
 
 /** A client mistake in a command: answered with an error reply, never thrown further. */
 export class WsCommandError extends Error {
-  constructor(readonly code: WsErrorName, message: string) {
+  /** `extra`: fields added to the error's msg beside code, name and msg. */
+  constructor(readonly code: WsErrorName, message: string, readonly extra?: Record<string, unknown>) {
     super(message);
   }
 }
@@ -109,7 +126,18 @@ export interface UpdateCmd {
   action: 'get_snapshot' | 'add_markets' | 'delete_markets';
   market_ids: number[] | null;
 }
-export type Command = SubscribeCmd | UnsubscribeCmd | UpdateCmd;
+/** An order command (orders.ts): its params are validated by the REST operation's own schema later. */
+export interface OrderCmd {
+  cmd: 'order';
+  name: OrderCommand;
+  params: unknown;
+}
+/** Agree on the native layout for binary order entry. */
+export interface StartBinaryCmd {
+  cmd: 'start_binary';
+  layout_fingerprint: string;
+}
+export type Command = SubscribeCmd | UnsubscribeCmd | UpdateCmd | OrderCmd | StartBinaryCmd;
 
 /** The parsed envelope; `id` is null when it was missing or unusable (the error reply then carries id null). */
 export interface Envelope {
@@ -151,15 +179,29 @@ export function parseCommand(text: string, cfg: WsConfig): Envelope {
   const id = commandId(v);
   if (id === null) throw new WsCommandError('invalid_message', 'id must be a non-negative integer');
   if (typeof v.cmd !== 'string') throw new WsCommandError('invalid_message', 'cmd must be a string');
+  // An order command's params go to the REST operation's checks as they are (a non-object is its invalid_field).
+  if (isOrderCommand(v.cmd)) return { id, command: { cmd: 'order', name: v.cmd, params: v.params === undefined ? {} : v.params } };
   const params = v.params === undefined ? {} : v.params;
   if (!isObject(params)) throw new WsCommandError('bad_params', 'params must be an object');
   switch (v.cmd) {
     case 'subscribe': return { id, command: parseSubscribe(params, cfg) };
     case 'unsubscribe': return { id, command: parseUnsubscribe(params) };
     case 'update_subscription': return { id, command: parseUpdate(params, cfg) };
+    case 'start_binary': return { id, command: parseStartBinary(params) };
     default:
-      throw new WsCommandError('unknown_command', `unknown command ${JSON.stringify(v.cmd).slice(0, 64)}; one of subscribe, unsubscribe, update_subscription`);
+      throw new WsCommandError('unknown_command', `unknown command ${JSON.stringify(v.cmd).slice(0, 64)}; one of ${COMMAND_NAMES.join(', ')}`);
   }
+}
+
+const COMMAND_NAMES = ['subscribe', 'unsubscribe', 'update_subscription', ...Object.keys(ORDER_COMMANDS), 'start_binary'];
+
+function parseStartBinary(p: Record<string, unknown>): StartBinaryCmd {
+  closed(p, ['layout_fingerprint'], 'start_binary');
+  const f = p.layout_fingerprint;
+  if (typeof f !== 'string' || !/^0x[0-9a-fA-F]{8}$/.test(f)) {
+    throw new WsCommandError('bad_params', 'start_binary: layout_fingerprint must be "0x" and 8 hex digits (the fingerprint at the top of native-layout/LAYOUT.md)');
+  }
+  return { cmd: 'start_binary', layout_fingerprint: f.toLowerCase() };
 }
 
 function closed(params: Record<string, unknown>, allowed: readonly string[], cmd: string): void {

@@ -28,7 +28,7 @@ export const COMMAND_NAMES: readonly string[] = [
   'PlaceOrder', 'CancelOrder', 'DecreaseOrder', 'CancelAll', 'ArmDeadman', 'DisarmDeadman', 'ClockTick',
   'CreateAccount', 'DeleteAccount', 'CreateKey', 'RevokeKey', 'Deposit', 'RequestWithdrawal', 'ConfirmWithdrawal',
   'FailWithdrawal', 'CreateFeeSchedule', 'CreateMarket', 'OpenRound', 'FreezeRound', 'UnfreezeRound',
-  'ProposeRound', 'DisputeRound', 'SettleRound', 'VoidRound', 'SubmitOracleTick', 'CreateSeries', 'StopSeries',
+  'ProposeRound', 'DisputeRound', 'SettleRound', 'VoidRound', 'SubmitOracleTick', 'CreateSeries', 'StopSeries', 'SetKeyTier',
 ];
 
 const MS = 1_000_000n;
@@ -191,7 +191,7 @@ export class CommandGenerator {
     const kind = this.rng.weighted<string>([
       ['place', 46], ['cancel', 8], ['decrease', 4], ['cancelAll', 1.5], ['arm', 1.5], ['disarm', 1],
       ['tick', 10], ['round', 5], ['oracle', 5], ['deposit', 3], ['withdraw', 2], ['finish', 1.5],
-      ['createAccount', 0.2], ['deleteAccount', 0.05], ['createKey', 1], ['revokeKey', 1],
+      ['createAccount', 0.2], ['deleteAccount', 0.05], ['createKey', 1], ['revokeKey', 1], ['keyTier', 0.5],
       ['feeSchedule', 0.1], ['market', 0.08], ['series', 0.15],
     ]);
     switch (kind) {
@@ -211,6 +211,7 @@ export class CommandGenerator {
       case 'deleteAccount': return this.cmd('DeleteAccount', this.rng.chance(0.8) ? this.pickAccount() : this.pickAccountMaybeBad(), {}, { producer: 1 });
       case 'createKey': return this.cmd('CreateKey', this.pickAccountMaybeBad(), { scopes: this.rng.int(1, 7), secret: this.rng.hex(32) }, { producer: 1 });
       case 'revokeKey': return this.revokeKeyCmd();
+      case 'keyTier': return this.keyTierCmd();
       case 'feeSchedule': {
         const bad = this.rng.chance(0.25);
         return this.cmd('CreateFeeSchedule', 0, {
@@ -475,6 +476,19 @@ export class CommandGenerator {
     else if (all.length > 0 && r.chance(0.6)) wid = r.pick(all).wid;
     else wid = all.length + r.int(1, 3);
     return this.cmd(r.chance(0.6) ? 'ConfirmWithdrawal' : 'FailWithdrawal', 0, { wid }, { producer: 1 });
+  }
+
+  /** Named and custom tiers on live, revoked and unknown keys, now and then with figures out of range. */
+  private keyTierCmd(): RecordObject {
+    const r = this.rng;
+    const keys = [...this.model.keys.values()];
+    const key_id = keys.length === 0 || r.chance(0.1) ? keys.length + r.int(1, 3) : r.pick(keys).key_id;
+    const tier = r.chance(0.05) ? r.int(4, 255) : r.int(0, 3);
+    const bad = r.chance(0.15);
+    const figure = (): number => (tier === 3 ? (bad && r.chance(0.3) ? r.pick([0, 10_000_001]) : r.int(1, 10_000_000)) : bad && r.chance(0.3) ? r.int(1, 100) : 0);
+    return this.cmd('SetKeyTier', 0, {
+      key_id, tier, read_rate_per_s: figure(), read_burst: figure(), write_rate_per_s: figure(), write_burst: figure(),
+    }, { producer: 1 });
   }
 
   private revokeKeyCmd(): RecordObject {

@@ -288,6 +288,7 @@ export class ReferenceModel {
       case 'DeleteAccount': return this.deleteAccount();
       case 'CreateKey': return this.createKey(c);
       case 'RevokeKey': return this.revokeKey(c);
+      case 'SetKeyTier': return this.setKeyTier(c);
       case 'Deposit': return this.deposit(c);
       case 'RequestWithdrawal': return this.requestWithdrawal(c);
       case 'ConfirmWithdrawal': return this.finishWithdrawal(c, true);
@@ -1089,6 +1090,20 @@ export class ReferenceModel {
       k.revoked = true;
       this.emit('KeyRevoked', k.account_id, { key_id: k.key_id, account_id: k.account_id });
     }
+    this.complete({ result: k.key_id });
+  }
+
+  /** Named tiers (0..2) carry no figures; custom (3) carries four, each 1..10,000,000; the key must exist and not be revoked. */
+  private setKeyTier(c: RecordObject): void {
+    const k = this.keys.get(c.key_id as number);
+    if (!k || k.revoked) return this.reject(Reject.unknown_key);
+    const tier = c.tier as number;
+    const figures = [c.read_rate_per_s, c.read_burst, c.write_rate_per_s, c.write_burst].map((x) => (x as number | undefined) ?? 0);
+    const ok = tier === 3 ? figures.every((f) => f >= 1 && f <= 10_000_000) : tier <= 2 && figures.every((f) => f === 0);
+    if (!ok) return this.reject(Reject.invalid_command);
+    this.emit('KeyTierSet', k.account_id, {
+      key_id: k.key_id, tier, read_rate_per_s: figures[0], read_burst: figures[1], write_rate_per_s: figures[2], write_burst: figures[3],
+    });
     this.complete({ result: k.key_id });
   }
 

@@ -1,7 +1,8 @@
 // A WebSocket test client over the `ws` package (a real, independent client):
 // signs the upgrade like any REST request (GET /v1/ws, empty body), keeps
-// every received message in arrival order, and lets a test wait for the
-// next message matching a predicate. Test process only.
+// every received text message in arrival order (binary frames apart, as
+// bytes), and lets a test wait for the next message matching a predicate.
+// Test process only.
 
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
@@ -18,6 +19,9 @@ export interface UpgradeRefusal {
 
 export class WsClient {
   readonly all: Msg[] = [];
+  /** Binary frames received, in order. */
+  readonly frames: Buffer[] = [];
+  private frameWaiters: (() => void)[] = [];
   private readonly taken = new Set<number>();
   private waiters: { pred: (m: Msg) => boolean; resolve: (m: Msg) => void; from: number }[] = [];
   private nextId = 1;
@@ -25,7 +29,12 @@ export class WsClient {
   private closeWaiters: ((c: { code: number; reason: string }) => void)[] = [];
 
   constructor(readonly ws: WebSocket) {
-    ws.on('message', (data: Buffer) => {
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        this.frames.push(data);
+        for (const w of this.frameWaiters.splice(0)) w();
+        return;
+      }
       const m = JSON.parse(data.toString('utf8'));
       const i = this.all.length;
       this.all.push(m);
@@ -130,6 +139,23 @@ export class WsClient {
   /** Data messages of a sid received so far, in order (taken or not). */
   data(sid: number): Msg[] {
     return this.all.filter((m) => m.sid === sid && m.id === undefined);
+  }
+
+  /** Resolves once at least n binary frames arrived. */
+  async framesUntil(n: number, ms = 3000): Promise<Buffer[]> {
+    const until = Date.now() + ms;
+    while (this.frames.length < n) {
+      const left = until - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${n} binary frames (got ${this.frames.length})`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.frameWaiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return this.frames;
   }
 
   waitClose(ms = 5000): Promise<{ code: number; reason: string }> {

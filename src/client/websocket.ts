@@ -1,0 +1,348 @@
+// DxWebSocket: the client of the WebSocket lane (/v1/ws): a signed upgrade,
+// the data channels (subscribe, data messages delivered with the channel and
+// market they belong to), JSON order entry (the REST bodies, errors thrown as
+// DxApiError), and staying connected: after an unexpected close it reconnects
+// with exponential backoff (with jitter), subscribes again to everything it
+// had, and resumes the user channel from the last exchange seq it delivered
+// (resume_from_seq; the exchange answers resumed: false with a fresh
+// user_snapshot when it no longer holds what was missed). Commands in flight
+// when a connection drops are failed with DxConnectionLost: their outcome is
+// unknown (look placements up by client_order_id). Runs in the caller's
+// thread, over the `ws` package (Node 20 has no WebSocket client).
+
+import WebSocket from 'ws';
+import { DxApiError } from './errors.js';
+import { authHeaders, decodeSecret } from './sign.js';
+import type {
+  BatchCancelResult, BatchPlaceResult, CancelAllQuery, CancelResult, DecreaseResult, ErrorBody, OrderRequest, Placement, SequencedAck, U64,
+} from './types.js';
+
+/** A command failed because the connection dropped before its answer: it may or may not have taken effect. */
+export class DxConnectionLost extends Error {
+  constructor(what: string) {
+    super(`${what}: the WebSocket connection was lost before the answer; the outcome is unknown`);
+    this.name = 'DxConnectionLost';
+  }
+}
+
+/** An error reply `{type: "error", msg: {code, name, msg}}` of the lane's own commands (subscribe, start_binary, ...). */
+export class DxWsError extends Error {
+  constructor(readonly code: number, readonly codeName: string, message: string, readonly msg: Record<string, unknown>) {
+    super(`${codeName} (${code}): ${message}`);
+    this.name = 'DxWsError';
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type WsMessage = { id?: number | null; type: string; sid?: number; seq?: number; status?: number; msg: any };
+
+export interface DxWebSocketOptions {
+  /** The REST base (`http://host:port`) or the lane's own URL (`ws://host:port/v1/ws`). */
+  url: string;
+  keyId: number;
+  /** The 32 secret bytes, or their base64 text. */
+  secret: Uint8Array | string;
+  /** Reconnect after an unexpected close (default true), with backoff from minMs doubling up to maxMs. */
+  reconnect?: boolean;
+  backoff?: { minMs?: number; maxMs?: number };
+  /** Clock for the signature's timestamp, Unix ms. */
+  now?: () => number;
+}
+
+/** A subscription as the client remembers it, to subscribe again after a reconnect. */
+export interface Subscription {
+  channel: string;
+  /** The market of a per-market stream; 0 for oracle, user and all-market streams. */
+  market_id: number;
+  /** The sid on the current connection (changes with every reconnect). */
+  sid: number;
+}
+
+export type DataHandler = (m: WsMessage, sub: Subscription) => void;
+
+interface Held {
+  resolve: (m: WsMessage) => void;
+  reject: (e: Error) => void;
+  what: string;
+}
+
+interface Wanted {
+  channel: string;
+  market_ids?: number[];
+}
+
+export class DxWebSocket {
+  private ws: WebSocket | null = null;
+  private readonly secret: Uint8Array;
+  private readonly target: string;
+  private readonly base: string;
+  private nextId = 1;
+  private readonly held = new Map<number, Held>();
+  private readonly wanted: Wanted[] = [];
+  private readonly bySid = new Map<number, Subscription>();
+  private readonly handlers: DataHandler[] = [];
+  private readonly binaryHandlers: ((frame: Buffer) => void)[] = [];
+  private readonly openHandlers: ((reconnected: boolean) => void | Promise<void>)[] = [];
+  private readonly closeHandlers: (() => void)[] = [];
+  private closing = false;
+  private attempt = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The highest exchange seq delivered on the user channel (resume_from_seq after a reconnect); 0 before any. */
+  userSeq = 0;
+  /** Connections opened so far (1 after connect(), +1 per reconnect). */
+  connections = 0;
+
+  constructor(private readonly o: DxWebSocketOptions) {
+    this.secret = decodeSecret(o.secret);
+    const u = new URL(o.url);
+    u.protocol = u.protocol === 'https:' || u.protocol === 'wss:' ? 'wss:' : 'ws:';
+    if (u.pathname === '/' || u.pathname === '') u.pathname = '/v1/ws';
+    this.target = u.pathname + u.search;
+    this.base = `${u.protocol}//${u.host}`;
+  }
+
+  /** Opens the first connection; rejects with DxApiError when the upgrade is refused (401, 403, 429, 503). */
+  connect(): Promise<void> {
+    this.closing = false;
+    return this.open(false);
+  }
+
+  private open(reconnected: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const headers = authHeaders(this.o.keyId, this.secret, 'GET', this.target, '', (this.o.now ?? Date.now)());
+      const ws = new WebSocket(this.base + this.target, { headers: { ...headers }, perMessageDeflate: false });
+      let settled = false;
+      ws.once('unexpected-response', (req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (b: Buffer) => chunks.push(b));
+        res.on('end', () => {
+          res.socket.destroy();
+          req.destroy();
+          settled = true;
+          reject(refusal(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
+        });
+      });
+      ws.once('error', (e) => {
+        if (!settled) {
+          settled = true;
+          reject(e);
+        }
+      });
+      ws.once('open', () => {
+        settled = true;
+        this.ws = ws;
+        this.connections++;
+        this.attempt = 0;
+        ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
+        ws.on('close', () => this.onClose(ws));
+        ws.on('error', () => { /* a close follows */ });
+        this.restore(reconnected).then(resolve, reject);
+      });
+    });
+  }
+
+  /** After a (re)connect: subscribe again to everything wanted, the user channel resumed, then tell the open handlers. */
+  private async restore(reconnected: boolean): Promise<void> {
+    this.bySid.clear();
+    for (const w of this.wanted) await this.subscribeNow(w, reconnected);
+    for (const h of this.openHandlers) await h(reconnected);
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (isBinary) {
+      for (const h of this.binaryHandlers) h(data);
+      return;
+    }
+    const m = JSON.parse(data.toString('utf8')) as WsMessage;
+    if (typeof m.id === 'number' && m.sid === undefined) {
+      const h = this.held.get(m.id);
+      if (h !== undefined) {
+        this.held.delete(m.id);
+        h.resolve(m);
+      }
+      return;
+    }
+    if (m.sid === undefined) return;
+    const sub = this.bySid.get(m.sid);
+    if (sub === undefined) return;
+    if (sub.channel === 'user') {
+      const s = Number(m.msg?.seq ?? m.msg?.as_of_seq ?? 0);
+      if (s > this.userSeq) this.userSeq = s;
+    }
+    for (const h of this.handlers) h(m, sub);
+  }
+
+  private onClose(ws: WebSocket): void {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    for (const [id, h] of this.held) {
+      this.held.delete(id);
+      h.reject(new DxConnectionLost(h.what));
+    }
+    for (const h of this.closeHandlers) h();
+    this.scheduleReconnect();
+  }
+
+  /** The next attempt after min x 2^attempt ms (at most max), each wait jittered down by up to half. */
+  private scheduleReconnect(): void {
+    if (this.closing || this.o.reconnect === false || this.timer !== null) return;
+    const min = this.o.backoff?.minMs ?? 250;
+    const max = this.o.backoff?.maxMs ?? 30_000;
+    const wait = Math.min(max, min * 2 ** this.attempt++) * (0.5 + Math.random() / 2);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.closing) return;
+      this.open(true).catch(() => {
+        // Refused or unreachable: try again later. A socket that opened and then failed closes, which schedules too.
+        if (this.ws === null) this.scheduleReconnect();
+      });
+    }, wait);
+  }
+
+  /** Data messages of every subscription, with the subscription they belong to. */
+  onData(h: DataHandler): void {
+    this.handlers.push(h);
+  }
+
+  /** Binary frames (order entry answers; see DxOrderStream). */
+  onBinary(h: (frame: Buffer) => void): void {
+    this.binaryHandlers.push(h);
+  }
+
+  /** Called after every (re)connect once the subscriptions are restored; `reconnected` false the first time. */
+  onOpen(h: (reconnected: boolean) => void | Promise<void>): void {
+    this.openHandlers.push(h);
+  }
+
+  /** Called when a connection is lost or closed (before any reconnect). */
+  onDisconnect(h: () => void): void {
+    this.closeHandlers.push(h);
+  }
+
+  get connected(): boolean {
+    return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** Sends {id, cmd, params} and resolves with its first reply (subscribed, ok, error or order_result). */
+  command(cmd: string, params?: Record<string, unknown>): Promise<WsMessage> {
+    const ws = this.ws;
+    if (ws === null) return Promise.reject(new DxConnectionLost(cmd));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.held.set(id, { resolve, reject, what: cmd });
+      ws.send(JSON.stringify(params === undefined ? { id, cmd } : { id, cmd, params }));
+    });
+  }
+
+  /** Sends a binary frame (DxOrderStream); false when there is no connection. */
+  sendBinary(frame: Uint8Array): boolean {
+    if (this.ws === null) return false;
+    this.ws.send(frame, { binary: true });
+    return true;
+  }
+
+  /**
+   * Subscribes to channels (market_ids for the per-market ones) and
+   * remembers them for reconnects. Resolves with the subscriptions made;
+   * rejects with DxWsError when refused.
+   */
+  async subscribe(channels: string[], market_ids?: number[]): Promise<Subscription[]> {
+    const out: Subscription[] = [];
+    for (const channel of channels) {
+      const w: Wanted = market_ids !== undefined && channel !== 'user' && channel !== 'oracle' ? { channel, market_ids } : { channel };
+      out.push(...await this.subscribeNow(w, false));
+      this.wanted.push(w);
+    }
+    return out;
+  }
+
+  private async subscribeNow(w: Wanted, resume: boolean): Promise<Subscription[]> {
+    const params: Record<string, unknown> = { channels: [w.channel] };
+    if (w.market_ids !== undefined) params.market_ids = w.market_ids;
+    if (w.channel === 'user' && resume && this.userSeq > 0) params.resume_from_seq = String(this.userSeq);
+    const ws = this.ws;
+    if (ws === null) throw new DxConnectionLost('subscribe');
+    // The replies come first, then each stream's data: register each sid as its reply arrives.
+    const id = this.nextId++;
+    const count = w.market_ids?.length ?? 1;
+    const subs: Subscription[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const take = (m: WsMessage): void => {
+        if (m.type === 'error') {
+          reject(new DxWsError(m.msg.code, m.msg.name, m.msg.msg, m.msg));
+          return;
+        }
+        const sub: Subscription = { channel: m.msg.channel, market_id: m.msg.market_id ?? 0, sid: m.msg.sid };
+        this.bySid.set(sub.sid, sub);
+        subs.push(sub);
+        if (subs.length === count) resolve();
+        else this.held.set(id, { resolve: take, reject, what: 'subscribe' });
+      };
+      this.held.set(id, { resolve: take, reject, what: 'subscribe' });
+      ws.send(JSON.stringify({ id, cmd: 'subscribe', params }));
+    });
+    return subs;
+  }
+
+  // ---- JSON order entry: the REST bodies; errors as DxApiError -------------------------
+
+  private async order<T>(cmd: string, params: Record<string, unknown>): Promise<T> {
+    const r = await this.command(cmd, params);
+    if (r.type === 'error') throw new DxWsError(r.msg.code, r.msg.name, r.msg.msg, r.msg);
+    if (r.msg !== null && typeof r.msg === 'object' && 'error' in r.msg) throw new DxApiError(r.status ?? 0, r.msg.error as ErrorBody, `ws ${cmd}`);
+    return r.msg as T;
+  }
+
+  placeOrder(req: OrderRequest): Promise<Placement> {
+    return this.order('place_order', { ...req });
+  }
+
+  /** Up to 20 orders as independent commands; index-aligned results (items may be {error}). */
+  batchPlaceOrders(orders: OrderRequest[]): Promise<BatchPlaceResult> {
+    return this.order('batch_place_orders', { orders });
+  }
+
+  cancelOrder(orderId: U64): Promise<CancelResult> {
+    return this.order('cancel_order', { order_id: orderId });
+  }
+
+  batchCancelOrders(orderIds: U64[]): Promise<BatchCancelResult> {
+    return this.order('batch_cancel_orders', { order_ids: orderIds });
+  }
+
+  decreaseOrder(orderId: U64, newQty: number): Promise<DecreaseResult> {
+    return this.order('decrease_order', { order_id: orderId, new_qty: newQty });
+  }
+
+  cancelAll(q: CancelAllQuery = {}): Promise<SequencedAck> {
+    return this.order('cancel_all', { ...q });
+  }
+
+  /** Closes for good (no reconnect); commands still held fail with DxConnectionLost. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const ws = this.ws;
+    if (ws === null) return;
+    await new Promise<void>((resolve) => {
+      ws.once('close', () => resolve());
+      ws.close(1000);
+      setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 2000).unref();
+    });
+  }
+}
+
+/** A refused upgrade as the DxApiError its envelope describes. */
+function refusal(status: number, text: string): DxApiError {
+  try {
+    const body = JSON.parse(text) as { error?: ErrorBody };
+    if (body.error !== undefined) return new DxApiError(status, body.error, 'GET /v1/ws');
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+  }
+  return new DxApiError(status, { code: `http_${status}`, num: null, origin: 'client', message: text.slice(0, 200), details: null }, 'GET /v1/ws');
+}

@@ -1,0 +1,288 @@
+// WebSocket binary order entry, black box with the `ws` package as the client
+// and the client library's codec for the records: start_binary and the layout
+// fingerprint, every command with its EntryResult, every refusal (each with
+// the field's offset), core rejects, the in-flight cap, malformed frames
+// (error message, then close 4002), out-of-order answers matched by
+// correlation, DxOrderStream, and LAYOUT.md's worked example decoded.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from '../../src/client/binary_codec.js';
+import { DxOrderStream } from '../../src/client/order_stream.js';
+import { PlaceOrder } from '../../src/layout/records.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, newKey, newMarket, order, type Key } from '../support/harness.js';
+import { WsClient } from './ws_client.js';
+
+let tx: TestExchange;
+let alice: Key;
+let bob: Key;
+let market: number;
+const open: WsClient[] = [];
+
+async function binaryClient(k: Key): Promise<WsClient> {
+  const c = await WsClient.connect(tx, k);
+  open.push(c);
+  const r = await c.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT });
+  assert.equal(r.type, 'ok', JSON.stringify(r));
+  assert.equal(r.msg.account_id, k.accountId);
+  return c;
+}
+
+/** Sends one frame and waits for `n` answers (over however many frames), returned by correlation. */
+async function exchange(c: WsClient, e: FrameEncoder, n: number): Promise<Map<number, EntryResultObject>> {
+  const before0 = c.frames.length;
+  c.sendRaw(Buffer.from(e.bytes()), true);
+  e.reset();
+  const out = new Map<number, EntryResultObject>();
+  for (let have = before0; out.size < n;) {
+    await c.framesUntil(have + 1, 5000);
+    for (; have < c.frames.length; have++) for (const r of decodeResults(c.frames[have]!)) out.set(r.correlation, r);
+  }
+  return out;
+}
+
+async function one(c: WsClient, e: FrameEncoder): Promise<EntryResultObject> {
+  return [...(await exchange(c, e, 1)).values()][0]!;
+}
+
+before(async () => {
+  tx = await startTestExchange({ demo: false, ws: { max_in_flight: 4, max_records_per_frame: 8 } });
+  alice = await newAccount(tx);
+  bob = await newAccount(tx);
+  market = await newMarket(tx);
+});
+
+after(async () => {
+  tx.ex.pipeline.control.setPaused(false);
+  await Promise.all(open.map((c) => c.close()));
+  await tx.stop();
+});
+
+describe('ws binary order entry', () => {
+  it('binary: start_binary agrees on the fingerprint; another one is refused (code 10) and binary stays refused', async () => {
+    const c = await WsClient.connect(tx, alice);
+    open.push(c);
+    const r = await c.call('start_binary', { layout_fingerprint: '0x00000000' });
+    assert.deepEqual([r.type, r.msg.code, r.msg.name], ['error', 10, 'layout_mismatch']);
+    assert.equal(r.msg.layout_fingerprint, CLIENT_LAYOUT_FINGERPRINT);
+    assert.match(r.msg.msg, /native layout/);
+    const bad = await c.call('start_binary', { layout_fingerprint: 'ddf822e3' });
+    assert.deepEqual([bad.msg.code, bad.msg.name], [3, 'bad_params']);
+    const e = new FrameEncoder(alice.accountId);
+    e.cancel(1, '1');
+    c.sendRaw(Buffer.from(e.bytes()), true);
+    const err = await c.next((m) => m.type === 'error' && m.msg.code === 11);
+    assert.equal(err.msg.name, 'malformed_frame');
+    assert.match(err.msg.msg, /start_binary/);
+    assert.equal((await c.waitClose()).code, 4002);
+  });
+
+  it('binary: one frame places and cancels; answers carry seq, order id, fills and the correlation', async () => {
+    const c = await binaryClient(alice);
+    const e = new FrameEncoder(alice.accountId);
+    // A resting NO bid at 60 from bob (REST), then alice buys 10 YES at 40 in binary: 4 fill (mint at YES 40), 6 rest.
+    await bob.client.placeOrder(order(market, { outcome: 'no', tick: 60, qty: 4 }));
+    e.place(7, order(market, { tick: 40, qty: 10, client_order_id: '1001' }));
+    e.cancel(8, '999999');
+    const rs = await exchange(c, e, 2);
+    const p = rs.get(7)!;
+    assert.deepEqual([p.status, p.order_status, p.filled_qty, p.resting_qty, p.client_order_id, p.command_type], ['ok', 'partially_filled', 4, 6, '1001', 1]);
+    assert.deepEqual(p.fills, [{ tick_yes: 40, qty: 4, path: 'mint' }]);
+    assert.ok(Number(p.seq) > 0 && BigInt(p.ts) > 0n);
+    const rest = (await alice.client.orders({ client_order_id: '1001' })).orders[0]!;
+    assert.deepEqual([rest.order_id, rest.created_seq, rest.filled_qty], [p.order_id, p.seq, 4]);
+    const x = rs.get(8)!;
+    assert.deepEqual([x.status, x.code, x.num, x.order_id, x.command_type], ['rejected', 'unknown_order', 260, '999999', 2]);
+    // Decrease then cancel the rest; cancel_all.
+    e.decrease(9, p.order_id, 2);
+    const d = await one(c, e);
+    assert.deepEqual([d.status, d.result, d.order_id], ['ok', 2, p.order_id]);
+    e.cancel(10, p.order_id);
+    const k = await one(c, e);
+    assert.deepEqual([k.status, k.result], ['ok', 2]);
+    e.place(11, order(market, { tick: 5, qty: 1, group_id: 3 }));
+    await one(c, e);
+    e.cancelAll(12, { market_id: market, group_id: 3 });
+    const all = await one(c, e);
+    assert.deepEqual([all.status, all.command_type], ['ok', 4]);
+    assert.equal((await alice.client.orders({ status: ['resting'] })).orders.length, 0);
+  });
+
+  it('binary: execution outcomes are ok with a reason; core rejects carry the num; a reused client_order_id names the first order', async () => {
+    const c = await binaryClient(alice);
+    const e = new FrameEncoder(alice.accountId);
+    e.place(1, order(market, { tick: 3, qty: 1, tif: 'ioc' }));
+    e.place(2, order(market, { tick: 3, qty: 1, client_order_id: '555' }));
+    e.place(3, order(market, { tick: 4, qty: 1, client_order_id: '555' }));
+    e.place(4, order(market, { side: 'sell', tick: 50, qty: 1_000 }));
+    const rs = await exchange(c, e, 4);
+    assert.deepEqual([rs.get(1)!.status, rs.get(1)!.order_status, rs.get(1)!.reason], ['ok', 'canceled', 'ioc_remainder']);
+    const dup = rs.get(3)!;
+    assert.deepEqual([dup.status, dup.code, dup.num, dup.order_id, dup.order_status], ['rejected', 'duplicate_client_order_id', 266, rs.get(2)!.order_id, 'resting']);
+    assert.deepEqual([rs.get(4)!.status, rs.get(4)!.code], ['rejected', 'insufficient_position']);
+  });
+
+  it('binary: each field the JSON schema refuses is refused with its byte offset, and nothing is sequenced', async () => {
+    const c = await binaryClient(alice);
+    const seqBefore = Number((await alice.client.exchangeStatus()).as_of_seq);
+    const cases: [string, (m: Buffer) => void, number][] = [
+      ['producer', (m) => m.writeUInt16LE(2, 6), 6],
+      ['account', (m) => m.writeUInt32LE(bob.accountId, 12), 12],
+      ['seq', (m) => m.writeUInt32LE(1, 16), 16],
+      ['ts', (m) => m.writeUInt32LE(1, 28), 24],
+      ['market_id', (m) => m.writeUInt32LE(0, 32), 32],
+      ['qty 0', (m) => m.writeUInt32LE(0, 36), 36],
+      ['qty above 1,000,000', (m) => m.writeUInt32LE(1_000_001, 36), 36],
+      ['tick', (m) => m.writeUInt8(100, 44), 44],
+      ['side', (m) => m.writeUInt8(2, 45), 45],
+      ['outcome', (m) => m.writeUInt8(2, 46), 46],
+      ['tif', (m) => m.writeUInt8(4, 47), 47],
+      ['stp', (m) => m.writeUInt8(3, 48), 48],
+      ['post_only', (m) => m.writeUInt8(2, 49), 49],
+      ['post_only with ioc', (m) => { m.writeUInt8(1, 49); m.writeUInt8(2, 47); }, 49],
+      ['has_client_order_id without an id', (m) => m.writeUInt8(1, 50), 56],
+      ['an id without has_client_order_id', (m) => m.writeUInt32LE(5, 56), 56],
+      ['reserved0', (m) => m.writeUInt32LE(1, 52), 52],
+      ['gtd without expiry_ts', (m) => m.writeUInt8(1, 47), 64],
+      ['expiry_ts without gtd', (m) => m.writeUInt32LE(1, 64), 64],
+      ['max_cost without has_max_cost', (m) => m.writeUInt32LE(1, 72), 72],
+      ['max_cost on a sell', (m) => { m.writeUInt8(1, 51); m.writeUInt8(1, 45); }, 72],
+    ];
+    let corr = 100;
+    for (const [what, spoil, offset] of cases) {
+      const e = new FrameEncoder(alice.accountId);
+      e.place(++corr, order(market, { tick: 10 }));
+      const bytes = Buffer.from(e.bytes());
+      spoil(bytes);
+      c.sendRaw(bytes, true);
+      const have = c.frames.length;
+      const [r] = decodeResults((await c.framesUntil(have + 1))[have]!);
+      assert.deepEqual([r!.correlation, r!.status, r!.code, r!.field_offset], [corr, 'refused', 'invalid_field', offset], what);
+      assert.equal(r!.seq, '0', what);
+    }
+    const d = Buffer.from((() => {
+      const e = new FrameEncoder(alice.accountId);
+      e.decrease(5, '1', 1);
+      return e.bytes();
+    })());
+    d.writeUInt32LE(1, 44);
+    c.sendRaw(d, true);
+    const have = c.frames.length;
+    assert.equal(decodeResults((await c.framesUntil(have + 1))[have]!)[0]!.field_offset, 44);
+    assert.equal(Number((await alice.client.exchangeStatus()).as_of_seq), seqBefore, 'nothing was sequenced');
+  });
+
+  it('binary: an order id above 2^53 is unknown_order without sequencing; a max_cost above 2^53 is clamped as JSON does', async () => {
+    const c = await binaryClient(alice);
+    const e = new FrameEncoder(alice.accountId);
+    e.cancel(1, '18446744073709551615');
+    e.place(2, order(market, { tick: 2, qty: 1, tif: 'ioc', max_cost: '18446744073709551615' }));
+    const rs = await exchange(c, e, 2);
+    assert.deepEqual([rs.get(1)!.status, rs.get(1)!.code, rs.get(1)!.seq, rs.get(1)!.order_id], ['rejected', 'unknown_order', '0', '18446744073709551615']);
+    assert.equal(rs.get(2)!.status, 'ok');
+    const o = (await alice.client.orders({ limit: 1 })).orders[0]!;
+    assert.equal(o.max_cost, String(Number.MAX_SAFE_INTEGER));
+  });
+
+  it('binary: a key without trade is refused missing_scope; an empty write bucket rate_limited with retry_after_ms', async () => {
+    const reader = await newKey(tx, alice.accountId, ['read']);
+    const c = await binaryClient(reader);
+    const e = new FrameEncoder(alice.accountId);
+    e.cancel(1, '1');
+    const r = await one(c, e);
+    assert.deepEqual([r.status, r.code, r.seq], ['refused', 'missing_scope', '0']);
+    const k = await newAccount(tx);
+    await tx.admin.setKeyTier(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 10, burst: 10 }, write: { sustained_rate_per_s: 1, burst: 3 } });
+    const d = await binaryClient(k);
+    const f = new FrameEncoder(k.accountId);
+    for (let i = 1; i <= 5; i++) f.cancel(i, String(100 + i));
+    const rs = await exchange(d, f, 5);
+    assert.deepEqual([1, 2, 3].map((i) => rs.get(i)!.code), ['unknown_order', 'unknown_order', 'unknown_order'], 'three tokens');
+    for (const i of [4, 5]) {
+      assert.deepEqual([rs.get(i)!.status, rs.get(i)!.code], ['refused', 'rate_limited']);
+      assert.ok(rs.get(i)!.retry_after_ms >= 1);
+    }
+  });
+
+  it('binary: more than max_in_flight held records are refused shed; answers come back by correlation, whatever the order', async () => {
+    const c = await binaryClient(bob);
+    const e = new FrameEncoder(bob.accountId);
+    tx.ex.pipeline.control.setPaused(true);
+    for (let i = 1; i <= 6; i++) e.place(1000 - i, order(market, { tick: 2, qty: 1 }));
+    c.sendRaw(Buffer.from(e.bytes()), true);
+    e.reset();
+    const early = decodeResults((await c.framesUntil(c.frames.length + 1))[c.frames.length - 1]!);
+    assert.deepEqual(early.map((r) => [r.correlation, r.status, r.code]), [[995, 'refused', 'shed'], [994, 'refused', 'shed']], 'the last two, at once');
+    tx.ex.pipeline.control.setPaused(false);
+    const rest = new Map<number, EntryResultObject>();
+    while (rest.size < 4) {
+      const n = c.frames.length;
+      await c.framesUntil(n + 1);
+      for (const r of decodeResults(c.frames[n]!)) rest.set(r.correlation, r);
+    }
+    assert.deepEqual([...rest.keys()].sort(), [996, 997, 998, 999]);
+    for (const r of rest.values()) assert.equal(r.status, 'ok');
+  });
+
+  it('binary: frames that cannot be read as records are answered malformed_frame and the connection closes with 4002', async () => {
+    const e = new FrameEncoder(alice.accountId);
+    e.cancel(1, '1');
+    const good = Buffer.from(e.bytes());
+    const frames: [string, Buffer, RegExp][] = [
+      ['empty', Buffer.alloc(0), /empty/],
+      ['not a multiple of 8', Buffer.alloc(12), /whole number of records/],
+      ['unknown type', (() => { const b = Buffer.from(good); b.writeUInt16LE(5, 4); return b; })(), /type 5/],
+      ['len of another type', (() => { const b = Buffer.from(good); b.writeUInt32LE(48, 0); return b; })(), /len 48/],
+      ['runs past the frame', Buffer.concat([good, good]).subarray(0, 72), /run past|less than a header/],
+      ['too many records', Buffer.concat(Array.from({ length: 9 }, () => good)), /more than 8 records/],
+    ];
+    for (const [what, bytes, why] of frames) {
+      const c = await binaryClient(alice);
+      c.sendRaw(bytes, true);
+      const err = await c.next((m) => m.type === 'error', 3000, what);
+      assert.deepEqual([err.id, err.msg.code, err.msg.name], [null, 11, 'malformed_frame'], what);
+      assert.match(err.msg.msg, why, what);
+      assert.deepEqual(await c.waitClose(), { code: 4002, reason: 'malformed binary frame' }, what);
+    }
+  });
+
+  it('binary: DxOrderStream places, decreases and cancels, coalescing commands of one turn into one frame', async () => {
+    const s = await DxOrderStream.open({ url: tx.base, keyId: bob.keyId, secret: bob.secret });
+    try {
+      assert.equal(s.account, bob.accountId);
+      const placed = await Promise.all([1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))));
+      for (const p of placed) assert.equal(p.status, 'ok');
+      const [d, k] = await Promise.all([s.decrease(placed[0]!.order_id, 1), s.cancel(placed[1]!.order_id)]);
+      assert.deepEqual([d.result, k.result], [1, 3]);
+      const all = await s.cancelAll({ market_id: market });
+      assert.equal(all.status, 'ok');
+      assert.equal(s.inFlight, 0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('binary: LAYOUT.md\'s worked example is what the client encodes, and decodes to what it says', () => {
+    const md = readFileSync(fileURLToPath(new URL('../../../native-layout/LAYOUT.md', import.meta.url)), 'utf8');
+    const hex = (title: string): Buffer => {
+      const at = md.indexOf(title);
+      assert.ok(at >= 0, title);
+      const block = md.slice(md.indexOf('```\n', at) + 4, md.indexOf('\n```', md.indexOf('```\n', at) + 4));
+      return Buffer.from(block.replace(/\s+/g, ''), 'hex');
+    };
+    const e = new FrameEncoder(42);
+    e.place(7, { market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 10, client_order_id: '1001' });
+    e.cancel(8, '4700');
+    assert.deepEqual(Buffer.from(e.bytes()), hex('The client\'s frame'));
+    assert.equal(PlaceOrder.SIZE + 40, hex('The client\'s frame').length);
+    const [placed, rejected] = decodeResults(hex('The answer frame'));
+    assert.deepEqual(
+      [placed!.correlation, placed!.status, placed!.seq, placed!.order_id, placed!.filled_qty, placed!.resting_qty, placed!.fills],
+      [7, 'ok', '4711', '4711', 4, 6, [{ tick_yes: 40, qty: 4, path: 'mint' }]],
+    );
+    assert.deepEqual([rejected!.correlation, rejected!.status, rejected!.code, rejected!.order_id], [8, 'rejected', 'unknown_order', '4700']);
+  });
+});
