@@ -37,7 +37,7 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/views': ['src/book', 'src/engine', 'src/layout', 'src/lib', 'src/wire'],
   'src/journal': ['src/accounts', 'src/book', 'src/engine', 'src/layout', 'src/lib', 'src/ring', 'src/views'],
   'src/gateway': ['src/journal', 'src/layout', 'src/lib', 'src/ring', 'src/views', 'src/wire'],
-  'src/ws': ['src/gateway', 'src/layout', 'src/lib', 'src/views'],
+  'src/ws': ['src/gateway', 'src/layout', 'src/lib', 'src/views', 'src/wire'],
   'src/keys_service': ['src/gateway', 'src/layout', 'src/wire'],
   'src/openapi': ['src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/admin': ['src/gateway', 'src/layout', 'src/lib', 'src/openapi', 'src/wire'],

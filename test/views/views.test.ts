@@ -565,7 +565,10 @@ test('views: keys resolve to their account, scopes, revocation and secret; the o
   assertWireShape(AdminAccount, admin);
   assert.deepEqual(admin, {
     account_id: a1, deleted: false, available: '2500', reserved: '0', positions: [],
-    keys: [{ key_id: k, scopes: ['read', 'trade'], revoked: true }, { key_id: k2, scopes: ['read', 'trade', 'withdraw'], revoked: false }],
+    keys: [
+      { key_id: k, scopes: ['read', 'trade'], revoked: true, tier: 'default' },
+      { key_id: k2, scopes: ['read', 'trade', 'withdraw'], revoked: false, tier: 'default' },
+    ],
     as_of_seq: String(h.views.asOfSeq),
   });
   h.ok({ type: 'DeleteAccount', account: a1 });
