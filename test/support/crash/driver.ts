@@ -25,6 +25,7 @@ import { retire, verify } from './checks.js';
 import { fundingLane, readerLane, traderLane, type Lane, type LaneContext } from './lanes.js';
 import { Ledger, type ExchangeLink, type Key, type OrderRec, type Trader } from './ledger.js';
 import { attempt, type Outcome } from './outcome.js';
+import { DxWebSocket } from '../../../src/client/websocket.js';
 import { resolveCutOff } from './resolve.js';
 
 /** The journal tool, run on the data directory at the end (a tool run as a child process, when it is built). */
@@ -109,6 +110,7 @@ class CrashRun {
     this.ledger = new Ledger(this.o.seed);
     this.link = {
       client: (k: Key, timeoutMs?: number) => this.server.client(k.keyId, k.secret, timeoutMs),
+      ws: (k: Key) => new DxWebSocket({ url: this.server.base, keyId: k.keyId, secret: k.secret, reconnect: false }),
       admin: (timeoutMs?: number) => this.server.admin(timeoutMs),
       recoveredSeq: () => this.server.recovery()?.seq ?? 0,
     };
@@ -227,7 +229,10 @@ class CrashRun {
     const epoch = this.ledger.epoch;
     const lanes: Lane[] = [];
     let laneNo = 0;
-    for (const t of active) for (const k of t.keys) lanes.push(traderLane(t, k, new Rng(seed ^ (epoch * 7919 + ++laneNo * 104729))));
+    // Each trader's first key places over REST, its second over the WebSocket lane (JSON order entry).
+    for (const t of active) {
+      t.keys.forEach((k, i) => lanes.push(traderLane(t, k, new Rng(seed ^ (epoch * 7919 + ++laneNo * 104729)), i === 0 ? 'rest' : 'ws')));
+    }
     lanes.push(fundingLane(new Rng(seed ^ (epoch * 7919 + 999_331))));
     lanes.push(readerLane(new Rng(seed ^ (epoch * 7919 + 777_767))));
     return lanes;

@@ -10,7 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { AdminClient } from '../../../src/client/admin_client.js';
 import type { DxClient } from '../../../src/client/client.js';
-import type { OrderRequest, Side } from '../../../src/client/types.js';
+import type { BatchCancelResult, DecreaseResult, OrderRequest, Placement, Side, U64 } from '../../../src/client/types.js';
+import type { DxWebSocket } from '../../../src/client/websocket.js';
 import type { Rng } from '../../../src/lib/rng.js';
 import type { ExchangeLink, Funding, Key, Ledger, OrderRec, Trader, WithdrawalRec } from './ledger.js';
 import type { Outcome } from './outcome.js';
@@ -35,22 +36,52 @@ async function paced(started: number, interval: number): Promise<void> {
   if (left > 0) await sleep(left);
 }
 
-/** Placements (gtc, gtd, ioc, fok, post-only; buys and sells of held shares), cancels and decreases on one key, with a positions read now and then. */
-export function traderLane(t: Trader, k: Key, rng: Rng): Lane {
+/** The order commands of a trader lane: REST (DxClient) or the WebSocket lane's JSON order entry. */
+interface OrderApi {
+  placeOrder(req: OrderRequest): Promise<Placement>;
+  cancelBatch(orderIds: U64[]): Promise<BatchCancelResult>;
+  decrease(orderId: U64, newQty: number): Promise<DecreaseResult>;
+}
+
+function overWebSocket(ws: DxWebSocket): OrderApi {
+  return { placeOrder: (r) => ws.placeOrder(r), cancelBatch: (ids) => ws.batchCancelOrders(ids), decrease: (id, q) => ws.decreaseOrder(id, q) };
+}
+
+/**
+ * Placements (gtc, gtd, ioc, fok, post-only; buys and sells of held shares),
+ * cancels and decreases on one key, over REST or over one WebSocket
+ * connection (a kill cuts it: its held commands are uncertain, as a cut
+ * HTTP request is), with a positions read (REST) now and then.
+ */
+export function traderLane(t: Trader, k: Key, rng: Rng, via: 'rest' | 'ws' = 'rest'): Lane {
   return async (ctx) => {
     const c = ctx.client(k);
-    let ops = 0;
-    while (!ctx.stopping) {
-      const t0 = performance.now();
-      if (ops++ % 15 === 0) await refreshPositions(ctx, t, c);
-      else {
-        const r = rng.float();
-        const live = t.orders.filter((o) => (o.state === 'acked' && (o.ack!.status === 'resting' || o.ack!.status === 'partially_filled')) && !o.cancelSent && !o.terminalSeen);
-        if (r < 0.18 && live.length > 0) await cancelOne(ctx, c, rng.pick(live));
-        else if (r < 0.23 && live.length > 0) await decreaseOne(ctx, c, rng.pick(live), rng);
-        else await placeOne(ctx, t, c, rng);
+    let orders: OrderApi = c;
+    let ws: DxWebSocket | null = null;
+    if (via === 'ws') {
+      const socket = ctx.ws(k);
+      const open = await ctx.attempt(() => socket.connect());
+      ctx.ledger.count(`ws_connect_${open.kind}`);
+      if (open.kind !== 'ok') return; // the server went away first
+      ws = socket;
+      orders = overWebSocket(socket);
+    }
+    try {
+      let ops = 0;
+      while (!ctx.stopping) {
+        const t0 = performance.now();
+        if (ops++ % 15 === 0) await refreshPositions(ctx, t, c);
+        else {
+          const r = rng.float();
+          const live = t.orders.filter((o) => (o.state === 'acked' && (o.ack!.status === 'resting' || o.ack!.status === 'partially_filled')) && !o.cancelSent && !o.terminalSeen);
+          if (r < 0.18 && live.length > 0) await cancelOne(ctx, orders, rng.pick(live), via);
+          else if (r < 0.23 && live.length > 0) await decreaseOne(ctx, orders, rng.pick(live), rng, via);
+          else await placeOne(ctx, t, orders, rng, via);
+        }
+        await paced(t0, LANE_INTERVAL_MS);
       }
-      await paced(t0, LANE_INTERVAL_MS);
+    } finally {
+      await ws?.close();
     }
   };
 }
@@ -82,7 +113,7 @@ function orderRequest(ledger: Ledger, t: Trader, rng: Rng): OrderRequest {
   return req;
 }
 
-async function placeOne(ctx: LaneContext, t: Trader, c: DxClient, rng: Rng): Promise<void> {
+async function placeOne(ctx: LaneContext, t: Trader, c: OrderApi, rng: Rng, via: 'rest' | 'ws'): Promise<void> {
   const req = orderRequest(ctx.ledger, t, rng);
   const rec: OrderRec = {
     trader: t, coid: req.client_order_id!, req, epoch: ctx.ledger.epoch, state: 'sent', cancelSent: false, cancelUncertain: false,
@@ -92,23 +123,26 @@ async function placeOne(ctx: LaneContext, t: Trader, c: DxClient, rng: Rng): Pro
   t.byCoid.set(rec.coid, rec);
   const out = await ctx.attempt(() => c.placeOrder(req));
   ctx.ledger.count(`place_${out.kind}`);
+  if (via === 'ws') ctx.ledger.count(`ws_place_${out.kind}`);
   ctx.ledger.onPlacement(rec, out);
 }
 
-async function cancelOne(ctx: LaneContext, c: DxClient, rec: OrderRec): Promise<void> {
+async function cancelOne(ctx: LaneContext, c: OrderApi, rec: OrderRec, via: 'rest' | 'ws'): Promise<void> {
   rec.cancelSent = true;
   const out = await ctx.attempt(() => c.cancelBatch([rec.order_id!]));
   ctx.ledger.count(`cancel_${out.kind}`);
+  if (via === 'ws') ctx.ledger.count(`ws_cancel_${out.kind}`);
   ctx.ledger.onCancel(rec, out);
 }
 
-async function decreaseOne(ctx: LaneContext, c: DxClient, rec: OrderRec, rng: Rng): Promise<void> {
+async function decreaseOne(ctx: LaneContext, c: OrderApi, rec: OrderRec, rng: Rng, via: 'rest' | 'ws'): Promise<void> {
   const resting = rec.ack!.resting_qty;
-  if (resting < 2) return cancelOne(ctx, c, rec);
+  if (resting < 2) return cancelOne(ctx, c, rec, via);
   const target = rng.int(1, resting - 1);
   rec.decreaseSent = true;
   const out = await ctx.attempt(() => c.decrease(rec.order_id!, target));
   ctx.ledger.count(`decrease_${out.kind}`);
+  if (via === 'ws') ctx.ledger.count(`ws_decrease_${out.kind}`);
   ctx.ledger.onDecrease(rec, target, out);
 }
 

@@ -8,6 +8,7 @@
 
 import type { AdminClient } from '../../../src/client/admin_client.js';
 import type { DxClient } from '../../../src/client/client.js';
+import type { DxWebSocket } from '../../../src/client/websocket.js';
 import type { OrderRequest, Placement } from '../../../src/client/types.js';
 import type { Outcome } from './outcome.js';
 
@@ -82,6 +83,8 @@ export interface Funding {
 /** The exchange that is running now, as the ledger's users reach it. */
 export interface ExchangeLink {
   client(k: Key, timeoutMs?: number): DxClient;
+  /** A WebSocket lane client of the current server (not connected; no reconnect: a kill ends it). */
+  ws(k: Key): DxWebSocket;
   admin(timeoutMs?: number): AdminClient;
   /** The seq its start recovered (0 before the recovery line). */
   recoveredSeq(): number;
