@@ -341,6 +341,17 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
     }
   }
   out.push(check('ws_fanout', `>= 2,000,000 messages/s to 1,000 subscribers${subs !== undefined ? ` (run: ${subs})` : ''}`, wsRate, (v) => v >= 2e6 && (subs === undefined || subs >= 1000), (v) => fmt(v, 'rate')));
+  const wo = byName.get('ws_orders');
+  const wm = wo?.metrics ?? {};
+  out.push(check('ws_orders', 'JSON over WebSocket >= 3x REST placements/s (same run, fsync)', wo?.ratios.json_vs_rest ?? null, (v) => v >= 3, (v) => fmt(v, 'x')));
+  out.push(check('ws_orders', 'binary over WebSocket >= 10x REST placements/s (same run, fsync)', wo?.ratios.binary_vs_rest ?? null, (v) => v >= 10, (v) => fmt(v, 'x')));
+  out.push(check('ws_orders', 'server CPU per binary placement <= 5 us', wm.binary_server_cpu_us_per_placement ?? null, (v) => v <= 5, (v) => `${group(v, 1)} us`));
+  out.push(check('ws_orders', 'server CPU per JSON placement <= 15 us', wm.json_server_cpu_us_per_placement ?? null, (v) => v <= 15, (v) => `${group(v, 1)} us`));
+  for (const mode of ['json', 'binary'] as const) {
+    const limit = wm.latency_target_ms;
+    out.push(check('ws_orders', `${mode} server p99 at half peak <= 1 ms + disk fdatasync p99${limit !== undefined ? ` (${group(limit, 2)} ms)` : ''}`,
+      wm[`${mode}_half_peak_server_p99_ms`] ?? null, (v) => limit !== undefined && v <= limit, (v) => `${group(v, 2)} ms`));
+  }
   const mem = byName.get('memory');
   out.push(check('memory', 'engine allocates nothing in steady state: no GC in a long match loop', mem?.metrics.engine_long_gc_count ?? em?.metrics.gc_count_timed ?? null, (v) => v === 0,
     (v) => `${v} GCs${mem?.metrics.engine_long_commands !== undefined ? ` over ${group(mem.metrics.engine_long_commands)} commands` : ' (engine_match timed runs)'}`));

@@ -1,0 +1,314 @@
+// ws_order_worker: a worker thread of the ws_orders benchmark holding the
+// WebSocket order-entry connections (the `ws` package, signed upgrade), in
+// JSON (one place_order per text frame) or binary (PlaceOrder records, every
+// record sent in one turn of the loop in one frame, start_binary first).
+// Closed loop: `window` placements in flight per connection, a new one sent
+// for each answer; open loop: placements at `rate` per second over all
+// connections, sent on a 1 ms tick from the intended schedule. Every
+// `cancel_every` placements a connection sends a cancel-all of its account
+// (not counted), so that the book stays bounded over millions of placements.
+// Placements look like the REST load generator's (test/support/loadgen):
+// YES-space prices around a mid, both outcomes, 70% buys, qty 1..10, a
+// fresh client_order_id each. Bench runner only (worker thread).
+//
+// Messages from the parent: {type: 'run', loop, window, rate, duration_ms}
+// answers {type: 'report', ...} when the run and its grace are over;
+// {type: 'close'} ends every socket and the thread.
+
+import { createHmac } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+import WebSocket from 'ws';
+import { CancelAll, EntryResult, EntryStatus, Header, PlaceOrder, T_ENTRY_RESULT, T_PLACE_ORDER } from '../../src/layout/records.js';
+import { memOf, type Mem } from '../../src/lib/mem.js';
+import { Histogram, type HistogramData } from '../../test/support/loadgen/histogram.js';
+
+export interface OrderWorkerData {
+  url: string;
+  mode: 'json' | 'binary';
+  market_id: number;
+  /** One key (and its account) per connection. */
+  keys: { key_id: number; secret: string; account_id: number }[];
+  layout_fingerprint: string;
+  seed: number;
+  mid: number;
+  spread: number;
+  cancel_every: number;
+}
+
+export interface OrderRunRequest {
+  type: 'run';
+  loop: 'closed' | 'open';
+  /** Closed loop: placements in flight per connection. */
+  window: number;
+  /** Open loop: placements per second over this worker's connections. */
+  rate: number;
+  duration_ms: number;
+}
+
+export interface OrderWorkerReport {
+  type: 'report';
+  /** Placements answered ok (201 / status ok) within the duration. */
+  ok: number;
+  /** Answers by kind: '201', '422 insufficient_position', 'refused shed', ... */
+  outcomes: Record<string, number>;
+  sent: number;
+  /** Placements that could not be sent on time (open loop: the schedule ran ahead). */
+  behind: number;
+  /** Client-side latency of ok placements, µs (open loop: from the intended send time). */
+  latency: HistogramData;
+  elapsed_ms: number;
+}
+
+const d = workerData as OrderWorkerData;
+let state = d.seed >>> 0 || 1;
+function rand(): number {
+  // xorshift32: the worker's own stream (the PRNG of src/lib is for the exchange's tests and tools).
+  state ^= state << 13;
+  state >>>= 0;
+  state ^= state >>> 17;
+  state ^= state << 5;
+  state >>>= 0;
+  return state / 4294967296;
+}
+
+interface Order {
+  side: number;
+  outcome: number;
+  tick: number;
+  qty: number;
+}
+
+function nextOrder(): Order {
+  let p = d.mid + Math.floor(rand() * (2 * d.spread + 1)) - d.spread;
+  p = p < 1 ? 1 : p > 99 ? 99 : p;
+  const outcome = rand() < 0.5 ? 0 : 1;
+  return { side: rand() < 0.7 ? 0 : 1, outcome, tick: outcome === 0 ? p : 100 - p, qty: 1 + Math.floor(rand() * 10) };
+}
+
+const SIDES = ['buy', 'sell'];
+const OUTCOMES = ['yes', 'no'];
+// client_order_id = (nonce << 32) | counter; the nonce differs per worker and run.
+const nonceHi = ((Math.floor(rand() * 0x1000000) << 8) | (d.seed & 0xff)) >>> 0;
+let coidLo = 0;
+
+class Conn {
+  ws!: WebSocket;
+  inFlight = 0;
+  sinceCancel = 0;
+  nextId = 1;
+  /** Send time (performance.now() or the intended time) by id / correlation. */
+  readonly sentAt = new Map<number, number>();
+  readonly cancels = new Set<number>();
+  // Binary: the frame being built this turn.
+  readonly mem: Mem = memOf(new ArrayBuffer(128 * PlaceOrder.SIZE));
+  len = 0;
+  flushScheduled = false;
+  constructor(readonly key: OrderWorkerData['keys'][number]) {}
+}
+
+const conns: Conn[] = [];
+let run: { req: OrderRunRequest; start: number; end: number; ok: number; sent: number; behind: number; outcomes: Record<string, number>; hist: Histogram } | null = null;
+
+function count(kind: string): void {
+  const o = run!.outcomes;
+  o[kind] = (o[kind] ?? 0) + 1;
+}
+
+function open(key: OrderWorkerData['keys'][number]): Promise<Conn> {
+  return new Promise((resolve, reject) => {
+    const ts = String(Date.now());
+    const sig = createHmac('sha256', Buffer.from(key.secret, 'base64')).update(`${ts}\nGET\n/v1/ws\n`).digest('base64');
+    const ws = new WebSocket(`${d.url}/v1/ws`, {
+      headers: { 'DX-ACCESS-KEY': String(key.key_id), 'DX-ACCESS-TIMESTAMP': ts, 'DX-ACCESS-SIGNATURE': sig }, perMessageDeflate: false,
+    });
+    const c = new Conn(key);
+    c.ws = ws;
+    ws.once('error', reject);
+    ws.once('open', () => {
+      ws.on('message', (data: Buffer, isBinary: boolean) => (isBinary ? onBinary(c, data) : onText(c, data, resolve)));
+      if (d.mode === 'binary') ws.send(JSON.stringify({ id: 0, cmd: 'start_binary', params: { layout_fingerprint: d.layout_fingerprint } }));
+      else resolve(c);
+    });
+  });
+}
+
+function onText(c: Conn, data: Buffer, started: (c: Conn) => void): void {
+  const s = data.toString('latin1');
+  if (s.startsWith('{"id":0,')) {
+    if (!s.includes('"type":"ok"')) throw new Error(`start_binary refused: ${s}`);
+    started(c);
+    return;
+  }
+  // {"id":N,"type":"order_result","status":S,"msg":...}
+  const comma = s.indexOf(',');
+  const id = Number(s.slice(6, comma));
+  const at = s.indexOf('"status":', comma) + 9;
+  const status = Number(s.slice(at, at + 3));
+  if (c.cancels.delete(id)) {
+    c.inFlight--;
+    return afterAnswer(c);
+  }
+  const t = c.sentAt.get(id);
+  c.sentAt.delete(id);
+  c.inFlight--;
+  if (run !== null && t !== undefined) {
+    if (status === 201) {
+      run.ok++;
+      run.hist.record(Math.round((performance.now() - t) * 1000));
+      count('201');
+    } else {
+      const m = /"code":"([a-z_]+)"/.exec(s);
+      count(`${status} ${m?.[1] ?? ''}`);
+    }
+  }
+  afterAnswer(c);
+}
+
+function onBinary(c: Conn, data: Buffer): void {
+  const m = memOf(new Uint8Array(data).buffer);
+  for (let o = 0; o < data.byteLength; o += Header.len(m, o)) {
+    if (Header.type(m, o) !== T_ENTRY_RESULT) throw new Error('not an EntryResult');
+    const corr = Header.correlation(m, o);
+    c.inFlight--;
+    if (c.cancels.delete(corr)) continue;
+    const t = c.sentAt.get(corr);
+    c.sentAt.delete(corr);
+    if (run === null || t === undefined) continue;
+    const st = EntryResult.status(m, o);
+    if (st === EntryStatus.ok) {
+      run.ok++;
+      run.hist.record(Math.round((performance.now() - t) * 1000));
+      count('ok');
+    } else {
+      count(`${['ok', 'rejected', 'refused', 'timeout'][st]} ${EntryResult.code(m, o)}`);
+    }
+  }
+  afterAnswer(c);
+}
+
+/** Closed loop: refill the connection's window. */
+function afterAnswer(c: Conn): void {
+  const r = run;
+  if (r === null || r.req.loop !== 'closed' || performance.now() >= r.end) return;
+  while (c.inFlight < r.req.window) send(c, performance.now());
+}
+
+function send(c: Conn, intended: number): void {
+  if (c.sinceCancel >= d.cancel_every) {
+    c.sinceCancel = 0;
+    sendCancelAll(c);
+  }
+  c.sinceCancel++;
+  const o = nextOrder();
+  const id = c.nextId++;
+  c.sentAt.set(id, intended);
+  c.inFlight++;
+  run!.sent++;
+  const lo = coidLo++ >>> 0;
+  if (d.mode === 'json') {
+    const coid = (BigInt(nonceHi) << 32n) | BigInt(lo);
+    c.ws.send(`{"id":${id},"cmd":"place_order","params":{"market_id":${d.market_id},"side":"${SIDES[o.side]}","outcome":"${OUTCOMES[o.outcome]}",`
+      + `"tick":${o.tick},"qty":${o.qty},"client_order_id":"${coid}"}}`);
+    return;
+  }
+  const m = c.mem;
+  const at = claim(c, PlaceOrder.SIZE);
+  Header.set_len(m, at, PlaceOrder.SIZE);
+  Header.set_type(m, at, T_PLACE_ORDER);
+  Header.set_correlation(m, at, id);
+  Header.set_account(m, at, c.key.account_id);
+  PlaceOrder.set_market_id(m, at, d.market_id);
+  PlaceOrder.set_qty(m, at, o.qty);
+  PlaceOrder.set_tick(m, at, o.tick);
+  PlaceOrder.set_side(m, at, o.side);
+  PlaceOrder.set_outcome(m, at, o.outcome);
+  PlaceOrder.set_has_client_order_id(m, at, 1);
+  PlaceOrder.set_client_order_id(m, at, nonceHi, lo);
+}
+
+function sendCancelAll(c: Conn): void {
+  const id = c.nextId++;
+  c.cancels.add(id);
+  c.inFlight++;
+  if (d.mode === 'json') {
+    c.ws.send(`{"id":${id},"cmd":"cancel_all","params":{"market_id":${d.market_id}}}`);
+    return;
+  }
+  const at = claim(c, CancelAll.SIZE);
+  Header.set_len(c.mem, at, CancelAll.SIZE);
+  Header.set_type(c.mem, at, CancelAll.TYPE);
+  Header.set_correlation(c.mem, at, id);
+  Header.set_account(c.mem, at, c.key.account_id);
+  CancelAll.set_market_id(c.mem, at, d.market_id);
+}
+
+/** Room for one record in this turn's frame (sent at the end of the turn, or when it holds 128 records). */
+function claim(c: Conn, size: number): number {
+  if (c.len + size > c.mem.u8.length) flushFrame(c);
+  const at = c.len;
+  c.mem.u8.fill(0, at, at + size);
+  c.len += size;
+  if (!c.flushScheduled) {
+    c.flushScheduled = true;
+    setImmediate(() => flushFrame(c));
+  }
+  return at;
+}
+
+function flushFrame(c: Conn): void {
+  c.flushScheduled = false;
+  if (c.len === 0) return;
+  c.ws.send(c.mem.u8.subarray(0, c.len), { binary: true });
+  c.len = 0;
+}
+
+function openLoop(r: NonNullable<typeof run>): void {
+  const perMs = r.req.rate / 1000;
+  let due = 0;
+  let k = 0;
+  const tick = (): void => {
+    const now = performance.now();
+    if (now >= r.end) return;
+    const target = Math.floor((now - r.start) * perMs);
+    // Each placement's intended time is on the schedule, so a late tick charges its delay to every placement it held back.
+    for (; due < target; due++) {
+      const c = conns[k++ % conns.length]!;
+      if (c.inFlight >= 900) {
+        r.behind++;
+        continue;
+      }
+      send(c, r.start + due / perMs);
+    }
+    setTimeout(tick, 1);
+  };
+  tick();
+}
+
+parentPort!.on('message', (msg: OrderRunRequest | { type: 'close' }) => {
+  if (msg.type === 'close') {
+    for (const c of conns) c.ws.close(1000);
+    setTimeout(() => process.exit(0), 200);
+    return;
+  }
+  const start = performance.now();
+  const r = { req: msg, start, end: start + msg.duration_ms, ok: 0, sent: 0, behind: 0, outcomes: {} as Record<string, number>, hist: new Histogram() };
+  run = r;
+  if (msg.loop === 'closed') for (const c of conns) afterAnswer(c);
+  else openLoop(r);
+  setTimeout(() => {
+    // Count only what was answered within the duration; then wait for the stragglers before the next run.
+    const report: OrderWorkerReport = {
+      type: 'report', ok: r.ok, outcomes: { ...r.outcomes }, sent: r.sent, behind: r.behind, latency: r.hist.toData(), elapsed_ms: performance.now() - start,
+    };
+    run = null;
+    const drained = (): void => {
+      if (conns.every((c) => c.inFlight === 0) || performance.now() > r.end + 5000) parentPort!.postMessage(report);
+      else setTimeout(drained, 10);
+    };
+    drained();
+  }, msg.duration_ms);
+});
+
+const ready = await Promise.all(d.keys.map((k) => open(k)));
+conns.push(...ready);
+parentPort!.postMessage({ type: 'ready' });

@@ -1,0 +1,327 @@
+// ws_orders: order entry over the WebSocket lane against REST, in one run on
+// one exchange process with --durability fsync (every answer waits for the
+// journal's group-commit fdatasync). Every key has a rate tier that does not
+// throttle (custom, 10,000,000/s), so the lanes, not the buckets, set the
+// pace. Main thread of the bench runner; reports, never asserts.
+//
+//   1. REST: signed placements from the load generator (test/support/loadgen,
+//      piscina workers) in closed loop, at the better of two connection
+//      counts (probed), REPEATS runs;
+//   2. WebSocket JSON (one place_order per text frame) and binary
+//      (PlaceOrder records, a turn's records in one frame), each over one
+//      connection and over 16, closed loop with a window of placements in
+//      flight per connection (bench/lib/ws_order_worker.ts, one worker
+//      thread), REPEATS runs each, interleaved;
+//   3. open loop at half of each WebSocket mode's 16-connection peak:
+//      server-side latency from the exchange's own histograms (GET /metrics,
+//      lane ws; interpolated inside the buckets as Prometheus'
+//      histogram_quantile does), and the client's from the intended send
+//      time;
+//   4. the disk alone (4 KiB append + fdatasync), whose p99 the latency
+//      target adds to its 1 ms.
+//
+// Server CPU per placement = the exchange process's CPU over a run
+// (/proc, all its threads: gateway, engine, journal, main) / placements
+// answered ok in it. Placements look like the generator's (around YES 50,
+// both outcomes, 70% buys, client_order_id on each); a WebSocket connection
+// sends a cancel-all of its account every 2,000 placements to keep the book
+// bounded (not counted; REST runs are short enough not to need it).
+
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { CLIENT_LAYOUT_FINGERPRINT } from '../src/client/binary_codec.js';
+import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
+import { Histogram } from '../test/support/loadgen/histogram.js';
+import type { ExchangeProcess } from '../test/support/exchange.js';
+import { cpuMetrics, loadExchange, measured, okCount, okRate, round1, settings as gatewaySettings, triple, type LoadedExchange, type Measured } from './gateway_place.js';
+import { pool, startBenchExchange } from './lib/population.js';
+import { environment, type BenchResult } from './lib/result.js';
+import { median, percentiles } from './lib/stats.js';
+import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from './lib/ws_order_worker.js';
+
+const UNTHROTTLED = { sustained_rate_per_s: 10_000_000, burst: 10_000_000 };
+const MID = 50;
+const SPREAD = 5;
+const CANCEL_EVERY = 2000;
+const WS_CONNECTIONS = [1, 16] as const;
+/** Placements in flight per WebSocket connection (closed loop); the exchange sheds above 1,000. */
+const WINDOW: Record<number, number> = { 1: 512, 16: 64 };
+const REST_CONNECTIONS = [256, 512] as const;
+type WsMode = 'json' | 'binary';
+const WS_MODES: readonly WsMode[] = ['json', 'binary'];
+
+interface Settings extends ReturnType<typeof gatewaySettings> {
+  keys: number;
+}
+
+function settings(quick: boolean): Settings {
+  return { ...gatewaySettings(quick), keys: quick ? 64 : 128 };
+}
+
+// ------------------------------------------------------------------ the WebSocket load
+
+class OrderLoad {
+  private constructor(private readonly w: Worker) {}
+
+  static async start(ex: ExchangeProcess, mode: WsMode, market: number, keys: OrderWorkerData['keys'], seed: number): Promise<OrderLoad> {
+    const data: OrderWorkerData = {
+      url: ex.base.replace(/^http/, 'ws'), mode, market_id: market, keys, layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT, seed, mid: MID, spread: SPREAD,
+      cancel_every: CANCEL_EVERY,
+    };
+    const w = new Worker(new URL('./lib/ws_order_worker.js', import.meta.url), { workerData: data });
+    await new Promise<void>((resolve, reject) => {
+      w.once('error', reject);
+      w.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve() : reject(new Error(`worker said ${m.type}`))));
+    });
+    return new OrderLoad(w);
+  }
+
+  run(req: Omit<OrderRunRequest, 'type'>): Promise<OrderWorkerReport> {
+    return new Promise((resolve, reject) => {
+      this.w.once('error', reject);
+      this.w.once('message', (m: OrderWorkerReport) => resolve(m));
+      this.w.postMessage({ type: 'run', ...req });
+    });
+  }
+
+  async close(): Promise<void> {
+    const done = new Promise<void>((resolve) => this.w.once('exit', () => resolve()));
+    this.w.postMessage({ type: 'close' });
+    await done;
+  }
+}
+
+function wsRate(r: OrderWorkerReport): number {
+  return round1((r.ok * 1000) / r.elapsed_ms);
+}
+
+// ------------------------------------------------------------------ the exchange's own latency histograms
+
+/** Cumulative bucket counts of one (lane, route) from GET /metrics: [le seconds, count] ascending, +Inf last. */
+async function histogram(ex: ExchangeProcess, lane: string, route: string): Promise<[number, number][]> {
+  const text = await ex.admin(30_000).metrics();
+  const out: [number, number][] = [];
+  const re = new RegExp(`^dx_http_request_duration_seconds_bucket\\{lane="${lane}",route="${route}",le="([^"]+)"\\} ([0-9.e+]+)$`, 'gm');
+  for (const m of text.matchAll(re)) out.push([m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2])]);
+  return out;
+}
+
+/** The quantile q of the samples between two scrapes, interpolated linearly inside its bucket (as histogram_quantile); ms. */
+function quantileMs(before: [number, number][], after: [number, number][], q: number): number {
+  const counts = after.map(([le, c], i) => [le, c - (before[i]?.[1] ?? 0)] as [number, number]);
+  const total = counts.at(-1)?.[1] ?? 0;
+  if (total === 0) return NaN;
+  const rank = q * total;
+  let prevLe = 0;
+  let prevC = 0;
+  for (const [le, c] of counts) {
+    if (c >= rank) {
+      if (!Number.isFinite(le)) return prevLe * 1000;
+      return (prevLe + ((le - prevLe) * (rank - prevC)) / Math.max(1, c - prevC)) * 1000;
+    }
+    prevLe = le;
+    prevC = c;
+  }
+  return NaN;
+}
+
+// ------------------------------------------------------------------ the disk alone
+
+function diskFloor(n: number): { p50_us: number; p99_us: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
+  try {
+    const fd = openSync(join(dir, 'probe'), 'w');
+    const block = Buffer.alloc(4096, 0x5a);
+    const ns = new Float64Array(n);
+    try {
+      for (let i = 0; i < n; i++) {
+        const t0 = process.hrtime.bigint();
+        writeSync(fd, block);
+        fdatasyncSync(fd);
+        ns[i] = Number(process.hrtime.bigint() - t0);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const p = percentiles(ns, [50, 99]);
+    return { p50_us: Math.round(p.get(50)! / 1000), p99_us: Math.round(p.get(99)! / 1000) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ------------------------------------------------------------------ the run
+
+interface WsRun {
+  mode: WsMode;
+  connections: number;
+  m: Measured<OrderWorkerReport>;
+  server_p50_ms: number;
+  server_p99_ms: number;
+}
+
+async function wsRun(s: Settings, ex: ExchangeProcess, le: LoadedExchange, load: OrderLoad, mode: WsMode, connections: number, req: Omit<OrderRunRequest, 'type'>): Promise<WsRun> {
+  const route = mode === 'json' ? 'place_order' : 'binary';
+  const h0 = await histogram(ex, 'ws', route);
+  const m = await measured(s, le.target, () => load.run(req));
+  const h1 = await histogram(ex, 'ws', route);
+  return { mode, connections, m, server_p50_ms: quantileMs(h0, h1, 0.5), server_p99_ms: quantileMs(h0, h1, 0.99) };
+}
+
+function cpuUsPerPlacement(m: Measured<unknown>, placements: number): number {
+  return placements === 0 ? NaN : Math.round(((m.server_pct / 100) * m.cpu.wall_ms * 1000) / placements * 10) / 10;
+}
+
+export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
+  const s = settings(opts.quick === true);
+  const seed = 0x5eed_0017;
+  const t0 = performance.now();
+  const notes: string[] = [];
+  const flag = (what: string): void => {
+    notes.push(`FLAG ${what}`);
+  };
+
+  const disk = diskFloor(s.quick ? 500 : 3000);
+  const ex = await startBenchExchange({ gateways: s.gateways, durability: 'fsync', demo: false });
+  try {
+    const le = await loadExchange(ex, { keys: s.keys, seed_shares: s.seed_shares }, seed);
+    const admin = ex.admin(30_000);
+    await pool(le.setup.traders.length, 16, (i) => admin.setKeyTier(le.setup.traders[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }));
+
+    // 1. REST, closed loop: probe two connection counts, then the repeats at the better one.
+    const rest = (connections: number, ms: number): Promise<Measured<LoadResult>> => measured(s, le.target, () => runLoad({
+      baseUrl: ex.base, keys: le.keys, markets: [le.market], mode: 'closed', connections, durationMs: ms, mix: { place: 1, cancel: 0, read: 0 },
+      workers: s.workers, seed: le.nextSeed(), mid: MID, spread: SPREAD,
+    }));
+    const probes: { connections: number; per_s: number }[] = [];
+    for (const c of REST_CONNECTIONS) probes.push({ connections: c, per_s: okRate((await rest(c, s.probe_ms)).value) });
+    const restConns = probes.reduce((a, b) => (b.per_s > a.per_s ? b : a)).connections;
+    const restRuns: Measured<LoadResult>[] = [];
+    const restServerP: { p50: number[]; p99: number[] } = { p50: [], p99: [] };
+    for (let i = 0; i < s.repeats; i++) {
+      const h0 = await histogram(ex, 'rest', 'place_order');
+      restRuns.push(await rest(restConns, s.run_ms));
+      const h1 = await histogram(ex, 'rest', 'place_order');
+      restServerP.p50.push(quantileMs(h0, h1, 0.5));
+      restServerP.p99.push(quantileMs(h0, h1, 0.99));
+    }
+
+    // 2. WebSocket, closed loop: JSON and binary, 1 and 16 connections, the repeats interleaved.
+    const wsKeys = le.setup.traders.slice(0, 16).map((t) => ({ key_id: t.key_id, secret: t.secret, account_id: t.account_id }));
+    const closedRuns: WsRun[] = [];
+    const loads = new Map<string, OrderLoad>();
+    for (const mode of WS_MODES) {
+      for (const n of WS_CONNECTIONS) loads.set(`${mode}${n}`, await OrderLoad.start(ex, mode, le.market, wsKeys.slice(0, n), le.nextSeed()));
+    }
+    for (let i = 0; i < s.repeats; i++) {
+      for (const mode of i % 2 === 0 ? WS_MODES : [...WS_MODES].reverse()) {
+        for (const n of WS_CONNECTIONS) {
+          closedRuns.push(await wsRun(s, ex, le, loads.get(`${mode}${n}`)!, mode, n, { loop: 'closed', window: WINDOW[n]!, rate: 0, duration_ms: s.run_ms }));
+        }
+      }
+    }
+
+    // 3. Open loop at half of each mode's 16-connection peak: the latency target.
+    const peak = (mode: WsMode, n: number): number => median(closedRuns.filter((r) => r.mode === mode && r.connections === n).map((r) => wsRate(r.m.value)));
+    const openRuns = new Map<WsMode, WsRun>();
+    for (const mode of WS_MODES) {
+      const rate = Math.max(100, Math.round(peak(mode, 16) / 2));
+      openRuns.set(mode, await wsRun(s, ex, le, loads.get(`${mode}16`)!, mode, 16, { loop: 'open', window: 0, rate, duration_ms: s.open_ms }));
+    }
+    for (const l of loads.values()) await l.close();
+    const wallS = Math.round((performance.now() - t0) / 1000);
+
+    // ---- metrics
+    const metrics: Record<string, number> = {};
+    const restRates = restRuns.map((m) => okRate(m.value));
+    const restMed = triple(metrics, 'rest_placements_per_s', restRates);
+    metrics.rest_connections = restConns;
+    metrics.rest_server_p50_ms = round3(median(restServerP.p50));
+    metrics.rest_server_p99_ms = round3(median(restServerP.p99));
+    cpuMetrics(metrics, 'rest', restRuns, restRates);
+    metrics.rest_server_cpu_us_per_placement = round1(median(restRuns.map((m) => cpuUsPerPlacement(m, okCount(m.value.statuses)))));
+    const best: Record<WsMode, number> = { json: 0, binary: 0 };
+    for (const mode of WS_MODES) {
+      for (const n of WS_CONNECTIONS) {
+        const runs = closedRuns.filter((r) => r.mode === mode && r.connections === n);
+        const rates = runs.map((r) => wsRate(r.m.value));
+        const p = `${mode}_${n}conn_`;
+        const med = triple(metrics, `${p}placements_per_s`, rates);
+        if (med > best[mode]) best[mode] = med;
+        metrics[`${p}server_cpu_us_per_placement`] = round1(median(runs.map((r) => cpuUsPerPlacement(r.m, r.m.value.ok))));
+        metrics[`${p}server_p50_ms`] = round3(median(runs.map((r) => r.server_p50_ms)));
+        metrics[`${p}server_p99_ms`] = round3(median(runs.map((r) => r.server_p99_ms)));
+        metrics[`${p}server_cpu_pct`] = round1(median(runs.map((r) => r.m.server_pct)));
+        metrics[`${p}client_cpu_pct`] = round1(median(runs.map((r) => r.m.generator_pct)));
+        metrics[`${p}engine_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.engine_pct)));
+        metrics[`${p}gateway_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.gateway_pct)));
+        metrics[`${p}main_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.main_pct)));
+        // Journal, snapshot worker (piscina) and the rest of the exchange's threads.
+        metrics[`${p}other_threads_cpu_pct`] = round1(median(runs.map((r) => r.m.server_pct - r.m.gateway_pct - r.m.engine_pct - r.m.main_pct)));
+        const h = new Histogram();
+        for (const r of runs) h.merge(r.m.value.latency);
+        metrics[`${p}client_p50_ms`] = round3(h.percentile(50) / 1000);
+        metrics[`${p}client_p99_ms`] = round3(h.percentile(99) / 1000);
+        const bad: Record<string, number> = {};
+        for (const r of runs) for (const [k, v] of Object.entries(r.m.value.outcomes)) if (k !== '201' && k !== 'ok') bad[k] = (bad[k] ?? 0) + v;
+        if (Object.keys(bad).length > 0) notes.push(`${mode} over ${n} connection(s): answers other than ok: ${JSON.stringify(bad)}`);
+        if (runs.some((r) => r.m.foreign_pct > 25)) flag(`${mode} over ${n} connection(s): other processes used more than 25% of a core in some runs`);
+        const spread = (Math.max(...rates) - Math.min(...rates)) / med;
+        if (spread > 0.1) flag(`${mode} over ${n} connection(s): spread ${Math.round(spread * 100)}% over ${rates.length} runs`);
+      }
+      // The headline: the better of 1 and 16 connections; CPU per placement from the 16-connection runs.
+      metrics[`${mode}_placements_per_s`] = best[mode];
+      metrics[`${mode}_server_cpu_us_per_placement`] = metrics[`${mode}_16conn_server_cpu_us_per_placement`]!;
+      const o = openRuns.get(mode)!;
+      metrics[`${mode}_half_peak_rate_per_s`] = o.m.value.sent * 1000 / s.open_ms;
+      metrics[`${mode}_half_peak_achieved_per_s`] = wsRate(o.m.value);
+      metrics[`${mode}_half_peak_server_p50_ms`] = round3(o.server_p50_ms);
+      metrics[`${mode}_half_peak_server_p99_ms`] = round3(o.server_p99_ms);
+      const oh = new Histogram();
+      oh.merge(o.m.value.latency);
+      metrics[`${mode}_half_peak_client_p50_ms`] = round3(oh.percentile(50) / 1000);
+      metrics[`${mode}_half_peak_client_p99_ms`] = round3(oh.percentile(99) / 1000);
+      metrics[`${mode}_half_peak_behind`] = o.m.value.behind;
+    }
+    metrics.disk_fdatasync_p50_ms = round3(disk.p50_us / 1000);
+    metrics.disk_fdatasync_p99_ms = round3(disk.p99_us / 1000);
+    metrics.latency_target_ms = round3(1 + disk.p99_us / 1000);
+    const ratios = {
+      json_vs_rest: round3(best.json / restMed),
+      binary_vs_rest: round3(best.binary / restMed),
+    };
+    metrics.json_vs_rest = ratios.json_vs_rest;
+    metrics.binary_vs_rest = ratios.binary_vs_rest;
+    notes.push(
+      `targets (issue 17): JSON >= 3x REST placements/s: ${ratios.json_vs_rest}x; binary >= 10x: ${ratios.binary_vs_rest}x; `
+      + `server CPU per binary placement <= 5 us: ${metrics.binary_server_cpu_us_per_placement} us; per JSON placement <= 15 us: ${metrics.json_server_cpu_us_per_placement} us; `
+      + `server p99 at half peak <= 1 ms + disk fdatasync p99 (${metrics.latency_target_ms} ms): JSON ${metrics.json_half_peak_server_p99_ms} ms, binary ${metrics.binary_half_peak_server_p99_ms} ms.`,
+      'Server-side latency: the exchange\'s histogram of the lane (GET /metrics), from a frame\'s arrival to its answer queued for the socket, '
+      + 'interpolated inside the buckets; client latency (from the intended send time in the open loop) beside it.',
+      'The client (one worker thread for the WebSocket lanes, piscina workers for REST) shares the two cores with the exchange.',
+    );
+    return {
+      name: 'ws_orders',
+      ...environment(),
+      workload: `One exchange (--durability fsync, ${s.gateways} gateway thread(s)), ${le.setup.traders.length} funded accounts with seeded shares, every key on a custom `
+        + `tier of 10,000,000/s. REST: the load generator's signed placements, closed loop at ${restConns} connections (probed ${REST_CONNECTIONS.join(', ')}), `
+        + `${s.repeats} x ${s.run_ms / 1000} s. WebSocket: place_order JSON frames and binary PlaceOrder frames over 1 connection (window ${WINDOW[1]}) and `
+        + `16 (window ${WINDOW[16]} each), ${s.repeats} x ${s.run_ms / 1000} s each, interleaved; then ${s.open_ms / 1000} s open loop at half of each mode's `
+        + `16-connection peak. Placements around YES ${MID} +- ${SPREAD}, both outcomes, 70% buys, qty 1..10.${s.quick ? ' QUICK run: tooling check only.' : ''}`,
+      metrics,
+      peers: {},
+      ratios,
+      notes,
+      wall_s: wallS,
+    };
+  } finally {
+    await ex.stop();
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
