@@ -61,7 +61,8 @@ was already used within the window is refused 401 (replay protection). Failures 
 lacking the operation's scope (read, trade or withdraw) is 403 missing_scope. Checks run in this order:
 401, 429, 403, then 400/413.
 
-Rate limits per key: reads 100/s (burst 200), writes 50/s (burst 100); a batch costs one write token per item.
+Rate limits per key: by default reads 100/s (burst 200), writes 50/s (burst 100); the operator may give a key another
+rate tier, and GET /v1/account/limits reports the key's tier and figures. A batch costs one write token per item.
 429 rate_limited carries details.retry_after_ms (a decimal string). Errors are always the envelope
 {error: {code, num, origin, message, details}}; core rejects carry a num (260 and up), gateway errors num null.
 Execution outcomes (post_only_cross, fok_infeasible, ioc_remainder, self_trade_prevention, max_cost_infeasible)

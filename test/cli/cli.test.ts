@@ -264,3 +264,19 @@ test('dx: DX_KEY_FILE may carry the url; --url wins over it', async () => {
   const over = await dx(['balance', '--url', `http://127.0.0.1:${port}`], env);
   assert.equal(over.code, 3);
 });
+
+test('dx admin key tier: sets a named or custom tier; dx limits shows it; a bad figure is a usage error (exit 2)', async () => {
+  const acct = json(await dx(['admin', 'account', 'create', '--json']));
+  const key = json(await dx(['admin', 'key', 'create', String(acct.account_id), '--json']));
+  const mm = await dx(['admin', 'key', 'tier', String(key.key_id), 'market_maker']);
+  assert.equal(mm.code, 0, mm.stderr);
+  assert.match(mm.stdout, /tier\s+market_maker/);
+  const custom = json(await dx(['admin', 'key', 'tier', String(key.key_id), 'custom', '--read', '300/600', '--write', '700/1400', '--json']));
+  assert.deepEqual([custom.tier, custom.write], ['custom', { sustained_rate_per_s: 700, burst: 1400 }]);
+  const limits = await dx(['limits'], { DX_KEY_ID: String(key.key_id), DX_KEY_SECRET: key.secret });
+  assert.equal(limits.code, 0, limits.stderr);
+  assert.match(limits.stdout, /tier\s+custom/);
+  assert.match(limits.stdout, /write\s+700\/s burst 1400/);
+  assert.equal((await dx(['admin', 'key', 'tier', String(key.key_id), 'custom', '--read', '300'])).code, 2);
+  assert.equal((await dx(['admin', 'key', 'tier', String(key.key_id), 'default', '--read', '1/1'])).code, 2);
+});
