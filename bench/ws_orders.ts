@@ -47,8 +47,8 @@ const MID = 50;
 const SPREAD = 5;
 const CANCEL_EVERY = 2000;
 const WS_CONNECTIONS = [1, 16] as const;
-/** Placements in flight per WebSocket connection (closed loop); the exchange sheds above 1,000. */
-const WINDOW: Record<number, number> = { 1: 512, 16: 64 };
+/** Placements in flight per WebSocket connection (closed loop): under the exchange's caps of 1,000 per connection and 4,096 held per gateway thread. */
+const WINDOW: Record<number, number> = { 1: 900, 16: 200 };
 const REST_CONNECTIONS = [256, 512] as const;
 type WsMode = 'json' | 'binary';
 const WS_MODES: readonly WsMode[] = ['json', 'binary'];

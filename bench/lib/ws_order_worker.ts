@@ -268,7 +268,7 @@ function openLoop(r: NonNullable<typeof run>): void {
   let k = 0;
   const tick = (): void => {
     const now = performance.now();
-    if (now >= r.end) return;
+    if (run !== r || now >= r.end) return;
     const target = Math.floor((now - r.start) * perMs);
     // Each placement's intended time is on the schedule, so a late tick charges its delay to every placement it held back.
     for (; due < target; due++) {
