@@ -130,6 +130,40 @@ export interface TradesPage extends Page {
   trades: Trade[];
 }
 
+export type CandlePeriod = '1m' | '5m' | '1h' | '1d';
+
+export interface CandlesQuery {
+  /** Default `1m`. */
+  period?: CandlePeriod;
+  /** ns since the epoch: the first period is the one holding it. */
+  start_ts?: U64;
+  /** ns since the epoch: the last period is the one holding it (default: the exchange's last event). */
+  end_ts?: U64;
+}
+
+/** One period with trades: OHLC of `tick_yes`. */
+export interface Candle {
+  start_ts: U64;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: U64;
+  trade_count: number;
+}
+
+export interface Candlesticks {
+  market_id: number;
+  period: CandlePeriod;
+  /** Oldest first; periods without trades are omitted. */
+  candles: Candle[];
+  /** ts of the oldest trade still on the tape; `0` when none. */
+  retained_from_ts: U64;
+  /** Older trades were evicted from the tape (tape_cap). */
+  truncated: boolean;
+  as_of_seq: U64;
+}
+
 export interface OraclePrice {
   /** Reference price scaled by 1e8; `0` when no valid tick exists yet. */
   price: U64;

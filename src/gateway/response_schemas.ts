@@ -13,6 +13,7 @@ import {
   CANCEL_REASON_NAMES, MARKET_STATUS_NAMES, ORDER_FLAG_BITS, ORDER_STATUS_NAMES, OUTCOME_NAMES, PATH_NAMES, SIDE_NAMES, STP_NAMES, TIF_NAMES,
   WITHDRAWAL_STATUS_NAMES,
 } from '../layout/records.js';
+import { CANDLE_PERIODS } from '../views/candles.js';
 
 /** A u64-domain value (ids, seqs, cents, ns timestamps) as the decimal string the spec requires. */
 export function u64(description: string): TSchema {
@@ -124,6 +125,24 @@ export const Trade = Type.Object({
   taker_outcome: oneOf(OUTCOME_NAMES, 'outcome of the taking order'),
 });
 export const TradesPage = Type.Object({ trades: Type.Array(Trade, { description: 'newest first' }), cursor, as_of_seq: asOfSeq });
+
+export const Candle = Type.Object({
+  start_ts: u64('start of the period, ns since the epoch (a multiple of the period since the epoch, UTC)'),
+  open: int(1, 99, 'tick_yes of the first trade of the period'),
+  high: int(1, 99, 'highest tick_yes'),
+  low: int(1, 99, 'lowest tick_yes'),
+  close: int(1, 99, 'tick_yes of the last trade of the period'),
+  volume: u64('shares traded in the period'),
+  trade_count: Type.Integer({ minimum: 1, description: 'trades (fills) in the period' }),
+});
+export const Candlesticks = Type.Object({
+  market_id: int(1, U32_MAX, 'market id'),
+  period: oneOf(CANDLE_PERIODS, 'candle length'),
+  candles: Type.Array(Candle, { description: 'oldest first; periods without trades are omitted' }),
+  retained_from_ts: u64('ts of the oldest trade still on the market\'s tape; 0 when it has none'),
+  truncated: Type.Boolean({ description: 'older trades were evicted from the tape (tape_cap): periods before retained_from_ts are absent and the candle holding it may be partial' }),
+  as_of_seq: asOfSeq,
+}, { description: 'OHLC of tick_yes per period, aggregated from the retained public trade tape (the newest tape_cap trades of the market).' });
 
 export const OraclePrice = Type.Object({
   price: u64('reference price scaled by 1e8; 0 before any valid tick'),
@@ -310,7 +329,7 @@ export const WithdrawalCreated = Type.Object({
  */
 export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
   ErrorEnvelope, ErrorObject, ItemError, ExchangeStatus, ExchangeSchedule, RetentionLimits, AccountLimits, Market, MarketWithSeq, MarketsPage, Level,
-  Orderbook, Trade, TradesPage, OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
+  Orderbook, Trade, TradesPage, Candle, Candlesticks, OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
   OrdersPage, PlacementFill, Placement, BatchPlaceResult, SequencedAck, CancelResult, BatchCancelResult, DecreaseResult, QueuePosition,
   DeadmanState, DeadmanArmed, DeadmanDisarmed, DepositAddress, Withdrawal, WithdrawalCreated,
 };

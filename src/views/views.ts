@@ -520,6 +520,22 @@ export class Views {
     return { trades: out, cursor, as_of_seq: String(this.state.seq) };
   }
 
+  /**
+   * Visits the market's retained tape oldest first (aggregations such as
+   * candles.ts): ts halves, tick_yes and qty of each trade. Returns how many
+   * older trades the tape evicted (tape_cap), -1 for an unknown market.
+   */
+  visitTape(id: number, visit: (tsHi: number, tsLo: number, tickYes: number, qty: number) => void): number {
+    if (!this.marketExists(id)) return -1;
+    const tape = this.tapes[id];
+    if (tape === undefined) return 0;
+    for (let n = tape.retainedFrom; n < tape.total; n++) {
+      const u = tape.slotOf(n) * TAPE_U32;
+      visit(tape.u32[u + TU_TS_HI]!, tape.u32[u + TU_TS_LO]!, tape.u32[u + TU_PACKED]! & 0xff, tape.u32[u + TU_QTY]!);
+    }
+    return tape.retainedFrom;
+  }
+
   // ---- oracle and rounds ---------------------------------------------------------
 
   oraclePrice(): { price: string; fresh_source_count: number; seq: string } {
