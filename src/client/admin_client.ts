@@ -7,6 +7,10 @@ import { HttpTransport } from './transport.js';
 import type {
   AccountCreated,
   AdminAccount,
+  AdminMarkets,
+  AdminOracle,
+  KeyRevoked,
+  PendingWithdrawals,
   AdminKeyCreated,
   CreateMarketRequest,
   DepositRequest,
@@ -79,6 +83,11 @@ export class AdminClient {
     return this.http.call('GET', `/admin/accounts/${id(accountId)}`);
   }
 
+  /** Revokes any key (immediate, irreversible, idempotent); its WebSocket sessions close with 4003. */
+  revokeKey(keyId: number): Promise<KeyRevoked> {
+    return this.http.call('DELETE', `/admin/keys/${id(keyId)}`);
+  }
+
   // ------------------------------------------------------------ fees, markets, rounds, series
 
   createFeeSchedule(req: FeeScheduleRequest): Promise<FeeScheduleCreated> {
@@ -132,6 +141,16 @@ export class AdminClient {
     return this.http.call('GET', '/admin/series');
   }
 
+  /** Every market with its current round. */
+  markets(): Promise<AdminMarkets> {
+    return this.http.call('GET', '/admin/markets');
+  }
+
+  /** The reference price and every oracle source with its last tick and freshness. */
+  oracle(): Promise<AdminOracle> {
+    return this.http.call('GET', '/admin/oracle');
+  }
+
   /** The current round runs to its end; no next round opens. */
   stopSeries(category: number): Promise<SeriesStopped> {
     if (!Number.isInteger(category) || category < 0 || category > 65535) throw new RangeError(`not a category: ${category}`);
@@ -139,6 +158,11 @@ export class AdminClient {
   }
 
   // ------------------------------------------------------------ withdrawals
+
+  /** Withdrawals waiting for confirm or fail, oldest first. */
+  pendingWithdrawals(): Promise<PendingWithdrawals> {
+    return this.http.call('GET', '/admin/withdrawals');
+  }
 
   confirmWithdrawal(wid: U64): Promise<StatusAck> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/confirm`, {});

@@ -579,3 +579,33 @@ export interface Health {
   gateways: number;
   [field: string]: unknown;
 }
+
+/** GET /admin/markets: every market with its current round (null before the first or once evicted). */
+export interface AdminMarkets {
+  markets: (Market & { category: number; status: string; round_number: U64; round: Round | null; series_period_s: number })[];
+  as_of_seq: U64;
+}
+
+export interface OracleSource {
+  source_id: number;
+  /** Last tick, x 1e8. */
+  price: U64;
+  /** ns since the epoch. */
+  ts: U64;
+  /** Younger than the staleness limit. */
+  fresh: boolean;
+}
+
+/** GET /admin/oracle: the reference price and every source that ever ticked. */
+export interface AdminOracle extends OraclePrice {
+  staleness_ms: number;
+  quorum: number;
+  sources: OracleSource[];
+  as_of_seq: U64;
+}
+
+/** GET /admin/withdrawals: the pending ones, oldest first. */
+export interface PendingWithdrawals {
+  withdrawals: (WithdrawalStatus & { account_id: number })[];
+  as_of_seq: U64;
+}
