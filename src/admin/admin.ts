@@ -183,7 +183,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     return { status: 201, body: { seq: String(c.seq) } };
   }),
   // Listings for the operator console (src/views/operator.ts).
-  route('list_markets', 'GET', '/admin/markets', 'none', (_r, ctx) => ({ status: 200, body: operatorMarkets(ctx.core.views) })),
+  route('operator_markets', 'GET', '/admin/markets', 'none', (_r, ctx) => ({ status: 200, body: operatorMarkets(ctx.core.views) })),
   route('oracle_sources', 'GET', '/admin/oracle', 'none', (_r, ctx) => ({ status: 200, body: operatorOracle(ctx.core.views) })),
   route('pending_withdrawals', 'GET', '/admin/withdrawals', 'none', (_r, ctx) => ({ status: 200, body: pendingWithdrawals(ctx.core.views) })),
   route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {

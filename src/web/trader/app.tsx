@@ -1,0 +1,184 @@
+// app: the trader page. Sign-in (key id and secret, kept in memory, or in
+// sessionStorage when "remember for this tab" is ticked), then the markets,
+// the selected market (round, ladders, chart, tape, ticket) and the account
+// (open orders, positions, fills, balance). Browser main thread.
+
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, SignedApi, errorText } from '../lib/api.js';
+import { countdown, dollars } from '../lib/format.js';
+import { markInteractive, useNow, useVersion } from '../lib/hooks.js';
+import { Ladders, PriceChart, RoundPanel, Tape } from './market.js';
+import { Fills, OpenOrders, Positions, Ticket } from './orders.js';
+import { TraderStore } from './store.js';
+
+const REMEMBER_KEY = 'dx-trader-key';
+
+interface Credentials {
+  keyId: string;
+  secret: string;
+}
+
+function remembered(): Credentials | null {
+  try {
+    const raw = sessionStorage.getItem(REMEMBER_KEY);
+    return raw === null ? null : (JSON.parse(raw) as Credentials);
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
+  }
+}
+
+/** Signs in: checks the key with a signed read (401 and 403 come back as the API says them). */
+async function signIn(c: Credentials): Promise<TraderStore> {
+  const api = await SignedApi.create(c.keyId, c.secret);
+  const limits = await api.get<{ scopes: string[] }>('/v1/account/limits');
+  if (!limits.scopes.includes('read')) throw new Error('this key has no read scope: the page needs read (and trade to place orders)');
+  return new TraderStore(api);
+}
+
+export function App() {
+  const [store, setStore] = useState<TraderStore | null>(null);
+  const [autoTried, setAutoTried] = useState(false);
+  const [error, setError] = useState('');
+
+  // A key remembered for this tab signs in by itself.
+  useEffect(() => {
+    const c = remembered();
+    if (c === null) {
+      setAutoTried(true);
+      return;
+    }
+    signIn(c).then(setStore, (e) => {
+      sessionStorage.removeItem(REMEMBER_KEY);
+      setError(errorText(e));
+    }).finally(() => setAutoTried(true));
+  }, []);
+
+  if (store !== null) {
+    return <Dashboard store={store} onSignOut={() => {
+      store.stop();
+      sessionStorage.removeItem(REMEMBER_KEY);
+      setStore(null);
+    }} />;
+  }
+  if (!autoTried) return <main class="signin"><p>Signing in…</p></main>;
+  return <SignIn error={error} onSignedIn={(s, c, remember) => {
+    if (remember) sessionStorage.setItem(REMEMBER_KEY, JSON.stringify(c));
+    setError('');
+    setStore(s);
+  }} />;
+}
+
+function SignIn(props: { error: string; onSignedIn: (s: TraderStore, c: Credentials, remember: boolean) => void }) {
+  const [keyId, setKeyId] = useState('');
+  const [secret, setSecret] = useState('');
+  const [remember, setRemember] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(props.error);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    first.current?.focus();
+    markInteractive('dx-interactive');
+  }, []);
+
+  const submit = async (ev: Event): Promise<void> => {
+    ev.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      props.onSignedIn(await signIn({ keyId, secret }), { keyId, secret }, remember);
+    } catch (e) {
+      const text = e instanceof ApiError && e.status === 401
+        ? `${errorText(e)}. Check the key id and the secret (and that this computer's clock is right: signatures are valid for 5 s).`
+        : errorText(e);
+      setError(text);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="signin">
+      <h1>dx trader</h1>
+      <p>Sign in with an API key. The secret stays in this page: requests are signed here and only signatures are sent.</p>
+      <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
+        <label for="key-id">Key id</label>
+        <input id="key-id" ref={first} inputMode="numeric" autoComplete="username" required value={keyId}
+          onInput={(e) => setKeyId((e.target as HTMLInputElement).value)} />
+        <label for="key-secret">Secret (base64)</label>
+        <input id="key-secret" type="password" autoComplete="current-password" required value={secret}
+          onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
+        <label class="check"><input type="checkbox" checked={remember} onChange={(e) => setRemember((e.target as HTMLInputElement).checked)} />
+          Remember for this tab (sessionStorage, gone when the tab closes)</label>
+        <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+      </form>
+      {error && <p id="signin-error" class="error" role="alert">{error}</p>}
+    </main>
+  );
+}
+
+function Dashboard(props: { store: TraderStore; onSignOut: () => void }) {
+  const { store } = props;
+  useVersion(store);
+  const now = useNow();
+  useEffect(() => {
+    store.start().catch((e) => store.fail(e));
+    return () => store.stop();
+  }, [store]);
+  useEffect(() => {
+    if (store.book?.loaded) markInteractive('dx-ready');
+  });
+  const market = useMemo(() => store.markets.find((m) => m.market_id === store.selected) ?? null, [store.version]);
+
+  return (
+    <div class="layout">
+      <header class="top">
+        <h1>dx trader</h1>
+        <span class={`conn conn-${store.connection}`} role="status" aria-label={`live data: ${store.connection}`}>● {store.connection}</span>
+        <dl class="balance" aria-label="balance">
+          <dt>Available</dt><dd data-testid="balance-available">{store.balance ? dollars(store.balance.available) : '…'}</dd>
+          <dt>Reserved</dt><dd data-testid="balance-reserved">{store.balance ? dollars(store.balance.reserved) : '…'}</dd>
+        </dl>
+        <span class="key">key {store.api.keyId}</span>
+        <button type="button" onClick={props.onSignOut}>Sign out</button>
+      </header>
+      {store.notice && <p class="error" role="alert">{store.notice} <button type="button" class="link" onClick={() => { store.notice = ''; store.changed(); }}>dismiss</button></p>}
+      <nav aria-label="markets" class="markets">
+        <h2>Markets</h2>
+        <table>
+          <thead><tr><th scope="col">Market</th><th scope="col">Status</th><th scope="col">Bid</th><th scope="col">Ask</th><th scope="col">Last</th><th scope="col">Closes in</th></tr></thead>
+          <tbody>
+            {store.markets.map((m) => (
+              <tr key={m.market_id} class={m.market_id === store.selected ? 'selected' : ''} data-testid={`market-${m.market_id}`}>
+                <td><button type="button" class="link" aria-current={m.market_id === store.selected ? 'true' : undefined}
+                  onClick={() => store.select(m.market_id)}>{m.market_id} · {m.title}</button></td>
+                <td data-testid="market-status">{m.status}</td>
+                <td>{m.best_yes_bid || '–'}</td>
+                <td>{m.best_yes_ask || '–'}</td>
+                <td>{m.last_tick_yes || '–'}</td>
+                <td>{m.status === 'trading' ? countdown(m.close_ts, now) : '–'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {store.markets.length === 0 && <p>No markets yet.</p>}
+      </nav>
+      {market !== null && store.book !== null ? (
+        <main class="market" aria-labelledby="market-title">
+          <h2 id="market-title">{market.title} <span class="muted">market {market.market_id}</span></h2>
+          <RoundPanel store={store} now={now} />
+          <div class="grid">
+            <Ladders store={store} />
+            <PriceChart store={store} marketId={market.market_id} />
+            <Ticket store={store} marketId={market.market_id} />
+            <Tape store={store} />
+          </div>
+          <OpenOrders store={store} />
+          <div class="grid two">
+            <Positions store={store} />
+            <Fills store={store} />
+          </div>
+        </main>
+      ) : <main class="market"><p>Pick a market.</p></main>}
+    </div>
+  );
+}
