@@ -185,7 +185,9 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   // Listings for the operator console (src/views/operator.ts).
   route('operator_markets', 'GET', '/admin/markets', 'none', (_r, ctx) => ({ status: 200, body: operatorMarkets(ctx.core.views) })),
   route('oracle_sources', 'GET', '/admin/oracle', 'none', (_r, ctx) => ({ status: 200, body: operatorOracle(ctx.core.views) })),
-  route('pending_withdrawals', 'GET', '/admin/withdrawals', 'none', (_r, ctx) => ({ status: 200, body: pendingWithdrawals(ctx.core.views) })),
+  route('pending_withdrawals', 'GET', '/admin/withdrawals', 'none', (_r, ctx) => ({
+    status: 200, body: pendingWithdrawals(ctx.core.views),
+  })),
   route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {
     const keyId = pathId('key_id', r.params[0]!);
     // Account 0: the operator may revoke any key (idempotent, like the accounts service's DELETE /keys/{key_id}).

@@ -138,8 +138,10 @@ const QUERY_DOCS: Readonly<Record<string, string>> = {
   client_order_id: 'only the order with this client_order_id (u64 decimal string)',
   category: 'only rounds of this series',
   period: 'candle length',
-  start_ts: `first period: the one holding this time, ns since the epoch (u64 decimal string); default: the period ${MAX_CANDLE_PERIODS - 1} periods before end_ts`,
-  end_ts: 'last period: the one holding this time, ns since the epoch (u64 decimal string); default: the exchange\'s last event time (or start_ts when later)',
+  start_ts: 'first period: the one holding this time, ns since the epoch (u64 decimal string); '
+    + `default: the period ${MAX_CANDLE_PERIODS - 1} periods before end_ts`,
+  end_ts: 'last period: the one holding this time, ns since the epoch (u64 decimal string); '
+    + 'default: the exchange\'s last event time (or start_ts when later)',
 };
 
 /** The schema of one query parameter (what the REST query parser accepts, typed). */
@@ -154,7 +156,9 @@ export function queryParamSchema(p: QueryParam): TSchema {
     case 'category': return Type.Integer({ minimum: 0, maximum: 65535, description: doc ?? 'series id' });
     case 'u64': return Type.String({ pattern: U64String.pattern, description: doc ?? 'u64 decimal string' });
     case 'choice':
-      return Type.Union(p.values!.map((v) => Type.Literal(v)), { ...(p.default === undefined ? {} : { default: p.default }), description: `${doc ?? p.name}: one of ${p.values!.join(', ')}` });
+      return Type.Union(p.values!.map((v) => Type.Literal(v)), {
+        ...(p.default === undefined ? {} : { default: p.default }), description: `${doc ?? p.name}: one of ${p.values!.join(', ')}`,
+      });
     case 'statuses':
       return Type.Array(Type.Union(p.values!.map((v) => Type.Literal(v))), {
         minItems: 1, description: `any of these statuses (sent comma-separated on REST): ${p.values!.join(', ')}`,

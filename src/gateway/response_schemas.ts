@@ -140,9 +140,14 @@ export const Candlesticks = Type.Object({
   period: oneOf(CANDLE_PERIODS, 'candle length'),
   candles: Type.Array(Candle, { description: 'oldest first; periods without trades are omitted' }),
   retained_from_ts: u64('ts of the oldest trade still on the market\'s tape; 0 when it has none'),
-  truncated: Type.Boolean({ description: 'older trades were evicted from the tape (tape_cap): periods before retained_from_ts are absent and the candle holding it may be partial' }),
+  truncated: Type.Boolean({
+    description: 'older trades were evicted from the tape (tape_cap): periods before retained_from_ts are absent '
+      + 'and the candle holding it may be partial',
+  }),
   as_of_seq: asOfSeq,
-}, { description: 'OHLC of tick_yes per period, aggregated from the retained public trade tape (the newest tape_cap trades of the market).' });
+}, {
+  description: 'OHLC of tick_yes per period, aggregated from the retained public trade tape (the newest tape_cap trades of the market).',
+});
 
 export const OraclePrice = Type.Object({
   price: u64('reference price scaled by 1e8; 0 before any valid tick'),
@@ -329,7 +334,8 @@ export const WithdrawalCreated = Type.Object({
  */
 export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
   ErrorEnvelope, ErrorObject, ItemError, ExchangeStatus, ExchangeSchedule, RetentionLimits, AccountLimits, Market, MarketWithSeq, MarketsPage, Level,
-  Orderbook, Trade, TradesPage, Candle, Candlesticks, OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
+  Orderbook, Trade, TradesPage, Candle, Candlesticks,
+  OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
   OrdersPage, PlacementFill, Placement, BatchPlaceResult, SequencedAck, CancelResult, BatchCancelResult, DecreaseResult, QueuePosition,
   DeadmanState, DeadmanArmed, DeadmanDisarmed, DepositAddress, Withdrawal, WithdrawalCreated,
 };

@@ -275,13 +275,18 @@ export const ROUTES: Route[] = [
   route({
     name: 'get_candlesticks', method: 'GET', path: '/v1/markets/{market_id}/candlesticks', scope: Scope.read, body: 'none', writeCost: none,
     query: [
-      { name: 'period', kind: 'choice', values: CANDLE_PERIODS, default: '1m' }, { name: 'start_ts', kind: 'u64' }, { name: 'end_ts', kind: 'u64' },
+      { name: 'period', kind: 'choice', values: CANDLE_PERIODS, default: '1m' },
+      { name: 'start_ts', kind: 'u64' },
+      { name: 'end_ts', kind: 'u64' },
     ],
     description: `OHLC candles of tick_yes with volume and trade count per period (1m, 5m, 1h, 1d; UTC-aligned), oldest first, from the `
-      + `retained trade tape (the newest tape_cap trades of the market); periods without trades are omitted; at most ${MAX_CANDLE_PERIODS} periods per request.`,
+      + 'retained trade tape (the newest tape_cap trades of the market); periods without trades are omitted; '
+      + `at most ${MAX_CANDLE_PERIODS} periods per request.`,
     handler: (c, g) => {
       const r = candles(g.views, marketParam(c), {
-        period: c.query.period as CandlePeriod, start_ts: c.query.start_ts as [number, number] | undefined, end_ts: c.query.end_ts as [number, number] | undefined,
+        period: c.query.period as CandlePeriod,
+        start_ts: c.query.start_ts as [number, number] | undefined,
+        end_ts: c.query.end_ts as [number, number] | undefined,
       });
       if (!r) throw new ApiError('unknown_market', 'no such market');
       return ok(r);

@@ -82,7 +82,8 @@ export function candles(views: Views, marketId: number, q: CandlesQuery): Candle
     first = start / periodNs;
     const spanned = last - first + 1n;
     if (spanned > BigInt(MAX_CANDLE_PERIODS)) {
-      throw new ViewError('invalid_field', 'start_ts', `start_ts..end_ts spans ${spanned} periods of ${q.period}; at most ${MAX_CANDLE_PERIODS}`);
+      const reason = `start_ts..end_ts spans ${spanned} periods of ${q.period}; at most ${MAX_CANDLE_PERIODS}`;
+      throw new ViewError('invalid_field', 'start_ts', reason);
     }
   } else {
     first = last >= BigInt(MAX_CANDLE_PERIODS - 1) ? last - BigInt(MAX_CANDLE_PERIODS - 1) : 0n;
@@ -120,5 +121,7 @@ export function candles(views: Views, marketId: number, q: CandlesQuery): Candle
   });
   if (evicted < 0) return null;
   flush();
-  return { market_id: marketId, period: q.period, candles: out, retained_from_ts: oldest, truncated: evicted > 0, as_of_seq: String(views.asOfSeq) };
+  return {
+    market_id: marketId, period: q.period, candles: out, retained_from_ts: oldest, truncated: evicted > 0, as_of_seq: String(views.asOfSeq),
+  };
 }

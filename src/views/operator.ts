@@ -9,6 +9,8 @@ import { ORACLE_SOURCES } from '../engine/markets.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { MarketView, RoundView, Views } from './views.js';
 
+type OperatorMarket = MarketView & { round: RoundView | null; series_period_s: number };
+
 export interface OracleSourceView {
   source_id: number;
   price: string;
@@ -17,9 +19,9 @@ export interface OracleSourceView {
 }
 
 /** Every market in ascending market_id with its current round (null before the first or once evicted). */
-export function operatorMarkets(views: Views): { markets: (MarketView & { round: RoundView | null; series_period_s: number })[]; as_of_seq: string } {
+export function operatorMarkets(views: Views): { markets: OperatorMarket[]; as_of_seq: string } {
   const mk = views.state.markets;
-  const out: (MarketView & { round: RoundView | null; series_period_s: number })[] = [];
+  const out: OperatorMarket[] = [];
   let cursor: string | undefined;
   do {
     const page = views.markets({ limit: 1000, cursor });
@@ -39,7 +41,8 @@ export function operatorMarkets(views: Views): { markets: (MarketView & { round:
 
 /** The reference price and every source that ever ticked, with its last tick and whether it is still fresh. */
 export function operatorOracle(views: Views): {
-  price: string; fresh_source_count: number; seq: string; staleness_ms: number; quorum: number; sources: OracleSourceView[]; as_of_seq: string;
+  price: string; fresh_source_count: number; seq: string; staleness_ms: number; quorum: number; sources: OracleSourceView[];
+  as_of_seq: string;
 } {
   const s = views.state;
   const mk = s.markets;
@@ -47,10 +50,12 @@ export function operatorOracle(views: Views): {
   for (let id = 0; id < ORACLE_SOURCES; id++) {
     if (mk.srcSeen[id] !== 1) continue;
     // A source is in the expiry heap from its tick until the engine expires it.
-    sources.push({ source_id: id, price: String(mk.srcPrice[id]!), ts: hiLoToString(mk.srcTsHi[id]!, mk.srcTsLo[id]!), fresh: s.oracleExpiries.has(id) });
+    const ts = hiLoToString(mk.srcTsHi[id]!, mk.srcTsLo[id]!);
+    sources.push({ source_id: id, price: String(mk.srcPrice[id]!), ts, fresh: s.oracleExpiries.has(id) });
   }
   return {
-    ...views.oraclePrice(), staleness_ms: s.config.oracle_staleness_ms, quorum: s.config.oracle_quorum, sources, as_of_seq: String(views.asOfSeq),
+    ...views.oraclePrice(), staleness_ms: s.config.oracle_staleness_ms, quorum: s.config.oracle_quorum, sources,
+    as_of_seq: String(views.asOfSeq),
   };
 }
 

@@ -206,7 +206,7 @@ export class WsLane {
     for (const part of f.query.split('&')) {
       const eq = part.indexOf('=');
       const name = eq < 0 ? part : part.slice(0, eq);
-      if (name !== 'key' && name !== 'ts' && name !== 'sig') refuse(`query parameter ${JSON.stringify(name.slice(0, 32))} on a query sign-in`);
+      if (name !== 'key' && name !== 'ts' && name !== 'sig') refuse(`query parameter ${JSON.stringify(name.slice(0, 32))} on a sign-in`);
       if (name in got) refuse(`query parameter ${name} given twice`);
       try {
         got[name] = decodeURIComponent(part.slice(eq + 1));

@@ -282,7 +282,7 @@ test('control plane: GET /admin/health answers seq, durable_seq, lag and gateway
   assert.ok(BigInt(r.json.seq) > 0n);
 });
 
-test('control plane: GET /admin/markets lists every market with its current round; GET /admin/oracle every source with its freshness', async () => {
+test('control plane: GET /admin/markets lists markets with their rounds; GET /admin/oracle every source and its freshness', async () => {
   const m = await newMarket(tx, { title: 'listed with its round' });
   const bare = await newMarket(tx, { title: 'no round yet', round: false });
   const r = await admin('GET', '/admin/markets');
@@ -322,7 +322,8 @@ test('control plane: GET /admin/withdrawals lists the pending ones, oldest first
   const k = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
   const a = await k.client.withdraw({ client_withdrawal_id: '71', amount: '100', destination: 'bank:a' });
   const b = await k.client.withdraw({ client_withdrawal_id: '72', amount: '200', destination: 'bank:b' });
-  const mine = async (): Promise<PendingWithdrawals['withdrawals']> => (await tx.admin.pendingWithdrawals()).withdrawals.filter((w) => w.account_id === k.accountId);
+  const mine = async (): Promise<PendingWithdrawals['withdrawals']> =>
+    (await tx.admin.pendingWithdrawals()).withdrawals.filter((w) => w.account_id === k.accountId);
   const before2 = await mine();
   assert.deepEqual(before2.map((w) => [w.wid, w.amount, w.destination, w.status, w.client_withdrawal_id]), [
     [a.wid, '100', 'bank:a', 'pending', '71'], [b.wid, '200', 'bank:b', 'pending', '72'],

@@ -14,7 +14,8 @@ let maker: Key;
 let taker: Key;
 let market: number;
 
-const PERIOD_NS: Record<CandlePeriod, bigint> = { '1m': 60_000_000_000n, '5m': 300_000_000_000n, '1h': 3_600_000_000_000n, '1d': 86_400_000_000_000n };
+const S = 1_000_000_000n;
+const PERIOD_NS: Record<CandlePeriod, bigint> = { '1m': 60n * S, '5m': 300n * S, '1h': 3600n * S, '1d': 86_400n * S };
 
 before(async () => {
   tx = await startTestExchange();
@@ -42,7 +43,8 @@ function expected(trades: Trade[], period: CandlePeriod): Candle[] {
     const start = String((BigInt(t.ts) / PERIOD_NS[period]) * PERIOD_NS[period]);
     const c = out[out.length - 1];
     if (c === undefined || c.start_ts !== start) {
-      out.push({ start_ts: start, open: t.tick_yes, high: t.tick_yes, low: t.tick_yes, close: t.tick_yes, volume: String(t.qty), trade_count: 1 });
+      const p = t.tick_yes;
+      out.push({ start_ts: start, open: p, high: p, low: p, close: p, volume: String(t.qty), trade_count: 1 });
       continue;
     }
     c.high = Math.max(c.high, t.tick_yes);
@@ -91,7 +93,9 @@ test('candlesticks: start_ts and end_ts select the periods holding them; a marke
   assert.deepEqual((await taker.client.candles(market, { period: '1d', end_ts: String(last) })).candles, expected(trades, '1d'));
   const empty = await newMarket(tx);
   const none = await taker.client.candles(empty, { period: '5m' });
-  assert.deepEqual({ ...none, as_of_seq: '' }, { market_id: empty, period: '5m', candles: [], retained_from_ts: '0', truncated: false, as_of_seq: '' });
+  assert.deepEqual({ ...none, as_of_seq: '' }, {
+    market_id: empty, period: '5m', candles: [], retained_from_ts: '0', truncated: false, as_of_seq: '',
+  });
 });
 
 test('candlesticks: bad queries are refused with the error envelope', async () => {

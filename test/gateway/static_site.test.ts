@@ -18,7 +18,8 @@ import { assertErrorReply, raw } from '../support/harness.js';
 let dir: string;
 let tx: TestExchange;
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});\n`;
-const TRADER_HTML = '<!doctype html><html><head><script type="module" src="/assets/app-Ab12Cd34.js"></script></head><body>trader</body></html>\n';
+const TRADER_HTML = '<!doctype html><html><head><script type="module" src="/assets/app-Ab12Cd34.js"></script></head>'
+  + '<body>trader</body></html>\n';
 const CONSOLE_HTML = '<!doctype html><html><body>console</body></html>\n';
 
 before(async () => {
@@ -39,7 +40,13 @@ after(async () => {
 });
 
 /** GET with an optional Accept-Encoding, returning the raw bytes (node:http does not decompress). */
-function getBytes(port: number, target: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+interface BytesReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function getBytes(port: number, target: string, headers: Record<string, string> = {}): Promise<BytesReply> {
   return new Promise((resolve, reject) => {
     const s = connect(port, '127.0.0.1', () => {
       const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
@@ -100,7 +107,8 @@ test('web: hashed assets are immutable, typed, and gzipped for clients that acce
   assert.equal(gz.headers.vary, 'accept-encoding');
   assert.ok(gz.body.length < SCRIPT.length / 10);
   assert.equal(gunzipSync(gz.body).toString('utf8'), SCRIPT);
-  assert.equal((await raw(tx.port, { method: 'GET', target: '/assets/app-Ab12Cd34.css' })).headers['content-type'], 'text/css; charset=utf-8');
+  const css = await raw(tx.port, { method: 'GET', target: '/assets/app-Ab12Cd34.css' });
+  assert.equal(css.headers['content-type'], 'text/css; charset=utf-8');
 });
 
 test('web: only GET and HEAD of the build\'s own files; every /v1 route still needs its signature', async () => {

@@ -44,7 +44,9 @@ function trade(s: Setup, at: bigint, tickYes: number, qty: number): string {
 }
 
 function get(s: Setup, period: CandlePeriod, start?: bigint, end?: bigint): ReturnType<typeof candles> {
-  return candles(s.h.views, s.market, { period, start_ts: start === undefined ? undefined : halves(start), end_ts: end === undefined ? undefined : halves(end) });
+  return candles(s.h.views, s.market, {
+    period, start_ts: start === undefined ? undefined : halves(start), end_ts: end === undefined ? undefined : halves(end),
+  });
 }
 
 test('candles: trades are bucketed into UTC-aligned periods with OHLC, volume and trade count; empty periods are omitted', () => {
@@ -74,7 +76,9 @@ test('candles: trades are bucketed into UTC-aligned periods with OHLC, volume an
   const fiveStart = (T0 / (300n * S)) * 300n * S;
   const fiveEnd = fiveStart + 300n * S;
   // Which trades share T0's 5-minute period depends on where T0 falls in it: compute the expectation.
-  const all: [bigint, number, number][] = [[T0, 40, 5], [T0 + 5n * S, 45, 2], [T0 + 10n * S, 38, 1], [T0 + 15n * S, 42, 3], [T0 + 25n * S, 60, 4], [T0 + 200n * S, 55, 6]];
+  const all: [bigint, number, number][] = [
+    [T0, 40, 5], [T0 + 5n * S, 45, 2], [T0 + 10n * S, 38, 1], [T0 + 15n * S, 42, 3], [T0 + 25n * S, 60, 4], [T0 + 200n * S, 55, 6],
+  ];
   const inFirst = all.filter(([t]) => t < fiveEnd);
   assert.equal(five.candles[0]!.start_ts, String(fiveStart));
   assert.equal(five.candles[0]!.trade_count, inFirst.length);
@@ -84,7 +88,8 @@ test('candles: trades are bucketed into UTC-aligned periods with OHLC, volume an
 
   const day = get(s, '1d')!;
   assert.equal(day.candles.length, 1);
-  assert.deepEqual({ ...day.candles[0]!, start_ts: '' }, { start_ts: '', open: 40, high: 60, low: 38, close: 55, volume: '21', trade_count: 6 });
+  const whole = { start_ts: '', open: 40, high: 60, low: 38, close: 55, volume: '21', trade_count: 6 };
+  assert.deepEqual({ ...day.candles[0]!, start_ts: '' }, whole);
   assert.equal(BigInt(day.candles[0]!.start_ts) % (86_400n * S), 0n, 'a day candle starts at midnight UTC');
 });
 
@@ -125,7 +130,8 @@ test('candles: a bad range is invalid_field: start after end, or more than MAX_C
   const periods = BigInt(MAX_CANDLE_PERIODS);
   // Exactly MAX_CANDLE_PERIODS periods is fine, one more is refused.
   assert.ok(get(s, '1m', MINUTE0 - (periods - 1n) * 60n * S, MINUTE0));
-  bad(() => get(s, '1m', MINUTE0 - periods * 60n * S, MINUTE0), 'start_ts', new RegExp(`spans ${MAX_CANDLE_PERIODS + 1} periods of 1m; at most ${MAX_CANDLE_PERIODS}`));
+  const tooMany = new RegExp(`spans ${MAX_CANDLE_PERIODS + 1} periods of 1m; at most ${MAX_CANDLE_PERIODS}`);
+  bad(() => get(s, '1m', MINUTE0 - periods * 60n * S, MINUTE0), 'start_ts', tooMany);
   // The default start covers MAX_CANDLE_PERIODS periods back from end_ts.
   assert.equal(get(s, '1m', undefined, MINUTE0 + periods * 60n * S)!.candles.length, 0);
   assert.equal(get(s, '1m', undefined, MINUTE0 + (periods - 1n) * 60n * S)!.candles.length, 1);

@@ -21,7 +21,9 @@ export interface Browser {
 }
 
 export async function launch(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: the browser suite needs Debian's chromium package (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} not found: the browser suite needs Debian's chromium package (apt-get install chromium)`);
+  }
   const profile = mkdtempSync(join(tmpdir(), 'dx-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

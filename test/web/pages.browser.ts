@@ -100,7 +100,16 @@ async function until(what: string, cond: () => Promise<boolean>, ms = 10_000): P
 }
 
 /** Places an order with the ticket; returns the result line. */
-async function ticket(page: Page, o: { side?: 'Buy' | 'Sell'; outcome?: 'YES' | 'NO'; tick: number; qty: number; tif?: string; postOnly?: boolean }): Promise<string> {
+interface TicketOrder {
+  side?: 'Buy' | 'Sell';
+  outcome?: 'YES' | 'NO';
+  tick: number;
+  qty: number;
+  tif?: string;
+  postOnly?: boolean;
+}
+
+async function ticket(page: Page, o: TicketOrder): Promise<string> {
   const form = page.getByRole('region', { name: 'order ticket' });
   await form.getByRole('radio', { name: o.side ?? 'Buy', exact: true }).check();
   await form.getByRole('radio', { name: o.outcome ?? 'YES', exact: true }).check();
@@ -164,7 +173,8 @@ test('trader page: a cold load is interactive within a second (Performance API);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').waitFor();
   });
-  assert.match(await page.getByRole('alert').innerText(), /^401 unauthorized: missing or invalid credentials\. Check the key id and the secret/);
+  const alert = await page.getByRole('alert').innerText();
+  assert.match(alert, /^401 unauthorized: missing or invalid credentials\. Check the key id and the secret/);
   await page.getByLabel('Secret (base64)').fill('too-short');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await until('the secret format message', async () => /base64 text/.test(await page.getByRole('alert').innerText()));
@@ -269,8 +279,21 @@ test('trader page: the round closes, is proposed and settles; the page follows i
 
 test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/{id}/orderbook at the same as_of_seq', async () => {
   const page = trader.page;
-  const wait = 60_000 - (Date.now() - t0);
-  if (wait > 0) await sleep(wait);
+  // Trade now and then meanwhile (one share, alternately taking the YES and
+  // the NO side), so that the tape moves and the chart folds live trades.
+  let lastTrade = 0;
+  for (let i = 0; Date.now() - t0 < 60_000; i++) {
+    const p = await client.placeOrder({ market_id: market, side: 'buy', outcome: i % 2 ? 'no' : 'yes', tick: 99, qty: 1, tif: 'ioc' })
+      .catch((e: unknown) => (/market_not_trading/.test(String(e)) ? null : Promise.reject(e)));
+    if (p !== null && p.fills.length > 0) lastTrade = p.fills[p.fills.length - 1]!.tick_yes;
+    await sleep(3000);
+  }
+  assert.ok(lastTrade > 0, 'trades happened');
+  const tape = (await client.trades(market, { limit: 1 })).trades[0]!;
+  const chart = page.locator('[data-testid=chart]');
+  const closes = async (): Promise<boolean> => (await chart.getAttribute('data-close')) === String(tape.tick_yes);
+  await until('the chart\'s last candle closing at the last trade', closes);
+  assert.ok(Number(await chart.getAttribute('data-bars')) >= 1);
   // The page shows the book as of its last delta, seq P. REST answers at S.
   // If P <= S once every delta up to S had time to arrive, no book change
   // happened in (P, S], so the book at P is the book at S: they must match.
@@ -285,7 +308,9 @@ test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/
     if (JSON.stringify([shown.yes, shown.no]) !== JSON.stringify([rest.yes, rest.no])) {
       mismatch = `page at ${shown.seq}: ${JSON.stringify(shown)}; REST at ${rest.as_of_seq}: ${JSON.stringify(rest)}`;
     }
-    figures.ladder_check = { page_seq: shown.seq, rest_as_of_seq: rest.as_of_seq, levels: shown.yes.length + shown.no.length, attempts: attempt + 1 };
+    figures.ladder_check = {
+      page_seq: shown.seq, rest_as_of_seq: rest.as_of_seq, levels: shown.yes.length + shown.no.length, attempts: attempt + 1,
+    };
   }
   assert.equal(compared, 1, 'the book held still long enough to compare');
   assert.equal(mismatch, '');
@@ -317,12 +342,14 @@ test('console: a cold load is interactive within a second; a bad token is 401; s
   await page.getByLabel('Operator token').fill(tx.ex.admin_token);
   await page.getByLabel('Operator token').press('Enter');
   await page.locator('[data-testid=engine-seq]').waitFor();
-  await until('the rounds table lists the demo market', async () => (await page.locator(`[data-testid=rounds] tr[data-market-id="${market}"]`).count()) === 1);
+  const marketRow = page.locator(`[data-testid=rounds] tr[data-market-id="${market}"]`);
+  await until('the rounds table lists the demo market', async () => (await marketRow.count()) === 1);
   await until('three fresh oracle sources', async () => ((await text(page, 'oracle-sources')).match(/fresh/g) ?? []).length === 3);
-  await until('a minute of metrics is not needed: a few scrapes draw the lines', async () => /engine commands\/s \d/.test(await page.locator('[data-testid=chart-throughput] figcaption').innerText()), 10_000);
+  const caption = page.locator('[data-testid=chart-throughput] figcaption');
+  await until('the throughput chart has a value', async () => /engine commands\/s \d/.test(await caption.innerText()));
   await sleep(5000);
   assert.ok(Number(await text(page, 'engine-seq')) > 0);
-  await until('the REST routes the trader page uses appear in the latency table', async () => /rest\/list_markets/.test(await text(page, 'routes')));
+  await until('the trader page\'s REST routes in the latency table', async () => /rest\/list_markets/.test(await text(page, 'routes')));
   await screenshot(page, 'console', true);
 });
 
@@ -349,10 +376,11 @@ test('console: the operator freezes, proposes and settles a round; the trader pa
   await until('the trader page shows proposed', async () => (await text(trader.page, 'round-status')) === 'proposed');
   await row.getByRole('button', { name: 'Settle', exact: true }).click();
   await row.getByRole('button', { name: 'Confirm' }).click();
-  await until('the trader page moves to the next round', async () => Number(await text(trader.page, 'round-number')) > Number(round.round_number));
+  const after = Number(round.round_number);
+  await until('the trader page moves to the next round', async () => Number(await text(trader.page, 'round-number')) > after);
   const settled = (await client.rounds({ category: 1 })).rounds.find((r) => r.round_number === round.round_number)!;
   assert.equal(settled.status, 'settled');
-  await until('the console shows the next round', async () => Number(await row.locator('[data-testid=round-number]').innerText()) > Number(round.round_number));
+  await until('the console shows the next round', async () => Number(await row.locator('[data-testid=round-number]').innerText()) > after);
 });
 
 test('web: no console errors on either page', () => {

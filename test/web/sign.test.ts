@@ -17,7 +17,8 @@ test('web sign: WebCrypto signatures equal the client library\'s for any method,
     const ts = String(1_750_000_000_000 + i);
     const method = ['GET', 'POST', 'DELETE'][i % 3]!;
     const target = `/v1/portfolio/orders${i % 2 ? `?market_id=${i}&status=resting,partially_filled` : ''}`;
-    const body = i % 3 === 1 ? JSON.stringify({ market_id: i, side: 'buy', outcome: 'yes', tick: 1 + (i % 99), qty: i + 1, note: 'é€😀' }) : '';
+    const order = { market_id: i, side: 'buy', outcome: 'yes', tick: 1 + (i % 99), qty: i + 1, note: 'é€😀' };
+    const body = i % 3 === 1 ? JSON.stringify(order) : '';
     assert.equal(await signRequest(key, ts, method, target, body), nodeSign(secret, ts, method, target, body));
   }
 });

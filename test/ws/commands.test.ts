@@ -109,7 +109,9 @@ describe('ws upgrade', () => {
 });
 
 /** A browser-style sign-in target: `/v1/ws?key=&ts=&sig=`, the signature over `ts\nGET\n/v1/ws\n`. */
-function queryTarget(k: { keyId: number; secret: string }, o: { ts?: number; signTarget?: string; encode?: boolean; extra?: string } = {}): string {
+function queryTarget(
+  k: { keyId: number; secret: string }, o: { ts?: number; signTarget?: string; encode?: boolean; extra?: string } = {},
+): string {
   const h = signHeaders(k, 'GET', o.signTarget ?? '/v1/ws', '', o.ts ?? Date.now());
   const sig = o.encode === false ? h['DX-ACCESS-SIGNATURE'] : encodeURIComponent(h['DX-ACCESS-SIGNATURE']!);
   return `/v1/ws?key=${h['DX-ACCESS-KEY']}&ts=${h['DX-ACCESS-TIMESTAMP']}&sig=${sig}${o.extra ?? ''}`;
@@ -161,7 +163,9 @@ describe('ws browser sign-in (credentials in the query)', () => {
     const cs: WsClient[] = [];
     // Distinct timestamps: two sign-ins in one millisecond would sign identically (and the second be a replay).
     const t0 = Date.now();
-    for (let i = 0; i < CAPS.max_connections_per_key; i++) cs.push(await connect(k, { target: queryTarget(k, { ts: t0 - 10 - i }), headers: null }));
+    for (let i = 0; i < CAPS.max_connections_per_key; i++) {
+      cs.push(await connect(k, { target: queryTarget(k, { ts: t0 - 10 - i }), headers: null }));
+    }
     const capped = await refused(k, { target: queryTarget(k, { ts: t0 }), headers: null });
     assert.equal(capped.status, 429);
     assertEnvelope(capped.body, 'rate_limited');

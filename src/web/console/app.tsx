@@ -7,13 +7,20 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type {
-  AdminAccount, AdminKeyCreated, AdminMarkets, AdminOracle, Health, PendingWithdrawals, SeriesCreated,
+  AdminAccount,
+  AdminKeyCreated,
+  AdminMarkets,
+  AdminOracle,
+  Health,
+  PendingWithdrawals,
+  SeriesCreated,
 } from '../../client/types.js';
 import { AdminApi, ApiError, errorText } from '../lib/api.js';
 import { clock, countdown, dollars, oraclePrice } from '../lib/format.js';
 import { markInteractive, useNow } from '../lib/hooks.js';
 import { TimeChart } from './charts.js';
 import { MetricsHistory } from './metrics.js';
+import { Head, value, checked } from '../lib/ui.js';
 
 const REMEMBER_KEY = 'dx-admin-token';
 const POLL_MS = 1000;
@@ -29,17 +36,41 @@ export function App() {
       return;
     }
     const a = new AdminApi(t);
-    a.get<Health>('/admin/health').then(() => setApi(a), (e) => {
-      sessionStorage.removeItem(REMEMBER_KEY);
-      setError(errorText(e));
-    }).finally(() => setTried(true));
+    a.get<Health>('/admin/health')
+      .then(
+        () => setApi(a),
+        (e) => {
+          sessionStorage.removeItem(REMEMBER_KEY);
+          setError(errorText(e));
+        },
+      )
+      .finally(() => setTried(true));
   }, []);
-  if (api !== null) return <Console api={api} onSignOut={() => { sessionStorage.removeItem(REMEMBER_KEY); setApi(null); }} />;
-  if (!tried) return <main class="signin"><p>Signing in…</p></main>;
-  return <SignIn error={error} onSignedIn={(a, token, remember) => {
-    if (remember) sessionStorage.setItem(REMEMBER_KEY, token);
-    setApi(a);
-  }} />;
+  if (api !== null)
+    return (
+      <Console
+        api={api}
+        onSignOut={() => {
+          sessionStorage.removeItem(REMEMBER_KEY);
+          setApi(null);
+        }}
+      />
+    );
+  if (!tried)
+    return (
+      <main class="signin">
+        <p>Signing in…</p>
+      </main>
+    );
+  return (
+    <SignIn
+      error={error}
+      onSignedIn={(a, token, remember) => {
+        if (remember) sessionStorage.setItem(REMEMBER_KEY, token);
+        setApi(a);
+      }}
+    />
+  );
 }
 
 function SignIn(props: { error: string; onSignedIn: (a: AdminApi, token: string, remember: boolean) => void }) {
@@ -68,16 +99,33 @@ function SignIn(props: { error: string; onSignedIn: (a: AdminApi, token: string,
   return (
     <main class="signin">
       <h1>dx operator console</h1>
-      <p>Paste the operator token (printed at start, and in <code>data/admin-token</code>).</p>
+      <p>
+        Paste the operator token (printed at start, and in <code>data/admin-token</code>).
+      </p>
       <form onSubmit={submit}>
         <label for="admin-token">Operator token</label>
-        <input id="admin-token" ref={input} type="password" autoComplete="current-password" required value={token}
-          onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
-        <label class="check"><input type="checkbox" checked={remember} onChange={(e) => setRemember((e.target as HTMLInputElement).checked)} />
-          Remember for this tab</label>
-        <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        <input
+          id="admin-token"
+          ref={input}
+          type="password"
+          autoComplete="current-password"
+          required
+          value={token}
+          onInput={(e) => setToken(value(e))}
+        />
+        <label class="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(checked(e))} />
+          Remember for this tab
+        </label>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
       </form>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
     </main>
   );
 }
@@ -90,11 +138,14 @@ function usePoll<T>(api: AdminApi, target: string, ms: number): { data: T | null
   useEffect(() => {
     let live = true;
     const run = (): void => {
-      api.get<T>(target).then((d) => {
-        if (!live) return;
-        setData(d);
-        setError('');
-      }, (e) => live && setError(errorText(e)));
+      api.get<T>(target).then(
+        (d) => {
+          if (!live) return;
+          setData(d);
+          setError('');
+        },
+        (e) => live && setError(errorText(e)),
+      );
     };
     run();
     const t = setInterval(run, ms);
@@ -132,11 +183,30 @@ function Confirmed(props: { label: string; question: string; run: () => Promise<
       {asking ? (
         <span role="group" aria-label={props.question}>
           <span>{props.question}</span>{' '}
-          <button type="button" ref={confirm} class={props.danger ? 'danger' : 'primary'} disabled={busy} onClick={() => void go()}>Confirm</button>{' '}
-          <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+          <button type="button" ref={confirm} class={props.danger ? 'danger' : 'primary'} disabled={busy} onClick={() => void go()}>
+            Confirm
+          </button>{' '}
+          <button type="button" onClick={() => setAsking(false)}>
+            Cancel
+          </button>
         </span>
-      ) : <button type="button" class={props.danger ? 'danger' : ''} onClick={() => { setMsg(null); setAsking(true); }}>{props.label}</button>}
-      {msg && <span role={msg.ok ? 'status' : 'alert'} class={msg.ok ? 'ok' : 'error'}>{msg.text}</span>}
+      ) : (
+        <button
+          type="button"
+          class={props.danger ? 'danger' : ''}
+          onClick={() => {
+            setMsg(null);
+            setAsking(true);
+          }}
+        >
+          {props.label}
+        </button>
+      )}
+      {msg && (
+        <span role={msg.ok ? 'status' : 'alert'} class={msg.ok ? 'ok' : 'error'}>
+          {msg.text}
+        </span>
+      )}
     </span>
   );
 }
@@ -148,7 +218,9 @@ function Console(props: { api: AdminApi; onSignOut: () => void }) {
       <header class="top">
         <h1>dx operator console</h1>
         <span class="key" />
-        <button type="button" onClick={props.onSignOut}>Sign out</button>
+        <button type="button" onClick={props.onSignOut}>
+          Sign out
+        </button>
       </header>
       <HealthPanel api={api} />
       <MarketsPanel api={api} />
@@ -198,39 +270,84 @@ function HealthPanel(props: { api: AdminApi }) {
   return (
     <section aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {health && (
         <dl class="health" data-testid="health">
-          <dt>Engine seq</dt><dd data-testid="engine-seq">{health.seq}</dd>
-          <dt>Durable seq</dt><dd>{health.durable_seq}</dd>
-          <dt>Durable lag</dt><dd>{String(health.lag)} seqs</dd>
-          <dt>Gateways</dt><dd>{health.gateways}</dd>
-          <dt>Durability</dt><dd>{String(health.durability ?? '')}</dd>
+          <dt>Engine seq</dt>
+          <dd data-testid="engine-seq">{health.seq}</dd>
+          <dt>Durable seq</dt>
+          <dd>{health.durable_seq}</dd>
+          <dt>Durable lag</dt>
+          <dd>{String(health.lag)} seqs</dd>
+          <dt>Gateways</dt>
+          <dd>{health.gateways}</dd>
+          <dt>Durability</dt>
+          <dd>{String(health.durability ?? '')}</dd>
         </dl>
       )}
       <div class="charts">
-        <TimeChart title="Throughput" unit="per second" history={h} version={version} testid="chart-throughput" lines={[
-          { label: 'engine commands/s', value: (p) => p.commands_per_s },
-          { label: 'HTTP requests/s', value: (p) => p.requests_per_s },
-        ]} />
-        <TimeChart title="Lag" unit="ms, seqs, requests" history={h} version={version} testid="chart-lag" lines={[
-          { label: 'engine lag ms', value: (p) => p.engine_lag_ms },
-          { label: 'durable lag seqs', value: (p) => p.durable_lag_seqs },
-          { label: 'held requests', value: (p) => p.held },
-        ]} />
-        <TimeChart title="Ring occupancy" unit="% of capacity, fullest ring" history={h} version={version} testid="chart-rings" range={[0, 100]} lines={[
-          { label: 'command rings %', value: (p) => p.command_ring_pct },
-          { label: 'event ring %', value: (p) => p.event_ring_pct },
-        ]} />
-        <TimeChart title="HTTP p99 latency by route" unit="ms, bucket upper bound" history={h} version={version} testid="chart-latency"
-          lines={top.map((route) => ({ label: route, value: (p) => p.p99[route] ?? null }))} />
+        <TimeChart
+          title="Throughput"
+          unit="per second"
+          history={h}
+          version={version}
+          testid="chart-throughput"
+          lines={[
+            { label: 'engine commands/s', value: (p) => p.commands_per_s },
+            { label: 'HTTP requests/s', value: (p) => p.requests_per_s },
+          ]}
+        />
+        <TimeChart
+          title="Lag"
+          unit="ms, seqs, requests"
+          history={h}
+          version={version}
+          testid="chart-lag"
+          lines={[
+            { label: 'engine lag ms', value: (p) => p.engine_lag_ms },
+            { label: 'durable lag seqs', value: (p) => p.durable_lag_seqs },
+            { label: 'held requests', value: (p) => p.held },
+          ]}
+        />
+        <TimeChart
+          title="Ring occupancy"
+          unit="% of capacity, fullest ring"
+          history={h}
+          version={version}
+          testid="chart-rings"
+          range={[0, 100]}
+          lines={[
+            { label: 'command rings %', value: (p) => p.command_ring_pct },
+            { label: 'event ring %', value: (p) => p.event_ring_pct },
+          ]}
+        />
+        <TimeChart
+          title="HTTP p99 latency by route"
+          unit="ms, bucket upper bound"
+          history={h}
+          version={version}
+          testid="chart-latency"
+          lines={top.map((route) => ({ label: route, value: (p) => p.p99[route] ?? null }))}
+        />
       </div>
       <table data-testid="routes">
         <caption>HTTP routes over the last minute (from the latency histograms)</caption>
-        <thead><tr><th scope="col">Lane/route</th><th scope="col">Requests/s</th><th scope="col">Mean ms</th><th scope="col">p50 ms ≤</th><th scope="col">p99 ms ≤</th></tr></thead>
-        <tbody>{h.routes.map((r) => (
-          <tr key={r.route}><td>{r.route}</td><td>{r.per_s.toFixed(2)}</td><td>{r.mean_ms.toFixed(2)}</td><td>{r.p50_ms ?? '–'}</td><td>{r.p99_ms ?? '–'}</td></tr>
-        ))}</tbody>
+        <Head cols={['Lane/route', 'Requests/s', 'Mean ms', 'p50 ms ≤', 'p99 ms ≤']} />
+        <tbody>
+          {h.routes.map((r) => (
+            <tr key={r.route}>
+              <td>{r.route}</td>
+              <td>{r.per_s.toFixed(2)}</td>
+              <td>{r.mean_ms.toFixed(2)}</td>
+              <td>{r.p50_ms ?? '–'}</td>
+              <td>{r.p99_ms ?? '–'}</td>
+            </tr>
+          ))}
+        </tbody>
       </table>
     </section>
   );
@@ -240,24 +357,53 @@ function HealthPanel(props: { api: AdminApi }) {
 
 type MarketRow = AdminMarkets['markets'][number];
 
+function closes(r: MarketRow['round'], now: number): string {
+  if (r === null) return '–';
+  return r.status === 'trading' ? `in ${countdown(r.close_ts, now)}` : clock(r.close_ts);
+}
+
 function roundActions(api: AdminApi, m: MarketRow, refresh: () => void) {
   const r = m.round;
   if (r === null) return null;
-  const act = (name: string, body: unknown = {}) => async (): Promise<string> => {
-    const a = await api.call<{ status: string; round_number: string; seq: string }>('POST', `/admin/rounds/${m.market_id}/${name}`, body);
-    return `round ${a.round_number} ${a.status} (seq ${a.seq})`;
-  };
+  const act =
+    (name: string, body: unknown = {}) =>
+    async (): Promise<string> => {
+      const a = await api.call<{ status: string; round_number: string; seq: string }>('POST', `/admin/rounds/${m.market_id}/${name}`, body);
+      return `round ${a.round_number} ${a.status} (seq ${a.seq})`;
+    };
   const q = (what: string): string => `${what} round ${r.round_number} of market ${m.market_id}?`;
   const out = [];
-  if (r.status === 'trading') out.push(<Confirmed key="freeze" label="Freeze" question={q('Freeze')} run={act('freeze')} onDone={refresh} />);
+  if (r.status === 'trading')
+    out.push(<Confirmed key="freeze" label="Freeze" question={q('Freeze')} run={act('freeze')} onDone={refresh} />);
   if (r.status === 'frozen') {
     out.push(<Confirmed key="unfreeze" label="Unfreeze" question={q('Unfreeze')} run={act('unfreeze')} onDone={refresh} />);
-    out.push(<Confirmed key="propose" label="Propose from oracle" question={q('Propose from the oracle price,')} run={act('propose')} onDone={refresh} />);
-    out.push(<Confirmed key="yes" label="Propose YES" question={q('Propose YES for')} run={act('propose', { outcome: 'yes' })} onDone={refresh} />);
-    out.push(<Confirmed key="no" label="Propose NO" question={q('Propose NO for')} run={act('propose', { outcome: 'no' })} onDone={refresh} />);
+    out.push(
+      <Confirmed
+        key="propose"
+        label="Propose from oracle"
+        question={q('Propose from the oracle price,')}
+        run={act('propose')}
+        onDone={refresh}
+      />,
+    );
+    out.push(
+      <Confirmed key="yes" label="Propose YES" question={q('Propose YES for')} run={act('propose', { outcome: 'yes' })} onDone={refresh} />,
+    );
+    out.push(
+      <Confirmed key="no" label="Propose NO" question={q('Propose NO for')} run={act('propose', { outcome: 'no' })} onDone={refresh} />,
+    );
   }
   if (r.status === 'proposed') {
-    out.push(<Confirmed key="settle" label="Settle" question={q(`Settle (pay out ${r.outcome.toUpperCase()})`)} run={act('settle')} onDone={refresh} danger />);
+    out.push(
+      <Confirmed
+        key="settle"
+        label="Settle"
+        question={q(`Settle (pay out ${r.outcome.toUpperCase()})`)}
+        run={act('settle')}
+        onDone={refresh}
+        danger
+      />,
+    );
     out.push(<Confirmed key="dispute" label="Dispute" question={q('Dispute')} run={act('dispute')} onDone={refresh} />);
   }
   if (r.status === 'trading' || r.status === 'frozen' || r.status === 'proposed') {
@@ -272,24 +418,29 @@ function MarketsPanel(props: { api: AdminApi }) {
   return (
     <section aria-labelledby="markets-title">
       <h2 id="markets-title">Series and rounds</h2>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       <table data-testid="rounds">
-        <thead><tr>
-          <th scope="col">Market</th><th scope="col">Series</th><th scope="col">Round</th><th scope="col">Status</th><th scope="col">Strike</th>
-          <th scope="col">Closes</th><th scope="col">Outcome</th><th scope="col">Actions</th>
-        </tr></thead>
-        <tbody>{(data?.markets ?? []).map((m) => (
-          <tr key={m.market_id} data-market-id={m.market_id}>
-            <td>{m.market_id} · {m.title}</td>
-            <td>{m.series_period_s > 0 ? `cat ${m.category}, every ${m.series_period_s}s` : '–'}</td>
-            <td data-testid="round-number">{m.round?.round_number ?? '–'}</td>
-            <td data-testid="round-status">{m.round?.status ?? 'none'}</td>
-            <td>{m.round ? oraclePrice(m.round.strike) : '–'}</td>
-            <td>{m.round ? (m.round.status === 'trading' ? `in ${countdown(m.round.close_ts, now)}` : clock(m.round.close_ts)) : '–'}</td>
-            <td>{m.round?.outcome ? m.round.outcome.toUpperCase() : '–'}</td>
-            <td class="actions">{roundActions(props.api, m, refresh)}</td>
-          </tr>
-        ))}</tbody>
+        <Head cols={['Market', 'Series', 'Round', 'Status', 'Strike', 'Closes', 'Outcome', 'Actions']} />
+        <tbody>
+          {(data?.markets ?? []).map((m) => (
+            <tr key={m.market_id} data-market-id={m.market_id}>
+              <td>
+                {m.market_id} · {m.title}
+              </td>
+              <td>{m.series_period_s > 0 ? `cat ${m.category}, every ${m.series_period_s}s` : '–'}</td>
+              <td data-testid="round-number">{m.round?.round_number ?? '–'}</td>
+              <td data-testid="round-status">{m.round?.status ?? 'none'}</td>
+              <td>{m.round ? oraclePrice(m.round.strike) : '–'}</td>
+              <td>{closes(m.round, now)}</td>
+              <td>{m.round?.outcome ? m.round.outcome.toUpperCase() : '–'}</td>
+              <td class="actions">{roundActions(props.api, m, refresh)}</td>
+            </tr>
+          ))}
+        </tbody>
       </table>
       <CreateSeries api={props.api} onDone={refresh} />
     </section>
@@ -302,16 +453,23 @@ function CreateSeries(props: { api: AdminApi; onDone: () => void }) {
   const field = (name: keyof typeof f, label: string, mode: 'numeric' | 'text' = 'numeric') => (
     <span>
       <label for={`series-${name}`}>{label}</label>
-      <input id={`series-${name}`} inputMode={mode} required value={f[name]} onInput={(e) => setF({ ...f, [name]: (e.target as HTMLInputElement).value })} />
+      <input id={`series-${name}`} inputMode={mode} required value={f[name]} onInput={(e) => setF({ ...f, [name]: value(e) })} />
     </span>
   );
   const submit = async (ev: Event): Promise<void> => {
     ev.preventDefault();
     try {
       const r = await props.api.call<SeriesCreated>('POST', '/admin/series', {
-        category: Number(f.category), title: f.title, period_s: Number(f.period_s), position_limit: Number(f.position_limit), fee_schedule_id: Number(f.fee_schedule_id),
+        category: Number(f.category),
+        title: f.title,
+        period_s: Number(f.period_s),
+        position_limit: Number(f.position_limit),
+        fee_schedule_id: Number(f.fee_schedule_id),
       });
-      setMsg({ ok: true, text: `series created: market ${r.market_id}, round ${r.round_number === '0' ? 'waits for the oracle' : r.round_number}` });
+      setMsg({
+        ok: true,
+        text: `series created: market ${r.market_id}, round ${r.round_number === '0' ? 'waits for the oracle' : r.round_number}`,
+      });
       props.onDone();
     } catch (e) {
       setMsg({ ok: false, text: errorText(e) });
@@ -328,7 +486,11 @@ function CreateSeries(props: { api: AdminApi; onDone: () => void }) {
         {field('fee_schedule_id', 'Fee schedule id (0 = no fees)')}
         <button type="submit">Create series</button>
       </form>
-      {msg && <p role={msg.ok ? 'status' : 'alert'} class={msg.ok ? 'ok' : 'error'}>{msg.text}</p>}
+      {msg && (
+        <p role={msg.ok ? 'status' : 'alert'} class={msg.ok ? 'ok' : 'error'}>
+          {msg.text}
+        </p>
+      )}
     </details>
   );
 }
@@ -341,22 +503,33 @@ function OraclePanel(props: { api: AdminApi }) {
   return (
     <section aria-labelledby="oracle-title">
       <h2 id="oracle-title">Oracle</h2>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {data && (
         <>
           <dl>
-            <dt>Reference</dt><dd data-testid="oracle-reference">{oraclePrice(data.price)}</dd>
-            <dt>Fresh sources</dt><dd>{data.fresh_source_count} (quorum {data.quorum}, stale after {data.staleness_ms / 1000}s)</dd>
+            <dt>Reference</dt>
+            <dd data-testid="oracle-reference">{oraclePrice(data.price)}</dd>
+            <dt>Fresh sources</dt>
+            <dd>
+              {data.fresh_source_count} (quorum {data.quorum}, stale after {data.staleness_ms / 1000}s)
+            </dd>
           </dl>
           <table data-testid="oracle-sources">
-            <thead><tr><th scope="col">Source</th><th scope="col">Last price</th><th scope="col">Last tick</th><th scope="col">Freshness</th></tr></thead>
-            <tbody>{data.sources.map((s) => (
-              <tr key={s.source_id}>
-                <td>{s.source_id}</td><td>{oraclePrice(s.price)}</td>
-                <td>{Math.max(0, Math.round((now - Number(BigInt(s.ts) / 1_000_000n)) / 1000))}s ago</td>
-                <td class={s.fresh ? 'ok' : 'error'}>{s.fresh ? 'fresh' : 'stale'}</td>
-              </tr>
-            ))}</tbody>
+            <Head cols={['Source', 'Last price', 'Last tick', 'Freshness']} />
+            <tbody>
+              {data.sources.map((s) => (
+                <tr key={s.source_id}>
+                  <td>{s.source_id}</td>
+                  <td>{oraclePrice(s.price)}</td>
+                  <td>{Math.max(0, Math.round((now - Number(BigInt(s.ts) / 1_000_000n)) / 1000))}s ago</td>
+                  <td class={s.fresh ? 'ok' : 'error'}>{s.fresh ? 'fresh' : 'stale'}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
           {data.sources.length === 0 && <p class="muted">No source has ticked.</p>}
         </>
@@ -376,18 +549,38 @@ function WithdrawalsPanel(props: { api: AdminApi }) {
   return (
     <section aria-labelledby="withdrawals-title">
       <h2 id="withdrawals-title">Pending withdrawals</h2>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       <table data-testid="withdrawals">
-        <thead><tr><th scope="col">Id</th><th scope="col">Account</th><th scope="col">Amount</th><th scope="col">Destination</th><th scope="col">Actions</th></tr></thead>
-        <tbody>{(data?.withdrawals ?? []).map((w) => (
-          <tr key={w.wid}>
-            <td>{w.wid}</td><td>{w.account_id}</td><td>{dollars(w.amount ?? '0')}</td><td>{w.destination}</td>
-            <td class="actions">
-              <Confirmed label="Confirm" question={`Send ${dollars(w.amount ?? '0')} to ${w.destination}?`} run={finish(w.wid, 'confirm')} onDone={refresh} danger />
-              <Confirmed label="Fail" question={`Fail withdrawal ${w.wid} (the money returns)?`} run={finish(w.wid, 'fail')} onDone={refresh} />
-            </td>
-          </tr>
-        ))}</tbody>
+        <Head cols={['Id', 'Account', 'Amount', 'Destination', 'Actions']} />
+        <tbody>
+          {(data?.withdrawals ?? []).map((w) => (
+            <tr key={w.wid}>
+              <td>{w.wid}</td>
+              <td>{w.account_id}</td>
+              <td>{dollars(w.amount ?? '0')}</td>
+              <td>{w.destination}</td>
+              <td class="actions">
+                <Confirmed
+                  label="Confirm"
+                  question={`Send ${dollars(w.amount ?? '0')} to ${w.destination}?`}
+                  run={finish(w.wid, 'confirm')}
+                  onDone={refresh}
+                  danger
+                />
+                <Confirmed
+                  label="Fail"
+                  question={`Fail withdrawal ${w.wid} (the money returns)?`}
+                  run={finish(w.wid, 'fail')}
+                  onDone={refresh}
+                />
+              </td>
+            </tr>
+          ))}
+        </tbody>
       </table>
       {data !== null && data.withdrawals.length === 0 && <p class="muted">None pending.</p>}
     </section>
@@ -433,57 +626,113 @@ function AccountsPanel(props: { api: AdminApi }) {
       <div class="actions">
         <form onSubmit={show} class="inline">
           <label for="account-id">Account id</label>
-          <input id="account-id" inputMode="numeric" class="narrow" required value={accountId} onInput={(e) => setAccountId((e.target as HTMLInputElement).value)} />
+          <input id="account-id" inputMode="numeric" class="narrow" required value={accountId} onInput={(e) => setAccountId(value(e))} />
           <button type="submit">Show</button>
         </form>
         <Confirmed label="Create account" question="Create a new account?" run={newAccount} />
       </div>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {account && id !== undefined && (
         <div data-testid="account">
           <dl>
-            <dt>Account</dt><dd>{id}{account.deleted ? ' (deleted)' : ''}</dd>
-            <dt>Available</dt><dd>{dollars(account.available ?? '0')}</dd>
-            <dt>Reserved</dt><dd>{dollars(account.reserved ?? '0')}</dd>
-            <dt>Positions</dt><dd>{(account.positions ?? []).map((p) => `market ${p.market_id} ${p.outcome.toUpperCase()} ${p.free}+${p.reserved_for_sale}`).join('; ') || 'none'}</dd>
+            <dt>Account</dt>
+            <dd>
+              {id}
+              {account.deleted ? ' (deleted)' : ''}
+            </dd>
+            <dt>Available</dt>
+            <dd>{dollars(account.available ?? '0')}</dd>
+            <dt>Reserved</dt>
+            <dd>{dollars(account.reserved ?? '0')}</dd>
+            <dt>Positions</dt>
+            <dd>
+              {(account.positions ?? [])
+                .map((p) => `market ${p.market_id} ${p.outcome.toUpperCase()} ${p.free}+${p.reserved_for_sale}`)
+                .join('; ') || 'none'}
+            </dd>
           </dl>
           <form class="inline" onSubmit={(ev) => ev.preventDefault()}>
             <label for="deposit-amount">Deposit (¢)</label>
-            <input id="deposit-amount" inputMode="numeric" class="narrow" value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
-            <Confirmed label="Deposit" question={`Credit ${amount || '?'}¢ to account ${id}?`} run={async () => {
-              const r = await api.call<{ seq: string }>('POST', `/admin/accounts/${id}/deposits`, { amount: amount.trim(), ref: 'console' });
-              await load(String(id));
-              return `deposited (seq ${r.seq})`;
-            }} />
+            <input id="deposit-amount" inputMode="numeric" class="narrow" value={amount} onInput={(e) => setAmount(value(e))} />
+            <Confirmed
+              label="Deposit"
+              question={`Credit ${amount || '?'}¢ to account ${id}?`}
+              run={async () => {
+                const r = await api.call<{ seq: string }>('POST', `/admin/accounts/${id}/deposits`, {
+                  amount: amount.trim(),
+                  ref: 'console',
+                });
+                await load(String(id));
+                return `deposited (seq ${r.seq})`;
+              }}
+            />
           </form>
           <table data-testid="keys">
             <caption>Keys (secrets are never shown again after creation)</caption>
-            <thead><tr><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead>
-            <tbody>{(account.keys ?? []).map((k) => (
-              <tr key={k.key_id}>
-                <td>{k.key_id}</td><td>{k.scopes.join(', ')}</td><td>{k.revoked ? 'revoked' : 'live'}</td>
-                <td>{!k.revoked && <Confirmed label="Revoke" question={`Revoke key ${k.key_id} (its sessions close at once)?`} danger run={async () => {
-                  await api.call('DELETE', `/admin/keys/${k.key_id}`);
-                  await load(String(id));
-                  return `key ${k.key_id} revoked`;
-                }} />}</td>
-              </tr>
-            ))}</tbody>
+            <Head cols={['Key', 'Scopes', 'State', 'Actions']} />
+            <tbody>
+              {(account.keys ?? []).map((k) => (
+                <tr key={k.key_id}>
+                  <td>{k.key_id}</td>
+                  <td>{k.scopes.join(', ')}</td>
+                  <td>{k.revoked ? 'revoked' : 'live'}</td>
+                  <td>
+                    {!k.revoked && (
+                      <Confirmed
+                        label="Revoke"
+                        question={`Revoke key ${k.key_id} (its sessions close at once)?`}
+                        danger
+                        run={async () => {
+                          await api.call('DELETE', `/admin/keys/${k.key_id}`);
+                          await load(String(id));
+                          return `key ${k.key_id} revoked`;
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
           <fieldset>
             <legend>New key scopes</legend>
             {(['read', 'trade', 'withdraw'] as const).map((s) => (
-              <label key={s} class="check"><input type="checkbox" checked={scopes[s]} onChange={(e) => setScopes({ ...scopes, [s]: (e.target as HTMLInputElement).checked })} />{s}</label>
+              <label key={s} class="check">
+                <input type="checkbox" checked={scopes[s]} onChange={(e) => setScopes({ ...scopes, [s]: checked(e) })} />
+                {s}
+              </label>
             ))}
           </fieldset>
-          <Confirmed label="Create key" question={`Create a key with ${Object.entries(scopes).filter(([, v]) => v).map(([k]) => k).join(', ') || 'no scope'} for account ${id}?`} run={async () => {
-            const k = await api.call<AdminKeyCreated>('POST', `/admin/accounts/${id}/keys`, { scopes: Object.entries(scopes).filter(([, v]) => v).map(([k2]) => k2) });
-            setCreated(k);
-            await load(String(id));
-            return `key ${k.key_id} created`;
-          }} />
+          <Confirmed
+            label="Create key"
+            question={`Create a key with ${
+              Object.entries(scopes)
+                .filter(([, v]) => v)
+                .map(([k]) => k)
+                .join(', ') || 'no scope'
+            } for account ${id}?`}
+            run={async () => {
+              const k = await api.call<AdminKeyCreated>('POST', `/admin/accounts/${id}/keys`, {
+                scopes: Object.entries(scopes)
+                  .filter(([, v]) => v)
+                  .map(([k2]) => k2),
+              });
+              setCreated(k);
+              await load(String(id));
+              return `key ${k.key_id} created`;
+            }}
+          />
           {created && (
-            <p role="status">Key {created.key_id}, secret (copy it now, it is not shown again): <span class="secret" data-testid="new-secret">{created.secret}</span></p>
+            <p role="status">
+              Key {created.key_id}, secret (copy it now, it is not shown again):{' '}
+              <span class="secret" data-testid="new-secret">
+                {created.secret}
+              </span>
+            </p>
           )}
         </div>
       )}

@@ -17,14 +17,18 @@ export interface Line {
 
 function chartOptions(lines: Line[], width: number, range?: [number, number]): uPlot.Options {
   return {
-    width, height: 180,
+    width,
+    height: 180,
     scales: { x: { time: true }, ...(range ? { y: { range } } : {}) },
     axes: [
       { stroke: '#8b949e', grid: { stroke: '#21262d' }, ticks: { stroke: '#30363d' } },
       { stroke: '#8b949e', grid: { stroke: '#21262d' }, ticks: { stroke: '#30363d' }, size: 60 },
     ],
     legend: { live: false },
-    series: [{ label: 'time' }, ...lines.map((l, i) => ({ label: l.label, stroke: COLORS[i % COLORS.length]!, width: 1.5, spanGaps: true }))],
+    series: [
+      { label: 'time' },
+      ...lines.map((l, i) => ({ label: l.label, stroke: COLORS[i % COLORS.length]!, width: 1.5, spanGaps: true })),
+    ],
     cursor: { show: true },
   };
 }
@@ -36,7 +40,13 @@ function dataOf(history: MetricsHistory, lines: Line[]): uPlot.AlignedData {
 
 /** One live chart; redrawn when `version` changes. `lines` may change with the data (routes appear). */
 export function TimeChart(props: {
-  title: string; unit: string; history: MetricsHistory; lines: Line[]; version: number; testid: string; range?: [number, number];
+  title: string;
+  unit: string;
+  history: MetricsHistory;
+  lines: Line[];
+  version: number;
+  testid: string;
+  range?: [number, number];
 }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<{ u: uPlot; labels: string } | null>(null);
@@ -60,13 +70,23 @@ export function TimeChart(props: {
   }, [props.version]);
 
   const last = props.history.points[props.history.points.length - 1];
-  const summary = last === undefined ? 'no data yet' : props.lines.map((l) => {
-    const v = l.value(last);
-    return `${l.label} ${v === null ? '–' : v.toLocaleString(undefined, { maximumFractionDigits: 2 })}`;
-  }).join(', ');
+  const summary =
+    last === undefined
+      ? 'no data yet'
+      : props.lines
+          .map((l) => {
+            const v = l.value(last);
+            return `${l.label} ${v === null ? '–' : v.toLocaleString(undefined, { maximumFractionDigits: 2 })}`;
+          })
+          .join(', ');
   return (
     <figure data-testid={props.testid}>
-      <figcaption>{props.title} <span class="muted">({props.unit}) now: {summary}</span></figcaption>
+      <figcaption>
+        {props.title}{' '}
+        <span class="muted">
+          ({props.unit}) now: {summary}
+        </span>
+      </figcaption>
       <div ref={box} role="img" aria-label={`${props.title} over the last minutes, ${props.unit}; now ${summary}`} />
     </figure>
   );

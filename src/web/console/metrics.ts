@@ -20,7 +20,8 @@ export function parseProm(text: string): Sample[] {
     const m = LINE.exec(line);
     if (m === null) continue;
     const labels: Record<string, string> = {};
-    if (m[2] !== undefined) for (const l of m[2].matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_x, c: string) => (c === 'n' ? '\n' : c));
+    if (m[2] !== undefined)
+      for (const l of m[2].matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_x, c: string) => (c === 'n' ? '\n' : c));
     const value = m[3] === '+Inf' ? Infinity : Number(m[3]);
     out.push({ name: m[1]!, labels, value });
   }
@@ -47,7 +48,8 @@ function histograms(samples: Sample[]): Map<string, Histogram> {
     return h;
   };
   for (const s of samples) {
-    if (s.name === 'dx_http_request_duration_seconds_bucket') get(s).buckets.push([s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), s.value]);
+    if (s.name === 'dx_http_request_duration_seconds_bucket')
+      get(s).buckets.push([s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), s.value]);
     else if (s.name === 'dx_http_request_duration_seconds_sum') get(s).sum = s.value;
     else if (s.name === 'dx_http_request_duration_seconds_count') get(s).count = s.value;
   }
@@ -63,7 +65,7 @@ function quantile(now: Histogram, then: Histogram | undefined, q: number): numbe
   for (let i = 0; i < now.buckets.length; i++) {
     const [le, c] = now.buckets[i]!;
     const before = then?.buckets[i]?.[1] ?? 0;
-    if (c - before >= rank) return Number.isFinite(le) ? le : now.buckets[i - 1]?.[0] ?? le;
+    if (c - before >= rank) return Number.isFinite(le) ? le : (now.buckets[i - 1]?.[0] ?? le);
   }
   return null;
 }
@@ -156,8 +158,11 @@ export class MetricsHistory {
       const q50 = quantile(h, then, 0.5);
       const q99 = quantile(h, then, 0.99);
       out.push({
-        route: k, per_s: n / span, mean_ms: ((h.sum - (then?.sum ?? 0)) / n) * 1000,
-        p50_ms: q50 === null ? null : q50 * 1000, p99_ms: q99 === null ? null : q99 * 1000,
+        route: k,
+        per_s: n / span,
+        mean_ms: ((h.sum - (then?.sum ?? 0)) / n) * 1000,
+        p50_ms: q50 === null ? null : q50 * 1000,
+        p99_ms: q99 === null ? null : q99 * 1000,
       });
     }
     return out.sort((a, b) => b.per_s - a.per_s);

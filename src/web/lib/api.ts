@@ -14,7 +14,10 @@ export interface Envelope {
 }
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly envelope: Envelope) {
+  constructor(
+    readonly status: number,
+    readonly envelope: Envelope,
+  ) {
     super(`${status} ${envelope.code}: ${envelope.message}`);
   }
 
@@ -32,14 +35,26 @@ async function failure(res: Response): Promise<ApiError> {
   } catch (e) {
     if (!(e instanceof SyntaxError)) throw e;
   }
-  return new ApiError(res.status, { code: `http_${res.status}`, num: null, origin: 'client', message: text.slice(0, 200) || res.statusText, details: null });
+  return new ApiError(res.status, {
+    code: `http_${res.status}`,
+    num: null,
+    origin: 'client',
+    message: text.slice(0, 200) || res.statusText,
+    details: null,
+  });
 }
 
 async function send(target: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(target, init);
   } catch (e) {
-    throw new ApiError(0, { code: 'network', num: null, origin: 'client', message: `the exchange could not be reached (${(e as Error).message})`, details: null });
+    throw new ApiError(0, {
+      code: 'network',
+      num: null,
+      origin: 'client',
+      message: `the exchange could not be reached (${(e as Error).message})`,
+      details: null,
+    });
   }
 }
 
@@ -47,12 +62,16 @@ async function send(target: string, init: RequestInit): Promise<Response> {
 export class SignedApi {
   private readonly clock = new Clock();
 
-  private constructor(readonly keyId: number, private readonly key: HmacKey) {}
+  private constructor(
+    readonly keyId: number,
+    private readonly key: HmacKey,
+  ) {}
 
   /** Checks the inputs' form (not the key itself: the first call does that). */
   static async create(keyIdText: string, secretText: string): Promise<SignedApi> {
     const keyId = Number(keyIdText.trim());
-    if (!/^[0-9]{1,10}$/.test(keyIdText.trim()) || keyId < 1 || keyId > 0xffffffff) throw new RangeError('the key id is a positive integer');
+    if (!/^[0-9]{1,10}$/.test(keyIdText.trim()) || keyId < 1 || keyId > 0xffffffff)
+      throw new RangeError('the key id is a positive integer');
     return new SignedApi(keyId, await importSecret(decodeSecret(secretText)));
   }
 

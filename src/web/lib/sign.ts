@@ -22,7 +22,8 @@ export function decodeSecret(base64: string): Uint8Array<ArrayBuffer> {
   } catch (e) {
     throw new RangeError(`the secret is not valid base64 (${(e as Error).message})`);
   }
-  if (bin.length !== SECRET_BYTES) throw new RangeError(`a secret is ${SECRET_BYTES} bytes (44 base64 characters); this one is ${bin.length}`);
+  if (bin.length !== SECRET_BYTES)
+    throw new RangeError(`a secret is ${SECRET_BYTES} bytes (44 base64 characters); this one is ${bin.length}`);
   const out = new Uint8Array(SECRET_BYTES);
   for (let i = 0; i < SECRET_BYTES; i++) out[i] = bin.charCodeAt(i);
   return out;

@@ -10,6 +10,7 @@ import { markInteractive, useNow, useVersion } from '../lib/hooks.js';
 import { Ladders, PriceChart, RoundPanel, Tape } from './market.js';
 import { Fills, OpenOrders, Positions, Ticket } from './orders.js';
 import { TraderStore } from './store.js';
+import { Head, value, checked } from '../lib/ui.js';
 
 const REMEMBER_KEY = 'dx-trader-key';
 
@@ -48,25 +49,42 @@ export function App() {
       setAutoTried(true);
       return;
     }
-    signIn(c).then(setStore, (e) => {
-      sessionStorage.removeItem(REMEMBER_KEY);
-      setError(errorText(e));
-    }).finally(() => setAutoTried(true));
+    signIn(c)
+      .then(setStore, (e) => {
+        sessionStorage.removeItem(REMEMBER_KEY);
+        setError(errorText(e));
+      })
+      .finally(() => setAutoTried(true));
   }, []);
 
   if (store !== null) {
-    return <Dashboard store={store} onSignOut={() => {
-      store.stop();
-      sessionStorage.removeItem(REMEMBER_KEY);
-      setStore(null);
-    }} />;
+    return (
+      <Dashboard
+        store={store}
+        onSignOut={() => {
+          store.stop();
+          sessionStorage.removeItem(REMEMBER_KEY);
+          setStore(null);
+        }}
+      />
+    );
   }
-  if (!autoTried) return <main class="signin"><p>Signing in…</p></main>;
-  return <SignIn error={error} onSignedIn={(s, c, remember) => {
-    if (remember) sessionStorage.setItem(REMEMBER_KEY, JSON.stringify(c));
-    setError('');
-    setStore(s);
-  }} />;
+  if (!autoTried)
+    return (
+      <main class="signin">
+        <p>Signing in…</p>
+      </main>
+    );
+  return (
+    <SignIn
+      error={error}
+      onSignedIn={(s, c, remember) => {
+        if (remember) sessionStorage.setItem(REMEMBER_KEY, JSON.stringify(c));
+        setError('');
+        setStore(s);
+      }}
+    />
+  );
 }
 
 function SignIn(props: { error: string; onSignedIn: (s: TraderStore, c: Credentials, remember: boolean) => void }) {
@@ -88,9 +106,10 @@ function SignIn(props: { error: string; onSignedIn: (s: TraderStore, c: Credenti
     try {
       props.onSignedIn(await signIn({ keyId, secret }), { keyId, secret }, remember);
     } catch (e) {
-      const text = e instanceof ApiError && e.status === 401
-        ? `${errorText(e)}. Check the key id and the secret (and that this computer's clock is right: signatures are valid for 5 s).`
-        : errorText(e);
+      const text =
+        e instanceof ApiError && e.status === 401
+          ? `${errorText(e)}. Check the key id and the secret (and that this computer's clock is right: signatures are valid for 5 s).`
+          : errorText(e);
       setError(text);
       setBusy(false);
     }
@@ -102,16 +121,37 @@ function SignIn(props: { error: string; onSignedIn: (s: TraderStore, c: Credenti
       <p>Sign in with an API key. The secret stays in this page: requests are signed here and only signatures are sent.</p>
       <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
         <label for="key-id">Key id</label>
-        <input id="key-id" ref={first} inputMode="numeric" autoComplete="username" required value={keyId}
-          onInput={(e) => setKeyId((e.target as HTMLInputElement).value)} />
+        <input
+          id="key-id"
+          ref={first}
+          inputMode="numeric"
+          autoComplete="username"
+          required
+          value={keyId}
+          onInput={(e) => setKeyId(value(e))}
+        />
         <label for="key-secret">Secret (base64)</label>
-        <input id="key-secret" type="password" autoComplete="current-password" required value={secret}
-          onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
-        <label class="check"><input type="checkbox" checked={remember} onChange={(e) => setRemember((e.target as HTMLInputElement).checked)} />
-          Remember for this tab (sessionStorage, gone when the tab closes)</label>
-        <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        <input
+          id="key-secret"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={secret}
+          onInput={(e) => setSecret(value(e))}
+        />
+        <label class="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(checked(e))} />
+          Remember for this tab (sessionStorage, gone when the tab closes)
+        </label>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
       </form>
-      {error && <p id="signin-error" class="error" role="alert">{error}</p>}
+      {error && (
+        <p id="signin-error" class="error" role="alert">
+          {error}
+        </p>
+      )}
     </main>
   );
 }
@@ -133,24 +173,52 @@ function Dashboard(props: { store: TraderStore; onSignOut: () => void }) {
     <div class="layout">
       <header class="top">
         <h1>dx trader</h1>
-        <span class={`conn conn-${store.connection}`} role="status" aria-label={`live data: ${store.connection}`}>● {store.connection}</span>
+        <span class={`conn conn-${store.connection}`} role="status" aria-label={`live data: ${store.connection}`}>
+          ● {store.connection}
+        </span>
         <dl class="balance" aria-label="balance">
-          <dt>Available</dt><dd data-testid="balance-available">{store.balance ? dollars(store.balance.available) : '…'}</dd>
-          <dt>Reserved</dt><dd data-testid="balance-reserved">{store.balance ? dollars(store.balance.reserved) : '…'}</dd>
+          <dt>Available</dt>
+          <dd data-testid="balance-available">{store.balance ? dollars(store.balance.available) : '…'}</dd>
+          <dt>Reserved</dt>
+          <dd data-testid="balance-reserved">{store.balance ? dollars(store.balance.reserved) : '…'}</dd>
         </dl>
         <span class="key">key {store.api.keyId}</span>
-        <button type="button" onClick={props.onSignOut}>Sign out</button>
+        <button type="button" onClick={props.onSignOut}>
+          Sign out
+        </button>
       </header>
-      {store.notice && <p class="error" role="alert">{store.notice} <button type="button" class="link" onClick={() => { store.notice = ''; store.changed(); }}>dismiss</button></p>}
+      {store.notice && (
+        <p class="error" role="alert">
+          {store.notice}{' '}
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              store.notice = '';
+              store.changed();
+            }}
+          >
+            dismiss
+          </button>
+        </p>
+      )}
       <nav aria-label="markets" class="markets">
         <h2>Markets</h2>
         <table>
-          <thead><tr><th scope="col">Market</th><th scope="col">Status</th><th scope="col">Bid</th><th scope="col">Ask</th><th scope="col">Last</th><th scope="col">Closes in</th></tr></thead>
+          <Head cols={['Market', 'Status', 'Bid', 'Ask', 'Last', 'Closes in']} />
           <tbody>
             {store.markets.map((m) => (
               <tr key={m.market_id} class={m.market_id === store.selected ? 'selected' : ''} data-testid={`market-${m.market_id}`}>
-                <td><button type="button" class="link" aria-current={m.market_id === store.selected ? 'true' : undefined}
-                  onClick={() => store.select(m.market_id)}>{m.market_id} · {m.title}</button></td>
+                <td>
+                  <button
+                    type="button"
+                    class="link"
+                    aria-current={m.market_id === store.selected ? 'true' : undefined}
+                    onClick={() => store.select(m.market_id)}
+                  >
+                    {m.market_id} · {m.title}
+                  </button>
+                </td>
                 <td data-testid="market-status">{m.status}</td>
                 <td>{m.best_yes_bid || '–'}</td>
                 <td>{m.best_yes_ask || '–'}</td>
@@ -164,7 +232,9 @@ function Dashboard(props: { store: TraderStore; onSignOut: () => void }) {
       </nav>
       {market !== null && store.book !== null ? (
         <main class="market" aria-labelledby="market-title">
-          <h2 id="market-title">{market.title} <span class="muted">market {market.market_id}</span></h2>
+          <h2 id="market-title">
+            {market.title} <span class="muted">market {market.market_id}</span>
+          </h2>
           <RoundPanel store={store} now={now} />
           <div class="grid">
             <Ladders store={store} />
@@ -178,7 +248,11 @@ function Dashboard(props: { store: TraderStore; onSignOut: () => void }) {
             <Fills store={store} />
           </div>
         </main>
-      ) : <main class="market"><p>Pick a market.</p></main>}
+      ) : (
+        <main class="market">
+          <p>Pick a market.</p>
+        </main>
+      )}
     </div>
   );
 }

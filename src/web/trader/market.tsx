@@ -9,24 +9,39 @@ import type { Candle, CandlePeriod, Candlesticks } from '../../client/types.js';
 import { errorText } from '../lib/api.js';
 import { clock, countdown, oraclePrice } from '../lib/format.js';
 import type { TapeItem, TraderStore } from './store.js';
+import { Head } from '../lib/ui.js';
 
 export function RoundPanel(props: { store: TraderStore; now: number }) {
   const { round, oracle } = props.store;
   return (
     <section class="round" aria-label="round and oracle">
-      {round === null ? <p>No round yet.</p> : (
+      {round === null ? (
+        <p>No round yet.</p>
+      ) : (
         <dl>
-          <dt>Round</dt><dd data-testid="round-number">{round.round_number}</dd>
-          <dt>Status</dt><dd data-testid="round-status">{round.status}</dd>
-          <dt>Strike</dt><dd>{oraclePrice(round.strike)}</dd>
+          <dt>Round</dt>
+          <dd data-testid="round-number">{round.round_number}</dd>
+          <dt>Status</dt>
+          <dd data-testid="round-status">{round.status}</dd>
+          <dt>Strike</dt>
+          <dd>{oraclePrice(round.strike)}</dd>
           <dt>{round.status === 'trading' ? 'Closes in' : 'Closed'}</dt>
           <dd data-testid="round-countdown">{round.status === 'trading' ? countdown(round.close_ts, props.now) : clock(round.close_ts)}</dd>
-          {round.outcome !== '' && <><dt>Outcome</dt><dd data-testid="round-outcome">{round.outcome.toUpperCase()} at {oraclePrice(round.settle_price)}</dd></>}
+          {round.outcome !== '' && (
+            <>
+              <dt>Outcome</dt>
+              <dd data-testid="round-outcome">
+                {round.outcome.toUpperCase()} at {oraclePrice(round.settle_price)}
+              </dd>
+            </>
+          )}
         </dl>
       )}
       <dl>
-        <dt>Oracle</dt><dd data-testid="oracle-price">{oraclePrice(oracle.price)}</dd>
-        <dt>Fresh sources</dt><dd>{oracle.fresh_source_count}</dd>
+        <dt>Oracle</dt>
+        <dd data-testid="oracle-price">{oraclePrice(oracle.price)}</dd>
+        <dt>Fresh sources</dt>
+        <dd>{oracle.fresh_source_count}</dd>
       </dl>
     </section>
   );
@@ -40,17 +55,29 @@ function Ladder(props: { store: TraderStore; side: 'yes' | 'no' }) {
   const caption = props.side === 'yes' ? 'YES bids' : 'NO bids';
   return (
     <table class={`ladder ladder-${props.side}`} data-testid={`ladder-${props.side}`}>
-      <caption>{caption}{props.side === 'no' && <span class="muted"> (a NO bid at t is a YES ask at 100 − t)</span>}</caption>
-      <thead><tr><th scope="col">Price</th><th scope="col">Shares</th><th scope="col">Yours</th></tr></thead>
+      <caption>
+        {caption}
+        {props.side === 'no' && <span class="muted"> (a NO bid at t is a YES ask at 100 − t)</span>}
+      </caption>
+      <Head cols={['Price', 'Shares', 'Yours']} />
       <tbody>
         {levels.map(([tick, qty]) => (
           <tr key={tick} data-tick={tick} data-qty={qty} class={own.has(tick) ? 'own' : ''}>
             <td>{tick}¢</td>
-            <td class="depth"><span class="bar" style={{ width: `${Math.round((qty / max) * 100)}%` }} />{qty}</td>
+            <td class="depth">
+              <span class="bar" style={{ width: `${Math.round((qty / max) * 100)}%` }} />
+              {qty}
+            </td>
             <td>{own.has(tick) ? <span aria-label={`${own.get(tick)} of them yours`}>● {own.get(tick)}</span> : ''}</td>
           </tr>
         ))}
-        {levels.length === 0 && <tr><td colSpan={3} class="muted">no bids</td></tr>}
+        {levels.length === 0 && (
+          <tr>
+            <td colSpan={3} class="muted">
+              no bids
+            </td>
+          </tr>
+        )}
       </tbody>
     </table>
   );
@@ -67,9 +94,13 @@ export function Ladders(props: { store: TraderStore }) {
             <Ladder store={props.store} side="yes" />
             <Ladder store={props.store} side="no" />
           </div>
-          <p class="muted" data-testid="book-seq" data-seq={book.asOfSeq}>as of seq {book.asOfSeq}</p>
+          <p class="muted" data-testid="book-seq" data-seq={book.asOfSeq}>
+            as of seq {book.asOfSeq}
+          </p>
         </>
-      ) : <p>Loading the book…</p>}
+      ) : (
+        <p>Loading the book…</p>
+      )}
     </section>
   );
 }
@@ -79,11 +110,16 @@ export function Tape(props: { store: TraderStore }) {
     <section class="tape" aria-label="trades">
       <h3>Trades</h3>
       <table data-testid="tape">
-        <thead><tr><th scope="col">Time</th><th scope="col">YES price</th><th scope="col">Shares</th><th scope="col">Taker</th></tr></thead>
+        <Head cols={['Time', 'YES price', 'Shares', 'Taker']} />
         <tbody>
           {props.store.tape.map((t, i) => (
             <tr key={`${t.seq}-${i}`}>
-              <td>{clock(t.ts)}</td><td>{t.tick_yes}¢</td><td>{t.qty}</td><td>{t.taker_side} {t.taker_outcome}</td>
+              <td>{clock(t.ts)}</td>
+              <td>{t.tick_yes}¢</td>
+              <td>{t.qty}</td>
+              <td>
+                {t.taker_side} {t.taker_outcome}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -126,7 +162,11 @@ export function PriceChart(props: { store: TraderStore; marketId: number }) {
       rightPriceScale: { scaleMargins: { top: 0.1, bottom: 0.1 } },
     });
     const series = c.addSeries(CandlestickSeries, {
-      upColor: '#3fb950', downColor: '#f85149', wickUpColor: '#3fb950', wickDownColor: '#f85149', borderVisible: false,
+      upColor: '#3fb950',
+      downColor: '#f85149',
+      wickUpColor: '#3fb950',
+      wickDownColor: '#f85149',
+      borderVisible: false,
       priceFormat: { type: 'price', precision: 0, minMove: 1 },
     });
     chart.current = { chart: c, series };
@@ -144,32 +184,54 @@ export function PriceChart(props: { store: TraderStore; marketId: number }) {
     let asOf: bigint | null = null;
     const early: TapeItem[] = [];
     let live = true;
+    let bars = 0;
+    // The chart draws on a canvas: its candle count and last close are also
+    // kept on the element, for the tests and for anyone inspecting the page.
+    const note = (): void => {
+      const el = holder.current;
+      if (el === null) return;
+      el.dataset.bars = String(bars);
+      el.dataset.close = last === null ? '' : String(last.close);
+    };
     const fold = (t: TapeItem): void => {
       const time = (Math.floor(Number(BigInt(t.ts) / 1_000_000_000n) / periodS) * periodS) as UTCTimestamp;
-      if (last !== null && last.time === time) last = { ...last, high: Math.max(last.high, t.tick_yes), low: Math.min(last.low, t.tick_yes), close: t.tick_yes };
-      else if (last === null || time > last.time) last = { time, open: t.tick_yes, high: t.tick_yes, low: t.tick_yes, close: t.tick_yes };
-      else return; // older than the chart's last candle (already in it)
+      const p = t.tick_yes;
+      if (last !== null && last.time === time) {
+        last = { ...last, high: Math.max(last.high, p), low: Math.min(last.low, p), close: p };
+      } else if (last === null || time > last.time) {
+        last = { time, open: p, high: p, low: p, close: p };
+        bars++;
+      } else {
+        return; // older than the chart's last candle (already in it)
+      }
       c.series.update(last);
+      note();
     };
     store.onTrade = (t) => {
       if (asOf === null) early.push(t);
       else if (BigInt(t.seq) > asOf) fold(t);
     };
     c.series.setData([]);
+    note();
     // This round's candles (the tape spans rounds, and each round is a new contract).
     const start = openTs !== '' ? `&start_ts=${openTs}` : '';
     setStatus('loading');
-    store.api.get<Candlesticks>(`/v1/markets/${props.marketId}/candlesticks?period=${period}${start}`).then((r) => {
-      if (!live) return;
-      const bars = r.candles.map(bar);
-      c.series.setData(bars);
-      last = bars[bars.length - 1] ?? null;
-      asOf = BigInt(r.as_of_seq);
-      for (const t of early) if (BigInt(t.seq) > asOf) fold(t);
-      early.length = 0;
-      c.chart.timeScale().fitContent();
-      setStatus(r.truncated ? 'older trades were evicted from the tape' : '');
-    }, (e) => live && setStatus(errorText(e)));
+    store.api.get<Candlesticks>(`/v1/markets/${props.marketId}/candlesticks?period=${period}${start}`).then(
+      (r) => {
+        if (!live) return;
+        const data = r.candles.map(bar);
+        c.series.setData(data);
+        last = data[data.length - 1] ?? null;
+        bars = data.length;
+        note();
+        asOf = BigInt(r.as_of_seq);
+        for (const t of early) if (BigInt(t.seq) > asOf) fold(t);
+        early.length = 0;
+        c.chart.timeScale().fitContent();
+        setStatus(r.truncated ? 'older trades were evicted from the tape' : '');
+      },
+      (e) => live && setStatus(errorText(e)),
+    );
     return () => {
       live = false;
       if (store.onTrade !== null) store.onTrade = null;
@@ -181,14 +243,26 @@ export function PriceChart(props: { store: TraderStore; marketId: number }) {
       <h3>YES price</h3>
       <div role="radiogroup" aria-label="candle period" class="periods">
         {(['1m', '5m'] as const).map((p) => (
-          <label key={p} class="check"><input type="radio" name="period" value={p} checked={period === p} onChange={() => setPeriod(p)} />{p}</label>
+          <label key={p} class="check">
+            <input type="radio" name="period" value={p} checked={period === p} onChange={() => setPeriod(p)} />
+            {p}
+          </label>
         ))}
       </div>
       <figure>
-        <div ref={holder} class="chart-box" role="img" aria-label={`candlestick chart of the YES price, ${period} candles`} />
+        <div
+          ref={holder}
+          class="chart-box"
+          data-testid="chart"
+          role="img"
+          aria-label={`candlestick chart of the YES price, ${period} candles`}
+        />
         <figcaption class="muted">
           {status && status !== 'loading' && <>{status}. </>}
-          Chart: TradingView Lightweight Charts™, Copyright © TradingView, Inc., <a href="https://www.tradingview.com/" target="_blank" rel="noopener noreferrer">tradingview.com</a>
+          Chart: TradingView Lightweight Charts™, Copyright © TradingView, Inc.,{' '}
+          <a href="https://www.tradingview.com/" target="_blank" rel="noopener noreferrer">
+            tradingview.com
+          </a>
         </figcaption>
       </figure>
     </section>

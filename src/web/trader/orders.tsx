@@ -7,6 +7,7 @@ import type { OrderRequest, Placement } from '../../client/types.js';
 import { errorText } from '../lib/api.js';
 import { clock, dollars } from '../lib/format.js';
 import type { OpenOrder, TraderStore } from './store.js';
+import { Head, value, checked } from '../lib/ui.js';
 
 function placementText(p: Placement): string {
   const head = `order ${p.order_id} ${p.status}${p.reason ? ` (${p.reason})` : ''}: filled ${p.filled_qty}, resting ${p.resting_qty}`;
@@ -49,36 +50,59 @@ export function Ticket(props: { store: TraderStore; marketId: number }) {
       <form onSubmit={submit}>
         <fieldset>
           <legend>Side</legend>
-          <label class="check"><input type="radio" name="side" value="buy" checked={side === 'buy'} onChange={() => setSide('buy')} />Buy</label>
-          <label class="check"><input type="radio" name="side" value="sell" checked={side === 'sell'} onChange={() => setSide('sell')} />Sell</label>
+          <label class="check">
+            <input type="radio" name="side" value="buy" checked={side === 'buy'} onChange={() => setSide('buy')} />
+            Buy
+          </label>
+          <label class="check">
+            <input type="radio" name="side" value="sell" checked={side === 'sell'} onChange={() => setSide('sell')} />
+            Sell
+          </label>
         </fieldset>
         <fieldset>
           <legend>Outcome</legend>
-          <label class="check"><input type="radio" name="outcome" value="yes" checked={outcome === 'yes'} onChange={() => setOutcome('yes')} />YES</label>
-          <label class="check"><input type="radio" name="outcome" value="no" checked={outcome === 'no'} onChange={() => setOutcome('no')} />NO</label>
+          <label class="check">
+            <input type="radio" name="outcome" value="yes" checked={outcome === 'yes'} onChange={() => setOutcome('yes')} />
+            YES
+          </label>
+          <label class="check">
+            <input type="radio" name="outcome" value="no" checked={outcome === 'no'} onChange={() => setOutcome('no')} />
+            NO
+          </label>
         </fieldset>
         <label for="ticket-tick">Price (¢, 1–99, in the {outcome.toUpperCase()} space)</label>
-        <input id="ticket-tick" type="number" min={1} max={99} step={1} required value={tick} onInput={(e) => setTick((e.target as HTMLInputElement).value)} />
+        <input id="ticket-tick" type="number" min={1} max={99} step={1} required value={tick} onInput={(e) => setTick(value(e))} />
         <label for="ticket-qty">Shares</label>
-        <input id="ticket-qty" type="number" min={1} step={1} required value={qty} onInput={(e) => setQty((e.target as HTMLInputElement).value)} />
+        <input id="ticket-qty" type="number" min={1} step={1} required value={qty} onInput={(e) => setQty(value(e))} />
         <label for="ticket-tif">Time in force</label>
-        <select id="ticket-tif" value={tif} onChange={(e) => setTif((e.target as HTMLSelectElement).value as typeof tif)}>
+        <select id="ticket-tif" value={tif} onChange={(e) => setTif(value(e) as typeof tif)}>
           <option value="gtc">GTC: good till canceled</option>
           <option value="ioc">IOC: immediate or cancel</option>
           <option value="fok">FOK: fill or kill</option>
           <option value="gtd">GTD: good till a time</option>
         </select>
-        {tif === 'gtd' && <>
-          <label for="ticket-expiry">Expires in (seconds)</label>
-          <input id="ticket-expiry" type="number" min={1} step={1} value={expiryS} onInput={(e) => setExpiryS((e.target as HTMLInputElement).value)} />
-        </>}
-        <label class="check"><input type="checkbox" checked={postOnly} onChange={(e) => setPostOnly((e.target as HTMLInputElement).checked)} />Post-only (never take)</label>
+        {tif === 'gtd' && (
+          <>
+            <label for="ticket-expiry">Expires in (seconds)</label>
+            <input id="ticket-expiry" type="number" min={1} step={1} value={expiryS} onInput={(e) => setExpiryS(value(e))} />
+          </>
+        )}
+        <label class="check">
+          <input type="checkbox" checked={postOnly} onChange={(e) => setPostOnly(checked(e))} />
+          Post-only (never take)
+        </label>
         <label for="ticket-max-cost">Max cost (¢, buys only; optional: fills at once, never rests)</label>
-        <input id="ticket-max-cost" inputMode="numeric" value={maxCost} onInput={(e) => setMaxCost((e.target as HTMLInputElement).value)} />
-        <button type="submit" disabled={busy}>{busy ? 'Placing…' : `${side === 'buy' ? 'Buy' : 'Sell'} ${outcome.toUpperCase()}`}</button>
+        <input id="ticket-max-cost" inputMode="numeric" value={maxCost} onInput={(e) => setMaxCost(value(e))} />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Placing…' : `${side === 'buy' ? 'Buy' : 'Sell'} ${outcome.toUpperCase()}`}
+        </button>
       </form>
       <div aria-live="polite" data-testid="ticket-result">
-        {result !== null && <p class={result.ok ? 'ok' : 'error'} role={result.ok ? 'status' : 'alert'}>{result.text}</p>}
+        {result !== null && (
+          <p class={result.ok ? 'ok' : 'error'} role={result.ok ? 'status' : 'alert'}>
+            {result.text}
+          </p>
+        )}
       </div>
     </section>
   );
@@ -90,8 +114,9 @@ function OrderRow(props: { store: TraderStore; o: OpenOrder }) {
   const [msg, setMsg] = useState('');
   const cancel = async (): Promise<void> => {
     try {
-      const r = await store.api.call<{ results: ({ status: string; canceled_qty: number } | { error: { code: string; message: string } })[] }>(
-        'DELETE', '/v1/portfolio/orders/batch', { order_ids: [o.order_id] });
+      const r = await store.api.call<{
+        results: ({ status: string; canceled_qty: number } | { error: { code: string; message: string } })[];
+      }>('DELETE', '/v1/portfolio/orders/batch', { order_ids: [o.order_id] });
       const item = r.results[0]!;
       setMsg('error' in item ? `${item.error.code}: ${item.error.message}` : `canceled ${item.canceled_qty}`);
     } catch (e) {
@@ -101,7 +126,9 @@ function OrderRow(props: { store: TraderStore; o: OpenOrder }) {
   const decrease = async (ev: Event): Promise<void> => {
     ev.preventDefault();
     try {
-      const r = await store.api.call<{ new_qty: number }>('POST', `/v1/portfolio/orders/${o.order_id}/decrease`, { new_qty: Number(newQty) });
+      const r = await store.api.call<{ new_qty: number }>('POST', `/v1/portfolio/orders/${o.order_id}/decrease`, {
+        new_qty: Number(newQty),
+      });
       setMsg(`now ${r.new_qty}`);
     } catch (e) {
       setMsg(errorText(e));
@@ -109,16 +136,45 @@ function OrderRow(props: { store: TraderStore; o: OpenOrder }) {
   };
   return (
     <tr data-order-id={o.order_id} data-remaining={o.remaining_qty}>
-      <td>{o.order_id}</td><td>{o.market_id}</td><td>{o.side}</td><td>{o.outcome.toUpperCase()}</td><td>{o.tick}¢</td>
-      <td>{o.qty}</td><td>{o.filled_qty}</td><td data-testid="remaining">{o.remaining_qty}</td><td>{o.tif}{o.post_only ? ', post-only' : ''}</td>
+      <td>{o.order_id}</td>
+      <td>{o.market_id}</td>
+      <td>{o.side}</td>
+      <td>{o.outcome.toUpperCase()}</td>
+      <td>{o.tick}¢</td>
+      <td>{o.qty}</td>
+      <td>{o.filled_qty}</td>
+      <td data-testid="remaining">{o.remaining_qty}</td>
+      <td>
+        {o.tif}
+        {o.post_only ? ', post-only' : ''}
+      </td>
       <td class="actions">
         <form onSubmit={decrease} class="inline">
-          <label for={`dec-${o.order_id}`} class="visually-hidden">New quantity for order {o.order_id}</label>
-          <input id={`dec-${o.order_id}`} type="number" min={0} step={1} value={newQty} class="narrow" onInput={(e) => setNewQty((e.target as HTMLInputElement).value)} />
-          <button type="submit" aria-label={`Decrease order ${o.order_id}`}>Decrease</button>
+          <label for={`dec-${o.order_id}`} class="visually-hidden">
+            New quantity for order {o.order_id}
+          </label>
+          <input
+            id={`dec-${o.order_id}`}
+            type="number"
+            min={0}
+            step={1}
+            value={newQty}
+            class="narrow"
+            onInput={(e) => setNewQty(value(e))}
+          />
+          <button type="submit" aria-label={`Decrease order ${o.order_id}`}>
+            Decrease
+          </button>
         </form>
-        <button type="button" aria-label={`Cancel order ${o.order_id}`} onClick={() => void cancel()}>Cancel</button>
-        {msg && <span role="status" class="muted"> {msg}</span>}
+        <button type="button" aria-label={`Cancel order ${o.order_id}`} onClick={() => void cancel()}>
+          Cancel
+        </button>
+        {msg && (
+          <span role="status" class="muted">
+            {' '}
+            {msg}
+          </span>
+        )}
       </td>
     </tr>
   );
@@ -130,11 +186,12 @@ export function OpenOrders(props: { store: TraderStore }) {
     <section aria-label="open orders">
       <h3>Open orders</h3>
       <table data-testid="open-orders">
-        <thead><tr>
-          <th scope="col">Order</th><th scope="col">Market</th><th scope="col">Side</th><th scope="col">Outcome</th><th scope="col">Price</th>
-          <th scope="col">Qty</th><th scope="col">Filled</th><th scope="col">Remaining</th><th scope="col">TIF</th><th scope="col">Actions</th>
-        </tr></thead>
-        <tbody>{orders.map((o) => <OrderRow key={o.order_id} store={props.store} o={o} />)}</tbody>
+        <Head cols={['Order', 'Market', 'Side', 'Outcome', 'Price', 'Qty', 'Filled', 'Remaining', 'TIF', 'Actions']} />
+        <tbody>
+          {orders.map((o) => (
+            <OrderRow key={o.order_id} store={props.store} o={o} />
+          ))}
+        </tbody>
       </table>
       {orders.length === 0 && <p class="muted">No open orders.</p>}
     </section>
@@ -147,10 +204,17 @@ export function Positions(props: { store: TraderStore }) {
     <section aria-label="positions">
       <h3>Positions</h3>
       <table data-testid="positions">
-        <thead><tr><th scope="col">Market</th><th scope="col">Outcome</th><th scope="col">Free</th><th scope="col">Reserved for sale</th></tr></thead>
-        <tbody>{list.map((p) => (
-          <tr key={`${p.market_id}:${p.outcome}`}><td>{p.market_id}</td><td>{p.outcome.toUpperCase()}</td><td>{p.free}</td><td>{p.reserved_for_sale}</td></tr>
-        ))}</tbody>
+        <Head cols={['Market', 'Outcome', 'Free', 'Reserved for sale']} />
+        <tbody>
+          {list.map((p) => (
+            <tr key={`${p.market_id}:${p.outcome}`}>
+              <td>{p.market_id}</td>
+              <td>{p.outcome.toUpperCase()}</td>
+              <td>{p.free}</td>
+              <td>{p.reserved_for_sale}</td>
+            </tr>
+          ))}
+        </tbody>
       </table>
       {list.length === 0 && <p class="muted">No positions.</p>}
     </section>
@@ -162,16 +226,23 @@ export function Fills(props: { store: TraderStore }) {
     <section aria-label="fills">
       <h3>Fills</h3>
       <table data-testid="fills">
-        <thead><tr>
-          <th scope="col">Time</th><th scope="col">Order</th><th scope="col">Market</th><th scope="col">Side</th><th scope="col">Price</th>
-          <th scope="col">Qty</th><th scope="col">Role</th><th scope="col">Fee</th>
-        </tr></thead>
-        <tbody>{props.store.fills.map((f) => (
-          <tr key={`${f.fill_id}:${f.order_id}`} data-order-id={f.order_id}>
-            <td>{clock(f.ts)}</td><td>{f.order_id}</td><td>{f.market_id}</td><td>{f.side} {f.outcome.toUpperCase()}</td><td>{f.tick}¢</td>
-            <td>{f.qty}</td><td>{f.role}</td><td>{dollars(f.fee)}</td>
-          </tr>
-        ))}</tbody>
+        <Head cols={['Time', 'Order', 'Market', 'Side', 'Price', 'Qty', 'Role', 'Fee']} />
+        <tbody>
+          {props.store.fills.map((f) => (
+            <tr key={`${f.fill_id}:${f.order_id}`} data-order-id={f.order_id}>
+              <td>{clock(f.ts)}</td>
+              <td>{f.order_id}</td>
+              <td>{f.market_id}</td>
+              <td>
+                {f.side} {f.outcome.toUpperCase()}
+              </td>
+              <td>{f.tick}¢</td>
+              <td>{f.qty}</td>
+              <td>{f.role}</td>
+              <td>{dollars(f.fee)}</td>
+            </tr>
+          ))}
+        </tbody>
       </table>
       {props.store.fills.length === 0 && <p class="muted">No fills yet.</p>}
     </section>

@@ -90,11 +90,17 @@ export class TraderStore {
       this.oracle = msg as OraclePrice;
       this.changed();
     });
-    this.api.get<OraclePrice>('/v1/oracle/price').then((o) => {
-      if (BigInt(o.seq) > BigInt(this.oracle.seq)) this.oracle = o;
-      this.changed();
-    }, (e) => this.fail(e));
-    this.api.get<{ fills: Fill[] }>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then((r) => this.mergeFills(r.fills), (e) => this.fail(e));
+    this.api.get<OraclePrice>('/v1/oracle/price').then(
+      (o) => {
+        if (BigInt(o.seq) > BigInt(this.oracle.seq)) this.oracle = o;
+        this.changed();
+      },
+      (e) => this.fail(e),
+    );
+    this.api.get<{ fills: Fill[] }>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then(
+      (r) => this.mergeFills(r.fills),
+      (e) => this.fail(e),
+    );
     await this.loadMarkets();
     this.pollTimer = setInterval(() => void this.loadMarkets().catch((e) => this.fail(e)), MARKETS_EVERY_MS);
     const first = this.markets.find((m) => m.status === 'trading') ?? this.markets[0];
@@ -140,7 +146,14 @@ export class TraderStore {
           void this.loadTape(marketId);
           return;
         }
-        const t: TapeItem = { seq: msg.trade_seq, ts: msg.ts, tick_yes: msg.tick_yes, qty: msg.qty, taker_side: msg.taker_side, taker_outcome: msg.taker_outcome };
+        const t: TapeItem = {
+          seq: msg.trade_seq,
+          ts: msg.ts,
+          tick_yes: msg.tick_yes,
+          qty: msg.qty,
+          taker_side: msg.taker_side,
+          taker_outcome: msg.taker_outcome,
+        };
         if (this.pendingTrades !== null) this.pendingTrades.push(t);
         else this.addTrade(t);
       }),
@@ -149,9 +162,12 @@ export class TraderStore {
       }),
     ];
     void this.loadTape(marketId);
-    this.api.get<Round & { as_of_seq: string }>(`/v1/rounds/${marketId}`).then((r) => this.setRound(r, r.as_of_seq), (e) => {
-      if (!(e instanceof ApiError && e.code === 'round_not_found')) this.fail(e);
-    });
+    this.api.get<Round & { as_of_seq: string }>(`/v1/rounds/${marketId}`).then(
+      (r) => this.setRound(r, r.as_of_seq),
+      (e) => {
+        if (!(e instanceof ApiError && e.code === 'round_not_found')) this.fail(e);
+      },
+    );
     this.changed();
   }
 
