@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { MetricsHistory, parseProm } from '../../src/web/console/metrics.js';
-import { newAccount, startTestExchange, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount } from '../support/harness.js';
 
 let tx: TestExchange;
 

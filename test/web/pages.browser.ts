@@ -22,8 +22,9 @@ import { DxClient } from '../../src/client/client.js';
 import type { Orderbook } from '../../src/client/types.js';
 import { startDemoFor } from '../../src/demo/start.js';
 import type { RunningDemo } from '../../src/demo/demo.js';
-import { eventually, sleep, startTestExchange, type TestExchange } from '../gateway/harness.js';
-import { RESULTS_DIR, launch, loadTiming, screenshot, watchedPage, type Browser, type Watched } from './browser.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { eventually, sleep } from '../support/harness.js';
+import { RESULTS_DIR, launch, loadTiming, screenshot, watchedPage, type Browser, type Watched } from '../support/browser.js';
 
 // What the callbacks given to page.evaluate / waitForFunction touch: they run
 // in the page, while this project compiles with Node's types only.

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.DX_CHROMIUM ?? '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url)); // dist/test/support -> the repository
 export const RESULTS_DIR = join(ROOT, 'test-results');
 export const IMAGES_DIR = join(ROOT, 'docs', 'images');
 
