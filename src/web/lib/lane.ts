@@ -8,7 +8,11 @@
 // subscription is made again (new snapshots). A revoked key (close 4003)
 // stops it. Browser main thread.
 
-import type { SignedApi } from './api.js';
+
+/** What signs the WebSocket sign-in (SignedApi): a fresh URL each time. */
+export interface WsSigner {
+  wsUrl(): Promise<string>;
+}
 
 /** A data message's `type` and `msg`, plus the subscription's seq. */
 export type Handler = (type: string, msg: any, seq: number) => void;
@@ -41,7 +45,7 @@ export class Lane {
   private stopped = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly api: SignedApi) {}
+  constructor(private readonly api: WsSigner) {}
 
   start(): void {
     void this.connect();
