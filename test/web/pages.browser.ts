@@ -20,7 +20,6 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DxClient } from '../../src/client/client.js';
 import type { Orderbook } from '../../src/client/types.js';
-import { startDemoFor } from '../../src/demo/start.js';
 import type { RunningDemo } from '../../src/demo/demo.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, sleep } from '../support/harness.js';
@@ -57,6 +56,8 @@ const figures: Record<string, unknown> = {};
 
 before(async () => {
   tx = await startTestExchange({ dispute_window_ms: DISPUTE_MS });
+  // Loaded after the launcher set the log level (the exchange's log reads it once, when it loads).
+  const { startDemoFor } = await import('../../src/demo/start.js');
   const d = await startDemoFor({ ...tx.ex.config, demo_period_s: PERIOD_S }, tx.ex);
   assert.ok(d, 'the demo started');
   demo = d;
