@@ -1,8 +1,9 @@
 // browser: Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`)
 // driven by playwright-core, headless, with a fresh profile per run, and the
 // page helpers the browser suite shares: console errors collected per page,
-// screenshots to test-results/ (and to docs/images/ with UPDATE_SCREENSHOTS=1),
-// and the Performance API figures of a load. Test process.
+// screenshots to test-results/ (the README's to docs/images/ too with
+// UPDATE_SCREENSHOTS=1), and the Performance API figures of a load. Test
+// process.
 
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,12 +79,15 @@ export async function watchedPage(b: Browser): Promise<Watched> {
   };
 }
 
-/** Saves test-results/<name>.png, and docs/images/<name>.png when UPDATE_SCREENSHOTS=1. */
-export async function screenshot(page: Page, name: string, fullPage = false): Promise<string> {
+/**
+ * Saves test-results/<name>.png; a picture the README shows (`readme`) is
+ * also copied to docs/images/<name>.png when UPDATE_SCREENSHOTS=1.
+ */
+export async function screenshot(page: Page, name: string, o: { fullPage?: boolean; readme?: boolean } = {}): Promise<string> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const path = join(RESULTS_DIR, `${name}.png`);
-  await page.screenshot({ path, fullPage });
-  if (process.env.UPDATE_SCREENSHOTS === '1') {
+  await page.screenshot({ path, fullPage: o.fullPage === true });
+  if (o.readme === true && process.env.UPDATE_SCREENSHOTS === '1') {
     mkdirSync(IMAGES_DIR, { recursive: true });
     copyFileSync(path, join(IMAGES_DIR, `${name}.png`));
   }

@@ -321,7 +321,7 @@ test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/
   const { id } = await restingOrder(page, 12);
   await page.locator(`[data-testid=open-orders] tr[data-order-id="${id}"]`).waitFor();
   await until('the own order on the ladder', async () => (await page.locator('[data-testid=ladder-yes] tr.own').count()) === 1);
-  await screenshot(page, 'trader', true);
+  await screenshot(page, 'trader', { fullPage: true, readme: true });
   await page.getByRole('button', { name: `Cancel order ${id}` }).click();
   await until('the order leaves open orders', async () => (await page.locator('[data-testid=open-orders] tbody tr').count()) === 0);
 });
@@ -352,7 +352,7 @@ test('console: a cold load is interactive within a second; a bad token is 401; s
   await sleep(5000);
   assert.ok(Number(await text(page, 'engine-seq')) > 0);
   await until('the trader page\'s REST routes in the latency table', async () => /rest\/list_markets/.test(await text(page, 'routes')));
-  await screenshot(page, 'console', true);
+  await screenshot(page, 'console', { fullPage: true, readme: true });
 });
 
 test('console: the operator freezes, proposes and settles a round; the trader page follows', async () => {
