@@ -17,116 +17,46 @@ import type {
 } from '../../client/types.js';
 import { AdminApi, ApiError, errorText } from '../lib/api.js';
 import { clock, countdown, dollars, oraclePrice } from '../lib/format.js';
-import { markInteractive, useNow } from '../lib/hooks.js';
-import { TimeChart } from './charts.js';
+import { markInteractive, useNow, useRememberedSession } from '../lib/hooks.js';
+import { SignInPage, SigningIn } from '../lib/signin.js';
+import { TimeChart, type Line } from './charts.js';
 import { MetricsHistory } from './metrics.js';
 import { Head, value, checked } from '../lib/ui.js';
 
 const REMEMBER_KEY = 'dx-admin-token';
 const POLL_MS = 1000;
 
+/** The token works if the health read answers. */
+async function signIn(token: string): Promise<AdminApi> {
+  const api = new AdminApi(token);
+  await api.get<Health>('/admin/health');
+  return api;
+}
+
 export function App() {
-  const [api, setApi] = useState<AdminApi | null>(null);
-  const [error, setError] = useState('');
-  const [tried, setTried] = useState(false);
-  useEffect(() => {
-    const t = sessionStorage.getItem(REMEMBER_KEY);
-    if (t === null) {
-      setTried(true);
-      return;
-    }
-    const a = new AdminApi(t);
-    a.get<Health>('/admin/health')
-      .then(
-        () => setApi(a),
-        (e) => {
-          sessionStorage.removeItem(REMEMBER_KEY);
-          setError(errorText(e));
-        },
-      )
-      .finally(() => setTried(true));
-  }, []);
-  if (api !== null)
-    return (
-      <Console
-        api={api}
-        onSignOut={() => {
-          sessionStorage.removeItem(REMEMBER_KEY);
-          setApi(null);
-        }}
-      />
-    );
-  if (!tried)
-    return (
-      <main class="signin">
-        <p>Signing in…</p>
-      </main>
-    );
-  return (
-    <SignIn
-      error={error}
-      onSignedIn={(a, token, remember) => {
-        if (remember) sessionStorage.setItem(REMEMBER_KEY, token);
-        setApi(a);
-      }}
-    />
-  );
+  const s = useRememberedSession(REMEMBER_KEY, signIn);
+  if (s.session !== null) return <Console api={s.session} onSignOut={s.signOut} />;
+  if (!s.ready) return <SigningIn />;
+  return <SignIn error={s.error} onSignedIn={(api, token, remember) => s.signedIn(api, remember ? token : null)} />;
 }
 
 function SignIn(props: { error: string; onSignedIn: (a: AdminApi, token: string, remember: boolean) => void }) {
   const [token, setToken] = useState('');
-  const [remember, setRemember] = useState(false);
-  const [error, setError] = useState(props.error);
-  const [busy, setBusy] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    input.current?.focus();
-    markInteractive('dx-interactive');
-  }, []);
-  const submit = async (ev: Event): Promise<void> => {
-    ev.preventDefault();
-    setBusy(true);
-    setError('');
-    const a = new AdminApi(token.trim());
-    try {
-      await a.get<Health>('/admin/health');
-      props.onSignedIn(a, token.trim(), remember);
-    } catch (e) {
-      setError(errorText(e));
-      setBusy(false);
-    }
-  };
   return (
-    <main class="signin">
-      <h1>dx operator console</h1>
-      <p>
-        Paste the operator token (printed at start, and in <code>data/admin-token</code>).
-      </p>
-      <form onSubmit={submit}>
-        <label for="admin-token">Operator token</label>
-        <input
-          id="admin-token"
-          ref={input}
-          type="password"
-          autoComplete="current-password"
-          required
-          value={token}
-          onInput={(e) => setToken(value(e))}
-        />
-        <label class="check">
-          <input type="checkbox" checked={remember} onChange={(e) => setRemember(checked(e))} />
-          Remember for this tab
-        </label>
-        <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
-      </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-    </main>
+    <SignInPage
+      title="dx operator console"
+      intro={
+        <>
+          Paste the operator token (printed at start, and in <code>data/admin-token</code>).
+        </>
+      }
+      rememberNote="Remember for this tab"
+      error={props.error}
+      submit={async (remember) => props.onSignedIn(await signIn(token.trim()), token.trim(), remember)}
+    >
+      <label for="admin-token">Operator token</label>
+      <input id="admin-token" type="password" autoComplete="current-password" required value={token} onInput={(e) => setToken(value(e))} />
+    </SignInPage>
   );
 }
 
@@ -267,6 +197,43 @@ function HealthPanel(props: { api: AdminApi }) {
   // The chart follows the busiest routes of the public lanes (the console's own /admin polling would crowd them out).
   const publicRoutes = h.routes.filter((r) => !r.route.startsWith('admin/'));
   const top = (publicRoutes.length > 0 ? publicRoutes : h.routes).slice(0, 5).map((r) => r.route);
+  const charts: { title: string; unit: string; testid: string; range?: [number, number]; lines: Line[] }[] = [
+    {
+      title: 'Throughput',
+      unit: 'per second',
+      testid: 'chart-throughput',
+      lines: [
+        { label: 'engine commands/s', value: (p) => p.commands_per_s },
+        { label: 'HTTP requests/s', value: (p) => p.requests_per_s },
+      ],
+    },
+    {
+      title: 'Lag',
+      unit: 'ms, seqs, requests',
+      testid: 'chart-lag',
+      lines: [
+        { label: 'engine lag ms', value: (p) => p.engine_lag_ms },
+        { label: 'durable lag seqs', value: (p) => p.durable_lag_seqs },
+        { label: 'held requests', value: (p) => p.held },
+      ],
+    },
+    {
+      title: 'Ring occupancy',
+      unit: '% of capacity, fullest ring',
+      testid: 'chart-rings',
+      range: [0, 100],
+      lines: [
+        { label: 'command rings %', value: (p) => p.command_ring_pct },
+        { label: 'event ring %', value: (p) => p.event_ring_pct },
+      ],
+    },
+    {
+      title: 'HTTP p99 latency by route',
+      unit: 'ms, bucket upper bound',
+      testid: 'chart-latency',
+      lines: top.map((route) => ({ label: route, value: (p) => p.p99[route] ?? null })),
+    },
+  ];
   return (
     <section aria-labelledby="health-title">
       <h2 id="health-title">Health</h2>
@@ -290,49 +257,9 @@ function HealthPanel(props: { api: AdminApi }) {
         </dl>
       )}
       <div class="charts">
-        <TimeChart
-          title="Throughput"
-          unit="per second"
-          history={h}
-          version={version}
-          testid="chart-throughput"
-          lines={[
-            { label: 'engine commands/s', value: (p) => p.commands_per_s },
-            { label: 'HTTP requests/s', value: (p) => p.requests_per_s },
-          ]}
-        />
-        <TimeChart
-          title="Lag"
-          unit="ms, seqs, requests"
-          history={h}
-          version={version}
-          testid="chart-lag"
-          lines={[
-            { label: 'engine lag ms', value: (p) => p.engine_lag_ms },
-            { label: 'durable lag seqs', value: (p) => p.durable_lag_seqs },
-            { label: 'held requests', value: (p) => p.held },
-          ]}
-        />
-        <TimeChart
-          title="Ring occupancy"
-          unit="% of capacity, fullest ring"
-          history={h}
-          version={version}
-          testid="chart-rings"
-          range={[0, 100]}
-          lines={[
-            { label: 'command rings %', value: (p) => p.command_ring_pct },
-            { label: 'event ring %', value: (p) => p.event_ring_pct },
-          ]}
-        />
-        <TimeChart
-          title="HTTP p99 latency by route"
-          unit="ms, bucket upper bound"
-          history={h}
-          version={version}
-          testid="chart-latency"
-          lines={top.map((route) => ({ label: route, value: (p) => p.p99[route] ?? null }))}
-        />
+        {charts.map((c) => (
+          <TimeChart key={c.testid} {...c} history={h} version={version} />
+        ))}
       </div>
       <table data-testid="routes">
         <caption>HTTP routes over the last minute (from the latency histograms)</caption>

@@ -3,14 +3,12 @@
 // seq). A level's qty is the new total a delta carries; 0 removes it.
 // Browser main thread.
 
+import type { Orderbook } from '../../client/types.js';
+
 export type Side = 'yes' | 'no';
 
-export interface BookSnapshot {
-  market_id: number;
-  yes: [number, number][];
-  no: [number, number][];
-  as_of_seq: string;
-}
+/** An orderbook_snapshot message: every level of both ladders, as GET .../orderbook?depth=99. */
+export type BookSnapshot = Orderbook;
 
 export class BookState {
   readonly yes = new Map<number, number>();

@@ -1,24 +1,16 @@
 // format: how both pages show the exchange's numbers. Money is integer cents
 // (u64 strings), prices are ticks (cents of a 100-cent share), oracle prices
 // are x 1e8, timestamps ns since the epoch. Never a float on the wire; only
-// here, for display. Browser main thread.
+// here, for display. Money and oracle prices are shown as the CLI shows
+// them (src/cli/format.ts, plain functions). Browser main thread.
 
-/** "$1,234.56" from a cents string. */
-export function dollars(cents: string | number): string {
-  const c = BigInt(cents);
-  const neg = c < 0n;
-  const a = neg ? -c : c;
-  const whole = (a / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${neg ? '-' : ''}$${whole}.${(a % 100n).toString().padStart(2, '0')}`;
-}
+import { oracle } from '../../cli/format.js';
+
+export { dollars } from '../../cli/format.js';
 
 /** "65,000.25" from an oracle price x 1e8 ("-" for 0, the never-ticked sentinel). */
 export function oraclePrice(raw: string): string {
-  if (raw === '0') return '-';
-  const v = BigInt(raw);
-  const whole = (v / 100_000_000n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const frac = (v % 100_000_000n).toString().padStart(8, '0').slice(0, 2);
-  return `${whole}.${frac}`;
+  return raw === '0' ? '-' : oracle(raw);
 }
 
 export function nsToMs(ns: string): number {

@@ -8,7 +8,6 @@
 // subscription is made again (new snapshots). A revoked key (close 4003)
 // stops it. Browser main thread.
 
-
 /** What signs the WebSocket sign-in (SignedApi): a fresh URL each time. */
 export interface WsSigner {
   wsUrl(): Promise<string>;

@@ -3,30 +3,21 @@
 // the selected market (round, ladders, chart, tape, ticket) and the account
 // (open orders, positions, fills, balance). Browser main thread.
 
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, SignedApi, errorText } from '../lib/api.js';
 import { countdown, dollars } from '../lib/format.js';
-import { markInteractive, useNow, useVersion } from '../lib/hooks.js';
+import { markInteractive, useNow, useRememberedSession, useVersion } from '../lib/hooks.js';
+import { SignInPage, SigningIn } from '../lib/signin.js';
 import { Ladders, PriceChart, RoundPanel, Tape } from './market.js';
 import { Fills, OpenOrders, Positions, Ticket } from './orders.js';
 import { TraderStore } from './store.js';
-import { Head, value, checked } from '../lib/ui.js';
+import { Head, value } from '../lib/ui.js';
 
 const REMEMBER_KEY = 'dx-trader-key';
 
 interface Credentials {
   keyId: string;
   secret: string;
-}
-
-function remembered(): Credentials | null {
-  try {
-    const raw = sessionStorage.getItem(REMEMBER_KEY);
-    return raw === null ? null : (JSON.parse(raw) as Credentials);
-  } catch (e) {
-    if (e instanceof SyntaxError) return null;
-    throw e;
-  }
 }
 
 /** Signs in: checks the key with a signed read (401 and 403 come back as the API says them). */
@@ -38,121 +29,44 @@ async function signIn(c: Credentials): Promise<TraderStore> {
 }
 
 export function App() {
-  const [store, setStore] = useState<TraderStore | null>(null);
-  const [autoTried, setAutoTried] = useState(false);
-  const [error, setError] = useState('');
-
-  // A key remembered for this tab signs in by itself.
-  useEffect(() => {
-    const c = remembered();
-    if (c === null) {
-      setAutoTried(true);
-      return;
-    }
-    signIn(c)
-      .then(setStore, (e) => {
-        sessionStorage.removeItem(REMEMBER_KEY);
-        setError(errorText(e));
-      })
-      .finally(() => setAutoTried(true));
-  }, []);
-
-  if (store !== null) {
+  const s = useRememberedSession(REMEMBER_KEY, (saved) => signIn(JSON.parse(saved) as Credentials));
+  if (s.session !== null) {
+    const store = s.session;
     return (
       <Dashboard
         store={store}
         onSignOut={() => {
           store.stop();
-          sessionStorage.removeItem(REMEMBER_KEY);
-          setStore(null);
+          s.signOut();
         }}
       />
     );
   }
-  if (!autoTried)
-    return (
-      <main class="signin">
-        <p>Signing in…</p>
-      </main>
-    );
-  return (
-    <SignIn
-      error={error}
-      onSignedIn={(s, c, remember) => {
-        if (remember) sessionStorage.setItem(REMEMBER_KEY, JSON.stringify(c));
-        setError('');
-        setStore(s);
-      }}
-    />
-  );
+  if (!s.ready) return <SigningIn />;
+  return <SignIn error={s.error} onSignedIn={(store, c, remember) => s.signedIn(store, remember ? JSON.stringify(c) : null)} />;
 }
 
 function SignIn(props: { error: string; onSignedIn: (s: TraderStore, c: Credentials, remember: boolean) => void }) {
   const [keyId, setKeyId] = useState('');
   const [secret, setSecret] = useState('');
-  const [remember, setRemember] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(props.error);
-  const first = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    first.current?.focus();
-    markInteractive('dx-interactive');
-  }, []);
-
-  const submit = async (ev: Event): Promise<void> => {
-    ev.preventDefault();
-    setBusy(true);
-    setError('');
-    try {
-      props.onSignedIn(await signIn({ keyId, secret }), { keyId, secret }, remember);
-    } catch (e) {
-      const text =
+  return (
+    <SignInPage
+      title="dx trader"
+      intro="Sign in with an API key. The secret stays in this page: requests are signed here and only signatures are sent."
+      rememberNote="Remember for this tab (sessionStorage, gone when the tab closes)"
+      error={props.error}
+      submit={async (remember) => props.onSignedIn(await signIn({ keyId, secret }), { keyId, secret }, remember)}
+      explain={(e) =>
         e instanceof ApiError && e.status === 401
           ? `${errorText(e)}. Check the key id and the secret (and that this computer's clock is right: signatures are valid for 5 s).`
-          : errorText(e);
-      setError(text);
-      setBusy(false);
-    }
-  };
-
-  return (
-    <main class="signin">
-      <h1>dx trader</h1>
-      <p>Sign in with an API key. The secret stays in this page: requests are signed here and only signatures are sent.</p>
-      <form onSubmit={submit} aria-describedby={error ? 'signin-error' : undefined}>
-        <label for="key-id">Key id</label>
-        <input
-          id="key-id"
-          ref={first}
-          inputMode="numeric"
-          autoComplete="username"
-          required
-          value={keyId}
-          onInput={(e) => setKeyId(value(e))}
-        />
-        <label for="key-secret">Secret (base64)</label>
-        <input
-          id="key-secret"
-          type="password"
-          autoComplete="current-password"
-          required
-          value={secret}
-          onInput={(e) => setSecret(value(e))}
-        />
-        <label class="check">
-          <input type="checkbox" checked={remember} onChange={(e) => setRemember(checked(e))} />
-          Remember for this tab (sessionStorage, gone when the tab closes)
-        </label>
-        <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
-      </form>
-      {error && (
-        <p id="signin-error" class="error" role="alert">
-          {error}
-        </p>
-      )}
-    </main>
+          : errorText(e)
+      }
+    >
+      <label for="key-id">Key id</label>
+      <input id="key-id" inputMode="numeric" autoComplete="username" required value={keyId} onInput={(e) => setKeyId(value(e))} />
+      <label for="key-secret">Secret (base64)</label>
+      <input id="key-secret" type="password" autoComplete="current-password" required value={secret} onInput={(e) => setSecret(value(e))} />
+    </SignInPage>
   );
 }
 
