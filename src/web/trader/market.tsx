@@ -236,7 +236,7 @@ export function PriceChart(props: { store: TraderStore; marketId: number }) {
       live = false;
       if (store.onTrade !== null) store.onTrade = null;
     };
-  }, [props.marketId, period, roundNumber]);
+  }, [props.marketId, period, roundNumber, props.store.reconnects]);
 
   return (
     <section class="chart" aria-label="price chart">

@@ -52,10 +52,19 @@ export class TraderStore {
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private pendingTrades: TapeItem[] | null = null;
   private scheduled = false;
+  /** Times the lane came back after a drop (the chart reloads its candles on each). */
+  reconnects = 0;
 
   constructor(readonly api: SignedApi) {
     this.lane = new Lane(api);
     this.lane.onStatus = (s) => {
+      // Back after a drop: the streams start again with snapshots, but trades
+      // made meanwhile are read again (tape, and the chart's candles).
+      if (s === 'live' && this.connection === 'reconnecting' && this.selected !== null) {
+        this.reconnects++;
+        this.pendingTrades = [];
+        void this.loadTape(this.selected);
+      }
       this.connection = s;
       if (s === 'revoked') this.notice = 'This key was revoked: sign in with another key.';
       this.changed();
