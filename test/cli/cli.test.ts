@@ -49,7 +49,10 @@ function json(r: Run): any {
 }
 
 before(async () => {
-  tx = await startTestExchange();
+  // The series test ticks the oracle once and reads it back many commands
+  // later: on a loaded machine that took longer than the default 10 s
+  // staleness, so the source had gone stale (not what it tests).
+  tx = await startTestExchange({ oracle_staleness_ms: 60_000 });
   dir = mkdtempSync(join(tmpdir(), 'dx-cli-test-'));
   baseEnv = { PATH: process.env.PATH ?? '', DX_API_URL: tx.base, DX_ADMIN_URL: tx.adminBase, DX_ACCOUNTS_URL: tx.accountsBase, DX_ADMIN_TOKEN: ADMIN_TOKEN };
 });
