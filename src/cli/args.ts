@@ -27,6 +27,7 @@ const DX_OPTIONS = {
   scopes: { type: 'string' }, seed: { type: 'string' }, sigma: { type: 'string' }, sources: { type: 'string' },
   'start-price': { type: 'string' }, status: { type: 'string' }, stp: { type: 'string' }, strike: { type: 'string' },
   tif: { type: 'string' }, read: { type: 'string' }, write: { type: 'string' },
+  since: { type: 'string' }, 'start-ts': { type: 'string' }, 'end-ts': { type: 'string' },
 } as const satisfies OptionSpecs;
 
 /**

@@ -8,6 +8,8 @@ import type {
   AccountCreated,
   AdminAccount,
   AdminKeyCreated,
+  AdminMarkets,
+  AdminOracle,
   KeyTierRequest,
   KeyTierResult,
   CreateMarketRequest,
@@ -15,10 +17,12 @@ import type {
   FeeScheduleCreated,
   FeeScheduleRequest,
   Health,
+  KeyRevoked,
   MarketCreated,
   OpenRoundRequest,
   OracleTickRequest,
   Outcome,
+  PendingWithdrawals,
   RoundActionResult,
   RoundOpened,
   Scope,
@@ -87,6 +91,11 @@ export class AdminClient {
     return this.http.call('GET', `/admin/accounts/${id(accountId)}`);
   }
 
+  /** Revokes any key (immediate, irreversible, idempotent); its WebSocket sessions close with 4003. */
+  revokeKey(keyId: number): Promise<KeyRevoked> {
+    return this.http.call('DELETE', `/admin/keys/${id(keyId)}`);
+  }
+
   // ------------------------------------------------------------ fees, markets, rounds, series
 
   createFeeSchedule(req: FeeScheduleRequest): Promise<FeeScheduleCreated> {
@@ -140,6 +149,16 @@ export class AdminClient {
     return this.http.call('GET', '/admin/series');
   }
 
+  /** Every market with its current round. */
+  markets(): Promise<AdminMarkets> {
+    return this.http.call('GET', '/admin/markets');
+  }
+
+  /** The reference price and every oracle source with its last tick and freshness. */
+  oracle(): Promise<AdminOracle> {
+    return this.http.call('GET', '/admin/oracle');
+  }
+
   /** The current round runs to its end; no next round opens. */
   stopSeries(category: number): Promise<SeriesStopped> {
     if (!Number.isInteger(category) || category < 0 || category > 65535) throw new RangeError(`not a category: ${category}`);
@@ -147,6 +166,11 @@ export class AdminClient {
   }
 
   // ------------------------------------------------------------ withdrawals
+
+  /** Withdrawals waiting for confirm or fail, oldest first. */
+  pendingWithdrawals(): Promise<PendingWithdrawals> {
+    return this.http.call('GET', '/admin/withdrawals');
+  }
 
   confirmWithdrawal(wid: U64): Promise<WithdrawalSettled> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/confirm`, {});
