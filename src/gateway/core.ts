@@ -11,9 +11,11 @@ import { CommandCompleted, Filled, Header, LAYOUT_FINGERPRINT, PATH_NAMES, T_COM
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { LoopPoller } from '../ring/idle.js';
 import type { CommandProducer } from '../ring/command_producer.js';
+import { SeqStampReader } from '../ring/seq_stamps.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
 import type { PlacementFill } from '../wire/responses.js';
@@ -24,6 +26,33 @@ export const MAX_PENDING = 1 << 16;
 const SPIN_POLLS = 64;
 /** A parked poller re-checks at least this often (expiry of held requests). */
 const PARK_TIMEOUT_MS = 5;
+
+/**
+ * When one request passed each stage (monoUs(), µs on the process-wide
+ * monotonic clock; NaN for a stage it did not pass): its head arrived, its
+ * body was complete and verified (signature, schema), its command was
+ * published to the engine's ring, the engine round that sequenced it ended,
+ * the journal's group commit that made it durable ended, this thread applied
+ * its completion, its reply was written. A batch keeps its last command's.
+ */
+export interface StageTimes {
+  tHead: number;
+  tVerified: number;
+  tPublished: number;
+  tSequenced: number;
+  tDurable: number;
+  tApplied: number;
+  tReplied: number;
+}
+
+/** The stage histograms kept per route (src/metrics), each the time between two stamps of StageTimes. */
+export const STAGES = ['total', 'verify', 'publish', 'sequence', 'durable', 'apply', 'reply'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** Fresh stage times: the head arrived now. */
+export function stageTimes(): StageTimes {
+  return { tHead: monoUs(), tVerified: NaN, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: NaN };
+}
 
 /** The outcome of one sequenced command, as its completion record says. */
 export interface Completion {
@@ -51,6 +80,9 @@ export interface GatewayCoreOptions {
   shed_pending: number;
   /** Events are applied only up to this seq (the journal's durable_seq); null applies all (tests without a journal). */
   durable?: DurableSeq | null;
+  /** The engine's (seq, time) stamps per round and the journal's per group commit (SeqStamps): the stage times of held requests. */
+  sequencedStamps?: SharedArrayBuffer | null;
+  durableStamps?: SharedArrayBuffer | null;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -63,6 +95,7 @@ interface Deferred {
   size: number;
   write: (m: Mem, o: number) => void;
   slot: number;
+  trace: StageTimes | null;
 }
 
 export class GatewayCore {
@@ -76,6 +109,19 @@ export class GatewayCore {
   private readonly budgetMs: number;
   private readonly shedPending: number;
   private readonly resolves: (Resolve | null)[] = new Array(MAX_PENDING).fill(null);
+  /** Stage times of the request each held command belongs to (null: not traced). */
+  private readonly traces: (StageTimes | null)[] = new Array(MAX_PENDING).fill(null);
+  /** Traces of commands written since the last publish (stamped when it happens). */
+  private readonly unpublished: StageTimes[] = [];
+  private readonly sequencedAt: SeqStampReader | null;
+  private readonly durableAt: SeqStampReader | null;
+  /**
+   * The request whose handler runs now (set around a route handler by
+   * invokeRoute): submit() ties the commands it writes to these stage times.
+   */
+  tracing: StageTimes | null = null;
+  /** monoUs() of the current drain, read once, when the first traced completion needs it. */
+  private drainUs = NaN;
   private readonly fills: (PlacementFill[] | null)[] = new Array(MAX_PENDING).fill(null);
   private readonly generation = new Uint16Array(MAX_PENDING);
   private readonly deadline = new Float64Array(MAX_PENDING);
@@ -119,6 +165,8 @@ export class GatewayCore {
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
     this.consumer = new BroadcastConsumer(opts.eventRing, LAYOUT_FINGERPRINT, opts.consumerIndex);
     this.consumer.open();
+    this.sequencedAt = opts.sequencedStamps ? new SeqStampReader(opts.sequencedStamps) : null;
+    this.durableAt = opts.durableStamps ? new SeqStampReader(opts.durableStamps) : null;
   }
 
   close(): void {
@@ -196,6 +244,7 @@ export class GatewayCore {
     const me = this.producerId;
     const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
     const listener = this.onApplied;
+    this.drainUs = NaN;
     let n = 0;
     for (let o = c.peek(); o >= 0; o = c.peek()) {
       const m = c.mem;
@@ -225,8 +274,16 @@ export class GatewayCore {
     }
     if (type !== T_COMMAND_COMPLETED) return;
     const resolve = this.resolves[slot]!;
+    const seq = Header.seq(m, o);
+    const trace = this.traces[slot];
+    if (trace !== null) {
+      if (this.drainUs !== this.drainUs) this.drainUs = monoUs();
+      trace.tSequenced = this.sequencedAt === null ? NaN : this.sequencedAt.timeOf(seq);
+      trace.tDurable = this.durableAt === null ? NaN : this.durableAt.timeOf(seq);
+      trace.tApplied = this.drainUs;
+    }
     const completion: Completion = {
-      seq: Header.seq(m, o),
+      seq,
       status: CommandCompleted.status(m, o),
       code_num: CommandCompleted.code_num(m, o),
       order_status: CommandCompleted.order_status(m, o),
@@ -244,6 +301,7 @@ export class GatewayCore {
 
   private release(slot: number): void {
     this.resolves[slot] = null;
+    this.traces[slot] = null;
     this.fills[slot] = null;
     this.generation[slot] = (this.generation[slot]! + 1) & 0xffff;
     this.freeSlots.push(slot);
@@ -296,6 +354,8 @@ export class GatewayCore {
     const slot = this.freeSlots.pop();
     if (slot === undefined) throw new ApiError('shed', 'too many requests in flight');
     this.pending++;
+    const trace = this.tracing;
+    this.traces[slot] = trace;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
     const tsNs = BigInt(Date.now()) * 1_000_000n;
     const tsHi = bigIntHi(tsNs);
@@ -317,11 +377,12 @@ export class GatewayCore {
         this.shed++;
         throw new ApiError('shed', 'the command ring is full; retry with backoff');
       }
-      this.deferred.push({ size, write: full, slot });
+      this.deferred.push({ size, write: full, slot, trace });
     } else {
       const m = this.producer.mem;
       zero(m, o, size);
       full(m, o);
+      if (trace !== null) this.unpublished.push(trace);
       this.schedulePublish();
     }
     this.deadline[slot] = Date.now() + this.budgetMs;
@@ -344,8 +405,18 @@ export class GatewayCore {
 
   private readonly publishNow = (): void => {
     this.publishScheduled = false;
+    this.stampPublished();
     this.producer.publish();
   };
+
+  /** The commands written since the last publish are published now. */
+  private stampPublished(): void {
+    const u = this.unpublished;
+    if (u.length === 0) return;
+    const t = monoUs();
+    for (let i = 0; i < u.length; i++) u[i]!.tPublished = t;
+    u.length = 0;
+  }
 
   private publishScheduled = false;
 
@@ -358,9 +429,13 @@ export class GatewayCore {
       zero(this.producer.mem, o, d.size);
       d.write(this.producer.mem, o);
       this.deferred.shift();
+      if (d.trace !== null) this.unpublished.push(d.trace);
       wrote = true;
     }
-    if (wrote) this.producer.publish();
+    if (wrote) {
+      this.stampPublished();
+      this.producer.publish();
+    }
   }
 
   /** Answers null (504) to every held request past its budget. Call every few ms. */

@@ -8,8 +8,10 @@ import type { Engine } from '../engine/engine.js';
 import type { EventOut } from '../engine/event_out.js';
 import { verify } from '../engine/verify.js';
 import type { Mem } from '../lib/mem.js';
+import { monoUs } from '../lib/mono_clock.js';
 import type { BroadcastProducer } from '../ring/broadcast_ring.js';
 import type { ParkingIdle } from '../ring/idle.js';
+import type { SeqStamps } from '../ring/seq_stamps.js';
 import type { SpscRing } from '../ring/spsc_ring.js';
 import type { EngineControl } from './engine_control.js';
 
@@ -61,7 +63,11 @@ export class EngineLoop {
     private readonly control: EngineControl,
     private readonly idle: ParkingIdle,
     private readonly verifyEach = false,
+    /** (last seq, time) per round that sequenced something: the sequence stage of held requests. */
+    private readonly stamps: SeqStamps | null = null,
   ) {}
+
+  private stampedSeq = 0;
 
   /** One round over every ring; returns the number of commands executed. */
   round(): number {
@@ -83,6 +89,12 @@ export class EngineLoop {
       }
     }
     if (n > 0) {
+      const seq = engine.state.seq;
+      if (this.stamps !== null && seq > this.stampedSeq) {
+        // Before the publish: whoever sees these events finds their stamp.
+        this.stampedSeq = seq;
+        this.stamps.stamp(seq, monoUs());
+      }
       this.out.publish();
       this.commands += n;
       this.batches++;

@@ -13,6 +13,7 @@ import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastProducer } from '../ring/broadcast_ring.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { ParkingIdle } from '../ring/idle.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
 import { SpscRing } from '../ring/spsc_ring.js';
 import { EngineControl } from './engine_control.js';
 import { EngineLoop, RingEventOut } from './engine_loop.js';
@@ -22,6 +23,8 @@ export interface EngineThreadData {
   eventRing: SharedArrayBuffer;
   doorbell: SharedArrayBuffer;
   control: SharedArrayBuffer;
+  /** SeqStamps the engine writes (last seq, time) into per round. */
+  sequencedStamps: SharedArrayBuffer;
   config: Partial<EngineConfig>;
   verify: boolean;
   /** The state to continue from: snapshot plus journal (null: a fresh exchange). */
@@ -40,6 +43,6 @@ if (data.recovery !== null) replay(data.recovery, state.seq, (m, o) => evolve(st
 const engine = new Engine(data.config, out, state);
 const control = new EngineControl(data.control);
 const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 20, park_timeout_ms: 50 });
-const loop = new EngineLoop(engine, rings, out, control, idle, data.verify);
+const loop = new EngineLoop(engine, rings, out, control, idle, data.verify, new SeqStamps(data.sequencedStamps));
 loop.run();
 parentPort?.postMessage({ type: 'stopped', seq: engine.state.seq, commands: loop.commands });

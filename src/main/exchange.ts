@@ -35,7 +35,8 @@ import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
-import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
+import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
 import { startDemoFor } from '../demo/start.js';
 import { loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
@@ -124,6 +125,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const durable = new DurableSeq(durableSab);
   durable.set(plan.lastSeq);
   const journalControl = new JournalControl(JournalControl.allocate());
+  const durableStamps = SeqStamps.allocate();
   const workers: Worker[] = [];
   let journal: Worker | null = null;
   let core: GatewayCore | null = null;
@@ -141,7 +143,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
 
   // 2. The journal thread, a reader of the event ring before anything is sequenced.
   const journalData: JournalThreadData = {
-    eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab,
+    eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
     dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
   };
   journal = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
@@ -166,11 +168,11 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const replay = ReplayGuard.allocate();
   const wsCounts = KeyCounts.allocate();
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
-  const spec = metricsSpec();
-  const metrics = new MetricsRegistry(allocateMetrics(spec, 2 + cfg.gateways), spec, {
+  const spec = metricsSpec(cfg.gateways);
+  const metrics = new MetricsRegistry(allocateMetrics(spec), spec, {
     engine: () => ({ seq: pipeline.control.seq, commands: pipeline.control.commands, batches: pipeline.control.batches, parks: pipeline.control.parks }),
     commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
-    eventRing: pipeline.eventRing, durableSeq: () => durable.get(), slices: sliceNames(cfg.gateways),
+    eventRing: pipeline.eventRing, durableSeq: () => durable.get(), journalFsync: journalControl.fsyncs,
   });
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
   const recovered: Promise<void>[] = [];
@@ -179,6 +181,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
+      sequenced_stamps: pipeline.sequencedStamps, durable_stamps: durableStamps,
       metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {},
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
@@ -191,6 +194,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   core = new GatewayCore({
     producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
     views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable,
+    sequencedStamps: pipeline.sequencedStamps, durableStamps,
   });
   const control = core;
   await Promise.all(recovered).catch(abandon);
@@ -211,7 +215,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const accountsApp = u.App();
   mountRest(accountsApp, {
     core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
-    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
+    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
 
@@ -237,7 +241,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     if (snapshotting === null && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
   }, 1000);
 
-  const controlMetrics = metrics.thread(SLICE_CONTROL, 'admin');
+  const controlMetrics = metrics.thread(SLICE_CONTROL);
   controlMetrics.watch(control);
   metrics.start();
   const adminApp = u.App();
@@ -254,6 +258,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     snapshot: takeSnapshot,
     log: (f) => log('info', { thread: 'admin', ...f }),
     metrics: () => metrics.render(),
+    latency: () => metrics.latency(),
   }, token, controlMetrics);
   const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
     u.us_listen_socket_close(accountsSocket);

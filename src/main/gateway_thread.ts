@@ -42,6 +42,9 @@ export interface GatewayThreadData {
   shed_pending: number;
   /** The journal's durable_seq word: events are applied (and answered) only up to it. */
   durable: SharedArrayBuffer;
+  /** SeqStamps of the engine (per round) and the journal (per group commit): the stage times of held requests. */
+  sequenced_stamps: SharedArrayBuffer;
+  durable_stamps: SharedArrayBuffer;
   /** Snapshot plus journal to rebuild the read model from before listening (null: fresh). */
   recovery: RecoveryPlan | null;
   /** Metrics slices (src/metrics); this thread writes slice SLICE_GATEWAY0 + index. */
@@ -62,10 +65,10 @@ const core = new GatewayCore({
   producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell), LAYOUT_FINGERPRINT),
   eventRing: d.eventRing,
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
-  durable: new DurableSeq(d.durable),
+  durable: new DurableSeq(d.durable), sequencedStamps: d.sequenced_stamps, durableStamps: d.durable_stamps,
 });
 const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
-const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'rest');
+const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index);
 metrics.watch(core);
 const app = u.App();
 let stopping = false;

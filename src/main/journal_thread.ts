@@ -13,14 +13,18 @@ import { DurableSeq } from '../journal/durable.js';
 import { JournalControl } from '../journal/journal_control.js';
 import { JournalWriter } from '../journal/writer.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
 
 export interface JournalThreadData {
   eventRing: SharedArrayBuffer;
   consumerIndex: number;
   durable: SharedArrayBuffer;
-  /** JournalControl's buffer: the stop word and the counters. */
+  /** JournalControl's buffer: the stop word, the counters, the fsync histogram. */
   control: SharedArrayBuffer;
+  /** SeqStamps the journal writes (durable_seq, time) into per group commit: the durable stage of held requests. */
+  durableStamps: SharedArrayBuffer;
   dataDir: string;
   fsync: boolean;
   nextSeq: number;
@@ -38,6 +42,7 @@ function main(d: JournalThreadData): void {
   const control = new JournalControl(d.control);
   const writer = new JournalWriter({ dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes });
   const bell = consumer.doorbell;
+  const stamps = new SeqStamps(d.durableStamps);
   parentPort?.postMessage({ type: 'ready' });
   for (;;) {
     let n = 0;
@@ -48,9 +53,18 @@ function main(d: JournalThreadData): void {
     }
     if (n > 0) {
       const before = durable.get();
-      durable.set(writer.sync());
+      const syncs = writer.syncs;
+      const t0 = monoUs();
+      const seq = writer.sync();
+      const t1 = monoUs();
+      if (d.fsync && writer.syncs !== syncs) control.fsyncs.record(t1 - t0);
       control.report(writer.syncs, writer.records, writer.bytes, writer.segments);
-      if (durable.get() !== before) bell.wake();
+      if (seq > before) {
+        // Stamped before durable_seq moves, so whoever sees the new durable_seq finds its stamp.
+        stamps.stamp(seq, t1);
+        durable.set(seq);
+        bell.wake();
+      }
       continue;
     }
     if (control.stopRequested) break;

@@ -12,6 +12,7 @@ import { assert } from '../lib/assert.js';
 import { BroadcastRing } from '../ring/broadcast_ring.js';
 import { CommandProducer } from '../ring/command_producer.js';
 import { Doorbell } from '../ring/doorbell.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
 import { SpscRing } from '../ring/spsc_ring.js';
 import { EngineControl } from './engine_control.js';
 import type { EngineThreadData } from './engine_thread.js';
@@ -33,6 +34,8 @@ export class Pipeline {
   readonly eventRing: SharedArrayBuffer;
   readonly doorbell: SharedArrayBuffer;
   readonly control: EngineControl;
+  /** (last seq, time) the engine stamps per round (SeqStamps). */
+  readonly sequencedStamps: SharedArrayBuffer;
   private readonly worker: Worker;
   private readonly exited: Promise<number>;
 
@@ -43,9 +46,10 @@ export class Pipeline {
     this.eventRing = BroadcastRing.allocate(opts.event_ring_bytes ?? 1 << 24, opts.event_consumers_max ?? 16, LAYOUT_FINGERPRINT);
     this.doorbell = Doorbell.allocate();
     this.control = new EngineControl(EngineControl.allocate());
+    this.sequencedStamps = SeqStamps.allocate();
     const data: EngineThreadData = {
       commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
-      control: this.control.sab, config: opts.engine ?? {}, verify: opts.verify ?? false,
+      control: this.control.sab, sequencedStamps: this.sequencedStamps, config: opts.engine ?? {}, verify: opts.verify ?? false,
       recovery: opts.recovery ?? null,
     };
     this.worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
