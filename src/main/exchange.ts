@@ -38,7 +38,7 @@ import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
 import { startDemoFor } from '../demo/start.js';
-import { loadConfig, type ExchangeConfig } from './config.js';
+import { engineConfigOf, loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
@@ -112,12 +112,9 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
   // Every read model folds events with the engine's configuration (retention
   // caps live in evolve), so one object is handed to all of them. Tables are
-  // sized so that a busy book does not pay a rehash stall (a 262k-entry index
-  // rehash measured 38 ms); they still grow past this.
-  const engineCfg = {
-    order_capacity: 1 << 19, account_capacity: 1 << 14,
-    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
-  };
+  // sized from --order-capacity so that a busy book never pays the copy of a
+  // doubling on the answering path (config.ts); they still grow past it.
+  const engineCfg = engineConfigOf(cfg);
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
   const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan });
