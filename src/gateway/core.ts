@@ -13,7 +13,8 @@ import type { Mem } from '../lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
-import { LoopPoller } from '../ring/idle.js';
+import type { Doorbell } from '../ring/doorbell.js';
+import { LoopWaitStrategy, type WaitKind } from '../ring/wait.js';
 import type { CommandProducer } from '../ring/command_producer.js';
 import { SeqStampReader } from '../ring/seq_stamps.js';
 import type { Views } from '../views/views.js';
@@ -22,10 +23,6 @@ import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
 
 export const MAX_PENDING = 1 << 16;
-/** Empty polls (each one event-loop turn) before parking on the doorbell. */
-const SPIN_POLLS = 64;
-/** A parked poller re-checks at least this often (expiry of held requests). */
-const PARK_TIMEOUT_MS = 5;
 
 /**
  * When one request passed each stage (monoUs(), µs on the process-wide
@@ -83,6 +80,8 @@ export interface GatewayCoreOptions {
   /** The engine's (seq, time) stamps per round and the journal's per group commit (SeqStamps): the stage times of held requests. */
   sequencedStamps?: SharedArrayBuffer | null;
   durableStamps?: SharedArrayBuffer | null;
+  /** How this thread waits for the completions of its held requests (src/ring/wait.ts); default park. */
+  wait?: WaitKind;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -132,25 +131,17 @@ export class GatewayCore {
   private expiryHead = 0;
   pending = 0;
   /**
-   * Polls the event ring from the event loop while requests are held; after
-   * SPIN_POLLS empty polls in a row it parks asynchronously on the event
-   * ring's doorbell instead, so a thread waiting on a slow engine does not
-   * burn the CPU the engine and the other threads need (2 vCPUs here).
+   * Where this thread learns that events became applicable: the journal's
+   * durable_seq doorbell (rung after each group commit), or the event ring's
+   * own (rung by the engine) when no journal gates what is applied.
    */
-  private readonly poller = new LoopPoller(() => {
-    const n = this.drain();
-    this.expire(Date.now());
-    if (this.pending === 0) return false;
-    if (n > 0) {
-      this.emptyPolls = 0;
-      return true;
-    }
-    if (++this.emptyPolls < SPIN_POLLS) return true;
-    this.parkUntilEvents();
-    return false;
-  });
-  private emptyPolls = 0;
-  private parked = false;
+  private readonly bell: Doorbell;
+  /**
+   * Drives drain and expiry from the event loop: promptly (by the configured
+   * wait kind) while requests are held, parked on the bell otherwise. Never
+   * blocks the event loop; an idle thread uses no CPU.
+   */
+  readonly waiter: LoopWaitStrategy;
   /** Counters for metrics. */
   shed = 0;
   timeouts = 0;
@@ -167,11 +158,23 @@ export class GatewayCore {
     this.consumer.open();
     this.sequencedAt = opts.sequencedStamps ? new SeqStampReader(opts.sequencedStamps) : null;
     this.durableAt = opts.durableStamps ? new SeqStampReader(opts.durableStamps) : null;
+    this.bell = this.durable !== null ? this.durable.doorbell : this.consumer.doorbell;
+    this.waiter = new LoopWaitStrategy(opts.wait ?? 'park', {
+      poll: () => {
+        const n = this.drain();
+        this.expire(Date.now());
+        return n;
+      },
+      awaiting: () => this.pending > 0,
+      park: (ms) => this.parkOnBell(ms),
+      dueInMs: () => this.nextDeadlineMs() - Date.now(),
+    });
+    this.waiter.start();
   }
 
   close(): void {
     this.closed = true;
-    this.poller.stop();
+    this.waiter.stop();
     this.consumer.close();
   }
 
@@ -184,43 +187,39 @@ export class GatewayCore {
    */
   private closed = false;
 
-  /** Starts polling for completions (after a submit). */
+  /** Starts waiting promptly for completions (after a submit). */
   kick(): void {
-    if (this.pending > 0 && !this.parked) this.poller.kick();
+    if (this.pending > 0) this.waiter.kick();
   }
 
-  private parkUntilEvents(): void {
-    const bell = this.consumer.doorbell;
-    // Announce, re-check, then wait (the no-lost-wake-up protocol of doorbell.ts).
+  /** Announce, re-check, then park asynchronously (the no-lost-wake-up protocol of doorbell.ts); null when an event is applicable now. */
+  private parkOnBell(timeoutMs: number): Promise<unknown> | null {
+    const bell = this.bell;
     bell.announce();
-    const wait = this.hasApplicable() ? null : bell.parkAsync(PARK_TIMEOUT_MS);
-    if (wait === null) {
-      this.emptyPolls = 0;
-      this.poller.kick();
-      return;
-    }
-    this.parked = true;
-    wait.then(this.onUnpark);
+    if (this.hasApplicable()) return null;
+    return bell.parkAsync(timeoutMs);
   }
 
-  private readonly onUnpark = (): void => {
-    this.parked = false;
-    this.emptyPolls = 0;
-    if (this.pending > 0) this.poller.kick();
-  };
+  /** The deadline of the oldest request still held (Date.now() time), Infinity when none. */
+  private nextDeadlineMs(): number {
+    const q = this.expiryQueue;
+    for (let i = this.expiryHead; i < q.length; i++) {
+      const corr = q[i]!;
+      const slot = corr & 0xffff;
+      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      return this.deadline[slot]!;
+    }
+    return Infinity;
+  }
 
   /**
    * For another event-loop poller of this thread (the WebSocket lane's pump):
-   * parks asynchronously on the event ring's doorbell with the protocol of
-   * parkUntilEvents. Null when an applicable event is already waiting (drain
-   * now); else settles when the engine publishes or after timeout_ms (1 ms
-   * while published events wait for durability, which rings no doorbell).
+   * parks asynchronously on the bell with the doorbell protocol. Null when an
+   * applicable event is already waiting (drain now); else settles when events
+   * become applicable (durable) or after timeout_ms.
    */
   waitForEvents(timeout_ms: number): Promise<unknown> | null {
-    const bell = this.consumer.doorbell;
-    bell.announce();
-    if (this.hasApplicable()) return null;
-    return bell.parkAsync(this.consumer.hasUnread() ? Math.min(1, timeout_ms) : timeout_ms);
+    return this.parkOnBell(timeout_ms);
   }
 
   /** True when an event that may be applied now (durable) is waiting. */

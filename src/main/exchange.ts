@@ -7,8 +7,10 @@
 //      REST on the public port, one ring each
 //   4. control plane and accounts service on this (main) thread, ring 1
 //   5. listeners open once every reader of the event ring is in
-//   6. the clock: a ClockTick every few ms on ring 0 (expiry, dead-man, rounds)
-// then prints one `ready` line. SIGTERM/SIGINT: close the listeners, answer
+//   6. the clock starts: it runs in the engine loop (a ClockTick when the
+//      next timer is due: expiry, dead-man, rounds, oracle staleness)
+// then prints one `ready` line. Every thread waits by its wait strategy
+// (DX_WAIT), so an idle exchange sleeps. SIGTERM/SIGINT: close the listeners, answer
 // what is held, stop the engine (it drains its rings), let the journal drain
 // and fsync, exit 0.
 
@@ -30,23 +32,23 @@ import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
-import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
-import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
 import { startDemoFor } from '../demo/start.js';
-import { engineConfigOf, loadConfig, type ExchangeConfig } from './config.js';
+import { availableParallelism } from 'node:os';
+import { engineConfigOf, loadConfig, waitRoles, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
 import { KeyCounts } from '../ws/key_counts.js';
 
+/** Ring 0 (producer 0, the engine clock's id): nothing in the exchange writes it; tests and tools may inject ClockTicks. */
 const PRODUCER_TIMER = 0;
 const PRODUCER_CONTROL = 1;
-const CLOCK_TICK_MS = 5;
 
 export interface RunningExchange {
   config: ExchangeConfig;
@@ -117,7 +119,10 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const engineCfg = engineConfigOf(cfg);
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
-  const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan });
+  const wait = waitRoles(cfg.wait, availableParallelism(), cfg.gateways);
+  const pipeline = Pipeline.start({
+    producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan, wait: wait.engine, clock: true,
+  });
   const durableSab = DurableSeq.allocate();
   const durable = new DurableSeq(durableSab);
   durable.set(plan.lastSeq);
@@ -126,10 +131,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const workers: Worker[] = [];
   let journal: Worker | null = null;
   let core: GatewayCore | null = null;
-  let background: ReturnType<typeof setInterval> | undefined;
   const abandon = async (e: unknown): Promise<never> => {
     await Promise.all(workers.map((w) => w.terminate()));
-    clearInterval(background);
     core?.close();
     await pipeline.stop().catch(() => 0);
     if (journal) await journal.terminate();
@@ -141,7 +144,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // 2. The journal thread, a reader of the event ring before anything is sequenced.
   const journalData: JournalThreadData = {
     eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
-    dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
+    dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes, wait: wait.journal,
   };
   journal = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
   const journalExit = new Promise<void>((res) => journal!.once('exit', () => res()));
@@ -178,7 +181,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
-      sequenced_stamps: pipeline.sequencedStamps, durable_stamps: durableStamps,
+      sequenced_stamps: pipeline.sequencedStamps, durable_stamps: durableStamps, wait: wait.gateway,
       metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {},
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
@@ -191,7 +194,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   core = new GatewayCore({
     producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
     views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable,
-    sequencedStamps: pipeline.sequencedStamps, durableStamps,
+    sequencedStamps: pipeline.sequencedStamps, durableStamps, wait: wait.gateway,
   });
   const control = core;
   await Promise.all(recovered).catch(abandon);
@@ -200,10 +203,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     event: 'recovery', seq: plan.lastSeq, snapshot: plan.snapshot?.path ?? null, snapshot_seq: plan.snapshot?.seq ?? 0,
     replayed_commands: plan.lastSeq - (plan.snapshot?.seq ?? 0), segments: plan.segments.length, ms: Math.round(recoveryMs),
   });
-  background = setInterval(() => {
-    control.drain();
-    control.expire(Date.now());
-  }, 2);
 
   // 5. Listeners: gateways, accounts service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
@@ -262,19 +261,9 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     return abandon(e);
   });
 
-  // 6. The clock.
-  const timer = pipeline.producer(PRODUCER_TIMER);
-  const clock = setInterval(() => {
-    const o = timer.tryClaim(ClockTick.SIZE);
-    if (o < 0) return; // the engine is behind; the next tick carries the time
-    const ns = BigInt(Date.now()) * 1_000_000n;
-    const m = timer.mem;
-    for (let i = (o >>> 2) + 1; i < (o + ClockTick.SIZE) >>> 2; i++) m.u32[i] = 0;
-    Header.set_type(m, o, ClockTick.TYPE);
-    Header.set_producer(m, o, PRODUCER_TIMER);
-    Header.set_ts(m, o, bigIntHi(ns), bigIntLo(ns));
-    timer.publish();
-  }, CLOCK_TICK_MS);
+
+  // 6. The clock (in the engine loop), now that every reader of the event ring has joined.
+  pipeline.startClock();
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);
@@ -295,7 +284,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       });
       w.postMessage({ type: 'stop' });
     })));
-    clearInterval(clock);
     clearInterval(snapshotTimer);
     metrics.stop();
     controlMetrics.unwatch();
@@ -304,7 +292,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     journalControl.requestStop();
     new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, journalConsumer).doorbell.wake();
     await journalExit;
-    clearInterval(background);
     control.drain();
     control.close();
     await snapshotting?.catch(() => undefined);
