@@ -42,6 +42,7 @@ import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js
 import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
+import { fsyncSummary, putServer, readLatency, serverStages, stagesLine, type ServerSummary } from './lib/server_latency.js';
 import { max as maxOf, median, min as minOf, percentiles, putLatencyUs, relativeSpread } from './lib/stats.js';
 
 const NONE_LABEL = 'durability none (benchmarks only)';
@@ -49,8 +50,13 @@ const WRITE_RATE_PER_KEY = 50;
 const KEY_HEADROOM = 0.8;
 const SPREAD_FLAG = 0.1;
 const FOREIGN_REDO_PCT = 25;
-/** Fractions of the fsync peak for the latency-against-load open loops (besides the half). */
-const CURVE_FRACTIONS = [0.1, 0.25] as const;
+/**
+ * Fractions of the fsync peak for the latency-against-load open loops (the
+ * regression benchmark of the stalls: 1%, 10%, 25% and 50%, each CURVE_MS at
+ * CURVE_CONNECTIONS connections, server-side percentiles beside the client's).
+ */
+const CURVE_FRACTIONS = [0.01, 0.1, 0.25, 0.5] as const;
+const CURVE_CONNECTIONS = 512;
 const MID = 50;
 const SPREAD = 5;
 const TOKEN = 'durable-place-bench-token-0123456789';
@@ -65,6 +71,8 @@ interface Settings extends Omit<GatewaySettings, 'max_attempts'> {
   build_run_ms: number;
   build_max_ms: number;
   cold_starts: number;
+  /** Length of each open loop of the latency-against-load curve. */
+  curve_ms: number;
 }
 
 function settings(quick: boolean): Settings {
@@ -78,6 +86,7 @@ function settings(quick: boolean): Settings {
     build_run_ms: quick ? 3000 : 8000,
     build_max_ms: quick ? 120_000 : 600_000,
     cold_starts: quick ? 1 : 3,
+    curve_ms: quick ? 3000 : 30_000,
   };
 }
 
@@ -135,8 +144,16 @@ async function stopServer(server: ExchangeProcess): Promise<{ code: number | nul
 
 // ------------------------------------------------------------------ measured runs
 
+/** The exchange's own figures over a run: every stage of place_order, and the journal's fsyncs. */
+interface ServerWindow {
+  stages: Record<string, ServerSummary>;
+  fsync: ServerSummary;
+}
+
 interface Measured {
   value: LoadResult;
+  /** Server-side latency over the run (open loops). */
+  server?: ServerWindow;
   server_pct: number;
   generator_pct: number;
   foreign_pct: number;
@@ -145,18 +162,22 @@ interface Measured {
 }
 
 /** Waits for a quiet machine (bounded), runs under a CPU window, redoes (at most twice) when other processes took more than FOREIGN_REDO_PCT. */
-async function measured(s: Settings, ex: Exchange, others: number[], fn: () => Promise<LoadResult>): Promise<Measured> {
+async function measured(s: Settings, ex: Exchange, others: number[], fn: () => Promise<LoadResult>, timed = false): Promise<Measured> {
   let last: Measured | null = null;
   for (let attempt = 1; attempt <= 3; attempt++) {
     const quiet = await waitQuiet([ex.server.pid, process.pid, ...others], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
     const pids: Record<string, number> = { server: ex.server.pid, generator: process.pid };
     others.forEach((p, i) => (pids[`other${i}`] = p));
+    const admin = { adminBase: ex.server.adminBase, token: TOKEN };
+    const before = timed ? await readLatency(admin) : null;
     const w = new CpuWindow(pids);
     const value = await fn();
     const cpu = w.stop();
+    const after = before !== null ? await readLatency(admin) : null;
     let own = 0;
     for (const v of Object.values(cpu.process_pct)) own += Number.isFinite(v) ? v : 0;
     last = { value, server_pct: cpu.process_pct.server!, generator_pct: cpu.process_pct.generator!, foreign_pct: round1(cpu.machine_pct - own), attempts: attempt, quiet };
+    if (before !== null && after !== null) last.server = { stages: serverStages(before, after, 'rest', 'place_order'), fsync: fsyncSummary(before, after) };
     if (!ex.server.running) throw new Error(`the ${ex.mode} exchange died: ${ex.server.stderrTail().slice(-2000)}`);
     if (last.foreign_pct <= FOREIGN_REDO_PCT) break;
   }
@@ -175,10 +196,10 @@ function closed(s: Settings, ex: Exchange, connections: number, durationMs: numb
   });
 }
 
-function open(s: Settings, ex: Exchange, connections: number, rate: number, seed: number): Promise<LoadResult> {
+function open(s: Settings, ex: Exchange, connections: number, rate: number, seed: number, durationMs = s.open_ms): Promise<LoadResult> {
   const runSeed = (seed + 0x9e3779b1 * ++ex.runs) >>> 0;
   return runLoad({
-    baseUrl: ex.server.base, keys: ex.keys, markets: [ex.market], mode: 'open', rate, connections, durationMs: s.open_ms,
+    baseUrl: ex.server.base, keys: ex.keys, markets: [ex.market], mode: 'open', rate, connections, durationMs,
     mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD,
   });
 }
@@ -230,9 +251,10 @@ interface ModeResult {
   probes: Probe[];
   connections: number;
   place: Measured[];
+  /** Open loop at half of the peak (fsync: the curve's 50% point). */
   open: Measured;
   open_rate: number;
-  /** Open loops at lower fractions of the peak (fsync only): where the tail comes from. */
+  /** Open loops at fractions of the peak (fsync only): where the tail comes from. */
   curve: { fraction: number; rate: number; m: Measured }[];
 }
 
@@ -272,21 +294,24 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
       for (const mode of order) place[mode].push(await measured(s, ex[mode], other(mode), () => closed(s, ex[mode], conns[mode], s.run_ms, seed)));
     }
 
-    // Open loop at half of each mode's median peak.
-    const out: Partial<Record<Mode, ModeResult>> = {};
-    for (const mode of MODES) {
-      const rate = Math.max(1, Math.round(median(place[mode].map((m) => okRate(m.value))) / 2));
-      const o = await measured(s, ex[mode], other(mode), () => open(s, ex[mode], conns[mode], rate, seed));
-      out[mode] = { setup_ms: ex[mode].setup_ms, probes: probes[mode], connections: conns[mode], place: place[mode], open: o, open_rate: rate, curve: [] };
-    }
-    // Latency against load, fsync only: if the tail stays where it is at a
-    // tenth of the peak, it is not queueing but the hand-offs and the machine.
+    // Latency against load, fsync: open loops at 1%, 10%, 25% and 50% of the
+    // median peak, each with the server's own stage histograms over the run.
+    // If the tail stays where it is at a hundredth of the peak, it is not
+    // queueing but the hand-offs, a stall, or the machine.
+    const curve: ModeResult['curve'] = [];
     for (const fraction of CURVE_FRACTIONS) {
       const rate = Math.max(1, Math.round(median(place.fsync.map((m) => okRate(m.value))) * fraction));
-      const m = await measured(s, ex.fsync, other('fsync'), () => open(s, ex.fsync, conns.fsync, rate, seed));
-      out.fsync!.curve.push({ fraction, rate, m });
+      const m = await measured(s, ex.fsync, other('fsync'), () => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, s.curve_ms), true);
+      curve.push({ fraction, rate, m });
     }
-    return out as Record<Mode, ModeResult>;
+    const half = curve.find((c) => c.fraction === 0.5)!;
+    // none (benchmarks only): its own half of peak.
+    const noneRate = Math.max(1, Math.round(median(place.none.map((m) => okRate(m.value))) / 2));
+    const noneOpen = await measured(s, ex.none, other('none'), () => open(s, ex.none, conns.none, noneRate, seed), true);
+    return {
+      fsync: { setup_ms: ex.fsync.setup_ms, probes: probes.fsync, connections: conns.fsync, place: place.fsync, open: half.m, open_rate: half.rate, curve },
+      none: { setup_ms: ex.none.setup_ms, probes: probes.none, connections: conns.none, place: place.none, open: noneOpen, open_rate: noneRate, curve: [] },
+    };
   } finally {
     for (const mode of MODES) {
       const e = exs[mode];
@@ -485,14 +510,36 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const helloMed = median(helloRates);
   notes.push(`uWS hello-world ceiling in this run (test/support/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);
   for (const c of tp.fsync.curve) {
-    const p = `fsync_at_${Math.round(c.fraction * 100)}pct`;
+    const pct = Math.round(c.fraction * 100);
+    const p = `fsync_at_${pct}pct`;
     const o = c.m.value;
     metrics[`${p}_rate_per_s`] = c.rate;
-    putLatencyUs(metrics, `${p}_`, o.latency_ms, ['p50', 'p99', 'p999']);
+    putLatencyUs(metrics, `${p}_`, o.latency_ms, ['p50', 'p99', 'p999', 'max']);
     metrics[`${p}_send_lag_p99_us`] = us(o.send_lag_ms.p99);
     metrics[`${p}_server_cpu_pct`] = round1(c.m.server_pct);
     metrics[`${p}_generator_cpu_pct`] = round1(c.m.generator_pct);
+    // The issue-13 keys: server-side (the exchange's own histograms over the run) beside client-side.
+    for (const q of ['p50', 'p99', 'p999', 'max'] as const) metrics[`client_${q}_us_${pct}pct`] = us(o.latency_ms[q]);
+    const srv = c.m.server;
+    if (srv !== undefined) {
+      const t = srv.stages.total!;
+      metrics[`server_p50_us_${pct}pct`] = t.p50_us;
+      metrics[`server_p99_us_${pct}pct`] = t.p99_us;
+      metrics[`server_p999_us_${pct}pct`] = t.p999_us;
+      metrics[`server_max_us_${pct}pct`] = t.max_us;
+      metrics[`server_count_${pct}pct`] = t.count;
+      for (const [stage, x] of Object.entries(srv.stages)) {
+        if (stage === 'total' || x.count === 0) continue;
+        metrics[`stage_${stage}_p50_us_${pct}pct`] = x.p50_us;
+        metrics[`stage_${stage}_p99_us_${pct}pct`] = x.p99_us;
+        metrics[`stage_${stage}_max_us_${pct}pct`] = x.max_us;
+      }
+      metrics[`journal_fsync_p50_us_${pct}pct`] = srv.fsync.p50_us;
+      metrics[`journal_fsync_p99_us_${pct}pct`] = srv.fsync.p99_us;
+      metrics[`journal_fsync_max_us_${pct}pct`] = srv.fsync.max_us;
+    }
   }
+  if (tp.none.open.server !== undefined) putServer(metrics, 'none_', tp.none.open.server.stages.total!);
 
   // Recovery.
   const million = rc.journal.events / 1e6;
@@ -540,7 +587,20 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   notes.push(`connections: the generator binds each connection to one key and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms): ${MODES.map((m) => `${m}: ${tp[m].probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')} -> ${tp[m].connections}`).join('; ')}.`);
   notes.push(`both exchanges ran side by side (${s.gateways} gateway thread(s) each, separate processes and data directories under ${tmpdir()} on the same disk); the idle one's CPU is counted as ours, not foreign. Setup: ${s.keys} accounts per exchange, one key each, ${s.seed_shares} YES+NO shares minted per account (fsync ${tp.fsync.setup_ms} ms, none ${tp.none.setup_ms} ms). Orders: the load generator's place op (YES-space ${MID}+-${SPREAD}, both outcomes, 70% buys / 30% sells, qty 1..10), no cancels, the book grows during the run.`);
   notes.push(`open loop latency from the intended send time at half of each mode's median closed-loop peak: fsync ${tp.fsync.open_rate}/s p50/p99/p99.9 ${metrics.fsync_p50_us}/${metrics.fsync_p99_us}/${metrics.fsync_p999_us} us; none (benchmarks only) ${tp.none.open_rate}/s ${metrics.none_p50_us}/${metrics.none_p99_us}/${metrics.none_p999_us} us. The generator's own send lag p99: fsync ${metrics.fsync_open_send_lag_p99_us} us, none ${metrics.none_open_send_lag_p99_us} us.`);
-  notes.push(`latency against load (fsync, open loop, ${s.open_ms} ms each): ${tp.fsync.curve.map((c) => `${Math.round(c.fraction * 100)}% of peak = ${c.rate}/s: p50/p99/p99.9 ${us(c.m.value.latency_ms.p50)}/${us(c.m.value.latency_ms.p99)}/${us(c.m.value.latency_ms.p999)} us (generator send lag p99 ${us(c.m.value.send_lag_ms.p99)} us; server ${round1(c.m.server_pct)}%, generator ${round1(c.m.generator_pct)}% CPU)`).join('; ')}; 50% as above.`);
+  notes.push(`latency against load (fsync, open loop at ${CURVE_CONNECTIONS} connections, ${s.curve_ms} ms each; client = the load generator from the intended send time, server = the exchange's own histograms over the same run, head to reply written): ${tp.fsync.curve.map((c) => `${Math.round(c.fraction * 100)}% of peak = ${c.rate}/s: client p50/p99/p99.9/max ${us(c.m.value.latency_ms.p50)}/${us(c.m.value.latency_ms.p99)}/${us(c.m.value.latency_ms.p999)}/${us(c.m.value.latency_ms.max)} us, server ${c.m.server ? `${c.m.server.stages.total!.p50_us}/${c.m.server.stages.total!.p99_us}/${c.m.server.stages.total!.p999_us}/${c.m.server.stages.total!.max_us}` : '–'} us (generator send lag p99 ${us(c.m.value.send_lag_ms.p99)} us; server ${round1(c.m.server_pct)}%, generator ${round1(c.m.generator_pct)}% CPU)`).join('; ')}.`);
+  for (const c of tp.fsync.curve) if (c.m.server) notes.push(`stages at ${Math.round(c.fraction * 100)}% of peak: ${stagesLine(c.m.server.stages)}; journal write+fdatasync ${c.m.server.fsync.p50_us}/${c.m.server.fsync.p99_us}/${c.m.server.fsync.max_us} (p50/p99/max µs, ${c.m.server.fsync.count} group commits).`);
+  const diskP99 = disk.p99_us;
+  const srvTarget = (pct: number, q: 'p99' | 'p999', budget: number): void => {
+    const v = metrics[`server_${q}_us_${pct}pct`];
+    if (v === undefined) return;
+    notes.push(`target server-side ${q === 'p999' ? 'p99.9' : 'p99'} at ${pct}% of peak <= ${budget / 1000} ms + the disk's fdatasync p99 (${diskP99} us) = ${budget + diskP99} us: ${v} us — ${v <= budget + diskP99 ? 'met' : 'NOT met'}.`);
+  };
+  for (const pct of [1, 10, 25]) {
+    srvTarget(pct, 'p99', 1000);
+    srvTarget(pct, 'p999', 3000);
+  }
+  srvTarget(50, 'p99', 2000);
+  if (metrics.client_p99_us_10pct !== undefined) notes.push(`target client-side p99 at 10% of peak <= 3 ms: ${metrics.client_p99_us_10pct} us — ${metrics.client_p99_us_10pct <= 3000 ? 'met' : 'NOT met'}.`);
   for (const [name, xs] of [['fsync_placements_per_s', rates.fsync], ['none_placements_per_s', rates.none], ['recovery_spawn_to_ready_ms', rc.full.map((c) => c.spawn_to_ready_ms)]] as const) {
     if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
   }
@@ -562,7 +622,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'durable_place',
     node: env.node,
     machine: env.machine,
-    workload: `Two exchange processes side by side on 127.0.0.1, --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, one open-loop run of ${s.open_ms} ms per mode at half its peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
+    workload: `Two exchange processes side by side on 127.0.0.1, --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, open loops at ${CURVE_FRACTIONS.map((f) => `${f * 100}%`).join(', ')} of the fsync peak (${s.curve_ms} ms each, ${CURVE_CONNECTIONS} connections, the exchange's own stage histograms read before and after each) and one of ${s.open_ms} ms at half the none peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
     metrics,
     peers: {
       durability_none_benchmarks_only: {

@@ -2,15 +2,16 @@
 //   (a) one-way throughput of 64-byte records, median of 5 runs, publishing
 //       per record and per batch of 16;
 //   (b) round-trip latency A -> B -> A over two rings, p50/p99/p99.9, with
-//       the idle strategies the gateway and engine will use:
+//       the wait strategies of src/ring/wait.ts:
 //       spin_spin   both sides busy-poll;
-//       poll_spin   A (I/O thread) polls from its event loop with LoopPoller,
-//                   B (engine) runs ParkingIdle and is within its spin phase;
+//       poll_spin   A (I/O thread) polls from its event loop (LoopWaitStrategy
+//                   spin), B (engine) parks (BlockingWaitStrategy) and is
+//                   within its spin phase;
 //       poll_parked as poll_spin with a 1 ms gap between requests, so B has
 //                   parked and every request pays a wake-up;
 //       poll_parked_nospin  the same with B's spin phase off (spin_us 0):
 //                   after a wake-up B often shares A's vCPU, and B's spin
-//                   phase then delays A's poll (see idle.ts);
+//                   phase then delays A's poll (see wait.ts);
 //   (c) a single-thread claim/publish/peek/advance cost per record;
 //   peer: worker postMessage round trip.
 // Timing is done inside the workers; the main thread waits in its event loop.
@@ -23,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { SpscRing } from '../src/ring/spsc_ring.js';
-import { PARKING_SPIN_US_DEFAULT } from '../src/ring/idle.js';
+import { SPIN_US_DEFAULT } from '../src/ring/wait.js';
 import type { BenchRole, BenchWorkerResult } from './lib/ring_bench_worker.js';
 import { BENCH_FP } from './lib/ring_bench_constants.js';
 import { type BenchResult, environment, writeResult } from './lib/result.js';
@@ -31,8 +32,8 @@ import { max, median, min, percentileSorted, sortedCopy } from './lib/stats.js';
 
 const WORKER_URL = new URL('./lib/ring_bench_worker.js', import.meta.url);
 const RING_BYTES = 256 * 1024;
-/** The engine's ParkingIdle spin phase in the poll variants (its default). */
-const ECHO_SPIN_US = PARKING_SPIN_US_DEFAULT;
+/** The engine's spin phase (BlockingWaitStrategy) in the poll variants (its default). */
+const ECHO_SPIN_US = SPIN_US_DEFAULT;
 
 interface Running {
   worker: Worker;
@@ -209,7 +210,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       `SpscRing over worker_threads on ${os.availableParallelism()} CPUs; ` +
       `throughput: ${tpCount} x 64 B records, ${RING_BYTES / 1024} KiB ring, median of ${runs} runs, publish per record and per 16; ` +
       `rtt: 64 B request on ring 1, echo on ring 2, 64 KiB rings, ` +
-      `spin_spin ${latN} samples, poll_spin ${pollN} (LoopPoller vs ParkingIdle spin_us=${ECHO_SPIN_US}), ` +
+      `spin_spin ${latN} samples, poll_spin ${pollN} (LoopWaitStrategy spin vs BlockingWaitStrategy spin_us=${ECHO_SPIN_US}), ` +
       `poll_parked and poll_parked_nospin ${parkedN} each (1 ms gaps, echo parked; spin_us ${ECHO_SPIN_US} and 0); ` +
       `peer: worker postMessage of a number, ${pmN} round trips` + (quick ? '; quick mode' : ''),
     metrics,

@@ -14,9 +14,13 @@ import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../../t
  * The exchange as its own process for a benchmark. Its log keeps only
  * warnings and worse: the setup makes thousands of operator actions, each
  * logged at info. A start that fails is tried again (three times in all).
+ * The demo (a market maker and an oracle feeding the exchange) is off: a
+ * benchmark measures the exchange under its own stated load only, so one
+ * that wants the demo's traffic must say `demo: true`. (Until 2026-11-25 the
+ * benchmarks started here ran with the demo on, as the exchange's default.)
  */
 export function startBenchExchange(cfg: ProcessConfig, nodeArgs?: string[]): Promise<ExchangeProcess> {
-  return spawnExchange(cfg, { logLevel: 'warn', nodeArgs, attempts: 3, readyTimeoutMs: 30_000 });
+  return spawnExchange({ demo: false, ...cfg }, { logLevel: 'warn', nodeArgs, attempts: 3, readyTimeoutMs: 30_000 });
 }
 
 // ------------------------------------------------------------------ population

@@ -12,7 +12,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { LoopPoller, ParkingIdle } from '../../src/ring/idle.js';
+import { BlockingWaitStrategy, LoopWaitStrategy } from '../../src/ring/wait.js';
 import { BENCH_FP } from './ring_bench_constants.js';
 const REC = 64;
 const DATA = 1;
@@ -121,7 +121,7 @@ function tpConsume(a: Extract<BenchRole, { role: 'tp_consume' }>): BenchWorkerRe
 function echo(a: Extract<BenchRole, { role: 'echo' }>): BenchWorkerResult {
   const req = new SpscRing(a.req, BENCH_FP);
   const rep = new SpscRing(a.rep, BENCH_FP);
-  const idle = a.idle === 'park' ? new ParkingIdle(req.doorbell, req, { spin_us: a.spin_us, park_timeout_ms: 100 }) : null;
+  const idle = a.idle === 'park' ? new BlockingWaitStrategy(req.doorbell, req, { spin_us: a.spin_us, park_timeout_ms: 100 }) : null;
   const u32 = req.mem.u32;
   ready();
   for (;;) {
@@ -138,7 +138,7 @@ function echo(a: Extract<BenchRole, { role: 'echo' }>): BenchWorkerResult {
     if (type === STOP) break;
     if (idle !== null) idle.idle(1);
   }
-  return result({ parks: idle === null ? 0 : idle.parks });
+  return result({ parks: idle === null ? 0 : idle.sleeps });
 }
 
 function pingSpin(a: Extract<BenchRole, { role: 'ping_spin' }>): BenchWorkerResult {
@@ -176,29 +176,39 @@ function pingPoll(a: Extract<BenchRole, { role: 'ping_poll' }>): Promise<BenchWo
     const sendNext = (): void => {
       tSend = performance.now();
       send(req, i >>> 0, DATA);
+      outstanding = true;
       poller.kick();
     };
-    // The gateway's pattern: one poll per event-loop turn while a reply is outstanding.
-    const poller = new LoopPoller(() => {
-      const off = rep.peek();
-      if (off === -1) return true;
-      if (u32[(off >>> 2) + 2] !== i >>> 0) mismatches++;
-      rep.advance();
-      const t = performance.now();
-      if (i >= 0) lat[i] = (t - tSend) * 1e6;
-      i++;
-      if (i >= a.n) {
-        send(req, 0, STOP);
-        resolve(result({ lat_ns: lat, mismatches }));
-        return false;
-      }
-      if (a.gap_ms > 0) {
-        setTimeout(sendNext, a.gap_ms);
-        return false;
-      }
-      tSend = performance.now();
-      send(req, i >>> 0, DATA);
-      return true;
+    // The gateway's pattern with the spin kind: one poll per event-loop turn while a reply is outstanding.
+    let outstanding = false;
+    const poller = new LoopWaitStrategy('spin', {
+      poll: () => {
+        const off = rep.peek();
+        if (off === -1) return 0;
+        if (u32[(off >>> 2) + 2] !== i >>> 0) mismatches++;
+        rep.advance();
+        const t = performance.now();
+        if (i >= 0) lat[i] = (t - tSend) * 1e6;
+        i++;
+        outstanding = false;
+        if (i >= a.n) {
+          send(req, 0, STOP);
+          poller.stop();
+          resolve(result({ lat_ns: lat, mismatches }));
+          return 1;
+        }
+        if (a.gap_ms > 0) {
+          setTimeout(sendNext, a.gap_ms);
+          return 1;
+        }
+        tSend = performance.now();
+        send(req, i >>> 0, DATA);
+        outstanding = true;
+        return 1;
+      },
+      awaiting: () => outstanding,
+      park: () => null,
+      dueInMs: () => Infinity,
     });
     ready();
     waitGo();

@@ -32,7 +32,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { ReplayGuard, startSignature } from '../../src/gateway/auth.js';
 import { TokenBuckets } from '../../src/gateway/buckets.js';
-import type { Completion, GatewayCore } from '../../src/gateway/core.js';
+import { stageTimes, type Completion, type GatewayCore } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
 import {
   BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions,
@@ -259,7 +259,7 @@ async function main(): Promise<void> {
       aborted: false, done: false, method: req.method, path: q >= 0 ? url.slice(0, q) : url, target: url, query: q >= 0 ? url.slice(q + 1) : '',
       keyHeader: String(req.headers['dx-access-key'] ?? ''), tsHeader: String(req.headers['dx-access-timestamp'] ?? ''),
       sigHeader: String(req.headers['dx-access-signature'] ?? ''), authorization: '', contentLengths: 1, chunks: [], size: raw.length,
-      tooLarge: false, started: performance.now(), routeName: route.name, mac: null,
+      tooLarge: false, routeName: route.name, mac: null, ...stageTimes(),
     };
     try {
       // The same checks in the same order as the exchange's gateway (src/gateway/http.ts onRequest).

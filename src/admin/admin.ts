@@ -13,9 +13,10 @@ import {
   CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES, RateTier, SetKeyTier, T_SET_KEY_TIER, RevokeKey, T_REVOKE_KEY,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
+import { monoUs } from '../lib/mono_clock.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
-import { deferReply, fail, finish, receive, send, type InFlight, type Observer } from '../gateway/http.js';
+import { deferReply, fail, finish, observe, receive, send, type InFlight, type Observer } from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
 import { compile, parseJson, safeField, validate, type Checker } from '../gateway/schemas.js';
@@ -42,6 +43,8 @@ export interface AdminContext {
   log: (fields: Record<string, unknown>) => void;
   /** GET /metrics: the Prometheus text exposition, merged across threads (src/metrics). */
   metrics: () => string;
+  /** GET /admin/latency: the latency histograms with their buckets (src/metrics). */
+  latency: () => C.LatencyReport;
 }
 
 interface AdminRequest {
@@ -242,6 +245,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     return { status: 200, body: { seq: String(done.seq), path: done.path } satisfies C.SnapshotResult };
   }),
   route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
+  route('latency', 'GET', '/admin/latency', 'none', (_r, ctx) => ({ status: 200, body: ctx.latency() })),
   // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {
@@ -322,10 +326,18 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
       if (f.query.length > 0) throw new ApiError('unknown_field', 'the control plane takes no query parameters', { field: f.query.split('=')[0] });
       if (match.route.name === 'metrics') {
         sendText(res, f, 200, ctx.metrics());
-        observer?.onResponse(f.routeName, 200, null, (performance.now() - f.started) * 1000);
+        observe(observer, f, 200, null);
         return;
       }
-      const out = match.route.handler({ params: match.params, body }, ctx);
+      f.tVerified = monoUs();
+      // The commands the handler submits carry this request's stage times.
+      ctx.core.tracing = f;
+      let out: Reply | Promise<Reply>;
+      try {
+        out = match.route.handler({ params: match.params, body }, ctx);
+      } finally {
+        ctx.core.tracing = null;
+      }
       if (out instanceof Promise) {
         ctx.core.kick();
         out.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));

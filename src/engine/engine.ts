@@ -31,6 +31,7 @@ import { evolve } from './evolve.js';
 import { setKeyTierReject, writeKeyTierSet } from './key_tiers.js';
 import { ORACLE_SOURCES } from './markets.js';
 import { ExchangeState } from './state.js';
+import type { TimerHeap } from '../lib/timer_heap.js';
 
 /** Longest series round: 30 days, so that period_s x 1e9 ns stays a safe integer. */
 export const SERIES_PERIOD_MAX_S = 2_592_000;
@@ -525,6 +526,25 @@ export class Engine {
 
   // ---- clock ---------------------------------------------------------------
 
+  /**
+   * When the next ClockTick can have an effect, in ms since the epoch (the
+   * ns key / 1e6), or Infinity when nothing is scheduled: the earliest gtd
+   * expiry, dead-man, oracle staleness, round close and dispute deadline,
+   * and proposals and series openings while the oracle quorum is fresh at
+   * the last sequenced ts (without one they wait for an oracle tick, a
+   * command, after which the caller asks again; a quorum going stale is an
+   * oracle expiry, itself scheduled). For the engine thread's clock, which
+   * sleeps until then; reads no clock.
+   */
+  nextDueMs(): number {
+    const s = this.state;
+    let due = Math.min(heapDueMs(s.expiries), heapDueMs(s.deadmen), heapDueMs(s.oracleExpiries), heapDueMs(s.closes), heapDueMs(s.disputeDeadlines));
+    if ((s.awaitingProposal.size > 0 || s.seriesWaiting.size > 0) && this.freshPrices(s.tsHi, s.tsLo, -1, 0) >= s.config.oracle_quorum) {
+      due = Math.min(due, heapDueMs(s.awaitingProposal), heapDueMs(s.seriesWaiting));
+    }
+    return due;
+  }
+
   private due(hi: number, lo: number): boolean {
     const s = this.state;
     if (
@@ -982,3 +1002,9 @@ export class Engine {
   }
 }
 
+
+/** A timer heap's earliest key in ms since the epoch (ns / 1e6), Infinity when empty. */
+function heapDueMs(h: TimerHeap): number {
+  const id = h.peek();
+  return id < 0 ? Infinity : (h.hiOf(id) * 4294967296 + h.loOf(id)) / 1e6;
+}

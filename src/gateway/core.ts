@@ -11,19 +11,45 @@ import { CommandCompleted, Filled, Header, LAYOUT_FINGERPRINT, PATH_NAMES, T_COM
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
-import { LoopPoller } from '../ring/idle.js';
+import type { Doorbell } from '../ring/doorbell.js';
+import { LoopWaitStrategy, type WaitKind } from '../ring/wait.js';
 import type { CommandProducer } from '../ring/command_producer.js';
+import { SeqStampReader } from '../ring/seq_stamps.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
 import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
 
 export const MAX_PENDING = 1 << 16;
-/** Empty polls (each one event-loop turn) before parking on the doorbell. */
-const SPIN_POLLS = 64;
-/** A parked poller re-checks at least this often (expiry of held requests). */
-const PARK_TIMEOUT_MS = 5;
+
+/**
+ * When one request passed each stage (monoUs(), µs on the process-wide
+ * monotonic clock; NaN for a stage it did not pass): its head arrived, its
+ * body was complete and verified (signature, schema), its command was
+ * published to the engine's ring, the engine round that sequenced it ended,
+ * the journal's group commit that made it durable ended, this thread applied
+ * its completion, its reply was written. A batch keeps its last command's.
+ */
+export interface StageTimes {
+  tHead: number;
+  tVerified: number;
+  tPublished: number;
+  tSequenced: number;
+  tDurable: number;
+  tApplied: number;
+  tReplied: number;
+}
+
+/** The stage histograms kept per route (src/metrics), each the time between two stamps of StageTimes. */
+export const STAGES = ['total', 'verify', 'publish', 'sequence', 'durable', 'apply', 'reply'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** Fresh stage times: the head arrived at tHead (default now). */
+export function stageTimes(tHead = monoUs()): StageTimes {
+  return { tHead, tVerified: NaN, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: NaN };
+}
 
 /** The outcome of one sequenced command, as its completion record says. */
 export interface Completion {
@@ -54,6 +80,11 @@ export interface GatewayCoreOptions {
   shed_pending: number;
   /** Events are applied only up to this seq (the journal's durable_seq); null applies all (tests without a journal). */
   durable?: DurableSeq | null;
+  /** The engine's (seq, time) stamps per round and the journal's per group commit (SeqStamps): the stage times of held requests. */
+  sequencedStamps?: SharedArrayBuffer | null;
+  durableStamps?: SharedArrayBuffer | null;
+  /** How this thread waits for the completions of its held requests (src/ring/wait.ts); default park. */
+  wait?: WaitKind;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -66,6 +97,7 @@ interface Deferred {
   size: number;
   write: (m: Mem, o: number) => void;
   slot: number;
+  trace: StageTimes | null;
 }
 
 export class GatewayCore {
@@ -79,6 +111,19 @@ export class GatewayCore {
   private readonly budgetMs: number;
   private readonly shedPending: number;
   private readonly resolves: (Resolve | null)[] = new Array(MAX_PENDING).fill(null);
+  /** Stage times of the request each held command belongs to (null: not traced). */
+  private readonly traces: (StageTimes | null)[] = new Array(MAX_PENDING).fill(null);
+  /** Traces of commands written since the last publish (stamped when it happens). */
+  private readonly unpublished: StageTimes[] = [];
+  private readonly sequencedAt: SeqStampReader | null;
+  private readonly durableAt: SeqStampReader | null;
+  /**
+   * The request whose handler runs now (set around a route handler by
+   * invokeRoute): submit() ties the commands it writes to these stage times.
+   */
+  tracing: StageTimes | null = null;
+  /** monoUs() of the current drain, read once, when the first traced completion needs it. */
+  private drainUs = NaN;
   private readonly fills: (PlacementFill[] | null)[] = new Array(MAX_PENDING).fill(null);
   private readonly generation = new Uint16Array(MAX_PENDING);
   private readonly deadline = new Float64Array(MAX_PENDING);
@@ -89,25 +134,17 @@ export class GatewayCore {
   private expiryHead = 0;
   pending = 0;
   /**
-   * Polls the event ring from the event loop while requests are held; after
-   * SPIN_POLLS empty polls in a row it parks asynchronously on the event
-   * ring's doorbell instead, so a thread waiting on a slow engine does not
-   * burn the CPU the engine and the other threads need (2 vCPUs here).
+   * Where this thread learns that events became applicable: the journal's
+   * durable_seq doorbell (rung after each group commit), or the event ring's
+   * own (rung by the engine) when no journal gates what is applied.
    */
-  private readonly poller = new LoopPoller(() => {
-    const n = this.drain();
-    this.expire(Date.now());
-    if (this.pending === 0) return false;
-    if (n > 0) {
-      this.emptyPolls = 0;
-      return true;
-    }
-    if (++this.emptyPolls < SPIN_POLLS) return true;
-    this.parkUntilEvents();
-    return false;
-  });
-  private emptyPolls = 0;
-  private parked = false;
+  private readonly bell: Doorbell;
+  /**
+   * Drives drain and expiry from the event loop: promptly (by the configured
+   * wait kind) while requests are held, parked on the bell otherwise. Never
+   * blocks the event loop; an idle thread uses no CPU.
+   */
+  readonly waiter: LoopWaitStrategy;
   /** Counters for metrics. */
   shed = 0;
   timeouts = 0;
@@ -122,11 +159,25 @@ export class GatewayCore {
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
     this.consumer = new BroadcastConsumer(opts.eventRing, LAYOUT_FINGERPRINT, opts.consumerIndex);
     this.consumer.open();
+    this.sequencedAt = opts.sequencedStamps ? new SeqStampReader(opts.sequencedStamps) : null;
+    this.durableAt = opts.durableStamps ? new SeqStampReader(opts.durableStamps) : null;
+    this.bell = this.durable !== null ? this.durable.doorbell : this.consumer.doorbell;
+    this.waiter = new LoopWaitStrategy(opts.wait ?? 'park', {
+      poll: () => {
+        const n = this.drain();
+        this.expire(Date.now());
+        return n;
+      },
+      awaiting: () => this.pending > 0,
+      park: (ms) => this.parkOnBell(ms),
+      dueInMs: () => this.nextDeadlineMs() - Date.now(),
+    });
+    this.waiter.start();
   }
 
   close(): void {
     this.closed = true;
-    this.poller.stop();
+    this.waiter.stop();
     this.consumer.close();
   }
 
@@ -139,43 +190,39 @@ export class GatewayCore {
    */
   private closed = false;
 
-  /** Starts polling for completions (after a submit). */
+  /** Starts waiting promptly for completions (after a submit). */
   kick(): void {
-    if (this.pending > 0 && !this.parked) this.poller.kick();
+    if (this.pending > 0) this.waiter.kick();
   }
 
-  private parkUntilEvents(): void {
-    const bell = this.consumer.doorbell;
-    // Announce, re-check, then wait (the no-lost-wake-up protocol of doorbell.ts).
+  /** Announce, re-check, then park asynchronously (the no-lost-wake-up protocol of doorbell.ts); null when an event is applicable now. */
+  private parkOnBell(timeoutMs: number): Promise<unknown> | null {
+    const bell = this.bell;
     bell.announce();
-    const wait = this.hasApplicable() ? null : bell.parkAsync(PARK_TIMEOUT_MS);
-    if (wait === null) {
-      this.emptyPolls = 0;
-      this.poller.kick();
-      return;
-    }
-    this.parked = true;
-    wait.then(this.onUnpark);
+    if (this.hasApplicable()) return null;
+    return bell.parkAsync(timeoutMs);
   }
 
-  private readonly onUnpark = (): void => {
-    this.parked = false;
-    this.emptyPolls = 0;
-    if (this.pending > 0) this.poller.kick();
-  };
+  /** The deadline of the oldest request still held (Date.now() time), Infinity when none. */
+  private nextDeadlineMs(): number {
+    const q = this.expiryQueue;
+    for (let i = this.expiryHead; i < q.length; i++) {
+      const corr = q[i]!;
+      const slot = corr & 0xffff;
+      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      return this.deadline[slot]!;
+    }
+    return Infinity;
+  }
 
   /**
    * For another event-loop poller of this thread (the WebSocket lane's pump):
-   * parks asynchronously on the event ring's doorbell with the protocol of
-   * parkUntilEvents. Null when an applicable event is already waiting (drain
-   * now); else settles when the engine publishes or after timeout_ms (1 ms
-   * while published events wait for durability, which rings no doorbell).
+   * parks asynchronously on the bell with the doorbell protocol. Null when an
+   * applicable event is already waiting (drain now); else settles when events
+   * become applicable (durable) or after timeout_ms.
    */
   waitForEvents(timeout_ms: number): Promise<unknown> | null {
-    const bell = this.consumer.doorbell;
-    bell.announce();
-    if (this.hasApplicable()) return null;
-    return bell.parkAsync(this.consumer.hasUnread() ? Math.min(1, timeout_ms) : timeout_ms);
+    return this.parkOnBell(timeout_ms);
   }
 
   /** True when an event that may be applied now (durable) is waiting. */
@@ -199,6 +246,7 @@ export class GatewayCore {
     const me = this.producerId;
     const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
     const listener = this.onApplied;
+    this.drainUs = NaN;
     let n = 0;
     for (let o = c.peek(); o >= 0; o = c.peek()) {
       const m = c.mem;
@@ -228,8 +276,16 @@ export class GatewayCore {
     }
     if (type !== T_COMMAND_COMPLETED) return;
     const resolve = this.resolves[slot]!;
+    const seq = Header.seq(m, o);
+    const trace = this.traces[slot];
+    if (trace !== null) {
+      if (this.drainUs !== this.drainUs) this.drainUs = monoUs();
+      trace.tSequenced = this.sequencedAt === null ? NaN : this.sequencedAt.timeOf(seq);
+      trace.tDurable = this.durableAt === null ? NaN : this.durableAt.timeOf(seq);
+      trace.tApplied = this.drainUs;
+    }
     const completion: Completion = {
-      seq: Header.seq(m, o),
+      seq,
       ts_hi: Header.ts_hi(m, o),
       ts_lo: Header.ts_lo(m, o),
       status: CommandCompleted.status(m, o),
@@ -249,6 +305,7 @@ export class GatewayCore {
 
   private release(slot: number): void {
     this.resolves[slot] = null;
+    this.traces[slot] = null;
     this.fills[slot] = null;
     this.generation[slot] = (this.generation[slot]! + 1) & 0xffff;
     this.freeSlots.push(slot);
@@ -301,6 +358,8 @@ export class GatewayCore {
     const slot = this.freeSlots.pop();
     if (slot === undefined) throw new ApiError('shed', 'too many requests in flight');
     this.pending++;
+    const trace = this.tracing;
+    this.traces[slot] = trace;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
     const tsNs = BigInt(Date.now()) * 1_000_000n;
     const tsHi = bigIntHi(tsNs);
@@ -322,11 +381,12 @@ export class GatewayCore {
         this.shed++;
         throw new ApiError('shed', 'the command ring is full; retry with backoff');
       }
-      this.deferred.push({ size, write: full, slot });
+      this.deferred.push({ size, write: full, slot, trace });
     } else {
       const m = this.producer.mem;
       zero(m, o, size);
       full(m, o);
+      if (trace !== null) this.unpublished.push(trace);
       this.schedulePublish();
     }
     this.deadline[slot] = Date.now() + this.budgetMs;
@@ -349,8 +409,18 @@ export class GatewayCore {
 
   private readonly publishNow = (): void => {
     this.publishScheduled = false;
+    this.stampPublished();
     this.producer.publish();
   };
+
+  /** The commands written since the last publish are published now. */
+  private stampPublished(): void {
+    const u = this.unpublished;
+    if (u.length === 0) return;
+    const t = monoUs();
+    for (let i = 0; i < u.length; i++) u[i]!.tPublished = t;
+    u.length = 0;
+  }
 
   private publishScheduled = false;
 
@@ -363,9 +433,13 @@ export class GatewayCore {
       zero(this.producer.mem, o, d.size);
       d.write(this.producer.mem, o);
       this.deferred.shift();
+      if (d.trace !== null) this.unpublished.push(d.trace);
       wrote = true;
     }
-    if (wrote) this.producer.publish();
+    if (wrote) {
+      this.stampPublished();
+      this.producer.publish();
+    }
   }
 
   /** Answers null (504) to every held request past its budget. Call every few ms. */

@@ -16,7 +16,8 @@ import { checkTimestamp, finishSignature, startSignature, type ReplayGuard } fro
 import type { Hmac } from 'node:crypto';
 import { ViewError } from '../views/views.js';
 import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
-import type { GatewayCore } from './core.js';
+import type { GatewayCore, StageTimes } from './core.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from './envelope.js';
 import type { QueryValues } from './query.js';
 import { matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply } from './routes.js';
@@ -37,8 +38,8 @@ export function statusLine(status: number): string {
 }
 
 export interface Observer {
-  /** Called once per answered request (metrics). */
-  onResponse(route: string, status: number, code: string | null, micros: number): void;
+  /** Called once per answered request (metrics), after its reply was written (`t.tReplied` set). */
+  onResponse(route: string, status: number, code: string | null, t: StageTimes): void;
 }
 
 /**
@@ -58,8 +59,8 @@ export interface LaneOptions {
   stopping?: () => boolean;
 }
 
-/** One request being received or held. Plain object; never stored on `res`. */
-export interface InFlight {
+/** One request being received or held, with its stage times. Plain object; never stored on `res`. */
+export interface InFlight extends StageTimes {
   aborted: boolean;
   done: boolean;
   method: string;
@@ -74,7 +75,6 @@ export interface InFlight {
   chunks: Buffer[];
   size: number;
   tooLarge: boolean;
-  started: number;
   routeName: string;
   /** The request signature being computed as the body streams in (REST lane). */
   mac: Hmac | null;
@@ -87,7 +87,8 @@ export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
   const f: InFlight = {
     aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
     keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
-    started: performance.now(), routeName, mac: null,
+    routeName, mac: null,
+    tHead: monoUs(), tVerified: NaN, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: NaN,
   };
   f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
   req.forEach((k, v) => {
@@ -166,7 +167,13 @@ export function send(res: HttpResponse, flight: { aborted: boolean; done: boolea
 
 function sendError(res: HttpResponse, f: InFlight, e: ApiError, obs: Observer | undefined, headers?: Record<string, string>): void {
   send(res, f, e.status, e.body(), headers);
-  obs?.onResponse(f.routeName, e.status, e.code, (performance.now() - f.started) * 1000);
+  observe(obs, f, e.status, e.code);
+}
+
+/** Stamps the reply as written and tells the observer (metrics). */
+export function observe(obs: Observer | undefined, f: InFlight, status: number, code: string | null, route = f.routeName): void {
+  f.tReplied = monoUs();
+  obs?.onResponse(route, status, code, f);
 }
 
 /** Registers the REST lane (every route of `opts.routes`) on the App. */
@@ -225,7 +232,7 @@ export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now:
  * whichever lane (REST or MCP) carried it.
  */
 export function invokeRoute(
-  opts: LaneOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number,
+  opts: LaneOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number, times: StageTimes | null = null,
 ): Reply | Promise<Reply> {
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
@@ -233,7 +240,14 @@ export function invokeRoute(
     if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
   }
   const ctx: RequestCtx = { keyId: caller.keyId, account: caller.account, scopes: caller.scopes, params, query, body };
-  return route.handler(ctx, opts.core, opts.limits);
+  const core = opts.core;
+  // The commands the handler submits (synchronously, before its first await) carry these stage times.
+  core.tracing = times;
+  try {
+    return route.handler(ctx, core, opts.limits);
+  } finally {
+    core.tracing = null;
+  }
 }
 
 /** A thrown client mistake as the ApiError it is answered with; null for anything else (a bug: 500). */
@@ -279,7 +293,8 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
       body = validateBody(route, parseJson(raw.toString('utf8')));
     }
     const query = parseRouteQuery(route, f.query);
-    const out = invokeRoute(opts, route, caller, match.params, query, body, now);
+    f.tVerified = monoUs();
+    const out = invokeRoute(opts, route, caller, match.params, query, body, now, f);
     if (out instanceof Promise) {
       core.kick();
       out.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));
@@ -293,7 +308,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
 
 export function finish(res: HttpResponse, f: InFlight, r: Reply, obs: Observer | undefined): void {
   send(res, f, r.status, r.body);
-  obs?.onResponse(f.routeName, r.status, null, (performance.now() - f.started) * 1000);
+  observe(obs, f, r.status, null);
 }
 
 export function fail(res: HttpResponse, f: InFlight, e: unknown, opts: { observer?: Observer; log?: (fields: Record<string, unknown>) => void }): void {
@@ -304,5 +319,5 @@ export function fail(res: HttpResponse, f: InFlight, e: unknown, opts: { observe
   }
   opts.log?.({ event: 'handler_fault', route: f.routeName, error: (e as Error)?.stack ?? String(e) });
   send(res, f, 500, new ApiError('internal').body());
-  opts.observer?.onResponse(f.routeName, 500, 'internal', (performance.now() - f.started) * 1000);
+  observe(opts.observer, f, 500, 'internal');
 }

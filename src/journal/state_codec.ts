@@ -72,7 +72,8 @@ function unpackTyped(rec: Record<string, unknown>): Typed {
   const out = new TYPED[rec[ARRAY_TAG] as string]!(rec.length as number) as unknown as { set(a: ArrayLike<number>): void; fill(x: number, from: number): void };
   const prefix = rec.prefix as unknown as ArrayLike<number>;
   out.set(prefix);
-  out.fill(rec.fill as number, prefix.length);
+  // A new typed array is zeros already: filling it with 0 would only commit the pages of an unused table.
+  if (!Object.is(rec.fill, 0)) out.fill(rec.fill as number, prefix.length);
   return out as unknown as Typed;
 }
 
@@ -126,6 +127,8 @@ function fromTree(t: unknown): unknown {
     if (ctor === undefined) throw new Error(`state_codec: unknown class ${String(rec[TAG])} in the snapshot`);
     const obj = Object.create(ctor.prototype) as Record<string, unknown>;
     for (const [k, x] of Object.entries(rec.fields as Record<string, unknown>)) obj[k] = fromTree(x);
+    // Snapshots written before a class changed its internal encoding are converted here.
+    if (ctor === U32x3Map) U32x3Map.upgradeDecoded(obj as unknown as U32x3Map);
     return obj;
   }
   const out: Record<string, unknown> = {};

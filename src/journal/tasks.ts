@@ -4,7 +4,8 @@
 //   snapshot: rebuilds the read model at a durable seq from the newest
 //             snapshot plus the journal, writes it atomically, prunes
 
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { EngineConfig } from '../engine/config.js';
 import type { ViewsConfig } from '../views/views.js';
@@ -39,7 +40,28 @@ export interface SnapshotDone {
 /** Snapshot files kept: the newest and this many older ones (recovery falls back to them). */
 const KEEP_OLDER = 1;
 
+/**
+ * Lowers this thread's CPU priority to the least (nice 19), once: a snapshot
+ * is seconds of CPU (replay, encode) on a machine whose cores the engine,
+ * journal and gateway threads need for every answer, so it runs on what they
+ * leave. Linux applies nice per thread (setpriority with a thread id); a
+ * thread may always lower its own priority. Elsewhere, or if refused, it runs
+ * at normal priority.
+ */
+function yieldCpu(): void {
+  if (niced || process.platform !== 'linux') return;
+  niced = true;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (tid > 0) setPriority(tid, 19);
+  } catch {
+    // Not permitted or not available: normal priority.
+  }
+}
+let niced = false;
+
 export function snapshot(args: SnapshotArgs): SnapshotDone {
+  yieldCpu();
   const t0 = performance.now();
   const p = planRecovery(args.dataDir, { repair: false, uptoSeq: args.seq });
   const base = p.snapshot?.seq ?? 0;

@@ -3,7 +3,9 @@
 
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { EngineConfig } from '../engine/config.js';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
+import { WAIT_KINDS, type WaitKind } from '../ring/wait.js';
 import type { WsConfig } from '../ws/protocol.js';
 
 export interface ExchangeConfig {
@@ -32,13 +34,25 @@ export interface ExchangeConfig {
   oracle_staleness_ms: number;
   /** Fresh oracle sources needed to propose a round or open a series round (engine). */
   oracle_quorum: number;
+  /**
+   * Order slots every copy of the state (engine, each read model) is built
+   * with: live plus retained orders beyond this double the tables, a copy
+   * that stalls every thread for a moment, so size it above the peak.
+   */
+  order_capacity: number;
+  /**
+   * Wait strategies per role (src/ring/wait.ts): `auto`, one kind for every
+   * role (`spin`, `backoff`, `park`), or roles (`engine=spin,journal=park,gateway=backoff`;
+   * a role left out takes the auto choice). See waitRoles().
+   */
+  wait: string;
   /** The built web pages: `trader/` (public port) and `console/` (control plane); `npm run build` writes dist/web. */
   web_dir: string;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
 }
 
-const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' }[] = [
+const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' }[] = [
   { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'string' },
   { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'int' },
   { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'int' },
@@ -57,6 +71,8 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_DISPUTE_WINDOW_MS', flag: '--dispute-window-ms', key: 'dispute_window_ms', kind: 'int' },
   { env: 'DX_ORACLE_STALENESS_MS', flag: '--oracle-staleness-ms', key: 'oracle_staleness_ms', kind: 'int' },
   { env: 'DX_ORACLE_QUORUM', flag: '--oracle-quorum', key: 'oracle_quorum', kind: 'int' },
+  { env: 'DX_ORDER_CAPACITY', flag: '--order-capacity', key: 'order_capacity', kind: 'int' },
+  { env: 'DX_WAIT', flag: '--wait', key: 'wait', kind: 'wait' },
   { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
 ];
 
@@ -72,6 +88,64 @@ export function defaults(): ExchangeConfig {
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
+    order_capacity: DEFAULT_ORDER_CAPACITY, wait: 'auto',
+  };
+}
+
+/** How each role waits for the records of the others (src/ring/wait.ts). */
+export interface WaitRoles {
+  /** The engine thread, for commands. */
+  engine: WaitKind;
+  /** The journal thread, for events. */
+  journal: WaitKind;
+  /** Gateway threads and the control plane, for the completions of held requests (from their event loops). */
+  gateway: WaitKind;
+}
+
+const WAIT_ROLES = ['engine', 'journal', 'gateway'] as const;
+
+/**
+ * The roles' wait strategies from a DX_WAIT setting. `auto` spins only where
+ * every spinning thread can have a core of its own: the engine, the journal,
+ * each gateway thread and one core left for the main thread and the system
+ * (cores >= gateways + 4); otherwise every role parks. Measured on a 2-vCPU
+ * host: two spinning threads plus any third runnable one stall for
+ * milliseconds, so a small machine must not spin.
+ */
+export function waitRoles(setting: string, cores: number, gateways: number): WaitRoles {
+  const auto: WaitKind = cores >= gateways + 4 ? 'spin' : 'park';
+  const roles: WaitRoles = { engine: auto, journal: auto, gateway: auto };
+  const s = setting.trim();
+  if (s === 'auto' || s === '') return roles;
+  if ((WAIT_KINDS as readonly string[]).includes(s)) return { engine: s as WaitKind, journal: s as WaitKind, gateway: s as WaitKind };
+  for (const part of s.split(',')) {
+    const [role, kind] = part.split('=').map((x) => x.trim());
+    if (!(WAIT_ROLES as readonly string[]).includes(role ?? '') || !(WAIT_KINDS as readonly string[]).includes(kind ?? '')) {
+      throw new Error(`wait: expected auto, ${WAIT_KINDS.join(', ')} or role=kind pairs (roles ${WAIT_ROLES.join(', ')}), got "${setting}"`);
+    }
+    roles[role as keyof WaitRoles] = kind as WaitKind;
+  }
+  return roles;
+}
+
+/**
+ * Default order slots: 4,194,304. Typed arrays are zero pages until written
+ * (calloc'd, committed on first touch), so a large table costs address
+ * space, not memory, until orders fill it; growing one instead copies every
+ * order column at once on the engine thread and every read model's (measured
+ * here: a 150 ms stall of every answer when 524,288 orders doubled).
+ */
+export const DEFAULT_ORDER_CAPACITY = 1 << 22;
+
+/**
+ * The engine configuration the exchange runs with (and every read model, and
+ * the journal tools' replays): the table sizes and the DX_* engine settings.
+ * The table sizes enter the state hash.
+ */
+export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
+  return {
+    order_capacity: cfg.order_capacity, account_capacity: 1 << 14,
+    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
   };
 }
 
@@ -85,6 +159,14 @@ function parseValue(name: string, kind: string, raw: string): unknown {
       if (raw === '1' || raw === 'true') return true;
       if (raw === '0' || raw === 'false') return false;
       throw new Error(`${name}: expected 1 or 0, got "${raw}"`);
+    }
+    case 'wait': {
+      try {
+        waitRoles(raw, 1, 1);
+      } catch (e) {
+        throw new Error(`${name}: ${(e as Error).message}`);
+      }
+      return raw;
     }
     case 'durability': {
       if (raw !== 'fsync' && raw !== 'none') throw new Error(`${name}: expected fsync or none, got "${raw}"`);
@@ -121,5 +203,6 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (cfg.dispute_window_ms > 86_400_000) throw new Error('dispute-window-ms must be at most 86400000 (a day)');
   if (cfg.oracle_staleness_ms < 1 || cfg.oracle_staleness_ms > 86_400_000) throw new Error('oracle-staleness-ms must be 1..86400000');
   if (cfg.oracle_quorum < 1 || cfg.oracle_quorum > 64) throw new Error('oracle-quorum must be 1..64');
+  if (cfg.order_capacity < 1024 || cfg.order_capacity > 1 << 26) throw new Error('order-capacity must be 1024..67108864');
   return cfg;
 }

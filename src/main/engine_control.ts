@@ -1,12 +1,15 @@
 // EngineControl: a small SharedArrayBuffer between the engine thread and the
 // rest of the process: stop and pause flags (pause is for tests that provoke
-// shedding and timeouts) and monitoring counters written by the engine.
+// shedding and timeouts), the clock switch (the engine's clock starts once
+// every reader of the event ring has joined, or its first ticks' events would
+// be missed by the journal) and monitoring counters written by the engine.
 // Counters are plain Float64 stores, for health and metrics only: a reader may
 // see a value one batch old, never a value that matters for correctness.
 
 const I_STOP = 0;
 const I_PAUSE = 1;
 const I_RUNNING = 2;
+const I_CLOCK = 3;
 const F_SEQ = 2; // Float64 index (byte 16)
 const F_COMMANDS = 3;
 const F_BATCHES = 4;
@@ -48,6 +51,15 @@ export class EngineControl {
 
   get running(): boolean {
     return Atomics.load(this.i32, I_RUNNING) === 1;
+  }
+
+  /** Lets the engine's clock run (ring the engine's doorbell after, so a parked engine looks at its timers). */
+  startClock(): void {
+    Atomics.store(this.i32, I_CLOCK, 1);
+  }
+
+  get clockStarted(): boolean {
+    return Atomics.load(this.i32, I_CLOCK) === 1;
   }
 
   /** Engine side: counters after a batch. */

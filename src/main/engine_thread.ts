@@ -1,6 +1,7 @@
 // engine_thread: entry point of the one matching worker. It attaches the
 // command rings (one per producer), the event ring and the control block
-// handed over in workerData, and runs the EngineLoop until asked to stop.
+// handed over in workerData, and runs the EngineLoop (with the exchange's
+// clock) until asked to stop.
 
 import './v8_tuning.js';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -12,18 +13,25 @@ import { loadBase, replay, type RecoveryPlan } from '../journal/recovery.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastProducer } from '../ring/broadcast_ring.js';
 import { Doorbell } from '../ring/doorbell.js';
-import { ParkingIdle } from '../ring/idle.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
+import { waitStrategy, type WaitKind } from '../ring/wait.js';
 import { SpscRing } from '../ring/spsc_ring.js';
 import { EngineControl } from './engine_control.js';
-import { EngineLoop, RingEventOut } from './engine_loop.js';
+import { EngineClock, EngineLoop, RingEventOut } from './engine_loop.js';
 
 export interface EngineThreadData {
   commandRings: SharedArrayBuffer[];
   eventRing: SharedArrayBuffer;
   doorbell: SharedArrayBuffer;
   control: SharedArrayBuffer;
+  /** SeqStamps the engine writes (last seq, time) into per round. */
+  sequencedStamps: SharedArrayBuffer;
   config: Partial<EngineConfig>;
   verify: boolean;
+  /** How the loop waits for commands (src/ring/wait.ts). */
+  wait: WaitKind;
+  /** Run the exchange's clock (ClockTicks at each due timer); false: time moves only with the commands (tests). */
+  clock: boolean;
   /** The state to continue from: snapshot plus journal (null: a fresh exchange). */
   recovery: RecoveryPlan | null;
 }
@@ -39,7 +47,7 @@ state.matchingOnly = true;
 if (data.recovery !== null) replay(data.recovery, state.seq, (m, o) => evolve(state, m, o));
 const engine = new Engine(data.config, out, state);
 const control = new EngineControl(data.control);
-const idle = new ParkingIdle(Doorbell.attach(data.doorbell), rings, { spin_us: 20, park_timeout_ms: 50 });
-const loop = new EngineLoop(engine, rings, out, control, idle, data.verify);
+const wait = waitStrategy(data.wait, Doorbell.attach(data.doorbell), rings);
+const loop = new EngineLoop(engine, rings, out, control, wait, data.verify, new SeqStamps(data.sequencedStamps), data.clock ? new EngineClock() : null);
 loop.run();
 parentPort?.postMessage({ type: 'stopped', seq: engine.state.seq, commands: loop.commands });

@@ -7,8 +7,10 @@
 //      REST on the public port, one ring each
 //   4. control plane and accounts service on this (main) thread, ring 1
 //   5. listeners open once every reader of the event ring is in
-//   6. the clock: a ClockTick every few ms on ring 0 (expiry, dead-man, rounds)
-// then prints one `ready` line. SIGTERM/SIGINT: close the listeners, answer
+//   6. the clock starts: it runs in the engine loop (a ClockTick when the
+//      next timer is due: expiry, dead-man, rounds, oracle staleness)
+// then prints one `ready` line. Every thread waits by its wait strategy
+// (DX_WAIT), so an idle exchange sleeps. SIGTERM/SIGINT: close the listeners, answer
 // what is held, stop the engine (it drains its rings), let the journal drain
 // and fsync, exit 0.
 
@@ -31,22 +33,23 @@ import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
-import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
-import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
-import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
+import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
 import { startDemoFor } from '../demo/start.js';
-import { loadConfig, type ExchangeConfig } from './config.js';
+import { availableParallelism } from 'node:os';
+import { engineConfigOf, loadConfig, waitRoles, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
 import { KeyCounts } from '../ws/key_counts.js';
 
+/** Ring 0 (producer 0, the engine clock's id): nothing in the exchange writes it; tests and tools may inject ClockTicks. */
 const PRODUCER_TIMER = 0;
 const PRODUCER_CONTROL = 1;
-const CLOCK_TICK_MS = 5;
 
 export interface RunningExchange {
   config: ExchangeConfig;
@@ -112,26 +115,25 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
   // Every read model folds events with the engine's configuration (retention
   // caps live in evolve), so one object is handed to all of them. Tables are
-  // sized so that a busy book does not pay a rehash stall (a 262k-entry index
-  // rehash measured 38 ms); they still grow past this.
-  const engineCfg = {
-    order_capacity: 1 << 19, account_capacity: 1 << 14,
-    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
-  };
+  // sized from --order-capacity so that a busy book never pays the copy of a
+  // doubling on the answering path (config.ts); they still grow past it.
+  const engineCfg = engineConfigOf(cfg);
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
-  const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan });
+  const wait = waitRoles(cfg.wait, availableParallelism(), cfg.gateways);
+  const pipeline = Pipeline.start({
+    producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan, wait: wait.engine, clock: true,
+  });
   const durableSab = DurableSeq.allocate();
   const durable = new DurableSeq(durableSab);
   durable.set(plan.lastSeq);
   const journalControl = new JournalControl(JournalControl.allocate());
+  const durableStamps = SeqStamps.allocate();
   const workers: Worker[] = [];
   let journal: Worker | null = null;
   let core: GatewayCore | null = null;
-  let background: ReturnType<typeof setInterval> | undefined;
   const abandon = async (e: unknown): Promise<never> => {
     await Promise.all(workers.map((w) => w.terminate()));
-    clearInterval(background);
     core?.close();
     await pipeline.stop().catch(() => 0);
     if (journal) await journal.terminate();
@@ -142,8 +144,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
 
   // 2. The journal thread, a reader of the event ring before anything is sequenced.
   const journalData: JournalThreadData = {
-    eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab,
-    dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
+    eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
+    dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes, wait: wait.journal,
   };
   journal = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
   const journalExit = new Promise<void>((res) => journal!.once('exit', () => res()));
@@ -167,11 +169,11 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const replay = ReplayGuard.allocate();
   const wsCounts = KeyCounts.allocate();
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
-  const spec = metricsSpec();
-  const metrics = new MetricsRegistry(allocateMetrics(spec, 2 + cfg.gateways), spec, {
+  const spec = metricsSpec(cfg.gateways);
+  const metrics = new MetricsRegistry(allocateMetrics(spec), spec, {
     engine: () => ({ seq: pipeline.control.seq, commands: pipeline.control.commands, batches: pipeline.control.batches, parks: pipeline.control.parks }),
     commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
-    eventRing: pipeline.eventRing, durableSeq: () => durable.get(), slices: sliceNames(cfg.gateways),
+    eventRing: pipeline.eventRing, durableSeq: () => durable.get(), journalFsync: journalControl.fsyncs,
   });
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
   // The web pages, read once here and handed to the threads that serve them.
@@ -189,6 +191,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
+      sequenced_stamps: pipeline.sequencedStamps, durable_stamps: durableStamps, wait: wait.gateway,
       metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, site: traderSite, site_dir: traderDir,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
@@ -201,6 +204,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   core = new GatewayCore({
     producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
     views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable,
+    sequencedStamps: pipeline.sequencedStamps, durableStamps, wait: wait.gateway,
   });
   const control = core;
   await Promise.all(recovered).catch(abandon);
@@ -209,10 +213,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     event: 'recovery', seq: plan.lastSeq, snapshot: plan.snapshot?.path ?? null, snapshot_seq: plan.snapshot?.seq ?? 0,
     replayed_commands: plan.lastSeq - (plan.snapshot?.seq ?? 0), segments: plan.segments.length, ms: Math.round(recoveryMs),
   });
-  background = setInterval(() => {
-    control.drain();
-    control.expire(Date.now());
-  }, 2);
 
   // 5. Listeners: gateways, accounts service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
@@ -221,7 +221,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const accountsApp = u.App();
   mountRest(accountsApp, {
     core, buckets: new TokenBuckets(buckets, views), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
-    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
+    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
 
@@ -247,7 +247,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     if (snapshotting === null && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
   }, 1000);
 
-  const controlMetrics = metrics.thread(SLICE_CONTROL, 'admin');
+  const controlMetrics = metrics.thread(SLICE_CONTROL);
   controlMetrics.watch(control);
   metrics.start();
   const adminApp = u.App();
@@ -266,25 +266,16 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     snapshot: takeSnapshot,
     log: (f) => log('info', { thread: 'admin', ...f }),
     metrics: () => metrics.render(),
+    latency: () => metrics.latency(),
   }, token, controlMetrics);
   const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
     u.us_listen_socket_close(accountsSocket);
     return abandon(e);
   });
 
-  // 6. The clock.
-  const timer = pipeline.producer(PRODUCER_TIMER);
-  const clock = setInterval(() => {
-    const o = timer.tryClaim(ClockTick.SIZE);
-    if (o < 0) return; // the engine is behind; the next tick carries the time
-    const ns = BigInt(Date.now()) * 1_000_000n;
-    const m = timer.mem;
-    for (let i = (o >>> 2) + 1; i < (o + ClockTick.SIZE) >>> 2; i++) m.u32[i] = 0;
-    Header.set_type(m, o, ClockTick.TYPE);
-    Header.set_producer(m, o, PRODUCER_TIMER);
-    Header.set_ts(m, o, bigIntHi(ns), bigIntLo(ns));
-    timer.publish();
-  }, CLOCK_TICK_MS);
+
+  // 6. The clock (in the engine loop), now that every reader of the event ring has joined.
+  pipeline.startClock();
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);
@@ -305,7 +296,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       });
       w.postMessage({ type: 'stop' });
     })));
-    clearInterval(clock);
     clearInterval(snapshotTimer);
     metrics.stop();
     controlMetrics.unwatch();
@@ -314,7 +304,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     journalControl.requestStop();
     new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, journalConsumer).doorbell.wake();
     await journalExit;
-    clearInterval(background);
     control.drain();
     control.close();
     await snapshotting?.catch(() => undefined);

@@ -2,8 +2,9 @@
 // REST on the shared port (listeners share the port, the kernel spreads
 // connections), owns one command ring to the engine and one cursor on the
 // event ring folded into its own read model. Never blocks: the event ring is
-// drained from the event loop (a LoopPoller while requests are held, and a
-// short interval otherwise so the engine is never held back by this reader).
+// drained from the event loop by GatewayCore's LoopWaitStrategy (promptly
+// while requests are held, by its wait kind; parked on durable_seq's
+// doorbell otherwise, so an idle thread uses no CPU).
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { ReplayGuard } from '../gateway/auth.js';
@@ -21,8 +22,9 @@ import { Views, type ViewsConfig } from '../views/views.js';
 import { DurableSeq } from '../journal/durable.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { mountMcp } from '../mcp/http.js';
-import { SLICE_GATEWAY0, ThreadMetrics, type MetricsSpec } from '../metrics/metrics.js';
+import { SLICE_GATEWAY0, sliceNamed, ThreadMetrics, type MetricsSpec } from '../metrics/metrics.js';
 import { mountWs } from '../ws/lane.js';
+import type { WaitKind } from '../ring/wait.js';
 import type { WsConfig } from '../ws/protocol.js';
 import { log } from './log.js';
 
@@ -43,9 +45,14 @@ export interface GatewayThreadData {
   shed_pending: number;
   /** The journal's durable_seq word: events are applied (and answered) only up to it. */
   durable: SharedArrayBuffer;
+  /** SeqStamps of the engine (per round) and the journal (per group commit): the stage times of held requests. */
+  sequenced_stamps: SharedArrayBuffer;
+  durable_stamps: SharedArrayBuffer;
+  /** How this thread waits for completions (src/ring/wait.ts). */
+  wait: WaitKind;
   /** Snapshot plus journal to rebuild the read model from before listening (null: fresh). */
   recovery: RecoveryPlan | null;
-  /** Metrics slices (src/metrics); this thread writes slice SLICE_GATEWAY0 + index. */
+  /** Metrics slices (src/metrics); this thread writes slice SLICE_GATEWAY0 + index (REST) and `ws-<index>` (WebSocket order entry). */
   metrics: SharedArrayBuffer;
   metrics_spec: MetricsSpec;
   /** WebSocket lane: per-key connection and subscription counts shared by the gateways (KeyCounts.allocate()). */
@@ -67,10 +74,10 @@ const core = new GatewayCore({
   producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell), LAYOUT_FINGERPRINT),
   eventRing: d.eventRing,
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
-  durable: new DurableSeq(d.durable),
+  durable: new DurableSeq(d.durable), sequencedStamps: d.sequenced_stamps, durableStamps: d.durable_stamps, wait: d.wait,
 });
 const limits = { response_budget_ms: d.response_budget_ms };
-const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'rest');
+const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index);
 metrics.watch(core);
 const app = u.App();
 let stopping = false;
@@ -84,7 +91,7 @@ const laneOptions: LaneOptions = {
 const wsLane = mountWs(app, {
   lane: laneOptions, uws: u, keyCounts: d.ws_counts ?? null, config: d.ws ?? {}, stopping: () => stopping,
   onConnections: (delta) => metrics.wsConnections(delta),
-  observer: new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'ws'),
+  observer: new ThreadMetrics(d.metrics, d.metrics_spec, sliceNamed(d.metrics_spec, `ws-${d.index}`)),
 });
 mountMcp(app, laneOptions);
 mountRest(app, laneOptions);
@@ -97,10 +104,6 @@ app.any('/*', (res) => {
   });
 });
 
-const background = setInterval(() => {
-  core.drain();
-  core.expire(Date.now());
-}, 2);
 
 let listenSocket: ListenSocket | null = null;
 const listen = (): void => {
@@ -132,7 +135,6 @@ parentPort?.on('message', (msg: { type: string }) => {
       setTimeout(finish, 1);
       return;
     }
-    clearInterval(background);
     core.close();
     // The thread ends by itself once uWS has no connection left: requests
     // arriving meanwhile get 503 with Connection: close, idle keep-alive

@@ -1,8 +1,11 @@
 // journal_thread: entry point of the journal worker (src/journal holds what
-// it runs), one more consumer of the event ring. Group commit: take every record the ring holds, append it,
-// fdatasync once, publish durable_seq (the last command whose completion is
-// on disk) and ring the event ring's doorbell so parked gateways apply and
-// answer what just became durable. Blocks freely (it is its own thread).
+// it runs), one more consumer of the event ring. Group commit: take every
+// record the ring holds, append it, fdatasync once, publish durable_seq (the
+// last command whose completion is on disk) and ring durable_seq's doorbell
+// so parked gateways apply and answer what just became durable. Between
+// groups it waits by its wait strategy (DX_WAIT, src/ring/wait.ts; park:
+// on the event ring's doorbell, which the engine rings). Blocks freely (it
+// is its own thread).
 //
 // Stop: the main thread stops the engine first (it drains its rings), then
 // sets the stop word; the journal drains the ring to the end, syncs, closes
@@ -13,23 +16,29 @@ import { DurableSeq } from '../journal/durable.js';
 import { JournalControl } from '../journal/journal_control.js';
 import { JournalWriter } from '../journal/writer.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
+import { waitStrategy, type WaitKind } from '../ring/wait.js';
 
 export interface JournalThreadData {
   eventRing: SharedArrayBuffer;
   consumerIndex: number;
   durable: SharedArrayBuffer;
-  /** JournalControl's buffer: the stop word and the counters. */
+  /** JournalControl's buffer: the stop word, the counters, the fsync histogram. */
   control: SharedArrayBuffer;
+  /** SeqStamps the journal writes (durable_seq, time) into per group commit: the durable stage of held requests. */
+  durableStamps: SharedArrayBuffer;
   dataDir: string;
   fsync: boolean;
   nextSeq: number;
   segmentBytes?: number;
+  /** How the thread waits for events between groups (default park). */
+  wait?: WaitKind;
 }
 
 /** Records taken off the ring per write before syncing (bounds the latency of one group). */
 const MAX_GROUP_RECORDS = 1 << 16;
-const PARK_MS = 50;
 
 function main(d: JournalThreadData): void {
   const consumer = new BroadcastConsumer(d.eventRing, LAYOUT_FINGERPRINT, d.consumerIndex);
@@ -37,7 +46,9 @@ function main(d: JournalThreadData): void {
   const durable = new DurableSeq(d.durable);
   const control = new JournalControl(d.control);
   const writer = new JournalWriter({ dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes });
-  const bell = consumer.doorbell;
+  const stamps = new SeqStamps(d.durableStamps);
+  // The stop word is a source too: the main thread rings the doorbell after setting it.
+  const wait = waitStrategy(d.wait ?? 'park', consumer.doorbell, { hasUnread: () => consumer.hasUnread() || control.stopRequested });
   parentPort?.postMessage({ type: 'ready' });
   for (;;) {
     let n = 0;
@@ -48,19 +59,27 @@ function main(d: JournalThreadData): void {
     }
     if (n > 0) {
       const before = durable.get();
-      durable.set(writer.sync());
+      const syncs = writer.syncs;
+      const t0 = monoUs();
+      const seq = writer.sync();
+      const t1 = monoUs();
+      if (d.fsync && writer.syncs !== syncs) control.fsyncs.record(t1 - t0);
       control.report(writer.syncs, writer.records, writer.bytes, writer.segments);
-      if (durable.get() !== before) bell.wake();
+      if (seq > before) {
+        // Stamped before durable_seq moves, so whoever sees the new durable_seq finds its stamp.
+        stamps.stamp(seq, t1);
+        durable.set(seq);
+        durable.doorbell.wake();
+      }
+      wait.idle(n);
       continue;
     }
     if (control.stopRequested) break;
-    bell.announce();
-    if (consumer.hasUnread() || control.stopRequested) continue;
-    bell.park(PARK_MS);
+    wait.idle(0);
   }
   durable.set(writer.sync());
   writer.close();
-  bell.wake();
+  durable.doorbell.wake();
   consumer.close();
   parentPort?.postMessage({ type: 'stopped', durable_seq: durable.get(), syncs: writer.syncs, records: writer.records });
 }

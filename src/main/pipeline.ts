@@ -1,7 +1,9 @@
 // Pipeline: allocates the SharedArrayBuffers of the command rings (one per
 // producer), the event ring, the engine's doorbell and control block, and
 // starts the engine worker. Main thread. Stage numbers follow the data:
-//   1. producers (gateways, control plane, timer) write commands to their rings
+//   1. producers (gateways, control plane; ring 0 "timer" is for whoever
+//      drives time from outside, the exchange's clock runs in the engine
+//      loop) write commands to their rings
 //   2. the engine thread sequences, decides and evolves
 //   3. consumers (journal, gateway read models) read the event ring
 
@@ -12,6 +14,8 @@ import { assert } from '../lib/assert.js';
 import { BroadcastRing } from '../ring/broadcast_ring.js';
 import { CommandProducer } from '../ring/command_producer.js';
 import { Doorbell } from '../ring/doorbell.js';
+import { SeqStamps } from '../ring/seq_stamps.js';
+import type { WaitKind } from '../ring/wait.js';
 import { SpscRing } from '../ring/spsc_ring.js';
 import { EngineControl } from './engine_control.js';
 import type { EngineThreadData } from './engine_thread.js';
@@ -26,6 +30,10 @@ export interface PipelineOptions {
   verify?: boolean;
   /** Recovered start (engine_thread replays it before its loop starts). */
   recovery?: RecoveryPlan | null;
+  /** The engine's wait strategy (default park). */
+  wait?: WaitKind;
+  /** Run the exchange's clock in the engine loop (default false: time moves only with the commands). */
+  clock?: boolean;
 }
 
 export class Pipeline {
@@ -33,6 +41,8 @@ export class Pipeline {
   readonly eventRing: SharedArrayBuffer;
   readonly doorbell: SharedArrayBuffer;
   readonly control: EngineControl;
+  /** (last seq, time) the engine stamps per round (SeqStamps). */
+  readonly sequencedStamps: SharedArrayBuffer;
   private readonly worker: Worker;
   private readonly exited: Promise<number>;
 
@@ -43,10 +53,11 @@ export class Pipeline {
     this.eventRing = BroadcastRing.allocate(opts.event_ring_bytes ?? 1 << 24, opts.event_consumers_max ?? 16, LAYOUT_FINGERPRINT);
     this.doorbell = Doorbell.allocate();
     this.control = new EngineControl(EngineControl.allocate());
+    this.sequencedStamps = SeqStamps.allocate();
     const data: EngineThreadData = {
       commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
-      control: this.control.sab, config: opts.engine ?? {}, verify: opts.verify ?? false,
-      recovery: opts.recovery ?? null,
+      control: this.control.sab, sequencedStamps: this.sequencedStamps, config: opts.engine ?? {}, verify: opts.verify ?? false,
+      recovery: opts.recovery ?? null, wait: opts.wait ?? 'park', clock: opts.clock ?? false,
     };
     this.worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
     this.exited = new Promise((resolve, reject) => {
@@ -72,6 +83,12 @@ export class Pipeline {
       if (exited) throw failed instanceof Error ? failed : new Error('engine thread exited before it started');
       await new Promise((r) => setTimeout(r, 1));
     }
+  }
+
+  /** Starts the engine's clock (when every reader of the event ring has joined) and wakes the engine to look at its timers. */
+  startClock(): void {
+    this.control.startClock();
+    Doorbell.attach(this.doorbell).wake();
   }
 
   /** Asks the engine to drain its rings and stop; resolves with its exit code. */

@@ -18,9 +18,10 @@
 
 import { ApiError } from '../gateway/envelope.js';
 import {
-  BODY_CAP_BYTES, authenticate, deferReply, fail, receive, send, startRequestSignature, type InFlight, type LaneOptions,
+  BODY_CAP_BYTES, authenticate, deferReply, fail, observe, receive, send, startRequestSignature, type InFlight, type LaneOptions,
 } from '../gateway/http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/jsonrpc.js';
 import { INVALID_REQUEST, rpcError } from './protocol.js';
 import { handleMcp, type McpOutcome } from './server.js';
@@ -60,7 +61,7 @@ function write(res: HttpResponse, f: InFlight, o: McpOutcome, opts: LaneOptions)
   } else {
     send(res, f, o.status, o.body);
   }
-  opts.observer?.onResponse(o.route, o.status, o.code, (performance.now() - f.started) * 1000);
+  observe(opts.observer, f, o.status, o.code, o.route);
 }
 
 function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOptions, h: McpHeaders): void {
@@ -72,12 +73,12 @@ function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     }
     if (f.method !== 'POST') {
       send(res, f, 405, new ApiError('method_not_allowed', `${f.method} is not allowed on ${MCP_PATH}: this MCP endpoint is stateless and has no SSE stream; POST one JSON-RPC message`).body(), { allow: 'POST' });
-      opts.observer?.onResponse('mcp', 405, 'method_not_allowed', (performance.now() - f.started) * 1000);
+      observe(opts.observer, f, 405, 'method_not_allowed');
       return;
     }
     if (!originAllowed(h.origin, h.host)) {
       send(res, f, 403, rpcError(null, INVALID_REQUEST, `Origin ${h.origin} is not allowed`));
-      opts.observer?.onResponse('mcp', 403, null, (performance.now() - f.started) * 1000);
+      observe(opts.observer, f, 403, null);
       return;
     }
     // Apply every published event first (a key created a moment ago authenticates).
@@ -94,7 +95,8 @@ function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
       }, opts);
       return;
     }
-    const out = handleMcp(opts, caller, raw, now);
+    f.tVerified = monoUs();
+    const out = handleMcp(opts, caller, raw, now, f);
     if (out instanceof Promise) {
       out.then((o) => deferReply(() => write(res, f, o, opts)), (e) => deferReply(() => fail(res, f, e, opts)));
     } else {

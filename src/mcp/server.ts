@@ -18,6 +18,7 @@
 import { BUCKET_READ } from '../gateway/buckets.js';
 import { ApiError } from '../gateway/envelope.js';
 import { admitRoute, asApiError, invokeRoute, type Caller, type LaneOptions } from '../gateway/http.js';
+import type { StageTimes } from '../gateway/core.js';
 import type { Reply } from '../gateway/routes.js';
 import { parseJson } from '../gateway/schemas.js';
 import { SERVER_VERSION } from '../lib/version.js';
@@ -80,7 +81,7 @@ function toolError(id: RpcId, route: string, e: ApiError): McpOutcome {
  * Answers one POSTed body (raw bytes) of an authenticated caller. Throws
  * ApiError only for the HTTP-level 429 of a protocol message.
  */
-export function handleMcp(opts: LaneOptions, caller: Caller, raw: Buffer, now: number): McpOutcome | Promise<McpOutcome> {
+export function handleMcp(opts: LaneOptions, caller: Caller, raw: Buffer, now: number, times: StageTimes | null = null): McpOutcome | Promise<McpOutcome> {
   let msg: unknown;
   try {
     msg = parseJson(raw.toString('utf8'));
@@ -90,7 +91,7 @@ export function handleMcp(opts: LaneOptions, caller: Caller, raw: Buffer, now: n
     return { status: 400, route: 'mcp', code: null, body: rpcError(null, PARSE_ERROR, e.message) };
   }
   const c = classify(msg);
-  if (c.kind === 'request' && c.method === 'tools/call') return callTool(opts, caller, c.id, c.params, now);
+  if (c.kind === 'request' && c.method === 'tools/call') return callTool(opts, caller, c.id, c.params, now, times);
   chargeProtocol(opts, caller, now);
   switch (c.kind) {
     case 'invalid': return { status: c.id === null ? 400 : 200, route: 'mcp', code: null, body: rpcError(c.id, c.code, c.message) };
@@ -132,7 +133,7 @@ function protocolMethod(method: string, params: Record<string, unknown>): unknow
 }
 
 function callTool(
-  opts: LaneOptions, caller: Caller, id: RpcId, params: Record<string, unknown>, now: number,
+  opts: LaneOptions, caller: Caller, id: RpcId, params: Record<string, unknown>, now: number, times: StageTimes | null,
 ): McpOutcome | Promise<McpOutcome> {
   const name = params.name;
   const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
@@ -154,7 +155,7 @@ function callTool(
     // The REST lane's order after authentication: 429, 403, 400, then the handler.
     admitRoute(opts, tool.route, caller, now);
     const input = routeInput(tool, args);
-    const out = invokeRoute(opts, tool.route, caller, input.params, input.query, input.body, now);
+    const out = invokeRoute(opts, tool.route, caller, input.params, input.query, input.body, now, times);
     if (out instanceof Promise) {
       opts.core.kick();
       return out.then((r) => toolSuccess(id, route, r), settle);

@@ -9,29 +9,49 @@
 // (x86-64, arm64), and a scrape that sees a value one update old is fine for
 // monitoring; nothing here feeds a decision of the exchange.
 //
-// A slice holds: gauges (WebSocket connections, held requests, age of the
-// oldest held request), responses by status and code, and one latency
-// histogram per (lane, route). Route names come from a MetricsSpec built once
-// on the main thread (spec.ts) and handed to workers as plain data, so this
-// module imports no route table. Engine, ring and durability figures are read
-// at render time from the buffers that already hold them (the engine control
-// block, ring headers, the journal's durable_seq).
+// A slice serves one lane (admin, accounts, rest) and holds: gauges
+// (WebSocket connections, held requests, age of the oldest held request),
+// responses by status and code, and per route of its lane one log-linear
+// histogram (src/lib/log_histogram.ts, 16 sub-buckets per power of two:
+// within 6.25%) per stage of a request (gateway/core.ts STAGES): the whole
+// request, then head -> verified, -> published to the engine's ring, ->
+// sequenced, -> durable, -> applied by this thread, -> reply written. Route
+// names come from a MetricsSpec built once on the main thread (spec.ts) and
+// handed to workers as plain data, so this module imports no route table.
+// Engine, ring and durability figures are read at render time from the
+// buffers that already hold them (the engine control block, ring headers,
+// the journal's durable_seq and its fsync histogram).
 //
 // Any thread may construct ThreadMetrics for its own slice; rendering is for
 // the control-plane (main) thread.
 
 import { CODES } from '../layout/records.js';
+import { histogramWords, LogHistogram, type LogHistogramShape } from '../lib/log_histogram.js';
+import { STAGES, type StageTimes } from '../gateway/core.js';
 
 /** Slice 0 is the control plane, 1 the accounts service, 2 + i gateway thread i. */
 export const SLICE_CONTROL = 0;
 export const SLICE_ACCOUNTS = 1;
 export const SLICE_GATEWAY0 = 2;
 
-/** Latency histogram bucket upper bounds, seconds (+Inf is implied). */
-export const LATENCY_BUCKETS_S: readonly number[] = [
-  0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005, 0.0006, 0.0008, 0.001, 0.0012, 0.0015, 0.002, 0.0025, 0.003, 0.004,
-  0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
-];
+/** Latency histograms: µs, 16 sub-buckets per power of two, up to 2^26 µs (67 s; longer ones are clamped and counted). */
+export const LATENCY_SHAPE: LogHistogramShape = { subBits: 4, maxBits: 26 };
+const HIST_WORDS = histogramWords(LATENCY_SHAPE);
+
+/**
+ * Bucket bounds of the exposition, µs: 16, 24, 32, 48, ... (two per power of
+ * two) up to 2^25. Each is the exclusive upper edge of a bucket of the
+ * histogram, so the count at or below it is exact (to the µs the values are
+ * rounded to); +Inf is implied.
+ */
+export const EXPOSITION_BOUNDS_US: readonly number[] = (() => {
+  const out: number[] = [];
+  for (let p = 4; p <= 25; p++) {
+    out.push(2 ** p);
+    if (p < 25) out.push(3 * 2 ** (p - 1));
+  }
+  return out;
+})();
 
 /** Success statuses counted by status; errors are counted by code (each code has one status). */
 const SUCCESS_STATUSES: readonly number[] = [200, 201, 202, 204];
@@ -45,43 +65,58 @@ const G_OLDEST_HELD_MS = 2;
 const GAUGES = 4;
 const RESPONSES_AT = GAUGES;
 const HIST_AT = RESPONSES_AT + RESPONSE_KINDS;
-/** Words per route histogram: one per finite bucket, +Inf, sum (seconds), count. */
-const HIST_WORDS = LATENCY_BUCKETS_S.length + 3;
+const ROUTE_WORDS = STAGES.length * HIST_WORDS;
+
+const S_TOTAL = 0;
+const S_VERIFY = 1;
+const S_PUBLISH = 2;
+const S_SEQUENCE = 3;
+const S_DURABLE = 4;
+const S_APPLY = 5;
+const S_REPLY = 6;
 
 const UNMATCHED = '(unmatched)';
 const OTHER_ROUTE = '(other)';
 
-/** Route labels per lane; plain data (it crosses to worker threads in workerData). */
+/** Route labels per lane and the lane of each slice; plain data (it crosses to worker threads in workerData). */
 export interface MetricsSpec {
   lanes: { lane: string; routes: string[] }[];
+  /** Slice i: its name (control, accounts, gateway-0, ...) and the lane its thread answers. */
+  slices: { name: string; lane: string }[];
 }
 
 interface Layout {
-  /** Every (lane, route) label pair in histogram order. */
-  labels: { lane: string; route: string }[];
-  /** lane -> route -> histogram index. */
-  index: Map<string, Map<string, number>>;
-  sliceWords: number;
+  /** lane -> its route labels in histogram order ((unmatched) and (other) first). */
+  routes: Map<string, string[]>;
+  /** Float64 word offset of each slice. */
+  sliceAt: number[];
+  words: number;
 }
 
 function layoutOf(spec: MetricsSpec): Layout {
-  const labels: { lane: string; route: string }[] = [];
-  const index = new Map<string, Map<string, number>>();
-  for (const l of spec.lanes) {
-    const m = new Map<string, number>();
-    for (const r of [UNMATCHED, OTHER_ROUTE, ...l.routes]) {
-      if (m.has(r)) continue;
-      m.set(r, labels.length);
-      labels.push({ lane: l.lane, route: r });
-    }
-    index.set(l.lane, m);
+  const routes = new Map<string, string[]>();
+  for (const l of spec.lanes) routes.set(l.lane, [...new Set([UNMATCHED, OTHER_ROUTE, ...l.routes])]);
+  const sliceAt: number[] = [];
+  let at = 0;
+  for (const sl of spec.slices) {
+    const r = routes.get(sl.lane);
+    if (!r) throw new Error(`metrics: slice ${sl.name} serves unknown lane ${sl.lane}`);
+    sliceAt.push(at);
+    at += HIST_AT + r.length * ROUTE_WORDS;
   }
-  return { labels, index, sliceWords: HIST_AT + labels.length * HIST_WORDS };
+  return { routes, sliceAt, words: at };
 }
 
-/** The shared buffer: `slices` slices for the given spec. */
-export function allocateMetrics(spec: MetricsSpec, slices: number): SharedArrayBuffer {
-  return new SharedArrayBuffer(layoutOf(spec).sliceWords * 8 * slices);
+/** The index of the slice named `name` (a thread finds its second slice, e.g. `ws-0`). */
+export function sliceNamed(spec: MetricsSpec, name: string): number {
+  const i = spec.slices.findIndex((sl) => sl.name === name);
+  if (i < 0) throw new Error(`metrics: no slice ${name} in the spec`);
+  return i;
+}
+
+/** The shared buffer for the spec's slices. */
+export function allocateMetrics(spec: MetricsSpec): SharedArrayBuffer {
+  return new SharedArrayBuffer(layoutOf(spec).words * 8);
 }
 
 export function responseIndex(status: number, code: string | null): number {
@@ -93,38 +128,74 @@ export function responseIndex(status: number, code: string | null): number {
   return i >= 0 ? i : OTHER_STATUS;
 }
 
+/** The stage histograms of every route of a slice, over the shared buffer. */
+function sliceHistograms(f64: Float64Array, at: number, routes: number): LogHistogram[][] {
+  const out: LogHistogram[][] = [];
+  for (let r = 0; r < routes; r++) {
+    const stages: LogHistogram[] = [];
+    for (let s = 0; s < STAGES.length; s++) {
+      const o = at + HIST_AT + r * ROUTE_WORDS + s * HIST_WORDS;
+      stages.push(new LogHistogram(LATENCY_SHAPE, f64.subarray(o, o + HIST_WORDS)));
+    }
+    out.push(stages);
+  }
+  return out;
+}
+
+/** Records b - a (µs) when both stamps were taken. */
+function span(h: LogHistogram, a: number, b: number): void {
+  if (a === a && b === b) h.record(b - a);
+}
+
 /**
  * The writer of one slice. It is an http.ts Observer (onResponse), and holds
  * the gauges its thread feeds (WebSocket connections, held requests).
  */
 export class ThreadMetrics {
+  readonly lane: string;
   private readonly f64: Float64Array;
   private readonly routes: Map<string, number>;
+  private readonly hist: LogHistogram[][];
   private readonly codeIndex = new Map<string, number>();
   private watcher: ReturnType<typeof setInterval> | null = null;
 
-  constructor(sab: SharedArrayBuffer, spec: MetricsSpec, slice: number, readonly lane: string) {
+  constructor(sab: SharedArrayBuffer, spec: MetricsSpec, slice: number) {
     const layout = layoutOf(spec);
-    const routes = layout.index.get(lane);
-    if (!routes) throw new Error(`metrics: no lane ${lane} in the spec`);
-    this.routes = routes;
-    if (sab.byteLength < (slice + 1) * layout.sliceWords * 8) throw new Error(`metrics: no slice ${slice} in the buffer`);
-    this.f64 = new Float64Array(sab, slice * layout.sliceWords * 8, layout.sliceWords);
+    const sl = spec.slices[slice];
+    if (!sl) throw new Error(`metrics: no slice ${slice} in the spec`);
+    if (sab.byteLength < layout.words * 8) throw new Error('metrics: the buffer is smaller than the spec');
+    this.lane = sl.lane;
+    const names = layout.routes.get(sl.lane)!;
+    this.routes = new Map(names.map((n, i) => [n, i]));
+    const at = layout.sliceAt[slice]!;
+    this.f64 = new Float64Array(sab, at * 8, HIST_AT + names.length * ROUTE_WORDS);
+    this.hist = sliceHistograms(this.f64, 0, names.length);
     for (const c of CODES) this.codeIndex.set(c.code, responseIndex(0, c.code));
   }
 
-  /** Observer: one answered request of `route` (its name in the lane's table, '' before a route matched). */
-  onResponse(route: string, status: number, code: string | null, micros: number): void {
+  /**
+   * Observer: one answered request of `route` (its name in the lane's table,
+   * '' before a route matched) with its stage times: the whole request, and
+   * each stage it passed.
+   */
+  onResponse(route: string, status: number, code: string | null, t: StageTimes): void {
     const f = this.f64;
     const r = code === null ? responseIndex(status, null) : this.codeIndex.get(code) ?? OTHER_STATUS;
     f[RESPONSES_AT + r] = f[RESPONSES_AT + r]! + 1;
-    const h = HIST_AT + (this.routes.get(route === '' ? UNMATCHED : route) ?? this.routes.get(OTHER_ROUTE)!) * HIST_WORDS;
-    const s = micros / 1e6;
-    let b = 0;
-    while (b < LATENCY_BUCKETS_S.length && s > LATENCY_BUCKETS_S[b]!) b++;
-    f[h + b] = f[h + b]! + 1;
-    f[h + LATENCY_BUCKETS_S.length + 1] = f[h + LATENCY_BUCKETS_S.length + 1]! + s;
-    f[h + LATENCY_BUCKETS_S.length + 2] = f[h + LATENCY_BUCKETS_S.length + 2]! + 1;
+    const h = this.hist[this.routes.get(route === '' ? UNMATCHED : route) ?? this.routes.get(OTHER_ROUTE)!]!;
+    span(h[S_TOTAL]!, t.tHead, t.tReplied);
+    if (t.tVerified !== t.tVerified) return;
+    span(h[S_VERIFY]!, t.tHead, t.tVerified);
+    if (t.tApplied !== t.tApplied) {
+      // Not sequenced (a read, or refused before its command was written): the handler and the reply.
+      span(h[S_REPLY]!, t.tVerified, t.tReplied);
+      return;
+    }
+    span(h[S_PUBLISH]!, t.tVerified, t.tPublished);
+    span(h[S_SEQUENCE]!, t.tPublished, t.tSequenced);
+    span(h[S_DURABLE]!, t.tSequenced, t.tDurable);
+    span(h[S_APPLY]!, t.tDurable === t.tDurable ? t.tDurable : t.tSequenced, t.tApplied);
+    span(h[S_REPLY]!, t.tApplied, t.tReplied);
   }
 
   /** WebSocket lane: +1 on open, -1 on close. */
@@ -166,8 +237,20 @@ export interface MetricsSources {
   eventRing?: SharedArrayBuffer;
   /** The journal's durable_seq; without it no durability figures are shown. */
   durableSeq?: () => number;
-  /** Slice names (control, accounts, gateway-0, ...), index = slice. */
-  slices: string[];
+  /** The journal thread's fdatasync durations, µs (JournalControl.fsyncHistogram). */
+  journalFsync?: LogHistogram;
+}
+
+/** One latency histogram in the JSON form of GET /admin/latency (benchmarks diff two of them). */
+export interface LatencyHistogram {
+  lane: string;
+  route: string;
+  stage: string;
+  count: number;
+  sum_us: number;
+  max_us: number;
+  /** Non-empty buckets: [highest µs of the bucket, count], ascending. */
+  buckets: [number, number][];
 }
 
 // SpscRing header words (src/ring/spsc_ring.ts, "Buffer layout"): capacity
@@ -236,22 +319,24 @@ class Exposition {
  */
 export class MetricsRegistry {
   private readonly layout: Layout;
+  /** Per slice, per route, per stage. */
+  private readonly hist: LogHistogram[][][];
   private readonly f64: Float64Array;
-  private readonly slices: number;
   private rate = 0;
   private last: { t: number; commands: number } | null = null;
   private sampler: ReturnType<typeof setInterval> | null = null;
   private readonly started = Date.now() - process.uptime() * 1000;
+  private readonly scratch = new LogHistogram(LATENCY_SHAPE);
 
   constructor(readonly sab: SharedArrayBuffer, readonly spec: MetricsSpec, private readonly sources: MetricsSources) {
     this.layout = layoutOf(spec);
-    this.slices = Math.floor(sab.byteLength / (this.layout.sliceWords * 8));
     this.f64 = new Float64Array(sab);
+    this.hist = spec.slices.map((sl, i) => sliceHistograms(this.f64, this.layout.sliceAt[i]!, this.layout.routes.get(sl.lane)!.length));
   }
 
   /** A writer for one of the slices (threads other than main build their own from the buffer). */
-  thread(slice: number, lane: string): ThreadMetrics {
-    return new ThreadMetrics(this.sab, this.spec, slice, lane);
+  thread(slice: number): ThreadMetrics {
+    return new ThreadMetrics(this.sab, this.spec, slice);
   }
 
   /** Samples the engine's command counter; the rate is over the time since the previous sample. */
@@ -275,13 +360,39 @@ export class MetricsRegistry {
   }
 
   private word(slice: number, i: number): number {
-    return this.f64[slice * this.layout.sliceWords + i]!;
+    return this.f64[this.layout.sliceAt[slice]! + i]!;
+  }
+
+  /** Calls fn for every (lane, route, stage) with a non-empty histogram, merged over the lane's slices (reused scratch). */
+  private eachHistogram(fn: (lane: string, route: string, stage: string, h: LogHistogram) => void): void {
+    for (const [lane, routes] of this.layout.routes) {
+      for (let r = 0; r < routes.length; r++) {
+        for (let st = 0; st < STAGES.length; st++) {
+          const h = this.scratch;
+          h.clear();
+          this.spec.slices.forEach((sl, i) => {
+            if (sl.lane === lane) h.merge(this.hist[i]![r]![st]!);
+          });
+          if (h.total > 0) fn(lane, routes[r]!, STAGES[st]!, h);
+        }
+      }
+    }
+  }
+
+  /** Every non-empty latency histogram with its buckets (GET /admin/latency), and the journal's fsync histogram. */
+  latency(): { histograms: LatencyHistogram[]; journal_fsync: LatencyHistogram | null } {
+    const histograms: LatencyHistogram[] = [];
+    const json = (lane: string, route: string, stage: string, h: LogHistogram): LatencyHistogram =>
+      ({ lane, route, stage, count: h.total, sum_us: h.sum, max_us: h.max, buckets: h.nonEmpty() });
+    this.eachHistogram((lane, route, stage, h) => histograms.push(json(lane, route, stage, h)));
+    const j = this.sources.journalFsync;
+    return { histograms, journal_fsync: j && j.total > 0 ? json('journal', '', 'fsync', j) : null };
   }
 
   render(): string {
     const x = new Exposition();
     const src = this.sources;
-    const n = this.slices;
+    const n = this.spec.slices.length;
 
     const e = src.engine?.();
     if (e) {
@@ -356,23 +467,24 @@ export class MetricsRegistry {
     x.sample('dx_shed_total', null, resp[responseIndex(503, 'shed')]!);
 
     // Latency histograms by (lane, route), merged over slices; routes never called are left out.
-    x.family('dx_http_request_duration_seconds', 'histogram', 'Time from a request\'s headers to its answer, by lane and route.');
-    const L = LATENCY_BUCKETS_S.length;
-    for (let i = 0; i < this.layout.labels.length; i++) {
-      const h = HIST_AT + i * HIST_WORDS;
-      let count = 0;
-      for (let s = 0; s < n; s++) count += this.word(s, h + L + 2);
-      if (count === 0) continue;
-      const { lane, route } = this.layout.labels[i]!;
-      let cum = 0;
-      for (let b = 0; b <= L; b++) {
-        for (let s = 0; s < n; s++) cum += this.word(s, h + b);
-        x.sample('dx_http_request_duration_seconds_bucket', { lane, route, le: b < L ? String(LATENCY_BUCKETS_S[b]) : '+Inf' }, cum);
-      }
-      let sum = 0;
-      for (let s = 0; s < n; s++) sum += this.word(s, h + L + 1);
-      x.sample('dx_http_request_duration_seconds_sum', { lane, route }, sum);
-      x.sample('dx_http_request_duration_seconds_count', { lane, route }, count);
+    const buckets = (name: string, labels: Record<string, string>, h: LogHistogram): void => {
+      for (const us of EXPOSITION_BOUNDS_US) x.sample(`${name}_bucket`, { ...labels, le: num(us / 1e6) }, h.countAtOrBelow(us - 1));
+      x.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, h.total);
+      x.sample(`${name}_sum`, labels, h.sum / 1e6);
+      x.sample(`${name}_count`, labels, h.total);
+    };
+    x.family('dx_http_request_duration_seconds', 'histogram', 'Time from a request\'s headers to its reply written, by lane and route.');
+    this.eachHistogram((lane, route, stage, h) => {
+      if (stage === 'total') buckets('dx_http_request_duration_seconds', { lane, route }, h);
+    });
+    x.family('dx_request_stage_seconds', 'histogram', 'Time a request spent in each stage, by lane, route and stage: verify (headers to body verified), publish (to the command published to the engine), sequence (to the end of the engine round that sequenced it), durable (to the end of the journal group commit that covered it), apply (to this thread applying its completion), reply (to the reply written; for reads, from verified).');
+    this.eachHistogram((lane, route, stage, h) => {
+      if (stage !== 'total') buckets('dx_request_stage_seconds', { lane, route, stage }, h);
+    });
+    const j = src.journalFsync;
+    if (j) {
+      x.family('dx_journal_fsync_seconds', 'histogram', 'Duration of each fdatasync of the journal (group commit); none with --durability none.');
+      buckets('dx_journal_fsync_seconds', {}, j);
     }
 
     const mem = process.memoryUsage();

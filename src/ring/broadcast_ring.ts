@@ -244,7 +244,7 @@ export class BroadcastProducer {
 export class BroadcastConsumer {
   readonly mem: Mem;
   readonly capacity: number;
-  /** Doorbell of this ring, for ParkingIdle. */
+  /** Doorbell of this ring, for a parking wait strategy (src/ring/wait.ts). */
   readonly doorbell: Doorbell;
 
   private readonly hdr: Uint32Array;

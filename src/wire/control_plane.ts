@@ -82,6 +82,24 @@ export const Health = Type.Object({
   }, { description: 'journal counters since start (one group old at most)' }),
 });
 
+const latencyHistogram = Type.Object({
+  lane: Type.String({ description: 'admin, accounts or rest (journal for the fsync histogram)' }),
+  route: Type.String({ description: 'the route\'s name in its lane\'s table; (unmatched), (other)' }),
+  stage: Type.String({ description: 'total, verify, publish, sequence, durable, apply, reply (fsync for the journal)' }),
+  count: Type.Integer({ minimum: 0 }),
+  sum_us: Type.Number({ minimum: 0 }),
+  max_us: Type.Number({ minimum: 0 }),
+  buckets: Type.Array(Type.Tuple([Type.Number({ minimum: 0 }), Type.Number({ minimum: 0 })]), {
+    description: 'non-empty buckets as [highest µs of the bucket, count], ascending; a bucket is 1/16 of its lower bound wide',
+  }),
+});
+
+/** GET /admin/latency: every non-empty latency histogram since the start, with its buckets (for benchmarks, which diff two reads). */
+export const LatencyReport = Type.Object({
+  histograms: Type.Array(latencyHistogram),
+  journal_fsync: Type.Union([latencyHistogram, Type.Null()]),
+});
+
 export const SeriesCreated = Type.Object({
   market_id: marketId,
   category,
@@ -154,6 +172,7 @@ export type RoundActionResult = Static<typeof RoundActionResult>;
 export type WithdrawalSettled = Static<typeof WithdrawalSettled>;
 export type SnapshotResult = Static<typeof SnapshotResult>;
 export type Health = Static<typeof Health>;
+export type LatencyReport = Static<typeof LatencyReport>;
 export type SeriesCreated = Static<typeof SeriesCreated>;
 export type SeriesItem = Static<typeof SeriesItem>;
 export type SeriesList = Static<typeof SeriesList>;

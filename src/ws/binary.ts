@@ -11,7 +11,8 @@
 // fields (400) -> shedding (503). A frame that cannot be read as records is
 // refused whole before any record runs (the lane closes the connection).
 
-import type { Completion } from '../gateway/core.js';
+import { stageTimes, type Completion, type StageTimes } from '../gateway/core.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { BUCKET_WRITE } from '../gateway/buckets.js';
 import { ApiError, codeByNum, codeInfo } from '../gateway/envelope.js';
 import type { LaneOptions, Observer } from '../gateway/http.js';
@@ -166,8 +167,8 @@ interface Pending {
   type: number;
   coidHi: number;
   coidLo: number;
-  /** performance.now() when its frame arrived (metrics). */
-  started: number;
+  /** Its stage times (metrics): the frame's arrival and check are its head and verified stamps. */
+  times: StageTimes;
 }
 
 /** The HTTP status and error code REST would have answered (metrics count binary answers alike). */
@@ -192,17 +193,19 @@ export class BinaryOrders {
     private readonly observer?: Observer,
   ) {}
 
-  /** Runs every record of a frame that frameProblem() accepted; `started` is performance.now() at its arrival. */
-  frame(peer: BinaryPeer, m: Mem, bytes: number, now: number, started: number): void {
-    for (let o = 0; o < bytes; o += Header.len(m, o)) this.record(peer, m, o, now, started);
+  /** Runs every record of a frame that frameProblem() accepted; `headUs` is monoUs() at its arrival. */
+  frame(peer: BinaryPeer, m: Mem, bytes: number, now: number, headUs: number): void {
+    const verifiedUs = monoUs();
+    for (let o = 0; o < bytes; o += Header.len(m, o)) this.record(peer, m, o, now, headUs, verifiedUs);
     this.lane.core.kick();
   }
 
-  private record(peer: BinaryPeer, m: Mem, o: number, now: number, started: number): void {
+  private record(peer: BinaryPeer, m: Mem, o: number, now: number, headUs: number, verifiedUs: number): void {
     const p: Pending = {
       correlation: Header.correlation(m, o), type: Header.type(m, o),
-      coidHi: 0, coidLo: 0, started,
+      coidHi: 0, coidLo: 0, times: stageTimes(headUs),
     };
+    p.times.tVerified = verifiedUs;
     if (p.type === T_PLACE_ORDER) {
       p.coidHi = PlaceOrder.client_order_id_hi(m, o);
       p.coidLo = PlaceOrder.client_order_id_lo(m, o);
@@ -234,11 +237,14 @@ export class BinaryOrders {
       if (clamp) PlaceOrder.set_max_cost(d, at, Number.MAX_SAFE_INTEGER);
     };
     let done: Promise<Completion | null>;
+    lane.core.tracing = p.times;
     try {
       done = lane.core.submit(p.type, size, peer.account, sheddable, write);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'shed') return this.refuse(peer, p, RefusalCode.shed, 0, 0);
       throw e;
+    } finally {
+      lane.core.tracing = null;
     }
     peer.inFlight++;
     done.then((c) => this.completed(peer, p, c), (e: unknown) => {
@@ -314,7 +320,8 @@ export class BinaryOrders {
     const obs = this.observer;
     if (obs === undefined) return;
     const [http, name] = restEquivalent(p.type, status, code);
-    obs.onResponse('binary', http, name, (performance.now() - p.started) * 1000);
+    p.times.tReplied = monoUs();
+    obs.onResponse('binary', http, name, p.times);
   }
 
   private mark(peer: BinaryPeer): void {

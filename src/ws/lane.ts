@@ -36,6 +36,8 @@
 // checked after every private write and by a sweep every SWEEP_MS.
 
 import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type InFlight, type LaneOptions, type Observer } from '../gateway/http.js';
+import { stageTimes } from '../gateway/core.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from '../gateway/envelope.js';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
@@ -359,10 +361,11 @@ export class WsLane {
 
   /** A JSON order command: answered now when refused, else once its outcome is durable. */
   private order(conn: Conn, id: number | null, c: OrderCmd): void {
-    const started = performance.now();
+    const times = stageTimes();
     const observer = this.opts.observer;
-    runOrderCommand(this.lane, conn, id, c.name, c.params, this.cfg.max_in_flight, Date.now(), (frame, status, code) => {
-      observer?.onResponse(c.name, status, code, (performance.now() - started) * 1000);
+    runOrderCommand(this.lane, conn, id, c.name, c.params, this.cfg.max_in_flight, Date.now(), times, (frame, status, code) => {
+      times.tReplied = monoUs();
+      observer?.onResponse(c.name, status, code, times);
       this.fanout.queue(conn, frame);
       this.scheduleFlush();
     });
@@ -370,6 +373,7 @@ export class WsLane {
 
   /** A binary frame: command records once start_binary agreed on the layout; anything unreadable closes the connection. */
   private onBinary(conn: Conn, message: ArrayBuffer): void {
+    const headUs = monoUs();
     const bytes = message.byteLength;
     let problem: string | null;
     if (!conn.binary) problem = 'binary frames carry order records only after start_binary';
@@ -381,8 +385,7 @@ export class WsLane {
       this.runCloses();
       return;
     }
-    const started = performance.now();
-    this.binaryOrders.frame(conn, memOf(message), bytes, Date.now(), started);
+    this.binaryOrders.frame(conn, memOf(message), bytes, Date.now(), headUs);
     this.writeOut(conn);
   }
 

@@ -10,6 +10,8 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError, codeInfo } from '../gateway/envelope.js';
 import { admitRoute, asApiError, invokeRoute, type Caller, type LaneOptions } from '../gateway/http.js';
+import type { StageTimes } from '../gateway/core.js';
+import { monoUs } from '../lib/mono_clock.js';
 import { pathParamSchema } from '../gateway/operation_schemas.js';
 import { routeInput, routeInputChecker, type RouteInput, type RouteInputChecker } from '../gateway/route_input.js';
 import { ROUTES, type Reply, type Route } from '../gateway/routes.js';
@@ -77,7 +79,7 @@ function itemsOf(cmd: OrderCommand, input: RouteInput): number {
  */
 export function runOrderCommand(
   lane: LaneOptions, peer: OrderPeer, id: number | null, cmd: OrderCommand, params: unknown, maxInFlight: number, now: number,
-  answer: (frame: string, status: number, code: string | null) => void,
+  times: StageTimes | null, answer: (frame: string, status: number, code: string | null) => void,
 ): void {
   const { route, checker } = ENTRIES.get(cmd)!;
   const caller: Caller = { keyId: peer.keyId, account: peer.account, scopes: peer.scopes };
@@ -115,7 +117,8 @@ export function runOrderCommand(
     if (peer.inFlight + n > maxInFlight) {
       throw new ApiError('shed', `more than ${maxInFlight} commands in flight on this connection; wait for answers`, { max_in_flight: maxInFlight });
     }
-    const out = invokeRoute(lane, route, caller, input.params, input.query, input.body, now);
+    if (times !== null) times.tVerified = monoUs();
+    const out = invokeRoute(lane, route, caller, input.params, input.query, input.body, now, times);
     if (out instanceof Promise) {
       held = n;
       peer.inFlight += n;

@@ -54,3 +54,51 @@ test('u32x3_map: a sliding window of order ids (ids past 2^32 too, some kept for
   assert.equal(m.size, ref.size);
   for (let id = start - 10; id < start + 60_010; id++) assert.equal(m.get(id >>> 0, Math.floor(id / 2 ** 32), 0), ref.get(id) ?? -1);
 });
+
+test('u32x3_map: growth moves entries a few per write; every key stays readable throughout, writes land once', () => {
+  const m = new U32x3Map(16);
+  const ref = new Map<number, number>();
+  // Enough keys for several growths, with deletes and overwrites landing while a growth is under way.
+  for (let i = 1; i <= 20_000; i++) {
+    m.set(i, i * 7, 3, i);
+    ref.set(i, i);
+    if (i % 3 === 0) {
+      m.set(i - 1, (i - 1) * 7, 3, i + 1_000_000); // an overwrite, maybe of a key still in the old table
+      ref.set(i - 1, i + 1_000_000);
+    }
+    if (i % 5 === 0) {
+      assert.equal(m.delete(i - 2, (i - 2) * 7, 3), ref.delete(i - 2));
+    }
+    if (i % 997 === 0) for (const [k, v] of ref) assert.equal(m.get(k, k * 7, 3), v, `key ${k} at step ${i}`);
+    assert.equal(m.size, ref.size);
+  }
+  const seen = new Map<number, number>();
+  m.forEach((a, _b, _c, v) => {
+    assert.ok(!seen.has(a), `key ${a} in one table only`);
+    seen.set(a, v);
+  });
+  assert.deepEqual(seen, ref);
+});
+
+test('u32x3_map: a map decoded from a snapshot of the earlier encoding (value, -1 empty, no growth fields) is converted', () => {
+  // What the state codec rebuilt from such a snapshot: the class's prototype and the old fields only.
+  const t = new Int32Array(16 * 4).fill(-1);
+  const cur = new U32x3Map(16);
+  cur.set(1, 2, 3, 0);
+  cur.set(4, 5, 6, 0x7fffffff);
+  cur.set(7, 8, 9, 41);
+  // Lay the same entries out the old way, at the same slots.
+  const now = (cur as unknown as { t: Int32Array }).t;
+  for (let e = 0; e < now.length; e += 4) if (now[e + 3] !== 0) t.set([now[e]!, now[e + 1]!, now[e + 2]!, (now[e + 3]! - 1) | 0], e);
+  const old = Object.create(U32x3Map.prototype) as U32x3Map;
+  Object.assign(old, { t, mask: 15, size: 3 });
+  U32x3Map.upgradeDecoded(old);
+  assert.equal(old.get(1, 2, 3), 0);
+  assert.equal(old.get(4, 5, 6), 0x7fffffff);
+  assert.equal(old.get(7, 8, 9), 41);
+  assert.equal(old.get(1, 1, 1), -1);
+  for (let i = 0; i < 100; i++) old.set(100 + i, 0, 0, i);
+  assert.equal(old.size, 103);
+  assert.equal(old.get(150, 0, 0), 50);
+  assert.equal(old.get(7, 8, 9), 41);
+});

@@ -6,7 +6,9 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { StageTimes } from '../../src/gateway/core.js';
 import { allocateMetrics, MetricsRegistry, type MetricsSpec } from '../../src/metrics/metrics.js';
+import type { LatencyReport } from '../../src/wire/control_plane.js';
 import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, newAccount, newMarket, raw, signedRaw } from '../support/harness.js';
 
@@ -51,29 +53,38 @@ function value(samples: Sample[], name: string, labels: Record<string, string> =
   return s?.value;
 }
 
+/** Stage times of a request answered `total` µs after its head, passing no other stage (as a refusal before verification). */
+function took(total: number): StageTimes {
+  return { tHead: 1000, tVerified: NaN, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: 1000 + total };
+}
+
 test('metrics registry: counts from two slices are merged; buckets are cumulative and end at +Inf = count', () => {
-  const spec: MetricsSpec = { lanes: [{ lane: 'admin', routes: ['health'] }, { lane: 'rest', routes: ['get_balance', 'place_order'] }] };
-  const reg = new MetricsRegistry(allocateMetrics(spec, 3), spec, { slices: ['control', 'gw0', 'gw1'] });
-  const g0 = reg.thread(1, 'rest');
-  const g1 = reg.thread(2, 'rest');
-  g0.onResponse('get_balance', 200, null, 80);       // 0.08 ms
-  g1.onResponse('get_balance', 200, null, 3000);     // 3 ms
-  g1.onResponse('get_balance', 429, 'rate_limited', 50);
-  g0.onResponse('place_order', 201, null, 700_000);  // 0.7 s
-  g0.onResponse('', 404, 'not_found', 10);
-  g1.onResponse('no_such_route_name', 200, null, 10);
+  const spec: MetricsSpec = {
+    lanes: [{ lane: 'admin', routes: ['health'] }, { lane: 'rest', routes: ['get_balance', 'place_order'] }],
+    slices: [{ name: 'control', lane: 'admin' }, { name: 'gw0', lane: 'rest' }, { name: 'gw1', lane: 'rest' }],
+  };
+  const reg = new MetricsRegistry(allocateMetrics(spec), spec, {});
+  const g0 = reg.thread(1);
+  const g1 = reg.thread(2);
+  g0.onResponse('get_balance', 200, null, took(80));
+  g1.onResponse('get_balance', 200, null, took(3000));
+  g1.onResponse('get_balance', 429, 'rate_limited', took(50));
+  g0.onResponse('place_order', 201, null, took(700_000));
+  g0.onResponse('', 404, 'not_found', took(10));
+  g1.onResponse('no_such_route_name', 200, null, took(10));
   g0.wsConnections(+3);
   g1.wsConnections(+2);
   g1.wsConnections(-1);
   const { samples, types } = parse(reg.render());
   assert.equal(types.get('dx_http_request_duration_seconds'), 'histogram');
   assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: 'get_balance' }), 3);
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.0001' }), 2, '0.08 ms and 0.05 ms');
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.0025' }), 2);
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.005' }), 3);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.000064' }), 1, '0.05 ms');
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.000096' }), 2, '0.08 ms and 0.05 ms');
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.002048' }), 2);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.003072' }), 3);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '+Inf' }), 3);
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'place_order', le: '0.5' }), 0);
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'place_order', le: '1' }), 1);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'place_order', le: '0.524288' }), 0);
+  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'place_order', le: '0.786432' }), 1);
   assert.ok(Math.abs(value(samples, 'dx_http_request_duration_seconds_sum', { route: 'place_order' })! - 0.7) < 1e-9);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: '(unmatched)' }), 1);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: '(other)' }), 1);
@@ -89,6 +100,29 @@ test('metrics registry: counts from two slices are merged; buckets are cumulativ
     const b = samples.filter((s) => s.name === 'dx_http_request_duration_seconds_bucket' && s.labels.route === route).map((s) => s.value);
     assert.deepEqual([...b].sort((x, y) => x - y), b, `${route} buckets are cumulative`);
   }
+});
+
+test('metrics registry: a sequenced request is split into its stages, which add up to the whole', () => {
+  const spec: MetricsSpec = { lanes: [{ lane: 'rest', routes: ['place_order', 'get_balance'] }], slices: [{ name: 'gw0', lane: 'rest' }] };
+  const reg = new MetricsRegistry(allocateMetrics(spec), spec, {});
+  const g = reg.thread(0);
+  // head 0, verified +40, published +10, sequenced +100, durable +300, applied +50, replied +20 µs.
+  g.onResponse('place_order', 201, null, { tHead: 5000, tVerified: 5040, tPublished: 5050, tSequenced: 5150, tDurable: 5450, tApplied: 5500, tReplied: 5520 });
+  // A read: verified, then answered.
+  g.onResponse('get_balance', 200, null, { tHead: 0, tVerified: 30, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: 45 });
+  const report = reg.latency();
+  const get = (route: string, stage: string): { count: number; sum_us: number } | undefined => report.histograms.find((h) => h.route === route && h.stage === stage);
+  const want: Record<string, number> = { total: 520, verify: 40, publish: 10, sequence: 100, durable: 300, apply: 50, reply: 20 };
+  for (const [stage, us] of Object.entries(want)) assert.deepEqual(get('place_order', stage), { ...get('place_order', stage), count: 1, sum_us: us }, stage);
+  assert.equal(get('get_balance', 'verify')?.sum_us, 30);
+  assert.equal(get('get_balance', 'reply')?.sum_us, 15);
+  assert.equal(get('get_balance', 'sequence'), undefined, 'a read has no engine stages');
+  const { samples, types } = parse(reg.render());
+  assert.equal(types.get('dx_request_stage_seconds'), 'histogram');
+  assert.equal(value(samples, 'dx_request_stage_seconds_count', { route: 'place_order', stage: 'durable' }), 1);
+  assert.equal(value(samples, 'dx_request_stage_seconds_bucket', { route: 'place_order', stage: 'durable', le: '0.000256' }), 0);
+  assert.equal(value(samples, 'dx_request_stage_seconds_bucket', { route: 'place_order', stage: 'durable', le: '0.000384' }), 1);
+  assert.ok(Math.abs(value(samples, 'dx_request_stage_seconds_sum', { route: 'place_order', stage: 'sequence' })! - 0.0001) < 1e-12);
 });
 
 let tx: TestExchange;
@@ -166,4 +200,48 @@ test('GET /metrics: a request held by a paused engine shows as engine lag and he
   assert.ok(seen, `engine lag ${lag} s with ${count} held`);
   assert.equal((await held).status, 'resting', 'the held order is answered once the engine runs');
   assert.ok(await eventually(async () => (value(await scrape(), 'dx_engine_lag_seconds') ?? 1) === 0, 3000, 50), 'the lag falls back to 0');
+});
+
+test('GET /admin/latency: placements are timed through every stage across the threads, and the stages add up to the whole', async () => {
+  const k = await newAccount(tx);
+  const m = await newMarket(tx);
+  const read = async (): Promise<LatencyReport> => {
+    const r = await raw(tx.ex.admin_port, { method: 'GET', target: '/admin/latency', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(r.status, 200);
+    return r.json as LatencyReport;
+  };
+  const sumOf = (rep: LatencyReport, stage: string): { count: number; sum_us: number } => {
+    let count = 0;
+    let sum = 0;
+    for (const h of rep.histograms) {
+      if (h.lane === 'rest' && h.route === 'place_order' && h.stage === stage) {
+        count += h.count;
+        sum += h.sum_us;
+      }
+    }
+    return { count, sum_us: sum };
+  };
+  const before_ = await read();
+  const n = 20;
+  for (let i = 0; i < n; i++) await k.client.placeOrder({ market_id: m, side: 'buy', outcome: 'yes', tick: 10 + (i % 5), qty: 1 });
+  const after_ = await read();
+  const grew = (stage: string): { count: number; sum_us: number } => {
+    const a = sumOf(after_, stage);
+    const b = sumOf(before_, stage);
+    return { count: a.count - b.count, sum_us: a.sum_us - b.sum_us };
+  };
+  const total = grew('total');
+  assert.equal(total.count, n);
+  let parts = 0;
+  for (const stage of ['verify', 'publish', 'sequence', 'durable', 'apply', 'reply']) {
+    const g = grew(stage);
+    assert.equal(g.count, n, `every placement passed stage ${stage}`);
+    parts += g.sum_us;
+  }
+  // Each stage is rounded to the µs; a negative one (clocks of two threads disagreeing) would count as 0 and break the sum.
+  assert.ok(Math.abs(parts - total.sum_us) <= 4 * n, `stages ${parts} µs vs whole ${total.sum_us} µs`);
+  assert.ok(after_.journal_fsync === null || after_.journal_fsync.count > 0);
+  const text = (await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text;
+  const { samples } = parse(text);
+  assert.ok((value(samples, 'dx_request_stage_seconds_count', { lane: 'rest', route: 'place_order', stage: 'sequence' }) ?? 0) >= n);
 });

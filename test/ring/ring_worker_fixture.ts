@@ -11,7 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { BroadcastConsumer, BroadcastProducer } from '../../src/ring/broadcast_ring.js';
 import { Doorbell } from '../../src/ring/doorbell.js';
-import { ParkingIdle } from '../../src/ring/idle.js';
+import { BlockingWaitStrategy } from '../../src/ring/wait.js';
 import { STOP_TYPE, checkTestRecord, mix32, testRecordLen, writeTestRecord } from './ring_records.js';
 
 export type FixtureRole =
@@ -107,7 +107,7 @@ function spscProduce(a: Extract<FixtureRole, { role: 'spsc_produce' }>): Fixture
 
 function spscConsume(a: Extract<FixtureRole, { role: 'spsc_consume' }>): FixtureResult {
   const ring = new SpscRing(a.sab, a.fp);
-  const idle = new ParkingIdle(ring.doorbell, ring, { spin_us: 20, park_timeout_ms: 100 });
+  const idle = new BlockingWaitStrategy(ring.doorbell, ring, { spin_us: 20, park_timeout_ms: 100 });
   const u32 = ring.mem.u32;
   let seq = 0;
   while (seq < a.count) {
@@ -125,7 +125,7 @@ function spscConsume(a: Extract<FixtureRole, { role: 'spsc_consume' }>): Fixture
   }
   ring.release();
   const extra = ring.peek();
-  return result({ error: extra === -1 ? null : 'record after the last one', count: seq, parks: idle.parks, timeouts: idle.timeouts });
+  return result({ error: extra === -1 ? null : 'record after the last one', count: seq, parks: idle.sleeps, timeouts: idle.timeouts });
 }
 
 function bcastProduce(a: Extract<FixtureRole, { role: 'bcast_produce' }>): FixtureResult {
@@ -163,7 +163,7 @@ function bcastProduce(a: Extract<FixtureRole, { role: 'bcast_produce' }>): Fixtu
 
 function bcastConsume(a: Extract<FixtureRole, { role: 'bcast_consume' }>): FixtureResult {
   const ring = new BroadcastConsumer(a.sab, a.fp, a.index);
-  const idle = new ParkingIdle(ring.doorbell, ring, { spin_us: 20, park_timeout_ms: 100 });
+  const idle = new BlockingWaitStrategy(ring.doorbell, ring, { spin_us: 20, park_timeout_ms: 100 });
   const u32 = ring.mem.u32;
   ring.open();
   signalReady();
@@ -184,14 +184,14 @@ function bcastConsume(a: Extract<FixtureRole, { role: 'bcast_consume' }>): Fixtu
     if (n === 0 && aborted()) return result({ error: ABORTED, count: seq });
   }
   ring.close();
-  return result({ count: seq, parks: idle.parks, timeouts: idle.timeouts });
+  return result({ count: seq, parks: idle.sleeps, timeouts: idle.timeouts });
 }
 
 function parkEcho(a: Extract<FixtureRole, { role: 'park_echo' }>): FixtureResult {
   const req = new SpscRing(a.req, a.fp);
   const rep = new SpscRing(a.rep, a.fp);
   // spin_us 0: park whenever the ring is empty, to exercise the wake-up path.
-  const idle = new ParkingIdle(req.doorbell, req, { spin_us: 0, park_timeout_ms: 5000 });
+  const idle = new BlockingWaitStrategy(req.doorbell, req, { spin_us: 0, park_timeout_ms: 5000 });
   signalReady();
   let seq = 0;
   for (;;) {
@@ -216,7 +216,7 @@ function parkEcho(a: Extract<FixtureRole, { role: 'park_echo' }>): FixtureResult
     seq++;
     idle.idle(1);
   }
-  return result({ count: seq, parks: idle.parks, timeouts: idle.timeouts });
+  return result({ count: seq, parks: idle.sleeps, timeouts: idle.timeouts });
 }
 
 function run(a: Input): FixtureResult {

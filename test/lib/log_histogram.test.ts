@@ -1,11 +1,13 @@
-// The load generator's log-linear histogram: percentiles against the exact
-// order statistics of seeded random data, bucket edges, merging.
+// The log-linear histogram (src/lib/log_histogram.ts) in the load
+// generator's shape (128 sub-buckets) and in the metrics' shape (16):
+// percentiles against the exact order statistics of seeded random data,
+// bucket edges, merging, counts at bucket edges.
 
 import assert from 'node:assert/strict';
 import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { test } from 'node:test';
+import { LogHistogram } from '../../src/lib/log_histogram.js';
 import { Histogram } from '../support/loadgen/histogram.js';
-
 
 /** The exact value at percentile p with the histogram's rank rule: ceil(p/100 * n), 1-based. */
 function exact(sorted: number[], p: number): number {
@@ -102,10 +104,37 @@ test('histogram: merging two halves equals recording everything in one', () => {
   }
   const m = Histogram.fromData(a.toData());
   m.merge(b.toData());
-  assert.deepEqual(Array.from(m.counts), Array.from(all.counts));
+  assert.deepEqual(Array.from(m.words), Array.from(all.words));
   for (const p of PS) assert.equal(m.percentile(p), all.percentile(p));
   assert.equal(m.total, all.total);
   assert.equal(m.max, all.max);
   assert.equal(m.min, all.min);
   assert.equal(m.mean(), all.mean());
+});
+
+test('log histogram, 16 sub-buckets: within 6.25% above the exact value, never below', () => {
+  const rand = prng(11);
+  const h = new LogHistogram({ subBits: 4, maxBits: 26 });
+  const values: number[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const v = Math.floor(2 ** (rand() * 26)) - 1;
+    values.push(v);
+    h.record(v);
+  }
+  values.sort((a, b) => a - b);
+  for (const p of PS) {
+    const want = exact(values, p);
+    const got = h.percentile(p);
+    assert.ok(got >= want && got <= want * (1 + 1 / 16) + 1, `p${p}: got ${got}, exact ${want}`);
+  }
+});
+
+test('log histogram: countAtOrBelow a bucket edge is exact', () => {
+  const h = new LogHistogram({ subBits: 4, maxBits: 26 });
+  const values = [0, 3, 15, 16, 17, 31, 32, 100, 1000, 1023, 1024, 5000, 2 ** 25];
+  for (const v of values) h.record(v);
+  for (let i = 0; i < h.buckets; i++) {
+    const edge = h.highest(i);
+    assert.equal(h.countAtOrBelow(edge), values.filter((v) => v <= edge).length, `edge ${edge}`);
+  }
 });

@@ -1,0 +1,334 @@
+// Wait strategies: how a thread waits for records another thread publishes,
+// named as the LMAX Disruptor names them, chosen per role (engine, journal,
+// gateway completions) by configuration (DX_WAIT, src/main/config.ts).
+//
+// Blocking threads (engine, journal) call idle(work, untilMs) once per loop round:
+//   spin     BusySpinWaitStrategy: returns at once, always. The lowest latency
+//            (a record is seen within a ring poll, ~0.3 µs round trips here)
+//            at the price of a whole core, busy or not: for dedicated cores.
+//   backoff  BackoffWaitStrategy: spins for spin_us after the last work, then
+//            sleeps in naps that double from 50 µs up to max_nap_us without
+//            announcing itself, so producers never pay for a wake-up; a record
+//            waits at most one nap. Fewer wake-ups than park under steady load,
+//            some CPU when idle (one nap's wake-up per max_nap_us).
+//   park     BlockingWaitStrategy: spins for spin_us, then parks on a Doorbell
+//            with Atomics.wait after announcing itself; producers ring the
+//            doorbell after publishing (one Atomics.load unless someone
+//            announced). No CPU when idle; a wake-up costs the waker a futex
+//            call and the woken thread 10-60 µs here.
+// untilMs (performance.now() time) bounds any sleep: the engine's clock sleeps
+// until the next due timer, no longer.
+//
+// Event-loop threads (uWS gateways, the control plane) never block; a
+// LoopWaitStrategy drives a poll callback from the event loop:
+//   spin     polls every loop turn (setImmediate) while something is awaited;
+//   backoff  polls every turn after work, parks asynchronously
+//            (Atomics.waitAsync on a doorbell) after SPIN_POLLS empty turns;
+//   park     parks after the first empty poll.
+// When nothing is awaited it parks with no timeout, and polls once per wake
+// at most every idle_drain_ms (the ring's consumers must keep reading so the
+// engine never waits for space; an idle thread uses no CPU).
+//
+// The doorbell protocol (announce, re-check every source, then wait) is in
+// doorbell.ts; wake-ups are never lost, timeouts are safety nets only.
+// Nothing here reads a clock except for spin phases, naps and deadlines, and
+// nothing allocates per round except the Immediate/Promise of an event-loop
+// poll or park.
+
+import { assert } from '../lib/assert.js';
+import type { Doorbell } from './doorbell.js';
+
+export type WaitKind = 'spin' | 'backoff' | 'park';
+export const WAIT_KINDS: readonly WaitKind[] = ['spin', 'backoff', 'park'];
+
+/** Anything a parking consumer re-checks after announcing: SpscRing, BroadcastConsumer. */
+export interface IdleSource {
+  /** Fresh (Atomics.load) check for unread records. */
+  hasUnread(): boolean;
+}
+
+export interface WaitOptions {
+  /** How long to keep returning at once after the last work before sleeping (backoff, park); 0 sleeps at once. */
+  spin_us?: number;
+  /** backoff: the longest nap. */
+  max_nap_us?: number;
+  /** park: the longest park (only bounds the damage of a missing wake(); wake-ups are not lost). */
+  park_timeout_ms?: number;
+}
+
+/**
+ * Default spin phase of backoff and park. Measured on this 2-vCPU host
+ * (bench/ring_handoff.ts, requests 1 ms apart so the consumer had parked):
+ * waking a parked thread took ~20-30 µs at p50, and the woken thread then
+ * seems to share the waker's vCPU, so a longer spin holds the CPU the waker
+ * needs (round trips p50 ~45 µs at spin 0, ~75 µs at 20 µs, ~110 µs at 50 µs).
+ * A spin only pays while records arrive closer together than it, so keep it short.
+ */
+export const SPIN_US_DEFAULT = 20;
+export const MAX_NAP_US_DEFAULT = 1000;
+export const PARK_TIMEOUT_MS_DEFAULT = 1000;
+const MIN_NAP_US = 50;
+
+/** Empty rounds between clock reads in a spin phase. */
+const SPIN_CHECK_ROUNDS = 64;
+
+export interface WaitStrategy {
+  readonly kind: WaitKind;
+  /** Times the thread slept (a nap or a park). */
+  sleeps: number;
+  /** Parks that ended by their timeout with no deadline due (a producer forgot wake(); park only). */
+  timeouts: number;
+  /**
+   * Once per loop round with the number of records the round handled.
+   * Returns at once after work; otherwise waits as the strategy says, but
+   * never past untilMs (performance.now() time; Infinity: no deadline).
+   */
+  idle(workCount: number, untilMs?: number): void;
+}
+
+export class BusySpinWaitStrategy implements WaitStrategy {
+  readonly kind = 'spin' as const;
+  sleeps = 0;
+  timeouts = 0;
+
+  idle(_workCount: number, _untilMs?: number): void {
+    // Nothing: the caller polls again at once.
+  }
+}
+
+/** The spin phase shared by backoff and park: true while the caller should keep polling without sleeping. */
+class SpinPhase {
+  private emptyRounds = 0;
+  private startMs = 0;
+  private readonly spinMs: number;
+
+  constructor(spinUs: number) {
+    assert(spinUs >= 0, 'wait: spin_us must be >= 0');
+    this.spinMs = spinUs / 1000;
+  }
+
+  /** Call after an empty round; false once the phase is over. */
+  spinning(): boolean {
+    if (this.spinMs === 0) return false;
+    const n = ++this.emptyRounds;
+    // The clock is read only every SPIN_CHECK_ROUNDS empty rounds, so a busy
+    // loop that idles for a moment does not pay for it.
+    if (n < SPIN_CHECK_ROUNDS) return true;
+    if (n === SPIN_CHECK_ROUNDS) {
+      this.startMs = performance.now();
+      return true;
+    }
+    return n % SPIN_CHECK_ROUNDS !== 0 || performance.now() - this.startMs < this.spinMs;
+  }
+
+  reset(): void {
+    this.emptyRounds = 0;
+  }
+}
+
+export class BackoffWaitStrategy implements WaitStrategy {
+  readonly kind = 'backoff' as const;
+  sleeps = 0;
+  timeouts = 0;
+  private readonly spin: SpinPhase;
+  private readonly maxNapMs: number;
+  private napMs = MIN_NAP_US / 1000;
+  /** A word nobody notifies: Atomics.wait on it is a sleep. */
+  private readonly nap = new Int32Array(new SharedArrayBuffer(4));
+
+  constructor(opts: WaitOptions = {}) {
+    this.spin = new SpinPhase(opts.spin_us ?? SPIN_US_DEFAULT);
+    this.maxNapMs = (opts.max_nap_us ?? MAX_NAP_US_DEFAULT) / 1000;
+    assert(this.maxNapMs >= MIN_NAP_US / 1000, 'wait: max_nap_us must be at least 50');
+  }
+
+  idle(workCount: number, untilMs = Infinity): void {
+    if (workCount > 0) {
+      this.spin.reset();
+      this.napMs = MIN_NAP_US / 1000;
+      return;
+    }
+    if (this.spin.spinning()) return;
+    let ms = this.napMs;
+    if (untilMs !== Infinity) ms = Math.min(ms, Math.max(0, untilMs - performance.now()));
+    this.sleeps++;
+    Atomics.wait(this.nap, 0, 0, ms);
+    if (this.napMs < this.maxNapMs) this.napMs = Math.min(this.maxNapMs, this.napMs * 2);
+  }
+}
+
+export class BlockingWaitStrategy implements WaitStrategy {
+  readonly kind = 'park' as const;
+  sleeps = 0;
+  timeouts = 0;
+  /** Parks abandoned because the re-check after announcing found work. */
+  rechecks = 0;
+  private readonly spin: SpinPhase;
+  private readonly sources: readonly IdleSource[];
+  private readonly timeoutMs: number;
+
+  constructor(readonly doorbell: Doorbell, sources: IdleSource | readonly IdleSource[], opts: WaitOptions = {}) {
+    this.sources = Array.isArray(sources) ? sources.slice() : [sources as IdleSource];
+    assert(this.sources.length > 0, 'wait: a blocking strategy needs at least one source');
+    this.spin = new SpinPhase(opts.spin_us ?? SPIN_US_DEFAULT);
+    this.timeoutMs = opts.park_timeout_ms ?? PARK_TIMEOUT_MS_DEFAULT;
+    assert(this.timeoutMs > 0, 'wait: park_timeout_ms must be > 0');
+  }
+
+  idle(workCount: number, untilMs = Infinity): void {
+    if (workCount > 0) {
+      this.spin.reset();
+      return;
+    }
+    if (this.spin.spinning()) return;
+    this.park(untilMs);
+    this.spin.reset();
+  }
+
+  /** Announce, re-check, and wait; returns when a record may be there, or at untilMs. */
+  park(untilMs = Infinity): void {
+    const bell = this.doorbell;
+    bell.announce();
+    const sources = this.sources;
+    for (let i = 0; i < sources.length; i++) {
+      if (sources[i]!.hasUnread()) {
+        this.rechecks++;
+        return;
+      }
+    }
+    let ms = this.timeoutMs;
+    const deadline = untilMs !== Infinity;
+    if (deadline) ms = Math.min(ms, Math.max(0, untilMs - performance.now()));
+    this.sleeps++;
+    if (bell.park(ms) === 'timed-out' && !(deadline && ms < this.timeoutMs)) this.timeouts++;
+  }
+}
+
+/** The blocking strategy of a kind, over a doorbell and the sources it guards. */
+export function waitStrategy(kind: WaitKind, doorbell: Doorbell, sources: IdleSource | readonly IdleSource[], opts: WaitOptions = {}): WaitStrategy {
+  switch (kind) {
+    case 'spin': return new BusySpinWaitStrategy();
+    case 'backoff': return new BackoffWaitStrategy(opts);
+    case 'park': return new BlockingWaitStrategy(doorbell, sources, opts);
+  }
+}
+
+// ------------------------------------------------------------------ event-loop threads
+
+/** What a LoopWaitStrategy drives. */
+export interface LoopWaitTarget {
+  /** Takes what is there (drain, expire); returns the records handled. */
+  poll(): number;
+  /** True while something is awaited (requests held for their completion): poll promptly. */
+  awaiting(): boolean;
+  /**
+   * Announces, re-checks and parks asynchronously for at most timeoutMs
+   * (Infinity: no timeout); null when a record is already there (poll now).
+   */
+  park(timeoutMs: number): Promise<unknown> | null;
+  /** Milliseconds until something awaited is due without any record (a request's deadline); Infinity when none. */
+  dueInMs(): number;
+}
+
+/** Empty event-loop turns a backoff strategy polls before parking. */
+const SPIN_POLLS = 64;
+/** An idle thread drains at most this often (a wake-up per engine publish would cost more than it gives). */
+export const IDLE_DRAIN_MS_DEFAULT = 10;
+
+export class LoopWaitStrategy {
+  /** Polls run and asynchronous parks entered (diagnostics, tests). */
+  polls = 0;
+  parks = 0;
+  private readonly spinPolls: number;
+  private readonly idleDrainMs: number;
+  private emptyPolls = 0;
+  /** A poll is scheduled (setImmediate) or an awaited park is pending. */
+  private active = false;
+  /** A park with no timeout is pending while nothing is awaited. */
+  private idleParked = false;
+  private stopped = false;
+
+  constructor(readonly kind: WaitKind, private readonly target: LoopWaitTarget, opts: { idle_drain_ms?: number } = {}) {
+    this.spinPolls = kind === 'spin' ? Infinity : kind === 'backoff' ? SPIN_POLLS : 0;
+    this.idleDrainMs = opts.idle_drain_ms ?? IDLE_DRAIN_MS_DEFAULT;
+  }
+
+  /** Something became awaited (a command was sent): poll from the next loop turn. */
+  kick(): void {
+    if (this.stopped || this.active) return;
+    this.active = true;
+    this.emptyPolls = 0;
+    setImmediate(this.onPoll);
+  }
+
+  /** Starts watching while nothing is awaited (drains what other threads' traffic publishes). */
+  start(): void {
+    this.stopped = false;
+    this.watchIdle();
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private readonly onPoll = (): void => {
+    if (this.stopped) {
+      this.active = false;
+      return;
+    }
+    this.polls++;
+    const n = this.target.poll();
+    if (!this.target.awaiting()) {
+      this.active = false;
+      this.watchIdle();
+      return;
+    }
+    if (n > 0) this.emptyPolls = 0;
+    if (n > 0 || ++this.emptyPolls <= this.spinPolls) {
+      setImmediate(this.onPoll);
+      return;
+    }
+    const due = this.target.dueInMs();
+    const wait = this.target.park(due === Infinity ? PARK_TIMEOUT_MS_DEFAULT : Math.max(1, Math.ceil(due)));
+    if (wait === null) {
+      this.emptyPolls = 0;
+      setImmediate(this.onPoll);
+      return;
+    }
+    this.parks++;
+    wait.then(this.onUnpark, this.onUnpark);
+  };
+
+  private readonly onUnpark = (): void => {
+    this.emptyPolls = 0;
+    this.onPoll();
+  };
+
+  private watchIdle(): void {
+    if (this.stopped || this.active || this.idleParked) return;
+    const wait = this.target.park(Infinity);
+    if (wait === null) {
+      // Records are waiting already: take them after the idle interval.
+      this.idleParked = true;
+      setTimeout(this.onIdleWake, this.idleDrainMs);
+      return;
+    }
+    this.idleParked = true;
+    this.parks++;
+    wait.then(this.onIdleUnpark, this.onIdleUnpark);
+  }
+
+  private readonly onIdleUnpark = (): void => {
+    // Drain after the idle interval, so a thread that serves nobody wakes at most that often.
+    setTimeout(this.onIdleWake, this.idleDrainMs);
+  };
+
+  private readonly onIdleWake = (): void => {
+    this.idleParked = false;
+    if (this.stopped || this.active) return;
+    this.polls++;
+    this.target.poll();
+    if (this.target.awaiting()) this.kick();
+    else this.watchIdle();
+  };
+}
