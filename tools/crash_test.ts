@@ -104,6 +104,8 @@ export interface ServerOptions {
   logLevel?: 'info' | 'warn' | 'error';
   /** Node flags before the script. */
   nodeArgs?: string[];
+  /** More exchange flags after the ones above (e.g. replication's). */
+  extraArgs?: string[];
 }
 
 export interface RecoveryLine {
@@ -168,6 +170,7 @@ export class ExchangeServer {
     if (opts.snapshotEvery !== undefined) args.push('--snapshot-every', String(opts.snapshotEvery));
     if (opts.segmentBytes !== undefined) args.push('--segment-bytes', String(opts.segmentBytes));
     if (opts.verify) args.push('--verify', '1');
+    if (opts.extraArgs) args.push(...opts.extraArgs);
     this.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DX_LOG_LEVEL: opts.logLevel ?? 'info' } });
     if (this.proc.pid === undefined) throw new Error('exchange: spawn failed');
     this.pid = this.proc.pid;

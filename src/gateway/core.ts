@@ -16,6 +16,7 @@ import { LoopPoller } from '../ring/idle.js';
 import type { CommandProducer } from '../main/pipeline.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
+import type { ReplicationStatus } from '../replication/status.js';
 import { ApiError } from './envelope.js';
 
 export const MAX_PENDING = 1 << 16;
@@ -56,6 +57,8 @@ export interface GatewayCoreOptions {
   shed_pending: number;
   /** Events are applied only up to this seq (the journal's durable_seq); null applies all (tests without a journal). */
   durable?: DurableSeq | null;
+  /** With replication: this node's role; commands are refused 503 not_primary unless it is the primary. */
+  replication?: ReplicationStatus | null;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -76,6 +79,7 @@ export class GatewayCore {
   private readonly producer: CommandProducer;
   private readonly consumer: BroadcastConsumer;
   private readonly durable: DurableSeq | null;
+  private readonly replication: ReplicationStatus | null;
   /** Set by the WebSocket lane; sees exactly the events the read model applied, in order. */
   onApplied: AppliedListener | null = null;
   private readonly budgetMs: number;
@@ -119,6 +123,7 @@ export class GatewayCore {
     this.producerId = opts.producerId;
     this.producer = opts.producer;
     this.durable = opts.durable ?? null;
+    this.replication = opts.replication ?? null;
     this.budgetMs = opts.response_budget_ms;
     this.shedPending = opts.shed_pending;
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -255,6 +260,32 @@ export class GatewayCore {
     this.pending--;
   }
 
+  /**
+   * Refuses a write 503 not_primary on a node that does not sequence (a
+   * standby or a read replica, or a primary that stepped down), naming the
+   * primary's public address when known.
+   */
+  assertWritable(): void {
+    const r = this.replication;
+    if (r === null || r.writable) return;
+    const role = r.role;
+    throw new ApiError('not_primary', `this node is a ${role === 'fenced' ? 'former primary' : role}: send writes to the primary`, { primary_url: r.primaryUrl, role });
+  }
+
+  /**
+   * Resolves true once the read model has applied seq (a read's min_seq),
+   * false after waitMs: read-your-writes across nodes.
+   */
+  async waitApplied(seq: number, waitMs: number): Promise<boolean> {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      this.drain();
+      if (this.views.asOfSeq >= seq) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  }
+
   /** True when n more sheddable commands would be refused now (batch places are shed whole). */
   wouldShed(n: number): boolean {
     return this.pending + n > this.shedPending || this.freeSlots.length < n || this.producer.freeBytes() < n * 128 || this.engineLagging(Date.now());
@@ -294,6 +325,7 @@ export class GatewayCore {
    * ring is full or too many requests are held; the others wait in a queue.
    */
   submit(type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
+    this.assertWritable();
     if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(Date.now()))) {
       this.shed++;
       throw new ApiError('shed', 'the exchange is shedding load; retry with backoff');

@@ -1,12 +1,15 @@
 // EngineControl: a small SharedArrayBuffer between the engine thread and the
 // rest of the process: stop and pause flags (pause is for tests that provoke
-// shedding and timeouts) and monitoring counters written by the engine.
+// shedding and timeouts), the promote handshake of a standby (src/replication)
+// and monitoring counters written by the engine.
 // Counters are plain Float64 stores, for health and metrics only: a reader may
 // see a value one batch old, never a value that matters for correctness.
 
 const I_STOP = 0;
 const I_PAUSE = 1;
 const I_RUNNING = 2;
+/** Follow mode (a standby, src/replication): 0 following, 1 asked to sequence, 2 sequencing. */
+const I_PROMOTE = 3;
 const F_SEQ = 2; // Float64 index (byte 16)
 const F_COMMANDS = 3;
 const F_BATCHES = 4;
@@ -48,6 +51,24 @@ export class EngineControl {
 
   get running(): boolean {
     return Atomics.load(this.i32, I_RUNNING) === 1;
+  }
+
+  /** Replication thread: a standby's engine is to stop following and start sequencing. */
+  requestPromote(): void {
+    Atomics.store(this.i32, I_PROMOTE, 1);
+  }
+
+  get promoteRequested(): boolean {
+    return Atomics.load(this.i32, I_PROMOTE) === 1;
+  }
+
+  /** Engine side: it sequences now (set once, after it took over the event ring). */
+  setSequencing(): void {
+    Atomics.store(this.i32, I_PROMOTE, 2);
+  }
+
+  get sequencing(): boolean {
+    return Atomics.load(this.i32, I_PROMOTE) === 2;
   }
 
   /** Engine side: counters after a batch. */

@@ -20,6 +20,8 @@ import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { mountMcp } from '../mcp/http.js';
 import { SLICE_GATEWAY0, ThreadMetrics, type MetricsSpec } from '../metrics/metrics.js';
 import { mountWs } from '../ws/lane.js';
+import { mountHealth } from '../replication/health.js';
+import { ReplicationStatus } from '../replication/status.js';
 import type { WsConfig } from '../ws/protocol.js';
 import { CommandProducer } from './pipeline.js';
 import { log } from './log.js';
@@ -50,6 +52,8 @@ export interface GatewayThreadData {
   ws_counts?: SharedArrayBuffer;
   /** WebSocket lane tunables (tests); defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
+  /** With replication: the node's role and the primary's address (src/replication/status.ts). */
+  replication?: SharedArrayBuffer | null;
 }
 
 const d = workerData as GatewayThreadData;
@@ -57,10 +61,12 @@ const u = uws();
 const views = d.recovery === null ? new Views(d.engine, d.views) : recoverViews(d.recovery, d.engine, d.views);
 // The cursor on the event ring opens after recovery and before any command
 // can be sent (the main thread opens listeners only once every reader is in).
+const replication = d.replication ? new ReplicationStatus(d.replication) : null;
+const durable = new DurableSeq(d.durable);
 const core = new GatewayCore({
   producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell)), eventRing: d.eventRing,
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
-  durable: new DurableSeq(d.durable),
+  durable, replication,
 });
 const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: d.response_budget_ms };
 const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index, 'rest');
@@ -79,6 +85,10 @@ const wsLane = mountWs(app, {
   onConnections: (delta) => metrics.wsConnections(delta),
 });
 mountMcp(app, restOptions);
+mountHealth(app, { status: replication, durable, appliedSeq: () => {
+  core.drain();
+  return core.views.asOfSeq;
+} });
 mountRest(app, restOptions);
 app.any('/*', (res) => {
   res.cork(() => {

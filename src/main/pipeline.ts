@@ -26,6 +26,10 @@ export interface PipelineOptions {
   verify?: boolean;
   /** Recovered start (engine_thread replays it before its loop starts). */
   recovery?: RecoveryPlan | null;
+  /** A standby's engine folds the event ring from this consumer index until promoted (engine_thread.ts). */
+  follow?: { consumerIndex: number };
+  /** false: no engine thread at all (a read replica: the event ring is fed from the replicated log). */
+  engineThread?: boolean;
 }
 
 /** One producer's end of a command ring: claim, write in place, publish, ring. */
@@ -59,7 +63,7 @@ export class Pipeline {
   readonly eventRing: SharedArrayBuffer;
   readonly doorbell: SharedArrayBuffer;
   readonly control: EngineControl;
-  private readonly worker: Worker;
+  private readonly worker: Worker | null;
   private readonly exited: Promise<number>;
 
   private constructor(opts: PipelineOptions) {
@@ -69,15 +73,21 @@ export class Pipeline {
     this.eventRing = BroadcastRing.allocate(opts.event_ring_bytes ?? 1 << 24, opts.event_consumers_max ?? 16, LAYOUT_FINGERPRINT);
     this.doorbell = Doorbell.allocate();
     this.control = new EngineControl(EngineControl.allocate());
+    if (opts.engineThread === false) {
+      this.worker = null;
+      this.exited = Promise.resolve(0);
+      return;
+    }
     const data: EngineThreadData = {
       commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
       control: this.control.sab, config: opts.engine ?? {}, verify: opts.verify ?? false,
-      recovery: opts.recovery ?? null,
+      recovery: opts.recovery ?? null, ...(opts.follow ? { follow: opts.follow } : {}),
     };
-    this.worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
+    const worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
+    this.worker = worker;
     this.exited = new Promise((resolve, reject) => {
-      this.worker.once('error', reject);
-      this.worker.once('exit', resolve);
+      worker.once('error', reject);
+      worker.once('exit', resolve);
     });
   }
 
@@ -91,6 +101,7 @@ export class Pipeline {
 
   /** Resolves when the engine thread runs (recovery done, its loop started); rejects if it failed first. */
   async ready(): Promise<void> {
+    if (this.worker === null) return;
     let failed: unknown = null;
     let exited = false;
     this.exited.then(() => { exited = true; }, (e: unknown) => { failed = e; exited = true; });
