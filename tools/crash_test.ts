@@ -43,7 +43,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeFetchConnections } from '../src/client/transport.js';
 export { closeFetchConnections };
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -106,6 +106,8 @@ export interface ServerOptions {
   nodeArgs?: string[];
   /** More exchange flags after the ones above (e.g. replication's). */
   extraArgs?: string[];
+  /** Append the child's stderr (its log) to this file too. */
+  logFile?: string;
 }
 
 export interface RecoveryLine {
@@ -225,6 +227,7 @@ export class ExchangeServer {
   }
 
   private onStderr(s: string): void {
+    if (this.opts.logFile !== undefined) appendFileSync(this.opts.logFile, s);
     this.tail = (this.tail + s).slice(-6000);
     const parts = (this.stderrPartial + s).split('\n');
     this.stderrPartial = parts.pop()!;
@@ -379,7 +382,7 @@ interface Key {
   secret: string;
 }
 
-interface Trader {
+export interface Trader {
   id: number;
   epoch: number;
   deposit: number;
@@ -464,38 +467,39 @@ const VIOLATIONS_MAX = 200;
 /** A gtd order must be gone this long after its expiry_ts (clock ticks every 5 ms; generous for a loaded machine). */
 const GTD_MARGIN_MS = 2000;
 
-class CrashRun {
+/** The crash test's run: the ledger, the load lanes and the checks (tools/failover_test.ts extends it). */
+export class CrashRun {
   private readonly rng: Rng;
-  private readonly token: string;
-  private readonly dataDir: string;
-  private server!: ExchangeServer;
-  private readonly violations: string[] = [];
+  protected readonly token: string;
+  protected readonly dataDir: string;
+  protected server!: ExchangeServer;
+  protected readonly violations: string[] = [];
   private readonly counts: Record<string, number> = {};
-  private readonly recoveries: CrashReport['recoveries'] = [];
+  protected readonly recoveries: CrashReport['recoveries'] = [];
   private markets: number[] = [];
   private readonly traders: Trader[] = [];
   private readonly funding: Funding[] = [];
   private epoch = 0;
-  private kills = 0;
+  protected kills = 0;
   private killsDuringStart = 0;
-  private restarts = 0;
-  private stopping = false;
+  protected restarts = 0;
+  protected stopping = false;
   /** Lane requests sent and not yet answered (the kill waits for some, so that commands are cut off). */
   private inflight = 0;
   private nextCoid: bigint;
   private nextCwid: bigint;
   private depositRef = 0;
   /** Highest seq (or as_of_seq, order_id) any answer carried so far. */
-  private maxSeenSeq = 0;
-  private maxSeenWid = 0;
-  private maxSeenAccount = 0;
+  protected maxSeenSeq = 0;
+  protected maxSeenWid = 0;
+  protected maxSeenAccount = 0;
   /** Everything seen before the last kill: new seqs must be above it. */
-  private seqFloor = 0;
-  private widFloor = 0;
-  private accountFloor = 0;
+  protected seqFloor = 0;
+  protected widFloor = 0;
+  protected accountFloor = 0;
   private retention = { terminal_cap: 1000, reject_cap: 100, fill_cap: 1000 };
-  private readonly log: (line: string) => void;
-  private readonly o: Required<Omit<CrashOptions, 'dataDir' | 'log'>>;
+  protected readonly log: (line: string) => void;
+  protected readonly o: Required<Omit<CrashOptions, 'dataDir' | 'log'>>;
 
   constructor(opts: CrashOptions) {
     this.o = {
@@ -513,11 +517,11 @@ class CrashRun {
     this.nextCwid = (BigInt(this.o.seed) << 24n) + 1n;
   }
 
-  private count(name: string, n = 1): void {
+  protected count(name: string, n = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + n;
   }
 
-  private violate(msg: string): void {
+  protected violate(msg: string): void {
     this.count('violations');
     if (this.violations.length < VIOLATIONS_MAX) this.violations.push(`[epoch ${this.epoch}] ${msg}`);
   }
@@ -534,12 +538,12 @@ class CrashRun {
     return this.server.client(k.keyId, k.secret);
   }
 
-  private admin(): AdminClient {
+  protected admin(): AdminClient {
     return this.server.admin();
   }
 
   /** Records a seq an answer carried. */
-  private seen(seq: string | number | undefined): void {
+  protected seen(seq: string | number | undefined): void {
     if (seq === undefined) return;
     const n = Number(seq);
     if (n > this.maxSeenSeq) this.maxSeenSeq = n;
@@ -561,7 +565,7 @@ class CrashRun {
   }
 
   /** Starts the exchange and checks its recovery line against what was seen before. */
-  private async start(): Promise<void> {
+  protected async start(): Promise<void> {
     const s = this.spawnServer();
     this.server = s;
     try {
@@ -588,13 +592,18 @@ class CrashRun {
     if (Number(h.durable_seq) > Number(h.seq)) this.violate(`health durable_seq ${h.durable_seq} above seq ${h.seq}`);
   }
 
+  /** The seq the serving exchange continued from after the last kill (its recovery line). */
+  protected recoveredSeq(): number {
+    return this.server.recovery()?.seq ?? 0;
+  }
+
   /** Error-level log lines (a failed snapshot, a failed journal, ...) of the current server are violations. */
-  private checkLog(): void {
+  protected checkLog(): void {
     for (const l of this.server.errors()) this.violate(`the exchange logged an error: ${JSON.stringify(l).slice(0, 600)}`);
   }
 
   /** SIGKILL now; the lanes see their requests cut off. */
-  private async killServer(): Promise<void> {
+  protected async killServer(): Promise<void> {
     this.stopping = true;
     await this.server.kill();
     this.checkLog();
@@ -658,7 +667,7 @@ class CrashRun {
 
   // ---------------------------------------------------------------- load
 
-  private async load(active: Trader[], ms: number, how: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
+  protected async load(active: Trader[], ms: number, how: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
     this.stopping = false;
     const lanes: Promise<void>[] = [];
     let laneNo = 0;
@@ -827,6 +836,7 @@ class CrashRun {
     const item = out.body.results[0] as { status?: string; canceled_qty?: number; seq?: string; error?: { code: string } };
     if (item.error !== undefined) {
       if (item.error.code === 'unknown_order') rec.terminalSeen = true;
+      else if (item.error.code === 'sequencing_timeout') rec.cancelUncertain = true; // the item may still be sequenced
       else this.violate(`cancel of ${rec.order_id}: unexpected item error ${item.error.code}`);
       return;
     }
@@ -1013,7 +1023,7 @@ class CrashRun {
     }
   }
 
-  private async resolve(): Promise<void> {
+  protected async resolve(): Promise<void> {
     for (const t of this.traders) {
       const c = this.client(t.keys[0]!);
       for (const rec of t.orders) {
@@ -1061,7 +1071,7 @@ class CrashRun {
       rec.created_seq = found.created_seq;
       if (Number(found.created_seq) > this.seqFloor && this.seqFloor > 0) {
         // Sequenced before the kill, so it cannot be above what the recovery reached.
-        const rs = this.server.recovery()?.seq ?? 0;
+        const rs = this.recoveredSeq();
         if (Number(found.created_seq) > rs) this.violate(`client_order_id ${rec.coid}: landed at seq ${found.created_seq}, above the recovered seq ${rs}`);
       }
       if (retry.kind !== 'rejected' || retry.code !== 'duplicate_client_order_id') {
@@ -1429,7 +1439,7 @@ class CrashRun {
     return JSON.stringify({ available: a.available, reserved: a.reserved, deleted: a.deleted, positions: pos });
   }
 
-  private async verify(full: boolean): Promise<void> {
+  protected async verify(full: boolean): Promise<void> {
     const admin = this.admin();
     const h = await admin.health();
     if (Number(h.durable_seq) > Number(h.seq)) this.violate(`health: durable_seq ${h.durable_seq} > seq ${h.seq}`);
@@ -1524,7 +1534,7 @@ class CrashRun {
    * finds no torn tail: the journal was synced); then a last SIGTERM with
    * no load.
    */
-  private async finalStop(active: Trader[]): Promise<void> {
+  protected async finalStop(active: Trader[]): Promise<void> {
     await this.load(active, this.rng.int(this.o.loadMinMs, this.o.loadMaxMs), 'SIGTERM');
     this.log(`SIGTERM under load (epoch ${this.epoch}, seq seen ${this.maxSeenSeq})`);
     await this.start();
@@ -1545,7 +1555,7 @@ class CrashRun {
    * the invariant checks, and each snapshot's state hash against the replay
    * at its seq. After a clean stop anything but exit 0 is a violation.
    */
-  private journalVerify(): void {
+  protected journalVerify(): void {
     if (!existsSync(JOURNAL_TOOL_JS)) {
       this.log('tools/journal.js is not built: skipping journal verify');
       return;
@@ -1571,7 +1581,8 @@ class CrashRun {
   }
 }
 
-class Abort extends Error {}
+/** Thrown to end a run whose violation is already recorded. */
+export class Abort extends Error {}
 
 function isRejectReason(reason: string): boolean {
   return reason !== '' && !['user_canceled', 'mass_canceled', 'deadman', 'expired', 'decreased_to_zero', 'round_frozen', 'round_settled', 'round_void',

@@ -143,7 +143,7 @@ function engineOption(args: Args): Partial<EngineConfig> | undefined {
  * the same environment (table sizes and the DX_* engine settings). Keep the
  * two in step; the table sizes enter the state hash.
  */
-function serverEngineConfig(env: NodeJS.ProcessEnv): Partial<EngineConfig> {
+export function serverEngineConfig(env: NodeJS.ProcessEnv): Partial<EngineConfig> {
   let cfg;
   try {
     cfg = loadConfig([], env);

@@ -25,6 +25,7 @@ import {
 } from '../gateway/schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import { openApiDocument } from '../openapi/openapi.js';
+import { stateHash } from '../journal/state_codec.js';
 import type { TSchema } from '@sinclair/typebox';
 
 export interface AdminContext {
@@ -199,6 +200,11 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     return { status: 200, body: { seq: String(done.seq), path: done.path } };
   }),
   route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
+  // The canonical state hash of the control plane's read model at its as_of_seq (convergence checks across nodes; O(state)).
+  route('state_hash', 'GET', '/admin/state_hash', 'none', (_r, ctx) => {
+    ctx.core.drain();
+    return { status: 200, body: { as_of_seq: String(ctx.core.views.asOfSeq), state_hash: stateHash(ctx.core.views.state) } };
+  }),
   // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {

@@ -81,6 +81,8 @@ export class Follower {
     appliedSeq: number,
     /** A claim was applied (a new epoch; its node and address). */
     private readonly onClaim: (e: LogEntry) => void,
+    /** Any entry was taken (evidence that a primary is writing). */
+    private readonly onEntry: (e: LogEntry) => void = () => undefined,
   ) {
     this.applied = appliedSeq;
   }
@@ -95,7 +97,8 @@ export class Follower {
     this.streamSeq = from - 1;
     const c = await this.log.js.consumers.get(this.log.cfg.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, from) });
     if (this.stopped) return;
-    const it = await c.consume({ max_messages: 256, expires: 5000 });
+    // Short expiry and heartbeats: a follower whose consumer lived on a NATS node that died notices within ~2 s.
+    const it = await c.consume({ max_messages: 256, expires: 2000, idle_heartbeat: 500 });
     this.messages = it;
     for await (const m of it) {
       if (this.stopped) break;
@@ -122,6 +125,7 @@ export class Follower {
     }
     this.streamSeq = e.streamSeq;
     this.status.set({ applied_seq: this.applied, stream_seq: this.streamSeq, epoch: this.epoch });
+    this.onEntry(e);
   }
 
   async stop(): Promise<void> {

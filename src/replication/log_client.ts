@@ -67,11 +67,21 @@ export class LogClient {
       throw e;
     });
     if (existing === null) {
-      await this.jsm.streams.add({
-        name: this.cfg.stream, subjects: [s.log, s.claims], storage: StorageType.File, num_replicas: this.cfg.replicas,
-        discard: DiscardPolicy.New, duplicate_window: 120_000_000_000, max_msg_size: -1, allow_direct: true,
-      });
-      return;
+      // A cluster that is still forming answers "no suitable peers" (10005) for a moment.
+      for (let tries = 0; ; tries++) {
+        try {
+          await this.jsm.streams.add({
+            name: this.cfg.stream, subjects: [s.log, s.claims], storage: StorageType.File, num_replicas: this.cfg.replicas,
+            discard: DiscardPolicy.New, duplicate_window: 120_000_000_000, max_msg_size: -1, allow_direct: true,
+          });
+          return;
+        } catch (e) {
+          const code = (e as { code?: number }).code;
+          if (code === 10058) return; // created by another node meanwhile
+          if (code !== 10005 || tries >= 100) throw e;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
     }
     const c = existing.config;
     if (!c.subjects.includes(s.log) || !c.subjects.includes(s.claims)) {

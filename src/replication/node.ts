@@ -91,13 +91,20 @@ export class ReplicationNode {
       throw new Error(`the log starts at seq ${at.firstStored.firstSeq} (purged) but this node needs seq ${applied + 1}: boot from a snapshot`);
     }
     const sink = new RingSink(this.o.eventRing, this.o.durable, this.o.status);
-    const f = new Follower(this.log, sink, this.o.status, applied, (e) => this.onClaim(e));
+    // A new entry of the current epoch shows a live primary as well as its heartbeat does.
+    const f = new Follower(this.log, sink, this.o.status, applied, (e) => this.onClaim(e), (e) => {
+      if (e.epoch >= Math.max(this.epoch, f.epoch)) this.lastPrimaryHeartbeat = Date.now();
+    });
     this.follower = f;
     this.followingSince = Date.now();
     // The epoch in force at the start: the last entry's, unless the first entry taken says otherwise.
+    let failed: Error | null = null;
     this.following = f.run(at.streamSeq, 0).catch((e: unknown) => {
+      failed = e as Error;
       if (!this.stopped && this.follower === f) this.o.onFault(e as Error);
     });
+    // Ready (the caller's await) once the log is applied as far as it reached when we looked.
+    while (f.streamSeq < at.lastStreamSeq && failed === null && !this.stopped) await new Promise((r) => setTimeout(r, 5));
   }
 
   private onClaim(e: LogEntry): void {
@@ -169,9 +176,15 @@ export class ReplicationNode {
     try {
       claimSeq = await this.log.publishClaim(epoch, f.applied, f.streamSeq);
     } catch (e) {
-      this.o.log('info', { event: 'replication_claim_refused', epoch, stream_seq: f.streamSeq, error: (e as Error).message });
-      if (!this.stopped) await this.follow(f.applied);
-      return;
+      // The answer may be lost while the claim landed: the stream says.
+      const landed = await this.log.claimOf(epoch).catch(() => null);
+      if (landed !== null && landed.node === this.o.cfg.node && landed.lastSeq === f.applied && landed.streamSeq === f.streamSeq + 1) {
+        claimSeq = landed.streamSeq;
+      } else {
+        this.o.log('info', { event: 'replication_claim_refused', epoch, stream_seq: f.streamSeq, error: (e as Error).message });
+        if (!this.stopped) await this.follow(f.applied);
+        return;
+      }
     }
     this.follower = null;
     this.epoch = epoch;
@@ -193,6 +206,8 @@ export class ReplicationNode {
     st.setRole('primary');
     this.lastFlushOk = Date.now();
     this.replicator.start();
+    // Heartbeat at once: the other standbys count this claim's lease from here.
+    this.log.nc.publish(this.log.subjects.heartbeat, JSON.stringify(this.heartbeat()));
     this.o.onPromoted(epoch);
   }
 

@@ -159,6 +159,11 @@ export class NatsCluster {
     await this.waitNodeHealthy(i, timeoutMs);
   }
 
+  /** Monitoring port of node i (/healthz, /jsz, /varz). */
+  monitorPort(i: number): number {
+    return this.nodes[i]!.monitorPort;
+  }
+
   pause(i: number): void {
     this.nodes[i]!.proc?.kill('SIGSTOP');
   }
@@ -188,9 +193,31 @@ export class NatsCluster {
     }
   }
 
-  /** Every running node answers its health check (JetStream enabled). */
+  /**
+   * Every running node answers its health check, and the JetStream meta
+   * group has a leader and sees every running node as current (before that a
+   * stream with 3 replicas may find "no suitable peers").
+   */
   async waitHealthy(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
     for (let i = 0; i < this.nodes.length; i++) if (this.running(i)) await this.waitNodeHealthy(i, timeoutMs);
+    const live = this.nodes.filter((_n, i) => this.running(i)).length;
+    for (;;) {
+      // The meta leader's view: it sees every running peer as current.
+      for (let i = 0; i < this.nodes.length; i++) {
+        if (!this.running(i)) continue;
+        try {
+          const r = await fetch(`http://127.0.0.1:${this.nodes[i]!.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
+          const j = (await r.json()) as { meta_cluster?: { leader?: string; replicas?: { current: boolean }[] } };
+          const m = j.meta_cluster;
+          if (m?.leader === this.nodes[i]!.name && (m.replicas ?? []).filter((x) => x.current).length + 1 >= live) return;
+        } catch (e) {
+          if (!(e instanceof Error)) throw e;
+        }
+      }
+      if (Date.now() > until) throw new Error(`the JetStream meta group did not form within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Kills every node and removes the stores. */

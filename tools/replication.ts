@@ -1,0 +1,199 @@
+// replication: the operator's view of a replicated exchange's log. Read-only:
+// it never publishes to the stream (it listens to heartbeats and reads).
+//
+//   node dist/tools/replication.js status [--listen-ms 1500] [--json]
+//     the stream (leader, replicas, messages, bytes, first and last seq), the
+//     epoch (the newest claim: which node, at which seq), the snapshot
+//     objects, and every node heard on the heartbeat subject during
+//     --listen-ms: role, epoch, seq, durable_seq, stream seq, address, age.
+//   node dist/tools/replication.js hash [--json]
+//     a fresh replay of the newest snapshot object plus the log after it
+//     (every entry checked as a follower checks it) into a read model, and
+//     its state hash: at rest it equals GET /admin/state_hash of every node.
+//
+// Options of both: --nats-urls URL[,URL...] (default $DX_NATS_URLS, else
+// nats://127.0.0.1:4222), --nats-stream NAME (default $DX_NATS_STREAM, else
+// DX), --nats-bucket NAME (default $DX_NATS_BUCKET, else <stream>-snapshots).
+// The replay uses the snapshot's engine configuration, else the server's from
+// the DX_* environment (as tools/journal.js does).
+//
+// Exit codes: 0 done, 1 a fault (the log does not replay, NATS unreachable), 2 usage.
+
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { decodeViews, stateHash } from '../src/journal/state_codec.js';
+import { checkSnapshot } from '../src/journal/snapshot.js';
+import type { Mem } from '../src/lib/mem.js';
+import { type ScannedBatch } from '../src/replication/batch.js';
+import { Follower } from '../src/replication/follower.js';
+import { LogClient, type ReplicationConfig } from '../src/replication/log_client.js';
+import { parseHeartbeat, type Heartbeat } from '../src/replication/protocol.js';
+import { listSnapshotObjects } from '../src/replication/snapshots.js';
+import { ReplicationStatus } from '../src/replication/status.js';
+import { Header } from '../src/layout/records.js';
+import { Views } from '../src/views/views.js';
+import { serverEngineConfig } from './journal.js';
+
+const USAGE = `usage: node dist/tools/replication.js status [--listen-ms MS] [--json] | hash [--json]
+options: --nats-urls URL[,URL...]  --nats-stream NAME  --nats-bucket NAME`;
+
+class UsageError extends Error {}
+
+function config(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): ReplicationConfig {
+  const stream = String(values['nats-stream'] ?? env.DX_NATS_STREAM ?? 'DX');
+  const urls = String(values['nats-urls'] ?? env.DX_NATS_URLS ?? 'nats://127.0.0.1:4222').split(',').map((u) => u.trim()).filter((u) => u !== '');
+  const bucket = String(values['nats-bucket'] ?? (env.DX_NATS_BUCKET || `${stream}-snapshots`));
+  return { urls, stream, bucket, replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: `tool-${process.pid}`, url: '', max_batch_bytes: 0 };
+}
+
+export interface StatusReport {
+  stream: Awaited<ReturnType<LogClient['info']>> & { name: string };
+  epoch: { epoch: number; node: string; url: string; seq: number; stream_seq: number } | null;
+  last: { kind: string; epoch: number; seq: number; stream_seq: number } | null;
+  snapshots: { name: string; seq: number; size: number }[];
+  nodes: (Heartbeat & { age_ms: number })[];
+}
+
+export async function status(cfg: ReplicationConfig, listenMs: number): Promise<StatusReport> {
+  const log = await LogClient.open(cfg, 'dx replication tool');
+  try {
+    const heard = new Map<string, Heartbeat & { at: number }>();
+    const sub = log.nc.subscribe(log.subjects.heartbeat, { callback: (err, m) => {
+      if (err !== null) return;
+      const hb = parseHeartbeat(m.string());
+      if (hb !== null) heard.set(hb.node, { ...hb, at: Date.now() });
+    } });
+    const info = await log.info();
+    const claim = await log.latestClaim();
+    const last = info.messages > 0 ? (await log.entry(info.last_seq))?.entry ?? null : null;
+    const snaps = await listSnapshotObjects(log);
+    await new Promise((r) => setTimeout(r, listenMs));
+    sub.unsubscribe();
+    const now = Date.now();
+    return {
+      stream: { name: cfg.stream, ...info },
+      epoch: claim === null ? null : { epoch: claim.epoch, node: claim.node, url: claim.url, seq: claim.lastSeq, stream_seq: claim.streamSeq },
+      last: last === null ? null : { kind: last.kind, epoch: last.epoch, seq: last.lastSeq, stream_seq: last.streamSeq },
+      snapshots: snaps,
+      nodes: [...heard.values()].sort((a, b) => a.node.localeCompare(b.node)).map(({ at, ...h }) => ({ ...h, age_ms: now - at })),
+    };
+  } finally {
+    await log.close();
+  }
+}
+
+/** Applies log batches to a read model (the replay of `hash`). */
+class ViewsSink {
+  constructor(readonly views: Views) {}
+
+  async apply(b: ScannedBatch, afterSeq: number): Promise<void> {
+    const m: Mem = b.mem;
+    for (const o of b.offsets) if (Header.seq(m, o) > afterSeq) this.views.apply(m, o);
+  }
+}
+
+export interface HashReport {
+  seq: number;
+  state_hash: string;
+  snapshot: string | null;
+  snapshot_seq: number;
+  entries: number;
+  stream_seq: number;
+}
+
+/** Newest snapshot object plus the log after it, replayed and hashed. */
+export async function replayHash(cfg: ReplicationConfig, env: NodeJS.ProcessEnv): Promise<HashReport> {
+  const log = await LogClient.open(cfg, 'dx replication tool');
+  try {
+    const snap = (await listSnapshotObjects(log))[0];
+    let views: Views;
+    if (snap !== undefined) {
+      const bytes = await (await log.snapshots()).getBlob(snap.name);
+      if (bytes === null) throw new Error(`snapshot object ${snap.name} vanished`);
+      const tmp = new Uint8Array(new ArrayBuffer((bytes.length + 7) & ~7), 0, bytes.length);
+      tmp.set(bytes);
+      views = decodeViews(checkSnapshot(tmp, `${cfg.bucket}/${snap.name}`).body);
+    } else {
+      views = new Views(serverEngineConfig(env), {});
+    }
+    const base = views.asOfSeq;
+    const at = await log.locate(base);
+    const status = new ReplicationStatus(ReplicationStatus.allocate('replica'));
+    const f = new Follower(log, new ViewsSink(views), status, base, () => undefined);
+    let entries = 0;
+    if (at.streamSeq <= at.lastStreamSeq) {
+      let failed: unknown = null;
+      const run = f.run(at.streamSeq, 0).catch((e: unknown) => {
+        failed = e;
+      });
+      while (f.streamSeq < at.lastStreamSeq && failed === null) await new Promise((r) => setTimeout(r, 5));
+      await f.stop();
+      await run;
+      if (failed !== null) throw failed;
+      entries = f.streamSeq - at.streamSeq + 1;
+    }
+    return { seq: views.asOfSeq, state_hash: stateHash(views.state), snapshot: snap?.name ?? null, snapshot_seq: base, entries, stream_seq: f.streamSeq };
+  } finally {
+    await log.close();
+  }
+}
+
+function table(r: StatusReport): string {
+  const s = r.stream;
+  const lines = [
+    `stream ${s.name}: leader ${s.leader || '(none)'}, replicas ${s.replicas.map((x) => `${x.name}${x.current ? '' : ' (behind)'}`).join(', ') || '(none)'}`,
+    `  ${s.messages} messages, ${s.bytes} bytes, stream seq ${s.first_seq}..${s.last_seq}`,
+    r.epoch === null ? '  epoch: no claim in the stream' : `  epoch ${r.epoch.epoch}: claimed by ${r.epoch.node} (${r.epoch.url}) after seq ${r.epoch.seq}, at stream seq ${r.epoch.stream_seq}`,
+    r.last === null ? '  last entry: none' : `  last entry: ${r.last.kind} of epoch ${r.last.epoch}, seq ${r.last.seq}, stream seq ${r.last.stream_seq}`,
+    `  snapshots: ${r.snapshots.map((x) => `${x.name} (${x.size} bytes)`).join(', ') || 'none'}`,
+    '',
+    'node                 role      epoch          seq    durable_seq   stream_seq  age_ms  url',
+    ...r.nodes.map((n) => `${n.node.padEnd(20)} ${n.role.padEnd(8)} ${String(n.epoch).padStart(6)} ${String(n.seq).padStart(12)} ${String(n.durable_seq).padStart(14)} ${String(n.stream_seq).padStart(12)} ${String(n.age_ms).padStart(7)}  ${n.url}`),
+  ];
+  if (r.nodes.length === 0) lines.push('(no heartbeat heard)');
+  return `${lines.join('\n')}\n`;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv, allowPositionals: true, strict: true,
+      options: {
+        'nats-urls': { type: 'string' }, 'nats-stream': { type: 'string' }, 'nats-bucket': { type: 'string' },
+        'listen-ms': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+      },
+    });
+    if (parsed.values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    if (parsed.positionals.length !== 1 || !['status', 'hash'].includes(parsed.positionals[0]!)) throw new UsageError('a command is needed: status or hash');
+    if (parsed.values['listen-ms'] !== undefined && !/^[0-9]{1,6}$/.test(parsed.values['listen-ms'])) throw new UsageError('--listen-ms needs a number of milliseconds');
+  } catch (e) {
+    process.stderr.write(`replication: ${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const cfg = config(parsed.values, env);
+  try {
+    if (parsed.positionals[0] === 'status') {
+      const r = await status(cfg, Number(parsed.values['listen-ms'] ?? 1500));
+      process.stdout.write(parsed.values.json ? `${JSON.stringify(r, null, 2)}\n` : table(r));
+    } else {
+      const r = await replayHash(cfg, env);
+      process.stdout.write(parsed.values.json ? `${JSON.stringify(r)}\n`
+        : `state hash at seq ${r.seq}: ${r.state_hash} (snapshot ${r.snapshot ?? 'none'} at seq ${r.snapshot_seq}, then ${r.entries} log entries to stream seq ${r.stream_seq})\n`);
+    }
+    return 0;
+  } catch (e) {
+    process.stderr.write(`replication: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2), process.env).then((code) => process.exit(code), (e) => {
+    process.stderr.write(`replication: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  });
+}
