@@ -72,7 +72,10 @@ export async function status(cfg: ReplicationConfig, listenMs: number): Promise<
     const now = Date.now();
     return {
       stream: { name: cfg.stream, ...info },
-      epoch: claim === null ? null : { epoch: claim.epoch, node: claim.node, url: claim.url, seq: claim.lastSeq, stream_seq: claim.streamSeq },
+      // The claim may have been purged with the log's prefix: the last entry still carries the epoch.
+      epoch: claim !== null && claim.epoch >= (last?.epoch ?? 0)
+        ? { epoch: claim.epoch, node: claim.node, url: claim.url, seq: claim.lastSeq, stream_seq: claim.streamSeq }
+        : last === null ? null : { epoch: last.epoch, node: '(claim purged)', url: '', seq: 0, stream_seq: 0 },
       last: last === null ? null : { kind: last.kind, epoch: last.epoch, seq: last.lastSeq, stream_seq: last.streamSeq },
       snapshots: snaps,
       nodes: [...heard.values()].sort((a, b) => a.node.localeCompare(b.node)).map(({ at, ...h }) => ({ ...h, age_ms: now - at })),
@@ -143,7 +146,9 @@ function table(r: StatusReport): string {
   const lines = [
     `stream ${s.name}: leader ${s.leader || '(none)'}, replicas ${s.replicas.map((x) => `${x.name}${x.current ? '' : ' (behind)'}`).join(', ') || '(none)'}`,
     `  ${s.messages} messages, ${s.bytes} bytes, stream seq ${s.first_seq}..${s.last_seq}`,
-    r.epoch === null ? '  epoch: no claim in the stream' : `  epoch ${r.epoch.epoch}: claimed by ${r.epoch.node} (${r.epoch.url}) after seq ${r.epoch.seq}, at stream seq ${r.epoch.stream_seq}`,
+    r.epoch === null ? '  epoch: none (an empty stream)'
+      : r.epoch.stream_seq === 0 ? `  epoch ${r.epoch.epoch} (its claim was purged with the log's prefix)`
+        : `  epoch ${r.epoch.epoch}: claimed by ${r.epoch.node} (${r.epoch.url}) after seq ${r.epoch.seq}, at stream seq ${r.epoch.stream_seq}`,
     r.last === null ? '  last entry: none' : `  last entry: ${r.last.kind} of epoch ${r.last.epoch}, seq ${r.last.seq}, stream seq ${r.last.stream_seq}`,
     `  snapshots: ${r.snapshots.map((x) => `${x.name} (${x.size} bytes)`).join(', ') || 'none'}`,
     '',

@@ -16,11 +16,14 @@ function collect(dir, out) {
   return out;
 }
 
-const files = collect('dist/test', []);
+// Files ending .nats.test.js need a NATS server (/usr/sbin/nats-server):
+// `npm run test:replication` runs them (`--nats`), `npm test` leaves them out.
+const nats = process.argv.includes('--nats');
+const files = collect('dist/test', []).filter((f) => f.endsWith('.nats.test.js') === nats);
 if (files.length === 0) {
   console.error('run_tests: no dist/test/**/*.test.js files; run `npm run build` first');
   process.exit(1);
 }
-const args = ['--test', '--test-force-exit', '--test-concurrency=2', ...process.argv.slice(2), ...files];
+const args = ['--test', '--test-force-exit', nats ? '--test-concurrency=1' : '--test-concurrency=2', ...process.argv.slice(2).filter((a) => a !== '--nats'), ...files];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -272,6 +272,11 @@ export class GatewayCore {
     throw new ApiError('not_primary', `this node is a ${role === 'fenced' ? 'former primary' : role}: send writes to the primary`, { primary_url: r.primaryUrl, role });
   }
 
+  /** A primary that stepped down answers nothing more (every request gets 503 not_primary) until it exits. */
+  get fenced(): boolean {
+    return this.replication !== null && this.replication.role === 'fenced';
+  }
+
   /**
    * Resolves true once the read model has applied seq (a read's min_seq),
    * false after waitMs: read-your-writes across nodes.

@@ -248,6 +248,10 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOption
       f.closeAfter = true;
       throw new ApiError('shed', 'the exchange is shutting down');
     }
+    if (core.fenced) {
+      f.closeAfter = true;
+      core.assertWritable();
+    }
     // Apply every published event first: a key created a moment ago
     // authenticates, and a read sees every write acknowledged before it.
     core.drain();

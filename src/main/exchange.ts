@@ -246,6 +246,13 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     control.expire(Date.now());
   }, 2);
 
+  let stopRef: ((o: { waitForConnections?: boolean }) => Promise<void>) | null = null;
+  const exitAfterStop = (code: number): void => {
+    const hard = setTimeout(() => process.kill(process.pid, 'SIGKILL'), 30_000);
+    hard.unref();
+    void (stopRef ?? (() => Promise.resolve()))({ waitForConnections: true }).finally(() => process.exit(code));
+  };
+
   // 4b. Replication: every reader of the event ring is in; the thread
   // follows the log (and claims, or publishes once primary).
   if (repl !== null) {
@@ -255,13 +262,17 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     }, (m) => {
       if (m.type === 'promoted') log('info', { event: 'replication_promoted', epoch: m.epoch, seq: pipeline.control.seq });
       else if (m.type === 'step_down') {
-        // Fenced or stalled: answer nothing more; the supervisor starts this
-        // node again and it rejoins as a standby (cutting its unacknowledged tail).
+        // Fenced or stalled: answer nothing more (the gateways refuse every
+        // request and close its connection), stop, exit 75; the supervisor
+        // starts the node again and it rejoins as a standby (cutting its
+        // unacknowledged tail). uWS threads must end before the process
+        // does, hence the stop rather than an immediate exit.
         log('error', { event: 'replication_stopped_answering', reason: m.reason, action: 'exit', code: 75 });
-        process.exit(75);
+        exitAfterStop(75);
       } else if (m.type === 'fault') {
-        log('error', { event: 'replication_failed', error: m.error, action: 'exit' });
-        process.exit(70);
+        log('error', { event: 'replication_failed', error: m.error, action: 'exit', code: 70 });
+        repl.status.setRole('fenced');
+        exitAfterStop(70);
       }
     }).catch(abandon);
   }
@@ -377,6 +388,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     await jobs.close();
     if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);
   };
+  stopRef = stop;
   return {
     config: cfg, port: ports[0] ?? port, accounts_port: accountsPort, admin_port: adminPort, admin_token: token, pipeline, durable,
     recovery: { seq: plan.lastSeq, ms: recoveryMs, snapshot_seq: plan.snapshot?.seq ?? 0 }, snapshot: takeSnapshot, stop, replication: repl,

@@ -79,6 +79,10 @@ export class ReplicationNode {
     this.timer = setInterval(() => this.tick(), this.o.cfg.heartbeat_ms);
     this.o.status.setRole(this.o.mode === 'ha' ? 'standby' : 'replica');
     await this.follow(this.o.appliedSeq);
+    // Ready once the primary (if any) has been heard, so that a write sent
+    // here at once is redirected to a known address: two heartbeats at most.
+    const until = Date.now() + 2 * this.o.cfg.heartbeat_ms + 50;
+    while (this.o.status.primaryUrl === '' && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
   /** Follows the log from the entry after `applied` (in the background). */
