@@ -203,13 +203,8 @@ class FailoverRun extends CrashRun {
         if (takeover < this.seqFloor) this.violate(`after the NATS leader kill the new primary took over at seq ${takeover}, below seq ${this.seqFloor} shown before`);
       }
       this.server = p.server!;
-      // Every node up again (a primary that stepped down exited: start it as a standby).
-      for (const n of this.nodes) {
-        if (n.server === null || !n.server.running) {
-          n.server = this.spawn(n);
-          await n.server.ready(120_000);
-        }
-      }
+      // Every other node a standby again (a primary that stepped down stops and exits 75: start it again).
+      for (const n of this.nodes) if (n !== p) await this.ensureStandby(n);
     }
     this.restarts++;
     const h = await this.admin().health();
@@ -223,6 +218,30 @@ class FailoverRun extends CrashRun {
   }
 
   private takeoverSeq = Number.MAX_SAFE_INTEGER;
+
+  /** Waits for a node that is stepping down (or gone) to exit, starts it again, and waits until it follows as a standby. */
+  private async ensureStandby(n: Node): Promise<void> {
+    if (n.server !== null && n.server.running && await this.role(n.server) === 'standby') return;
+    if (n.server !== null) {
+      const x = await Promise.race([n.server.exited, sleep(45_000).then(() => null)]);
+      if (x === null) {
+        this.violate(`${n.name} neither follows nor exits (role ${await this.role(n.server)})`);
+        await n.server.kill();
+      } else {
+        this.count(`node_exit_${x.code ?? x.signal}`);
+      }
+    }
+    n.server = this.spawn(n);
+    await n.server.ready(120_000);
+    const until = performance.now() + 30_000;
+    while (await this.role(n.server) !== 'standby') {
+      if (performance.now() > until) {
+        this.violate(`${n.name} restarted as ${await this.role(n.server)}, not standby`);
+        throw new Abort();
+      }
+      await sleep(25);
+    }
+  }
 
   private async awaitPrimaryAmong(nodes: Node[], timeoutMs: number): Promise<Node> {
     const until = performance.now() + timeoutMs;

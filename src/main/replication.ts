@@ -157,7 +157,7 @@ export class Replication {
       const up = await uploadSnapshot(this.log, path, seq);
       const pr = await pruneSnapshotsAndLog(this.log);
       log('info', { event: 'replication_snapshot_uploaded', seq, object: up.name, bytes: up.size, ms: Math.round(performance.now() - t0), deleted: pr.deleted, purged_messages: pr.purged, oldest_kept: pr.oldest_kept });
-    }).catch((e: unknown) => log('error', { event: 'replication_snapshot_upload_failed', seq, error: (e as Error).message }));
+    }).catch((e: unknown) => log('warn', { event: 'replication_snapshot_upload_failed', seq, error: (e as Error).message, note: 'the next snapshot is uploaded as usual' }));
   }
 
   /** Health fields: role, epoch, lag. */

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { attempt, sleep } from '../../tools/crash_test.js';
-import { atRest, fixture, Group, health, type GroupNode } from './harness.js';
+import { atRest, fixture, Group, health, waitRole, type GroupNode } from './harness.js';
 
 test('without a NATS quorum nothing is acknowledged; with it back the exchange resumes', { timeout: 240_000 }, async () => {
   const g = await Group.start();
@@ -59,6 +59,16 @@ test('without a NATS quorum nothing is acknowledged; with it back the exchange r
     for (const coid of cut) {
       const o = await cp.orders({ client_order_id: coid });
       assert.ok(o.orders.length <= 1, `client_order_id ${coid} landed ${o.orders.length} times`);
+    }
+    // Every node follows again: one that stepped down stops (refusing every request) and exits 75, then is started again.
+    for (const n of [...g.nodes]) {
+      if (n === primary) continue;
+      const h = await health(n);
+      if (h?.role === 'standby') continue;
+      const gone: { code: number | null; signal: string | null } | null = await Promise.race([n.server.exited, sleep(45_000).then(() => null)]);
+      assert.ok(gone !== null, `${n.name} is ${h?.role ?? 'down'} and did not exit`);
+      assert.equal(gone.code, 75, `${n.name} exited ${JSON.stringify(gone)}`);
+      await waitRole(await g.node(n.name, 'on', n.dataDir), 'standby', 30_000);
     }
     const hs = await atRest(g, g.nodes);
     assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
