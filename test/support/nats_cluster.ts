@@ -118,6 +118,11 @@ export class NatsCluster {
     return this.nodes.findIndex((n) => n.name === name);
   }
 
+  /** Process id of node i (0 when not running). */
+  pid(i: number): number {
+    return this.running(i) ? this.nodes[i]!.proc!.pid ?? 0 : 0;
+  }
+
   running(i: number): boolean {
     const p = this.nodes[i]!.proc;
     return p !== null && p.exitCode === null && p.signalCode === null;
