@@ -97,7 +97,7 @@ export class Replicator {
   }
 
   start(): void {
-    setImmediate(this.poll);
+    this.kick();
   }
 
   /** Rings the event ring's doorbell (the standby's engine parks on it while following). */
@@ -120,28 +120,52 @@ export class Replicator {
     this.stepDown(reason);
   }
 
+  /**
+   * One chain of polls at most: kick() queues a poll unless one is queued;
+   * a poll that finds nothing for SPIN_POLLS turns parks on the ring's
+   * doorbell (one pending park at most), and the park's end kicks again.
+   */
+  private scheduled = false;
+  private parked = false;
+
+  private kick(): void {
+    if (this.scheduled || !this.running) return;
+    this.scheduled = true;
+    setImmediate(this.poll);
+  }
+
   private readonly poll = (): void => {
+    this.scheduled = false;
     if (!this.running) return;
-    const n = this.pump();
-    if (n > 0) {
+    if (this.pump() > 0) {
       this.emptyPolls = 0;
-      setImmediate(this.poll);
+      this.kick();
       return;
     }
     if (++this.emptyPolls < SPIN_POLLS) {
-      setImmediate(this.poll);
+      this.kick();
       return;
     }
+    this.emptyPolls = 0;
     const bell = this.consumer.doorbell;
     bell.announce();
     if (this.consumer.hasUnread()) {
-      setImmediate(this.poll);
+      this.kick();
       return;
     }
+    if (this.parked) return;
     const wait = bell.parkAsync(PARK_MS);
-    this.emptyPolls = 0;
-    if (wait === null) setImmediate(this.poll);
-    else void wait.then(() => setImmediate(this.poll));
+    if (wait === null) {
+      this.kick();
+      return;
+    }
+    this.parked = true;
+    void wait.then(this.onUnpark);
+  };
+
+  private readonly onUnpark = (): void => {
+    this.parked = false;
+    this.kick();
   };
 
   /** Drains the ring into messages while the window has room; returns the records taken. */
@@ -225,7 +249,7 @@ export class Replicator {
     if (advanced) {
       this.consumer.doorbell.wake();
       this.status.set({ stream_seq: this.streamSeq, acked: this.acked, published: this.published, resent: this.resent, bytes: this.bytes, inflight: this.queue.length });
-      if (this.running) setImmediate(this.poll);
+      this.kick();
     }
   }
 
