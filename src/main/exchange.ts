@@ -247,7 +247,10 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   }, 2);
 
   let stopRef: ((o: { waitForConnections?: boolean }) => Promise<void>) | null = null;
+  let exiting = false;
   const exitAfterStop = (code: number): void => {
+    if (exiting) return; // the first reason gives the exit code
+    exiting = true;
     const hard = setTimeout(() => process.kill(process.pid, 'SIGKILL'), 30_000);
     hard.unref();
     void (stopRef ?? (() => Promise.resolve()))({ waitForConnections: true }).finally(() => process.exit(code));

@@ -80,7 +80,9 @@ export class Group {
     await closeFetchConnections();
     for (const n of this.nodes) if (n.server.running) await n.server.kill();
     await this.nats.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    // DX_KEEP_TEST_DIRS=1 keeps the data directories and each node's log (<dir>/<name>.log) for a post-mortem.
+    if (process.env.DX_KEEP_TEST_DIRS === '1') process.stderr.write(`replication test: kept ${this.dir}\n`);
+    else rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -67,7 +67,7 @@ test('without a NATS quorum nothing is acknowledged; with it back the exchange r
       if (h?.role === 'standby') continue;
       const gone: { code: number | null; signal: string | null } | null = await Promise.race([n.server.exited, sleep(45_000).then(() => null)]);
       assert.ok(gone !== null, `${n.name} is ${h?.role ?? 'down'} and did not exit`);
-      assert.equal(gone.code, 75, `${n.name} exited ${JSON.stringify(gone)}`);
+      assert.equal(gone.code, 75, `${n.name} exited ${JSON.stringify(gone)}: ${n.server.stderrTail().slice(-3000)}`);
       await waitRole(await g.node(n.name, 'on', n.dataDir), 'standby', 30_000);
     }
     const hs = await atRest(g, g.nodes);

@@ -28,8 +28,14 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     const takeover = Number(b.server.events('replication_claimed').at(-1)?.seq);
     assert.ok(takeover >= lastSeq, `the standby took over at seq ${takeover}, below ${lastSeq} acknowledged before`);
     const cb = g.client(b, fx.key);
+    const lastOnA = String(coid);
     const onB = await cb.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'no', tick: 20, qty: 1, client_order_id: String(++coid) });
     assert.ok(Number(onB.seq) > takeover);
+    // seq and ts continue on the new primary: the old primary's last order is there, and ts never went back.
+    const a1 = (await cb.orders({ client_order_id: lastOnA })).orders[0]!;
+    const b1 = (await cb.orders({ client_order_id: String(coid) })).orders[0]!;
+    assert.equal(Number(a1.created_seq), lastSeq);
+    assert.ok(BigInt(b1.created_ts) > BigInt(a1.created_ts), `ts ${b1.created_ts} after ${a1.created_ts}`);
 
     // The old primary wakes up with a write in hand: it must not acknowledge it.
     a.server.proc.kill('SIGCONT');
