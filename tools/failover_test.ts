@@ -233,6 +233,7 @@ class FailoverRun extends CrashRun {
     }
     n.server = this.spawn(n);
     await n.server.ready(120_000);
+    if (n.server.events('replication_tail_truncated').length > 0) this.count('rejoin_tail_truncated');
     const until = performance.now() + 30_000;
     while (await this.role(n.server) !== 'standby') {
       if (performance.now() > until) {
