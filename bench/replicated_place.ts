@@ -31,12 +31,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { AdminClient } from '../src/client/admin_client.js';
-import { runLoad, type LoadResult, type ReadMix } from '../tools/loadgen/loadgen.js';
-import { closeFetchConnections, ExchangeServer, sleep } from '../tools/crash_test.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AdminClient } from '../src/client/admin_client.js';
+import { closeFetchConnections } from '../src/client/transport.js';
+import { ExchangeProcess } from '../test/support/exchange.js';
+import { runLoad, type LoadResult, type ReadMix } from '../test/support/loadgen/loadgen.js';
 import { NatsCluster, natsServerInstalled } from '../test/support/nats_cluster.js';
 import { settings as gatewaySettings } from './gateway_place.js';
-import { createTraders, openMarket, type ExchangeProcess } from './lib/exchange_fixture.js';
+import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max as maxOf, median, min as minOf, relativeSpread } from './lib/stats.js';
@@ -139,12 +141,12 @@ function quantile(h: Hist, q: number): number {
 interface Node {
   name: string;
   dir: string;
-  server: ExchangeServer;
+  server: ExchangeProcess;
 }
 
 async function startNode(name: string, dir: string, s: Settings, mode: 'off' | 'on' | 'replica', nats: NatsCluster | null): Promise<Node> {
-  const extra = mode === 'off' ? [] : ['--replicate', mode, '--nats-urls', nats!.urls.join(','), '--node-name', name, '--lease-ms', String(LEASE_MS), '--heartbeat-ms', String(HEARTBEAT_MS)];
-  const server = new ExchangeServer({ dataDir: dir, token: TOKEN, durability: 'fsync', gateways: s.gateways, logLevel: 'info', extraArgs: extra, snapshotEvery: 1_000_000_000 });
+  const repl = mode === 'off' ? {} : { replicate: mode, nats_urls: nats!.urls.join(','), node_name: name, lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS };
+  const server = new ExchangeProcess({ data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: s.gateways, snapshot_every: 1_000_000_000, ...repl }, { logLevel: 'info' });
   await server.ready(600_000);
   return { name, dir, server };
 }
@@ -167,7 +169,7 @@ async function waitRole(n: Node, want: string, timeoutMs: number): Promise<void>
 }
 
 function admin(n: Node): AdminClient {
-  return new AdminClient({ baseUrl: n.server.adminBase, token: TOKEN, timeoutMs: 60_000 });
+  return n.server.admin(60_000);
 }
 
 interface Population {
@@ -178,7 +180,7 @@ interface Population {
 async function populate(n: Node, s: Settings): Promise<Population> {
   const a = admin(n);
   const market = await openMarket(a);
-  const setup = await createTraders({ admin: a, url: n.server.base } as unknown as ExchangeProcess, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
+  const setup = await createTraders(n.server, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32, adminTimeoutMs: 60_000 });
   return { market, keys: setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret })) };
 }
 

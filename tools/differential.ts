@@ -1,178 +1,24 @@
-// differential: runs the engine and the reference model side by side on
-// seeded random command streams and compares every command's events and the
-// final state summary. Also the harness of test/engine/differential.test.ts.
+// differential: the long differential run, the engine against the
+// reference model (test/support/differential.ts) on many seeded random
+// command streams.
 //
 //   node dist/tools/differential.js [seeds=2000] [commands=2000] [first_seed=1] [--keep-going]
 //
 // Prints progress and the first failing seed (seed=<n> command #<i>, the
 // command, the first differing event of each side); exit 1 on failure.
+// Main thread of its own process.
 
-import { isDeepStrictEqual } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { Engine } from '../src/engine/engine.js';
-import { BufferEventOut } from '../src/engine/event_out.js';
-import { summarize } from '../src/engine/summary.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../src/lib/record_codec.js';
-import { ReferenceModel, type ModelConfig } from '../test/engine/reference_model.js';
-import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from '../test/engine/random_commands.js';
-
-export interface Coverage {
-  commands: Map<string, number>;
-  paths: Map<number, number>;
-  reasons: Map<number, number>;
-  codes: Map<number, number>;
-  events: Map<string, number>;
-  dropped: number;
-}
-
-export function newCoverage(): Coverage {
-  return { commands: new Map(), paths: new Map(), reasons: new Map(), codes: new Map(), events: new Map(), dropped: 0 };
-}
-
-function bump<K>(m: Map<K, number>, k: K): void {
-  m.set(k, (m.get(k) ?? 0) + 1);
-}
-
-export interface Failure {
-  seed: number;
-  /** Index of the command in the stream, or -1 for the final summary. */
-  index: number;
-  command: RecordObject | null;
-  message: string;
-  expected?: unknown;
-  actual?: unknown;
-  /** The whole event lists of the failing command, for context. */
-  expectedEvents?: RecordObject[];
-  actualEvents?: RecordObject[];
-}
-
-export function show(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
-}
-
-/** Path and values of the first difference between two plain values, or null when deep-equal. */
-export function firstDifference(a: unknown, b: unknown, path = ''): { path: string; expected: unknown; actual: unknown } | null {
-  if (isDeepStrictEqual(a, b)) return null;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      const d = firstDifference(a[i], b[i], `${path}[${i}]`);
-      if (d) return d;
-    }
-  } else if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
-    for (const k of keys) {
-      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
-      if (d) return d;
-    }
-  }
-  return { path: path || '(root)', expected: a, actual: b };
-}
-
-export function formatFailure(f: Failure): string {
-  const lines = [`seed=${f.seed} ${f.index >= 0 ? `command #${f.index}` : 'final summary'}: ${f.message}`];
-  if (f.command) lines.push(`  command:  ${show(f.command)}`);
-  if (f.expected !== undefined || f.actual !== undefined) {
-    lines.push(`  expected (model):  ${show(f.expected)}`);
-    lines.push(`  actual (engine):   ${show(f.actual)}`);
-  }
-  if (f.expectedEvents && f.actualEvents) {
-    lines.push('  model events:');
-    for (const e of f.expectedEvents) lines.push(`    ${show(e)}`);
-    lines.push('  engine events:');
-    for (const e of f.actualEvents) lines.push(`    ${show(e)}`);
-  }
-  return lines.join('\n');
-}
-
-export interface RunOptions {
-  config?: ModelConfig;
-  coverage?: Coverage;
-  /** Check the model's own money invariants after every command (slower). */
-  invariants?: boolean;
-  generator?: GeneratorOptions;
-}
-
-/** Runs one seed; returns the first failure or null. */
-export function runSeed(seed: number, count: number, opts: RunOptions = {}): Failure | null {
-  const config = opts.config ?? DIFF_CONFIG;
-  const cov = opts.coverage;
-  const model = new ReferenceModel(config);
-  const gen = new CommandGenerator(seed, model, opts.generator);
-  const out = new BufferEventOut(1 << 22);
-  const engine = new Engine({ ...config }, out);
-  // A twin as the engine thread runs it (ExchangeState.matchingOnly): it must
-  // emit byte for byte what the full engine emits.
-  const twinOut = new BufferEventOut(1 << 22);
-  const twin = new Engine({ ...config }, twinOut);
-  twin.state.matchingOnly = true;
-  for (let i = 0; i < count; i++) {
-    const raw = gen.next();
-    const { mem } = encodeToMem(raw);
-    const command = decodeRecord(mem, 0);
-    let expected: RecordObject[];
-    try {
-      expected = model.execute(command);
-      if (opts.invariants !== false) model.checkInvariants();
-    } catch (e) {
-      return { seed, index: i, command, message: `reference model threw: ${(e as Error).stack ?? String(e)}` };
-    }
-    let seq: number;
-    let actual: RecordObject[];
-    try {
-      seq = engine.execute(mem, 0);
-      twin.execute(mem, 0);
-      const bytes = out.length;
-      if (twinOut.length !== bytes || !Buffer.from(out.mem.u8.buffer, 0, bytes).equals(Buffer.from(twinOut.mem.u8.buffer, 0, bytes))) {
-        return { seed, index: i, command, message: 'the matching-only engine (ExchangeState.matchingOnly) emitted other events than the full engine', expectedEvents: out.take(), actualEvents: twinOut.take() };
-      }
-      twinOut.reset();
-      actual = out.take();
-    } catch (e) {
-      return { seed, index: i, command, message: `engine threw: ${(e as Error).stack ?? String(e)}`, expectedEvents: expected, actualEvents: [] };
-    }
-    const n = Math.max(expected.length, actual.length);
-    for (let j = 0; j < n; j++) {
-      if (!isDeepStrictEqual(expected[j], actual[j])) {
-        const d = firstDifference(expected[j], actual[j]);
-        return {
-          seed, index: i, command, message: `event ${j} differs${d ? ` at ${d.path}` : ''}`,
-          expected: expected[j] ?? null, actual: actual[j] ?? null, expectedEvents: expected, actualEvents: actual,
-        };
-      }
-    }
-    const expectedSeq = expected.length === 0 ? 0 : model.seq;
-    if (seq !== expectedSeq) return { seed, index: i, command, message: 'execute() returned another seq', expected: expectedSeq, actual: seq };
-    if (cov) {
-      bump(cov.commands, command.type);
-      if (expected.length === 0) cov.dropped++;
-      for (const e of expected) {
-        bump(cov.events, e.type);
-        if (e.type === 'Filled') bump(cov.paths, e.path as number);
-        else if (e.type === 'OrderCanceled') bump(cov.reasons, e.reason as number);
-        else if (e.type === 'CommandCompleted' && e.code_num !== 0) bump(cov.codes, e.code_num as number);
-      }
-    }
-  }
-  let actualSummary: unknown;
-  try {
-    actualSummary = summarize(engine.state);
-  } catch (e) {
-    return { seed, index: -1, command: null, message: `summarize threw: ${(e as Error).stack ?? String(e)}` };
-  }
-  const expectedSummary = model.summary();
-  const d = firstDifference(expectedSummary, actualSummary);
-  if (d) return { seed, index: -1, command: null, message: `summary differs at ${d.path}`, expected: d.expected, actual: d.actual };
-  return null;
-}
+import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
+import { formatFailure, runSeed, type RunOptions } from '../test/support/differential.js';
 
 function main(args: string[]): number {
-  const flags = new Set(args.filter((a) => a.startsWith('--')));
-  const argv = args.filter((a) => !a.startsWith('--'));
+  const { values, positionals: argv } = parseCommandLine(args, { 'keep-going': { type: 'boolean' } });
   const seeds = Number(argv[0] ?? 2000);
   const count = Number(argv[1] ?? 2000);
   const first = Number(argv[2] ?? 1);
   const opts: RunOptions = {};
-  const keepGoing = flags.has('--keep-going');
+  const keepGoing = values['keep-going'] === true;
   let failures = 0;
   const started = Date.now();
   for (let s = first; s < first + seeds; s++) {
@@ -199,5 +45,11 @@ function main(args: string[]): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.exitCode = main(process.argv.slice(2));
+  try {
+    process.exitCode = main(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`differential: ${e.message}`);
+    process.exitCode = 2;
+  }
 }

@@ -19,27 +19,18 @@
 //
 // Exit codes: 0 done, 1 a fault (the log does not replay, NATS unreachable), 2 usage.
 
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
-import { decodeViews, stateHash } from '../src/journal/state_codec.js';
-import { checkSnapshot } from '../src/journal/snapshot.js';
-import type { Mem } from '../src/lib/mem.js';
-import { type ScannedBatch } from '../src/replication/batch.js';
-import { Follower } from '../src/replication/follower.js';
+import { parseCommandLine, UsageError, type OptionValues } from '../src/lib/command_line.js';
 import { LogClient, type ReplicationConfig } from '../src/replication/log_client.js';
 import { parseHeartbeat, type Heartbeat } from '../src/replication/protocol.js';
+import { replayHash } from '../src/replication/replay.js';
 import { listSnapshotObjects } from '../src/replication/snapshots.js';
-import { ReplicationStatus } from '../src/replication/status.js';
-import { Header } from '../src/layout/records.js';
-import { Views } from '../src/views/views.js';
 import { serverEngineConfig } from './journal.js';
 
 const USAGE = `usage: node dist/tools/replication.js status [--listen-ms MS] [--json] | hash [--json]
 options: --nats-urls URL[,URL...]  --nats-stream NAME  --nats-bucket NAME`;
 
-class UsageError extends Error {}
-
-function config(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): ReplicationConfig {
+function config(values: OptionValues<typeof OPTIONS>, env: NodeJS.ProcessEnv): ReplicationConfig {
   const stream = String(values['nats-stream'] ?? env.DX_NATS_STREAM ?? 'DX');
   const urls = String(values['nats-urls'] ?? env.DX_NATS_URLS ?? 'nats://127.0.0.1:4222').split(',').map((u) => u.trim()).filter((u) => u !== '');
   const bucket = String(values['nats-bucket'] ?? (env.DX_NATS_BUCKET || `${stream}-snapshots`));
@@ -85,62 +76,6 @@ export async function status(cfg: ReplicationConfig, listenMs: number): Promise<
   }
 }
 
-/** Applies log batches to a read model (the replay of `hash`). */
-class ViewsSink {
-  constructor(readonly views: Views) {}
-
-  async apply(b: ScannedBatch, afterSeq: number): Promise<void> {
-    const m: Mem = b.mem;
-    for (const o of b.offsets) if (Header.seq(m, o) > afterSeq) this.views.apply(m, o);
-  }
-}
-
-export interface HashReport {
-  seq: number;
-  state_hash: string;
-  snapshot: string | null;
-  snapshot_seq: number;
-  entries: number;
-  stream_seq: number;
-}
-
-/** Newest snapshot object plus the log after it, replayed and hashed. */
-export async function replayHash(cfg: ReplicationConfig, env: NodeJS.ProcessEnv): Promise<HashReport> {
-  const log = await LogClient.open(cfg, 'dx replication tool');
-  try {
-    const snap = (await listSnapshotObjects(log))[0];
-    let views: Views;
-    if (snap !== undefined) {
-      const bytes = await (await log.snapshots()).getBlob(snap.name);
-      if (bytes === null) throw new Error(`snapshot object ${snap.name} vanished`);
-      const tmp = new Uint8Array(new ArrayBuffer((bytes.length + 7) & ~7), 0, bytes.length);
-      tmp.set(bytes);
-      views = decodeViews(checkSnapshot(tmp, `${cfg.bucket}/${snap.name}`).body);
-    } else {
-      views = new Views(serverEngineConfig(env), {});
-    }
-    const base = views.asOfSeq;
-    const at = await log.locate(base);
-    const status = new ReplicationStatus(ReplicationStatus.allocate('replica'));
-    const f = new Follower(log, new ViewsSink(views), status, base, () => undefined);
-    let entries = 0;
-    if (at.streamSeq <= at.lastStreamSeq) {
-      let failed: unknown = null;
-      const run = f.run(at.streamSeq, 0).catch((e: unknown) => {
-        failed = e;
-      });
-      while (f.streamSeq < at.lastStreamSeq && failed === null) await new Promise((r) => setTimeout(r, 5));
-      await f.stop();
-      await run;
-      if (failed !== null) throw failed;
-      entries = f.streamSeq - at.streamSeq + 1;
-    }
-    return { seq: views.asOfSeq, state_hash: stateHash(views.state), snapshot: snap?.name ?? null, snapshot_seq: base, entries, stream_seq: f.streamSeq };
-  } finally {
-    await log.close();
-  }
-}
-
 function table(r: StatusReport): string {
   const s = r.stream;
   const lines = [
@@ -159,34 +94,37 @@ function table(r: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+const OPTIONS = {
+  'nats-urls': { type: 'string' }, 'nats-stream': { type: 'string' }, 'nats-bucket': { type: 'string' },
+  'listen-ms': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+} as const;
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let parsed;
+  let values: OptionValues<typeof OPTIONS>;
+  let command: string;
   try {
-    parsed = parseArgs({
-      args: argv, allowPositionals: true, strict: true,
-      options: {
-        'nats-urls': { type: 'string' }, 'nats-stream': { type: 'string' }, 'nats-bucket': { type: 'string' },
-        'listen-ms': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
-      },
-    });
-    if (parsed.values.help) {
+    const cl = parseCommandLine(argv, OPTIONS);
+    values = cl.values;
+    if (values.help) {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
-    if (parsed.positionals.length !== 1 || !['status', 'hash'].includes(parsed.positionals[0]!)) throw new UsageError('a command is needed: status or hash');
-    if (parsed.values['listen-ms'] !== undefined && !/^[0-9]{1,6}$/.test(parsed.values['listen-ms'])) throw new UsageError('--listen-ms needs a number of milliseconds');
+    if (cl.positionals.length !== 1 || !['status', 'hash'].includes(cl.positionals[0]!)) throw new UsageError('a command is needed: status or hash');
+    command = cl.positionals[0]!;
+    if (values['listen-ms'] !== undefined && !/^[0-9]{1,6}$/.test(values['listen-ms'])) throw new UsageError('--listen-ms needs a number of milliseconds');
   } catch (e) {
-    process.stderr.write(`replication: ${(e as Error).message}\n${USAGE}\n`);
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`replication: ${e.message}\n${USAGE}\n`);
     return 2;
   }
-  const cfg = config(parsed.values, env);
+  const cfg = config(values, env);
   try {
-    if (parsed.positionals[0] === 'status') {
-      const r = await status(cfg, Number(parsed.values['listen-ms'] ?? 1500));
-      process.stdout.write(parsed.values.json ? `${JSON.stringify(r, null, 2)}\n` : table(r));
+    if (command === 'status') {
+      const r = await status(cfg, Number(values['listen-ms'] ?? 1500));
+      process.stdout.write(values.json ? `${JSON.stringify(r, null, 2)}\n` : table(r));
     } else {
-      const r = await replayHash(cfg, env);
-      process.stdout.write(parsed.values.json ? `${JSON.stringify(r)}\n`
+      const r = await replayHash(cfg, serverEngineConfig(env));
+      process.stdout.write(values.json ? `${JSON.stringify(r)}\n`
         : `state hash at seq ${r.seq}: ${r.state_hash} (snapshot ${r.snapshot ?? 'none'} at seq ${r.snapshot_seq}, then ${r.entries} log entries to stream seq ${r.stream_seq})\n`);
     }
     return 0;

@@ -17,6 +17,7 @@ import type {
   OpenRoundRequest,
   OracleTickRequest,
   Outcome,
+  RoundActionResult,
   RoundOpened,
   Scope,
   SequencedAck,
@@ -25,8 +26,8 @@ import type {
   SeriesRequest,
   SeriesStopped,
   SnapshotResult,
-  StatusAck,
   U64,
+  WithdrawalSettled,
 } from './types.js';
 
 export interface AdminClientOptions {
@@ -94,28 +95,28 @@ export class AdminClient {
   }
 
   /** freeze, unfreeze, settle (a proposed round pays out at once) or void. */
-  roundAction(marketId: number, action: RoundAction): Promise<StatusAck> {
+  roundAction(marketId: number, action: RoundAction): Promise<RoundActionResult> {
     return this.http.call('POST', `/admin/rounds/${id(marketId)}/${action}`, {});
   }
 
-  freezeRound(marketId: number): Promise<StatusAck> {
+  freezeRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'freeze');
   }
 
-  unfreezeRound(marketId: number): Promise<StatusAck> {
+  unfreezeRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'unfreeze');
   }
 
-  settleRound(marketId: number): Promise<StatusAck> {
+  settleRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'settle');
   }
 
-  voidRound(marketId: number): Promise<StatusAck> {
+  voidRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'void');
   }
 
   /** Without `outcome`: proposed from the oracle reference price at close. */
-  proposeRound(marketId: number, outcome?: Outcome): Promise<StatusAck> {
+  proposeRound(marketId: number, outcome?: Outcome): Promise<RoundActionResult> {
     return this.http.call('POST', `/admin/rounds/${id(marketId)}/propose`, outcome === undefined ? {} : { outcome });
   }
 
@@ -140,12 +141,12 @@ export class AdminClient {
 
   // ------------------------------------------------------------ withdrawals
 
-  confirmWithdrawal(wid: U64): Promise<StatusAck> {
+  confirmWithdrawal(wid: U64): Promise<WithdrawalSettled> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/confirm`, {});
   }
 
   /** Marks the withdrawal failed and returns the money to `available`. */
-  failWithdrawal(wid: U64): Promise<StatusAck> {
+  failWithdrawal(wid: U64): Promise<WithdrawalSettled> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/fail`, {});
   }
 

@@ -10,9 +10,9 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { Scope } from '../layout/records.js';
 import type { QueryParam } from './query.js';
-import * as R from './response_schemas.js';
+import * as R from '../wire/responses.js';
 import type { Route } from './routes.js';
-import { U64String } from './schemas.js';
+import { U64String } from '../wire/requests.js';
 
 const U32_MAX = 4294967295;
 

@@ -2,6 +2,8 @@
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
+import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
+import type { EngineConfig } from '../engine/config.js';
 import type { WsConfig } from '../ws/protocol.js';
 
 export interface ExchangeConfig {
@@ -81,6 +83,9 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ADVERTISE_URL', flag: '--advertise-url', key: 'advertise_url', kind: 'string' },
 ];
 
+/** Every flag takes a value (booleans too: `--verify 1`). */
+const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]));
+
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
@@ -89,6 +94,19 @@ export function defaults(): ExchangeConfig {
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
     replicate: 'off', nats_urls: 'nats://127.0.0.1:4222', nats_stream: 'DX', nats_bucket: '', nats_replicas: 3,
     lease_ms: 3000, heartbeat_ms: 500, node_name: '', advertise_url: '',
+  };
+}
+
+/**
+ * The engine configuration every thread folds events with (retention caps
+ * live in evolve) and the tools replay with. Tables are sized so that a busy
+ * book does not pay a rehash stall (a 262k-entry index rehash measured
+ * 38 ms); they still grow past this. The table sizes enter the state hash.
+ */
+export function engineConfigOf(cfg: Pick<ExchangeConfig, 'dispute_window_ms' | 'oracle_staleness_ms' | 'oracle_quorum'>): Partial<EngineConfig> {
+  return {
+    order_capacity: 1 << 19, account_capacity: 1 << 14,
+    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
   };
 }
 
@@ -121,15 +139,17 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     const v = env[o.env];
     if (v !== undefined && v !== '') c[o.key] = parseValue(o.env, o.kind, v);
   }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const eq = a.indexOf('=');
-    const flag = eq > 0 ? a.slice(0, eq) : a;
-    const o = OPTIONS.find((x) => x.flag === flag);
-    if (!o) throw new Error(`unknown option ${flag}; options: ${OPTIONS.map((x) => x.flag).join(' ')}`);
-    const raw = eq > 0 ? a.slice(eq + 1) : argv[++i];
-    if (raw === undefined) throw new Error(`${flag} needs a value`);
-    c[o.key] = parseValue(flag, o.kind, raw);
+  let values: Record<string, string | undefined>;
+  try {
+    ({ values } = parseCommandLine(argv, FLAG_SPECS, { positionals: false }));
+  } catch (e) {
+    if (!(e instanceof ArgumentError)) throw e;
+    if (e.problem === 'missing_value') throw new Error(`${e.option} needs a value`);
+    throw new Error(`unknown option ${e.option}; options: ${OPTIONS.map((x) => x.flag).join(' ')}`);
+  }
+  for (const o of OPTIONS) {
+    const raw = values[o.flag.slice(2)];
+    if (raw !== undefined) c[o.key] = parseValue(o.flag, o.kind, raw);
   }
   const cfg = c as unknown as ExchangeConfig;
   if (cfg.gateways < 1) throw new Error('gateways must be at least 1');

@@ -20,12 +20,11 @@
 // and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ACCOUNT_ROUTES } from '../accounts_service/routes.js';
+import { KEY_ROUTES } from '../keys_service/routes.js';
 import { mountAdmin } from '../admin/admin.js';
 import { ReplayGuard } from '../gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
@@ -34,17 +33,18 @@ import { mountRest } from '../gateway/http.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
-import { JournalJobs } from '../journal/jobs.js';
+import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
-import type { JournalThreadData } from '../journal/journal_thread.js';
+import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
+import { freePort } from '../lib/free_port.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
 import { startDemoFor } from '../demo/start.js';
-import { loadConfig, type ExchangeConfig } from './config.js';
+import { engineConfigOf, loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
@@ -98,18 +98,6 @@ function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, po
   });
 }
 
-/** A free TCP port on host (uWS sets SO_REUSEPORT only for a non-zero port, so gateways need a real one). */
-function freePort(host: string): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => res(port));
-    });
-  });
-}
-
 export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchange> {
   const u = uws();
   mkdirSync(cfg.data_dir, { recursive: true });
@@ -138,14 +126,9 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   for (const p of plan.removed) log('warn', { event: 'recovery', fault: 'empty_segment_removed', path: p });
 
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
-  // Every read model folds events with the engine's configuration (retention
-  // caps live in evolve), so one object is handed to all of them. Tables are
-  // sized so that a busy book does not pay a rehash stall (a 262k-entry index
-  // rehash measured 38 ms); they still grow past this.
-  const engineCfg = {
-    order_capacity: 1 << 19, account_capacity: 1 << 14,
-    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
-  };
+  // Every read model folds events with the engine's configuration
+  // (engineConfigOf), so one object is handed to all of them.
+  const engineCfg = engineConfigOf(cfg);
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
   // A standby's engine folds the ring from followConsumer; a primary's replicator reads from replicatorConsumer.
@@ -185,7 +168,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab,
       dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
     };
-    const j = new Worker(new URL('../journal/journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
+    const j = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
     journal = j;
     journalExit = new Promise<void>((res) => j.once('exit', () => res()));
     await new Promise<void>((res, rej) => {
@@ -286,7 +269,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
   const accountsApp = u.App();
   mountRest(accountsApp, {
-    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: ACCOUNT_ROUTES,
+    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
     log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
@@ -426,7 +409,12 @@ async function main(): Promise<void> {
   cfg.data_dir = resolve(cfg.data_dir);
   const ex = await startExchange(cfg);
   // The demo (src/demo) is a client of the listeners just opened.
-  const demo = cfg.demo ? await startDemoFor(cfg, ex) : null;
+  const demo = cfg.demo
+    ? await startDemoFor({
+      host: cfg.host, port: ex.port, admin_host: cfg.admin_host, admin_port: ex.admin_port, admin_token: ex.admin_token,
+      data_dir: cfg.data_dir, period_s: cfg.demo_period_s, log,
+    })
+    : null;
   const shutdown = (signal: string): void => {
     log('info', { event: 'shutdown', signal });
     (demo ? demo.stop() : Promise.resolve()).then(() => ex.stop({ waitForConnections: true })).then(() => process.exit(0), (e) => {

@@ -24,13 +24,22 @@
 
 import type { Subscription } from '@nats-io/transport-node';
 import type { DurableSeq } from '../journal/durable.js';
-import type { EngineControl } from '../main/engine_control.js';
 import { Follower, RingSink } from './follower.js';
 import { writeNodeState } from './local_state.js';
 import { LogClient, type ReplicationConfig } from './log_client.js';
 import { parseHeartbeat, shouldClaim, type Heartbeat, type LogEntry } from './protocol.js';
 import { Replicator, type LogFn } from './replicator.js';
 import type { ReplicationStatus } from './status.js';
+
+/** The engine's side of a standby's promotion (src/main/engine_control.ts implements it). */
+export interface PromotableEngine {
+  /** Asks the engine to stop following and start sequencing. */
+  requestPromote(): void;
+  /** True once the engine sequences (it took over the event ring). */
+  readonly sequencing: boolean;
+  /** The engine's last seq (heartbeats). */
+  readonly seq: number;
+}
 
 export interface NodeOptions {
   mode: 'ha' | 'replica';
@@ -41,7 +50,7 @@ export interface NodeOptions {
   durable: DurableSeq;
   status: ReplicationStatus;
   /** The engine's control block (HA nodes: the promote handshake and its seq). */
-  engine: EngineControl | null;
+  engine: PromotableEngine | null;
   /** Seq already applied locally (recovered journal, or the replica's snapshot). */
   appliedSeq: number;
   dataDir: string;

@@ -5,11 +5,11 @@
 // primary with the same seq and effects, nothing shown may be above the
 // takeover seq, and at rest every node, a late read replica and a fresh replay
 // of the bucket plus the log must have the same state hash
-// (tools/failover_test.ts has the details). Needs /usr/sbin/nats-server.
+// (test/support/crash/failover.ts has the details). Needs /usr/sbin/nats-server.
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { runFailoverTest } from '../../tools/failover_test.js';
+import { runFailoverTest } from '../support/crash/failover.js';
 
 test('primary kills and a NATS leader kill under load lose no acknowledged write; every node converges', { timeout: 600_000 }, async () => {
   const r = await runFailoverTest({ kills: 3, natsKills: 1, seed: 1515, loadMinMs: 500, loadMaxMs: 1500, log: () => undefined });

@@ -8,10 +8,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AdminClient } from '../../src/client/admin_client.js';
-import { DxClient } from '../../src/client/client.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AdminClient } from '../../src/client/admin_client.js';
+import type { DxClient } from '../../src/client/client.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
-import { ExchangeServer, sleep } from '../../tools/crash_test.js';
+import { ExchangeProcess } from '../support/exchange.js';
 import { NatsCluster } from '../support/nats_cluster.js';
 
 export const TOKEN = 'replication-tests-admin-token-0123456789';
@@ -22,7 +23,7 @@ export interface GroupNode {
   name: string;
   mode: 'on' | 'replica';
   dataDir: string;
-  server: ExchangeServer;
+  server: ExchangeProcess;
 }
 
 export interface Health {
@@ -47,12 +48,12 @@ export class Group {
   }
 
   /** Starts a node (a new data directory unless `dataDir` is given) and waits for its ready line. */
-  async node(name: string, mode: 'on' | 'replica' = 'on', dataDir?: string, extra: string[] = []): Promise<GroupNode> {
+  async node(name: string, mode: 'on' | 'replica' = 'on', dataDir?: string): Promise<GroupNode> {
     const dir = dataDir ?? mkdtempSync(join(this.dir, `${name}-`));
-    const server = new ExchangeServer({
-      dataDir: dir, token: TOKEN, durability: 'fsync', gateways: 1, logFile: join(this.dir, `${name}.log`),
-      extraArgs: ['--replicate', mode, '--nats-urls', this.nats.urls.join(','), '--node-name', name, '--lease-ms', String(LEASE_MS), '--heartbeat-ms', String(HEARTBEAT_MS), ...extra],
-    });
+    const server = new ExchangeProcess({
+      data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: 1, replicate: mode, nats_urls: this.nats.urls.join(','),
+      node_name: name, lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS,
+    }, { logFile: join(this.dir, `${name}.log`) });
     const n: GroupNode = { name, mode, dataDir: dir, server };
     const old = this.nodes.findIndex((x) => x.name === name);
     if (old >= 0) this.nodes.splice(old, 1);
@@ -69,11 +70,11 @@ export class Group {
   }
 
   admin(n: GroupNode): AdminClient {
-    return new AdminClient({ baseUrl: n.server.adminBase, token: TOKEN, timeoutMs: 10_000 });
+    return n.server.admin(10_000);
   }
 
   client(n: GroupNode, key: { key_id: number; secret: string }): DxClient {
-    return new DxClient({ baseUrl: n.server.base, keyId: key.key_id, secret: key.secret, timeoutMs: 5000 });
+    return n.server.client(key.key_id, key.secret, 5000);
   }
 
   async close(): Promise<void> {

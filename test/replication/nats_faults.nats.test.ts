@@ -7,7 +7,8 @@
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { attempt, sleep } from '../../tools/crash_test.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { attempt } from '../support/crash/outcome.js';
 import { atRest, fixture, Group, health, waitRole, type GroupNode } from './harness.js';
 
 test('without a NATS quorum nothing is acknowledged; with it back the exchange resumes', { timeout: 240_000 }, async () => {

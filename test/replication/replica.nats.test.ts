@@ -12,8 +12,9 @@ import { fileURLToPath } from 'node:url';
 import test from 'node:test';
 import { DxApiError } from '../../src/client/errors.js';
 import { LogClient } from '../../src/replication/log_client.js';
-import { sleep } from '../../tools/crash_test.js';
-import { replayHash } from '../../tools/replication.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { defaults, engineConfigOf } from '../../src/main/config.js';
+import { replayHash } from '../../src/replication/replay.js';
 import { atRest, fixture, Group, health, waitRole } from './harness.js';
 
 const TOOL = fileURLToPath(new URL('../../tools/replication.js', import.meta.url));
@@ -91,7 +92,7 @@ test('a late read replica boots from the newest snapshot object after a purge, s
     const hs = await atRest(g, [a, b, r]);
     assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
     const cfg = { urls: g.nats.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: 'test', url: '', max_batch_bytes: 0 };
-    const replay = await replayHash(cfg, process.env);
+    const replay = await replayHash(cfg, engineConfigOf(defaults()));
     assert.equal(replay.state_hash, hs[0]!.state_hash, JSON.stringify({ replay, hs }));
     assert.equal(String(replay.seq), hs[0]!.as_of_seq);
     assert.equal(replay.snapshot_seq, Number(s2.seq));

@@ -6,7 +6,8 @@
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { attempt, sleep } from '../../tools/crash_test.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { attempt } from '../support/crash/outcome.js';
 import { atRest, fixture, Group, health, LEASE_MS, waitRole } from './harness.js';
 
 test('a primary stopped past its lease is fenced, answers nothing more, exits and rejoins as a standby', { timeout: 180_000 }, async () => {
@@ -23,7 +24,7 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
       lastSeq = Number(p.seq);
     }
 
-    a.server.proc.kill('SIGSTOP');
+    a.server.child.proc.kill('SIGSTOP');
     await waitRole(b, 'primary', 10 * LEASE_MS + 10_000);
     const takeover = Number(b.server.events('replication_claimed').at(-1)?.seq);
     assert.ok(takeover >= lastSeq, `the standby took over at seq ${takeover}, below ${lastSeq} acknowledged before`);
@@ -38,7 +39,7 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     assert.ok(BigInt(b1.created_ts) > BigInt(a1.created_ts), `ts ${b1.created_ts} after ${a1.created_ts}`);
 
     // The old primary wakes up with a write in hand: it must not acknowledge it.
-    a.server.proc.kill('SIGCONT');
+    a.server.child.proc.kill('SIGCONT');
     const lateCoid = String(++coid);
     const late = await attempt(() => ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 10, qty: 1, client_order_id: lateCoid }));
     assert.notEqual(late.kind, 'ok', `the stale primary acknowledged a write: ${JSON.stringify(late)}`);

@@ -1,0 +1,70 @@
+// Keys service routes (the "accounts service" listener of DESIGN 5,
+// DX_ACCOUNTS_PORT): a key manages its own account's keys on a listener of
+// its own, signed with the same three headers as REST. Shapes: src/wire/keys.ts.
+//   POST /keys {label?, scopes?}  -> 201 {key_id, secret, scopes, label}   (secret shown once)
+//   GET /keys                     -> 200 {keys: [...]}                      (never secrets)
+//   DELETE /keys/{key_id}         -> 200 {key_id, revoked: true, seq}       (idempotent)
+// A user-created key gets read and trade by default, never withdraw, and never
+// more than the creating key holds. Control-plane thread.
+
+import { randomBytes } from 'node:crypto';
+import { CompletionStatus, CreateKey, RevokeKey, Scope, T_CREATE_KEY, T_REVOKE_KEY } from '../layout/records.js';
+import type { GatewayCore } from '../gateway/core.js';
+import { ApiError, codeByNum } from '../gateway/envelope.js';
+import { pathId } from '../gateway/query.js';
+import type { Route } from '../gateway/routes.js';
+import { compile } from '../gateway/schemas.js';
+import { scopeBits, scopeNames, type CreatedKey, type KeyList, type KeyRevoked } from '../wire/keys.js';
+import { CreateKeyBody, type CreateKeyRequest } from '../wire/requests.js';
+
+const createKey = compile(CreateKeyBody);
+
+function route(r: Omit<Route, 'segments'>): Route {
+  return { ...r, segments: r.path.split('/').filter((s) => s.length > 0) };
+}
+
+async function sequenced(g: GatewayCore, type: number, size: number, account: number, write: Parameters<GatewayCore['submit']>[4]) {
+  const r = await g.submit(type, size, account, false, write);
+  if (r === null) throw new ApiError('sequencing_timeout');
+  if (r.status === CompletionStatus.rejected) throw new ApiError(codeByNum(r.code_num).code);
+  return r;
+}
+
+export const KEY_ROUTES: Route[] = [
+  route({
+    name: 'create_key', method: 'POST', path: '/keys', scope: Scope.read | Scope.trade, body: createKey, query: [], writeCost: () => 1,
+    description: 'Create a key for the caller\'s account; the secret (base64 of 32 bytes) is returned once.',
+    handler: async (c, g) => {
+      const b = c.body as CreateKeyRequest;
+      const wanted = b.scopes ?? ['read', 'trade'];
+      if (wanted.includes('withdraw')) throw new ApiError('missing_scope', 'keys created by users never get the withdraw scope');
+      const bits = scopeBits(wanted);
+      if ((bits & ~c.scopes) !== 0) throw new ApiError('missing_scope', 'a key cannot grant scopes it does not hold');
+      const secret = randomBytes(32);
+      const label = b.label ?? '';
+      const r = await sequenced(g, T_CREATE_KEY, CreateKey.SIZE, c.account, (m, o) => {
+        CreateKey.set_scopes(m, o, bits);
+        CreateKey.set_secret(m, o, secret);
+        CreateKey.set_label(m, o, label);
+      });
+      const body = {
+        key_id: r.result, secret: secret.toString('base64'), scopes: scopeNames(bits), label, seq: String(r.seq),
+      } satisfies CreatedKey;
+      return { status: 201, body };
+    },
+  }),
+  route({
+    name: 'list_keys', method: 'GET', path: '/keys', scope: Scope.read, body: 'none', query: [], writeCost: () => 0,
+    description: 'The caller\'s account\'s keys (never secrets).',
+    handler: (c, g) => ({ status: 200, body: { keys: g.views.keys(c.account), as_of_seq: String(g.views.asOfSeq) } satisfies KeyList }),
+  }),
+  route({
+    name: 'revoke_key', method: 'DELETE', path: '/keys/{key_id}', scope: Scope.read | Scope.trade, body: 'none', query: [], writeCost: () => 1,
+    description: 'Revoke a key of the caller\'s account: immediate, irreversible and idempotent.',
+    handler: async (c, g) => {
+      const keyId = pathId('key_id', c.params[0]!);
+      const r = await sequenced(g, T_REVOKE_KEY, RevokeKey.SIZE, c.account, (m, o) => RevokeKey.set_key_id(m, o, keyId));
+      return { status: 200, body: { key_id: keyId, revoked: true, seq: String(r.seq) } satisfies KeyRevoked };
+    },
+  }),
+];

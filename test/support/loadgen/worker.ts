@@ -1,0 +1,393 @@
+// Load worker: one piscina task runs one shard of a load run (some of the
+// connections and its share of the rate) for the whole duration, signing and
+// sending every request on this thread's own event loop. Runs in a piscina
+// worker thread; loadgen.ts merges the shards.
+//
+// Invariants:
+// - At most one request in flight per connection; never pipelined.
+// - closed loop: a connection sends its next request as soon as the previous
+//   one is answered; latency = answer - actual send.
+// - open loop: request k is due at start + k / rate whatever happens to the
+//   earlier ones; a due request waits in a queue until a connection is free,
+//   and its latency is measured from when it was DUE, so a server stall shows
+//   up in every request it delayed (no coordinated omission). Requests still
+//   queued when the run ends are recorded at their age then (a lower bound)
+//   and counted as `unsent`.
+// - No request is started after `durationMs`; in-flight ones get `graceMs`,
+//   then every socket is destroyed and the task returns. The run is bounded.
+
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { authHeaders } from '../../../src/client/sign.js';
+import { mulberry32 } from '../../../src/lib/rng.js';
+import { Histogram, type HistogramData } from './histogram.js';
+import { connFactory, type Conn, type TransportKind } from './transports.js';
+
+export interface Mix {
+  place: number;
+  cancel: number;
+  read: number;
+}
+
+/**
+ * How a `read` op is split between endpoints (relative weights). Default
+ * book 1, balance 1 (half each). `orders` is GET /v1/portfolio/orders?limit=20
+ * (the caller's own orders, newest first), `market` GET /v1/markets/{id}.
+ */
+export interface ReadMix {
+  book: number;
+  balance: number;
+  orders: number;
+  market: number;
+}
+
+export const DEFAULT_READ_MIX: Readonly<ReadMix> = Object.freeze({ book: 1, balance: 1, orders: 0, market: 0 });
+
+export interface WorkerTask {
+  workerIndex: number;
+  baseUrl: string;
+  /** base64 secrets (structured-clone friendly). */
+  keys: { keyId: number; secret: string }[];
+  markets: number[];
+  mode: 'closed' | 'open';
+  /** This worker's connections. */
+  connections: number;
+  /** Index of this worker's first connection among all workers' (spreads keys). */
+  firstConnection: number;
+  /** This worker's share of the rate, requests per second (open loop). */
+  rate: number;
+  durationMs: number;
+  graceMs: number;
+  mix: Mix;
+  /** Split of the read ops; absent = DEFAULT_READ_MIX. */
+  reads?: ReadMix;
+  path?: 'hello';
+  transport: TransportKind;
+  seed: number;
+  /** YES-space tick that placements cluster around. */
+  mid: number;
+  /** Placements fall within mid +- spread. */
+  spread: number;
+}
+
+export interface WorkerResult {
+  workerIndex: number;
+  histogram: HistogramData;
+  /** Open loop: how late each request was actually sent after its intended time (us). */
+  sendLag: HistogramData;
+  /** Answers by HTTP status; transport failures under "error". */
+  statuses: Record<string, number>;
+  ops: Record<string, number>;
+  /** Latency (us, same origin as `histogram`) per op kind, answered requests only. */
+  byOp: Record<string, HistogramData>;
+  sent: number;
+  completed: number;
+  errors: number;
+  unsent: number;
+  /** Requests still unanswered when the grace period ended (cut off): in `errors`, and in the histogram at their age then (a lower bound). */
+  cutOff: number;
+  /** Wall time from the first scheduled send to the last answer, ms. */
+  elapsedMs: number;
+  /** CPU of this worker thread (Linux /proc/thread-self), or of the process where unavailable. */
+  cpu: { userMs: number; systemMs: number; scope: 'thread' | 'process' };
+}
+
+type Op = 'place' | 'cancel' | 'read_book' | 'read_balance' | 'read_orders' | 'read_market' | 'hello';
+
+const CLK_TCK_MS = 10; // USER_HZ is 100 on Linux: one clock tick is 10 ms
+
+function threadCpu(): { userMs: number; systemMs: number; scope: 'thread' | 'process' } {
+  if (process.platform === 'linux') {
+    const stat = readFileSync('/proc/thread-self/stat', 'latin1');
+    // Fields after "(comm)": state is field 3; utime and stime are 14 and 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { userMs: Number(f[11]) * CLK_TCK_MS, systemMs: Number(f[12]) * CLK_TCK_MS, scope: 'thread' };
+  }
+  // Elsewhere process.cpuUsage() in a worker reports the whole process.
+  const u = process.cpuUsage();
+  return { userMs: u.user / 1000, systemMs: u.system / 1000, scope: 'process' };
+}
+
+interface KeyState {
+  keyId: number;
+  key: KeyObject;
+  /** Ids of this worker's orders on this key that were resting when placed. */
+  live: string[];
+}
+
+const LIVE_MAX = 4096;
+
+export default async function runShard(task: WorkerTask): Promise<WorkerResult> {
+  const rand = mulberry32(task.seed);
+  const prefix = new URL(task.baseUrl).pathname.replace(/\/+$/, '');
+  const keys: KeyState[] = task.keys.map((k) => ({
+    keyId: k.keyId,
+    key: createSecretKey(Buffer.from(k.secret, 'base64')),
+    live: [],
+  }));
+  const hist = new Histogram();
+  const sendLag = new Histogram();
+  const statuses: Record<string, number> = {};
+  const ops: Record<string, number> = {};
+  const byOp: Record<string, Histogram> = {};
+  let sent = 0;
+  let completed = 0;
+  let errors = 0;
+  let unsent = 0;
+  let cutOff = 0;
+  // client_order_id: (nonce << 32) | counter, a u64. The 32-bit nonce is 24
+  // random bits and the worker index, so ids differ across workers and runs.
+  const nonce = BigInt(((Math.floor(rand() * 0x1000000) << 8) | (task.workerIndex & 0xff)) >>> 0);
+  let coid = 0;
+
+  const totalWeight = task.mix.place + task.mix.cancel + task.mix.read;
+  const reads = task.reads ?? DEFAULT_READ_MIX;
+  const readWeight = reads.book + reads.balance + reads.orders + reads.market;
+  if (task.path !== 'hello' && task.mix.read > 0 && !(readWeight > 0)) throw new Error('read mix weights must add up to more than 0');
+  if (task.path !== 'hello' && !(totalWeight > 0)) throw new Error('mix weights must add up to more than 0');
+  if (task.path !== 'hello' && (keys.length === 0 || task.markets.length === 0)) {
+    throw new Error('signed load needs at least one key and one market');
+  }
+
+  function pickOp(): Op {
+    if (task.path === 'hello') return 'hello';
+    const r = rand() * totalWeight;
+    if (r < task.mix.place) return 'place';
+    if (r < task.mix.place + task.mix.cancel) return 'cancel';
+    if (task.reads === undefined) return rand() < 0.5 ? 'read_book' : 'read_balance';
+    const q = rand() * readWeight;
+    if (q < reads.book) return 'read_book';
+    if (q < reads.book + reads.balance) return 'read_balance';
+    if (q < reads.book + reads.balance + reads.orders) return 'read_orders';
+    return 'read_market';
+  }
+
+  const factory = connFactory(task.transport, task.baseUrl, Math.max(1, task.connections));
+  const conns: { conn: Conn; key: KeyState }[] = [];
+  for (let i = 0; i < task.connections; i++) {
+    const key = keys.length > 0 ? keys[(task.firstConnection + i) % keys.length]! : (undefined as unknown as KeyState);
+    conns.push({ conn: factory.open(), key });
+  }
+  await Promise.all(conns.map((c) => c.conn.warm()));
+
+  const cpu0 = threadCpu();
+  const t0 = performance.now();
+  const tEnd = t0 + task.durationMs;
+  let lastAnswer = t0;
+  let inFlight = 0;
+  let finished: () => void = () => undefined;
+  const allDone = new Promise<void>((resolve) => (finished = resolve));
+  let stopped = false;
+
+  /** Builds and sends one request on `c`; `startedAt` is the latency origin. */
+  function fire(c: { conn: Conn; key: KeyState }, startedAt: number, onFree: () => void): void {
+    let op = pickOp();
+    const key = c.key;
+    if (op === 'cancel' && key.live.length === 0) op = 'place';
+    let method = 'GET';
+    let target: string;
+    let body = '';
+    switch (op) {
+      case 'hello':
+        target = prefix + '/';
+        break;
+      case 'read_book':
+        target = `${prefix}/v1/markets/${task.markets[Math.floor(rand() * task.markets.length)]}/orderbook?depth=10`;
+        break;
+      case 'read_balance':
+        target = `${prefix}/v1/portfolio/balance`;
+        break;
+      case 'read_orders':
+        target = `${prefix}/v1/portfolio/orders?limit=20`;
+        break;
+      case 'read_market':
+        target = `${prefix}/v1/markets/${task.markets[Math.floor(rand() * task.markets.length)]}`;
+        break;
+      case 'cancel': {
+        method = 'DELETE';
+        target = `${prefix}/v1/portfolio/orders/batch`;
+        // Swap-remove a random live id: cancels hit orders all over the book.
+        const i = Math.floor(rand() * key.live.length);
+        const id = key.live[i]!;
+        key.live[i] = key.live[key.live.length - 1]!;
+        key.live.pop();
+        body = `{"order_ids":["${id}"]}`;
+        break;
+      }
+      case 'place': {
+        method = 'POST';
+        target = `${prefix}/v1/portfolio/orders`;
+        const market = task.markets[Math.floor(rand() * task.markets.length)]!;
+        // A YES-space price around the mid; a NO order at 100 - p quotes the
+        // same YES-space level, so both outcomes meet and some orders cross.
+        let p = task.mid + Math.floor(rand() * (2 * task.spread + 1)) - task.spread;
+        p = p < 1 ? 1 : p > 99 ? 99 : p;
+        const outcome = rand() < 0.5 ? 'yes' : 'no';
+        // Mostly buys: a sell needs shares, which only fills create.
+        const side = rand() < 0.7 ? 'buy' : 'sell';
+        const tick = outcome === 'yes' ? p : 100 - p;
+        const qty = 1 + Math.floor(rand() * 10);
+        const clientOrderId = ((nonce << 32n) | BigInt(coid++ >>> 0)).toString();
+        body = `{"market_id":${market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty},"client_order_id":"${clientOrderId}"}`;
+        break;
+      }
+    }
+    ops[op] = (ops[op] ?? 0) + 1;
+    const headers: Record<string, string> =
+      op === 'hello' ? {} : (authHeaders(key.keyId, key.key, method, target, body) as unknown as Record<string, string>);
+    if (body.length > 0) headers['content-type'] = 'application/json';
+    sent++;
+    inFlight++;
+    c.conn.send(method, target, headers, body, (status, text) => {
+      const now = performance.now();
+      inFlight--;
+      if (status === 0) {
+        errors++;
+        statuses['error'] = (statuses['error'] ?? 0) + 1;
+        // Cut off at the end of the grace period: a stall must not vanish
+        // from the percentiles, so it counts at its age now (a lower bound).
+        if (stopped) {
+          cutOff++;
+          hist.record((now - startedAt) * 1000);
+        }
+      } else {
+        completed++;
+        lastAnswer = now;
+        hist.record((now - startedAt) * 1000);
+        (byOp[op] ??= new Histogram()).record((now - startedAt) * 1000);
+        const s = String(status);
+        statuses[s] = (statuses[s] ?? 0) + 1;
+        if (op === 'place' && status === 201) rememberOrder(key, text);
+      }
+      if (stopped) {
+        if (inFlight === 0) finished();
+        return;
+      }
+      onFree();
+    });
+  }
+
+  function rememberOrder(key: KeyState, text: string): void {
+    let r: { order_id?: string; status?: string };
+    try {
+      r = JSON.parse(text) as { order_id?: string; status?: string };
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+      statuses['bad_body'] = (statuses['bad_body'] ?? 0) + 1; // a 201 that is not JSON: a server bug to report
+      return;
+    }
+    if ((r.status === 'resting' || r.status === 'partially_filled') && typeof r.order_id === 'string') {
+      if (key.live.length >= LIVE_MAX) key.live.shift();
+      key.live.push(r.order_id);
+    }
+  }
+
+  // ---------------------------------------------------------------- closed loop
+  if (task.mode === 'closed') {
+    const loop = (c: { conn: Conn; key: KeyState }): void => {
+      const now = performance.now();
+      if (now >= tEnd) {
+        if (inFlight === 0) finished();
+        return;
+      }
+      fire(c, now, () => loop(c));
+    };
+    for (const c of conns) loop(c);
+  } else {
+    // -------------------------------------------------------------- open loop
+    // A due request takes the connection idle longest (FIFO, so load spreads
+    // over every connection) and the next key in rotation (so no key exceeds
+    // rate / keys and the per-key buckets do not shape the measurement).
+    const intervalMs = 1000 / task.rate;
+    const due: number[] = []; // intended send times waiting for a free connection
+    let dueHead = 0;
+    const idle: { conn: Conn; key: KeyState }[] = conns.slice();
+    let idleHead = 0;
+    let keyNext = task.firstConnection;
+    let k = 0;
+    const send = (c: { conn: Conn; key: KeyState }, intended: number): void => {
+      if (keys.length > 0) {
+        c.key = keys[keyNext % keys.length]!;
+        keyNext++;
+      }
+      sendLag.record((performance.now() - intended) * 1000);
+      fire(c, intended, () => next(c));
+    };
+    const next = (c: { conn: Conn; key: KeyState }): void => {
+      if (dueHead < due.length && performance.now() < tEnd) {
+        const intended = due[dueHead++]!;
+        if (dueHead > 4096 && dueHead * 2 > due.length) {
+          due.splice(0, dueHead);
+          dueHead = 0;
+        }
+        send(c, intended);
+      } else {
+        idle.push(c);
+        if (performance.now() >= tEnd && inFlight === 0) finished();
+      }
+    };
+    const tick = (): void => {
+      const now = performance.now();
+      for (;;) {
+        const intended = t0 + k * intervalMs;
+        if (intended > now || intended >= tEnd) break;
+        due.push(intended);
+        k++;
+      }
+      while (idleHead < idle.length && dueHead < due.length) {
+        const c = idle[idleHead++]!;
+        if (idleHead > 4096 && idleHead * 2 > idle.length) {
+          idle.splice(0, idleHead);
+          idleHead = 0;
+        }
+        send(c, due[dueHead++]!);
+      }
+      const nextAt = t0 + k * intervalMs;
+      if (nextAt < tEnd) {
+        setTimeout(tick, Math.max(0, nextAt - performance.now()));
+      } else {
+        // Every request of the run is scheduled; whatever is still queued at
+        // the end is recorded at its age then, as a lower bound.
+        setTimeout(() => {
+          for (; dueHead < due.length; dueHead++) {
+            hist.record((tEnd - due[dueHead]!) * 1000);
+            unsent++;
+          }
+          if (inFlight === 0) finished();
+        }, Math.max(0, tEnd - performance.now()));
+      }
+    };
+    tick();
+  }
+
+  // Bound the run: at the deadline no new request starts (the loops check
+  // tEnd); after the grace period whatever is in flight is cut off.
+  await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, tEnd - performance.now())));
+  stopped = true;
+  if (inFlight === 0) finished();
+  let graceTimer: NodeJS.Timeout | undefined;
+  await Promise.race([allDone, new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, task.graceMs)))]);
+  clearTimeout(graceTimer);
+  factory.destroyAll();
+  // Destroyed connections report their in-flight request as an error on the
+  // next turns of the loop; give them those turns before counting.
+  if (inFlight > 0) await new Promise<void>((resolve) => setTimeout(resolve, 20));
+  const cpu1 = threadCpu();
+
+  return {
+    workerIndex: task.workerIndex,
+    histogram: hist.toData(),
+    sendLag: sendLag.toData(),
+    statuses,
+    ops,
+    byOp: Object.fromEntries(Object.entries(byOp).map(([k, h]) => [k, h.toData()])),
+    sent,
+    completed,
+    errors,
+    unsent,
+    cutOff,
+    elapsedMs: Math.max(lastAnswer, tEnd) - t0,
+    cpu: { userMs: cpu1.userMs - cpu0.userMs, systemMs: cpu1.systemMs - cpu0.systemMs, scope: cpu1.scope },
+  };
+}
