@@ -102,6 +102,8 @@ export class Follower {
     this.messages = it;
     for await (const m of it) {
       if (this.stopped) break;
+      // An ordered consumer that resets (its NATS node went away) may deliver the last message again.
+      if (m.seq <= this.streamSeq) continue;
       if (m.seq !== this.streamSeq + 1) throw new BatchFault(m.seq, 0, `stream seq ${m.seq} after ${this.streamSeq}: a gap (purged or missing messages)`);
       const e = entryOf(this.log.subjects, m.subject, m.seq, m.headers);
       await this.take(e, m.data);
