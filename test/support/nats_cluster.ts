@@ -3,31 +3,21 @@
 // directory, for the replication tests, the failover test, the benchmark and
 // tools. Nodes can be killed (SIGKILL), paused (SIGSTOP/SIGCONT) and
 // restarted on the same store. close() kills every node and removes the
-// stores; an exit hook kills what is left if the test process dies first.
+// stores; child.ts's exit hook kills what is left if the test process dies first.
 // Main thread of a test or tool process.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/lib/free_port.js';
+import { killOnExit } from './child.js';
 
 export const NATS_SERVER = process.env.DX_NATS_SERVER ?? '/usr/sbin/nats-server';
 
 /** True when the nats-server binary is installed (the replication suites need it). */
 export function natsServerInstalled(): boolean {
   return existsSync(NATS_SERVER);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
 }
 
 interface Node {
@@ -41,17 +31,6 @@ interface Node {
   log: string;
 }
 
-const live = new Set<ChildProcess>();
-let hooked = false;
-
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', () => {
-    for (const p of live) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  });
-}
-
 export interface NatsClusterOptions {
   nodes?: number;
   /** Parent of the stores; a fresh temporary directory by default. */
@@ -62,7 +41,6 @@ export class NatsCluster {
   private constructor(readonly dir: string, private readonly nodes: Node[]) {}
 
   static async start(opts: NatsClusterOptions = {}): Promise<NatsCluster> {
-    hookExit();
     const n = opts.nodes ?? 3;
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'dx-nats-'));
     const nodes: Node[] = [];
@@ -136,12 +114,11 @@ export class NatsCluster {
     const node = this.nodes[i]!;
     const p = spawn(NATS_SERVER, ['-c', node.configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     node.proc = p;
-    live.add(p);
+    killOnExit(p);
     p.stderr!.setEncoding('utf8');
     p.stderr!.on('data', (s: string) => {
       node.log = (node.log + s).slice(-20_000);
     });
-    p.once('exit', () => live.delete(p));
   }
 
   private async exited(p: ChildProcess): Promise<void> {
