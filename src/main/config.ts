@@ -2,6 +2,7 @@
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import type { EngineConfig } from '../engine/config.js';
 import type { WsConfig } from '../ws/protocol.js';
@@ -32,6 +33,8 @@ export interface ExchangeConfig {
   oracle_staleness_ms: number;
   /** Fresh oracle sources needed to propose a round or open a series round (engine). */
   oracle_quorum: number;
+  /** The built web pages: `trader/` (public port) and `console/` (control plane); `npm run build` writes dist/web. */
+  web_dir: string;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
   /** Replication (src/replication): off (one node), on (primary or standby of an HA group), replica (reads only). */
@@ -72,6 +75,7 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_DISPUTE_WINDOW_MS', flag: '--dispute-window-ms', key: 'dispute_window_ms', kind: 'int' },
   { env: 'DX_ORACLE_STALENESS_MS', flag: '--oracle-staleness-ms', key: 'oracle_staleness_ms', kind: 'int' },
   { env: 'DX_ORACLE_QUORUM', flag: '--oracle-quorum', key: 'oracle_quorum', kind: 'int' },
+  { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
   { env: 'DX_REPLICATE', flag: '--replicate', key: 'replicate', kind: 'replicate' },
   { env: 'DX_NATS_URLS', flag: '--nats-urls', key: 'nats_urls', kind: 'string' },
   { env: 'DX_NATS_STREAM', flag: '--nats-stream', key: 'nats_stream', kind: 'string' },
@@ -86,12 +90,15 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
 /** Every flag takes a value (booleans too: `--verify 1`). */
 const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]));
 
+/** dist/web beside the compiled sources (this file is dist/src/main/config.js). */
+const BUILT_WEB_DIR = fileURLToPath(new URL('../../web', import.meta.url));
+
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
-    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
+    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     replicate: 'off', nats_urls: 'nats://127.0.0.1:4222', nats_stream: 'DX', nats_bucket: '', nats_replicas: 3,
     lease_ms: 3000, heartbeat_ms: 500, node_name: '', advertise_url: '',
   };

@@ -30,6 +30,7 @@ import { ReplayGuard } from '../gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest } from '../gateway/http.js';
+import { loadSite, mountSite, siteBytes } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
@@ -198,6 +199,15 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
     eventRing: pipeline.eventRing, durableSeq: () => durable.get(), slices: sliceNames(cfg.gateways),
   });
+  // The web pages, read once here and handed to the threads that serve them.
+  const traderDir = join(cfg.web_dir, 'trader');
+  const consoleDir = join(cfg.web_dir, 'console');
+  const traderSite = loadSite(traderDir);
+  const consoleSite = loadSite(consoleDir);
+  for (const [name, dir, site] of [['trader', traderDir, traderSite], ['console', consoleDir, consoleSite]] as const) {
+    if (site === null) log('warn', { event: 'web', page: name, dir, built: false, note: 'GET / answers 404: run npm run build' });
+    else log('info', { event: 'web', page: name, dir, built: true, ...siteBytes(site) });
+  }
   const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {
     const data: GatewayThreadData = {
@@ -205,6 +215,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
       metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, replication: repl?.status.sab ?? null,
+      site: traderSite, site_dir: traderDir,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
@@ -302,6 +313,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   controlMetrics.watch(control);
   metrics.start();
   const adminApp = u.App();
+  // The operator console: static and public on the loopback listener; every /admin call still needs the token.
+  mountSite(adminApp, consoleSite, 'operator console', consoleDir);
   mountAdmin(adminApp, {
     core,
     health: () => {
@@ -434,6 +447,7 @@ async function main(): Promise<void> {
     `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ${admin}/admin/accounts/<account_id>/keys`,
     '',
   ].join('\n'));
+  process.stdout.write(`trader page: http://${cfg.host}:${ex.port}/   operator console: ${admin}/ (paste the admin token)\n`);
   process.stdout.write(`ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} gateways=${cfg.gateways}\n`);
 }
 

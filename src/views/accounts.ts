@@ -1,13 +1,14 @@
 // accounts: the account queries of the read model: money, the dead-man
-// timer, the deposit address, withdrawals, keys (the per-request lookups of
-// authentication and the listings) and the operator's account view. Read
+// timer, the deposit address, withdrawals (and the operator's pending list),
+// keys (the per-request lookups of authentication and the listings) and the
+// operator's account view. Read
 // from the folded engine state's accounts. Runs on the thread that owns the
 // Views.
 
 import { createHash } from 'node:crypto';
-import { WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
+import { WITHDRAWAL_STATUS_NAMES, WithdrawalStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { AdminAccount } from '../wire/control_plane.js';
+import type { AdminAccount, AdminWithdrawal, PendingWithdrawals } from '../wire/control_plane.js';
 import { scopeNames, type KeyItem } from '../wire/keys.js';
 import type { Balance, DeadmanState, DepositAddress, Withdrawal } from '../wire/responses.js';
 import { accountKnown, type ViewsData } from './model.js';
@@ -80,10 +81,20 @@ export function withdrawal(v: ViewsData, account: number, cwidHi: number, cwidLo
 }
 
 /** A withdrawal by wid (operator); null when none. */
-export function withdrawalByWid(v: ViewsData, wid: number): ({ account_id: number } & Withdrawal) | null {
+export function withdrawalByWid(v: ViewsData, wid: number): AdminWithdrawal | null {
   const acc = v.state.accounts;
   if (!Number.isInteger(wid) || wid < 1 || wid > acc.withdrawalCount) return null;
   return { account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) };
+}
+
+/** Withdrawals waiting for confirm or fail, oldest (lowest wid) first. O(withdrawals); operator read. */
+export function pendingWithdrawals(v: ViewsData): PendingWithdrawals {
+  const acc = v.state.accounts;
+  const out: AdminWithdrawal[] = [];
+  for (let wid = 1; wid <= acc.withdrawalCount; wid++) {
+    if (acc.wStatus[wid] === WithdrawalStatus.pending) out.push({ account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) });
+  }
+  return { withdrawals: out, as_of_seq: String(v.state.seq) };
 }
 
 /** The account that requested withdrawal wid (the fan-out's confirm/fail events carry only the wid). */
