@@ -12,7 +12,9 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandLine, UsageError, type CommandLine } from '../src/lib/command_line.js';
 import { environment, writeResult, type BenchResult } from './lib/result.js';
 
-const KNOWN = ['engine_match', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'ws_orders', 'memory'] as const;
+const KNOWN = [
+  'engine_match', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'ws_orders', 'memory', 'replicated_place',
+] as const;
 export { KNOWN };
 
 /** What a benchmark module has to offer (structural: its own result type may differ slightly). */

@@ -41,11 +41,12 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/wire': ['src/layout'],
   'src/views': ['src/book', 'src/engine', 'src/layout', 'src/lib', 'src/wire'],
   'src/journal': ['src/accounts', 'src/book', 'src/engine', 'src/layout', 'src/lib', 'src/ring', 'src/views'],
-  'src/gateway': ['src/journal', 'src/layout', 'src/lib', 'src/ring', 'src/views', 'src/wire'],
+  'src/replication': ['src/engine', 'src/journal', 'src/layout', 'src/lib', 'src/ring', 'src/views'],
+  'src/gateway': ['src/journal', 'src/layout', 'src/lib', 'src/replication', 'src/ring', 'src/views', 'src/wire'],
   'src/ws': ['src/gateway', 'src/layout', 'src/lib', 'src/views', 'src/wire'],
   'src/keys_service': ['src/gateway', 'src/layout', 'src/wire'],
   'src/openapi': ['src/gateway', 'src/layout', 'src/lib', 'src/wire'],
-  'src/admin': ['src/gateway', 'src/layout', 'src/lib', 'src/openapi', 'src/wire'],
+  'src/admin': ['src/gateway', 'src/journal', 'src/layout', 'src/lib', 'src/openapi', 'src/wire'],
   'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout', 'src/lib', 'src/ws'],
   'src/client': ['src/layout', 'src/lib', 'src/wire'],
   'src/mcp': ['src/client', 'src/gateway', 'src/layout', 'src/lib', 'src/wire'],
@@ -55,7 +56,7 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/web': ['src/client', 'src/lib'],
   'src/main': [
     'src/admin', 'src/demo', 'src/engine', 'src/gateway', 'src/journal', 'src/keys_service', 'src/layout', 'src/lib', 'src/mcp',
-    'src/metrics', 'src/ring', 'src/views', 'src/ws',
+    'src/metrics', 'src/replication', 'src/ring', 'src/views', 'src/ws',
   ],
 };
 

@@ -135,8 +135,8 @@ function engineOption(args: Args): Partial<EngineConfig> | undefined {
   return v as Partial<EngineConfig>;
 }
 
-/** The server's engine configuration from the same environment (table sizes and the DX_* engine settings; the sizes enter the state hash). */
-function serverEngineConfig(env: NodeJS.ProcessEnv): Partial<EngineConfig> {
+/** The server's engine configuration from the same environment (engineConfigOf: table sizes and the DX_* engine settings; the sizes enter the state hash). */
+export function serverEngineConfig(env: NodeJS.ProcessEnv): Partial<EngineConfig> {
   let cfg;
   try {
     cfg = loadConfig([], env);

@@ -27,6 +27,7 @@ import {
 import type * as Q from '../wire/requests.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import { openApiDocument } from '../openapi/openapi.js';
+import { stateHash } from '../journal/state_codec.js';
 import type { TSchema } from '@sinclair/typebox';
 import type * as C from '../wire/control_plane.js';
 import { scopeBits, scopeNames, type KeyRevoked } from '../wire/keys.js';
@@ -246,6 +247,11 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   }),
   route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
   route('latency', 'GET', '/admin/latency', 'none', (_r, ctx) => ({ status: 200, body: ctx.latency() })),
+  // The canonical state hash of the control plane's read model at its as_of_seq (convergence checks across nodes; O(state)).
+  route('state_hash', 'GET', '/admin/state_hash', 'none', (_r, ctx) => {
+    ctx.core.drain();
+    return { status: 200, body: { as_of_seq: String(ctx.core.views.asOfSeq), state_hash: stateHash(ctx.core.views.state) } };
+  }),
   // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {

@@ -191,6 +191,11 @@ export class AdminClient {
     return this.http.call('GET', '/admin/health');
   }
 
+  /** The canonical state hash of the control plane's read model (convergence checks across replicated nodes). */
+  stateHash(): Promise<{ as_of_seq: U64; state_hash: string }> {
+    return this.http.call('GET', '/admin/state_hash');
+  }
+
   /** Prometheus text exposition. */
   metrics(): Promise<string> {
     return this.http.callText('GET', '/metrics');

@@ -19,6 +19,7 @@ import type { CommandProducer } from '../ring/command_producer.js';
 import { SeqStampReader } from '../ring/seq_stamps.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
+import type { ReplicationStatus } from '../replication/status.js';
 import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
 
@@ -85,6 +86,8 @@ export interface GatewayCoreOptions {
   durableStamps?: SharedArrayBuffer | null;
   /** How this thread waits for the completions of its held requests (src/ring/wait.ts); default park. */
   wait?: WaitKind;
+  /** With replication: this node's role; commands are refused 503 not_primary unless it is the primary. */
+  replication?: ReplicationStatus | null;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -106,6 +109,7 @@ export class GatewayCore {
   private readonly producer: CommandProducer;
   private readonly consumer: BroadcastConsumer;
   private readonly durable: DurableSeq | null;
+  private readonly replication: ReplicationStatus | null;
   /** Set by the WebSocket lane; sees exactly the events the read model applied, in order. */
   onApplied: AppliedListener | null = null;
   private readonly budgetMs: number;
@@ -154,6 +158,7 @@ export class GatewayCore {
     this.producerId = opts.producerId;
     this.producer = opts.producer;
     this.durable = opts.durable ?? null;
+    this.replication = opts.replication ?? null;
     this.budgetMs = opts.response_budget_ms;
     this.shedPending = opts.shed_pending;
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -312,6 +317,37 @@ export class GatewayCore {
     this.pending--;
   }
 
+  /**
+   * Refuses a write 503 not_primary on a node that does not sequence (a
+   * standby or a read replica, or a primary that stepped down), naming the
+   * primary's public address when known.
+   */
+  assertWritable(): void {
+    const r = this.replication;
+    if (r === null || r.writable) return;
+    const role = r.role;
+    throw new ApiError('not_primary', `this node is a ${role === 'fenced' ? 'former primary' : role}: send writes to the primary`, { primary_url: r.primaryUrl, role });
+  }
+
+  /** A primary that stepped down answers nothing more (every request gets 503 not_primary) until it exits. */
+  get fenced(): boolean {
+    return this.replication !== null && this.replication.role === 'fenced';
+  }
+
+  /**
+   * Resolves true once the read model has applied seq (a read's min_seq),
+   * false after waitMs: read-your-writes across nodes.
+   */
+  async waitApplied(seq: number, waitMs: number): Promise<boolean> {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      this.drain();
+      if (this.views.asOfSeq >= seq) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  }
+
   /** True when n more sheddable commands would be refused now (batch places are shed whole). */
   wouldShed(n: number): boolean {
     return this.pending + n > this.shedPending || this.freeSlots.length < n || this.producer.freeBytes() < n * 128 || this.engineLagging(Date.now());
@@ -351,6 +387,7 @@ export class GatewayCore {
    * ring is full or too many requests are held; the others wait in a queue.
    */
   submit(type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
+    this.assertWritable();
     if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(Date.now()))) {
       this.shed++;
       throw new ApiError('shed', 'the exchange is shedding load; retry with backoff');

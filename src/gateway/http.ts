@@ -19,12 +19,14 @@ import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
 import type { GatewayCore, StageTimes } from './core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from './envelope.js';
-import type { QueryValues } from './query.js';
+import { takeMinSeq, type QueryValues } from './query.js';
 import { matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply } from './routes.js';
 import { parseJson } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export const BODY_CAP_BYTES = 64 * 1024;
+/** Longest a read with min_seq is held for this node to apply that seq (then 503 replica_lagging). */
+export const MIN_SEQ_WAIT_MS = 200;
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -234,6 +236,7 @@ export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now:
 export function invokeRoute(
   opts: LaneOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number, times: StageTimes | null = null,
 ): Reply | Promise<Reply> {
+  if (route.scope !== Scope.read) opts.core.assertWritable();
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
     const w = opts.buckets.take(caller.keyId, BUCKET_WRITE, extra, now);
@@ -264,6 +267,10 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
       f.closeAfter = true;
       throw new ApiError('shed', 'the exchange is shutting down');
     }
+    if (core.fenced) {
+      f.closeAfter = true;
+      core.assertWritable();
+    }
     // Apply every published event first: a key created a moment ago
     // authenticates, and a read sees every write acknowledged before it.
     core.drain();
@@ -292,8 +299,24 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
       if (raw.length === 0) throw new ApiError('invalid_json', 'a JSON body is required');
       body = validateBody(route, parseJson(raw.toString('utf8')));
     }
-    const query = parseRouteQuery(route, f.query);
+    // min_seq (reads): hold the read until this node has applied that seq
+    // (a write acknowledged by another node), at most MIN_SEQ_WAIT_MS.
+    const q = f.method === 'GET' ? takeMinSeq(f.query) : { min_seq: 0, rest: f.query };
+    const query = parseRouteQuery(route, q.rest);
     f.tVerified = monoUs();
+    if (q.min_seq > core.views.asOfSeq) {
+      core.waitApplied(q.min_seq, MIN_SEQ_WAIT_MS).then((ok) => deferReply(() => {
+        try {
+          if (!ok) throw new ApiError('replica_lagging', `this node has not applied seq ${q.min_seq} within ${MIN_SEQ_WAIT_MS} ms (it is at ${core.views.asOfSeq})`, { min_seq: String(q.min_seq), as_of_seq: String(core.views.asOfSeq) });
+          const held = invokeRoute(opts, route, caller, match.params, query, body, Date.now(), f);
+          if (held instanceof Promise) held.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));
+          else finish(res, f, held, observer);
+        } catch (e) {
+          fail(res, f, e, opts);
+        }
+      }));
+      return;
+    }
     const out = invokeRoute(opts, route, caller, match.params, query, body, now, f);
     if (out instanceof Promise) {
       core.kick();

@@ -88,6 +88,29 @@ function parseValue(p: QueryParam, value: string): unknown {
   }
 }
 
+/**
+ * Takes `min_seq` (read-your-writes across nodes: the seq of the caller's own
+ * write) out of a read's query string; the rest goes to the route's parser.
+ * Any read accepts it; 0 when absent.
+ */
+export function takeMinSeq(raw: string): { min_seq: number; rest: string } {
+  if (!raw.includes('min_seq')) return { min_seq: 0, rest: raw };
+  const kept: string[] = [];
+  let min: number | null = null;
+  for (const part of raw.split('&')) {
+    const eq = part.indexOf('=');
+    if ((eq < 0 ? part : part.slice(0, eq)) !== 'min_seq') {
+      kept.push(part);
+      continue;
+    }
+    if (min !== null) invalid('min_seq', 'given more than once');
+    const v = eq < 0 ? '' : part.slice(eq + 1);
+    if (!/^[0-9]{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) invalid('min_seq', 'not a seq (a decimal u64 below 2^53)');
+    min = Number(v);
+  }
+  return { min_seq: min ?? 0, rest: kept.join('&') };
+}
+
 /** A path segment that must be a positive u32 id. */
 export function pathId(field: string, raw: string): number {
   return intParam(field, raw, 1, 4294967295);

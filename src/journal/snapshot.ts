@@ -67,7 +67,11 @@ export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fs
 
 /** Reads and checks a snapshot; returns its seq and body, or throws a message naming the file. */
 export function readSnapshot(path: string): { seq: number; body: Uint8Array } {
-  const bytes = readWhole(path);
+  return checkSnapshot(readWhole(path), path);
+}
+
+/** Checks a snapshot file's bytes (8-aligned, e.g. a downloaded copy); `name` goes into the error. */
+export function checkSnapshot(bytes: Uint8Array, path: string): { seq: number; body: Uint8Array } {
   try {
     const h = decodeFileHeader(bytes, SNAPSHOT_MAGIC);
     if (h.fingerprint !== LAYOUT_FINGERPRINT) throw new Error(`layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}`);

@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0x508921d5;
+export const LAYOUT_FINGERPRINT = 0xdd378276;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
@@ -54,8 +54,10 @@ export const RefusalCode = {
   shed: 4,
   /** A fault of the exchange (logged). */
   internal: 5,
+  /** With replication: this node does not sequence (a standby, a read replica, or a primary that stepped down); send commands to the primary. */
+  not_primary: 6,
 } as const;
-export const REFUSAL_CODE_NAMES = ["none","invalid_field","rate_limited","missing_scope","shed","internal"] as const;
+export const REFUSAL_CODE_NAMES = ["none","invalid_field","rate_limited","missing_scope","shed","internal","not_primary"] as const;
 
 /** Order side. */
 export const Side = {
@@ -290,6 +292,8 @@ export const CODES: readonly CodeInfo[] = [
   {"code":"body_too_large","num":null,"http":413,"origin":"gateway","doc":"The body exceeds 64 KiB."},
   {"code":"rate_limited","num":null,"http":429,"origin":"gateway","doc":"The key's token bucket is empty; details.retry_after_ms (decimal string) says when a token returns."},
   {"code":"shed","num":null,"http":503,"origin":"gateway","doc":"Shed by the gateway under load (full ring or engine lag over budget); placements, batch places and cancel-all only."},
+  {"code":"not_primary","num":null,"http":503,"origin":"gateway","doc":"This node does not sequence (a standby or a read replica, or a primary that stepped down): send writes to the primary; details.primary_url names it when known."},
+  {"code":"replica_lagging","num":null,"http":503,"origin":"gateway","doc":"A read with min_seq: this node had not applied that seq within 200 ms; retry, or read from the primary."},
   {"code":"internal","num":null,"http":500,"origin":"gateway","doc":"A fault of the exchange itself (a bug); the request may not have taken effect, and the fault is logged."},
   {"code":"sequencing_timeout","num":null,"http":504,"origin":"gateway","doc":"No sequenced outcome within response_budget_ms; the command may still be sequenced later."},
   {"code":"unknown_order","num":260,"http":404,"origin":"core","doc":"Order id unknown, foreign or already terminal."},

@@ -50,9 +50,26 @@ export interface ExchangeConfig {
   web_dir: string;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
+  /** Replication (src/replication): off (one node), on (primary or standby of an HA group), replica (reads only). */
+  replicate: 'off' | 'on' | 'replica';
+  /** NATS servers, comma-separated. */
+  nats_urls: string;
+  /** JetStream stream of the replicated log. */
+  nats_stream: string;
+  /** Object Store bucket of the snapshots ('' = <stream>-snapshots). */
+  nats_bucket: string;
+  /** Replicas of the stream and the bucket. */
+  nats_replicas: number;
+  /** A standby claims after this long without a primary's heartbeat; a primary whose log stalls this long steps down. */
+  lease_ms: number;
+  heartbeat_ms: number;
+  /** This node's name in heartbeats ('' = <hostname>-<pid>). */
+  node_name: string;
+  /** This node's public REST address, given to clients whose writes must go to it ('' = http://<host>:<port>). */
+  advertise_url: string;
 }
 
-const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' }[] = [
+const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate' }[] = [
   { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'string' },
   { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'int' },
   { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'int' },
@@ -74,6 +91,15 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ORDER_CAPACITY', flag: '--order-capacity', key: 'order_capacity', kind: 'int' },
   { env: 'DX_WAIT', flag: '--wait', key: 'wait', kind: 'wait' },
   { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
+  { env: 'DX_REPLICATE', flag: '--replicate', key: 'replicate', kind: 'replicate' },
+  { env: 'DX_NATS_URLS', flag: '--nats-urls', key: 'nats_urls', kind: 'string' },
+  { env: 'DX_NATS_STREAM', flag: '--nats-stream', key: 'nats_stream', kind: 'string' },
+  { env: 'DX_NATS_BUCKET', flag: '--nats-bucket', key: 'nats_bucket', kind: 'string' },
+  { env: 'DX_NATS_REPLICAS', flag: '--nats-replicas', key: 'nats_replicas', kind: 'int' },
+  { env: 'DX_LEASE_MS', flag: '--lease-ms', key: 'lease_ms', kind: 'int' },
+  { env: 'DX_HEARTBEAT_MS', flag: '--heartbeat-ms', key: 'heartbeat_ms', kind: 'int' },
+  { env: 'DX_NODE_NAME', flag: '--node-name', key: 'node_name', kind: 'string' },
+  { env: 'DX_ADVERTISE_URL', flag: '--advertise-url', key: 'advertise_url', kind: 'string' },
 ];
 
 /** Every flag takes a value (booleans too: `--verify 1`). */
@@ -89,6 +115,8 @@ export function defaults(): ExchangeConfig {
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     order_capacity: DEFAULT_ORDER_CAPACITY, wait: 'auto',
+    replicate: 'off', nats_urls: 'nats://127.0.0.1:4222', nats_stream: 'DX', nats_bucket: '', nats_replicas: 3,
+    lease_ms: 3000, heartbeat_ms: 500, node_name: '', advertise_url: '',
   };
 }
 
@@ -172,6 +200,10 @@ function parseValue(name: string, kind: string, raw: string): unknown {
       if (raw !== 'fsync' && raw !== 'none') throw new Error(`${name}: expected fsync or none, got "${raw}"`);
       return raw;
     }
+    case 'replicate': {
+      if (raw !== 'off' && raw !== 'on' && raw !== 'replica') throw new Error(`${name}: expected off, on or replica, got "${raw}"`);
+      return raw;
+    }
     default: return raw;
   }
 }
@@ -204,5 +236,13 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (cfg.oracle_staleness_ms < 1 || cfg.oracle_staleness_ms > 86_400_000) throw new Error('oracle-staleness-ms must be 1..86400000');
   if (cfg.oracle_quorum < 1 || cfg.oracle_quorum > 64) throw new Error('oracle-quorum must be 1..64');
   if (cfg.order_capacity < 1024 || cfg.order_capacity > 1 << 26) throw new Error('order-capacity must be 1024..67108864');
+  if (cfg.replicate !== 'off') {
+    if (cfg.nats_urls.split(',').filter((u) => u.trim() !== '').length === 0) throw new Error('nats-urls: at least one NATS URL is needed with --replicate');
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(cfg.nats_stream)) throw new Error('nats-stream: 1..64 of A-Z a-z 0-9 _ -');
+    if (cfg.nats_bucket !== '' && !/^[A-Za-z0-9_-]{1,64}$/.test(cfg.nats_bucket)) throw new Error('nats-bucket: 1..64 of A-Z a-z 0-9 _ -');
+    if (cfg.nats_replicas < 1 || cfg.nats_replicas > 5) throw new Error('nats-replicas must be 1..5');
+    if (cfg.heartbeat_ms < 10) throw new Error('heartbeat-ms must be at least 10');
+    if (cfg.lease_ms < 2 * cfg.heartbeat_ms) throw new Error('lease-ms must be at least twice heartbeat-ms');
+  }
   return cfg;
 }

@@ -2,7 +2,8 @@
 // rest of the process: stop and pause flags (pause is for tests that provoke
 // shedding and timeouts), the clock switch (the engine's clock starts once
 // every reader of the event ring has joined, or its first ticks' events would
-// be missed by the journal) and monitoring counters written by the engine.
+// be missed by the journal), the promote handshake of a standby
+// (src/replication) and monitoring counters written by the engine.
 // Counters are plain Float64 stores, for health and metrics only: a reader may
 // see a value one batch old, never a value that matters for correctness.
 
@@ -10,6 +11,8 @@ const I_STOP = 0;
 const I_PAUSE = 1;
 const I_RUNNING = 2;
 const I_CLOCK = 3;
+/** Follow mode (a standby, src/replication): 0 following, 1 asked to sequence, 2 sequencing. Int32 index 12 (byte 48, after the counters). */
+const I_PROMOTE = 12;
 const F_SEQ = 2; // Float64 index (byte 16)
 const F_COMMANDS = 3;
 const F_BATCHES = 4;
@@ -25,7 +28,7 @@ export class EngineControl {
   private readonly f64: Float64Array;
 
   constructor(readonly sab: SharedArrayBuffer) {
-    this.i32 = new Int32Array(sab, 0, 4);
+    this.i32 = new Int32Array(sab, 0, BYTES / 4);
     this.f64 = new Float64Array(sab, 0, BYTES / 8);
   }
 
@@ -60,6 +63,24 @@ export class EngineControl {
 
   get clockStarted(): boolean {
     return Atomics.load(this.i32, I_CLOCK) === 1;
+  }
+
+  /** Replication thread: a standby's engine is to stop following and start sequencing. */
+  requestPromote(): void {
+    Atomics.store(this.i32, I_PROMOTE, 1);
+  }
+
+  get promoteRequested(): boolean {
+    return Atomics.load(this.i32, I_PROMOTE) === 1;
+  }
+
+  /** Engine side: it sequences now (set once, after it took over the event ring). */
+  setSequencing(): void {
+    Atomics.store(this.i32, I_PROMOTE, 2);
+  }
+
+  get sequencing(): boolean {
+    return Atomics.load(this.i32, I_PROMOTE) === 2;
   }
 
   /** Engine side: counters after a batch. */

@@ -10,7 +10,14 @@
 //   6. the clock starts: it runs in the engine loop (a ClockTick when the
 //      next timer is due: expiry, dead-man, rounds, oracle staleness)
 // then prints one `ready` line. Every thread waits by its wait strategy
-// (DX_WAIT), so an idle exchange sleeps. SIGTERM/SIGINT: close the listeners, answer
+// (DX_WAIT), so an idle exchange sleeps.
+//
+// With --replicate on|replica (src/main/replication.ts, src/replication/): the
+// log is checked before recovery (stage 0), durable_seq becomes
+// min(fsynced, replicated), a standby's engine folds the event ring until it
+// is promoted (stage 1; its loop, and so its clock, runs only from then), a
+// read replica has no engine and no journal, and the replication thread
+// starts once every reader of the event ring is in (stage 4). SIGTERM/SIGINT: close the listeners, answer
 // what is held, stop the engine (it drains its rings), let the journal drain
 // and fsync, exit 0.
 
@@ -46,6 +53,7 @@ import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
 import { KeyCounts } from '../ws/key_counts.js';
+import { Replication } from './replication.js';
 
 /** Ring 0 (producer 0, the engine clock's id): nothing in the exchange writes it; tests and tools may inject ClockTicks. */
 const PRODUCER_TIMER = 0;
@@ -64,6 +72,8 @@ export interface RunningExchange {
   recovery: { seq: number; ms: number; snapshot_seq: number };
   /** Writes a snapshot at the current durable seq (one at a time). */
   snapshot(): Promise<{ seq: number; path: string }>;
+  /** The replicated log's side of this node (null with --replicate off). */
+  replication: Replication | null;
   /**
    * Stops the exchange. With waitForConnections, waits (up to 15 s) until
    * every gateway thread has ended, i.e. its clients' keep-alive connections
@@ -97,15 +107,22 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   mkdirSync(cfg.data_dir, { recursive: true });
   const token = adminToken(cfg);
   const t0 = performance.now();
+  const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
+  const repl = cfg.replicate === 'off' ? null : await Replication.prepare(cfg, port);
 
   // 0. Recovery plan (piscina): every segment and snapshot checked, a torn
   // tail truncated; a fault stops the start here, naming file and offset.
   const jobs = new JournalJobs();
   let plan: RecoveryPlan;
   try {
-    plan = await jobs.plan(cfg.data_dir);
+    if (repl?.mode === 'replica') plan = await repl.replicaPlan();
+    else {
+      plan = await jobs.plan(cfg.data_dir);
+      if (repl !== null) plan = await repl.reconcile(plan, () => jobs.plan(cfg.data_dir));
+    }
   } catch (e) {
     await jobs.close();
+    await repl?.log.close();
     throw new Error(`recovery refused to start: ${(e as Error).message}`);
   }
   for (const r of plan.rejectedSnapshots) log('warn', { event: 'recovery', fault: 'snapshot_rejected', path: r.path, reason: r.reason });
@@ -120,13 +137,19 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const engineCfg = engineConfigOf(cfg);
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
+  // A standby's engine folds the ring from followConsumer; a primary's replicator reads from replicatorConsumer.
+  const followConsumer = 2 + cfg.gateways;
+  const replicatorConsumer = 3 + cfg.gateways;
   const wait = waitRoles(cfg.wait, availableParallelism(), cfg.gateways);
   const pipeline = Pipeline.start({
-    producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan, wait: wait.engine, clock: true,
+    producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 4 + cfg.gateways, recovery: plan, wait: wait.engine, clock: true,
+    ...(repl?.mode === 'ha' ? { follow: { consumerIndex: followConsumer } } : {}), engineThread: repl?.mode !== 'replica',
   });
-  const durableSab = DurableSeq.allocate();
+  const durableSab = DurableSeq.allocate(repl === null ? 'local' : repl.mode === 'ha' ? 'replicated' : 'stream');
   const durable = new DurableSeq(durableSab);
   durable.set(plan.lastSeq);
+  // What the plan holds is in the log: reconcile cut anything else.
+  durable.setReplicated(plan.lastSeq);
   const journalControl = new JournalControl(JournalControl.allocate());
   const durableStamps = SeqStamps.allocate();
   const workers: Worker[] = [];
@@ -138,30 +161,36 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     await pipeline.stop().catch(() => 0);
     if (journal) await journal.terminate();
     await jobs.close();
+    await repl?.stop().catch(() => undefined);
     throw e;
   };
   await pipeline.ready().catch(abandon);
 
-  // 2. The journal thread, a reader of the event ring before anything is sequenced.
-  const journalData: JournalThreadData = {
-    eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
-    dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes, wait: wait.journal,
-  };
-  journal = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
-  const journalExit = new Promise<void>((res) => journal!.once('exit', () => res()));
-  await new Promise<void>((res, rej) => {
-    journal!.once('error', rej);
-    journal!.on('message', (m: { type: string }) => {
-      if (m.type === 'ready') res();
+  // 2. The journal thread, a reader of the event ring before anything is sequenced
+  // (a read replica has none: what it shows is durable in the log).
+  let journalExit: Promise<void> = Promise.resolve();
+  if (repl?.mode !== 'replica') {
+    const journalData: JournalThreadData = {
+      eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
+      dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes, wait: wait.journal,
+    };
+    const j = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
+    journal = j;
+    journalExit = new Promise<void>((res) => j.once('exit', () => res()));
+    await new Promise<void>((res, rej) => {
+      j.once('error', rej);
+      j.on('message', (m: { type: string }) => {
+        if (m.type === 'ready') res();
+      });
+    }).catch(abandon);
+    // Without the journal nothing can become durable: every answer would time
+    // out while the engine keeps sequencing. Stop the process (fail-stop);
+    // what was acknowledged is on disk and the next start recovers it.
+    j.on('error', (e) => {
+      log('error', { event: 'journal_failed', error: (e as Error).stack ?? String(e), action: 'exit' });
+      process.exit(70);
     });
-  }).catch(abandon);
-  // Without the journal nothing can become durable: every answer would time
-  // out while the engine keeps sequencing. Stop the process (fail-stop);
-  // what was acknowledged is on disk and the next start recovers it.
-  journal.on('error', (e) => {
-    log('error', { event: 'journal_failed', error: (e as Error).stack ?? String(e), action: 'exit' });
-    process.exit(70);
-  });
+  }
 
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
   // cursor; none listens until every reader (and the control plane) is in.
@@ -175,7 +204,6 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
     eventRing: pipeline.eventRing, durableSeq: () => durable.get(), journalFsync: journalControl.fsyncs,
   });
-  const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
   // The web pages, read once here and handed to the threads that serve them.
   const traderDir = join(cfg.web_dir, 'trader');
   const consoleDir = join(cfg.web_dir, 'console');
@@ -192,7 +220,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
       sequenced_stamps: pipeline.sequencedStamps, durable_stamps: durableStamps, wait: wait.gateway,
-      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, site: traderSite, site_dir: traderDir,
+      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, replication: repl?.status.sab ?? null,
+      site: traderSite, site_dir: traderDir,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
@@ -203,7 +232,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const views = recoverViews(plan, engineCfg, {});
   core = new GatewayCore({
     producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
-    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable,
+    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable, replication: repl?.status ?? null,
     sequencedStamps: pipeline.sequencedStamps, durableStamps, wait: wait.gateway,
   });
   const control = core;
@@ -213,6 +242,40 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     event: 'recovery', seq: plan.lastSeq, snapshot: plan.snapshot?.path ?? null, snapshot_seq: plan.snapshot?.seq ?? 0,
     replayed_commands: plan.lastSeq - (plan.snapshot?.seq ?? 0), segments: plan.segments.length, ms: Math.round(recoveryMs),
   });
+
+  let stopRef: ((o: { waitForConnections?: boolean }) => Promise<void>) | null = null;
+  let exiting = false;
+  const exitAfterStop = (code: number): void => {
+    if (exiting) return; // the first reason gives the exit code
+    exiting = true;
+    const hard = setTimeout(() => process.kill(process.pid, 'SIGKILL'), 30_000);
+    hard.unref();
+    void (stopRef ?? (() => Promise.resolve()))({ waitForConnections: true }).finally(() => process.exit(code));
+  };
+
+  // 4b. Replication: every reader of the event ring is in; the thread
+  // follows the log (and claims, or publishes once primary).
+  if (repl !== null) {
+    await repl.start({
+      eventRing: pipeline.eventRing, replicatorConsumer, durable: durableSab, engineControl: repl.mode === 'ha' ? pipeline.control.sab : null,
+      appliedSeq: plan.lastSeq,
+    }, (m) => {
+      if (m.type === 'promoted') log('info', { event: 'replication_promoted', epoch: m.epoch, seq: pipeline.control.seq });
+      else if (m.type === 'step_down') {
+        // Fenced or stalled: answer nothing more (the gateways refuse every
+        // request and close its connection), stop, exit 75; the supervisor
+        // starts the node again and it rejoins as a standby (cutting its
+        // unacknowledged tail). uWS threads must end before the process
+        // does, hence the stop rather than an immediate exit.
+        log('error', { event: 'replication_stopped_answering', reason: m.reason, action: 'exit', code: 75 });
+        exitAfterStop(75);
+      } else if (m.type === 'fault') {
+        log('error', { event: 'replication_failed', error: m.error, action: 'exit', code: 70 });
+        repl.status.setRole('fenced');
+        exitAfterStop(70);
+      }
+    }).catch(abandon);
+  }
 
   // 5. Listeners: gateways, accounts service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
@@ -230,11 +293,13 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   let snapshotting: Promise<{ seq: number; path: string }> | null = null;
   const takeSnapshot = (): Promise<{ seq: number; path: string }> => {
     if (snapshotting) return snapshotting;
+    if (repl?.mode === 'replica') return Promise.reject(new ApiError('not_primary', 'a read replica keeps no journal: snapshots come from the primary', { primary_url: repl.status.primaryUrl, role: 'replica' }));
     const seq = durable.get();
     lastSnapshotRecords = journalControl.counters.records;
     snapshotting = jobs.snapshot({ dataDir: cfg.data_dir, seq, engine: engineCfg, views: {}, fsync: cfg.durability === 'fsync' })
       .then((done) => {
         log('info', { event: 'snapshot', seq: done.seq, path: done.path, bytes: done.bytes, replayed: done.replayed, ms: Math.round(done.ms), pruned_segments: done.prunedSegments.length, pruned_snapshots: done.prunedSnapshots.length });
+        repl?.snapshotTaken(done.path, done.seq);
         return { seq: done.seq, path: done.path };
       }, (e: unknown) => {
         log('error', { event: 'snapshot_failed', seq, error: (e as Error).message });
@@ -244,7 +309,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     return snapshotting;
   };
   const snapshotTimer = setInterval(() => {
-    if (snapshotting === null && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
+    if (snapshotting === null && repl?.mode !== 'replica' && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
   }, 1000);
 
   const controlMetrics = metrics.thread(SLICE_CONTROL);
@@ -256,16 +321,17 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   mountAdmin(adminApp, {
     core,
     health: () => {
-      const seq = pipeline.control.seq;
+      const seq = repl?.mode === 'replica' ? control.views.asOfSeq : pipeline.control.seq;
       const d = durable.get();
       return {
         seq: String(seq), durable_seq: String(d), lag: Math.max(0, seq - d), gateways: workers.length,
         engine_commands: pipeline.control.commands, durability: cfg.durability, journal: journalControl.counters,
+        ...(repl !== null ? { replication: repl.health(seq) } : {}),
       };
     },
     snapshot: takeSnapshot,
     log: (f) => log('info', { thread: 'admin', ...f }),
-    metrics: () => metrics.render(),
+    metrics: () => metrics.render() + (repl !== null ? repl.metrics(pipeline.control.seq, durable.get()) : ''),
     latency: () => metrics.latency(),
   }, token, controlMetrics);
   const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
@@ -274,7 +340,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   });
 
 
-  // 6. The clock (in the engine loop), now that every reader of the event ring has joined.
+  // 6. The clock (in the engine loop), now that every reader of the event ring has joined;
+  // a standby's loop, and its clock, start only when it is promoted.
   pipeline.startClock();
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
@@ -304,15 +371,18 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     journalControl.requestStop();
     new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, journalConsumer).doorbell.wake();
     await journalExit;
+    // A primary publishes what the engine sequenced last and waits for the acks.
+    await repl?.stop();
     control.drain();
     control.close();
     await snapshotting?.catch(() => undefined);
     await jobs.close();
     if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);
   };
+  stopRef = stop;
   return {
     config: cfg, port: ports[0] ?? port, accounts_port: accountsPort, admin_port: adminPort, admin_token: token, pipeline, durable,
-    recovery: { seq: plan.lastSeq, ms: recoveryMs, snapshot_seq: plan.snapshot?.seq ?? 0 }, snapshot: takeSnapshot, stop,
+    recovery: { seq: plan.lastSeq, ms: recoveryMs, snapshot_seq: plan.snapshot?.seq ?? 0 }, snapshot: takeSnapshot, stop, replication: repl,
   };
 }
 

@@ -25,6 +25,8 @@ import { mountMcp } from '../mcp/http.js';
 import { SLICE_GATEWAY0, sliceNamed, ThreadMetrics, type MetricsSpec } from '../metrics/metrics.js';
 import { mountWs } from '../ws/lane.js';
 import type { WaitKind } from '../ring/wait.js';
+import { mountHealth } from '../gateway/health.js';
+import { ReplicationStatus } from '../replication/status.js';
 import type { WsConfig } from '../ws/protocol.js';
 import { log } from './log.js';
 
@@ -59,6 +61,8 @@ export interface GatewayThreadData {
   ws_counts?: SharedArrayBuffer;
   /** WebSocket lane tunables (tests); defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
+  /** With replication: the node's role and the primary's address (src/replication/status.ts). */
+  replication?: SharedArrayBuffer | null;
   /** The trader page (read once by the main thread); null when not built. */
   site: StaticSite | null;
   /** Where it was looked for (the 404 names it). */
@@ -70,11 +74,13 @@ const u = uws();
 const views = d.recovery === null ? new Views(d.engine, d.views) : recoverViews(d.recovery, d.engine, d.views);
 // The cursor on the event ring opens after recovery and before any command
 // can be sent (the main thread opens listeners only once every reader is in).
+const replication = d.replication ? new ReplicationStatus(d.replication) : null;
+const durable = new DurableSeq(d.durable);
 const core = new GatewayCore({
   producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell), LAYOUT_FINGERPRINT),
   eventRing: d.eventRing,
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
-  durable: new DurableSeq(d.durable), sequencedStamps: d.sequenced_stamps, durableStamps: d.durable_stamps, wait: d.wait,
+  durable, replication, sequencedStamps: d.sequenced_stamps, durableStamps: d.durable_stamps, wait: d.wait,
 });
 const limits = { response_budget_ms: d.response_budget_ms };
 const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.index);
@@ -94,6 +100,10 @@ const wsLane = mountWs(app, {
   observer: new ThreadMetrics(d.metrics, d.metrics_spec, sliceNamed(d.metrics_spec, `ws-${d.index}`)),
 });
 mountMcp(app, laneOptions);
+mountHealth(app, { status: replication, durable, appliedSeq: () => {
+  core.drain();
+  return core.views.asOfSeq;
+} });
 mountRest(app, laneOptions);
 // The trader page: static, unsigned; every /v1 route above still needs its signature.
 mountSite(app, d.site, 'trader page', d.site_dir);

@@ -34,6 +34,10 @@ export interface PipelineOptions {
   wait?: WaitKind;
   /** Run the exchange's clock in the engine loop (default false: time moves only with the commands). */
   clock?: boolean;
+  /** A standby's engine folds the event ring from this consumer index until promoted (engine_thread.ts). */
+  follow?: { consumerIndex: number };
+  /** false: no engine thread at all (a read replica: the event ring is fed from the replicated log). */
+  engineThread?: boolean;
 }
 
 export class Pipeline {
@@ -43,7 +47,7 @@ export class Pipeline {
   readonly control: EngineControl;
   /** (last seq, time) the engine stamps per round (SeqStamps). */
   readonly sequencedStamps: SharedArrayBuffer;
-  private readonly worker: Worker;
+  private readonly worker: Worker | null;
   private readonly exited: Promise<number>;
 
   private constructor(opts: PipelineOptions) {
@@ -54,15 +58,21 @@ export class Pipeline {
     this.doorbell = Doorbell.allocate();
     this.control = new EngineControl(EngineControl.allocate());
     this.sequencedStamps = SeqStamps.allocate();
+    if (opts.engineThread === false) {
+      this.worker = null;
+      this.exited = Promise.resolve(0);
+      return;
+    }
     const data: EngineThreadData = {
       commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
       control: this.control.sab, sequencedStamps: this.sequencedStamps, config: opts.engine ?? {}, verify: opts.verify ?? false,
-      recovery: opts.recovery ?? null, wait: opts.wait ?? 'park', clock: opts.clock ?? false,
+      recovery: opts.recovery ?? null, wait: opts.wait ?? 'park', clock: opts.clock ?? false, ...(opts.follow ? { follow: opts.follow } : {}),
     };
-    this.worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
+    const worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
+    this.worker = worker;
     this.exited = new Promise((resolve, reject) => {
-      this.worker.once('error', reject);
-      this.worker.once('exit', resolve);
+      worker.once('error', reject);
+      worker.once('exit', resolve);
     });
   }
 
@@ -76,6 +86,7 @@ export class Pipeline {
 
   /** Resolves when the engine thread runs (recovery done, its loop started); rejects if it failed first. */
   async ready(): Promise<void> {
+    if (this.worker === null) return;
     let failed: unknown = null;
     let exited = false;
     this.exited.then(() => { exited = true; }, (e: unknown) => { failed = e; exited = true; });

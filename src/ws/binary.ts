@@ -242,6 +242,7 @@ export class BinaryOrders {
       done = lane.core.submit(p.type, size, peer.account, sheddable, write);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'shed') return this.refuse(peer, p, RefusalCode.shed, 0, 0);
+      if (e instanceof ApiError && e.code === 'not_primary') return this.refuse(peer, p, RefusalCode.not_primary, 0, 0);
       throw e;
     } finally {
       lane.core.tracing = null;

@@ -34,7 +34,8 @@ test('openapi: an OpenAPI 3.1 document with one operation per route, named by op
     const path = (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
     assert.deepEqual(path, pathParamNames(r), `${r.name}: path parameters`);
     const query = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name);
-    assert.deepEqual(query, r.query.map((q) => q.name), `${r.name}: query parameters`);
+    // Every read also takes min_seq (read-your-writes across replicated nodes, src/gateway/http.ts).
+    assert.deepEqual(query, [...r.query.map((q) => q.name), ...(r.method === 'GET' ? ['min_seq'] : [])], `${r.name}: query parameters`);
     assert.equal('requestBody' in op, r.body !== 'none' && r.body !== 'empty', `${r.name}: a request body exactly when the route takes one`);
     const ok = Object.keys(op.responses).filter((s) => s.startsWith('2'));
     assert.equal(ok.length, 1, `${r.name}: one success status`);

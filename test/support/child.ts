@@ -19,6 +19,13 @@ export interface Exit {
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
+/** Registers any child process (a NATS server, say) with the exit hook until it exits. */
+export function killOnExit(proc: ChildProcess): void {
+  installExitHook();
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
+}
+
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -51,16 +58,12 @@ export class NodeChild {
     env: NodeJS.ProcessEnv = process.env,
     private readonly hooks: { onStdoutLine?: (line: string) => void; onStderrLine?: (line: string) => void } = {},
   ) {
-    installExitHook();
     this.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     if (this.proc.pid === undefined) throw new Error(`${label}: spawn failed`);
     this.pid = this.proc.pid;
-    live.add(this.proc);
+    killOnExit(this.proc);
     this.exited = new Promise((resolve) => {
-      this.proc.once('exit', (code, signal) => {
-        live.delete(this.proc);
-        resolve({ code, signal });
-      });
+      this.proc.once('exit', (code, signal) => resolve({ code, signal }));
     });
     this.proc.stdout!.setEncoding('utf8');
     this.proc.stdout!.on('data', (s: string) => this.onStdout(s));

@@ -18,7 +18,7 @@
 //
 // Main thread of the test, tool or benchmark process.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -100,6 +100,8 @@ export interface ProcessOptions {
   logLevel?: 'info' | 'warn' | 'error';
   /** Node flags before the script, e.g. ['--inspect=127.0.0.1:9229']. */
   nodeArgs?: string[];
+  /** Append every stderr line (the structured log) to this file too, for a post-mortem. */
+  logFile?: string;
 }
 
 export interface RecoveryLine {
@@ -148,7 +150,10 @@ export class ExchangeProcess {
     ];
     this.child = new NodeChild('exchange', args, { ...process.env, DX_LOG_LEVEL: o.logLevel ?? 'info' }, {
       onStdoutLine: (line) => this.onStdoutLine(line),
-      onStderrLine: (line) => this.onStderrLine(line),
+      onStderrLine: (line) => {
+        if (o.logFile !== undefined) appendFileSync(o.logFile, `${line}\n`);
+        this.onStderrLine(line);
+      },
     });
   }
 

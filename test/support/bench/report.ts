@@ -7,7 +7,7 @@
 // repeated them) beside every peer measured in the same run, the ratios the
 // run computed, and the flags: any `*spread_pct` above SPREAD_FLAG_PCT and
 // every note of the benchmark that starts with "FLAG". A summary at the top
-// checks the targets of issue 8 (met / NOT met / not measured). Figures are
+// checks the targets of issues 8 and 15 (met / NOT met / not measured). Figures are
 // copied from the JSON as measured; nothing here re-measures or asserts.
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -274,7 +274,7 @@ function figure(obj: Record<string, number> | undefined, key: Key | undefined, u
   return s;
 }
 
-// ------------------------------------------------------------------ targets of issue 8
+// ------------------------------------------------------------------ targets of issues 8 and 15
 
 interface TargetCheck {
   bench: string;
@@ -361,6 +361,15 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
     out.push(check('gateway_place (durability none: reference)', 'placements >= 40% of the uWS hello-world ceiling', gp.ratios.vs_uws_hello ?? null, (v) => v >= 0.4, (v) => `${group(v * 100, 1)}%`));
     out.push(check('gateway_place (durability none: reference)', 'placement p99 <= 2 ms / p99.9 <= 5 ms at half of peak', latencyMs(gp.metrics, 'p99'), (v) => v <= 2 && (latencyMs(gp.metrics, 'p999') ?? Infinity) <= 5,
       (v) => `${group(v, 2)} / ${group(latencyMs(gp.metrics, 'p999') ?? NaN, 2)} ms`));
+  }
+  // Issue 15: replication on NATS JetStream.
+  const rp = byName.get('replicated_place');
+  if (rp) {
+    out.push(check('replicated_place', 'replicated durable placements >= 70% of local-only (same run)', rp.ratios.replicated_vs_local ?? null, (v) => v >= 0.7, (v) => `${group(v * 100, 1)}%`));
+    out.push(check('replicated_place', 'server-side p99 added by replication <= 2 ms at half of peak', rp.metrics.added_server_p99_us ?? null, (v) => v <= 2000, (v) => `${group(v / 1000, 2)} ms`));
+    out.push(check('replicated_place', 'failover: first acknowledged write on the new primary <= 5 s after the kill', rp.metrics.failover_ms ?? null, (v) => v <= 5000, (v) => `${group(v, 0)} ms`));
+    out.push(check('replicated_place', 'a replica serves reads at >= 90% of a primary gateway thread', rp.ratios.replica_vs_primary_reads ?? null, (v) => v >= 0.9, (v) => `${group(v * 100, 1)}%`));
+    out.push(check('replicated_place', 'replica lag p99 <= 50 ms under placement load', rp.metrics.replica_lag_p99_ms ?? null, (v) => v <= 50, (v) => `${group(v, 1)} ms`));
   }
   return out;
 }
@@ -506,7 +515,7 @@ export function renderReport(results: readonly BenchResult[], expected: readonly
   if (quick.length > 0) out.push('', `**Quick runs (tooling checks, not figures to quote): ${quick.join(', ')}.**`);
   const machines = new Set(results.map((r) => `${r.machine.cpus} CPUs, ${r.machine.model}, ${r.machine.mem_gib} GiB, Node ${r.node}`));
   if (machines.size > 1) out.push('', `**The results come from ${machines.size} different machines or Node versions:** ${[...machines].join('; ')}.`);
-  out.push('', '## Targets (issue 8)', '', '| benchmark | target | measured | status |', '|---|---|---:|---|');
+  out.push('', '## Targets (issues 8 and 15)', '', '| benchmark | target | measured | status |', '|---|---|---:|---|');
   for (const t of targets(byName)) out.push(`| ${cell(t.bench)} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'met' ? 'met' : t.status === 'NOT met' ? '**NOT met**' : 'not measured'} |`);
   const missing = expected.filter((n) => !byName.has(n));
   if (missing.length > 0) out.push('', `Not run (no result file): ${missing.map((n) => `\`${n}\``).join(', ')}.`);

@@ -72,29 +72,30 @@ const TRADER_DEPOSIT = 5_000_000;
 const FUNDING_DEPOSIT = 50_000_000;
 
 /** A start that cannot go on (the exchange did not come up): the violation is already recorded. */
-class Abort extends Error {}
+export class Abort extends Error {}
 
 export function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
   if (!Number.isInteger(opts.kills) || opts.kills < 1) throw new RangeError('kills must be at least 1');
   return new CrashRun(opts).run();
 }
 
-class CrashRun {
+/** The run (failover.ts extends it: the same ledger, lanes and checks against a replicated group). */
+export class CrashRun {
   private readonly rng: Rng;
-  private readonly token: string;
-  private readonly dataDir: string;
-  private readonly ledger: Ledger;
-  private server!: ExchangeProcess;
-  private readonly recoveries: CrashReport['recoveries'] = [];
-  private kills = 0;
+  protected readonly token: string;
+  protected readonly dataDir: string;
+  protected readonly ledger: Ledger;
+  protected server!: ExchangeProcess;
+  protected readonly recoveries: CrashReport['recoveries'] = [];
+  protected kills = 0;
   private killsDuringStart = 0;
-  private restarts = 0;
-  private stopping = false;
+  protected restarts = 0;
+  protected stopping = false;
   /** Lane requests sent and not yet answered (the kill waits for some, so that commands are cut off). */
   private inflight = 0;
-  private readonly link: ExchangeLink;
-  private readonly log: (line: string) => void;
-  private readonly o: Required<Omit<CrashOptions, 'dataDir' | 'log'>>;
+  protected readonly link: ExchangeLink;
+  protected readonly log: (line: string) => void;
+  protected readonly o: Required<Omit<CrashOptions, 'dataDir' | 'log'>>;
 
   constructor(opts: CrashOptions) {
     this.o = {
@@ -112,8 +113,13 @@ class CrashRun {
       client: (k: Key, timeoutMs?: number) => this.server.client(k.keyId, k.secret, timeoutMs),
       ws: (k: Key) => new DxWebSocket({ url: this.server.base, keyId: k.keyId, secret: k.secret, reconnect: false }),
       admin: (timeoutMs?: number) => this.server.admin(timeoutMs),
-      recoveredSeq: () => this.server.recovery()?.seq ?? 0,
+      recoveredSeq: () => this.recoveredSeq(),
     };
+  }
+
+  /** The seq the serving exchange continued from after the last kill (its recovery line). */
+  protected recoveredSeq(): number {
+    return this.server.recovery()?.seq ?? 0;
   }
 
   // ---------------------------------------------------------------- server lifecycle
@@ -126,7 +132,7 @@ class CrashRun {
   }
 
   /** Starts the exchange and checks its recovery line against what was seen before. */
-  private async start(): Promise<void> {
+  protected async start(): Promise<void> {
     const L = this.ledger;
     const s = this.spawnServer();
     this.server = s;
@@ -155,12 +161,12 @@ class CrashRun {
   }
 
   /** Error-level log lines (a failed snapshot, a failed journal, ...) of the current server are violations. */
-  private checkLog(): void {
+  protected checkLog(): void {
     for (const l of this.server.errors()) this.ledger.violate(`the exchange logged an error: ${JSON.stringify(l).slice(0, 600)}`);
   }
 
   /** SIGKILL now; the lanes see their requests cut off. */
-  private async killServer(): Promise<void> {
+  protected async killServer(): Promise<void> {
     this.stopping = true;
     await this.server.kill();
     this.checkLog();
@@ -250,7 +256,7 @@ class CrashRun {
     };
   }
 
-  private async load(active: Trader[], ms: number, how: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
+  protected async load(active: Trader[], ms: number, how: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<void> {
     const L = this.ledger;
     this.stopping = false;
     const ctx = this.laneContext();
@@ -359,7 +365,7 @@ class CrashRun {
    * finds no torn tail: the journal was synced); then a last SIGTERM with
    * no load.
    */
-  private async finalStop(active: Trader[]): Promise<void> {
+  protected async finalStop(active: Trader[]): Promise<void> {
     const L = this.ledger;
     await this.load(active, this.rng.int(this.o.loadMinMs, this.o.loadMaxMs), 'SIGTERM');
     this.log(`SIGTERM under load (epoch ${L.epoch}, seq seen ${L.maxSeenSeq})`);
@@ -381,7 +387,7 @@ class CrashRun {
    * the invariant checks, and each snapshot's state hash against the replay
    * at its seq. After a clean stop anything but exit 0 is a violation.
    */
-  private journalVerify(): void {
+  protected journalVerify(): void {
     if (!existsSync(JOURNAL_TOOL_JS)) {
       this.log('tools/journal.js is not built: skipping journal verify');
       return;

@@ -192,6 +192,7 @@ export class Ledger {
     const item = out.body.results[0] as { status?: string; canceled_qty?: number; seq?: string; error?: { code: string } };
     if (item.error !== undefined) {
       if (item.error.code === 'unknown_order') rec.terminalSeen = true;
+      else if (item.error.code === 'sequencing_timeout') rec.cancelUncertain = true; // the item may still be sequenced
       else this.violate(`cancel of ${rec.order_id}: unexpected item error ${item.error.code}`);
       return;
     }

@@ -1,0 +1,249 @@
+// ReplicationNode: one exchange process's part in the replicated log, run by
+// the replication thread (src/main/replication_thread.ts).
+//
+// An HA node (--replicate on) always starts as a standby: it follows the log
+// into the event ring (Follower + RingSink; its engine folds the events, its
+// journal writes them, its read models serve reads) and listens to the
+// heartbeats. When no primary of the current epoch has been heard for a lease
+// and it has applied the whole log, it claims the next epoch: a claim message
+// that expects the stream's last sequence. If another message came first the
+// claim is refused and it keeps following. Once the claim is stored:
+//   1. replication.json records the epoch (before anything is published);
+//   2. the Replicator opens its cursor on the event ring;
+//   3. the engine is asked to sequence (it folds the rest, then takes over
+//      the ring as its producer) and this thread waits until it does;
+//   4. the role becomes primary: gateways take writes, the clock ticks.
+// A primary steps down for good (the process exits and its supervisor starts
+// it again, as a standby) when the log refuses it (fenced), when its acks
+// stall past the lease, when its heartbeat round trip to NATS stalls past
+// the lease, or when it hears a primary of a later epoch.
+//
+// A read replica (--replicate replica) only follows, never claims.
+//
+// Replication thread only.
+
+import type { Subscription } from '@nats-io/transport-node';
+import type { DurableSeq } from '../journal/durable.js';
+import { Follower, RingSink } from './follower.js';
+import { writeNodeState } from './local_state.js';
+import { LogClient, type ReplicationConfig } from './log_client.js';
+import { parseHeartbeat, shouldClaim, type Heartbeat, type LogEntry } from './protocol.js';
+import { Replicator, type LogFn } from './replicator.js';
+import type { ReplicationStatus } from './status.js';
+
+/** The engine's side of a standby's promotion (src/main/engine_control.ts implements it). */
+export interface PromotableEngine {
+  /** Asks the engine to stop following and start sequencing. */
+  requestPromote(): void;
+  /** True once the engine sequences (it took over the event ring). */
+  readonly sequencing: boolean;
+  /** The engine's last seq (heartbeats). */
+  readonly seq: number;
+}
+
+export interface NodeOptions {
+  mode: 'ha' | 'replica';
+  cfg: ReplicationConfig;
+  eventRing: SharedArrayBuffer;
+  /** The replicator's event ring consumer index (HA nodes). */
+  replicatorConsumer: number;
+  durable: DurableSeq;
+  status: ReplicationStatus;
+  /** The engine's control block (HA nodes: the promote handshake and its seq). */
+  engine: PromotableEngine | null;
+  /** Seq already applied locally (recovered journal, or the replica's snapshot). */
+  appliedSeq: number;
+  dataDir: string;
+  log: LogFn;
+  /** The node became primary of `epoch`. */
+  onPromoted: (epoch: number) => void;
+  /** The node must stop answering and exit (fenced or stalled). */
+  onStepDown: (reason: string) => void;
+  /** Following failed (a gap, a checksum, a foreign entry): the node must stop. */
+  onFault: (e: Error) => void;
+}
+
+export class ReplicationNode {
+  private log!: LogClient;
+  private follower: Follower | null = null;
+  private following: Promise<void> | null = null;
+  private replicator: Replicator | null = null;
+  private hbSub: Subscription | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private lastPrimaryHeartbeat = 0;
+  private followingSince = Date.now();
+  private lastFlushOk = Date.now();
+  private claiming = false;
+  private stopped = false;
+  private steppedDown = false;
+  epoch = 0;
+
+  constructor(private readonly o: NodeOptions) {}
+
+  async start(): Promise<void> {
+    this.log = await LogClient.open(this.o.cfg, `dx ${this.o.mode} ${this.o.cfg.node}`);
+    this.hbSub = this.log.nc.subscribe(this.log.subjects.heartbeat, { callback: (err, m) => {
+      if (err === null) this.onHeartbeat(m.string());
+    } });
+    this.timer = setInterval(() => this.tick(), this.o.cfg.heartbeat_ms);
+    this.o.status.setRole(this.o.mode === 'ha' ? 'standby' : 'replica');
+    await this.follow(this.o.appliedSeq);
+    // Ready once the primary (if any) has been heard, so that a write sent
+    // here at once is redirected to a known address: two heartbeats at most.
+    const until = Date.now() + 2 * this.o.cfg.heartbeat_ms + 50;
+    while (this.o.status.primaryUrl === '' && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** Follows the log from the entry after `applied` (in the background). */
+  private async follow(applied: number): Promise<void> {
+    const at = await this.log.locate(applied);
+    if (at.firstStored !== null && at.streamSeq < at.firstStored.streamSeq) {
+      throw new Error(`the log starts at stream seq ${at.firstStored.streamSeq} (seqs from ${at.firstStored.firstSeq}) but this node needs seq ${applied + 1}: boot from a snapshot`);
+    }
+    if (at.firstStored !== null && at.streamSeq === at.firstStored.streamSeq && at.firstStored.firstSeq > applied + 1) {
+      throw new Error(`the log starts at seq ${at.firstStored.firstSeq} (purged) but this node needs seq ${applied + 1}: boot from a snapshot`);
+    }
+    const sink = new RingSink(this.o.eventRing, this.o.durable, this.o.status);
+    // A new entry of the current epoch shows a live primary as well as its heartbeat does.
+    const f = new Follower(this.log, sink, this.o.status, applied, (e) => this.onClaim(e), (e) => {
+      if (e.epoch >= Math.max(this.epoch, f.epoch)) this.lastPrimaryHeartbeat = Date.now();
+    });
+    this.follower = f;
+    this.followingSince = Date.now();
+    // The epoch in force at the start: the last entry's, unless the first entry taken says otherwise.
+    let failed: Error | null = null;
+    this.following = f.run(at.streamSeq, 0).catch((e: unknown) => {
+      failed = e as Error;
+      if (!this.stopped && this.follower === f) this.o.onFault(e as Error);
+    });
+    // Ready (the caller's await) once the log is applied as far as it reached when we looked.
+    while (f.streamSeq < at.lastStreamSeq && failed === null && !this.stopped) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private onClaim(e: LogEntry): void {
+    this.epoch = e.epoch;
+    this.o.status.set({ epoch: e.epoch });
+    if (e.url !== '') this.o.status.setPrimaryUrl(e.url);
+    this.o.log('info', { event: 'replication_epoch', epoch: e.epoch, node: e.node, seq: e.lastSeq, stream_seq: e.streamSeq });
+  }
+
+  private onHeartbeat(raw: string): void {
+    const hb = parseHeartbeat(raw);
+    if (hb === null || hb.node === this.o.cfg.node || hb.role !== 'primary') return;
+    const now = Date.now();
+    const role = this.o.status.role;
+    if (role === 'primary' && hb.epoch > this.epoch) {
+      this.stepDown(`a primary of a later epoch is heartbeating: ${hb.node} in epoch ${hb.epoch}`);
+      return;
+    }
+    const mine = Math.max(this.epoch, this.follower?.epoch ?? 0);
+    if (hb.epoch < mine) return; // a stale primary: it does not keep the standby from claiming
+    this.lastPrimaryHeartbeat = now;
+    if (hb.url !== '') this.o.status.setPrimaryUrl(hb.url);
+    this.o.status.set({ primary_seq: hb.seq, last_heartbeat_ms: now });
+  }
+
+  private heartbeat(): Heartbeat {
+    const s = this.o.status;
+    const role = s.role;
+    const f = s.figures();
+    return {
+      node: this.o.cfg.node, role, epoch: Math.max(this.epoch, this.follower?.epoch ?? 0),
+      seq: role === 'primary' && this.o.engine ? this.o.engine.seq : f.applied_seq, durable_seq: this.o.durable.get(),
+      stream_seq: role === 'primary' ? (this.replicator?.streamSeq ?? 0) : f.stream_seq, url: this.o.cfg.url, ts_ms: Date.now(),
+    };
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    this.log.nc.publish(this.log.subjects.heartbeat, JSON.stringify(this.heartbeat()));
+    const role = this.o.status.role;
+    if (role === 'primary') {
+      // An idle primary still proves it can reach NATS within its lease.
+      this.log.nc.flush().then(() => {
+        this.lastFlushOk = Date.now();
+      }, () => undefined);
+      if (now - this.lastFlushOk > this.o.cfg.lease_ms) this.stepDown(`no round trip to NATS for ${now - this.lastFlushOk} ms (lease ${this.o.cfg.lease_ms} ms)`);
+      return;
+    }
+    if (this.o.mode === 'ha' && role === 'standby' && !this.claiming && shouldClaim(now, this.lastPrimaryHeartbeat, this.followingSince, this.o.cfg.lease_ms)) {
+      this.claiming = true;
+      this.claim().catch((e: unknown) => this.o.onFault(e as Error)).finally(() => {
+        this.claiming = false;
+      });
+    }
+  }
+
+  /** Tries to take over: see the header. Keeps following when the claim is refused. */
+  private async claim(): Promise<void> {
+    const f = this.follower;
+    if (f === null) return;
+    const info = await this.log.info().catch(() => null);
+    if (info === null || info.last_seq !== f.streamSeq) return; // not caught up (or NATS unreachable): later
+    await f.stop();
+    await this.following;
+    const last = info.messages > 0 ? await this.log.entry(info.last_seq).catch(() => null) : null;
+    const epoch = Math.max(this.epoch, f.epoch, last?.entry.epoch ?? 0) + 1;
+    let claimSeq: number;
+    try {
+      claimSeq = await this.log.publishClaim(epoch, f.applied, f.streamSeq);
+    } catch (e) {
+      // The answer may be lost while the claim landed: the stream says.
+      const landed = await this.log.claimOf(epoch).catch(() => null);
+      if (landed !== null && landed.node === this.o.cfg.node && landed.lastSeq === f.applied && landed.streamSeq === f.streamSeq + 1) {
+        claimSeq = landed.streamSeq;
+      } else {
+        this.o.log('info', { event: 'replication_claim_refused', epoch, stream_seq: f.streamSeq, error: (e as Error).message });
+        if (!this.stopped) await this.follow(f.applied);
+        return;
+      }
+    }
+    this.follower = null;
+    this.epoch = epoch;
+    writeNodeState(this.o.dataDir, { primary_epoch: epoch });
+    const st = this.o.status;
+    st.set({ epoch, stream_seq: claimSeq });
+    st.setPrimaryUrl(this.o.cfg.url);
+    this.o.log('info', { event: 'replication_claimed', epoch, seq: f.applied, stream_seq: claimSeq });
+    this.replicator = new Replicator(this.log, this.o.eventRing, this.o.replicatorConsumer, this.o.durable, st, epoch, claimSeq,
+      (reason) => this.stepDown(reason), this.o.log);
+    const engine = this.o.engine!;
+    engine.requestPromote();
+    this.replicator.wakeRing();
+    const until = Date.now() + 30_000;
+    while (!engine.sequencing) {
+      if (Date.now() > until) throw new Error('the engine did not take over the event ring within 30 s');
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    st.setRole('primary');
+    this.lastFlushOk = Date.now();
+    this.replicator.start();
+    // Heartbeat at once: the other standbys count this claim's lease from here.
+    this.log.nc.publish(this.log.subjects.heartbeat, JSON.stringify(this.heartbeat()));
+    this.o.onPromoted(epoch);
+  }
+
+  private stepDown(reason: string): void {
+    if (this.steppedDown) return;
+    this.steppedDown = true;
+    this.o.status.setRole('fenced');
+    this.replicator?.stop();
+    this.o.log('error', { event: 'replication_step_down', epoch: this.epoch, reason });
+    this.o.onStepDown(reason);
+  }
+
+  /** Graceful stop: a primary publishes what the ring still holds and waits for the acks (up to a lease). */
+  async stop(): Promise<void> {
+    if (this.replicator !== null && !this.steppedDown) await this.replicator.flush(this.o.cfg.lease_ms);
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.replicator?.stop();
+    this.hbSub?.unsubscribe();
+    if (this.follower !== null) {
+      await this.follower.stop();
+      await this.following;
+    }
+    await this.log.close();
+  }
+}
