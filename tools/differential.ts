@@ -2,6 +2,14 @@
 // seeded random command streams and compares every command's events and the
 // final state summary. Also the harness of test/engine/differential.test.ts.
 //
+// Three engines run each stream: the fused engine (decide applies each event
+// as it writes it, apply.ts), a reference engine that applies every event
+// through evolve as a read model does (EngineOptions.viaEvolve), and the
+// fused engine as the engine thread runs it (ExchangeState.matchingOnly).
+// All three must write the same event bytes for every command, and the fused
+// and the evolve engine must end with equal state hashes: that is the proof
+// that the fused path changes the state exactly as evolve does.
+//
 //   node dist/tools/differential.js [seeds=2000] [commands=2000] [first_seed=1] [--keep-going]
 //
 // Prints progress and the first failing seed (seed=<n> command #<i>, the
@@ -12,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/engine/engine.js';
 import { BufferEventOut } from '../src/engine/event_out.js';
 import { summarize } from '../src/engine/summary.js';
+import { stateHash } from '../src/journal/state_codec.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../src/lib/record_codec.js';
 import { ReferenceModel, type ModelConfig } from '../test/engine/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from '../test/engine/random_commands.js';
@@ -44,6 +53,8 @@ export interface Failure {
   /** The whole event lists of the failing command, for context. */
   expectedEvents?: RecordObject[];
   actualEvents?: RecordObject[];
+  /** Who produced expected and actual, when not the model and the engine. */
+  sides?: [string, string];
 }
 
 export function show(v: unknown): string {
@@ -76,9 +87,10 @@ export function formatFailure(f: Failure): string {
     lines.push(`  actual (engine):   ${show(f.actual)}`);
   }
   if (f.expectedEvents && f.actualEvents) {
-    lines.push('  model events:');
+    const [a, b] = f.sides ?? ['model', 'engine'];
+    lines.push(`  ${a} events:`);
     for (const e of f.expectedEvents) lines.push(`    ${show(e)}`);
-    lines.push('  engine events:');
+    lines.push(`  ${b} events:`);
     for (const e of f.actualEvents) lines.push(`    ${show(e)}`);
   }
   return lines.join('\n');
@@ -92,18 +104,26 @@ export interface RunOptions {
   generator?: GeneratorOptions;
 }
 
+/** The fused and the evolve engine's state hashes are compared every this many commands and at the end. */
+const HASH_EVERY = 1000;
+
 /** Runs one seed; returns the first failure or null. */
 export function runSeed(seed: number, count: number, opts: RunOptions = {}): Failure | null {
   const config = opts.config ?? DIFF_CONFIG;
   const cov = opts.coverage;
   const model = new ReferenceModel(config);
   const gen = new CommandGenerator(seed, model, opts.generator);
+  // Small initial tables, so that the streams also grow them.
+  const engineConfig = { ...config, order_capacity: 256, account_capacity: 16, market_capacity: 4 };
   const out = new BufferEventOut(1 << 22);
-  const engine = new Engine({ ...config }, out);
+  const engine = new Engine(engineConfig, out);
+  // The reference for the fused path: every event applied through evolve.
+  const viaEvolveOut = new BufferEventOut(1 << 22);
+  const viaEvolve = new Engine(engineConfig, viaEvolveOut, undefined, { viaEvolve: true });
   // A twin as the engine thread runs it (ExchangeState.matchingOnly): it must
   // emit byte for byte what the full engine emits.
   const twinOut = new BufferEventOut(1 << 22);
-  const twin = new Engine({ ...config }, twinOut);
+  const twin = new Engine(engineConfig, twinOut);
   twin.state.matchingOnly = true;
   for (let i = 0; i < count; i++) {
     const raw = gen.next();
@@ -120,11 +140,21 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
     let actual: RecordObject[];
     try {
       seq = engine.execute(mem, 0);
+      viaEvolve.execute(mem, 0);
       twin.execute(mem, 0);
-      const bytes = out.length;
-      if (twinOut.length !== bytes || !Buffer.from(out.mem.u8.buffer, 0, bytes).equals(Buffer.from(twinOut.mem.u8.buffer, 0, bytes))) {
-        return { seed, index: i, command, message: 'the matching-only engine (ExchangeState.matchingOnly) emitted other events than the full engine', expectedEvents: out.take(), actualEvents: twinOut.take() };
+      if (!sameBytes(out, viaEvolveOut)) {
+        return {
+          seed, index: i, command, message: 'the fused engine emitted other events than the engine that applies them through evolve',
+          expectedEvents: viaEvolveOut.take(), actualEvents: out.take(), sides: ['evolve engine', 'fused engine'],
+        };
       }
+      if (!sameBytes(out, twinOut)) {
+        return {
+          seed, index: i, command, message: 'the matching-only engine (ExchangeState.matchingOnly) emitted other events than the full engine',
+          expectedEvents: out.take(), actualEvents: twinOut.take(), sides: ['full engine', 'matching-only engine'],
+        };
+      }
+      viaEvolveOut.reset();
       twinOut.reset();
       actual = out.take();
     } catch (e) {
@@ -139,6 +169,9 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
           expected: expected[j] ?? null, actual: actual[j] ?? null, expectedEvents: expected, actualEvents: actual,
         };
       }
+    }
+    if (i % HASH_EVERY === HASH_EVERY - 1 && stateHash(engine.state) !== stateHash(viaEvolve.state)) {
+      return { seed, index: i, command, message: `the fused engine's state hash differs from the evolve engine's after command #${i}` };
     }
     const expectedSeq = expected.length === 0 ? 0 : model.seq;
     if (seq !== expectedSeq) return { seed, index: i, command, message: 'execute() returned another seq', expected: expectedSeq, actual: seq };
@@ -162,7 +195,18 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
   const expectedSummary = model.summary();
   const d = firstDifference(expectedSummary, actualSummary);
   if (d) return { seed, index: -1, command: null, message: `summary differs at ${d.path}`, expected: d.expected, actual: d.actual };
+  const fusedHash = stateHash(engine.state);
+  const evolveHash = stateHash(viaEvolve.state);
+  if (fusedHash !== evolveHash) {
+    return { seed, index: -1, command: null, message: 'the fused engine\'s state hash differs from the evolve engine\'s', expected: evolveHash, actual: fusedHash };
+  }
   return null;
+}
+
+/** True when both outputs hold the same bytes since their last reset. */
+function sameBytes(a: BufferEventOut, b: BufferEventOut): boolean {
+  const n = a.length;
+  return b.length === n && Buffer.from(a.mem.u8.buffer, 0, n).equals(Buffer.from(b.mem.u8.buffer, 0, n));
 }
 
 function main(args: string[]): number {

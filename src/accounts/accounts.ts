@@ -4,11 +4,14 @@
 // Invariants (checked by engine/verify.ts): no negative cash or shares;
 // reserved == open buy reservations + pending withdrawals; reserved_for_sale
 // == open sell quantity; sum(cash) + 100 x open pairs + fees_collected ==
-// deposits - confirmed withdrawals.
+// deposits - confirmed withdrawals. The movement helpers below assert the
+// cheap half of that at every step (a reservation covers what it releases,
+// no count goes negative); verify.ts recomputes the rest.
 
+import { assert } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
+import { NIL } from '../lib/intrusive_list.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
-import { NIL } from '../book/orders.js';
 
 export class Accounts {
   /** Accounts ever created; ids are 1..count. */
@@ -159,6 +162,48 @@ export class Accounts {
     this.lastPosMarket[account] = market;
     this.lastPosSlot[account] = p;
     return p;
+  }
+
+  // ---- cash and share movements (evolve's order and withdrawal events) ------
+
+  /** Moves `amount` from a's available cash to reserved (an order's or a withdrawal's reservation). */
+  reserveCash(a: number, amount: number): void {
+    const left = this.available[a]! - amount;
+    assert(left >= 0, 'accounts: a reservation exceeds available cash');
+    this.available[a] = left;
+    this.reserved[a] = this.reserved[a]! + amount;
+  }
+
+  /** Takes `release` out of a's reserved cash, pays `cost` out of it and returns the rest to available. */
+  releaseCash(a: number, release: number, cost: number): void {
+    const left = this.reserved[a]! - release;
+    assert(left >= 0, 'accounts: a release exceeds the reserved cash');
+    assert(cost <= release, 'accounts: a payment exceeds the reservation released for it');
+    this.reserved[a] = left;
+    this.available[a] = this.available[a]! + release - cost;
+  }
+
+  /** Moves q shares of position entry k from free to reserved_for_sale (a sell order). */
+  reserveShares(k: number, q: number): void {
+    const left = this.pFree[k]! - q;
+    assert(left >= 0, 'accounts: a sell reserves more shares than are free');
+    this.pFree[k] = left;
+    this.pReserved[k] = this.pReserved[k]! + q;
+  }
+
+  /** Takes q shares out of reserved_for_sale of entry k; `toFree` returns them to free (a cancel), else they are sold. */
+  releaseShares(k: number, q: number, toFree: boolean): void {
+    const left = this.pReserved[k]! - q;
+    assert(left >= 0, 'accounts: a release exceeds the shares reserved for sale');
+    this.pReserved[k] = left;
+    if (toFree) this.pFree[k] = this.pFree[k]! + q;
+  }
+
+  /** Open buy quantity of entry k changes by dq (+ on accept, - on fill, cancel or decrease). */
+  addBuying(k: number, dq: number): void {
+    const v = this.pBuying[k]! + dq;
+    assert(v >= 0, 'accounts: open buy quantity went negative');
+    this.pBuying[k] = v;
   }
 
   ensureKeys(n: number): void {

@@ -6,8 +6,10 @@
 // level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
 // between commands (no crossed book at rest).
 
+import { assert } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL, type OrderSlab } from './orders.js';
+import { NIL, pushTail, unlink } from '../lib/intrusive_list.js';
+import type { OrderSlab } from './orders.js';
 
 /** Ticks per ladder row: index 0 is unused so that a tick is its own index. */
 export const LADDER_ROW = 100;
@@ -48,16 +50,12 @@ export class Book {
 
   /** Appends the order at the tail of its level (it joins the queue last). */
   append(o: OrderSlab, slot: number): void {
+    assert(o.onBook[slot] === 0, 'book: the order is already on the book');
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
     const lv = Book.level(market, ladder, tick);
-    const tail = this.levelTail[lv]!;
-    o.prev[slot] = tail;
-    o.next[slot] = NIL;
-    if (tail === NIL) this.levelHead[lv] = slot;
-    else o.next[tail] = slot;
-    this.levelTail[lv] = slot;
+    pushTail(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
     this.levelQty[lv] = this.levelQty[lv]! + o.remaining[slot]!;
     this.levelCount[lv] = this.levelCount[lv]! + 1;
     o.onBook[slot] = 1;
@@ -67,20 +65,18 @@ export class Book {
 
   /** Removes the order from its level; `qty` is what it still counted for there. */
   remove(o: OrderSlab, slot: number, qty: number): void {
+    assert(o.onBook[slot] === 1, 'book: remove of an order that is not on the book');
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
     const lv = Book.level(market, ladder, tick);
-    const p = o.prev[slot]!;
-    const n = o.next[slot]!;
-    if (p === NIL) this.levelHead[lv] = n;
-    else o.next[p] = n;
-    if (n === NIL) this.levelTail[lv] = p;
-    else o.prev[n] = p;
+    unlink(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
     o.prev[slot] = NIL;
     o.next[slot] = NIL;
     o.onBook[slot] = 0;
-    this.levelQty[lv] = this.levelQty[lv]! - qty;
+    const left = this.levelQty[lv]! - qty;
+    assert(left >= 0, 'book: a level total went negative');
+    this.levelQty[lv] = left;
     const c = this.levelCount[lv]! - 1;
     this.levelCount[lv] = c;
     if (c === 0) {
@@ -97,6 +93,8 @@ export class Book {
   /** Reduces a resting order's level total by qty (a partial fill or a decrease). */
   reduce(o: OrderSlab, slot: number, qty: number): void {
     const lv = Book.level(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
-    this.levelQty[lv] = this.levelQty[lv]! - qty;
+    const left = this.levelQty[lv]! - qty;
+    assert(left > 0, 'book: a reduce emptied or overdrew a level that keeps the order');
+    this.levelQty[lv] = left;
   }
 }

@@ -1,10 +1,13 @@
 // ExchangeState: everything the engine knows, in preallocated typed arrays.
-// Written only by evolve (src/engine/evolve.ts): on the engine thread, in every
-// gateway read model, and in recovery. decide reads it.
+// Changed only by applying events: evolve (src/engine/evolve.ts) in every
+// gateway read model and in recovery; on the engine thread the same changes
+// through the fused path (apply.ts, called as each event is written). decide
+// reads it.
 
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
+import { assert } from '../lib/assert.js';
 import { IdIndex } from '../lib/id_index.js';
 import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
@@ -83,6 +86,6 @@ export class ExchangeState {
 
   /** Drops an evicted order from the index (evolve only). */
   unindexOrder(orderId: number): void {
-    this.orderIndex.delete(orderId);
+    assert(this.orderIndex.delete(orderId), 'state: an evicted order was not indexed');
   }
 }

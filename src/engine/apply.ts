@@ -1,0 +1,292 @@
+// apply: the state changes of the order events (OrderAccepted, OrderRested,
+// Filled, OrderCanceled, OrderDecreased, OrderRejected), one function each,
+// reading the event's fields from its record. Two callers: evolve, which
+// finds the orders' slots by order id (read models, recovery), and the
+// engine's fused path, which writes the event and applies it at once with the
+// slots it already holds (engine thread). Both run this same code, so a state
+// built either way is the same state; the differential test checks it (equal
+// event bytes and state hashes on every seed). Engine thread, gateway read
+// models, recovery. No clock, no decisions: every choice is in the event.
+
+import { Side, Tif, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, Filled, Header } from '../layout/records.js';
+import { assert } from '../lib/assert.js';
+import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
+import type { Mem } from '../lib/mem.js';
+import type { ExchangeState } from './state.js';
+
+/** OrderAccepted at o: a new slot, indexed, on its account's live list, its reservation taken. Returns the slot. */
+export function applyAccepted(s: ExchangeState, m: Mem, o: number): number {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const slot = ord.alloc();
+  const id = OrderAccepted.order_id(m, o);
+  const a = Header.account(m, o);
+  const market = OrderAccepted.market_id(m, o);
+  const side = OrderAccepted.side(m, o);
+  const outcome = OrderAccepted.outcome(m, o);
+  const tick = OrderAccepted.tick(m, o);
+  const qty = OrderAccepted.qty(m, o);
+  const hasCoid = OrderAccepted.has_client_order_id(m, o);
+  ord.id[slot] = id;
+  ord.account[slot] = a;
+  ord.market[slot] = market;
+  ord.remaining[slot] = qty;
+  ord.groupId[slot] = OrderAccepted.group_id(m, o);
+  ord.tick[slot] = tick;
+  ord.side[slot] = side;
+  ord.outcome[slot] = outcome;
+  ord.tif[slot] = OrderAccepted.tif(m, o);
+  ord.hasCoid[slot] = hasCoid;
+  ord.ladder[slot] = side === Side.buy ? outcome : 1 - outcome;
+  ord.ladderTick[slot] = side === Side.buy ? tick : 100 - tick;
+  ord.status[slot] = OrderStatus.resting;
+  ord.feePerShare[slot] = OrderAccepted.fee_per_share(m, o);
+  ord.coidHi[slot] = OrderAccepted.client_order_id_hi(m, o);
+  ord.coidLo[slot] = OrderAccepted.client_order_id_lo(m, o);
+  ord.expHi[slot] = OrderAccepted.expiry_ts_hi(m, o);
+  ord.expLo[slot] = OrderAccepted.expiry_ts_lo(m, o);
+  if (!s.matchingOnly) {
+    ord.qty[slot] = qty;
+    ord.filled[slot] = 0;
+    ord.stp[slot] = OrderAccepted.stp(m, o);
+    ord.postOnly[slot] = OrderAccepted.post_only(m, o);
+    ord.hasMaxCost[slot] = OrderAccepted.has_max_cost(m, o);
+    ord.maxCost[slot] = OrderAccepted.max_cost(m, o);
+    ord.reason[slot] = 0;
+    ord.rejectCode[slot] = 0;
+    ord.createdTsHi[slot] = s.tsHi;
+    ord.createdTsLo[slot] = s.tsLo;
+    ord.lastUpdateSeq[slot] = s.seq;
+  }
+  s.indexOrder(id, slot);
+  if (hasCoid === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
+  // Live list: ascending order_id, so append at the tail.
+  pushTail(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  const p = acc.position(a, market);
+  ord.posSlot[slot] = p;
+  const k = 2 * p + outcome;
+  if (side === Side.buy) {
+    const r = OrderAccepted.reserve_cash(m, o);
+    ord.reservedCash[slot] = r;
+    acc.reserveCash(a, r);
+    acc.addBuying(k, qty);
+  } else {
+    ord.reservedCash[slot] = 0;
+    acc.reserveShares(k, qty);
+  }
+  return slot;
+}
+
+/** OrderRested at o: the accepted order (at `slot`) joins the tail of its level. */
+export function applyRested(s: ExchangeState, m: Mem, o: number, slot: number): void {
+  const ord = s.orders;
+  assert(ord.id[slot] === OrderRested.order_id(m, o), 'apply: the rested order is live at its slot');
+  s.book.append(ord, slot);
+  if (ord.tif[slot] === Tif.gtd) s.expiries.set(slot, ord.expHi[slot]!, ord.expLo[slot]!);
+}
+
+/** Filled at o between the resting maker and the incoming taker (at their slots). */
+export function applyFilled(s: ExchangeState, m: Mem, o: number, maker: number, taker: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  assert(ord.id[maker] === Filled.maker_order_id(m, o) && ord.onBook[maker] === 1, 'apply: the maker rests at its slot');
+  assert(ord.id[taker] === Filled.taker_order_id(m, o), 'apply: the taker is live at its slot');
+  const q = Filled.qty(m, o);
+  const mTick = ord.ladderTick[maker]!;
+  const makerFee = Filled.maker_fee(m, o);
+  const takerFee = Filled.taker_fee(m, o);
+  // Maker trades at its own ladder price; the taker at the complement.
+  const makerP = ord.side[maker] === Side.buy ? mTick : 100 - mTick;
+  const takerP = ord.side[taker] === Side.buy ? 100 - mTick : mTick;
+  settleParty(s, maker, q, makerP, makerFee, Filled.maker_release(m, o));
+  settleParty(s, taker, q, takerP, takerFee, Filled.taker_release(m, o));
+  acc.feesCollected += makerFee + takerFee;
+  s.fillCount = Filled.fill_id(m, o);
+
+  const seq = s.seq;
+  const mRem = ord.remaining[maker]! - q;
+  assert(mRem >= 0, 'apply: a fill exceeds the maker\'s remaining quantity');
+  ord.remaining[maker] = mRem;
+  if (!s.matchingOnly) {
+    ord.filled[maker] = ord.filled[maker]! + q;
+    ord.lastUpdateSeq[maker] = seq;
+  }
+  if (mRem === 0) {
+    s.book.remove(ord, maker, q);
+    if (ord.tif[maker] === Tif.gtd) s.expiries.remove(maker);
+    ord.status[maker] = OrderStatus.filled;
+    retire(s, maker);
+  } else {
+    s.book.reduce(ord, maker, q);
+    ord.status[maker] = OrderStatus.partially_filled;
+  }
+  const tRem = ord.remaining[taker]! - q;
+  assert(tRem >= 0, 'apply: a fill exceeds the taker\'s remaining quantity');
+  ord.remaining[taker] = tRem;
+  if (!s.matchingOnly) {
+    ord.filled[taker] = ord.filled[taker]! + q;
+    ord.lastUpdateSeq[taker] = seq;
+  }
+  if (tRem === 0) {
+    ord.status[taker] = OrderStatus.filled;
+    retire(s, taker);
+  } else {
+    ord.status[taker] = OrderStatus.partially_filled;
+  }
+
+  const market = Filled.market_id(m, o);
+  const mk = s.markets;
+  const path = Filled.path(m, o);
+  mk.volume[market] = mk.volume[market]! + q;
+  if (path === 0) mk.openInterest[market] = mk.openInterest[market]! + q;
+  else if (path === 2) mk.openInterest[market] = mk.openInterest[market]! - q;
+  mk.lastTickYes[market] = Filled.tick_yes(m, o);
+}
+
+/** One party's side of a fill: q shares at own-outcome price p, paying fee; a buy releases `release` of its reservation. */
+function settleParty(s: ExchangeState, slot: number, q: number, p: number, fee: number, release: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const a = ord.account[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
+  if (ord.side[slot] === Side.buy) {
+    const left = ord.reservedCash[slot]! - release;
+    assert(left >= 0, 'apply: a fill releases more than the order reserved');
+    ord.reservedCash[slot] = left;
+    acc.releaseCash(a, release, q * p + fee);
+    acc.pFree[k] = acc.pFree[k]! + q;
+    acc.addBuying(k, -q);
+  } else {
+    acc.releaseShares(k, q, false);
+    acc.available[a] = acc.available[a]! + q * p - fee;
+  }
+}
+
+/** OrderCanceled at o: the live order at `slot` leaves the book and its account's live list; its reservation returns. */
+export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  assert(ord.id[slot] === OrderCanceled.order_id(m, o), 'apply: the canceled order is live at its slot');
+  const rem = OrderCanceled.canceled_qty(m, o);
+  assert(rem === ord.remaining[slot] && ord.status[slot] !== OrderStatus.canceled && ord.status[slot] !== OrderStatus.filled, 'apply: a cancel takes a live order\'s whole remainder');
+  if (ord.onBook[slot] === 1) s.book.remove(ord, slot, rem);
+  if (ord.tif[slot] === Tif.gtd) s.expiries.remove(slot);
+  const a = ord.account[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
+  if (ord.side[slot] === Side.buy) {
+    const release = OrderCanceled.release_cash(m, o);
+    const left = ord.reservedCash[slot]! - release;
+    assert(left >= 0, 'apply: a cancel releases more than the order reserved');
+    ord.reservedCash[slot] = left;
+    acc.releaseCash(a, release, 0);
+    acc.addBuying(k, -rem);
+  } else {
+    acc.releaseShares(k, rem, true);
+  }
+  ord.remaining[slot] = 0;
+  ord.status[slot] = OrderStatus.canceled;
+  if (!s.matchingOnly) {
+    ord.reason[slot] = OrderCanceled.reason(m, o);
+    ord.lastUpdateSeq[slot] = s.seq;
+  }
+  retire(s, slot);
+}
+
+/** OrderDecreased at o: the resting order at `slot` keeps its place with a smaller remainder. */
+export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  assert(ord.id[slot] === OrderDecreased.order_id(m, o) && ord.onBook[slot] === 1, 'apply: the decreased order rests at its slot');
+  const newQty = OrderDecreased.new_qty(m, o);
+  const removed = ord.remaining[slot]! - newQty;
+  assert(removed > 0 && newQty > 0, 'apply: a decrease keeps between 1 and remaining - 1 shares');
+  s.book.reduce(ord, slot, removed);
+  ord.remaining[slot] = newQty;
+  if (!s.matchingOnly) ord.lastUpdateSeq[slot] = s.seq;
+  const a = ord.account[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
+  if (ord.side[slot] === Side.buy) {
+    const release = OrderDecreased.release_cash(m, o);
+    const left = ord.reservedCash[slot]! - release;
+    assert(left >= 0, 'apply: a decrease releases more than the order reserved');
+    ord.reservedCash[slot] = left;
+    acc.releaseCash(a, release, 0);
+    acc.addBuying(k, -removed);
+  } else {
+    acc.releaseShares(k, removed, true);
+  }
+}
+
+/** OrderRejected at o: the refused placement is retained in its account's reject list (reject_cap, oldest evicted). */
+export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const slot = ord.alloc();
+  const id = OrderRejected.order_id(m, o);
+  const a = Header.account(m, o);
+  const side = OrderRejected.side(m, o);
+  const outcome = OrderRejected.outcome(m, o);
+  ord.id[slot] = id;
+  ord.account[slot] = a;
+  ord.market[slot] = OrderRejected.market_id(m, o);
+  ord.qty[slot] = OrderRejected.qty(m, o);
+  ord.remaining[slot] = 0;
+  ord.filled[slot] = 0;
+  ord.groupId[slot] = OrderRejected.group_id(m, o);
+  ord.tick[slot] = OrderRejected.tick(m, o);
+  ord.side[slot] = side;
+  ord.outcome[slot] = outcome;
+  ord.tif[slot] = OrderRejected.tif(m, o);
+  ord.stp[slot] = OrderRejected.stp(m, o);
+  ord.postOnly[slot] = OrderRejected.post_only(m, o);
+  ord.hasCoid[slot] = OrderRejected.has_client_order_id(m, o);
+  ord.hasMaxCost[slot] = OrderRejected.has_max_cost(m, o);
+  ord.ladder[slot] = (side === Side.buy ? outcome : 1 - outcome) & 1;
+  ord.ladderTick[slot] = 0;
+  ord.status[slot] = OrderStatus.rejected;
+  ord.reason[slot] = 0;
+  ord.feePerShare[slot] = 0;
+  ord.rejectCode[slot] = OrderRejected.code_num(m, o);
+  ord.posSlot[slot] = -1;
+  ord.reservedCash[slot] = 0;
+  ord.maxCost[slot] = OrderRejected.max_cost(m, o);
+  ord.coidHi[slot] = OrderRejected.client_order_id_hi(m, o);
+  ord.coidLo[slot] = OrderRejected.client_order_id_lo(m, o);
+  ord.expHi[slot] = OrderRejected.expiry_ts_hi(m, o);
+  ord.expLo[slot] = OrderRejected.expiry_ts_lo(m, o);
+  ord.createdTsHi[slot] = s.tsHi;
+  ord.createdTsLo[slot] = s.tsLo;
+  ord.lastUpdateSeq[slot] = s.seq;
+  s.indexOrder(id, slot);
+  if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
+  // Rejected FIFO, oldest first; evict beyond reject_cap.
+  pushTail(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a, slot);
+  acc.rejCount[a] = acc.rejCount[a]! + 1;
+  if (acc.rejCount[a]! > s.config.reject_cap) {
+    forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a));
+    acc.rejCount[a] = acc.rejCount[a]! - 1;
+  }
+}
+
+/** Moves a live order that became terminal from its account's live list to the terminal FIFO; evicts beyond terminal_cap. */
+function retire(s: ExchangeState, slot: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const a = ord.account[slot]!;
+  unlink(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+  acc.termCount[a] = acc.termCount[a]! + 1;
+  if (acc.termCount[a]! > s.config.terminal_cap) {
+    forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, a));
+    acc.termCount[a] = acc.termCount[a]! - 1;
+  }
+}
+
+/** Drops an evicted retained order from the slab and its indexes. */
+function forget(s: ExchangeState, slot: number): void {
+  const ord = s.orders;
+  assert(slot !== NIL, 'apply: eviction from an empty retention list');
+  s.unindexOrder(ord.id[slot]!);
+  if (ord.hasCoid[slot] === 1) s.coidIndex.delete(ord.account[slot]!, ord.coidHi[slot]!, ord.coidLo[slot]!);
+  ord.free(slot);
+}
