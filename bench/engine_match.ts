@@ -596,7 +596,7 @@ export function freshOurs(w: Workload): Ours {
   const out = new BufferEventOut(1 << 20);
   const engine = new Engine(ENGINE_CONFIG, out);
   // As the exchange's engine thread runs it: the columns only read models read are not kept.
-  engine.state.matchingOnly = true;
+  engine.state.enterMatchingOnly();
   const m = w.setup.mem;
   for (let o = 0; o < w.setup.bytes; o += Header.len(m, o)) {
     engine.execute(m, o);

@@ -11,7 +11,7 @@
 import { pathToFileURL } from 'node:url';
 import { environment, writeResult, type BenchResult } from './lib/result.js';
 
-const KNOWN = ['engine_match', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'memory'] as const;
+const KNOWN = ['engine_match', 'engine_scale', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'memory'] as const;
 export { KNOWN };
 
 /** What a benchmark module has to offer (structural: its own result type may differ slightly). */

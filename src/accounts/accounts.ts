@@ -40,7 +40,7 @@ export class Accounts {
   lastPosSlot = new Int32Array(0);
 
   // Positions: slot per (account, market); outcome o at [2 * slot + o].
-  posIndex = new U32x3Map(1024);
+  posIndex: U32x3Map;
   posCount = 0;
   private posCapacity = 0;
   pAccount = new Uint32Array(0);
@@ -83,9 +83,11 @@ export class Accounts {
   withdrawn = 0;
   feesCollected = 0;
 
-  constructor(accountCapacity: number) {
+  constructor(accountCapacity: number, positionCapacity: number) {
+    // The map doubles past half full: twice the positions expected.
+    this.posIndex = new U32x3Map(Math.max(1024, 2 * positionCapacity));
     this.ensureAccounts(accountCapacity);
-    this.ensurePositions(accountCapacity);
+    this.ensurePositions(positionCapacity);
     this.ensureKeys(accountCapacity);
     this.ensureWithdrawals(64);
   }

@@ -10,6 +10,7 @@
 
 import { Side, Tif, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, Filled, Header } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
+import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { ExchangeState } from './state.js';
@@ -221,9 +222,15 @@ export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number
 export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   const ord = s.orders;
   const acc = s.accounts;
+  const a = Header.account(m, o);
+  const hasCoid = OrderRejected.has_client_order_id(m, o);
+  if (s.matchingOnly && hasCoid !== 1) {
+    // Nothing decide reads: only counted, for the evictions it causes.
+    evictRetired(s, acc.rejHead, acc.rejTail, a, countRetired(s, s.rejTotal, a) - s.config.reject_cap);
+    return;
+  }
   const slot = ord.alloc();
   const id = OrderRejected.order_id(m, o);
-  const a = Header.account(m, o);
   const side = OrderRejected.side(m, o);
   const outcome = OrderRejected.outcome(m, o);
   ord.id[slot] = id;
@@ -239,7 +246,7 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   ord.tif[slot] = OrderRejected.tif(m, o);
   ord.stp[slot] = OrderRejected.stp(m, o);
   ord.postOnly[slot] = OrderRejected.post_only(m, o);
-  ord.hasCoid[slot] = OrderRejected.has_client_order_id(m, o);
+  ord.hasCoid[slot] = hasCoid;
   ord.hasMaxCost[slot] = OrderRejected.has_max_cost(m, o);
   ord.ladder[slot] = (side === Side.buy ? outcome : 1 - outcome) & 1;
   ord.ladderTick[slot] = 0;
@@ -258,9 +265,15 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   ord.createdTsLo[slot] = s.tsLo;
   ord.lastUpdateSeq[slot] = s.seq;
   s.indexOrder(id, slot);
-  if (ord.hasCoid[slot] === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
+  if (hasCoid === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
   // Rejected FIFO, oldest first; evict beyond reject_cap.
   pushTail(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a, slot);
+  if (s.matchingOnly) {
+    const total = countRetired(s, s.rejTotal, a);
+    markRetired(s, slot, total);
+    evictRetired(s, acc.rejHead, acc.rejTail, a, total - s.config.reject_cap);
+    return;
+  }
   acc.rejCount[a] = acc.rejCount[a]! + 1;
   if (acc.rejCount[a]! > s.config.reject_cap) {
     forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a));
@@ -274,12 +287,50 @@ function retire(s: ExchangeState, slot: number): void {
   const acc = s.accounts;
   const a = ord.account[slot]!;
   unlink(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  if (s.matchingOnly) {
+    // Only orders holding a client_order_id stay (decide refuses their id while retained).
+    const total = countRetired(s, s.termTotal, a);
+    if (ord.hasCoid[slot] === 1) {
+      pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+      markRetired(s, slot, total);
+    } else {
+      s.unindexOrder(ord.id[slot]!);
+      ord.free(slot);
+    }
+    evictRetired(s, acc.termHead, acc.termTail, a, total - s.config.terminal_cap);
+    return;
+  }
   pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
   acc.termCount[a] = acc.termCount[a]! + 1;
   if (acc.termCount[a]! > s.config.terminal_cap) {
     forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, a));
     acc.termCount[a] = acc.termCount[a]! - 1;
   }
+}
+
+/** Matching only: counts one more retirement of account a in `totals` (s.termTotal or s.rejTotal); returns the new count. */
+function countRetired(s: ExchangeState, totals: Float64Array, a: number): number {
+  if (a >= totals.length) {
+    const bigger = grown(totals, nextCapacity(totals.length, a + 1));
+    if (totals === s.termTotal) s.termTotal = bigger;
+    else s.rejTotal = bigger;
+    totals = bigger;
+  }
+  const n = totals[a]! + 1;
+  totals[a] = n;
+  return n;
+}
+
+/** Matching only: the retained order at slot retired as its account's n-th. */
+function markRetired(s: ExchangeState, slot: number, n: number): void {
+  if (slot >= s.retiredAt.length) s.retiredAt = grown(s.retiredAt, s.orders.capacity);
+  s.retiredAt[slot] = n;
+}
+
+/** Matching only: evicts account a's retained orders (oldest first) that retired as its upTo-th or earlier. */
+function evictRetired(s: ExchangeState, head: Int32Array, tail: Int32Array, a: number, upTo: number): void {
+  const ord = s.orders;
+  while (head[a] !== NIL && s.retiredAt[head[a]!]! <= upTo) forget(s, popHead(head, tail, ord.aprev, ord.anext, a));
 }
 
 /** Drops an evicted retained order from the slab and its indexes. */

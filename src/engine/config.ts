@@ -17,10 +17,16 @@ export interface EngineConfig {
   oracle_quorum: number;
   /** A proposed round settles by itself after this long. */
   dispute_window_ms: number;
-  /** Initial table sizes (tables grow by doubling when full). */
+  /**
+   * Initial table sizes. A full table doubles, which copies it on the engine
+   * thread (tens of ms at a million orders: bench/engine_scale measures it),
+   * so production sizes them for the load it expects.
+   */
   order_capacity: number;
   account_capacity: number;
   market_capacity: number;
+  /** (account, market) positions; 0 = as many as account_capacity. */
+  position_capacity: number;
 }
 
 export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
@@ -34,6 +40,7 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   order_capacity: 1 << 16,
   account_capacity: 1024,
   market_capacity: 64,
+  position_capacity: 0,
 });
 
 export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig {

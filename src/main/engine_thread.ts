@@ -33,9 +33,9 @@ const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRIN
 const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
 // Recovery: the snapshot's state, then every journaled event after it through
 // evolve (no re-matching), before the loop takes its first command.
-// The engine keeps only the columns decide reads (ExchangeState.matchingOnly).
+// The engine keeps only what decide reads (ExchangeState.enterMatchingOnly).
 const state = data.recovery !== null ? loadBase(data.recovery, data.config).state : new ExchangeState(data.config);
-state.matchingOnly = true;
+state.enterMatchingOnly();
 if (data.recovery !== null) replay(data.recovery, state.seq, (m, o) => evolve(state, m, o));
 const engine = new Engine(data.config, out, state);
 const control = new EngineControl(data.control);
