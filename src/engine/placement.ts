@@ -20,9 +20,8 @@ import type { Emitter } from './emitter.js';
 import { cancelLive } from './order_commands.js';
 
 /**
- * The incoming order while it matches: what the match loop reads on every
- * level, read once from the command and the market. One instance per engine,
- * reused by every placement.
+ * The incoming order: the command's fields, read once, and what matching
+ * needs from its market. One instance per engine, reused by every placement.
  */
 export class Taker {
   slot = NIL;
@@ -35,87 +34,112 @@ export class Taker {
   outcome = 0;
   tif = 0;
   stp = 0;
+  postOnly = 0;
+  hasMaxCost = 0;
   isBuy = false;
-  /** The order's fee_per_share (buys). */
-  fps = 0;
   /** max_cost, or -1 for an order without a budget. */
   budget = -1;
-  /** Its ladder tick; the opposite ladder and that ladder's index in Book.best. */
+  expHi = 0;
+  expLo = 0;
+  /** Post-only, fok, ioc or a budget: the order needs the match loop even when nothing crosses. */
+  special = false;
+  /** Its ladder tick, the opposite ladder and that ladder's index in Book.best. */
   ladderTick = 0;
   opp = 0;
   oppBest = 0;
+  /** fee_per_share and the reservation (buys), and the market's fee rates. */
+  fps = 0;
+  reserve = 0;
   takerBps = 0;
   makerBps = 0;
   /** Shares filled and cents spent (price + fee) so far. */
   filled = 0;
   spent = 0;
+
+  read(cm: Mem, co: number, account: number): void {
+    this.account = account;
+    this.market = PlaceOrder.market_id(cm, co);
+    this.qty = PlaceOrder.qty(cm, co);
+    this.tick = PlaceOrder.tick(cm, co);
+    const side = PlaceOrder.side(cm, co);
+    const outcome = PlaceOrder.outcome(cm, co);
+    const tif = PlaceOrder.tif(cm, co);
+    this.side = side;
+    this.outcome = outcome;
+    this.tif = tif;
+    this.stp = PlaceOrder.stp(cm, co);
+    this.postOnly = PlaceOrder.post_only(cm, co);
+    this.hasMaxCost = PlaceOrder.has_max_cost(cm, co);
+    this.budget = this.hasMaxCost === 1 ? PlaceOrder.max_cost(cm, co) : -1;
+    this.expHi = PlaceOrder.expiry_ts_hi(cm, co);
+    this.expLo = PlaceOrder.expiry_ts_lo(cm, co);
+    this.isBuy = side === Side.buy;
+    this.special = this.postOnly !== 0 || this.hasMaxCost !== 0 || tif === Tif.ioc || tif === Tif.fok;
+    // A buy bids on its own outcome's ladder; a sell of outcome o at t bids 100 - t on the other one.
+    const ladder = this.isBuy ? outcome : 1 - outcome;
+    this.ladderTick = this.isBuy ? this.tick : 100 - this.tick;
+    this.opp = ladder ^ 1;
+    this.oppBest = (this.market << 1) | this.opp;
+    this.filled = 0;
+    this.spent = 0;
+  }
 }
 
 export function placeOrder(e: Emitter, t: Taker, cm: Mem, co: number, account: number): void {
   const s = e.state;
-  const acc = s.accounts;
-  if (!acc.isLive(account)) return e.rejected(T_PLACE_ORDER, Reject.unknown_account, account);
+  if (!s.accounts.isLive(account)) return e.rejected(T_PLACE_ORDER, Reject.unknown_account, account);
   if (PlaceOrder.has_client_order_id(cm, co) === 1) {
     const dup = s.coidIndex.get(account, PlaceOrder.client_order_id_hi(cm, co), PlaceOrder.client_order_id_lo(cm, co));
     // Not retained as a reject of its own: the existing order answers.
     if (dup >= 0) return e.placementRejected(account, Reject.duplicate_client_order_id, s.orders.id[dup]!, s.orders.status[dup]!);
   }
-  let code = commandCheck(e, cm, co);
+  t.read(cm, co, account);
+  const code = admit(e, t);
   if (code !== 0) return rejectPlacement(e, cm, co, account, code);
-  const market = PlaceOrder.market_id(cm, co);
-  const qty = PlaceOrder.qty(cm, co);
-  const tick = PlaceOrder.tick(cm, co);
-  const outcome = PlaceOrder.outcome(cm, co);
-  const p = acc.findPosition(account, market);
-  const k = p < 0 ? -1 : 2 * p + outcome;
-  let fps = 0;
-  let reserve = 0;
-  if (PlaceOrder.side(cm, co) === Side.sell) {
-    if (k < 0 || acc.pFree[k]! < qty) code = Reject.insufficient_position;
-  } else {
-    const limit = s.markets.positionLimit[market]!;
-    const held = k < 0 ? 0 : acc.pFree[k]! + acc.pReserved[k]! + acc.pBuying[k]!;
-    if (limit !== 0 && held + qty > limit) {
-      code = Reject.position_limit_exceeded;
-    } else {
-      const fs = s.markets.feeSchedule[market]!;
-      fps = feePerShare(acc.feeTaker[fs]!, acc.feeMaker[fs]!, tick);
-      reserve = qty * (tick + fps);
-      if (PlaceOrder.has_max_cost(cm, co) === 1 && PlaceOrder.max_cost(cm, co) < reserve) reserve = PlaceOrder.max_cost(cm, co);
-      if (acc.available[account]! < reserve) code = Reject.insufficient_balance;
-    }
-  }
-  if (code !== 0) return rejectPlacement(e, cm, co, account, code);
-  acceptPlacement(e, t, cm, co, account, fps, reserve);
-  finishTaker(e, t, matchTaker(e, t, PlaceOrder.post_only(cm, co) === 1));
+  acceptPlacement(e, t, cm, co);
+  // A plain limit order that does not reach the opposite best rests at once.
+  const b = s.book.best[t.oppBest]!;
+  finishTaker(e, t, t.special || (b !== 0 && t.ladderTick + b >= 100) ? matchTaker(e, t) : 0);
 }
 
-/** The checks that need neither the account's cash nor its positions: invalid_command, unknown_market, market_not_trading, expiry_in_past. */
-function commandCheck(e: Emitter, cm: Mem, co: number): number {
+/** The first core reject of a live account's placement (0 = none); sets t.fps and t.reserve for a buy. */
+function admit(e: Emitter, t: Taker): number {
   const s = e.state;
   const mk = s.markets;
-  const qty = PlaceOrder.qty(cm, co);
-  const tick = PlaceOrder.tick(cm, co);
-  const side = PlaceOrder.side(cm, co);
-  const tif = PlaceOrder.tif(cm, co);
-  const postOnly = PlaceOrder.post_only(cm, co);
-  const hasMaxCost = PlaceOrder.has_max_cost(cm, co);
-  const expHi = PlaceOrder.expiry_ts_hi(cm, co);
-  const expLo = PlaceOrder.expiry_ts_lo(cm, co);
-  const hasExpiry = expHi !== 0 || expLo !== 0;
+  const acc = s.accounts;
+  const qty = t.qty;
+  const tick = t.tick;
+  const side = t.side;
+  const tif = t.tif;
+  const postOnly = t.postOnly;
+  const hasMaxCost = t.hasMaxCost;
+  const market = t.market;
+  const hasExpiry = t.expHi !== 0 || t.expLo !== 0;
   if (
-    tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || PlaceOrder.outcome(cm, co) > 1 || tif > 3 ||
-    PlaceOrder.stp(cm, co) > 2 || postOnly > 1 || PlaceOrder.has_client_order_id(cm, co) > 1 || hasMaxCost > 1 ||
-    (postOnly === 1 && (tif === Tif.ioc || tif === Tif.fok)) ||
+    tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || t.outcome > 1 || tif > 3 || t.stp > 2 || postOnly > 1 ||
+    hasMaxCost > 1 || (postOnly === 1 && (tif === Tif.ioc || tif === Tif.fok)) ||
     (tif === Tif.gtd) !== hasExpiry ||
     (hasMaxCost === 1 && (side === Side.sell || postOnly === 1 || tif === Tif.gtd))
   ) {
     return Reject.invalid_command;
   }
-  const market = PlaceOrder.market_id(cm, co);
   if (!mk.exists(market)) return Reject.unknown_market;
   if (mk.roundStatus(market) !== RoundStatus.trading) return Reject.market_not_trading;
-  if (tif === Tif.gtd && cmpHiLo(expHi, expLo, e.tsHi, e.tsLo) <= 0) return Reject.expiry_in_past;
+  if (tif === Tif.gtd && cmpHiLo(t.expHi, t.expLo, e.tsHi, e.tsLo) <= 0) return Reject.expiry_in_past;
+  const p = acc.findPosition(t.account, market);
+  const k = p < 0 ? -1 : 2 * p + t.outcome;
+  t.fps = 0;
+  t.reserve = 0;
+  if (!t.isBuy) return k < 0 || acc.pFree[k]! < qty ? Reject.insufficient_position : 0;
+  const limit = mk.positionLimit[market]!;
+  if (limit !== 0 && (k < 0 ? 0 : acc.pFree[k]! + acc.pReserved[k]! + acc.pBuying[k]!) + qty > limit) return Reject.position_limit_exceeded;
+  const fs = mk.feeSchedule[market]!;
+  const fps = feePerShare(acc.feeTaker[fs]!, acc.feeMaker[fs]!, tick);
+  let reserve = qty * (tick + fps);
+  if (t.budget >= 0 && t.budget < reserve) reserve = t.budget;
+  if (acc.available[t.account]! < reserve) return Reject.insufficient_balance;
+  t.fps = fps;
+  t.reserve = reserve;
   return 0;
 }
 
@@ -131,40 +155,21 @@ function rejectPlacement(e: Emitter, cm: Mem, co: number, account: number, code:
   e.placementRejected(account, code, e.seq, OrderStatus.rejected);
 }
 
-/** OrderAccepted (the reservation is taken) and the taker's matching context. */
-function acceptPlacement(e: Emitter, t: Taker, cm: Mem, co: number, account: number, fps: number, reserve: number): void {
+/** OrderAccepted (the reservation is taken); the taker's slot, id and fee rates. */
+function acceptPlacement(e: Emitter, t: Taker, cm: Mem, co: number): void {
   const s = e.state;
   const m = e.m;
-  const o = e.begin(OrderAccepted.TYPE, OrderAccepted.SIZE, account);
+  const o = e.begin(OrderAccepted.TYPE, OrderAccepted.SIZE, t.account);
   OrderAccepted.clear_reserved(m, o);
   OrderAccepted.copy_from_PlaceOrder(cm, co, m, o);
   OrderAccepted.set_order_id(m, o, e.seq);
-  OrderAccepted.set_fee_per_share(m, o, fps);
-  OrderAccepted.set_reserve_cash(m, o, reserve);
-  const slot = e.accepted(o);
-  const ord = s.orders;
-  const market = PlaceOrder.market_id(cm, co);
-  const fs = s.markets.feeSchedule[market]!;
-  t.slot = slot;
+  OrderAccepted.set_fee_per_share(m, o, t.fps);
+  OrderAccepted.set_reserve_cash(m, o, t.reserve);
+  t.slot = e.accepted(o);
   t.orderId = e.seq;
-  t.account = account;
-  t.market = market;
-  t.qty = PlaceOrder.qty(cm, co);
-  t.tick = PlaceOrder.tick(cm, co);
-  t.side = PlaceOrder.side(cm, co);
-  t.outcome = PlaceOrder.outcome(cm, co);
-  t.tif = PlaceOrder.tif(cm, co);
-  t.stp = PlaceOrder.stp(cm, co);
-  t.isBuy = t.side === Side.buy;
-  t.fps = fps;
-  t.budget = PlaceOrder.has_max_cost(cm, co) === 1 ? PlaceOrder.max_cost(cm, co) : -1;
-  t.ladderTick = ord.ladderTick[slot]!;
-  t.opp = ord.ladder[slot]! ^ 1;
-  t.oppBest = (market << 1) | t.opp;
+  const fs = s.markets.feeSchedule[t.market]!;
   t.takerBps = s.accounts.feeTaker[fs]!;
   t.makerBps = s.accounts.feeMaker[fs]!;
-  t.filled = 0;
-  t.spent = 0;
 }
 
 /**
@@ -173,11 +178,11 @@ function acceptPlacement(e: Emitter, t: Taker, cm: Mem, co: number, account: num
  * Returns why the taker is canceled after it (a CancelReason), or 0 when it
  * filled or its remainder rests.
  */
-function matchTaker(e: Emitter, t: Taker, postOnly: boolean): number {
+function matchTaker(e: Emitter, t: Taker): number {
   const s = e.state;
   const book = s.book;
   const ord = s.orders;
-  if (postOnly) {
+  if (t.postOnly === 1) {
     const b = book.best[t.oppBest]!;
     return b !== 0 && t.ladderTick + b >= 100 ? CancelReason.post_only_cross : 0;
   }
