@@ -21,6 +21,7 @@ import { Engine } from '../src/engine/engine.js';
 import { BufferEventOut } from '../src/engine/event_out.js';
 import { summarize } from '../src/engine/summary.js';
 import { stateHash } from '../src/journal/state_codec.js';
+import { checks } from '../src/lib/assert.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../src/lib/record_codec.js';
 import { ReferenceModel, type ModelConfig } from '../test/engine/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from '../test/engine/random_commands.js';
@@ -109,6 +110,17 @@ const HASH_EVERY = 1000;
 
 /** Runs one seed; returns the first failure or null. */
 export function runSeed(seed: number, count: number, opts: RunOptions = {}): Failure | null {
+  // The costly assertions (level walks, double indexing) run too.
+  const costly = checks.costly;
+  checks.costly = true;
+  try {
+    return runSeedChecked(seed, count, opts);
+  } finally {
+    checks.costly = costly;
+  }
+}
+
+function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure | null {
   const config = opts.config ?? DIFF_CONFIG;
   const cov = opts.coverage;
   const model = new ReferenceModel(config);

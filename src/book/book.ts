@@ -6,7 +6,7 @@
 // level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
 // between commands (no crossed book at rest).
 
-import { assert } from '../lib/assert.js';
+import { assert, checks } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL, pushTail, unlink } from '../lib/intrusive_list.js';
 import type { OrderSlab } from './orders.js';
@@ -61,6 +61,7 @@ export class Book {
     o.onBook[slot] = 1;
     const bi = (market << 1) | ladder;
     if (tick > this.best[bi]!) this.best[bi] = tick;
+    if (checks.costly) this.checkLevel(o, lv);
   }
 
   /** Removes the order from its level; `qty` is what it still counted for there. */
@@ -88,6 +89,7 @@ export class Book {
         this.best[bi] = t;
       }
     }
+    if (checks.costly) this.checkLevel(o, lv);
   }
 
   /** Reduces a resting order's level total by qty (a partial fill or a decrease). */
@@ -96,5 +98,20 @@ export class Book {
     const left = this.levelQty[lv]! - qty;
     assert(left > 0, 'book: a reduce emptied or overdrew a level that keeps the order');
     this.levelQty[lv] = left;
+    if (checks.costly) this.checkLevel(o, lv);
+  }
+
+  /** Costly check: the level's links run both ways, its orders rest there, and its count and total match them. */
+  private checkLevel(o: OrderSlab, lv: number): void {
+    let n = 0;
+    let qty = 0;
+    let prev = NIL;
+    for (let x = this.levelHead[lv]!; x !== NIL; x = o.next[x]!) {
+      assert(o.prev[x] === prev && o.onBook[x] === 1 && Book.level(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!) === lv, 'book: a level links an order that does not rest there');
+      qty += o.remaining[x]!;
+      n++;
+      prev = x;
+    }
+    assert(this.levelTail[lv] === prev && n === this.levelCount[lv] && qty === this.levelQty[lv], 'book: a level\'s count or total disagrees with its orders');
   }
 }

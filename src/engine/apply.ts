@@ -201,8 +201,8 @@ export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number
   const newQty = OrderDecreased.new_qty(m, o);
   const removed = ord.remaining[slot]! - newQty;
   assert(removed > 0 && newQty > 0, 'apply: a decrease keeps between 1 and remaining - 1 shares');
-  s.book.reduce(ord, slot, removed);
   ord.remaining[slot] = newQty;
+  s.book.reduce(ord, slot, removed);
   if (!s.matchingOnly) ord.lastUpdateSeq[slot] = s.seq;
   const a = ord.account[slot]!;
   const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;

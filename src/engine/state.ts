@@ -7,7 +7,7 @@
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
-import { assert } from '../lib/assert.js';
+import { assert, checks } from '../lib/assert.js';
 import { IdIndex } from '../lib/id_index.js';
 import { NIL, unlink } from '../lib/intrusive_list.js';
 import { TimerHeap } from '../lib/timer_heap.js';
@@ -133,6 +133,7 @@ export class ExchangeState {
 
   /** Indexes a new order (evolve only). */
   indexOrder(orderId: number, slot: number): void {
+    if (checks.costly) assert(this.orderIndex.get(orderId) < 0, 'state: an order id indexed twice');
     this.orderIndex.set(orderId, slot);
   }
 

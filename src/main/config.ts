@@ -30,6 +30,16 @@ export interface ExchangeConfig {
   oracle_staleness_ms: number;
   /** Fresh oracle sources needed to propose a round or open a series round (engine). */
   oracle_quorum: number;
+  /**
+   * Table sizes of the engine and every read model (orders, accounts, markets,
+   * (account, market) positions; 0 = as many as accounts). A full table
+   * doubles on the engine thread, tens of ms at a million entries, so size
+   * them for the load expected.
+   */
+  order_capacity: number;
+  account_capacity: number;
+  market_capacity: number;
+  position_capacity: number;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
 }
@@ -53,6 +63,10 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_DISPUTE_WINDOW_MS', flag: '--dispute-window-ms', key: 'dispute_window_ms', kind: 'int' },
   { env: 'DX_ORACLE_STALENESS_MS', flag: '--oracle-staleness-ms', key: 'oracle_staleness_ms', kind: 'int' },
   { env: 'DX_ORACLE_QUORUM', flag: '--oracle-quorum', key: 'oracle_quorum', kind: 'int' },
+  { env: 'DX_ORDER_CAPACITY', flag: '--order-capacity', key: 'order_capacity', kind: 'int' },
+  { env: 'DX_ACCOUNT_CAPACITY', flag: '--account-capacity', key: 'account_capacity', kind: 'int' },
+  { env: 'DX_MARKET_CAPACITY', flag: '--market-capacity', key: 'market_capacity', kind: 'int' },
+  { env: 'DX_POSITION_CAPACITY', flag: '--position-capacity', key: 'position_capacity', kind: 'int' },
 ];
 
 export function defaults(): ExchangeConfig {
@@ -61,6 +75,7 @@ export function defaults(): ExchangeConfig {
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
+    order_capacity: 1 << 19, account_capacity: 1 << 14, market_capacity: 64, position_capacity: 0,
   };
 }
 

@@ -10,6 +10,7 @@ import { evolve } from '../engine/evolve.js';
 import { ExchangeState } from '../engine/state.js';
 import { loadBase, replay, type RecoveryPlan } from '../journal/recovery.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { checks } from '../lib/assert.js';
 import { BroadcastProducer } from '../ring/broadcast_ring.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { ParkingIdle } from '../ring/idle.js';
@@ -29,6 +30,8 @@ export interface EngineThreadData {
 }
 
 const data = workerData as EngineThreadData;
+// The verify switch: the O(n) check after every command (EngineLoop) and the costly assertions.
+checks.costly = data.verify;
 const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRINT));
 const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
 // Recovery: the snapshot's state, then every journaled event after it through

@@ -123,10 +123,12 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
   // Every read model folds events with the engine's configuration (retention
   // caps live in evolve), so one object is handed to all of them. Tables are
-  // sized so that a busy book does not pay a rehash stall (a 262k-entry index
-  // rehash measured 38 ms); they still grow past this.
+  // sized from the configuration (DX_*_CAPACITY) so that a busy book does not
+  // pay a doubling stall (a 262k-entry index rehash measured 38 ms); they
+  // still grow past it.
   const engineCfg = {
-    order_capacity: 1 << 19, account_capacity: 1 << 14,
+    order_capacity: cfg.order_capacity, account_capacity: cfg.account_capacity, market_capacity: cfg.market_capacity,
+    position_capacity: cfg.position_capacity,
     dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
   };
   const producers = 2 + cfg.gateways;
