@@ -144,6 +144,9 @@ class Generator {
   maxSetupNs = 0;
   maxSetupAt = 0;
   commandsRun = 0;
+  /** Called after the accounts are created and funded, and after the mint (memory marks of the timed run). */
+  onAccounts: (() => void) | null = null;
+  onMint: (() => void) | null = null;
 
   constructor(readonly c: Case, config: Partial<EngineConfig>, matchingOnly: boolean) {
     this.engine = new Engine(config, this.out);
@@ -265,14 +268,14 @@ class Generator {
       Deposit.set_ref(h.m, h.o, 'bench');
       this.run(h.m, h.o);
     }
-    this.afterAccounts();
+    if (this.onAccounts !== null) this.onAccounts();
     // Mint: a buys YES at 50 against its partner's NO at 50, then the other way round.
     for (let a = 1; a <= c.accounts; a++) {
       const b = this.partner(a);
       this.place(a, homeMarket(c, a), Side.buy, 0, 50, MINT_QTY);
       this.place(b, homeMarket(c, a), Side.buy, 1, 50, MINT_QTY);
     }
-    this.afterMint();
+    if (this.onMint !== null) this.onMint();
     let k = 0;
     while (this.liveCount < c.orders) {
       this.passive(1 + (k % c.markets));
@@ -280,9 +283,6 @@ class Generator {
     }
   }
 
-  /** Hooks for the memory marks of the run that times. */
-  afterAccounts(): void {}
-  afterMint(): void {}
 
   /** The account after a in the same home market (wrapping). */
   private partner(a: number): number {
@@ -552,11 +552,11 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   const rssE = rss();
   let rss1 = 0;
   let rss2 = 0;
-  genB.afterAccounts = (): void => {
+  genB.onAccounts = (): void => {
     gc();
     rss1 = rss();
   };
-  genB.afterMint = (): void => {
+  genB.onMint = (): void => {
     gc();
     rss2 = rss();
   };

@@ -8,68 +8,142 @@
 // event bytes and state hashes on every seed). Engine thread, gateway read
 // models, recovery. No clock, no decisions: every choice is in the event.
 
-import { Side, Tif, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, Filled, Header } from '../layout/records.js';
+import { Side, Tif, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, Filled, Header, PlaceOrder } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { ExchangeState } from './state.js';
 
-/** OrderAccepted at o: a new slot, indexed, on its account's live list, its reservation taken. Returns the slot. */
-export function applyAccepted(s: ExchangeState, m: Mem, o: number): number {
+/**
+ * The fields of an accepted order, as OrderAccepted carries them, gathered
+ * once: from the event by evolve (readEvent), from the command by decide
+ * (placement.ts), which writes the event from the same command.
+ */
+export class AcceptedOrder {
+  id = 0;
+  account = 0;
+  market = 0;
+  qty = 0;
+  groupId = 0;
+  tick = 0;
+  side = 0;
+  outcome = 0;
+  tif = 0;
+  stp = 0;
+  postOnly = 0;
+  hasCoid = 0;
+  hasMaxCost = 0;
+  maxCost = 0;
+  /** fee_per_share and reserve_cash (buys; 0 for sells). */
+  fps = 0;
+  reserve = 0;
+  coidHi = 0;
+  coidLo = 0;
+  expHi = 0;
+  expLo = 0;
+
+  /** Reads the OrderAccepted at o. */
+  readEvent(m: Mem, o: number): this {
+    this.id = OrderAccepted.order_id(m, o);
+    this.account = Header.account(m, o);
+    this.market = OrderAccepted.market_id(m, o);
+    this.qty = OrderAccepted.qty(m, o);
+    this.groupId = OrderAccepted.group_id(m, o);
+    this.tick = OrderAccepted.tick(m, o);
+    this.side = OrderAccepted.side(m, o);
+    this.outcome = OrderAccepted.outcome(m, o);
+    this.tif = OrderAccepted.tif(m, o);
+    this.stp = OrderAccepted.stp(m, o);
+    this.postOnly = OrderAccepted.post_only(m, o);
+    this.hasCoid = OrderAccepted.has_client_order_id(m, o);
+    this.hasMaxCost = OrderAccepted.has_max_cost(m, o);
+    this.maxCost = OrderAccepted.max_cost(m, o);
+    this.fps = OrderAccepted.fee_per_share(m, o);
+    this.reserve = OrderAccepted.reserve_cash(m, o);
+    this.coidHi = OrderAccepted.client_order_id_hi(m, o);
+    this.coidLo = OrderAccepted.client_order_id_lo(m, o);
+    this.expHi = OrderAccepted.expiry_ts_hi(m, o);
+    this.expLo = OrderAccepted.expiry_ts_lo(m, o);
+    return this;
+  }
+
+  /** Reads a PlaceOrder command at co for `account` (not yet validated; id, fps and reserve are decide's to set). */
+  readCommand(cm: Mem, co: number, account: number): void {
+    this.account = account;
+    this.market = PlaceOrder.market_id(cm, co);
+    this.qty = PlaceOrder.qty(cm, co);
+    this.groupId = PlaceOrder.group_id(cm, co);
+    this.tick = PlaceOrder.tick(cm, co);
+    this.side = PlaceOrder.side(cm, co);
+    this.outcome = PlaceOrder.outcome(cm, co);
+    this.tif = PlaceOrder.tif(cm, co);
+    this.stp = PlaceOrder.stp(cm, co);
+    this.postOnly = PlaceOrder.post_only(cm, co);
+    this.hasCoid = PlaceOrder.has_client_order_id(cm, co);
+    this.hasMaxCost = PlaceOrder.has_max_cost(cm, co);
+    this.maxCost = PlaceOrder.max_cost(cm, co);
+    this.coidHi = PlaceOrder.client_order_id_hi(cm, co);
+    this.coidLo = PlaceOrder.client_order_id_lo(cm, co);
+    this.expHi = PlaceOrder.expiry_ts_hi(cm, co);
+    this.expLo = PlaceOrder.expiry_ts_lo(cm, co);
+    this.id = 0;
+    this.fps = 0;
+    this.reserve = 0;
+  }
+}
+
+/** An accepted order (OrderAccepted): a new slot, indexed, on its account's live list, its reservation taken. Returns the slot. */
+export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
   const ord = s.orders;
   const acc = s.accounts;
   const slot = ord.alloc();
-  const id = OrderAccepted.order_id(m, o);
-  const a = Header.account(m, o);
-  const market = OrderAccepted.market_id(m, o);
-  const side = OrderAccepted.side(m, o);
-  const outcome = OrderAccepted.outcome(m, o);
-  const tick = OrderAccepted.tick(m, o);
-  const qty = OrderAccepted.qty(m, o);
-  const hasCoid = OrderAccepted.has_client_order_id(m, o);
-  ord.id[slot] = id;
+  const a = f.account;
+  const side = f.side;
+  const outcome = f.outcome;
+  const tick = f.tick;
+  const qty = f.qty;
+  ord.id[slot] = f.id;
   ord.account[slot] = a;
-  ord.market[slot] = market;
+  ord.market[slot] = f.market;
   ord.remaining[slot] = qty;
-  ord.groupId[slot] = OrderAccepted.group_id(m, o);
+  ord.groupId[slot] = f.groupId;
   ord.tick[slot] = tick;
   ord.side[slot] = side;
   ord.outcome[slot] = outcome;
-  ord.tif[slot] = OrderAccepted.tif(m, o);
-  ord.hasCoid[slot] = hasCoid;
+  ord.tif[slot] = f.tif;
+  ord.hasCoid[slot] = f.hasCoid;
   ord.ladder[slot] = side === Side.buy ? outcome : 1 - outcome;
   ord.ladderTick[slot] = side === Side.buy ? tick : 100 - tick;
   ord.status[slot] = OrderStatus.resting;
-  ord.feePerShare[slot] = OrderAccepted.fee_per_share(m, o);
-  ord.coidHi[slot] = OrderAccepted.client_order_id_hi(m, o);
-  ord.coidLo[slot] = OrderAccepted.client_order_id_lo(m, o);
-  ord.expHi[slot] = OrderAccepted.expiry_ts_hi(m, o);
-  ord.expLo[slot] = OrderAccepted.expiry_ts_lo(m, o);
+  ord.feePerShare[slot] = f.fps;
+  ord.coidHi[slot] = f.coidHi;
+  ord.coidLo[slot] = f.coidLo;
+  ord.expHi[slot] = f.expHi;
+  ord.expLo[slot] = f.expLo;
   if (!s.matchingOnly) {
     ord.qty[slot] = qty;
     ord.filled[slot] = 0;
-    ord.stp[slot] = OrderAccepted.stp(m, o);
-    ord.postOnly[slot] = OrderAccepted.post_only(m, o);
-    ord.hasMaxCost[slot] = OrderAccepted.has_max_cost(m, o);
-    ord.maxCost[slot] = OrderAccepted.max_cost(m, o);
+    ord.stp[slot] = f.stp;
+    ord.postOnly[slot] = f.postOnly;
+    ord.hasMaxCost[slot] = f.hasMaxCost;
+    ord.maxCost[slot] = f.maxCost;
     ord.reason[slot] = 0;
     ord.rejectCode[slot] = 0;
     ord.createdTsHi[slot] = s.tsHi;
     ord.createdTsLo[slot] = s.tsLo;
     ord.lastUpdateSeq[slot] = s.seq;
   }
-  s.indexOrder(id, slot);
-  if (hasCoid === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
+  s.indexOrder(f.id, slot);
+  if (f.hasCoid === 1) s.coidIndex.set(a, f.coidHi, f.coidLo, slot);
   // Live list: ascending order_id, so append at the tail.
   pushTail(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
-  const p = acc.position(a, market);
+  const p = acc.position(a, f.market);
   ord.posSlot[slot] = p;
   const k = 2 * p + outcome;
   if (side === Side.buy) {
-    const r = OrderAccepted.reserve_cash(m, o);
-    ord.reservedCash[slot] = r;
-    acc.reserveCash(a, r);
+    ord.reservedCash[slot] = f.reserve;
+    acc.reserveCash(a, f.reserve);
     acc.addBuying(k, qty);
   } else {
     ord.reservedCash[slot] = 0;

@@ -11,7 +11,7 @@
 
 import { CommandCompleted, CompletionStatus, Header, OrderAccepted, T_PLACE_ORDER } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import { applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } from './apply.js';
+import { applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested, type AcceptedOrder } from './apply.js';
 import type { EventOut } from './event_out.js';
 import { evolve } from './evolve.js';
 import { ORACLE_SOURCES } from './markets.js';
@@ -81,9 +81,9 @@ export class Emitter {
 
   // ---- the order events: fused, or through evolve --------------------------
 
-  /** Applies the OrderAccepted at o; returns the new order's slot. */
-  accepted(o: number): number {
-    if (!this.viaEvolve) return applyAccepted(this.state, this.m, o);
+  /** Applies the OrderAccepted at o, whose fields decide holds in f; returns the new order's slot. */
+  accepted(o: number, f: AcceptedOrder): number {
+    if (!this.viaEvolve) return applyAccepted(this.state, f);
     this.commit(o);
     return this.state.slotOf(OrderAccepted.order_id(this.m, o));
   }

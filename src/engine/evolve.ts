@@ -21,10 +21,12 @@ import {
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo } from '../lib/u64.js';
-import { applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } from './apply.js';
+import { AcceptedOrder, applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } from './apply.js';
 import type { ExchangeState } from './state.js';
 
 const scratchHiLo = new Uint32Array(2);
+/** Scratch for the OrderAccepted being applied. */
+const accepted = new AcceptedOrder();
 
 export function evolve(s: ExchangeState, m: Mem, o: number): void {
   const type = Header.type(m, o);
@@ -38,7 +40,7 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
     case T_COMMAND_COMPLETED: return;
     // Order events: find the slots, then the changes the fused path makes too.
     case T_FILLED: return applyFilled(s, m, o, s.slotOf(Filled.maker_order_id(m, o)), s.slotOf(Filled.taker_order_id(m, o)));
-    case T_ORDER_ACCEPTED: applyAccepted(s, m, o); return;
+    case T_ORDER_ACCEPTED: applyAccepted(s, accepted.readEvent(m, o)); return;
     case T_ORDER_RESTED: return applyRested(s, m, o, s.slotOf(OrderRested.order_id(m, o)));
     case T_ORDER_CANCELED: return applyCanceled(s, m, o, s.slotOf(OrderCanceled.order_id(m, o)));
     case T_ORDER_DECREASED: return applyDecreased(s, m, o, s.slotOf(OrderDecreased.order_id(m, o)));

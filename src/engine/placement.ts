@@ -16,40 +16,28 @@ import {
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { cmpHiLo } from '../lib/u64.js';
+import { AcceptedOrder } from './apply.js';
 import type { Emitter } from './emitter.js';
 import { cancelLive } from './order_commands.js';
 
 /**
- * The incoming order: the command's fields, read once, and what matching
- * needs from its market. One instance per engine, reused by every placement.
+ * The incoming order: its fields (`order`, read once from the command, the
+ * same the OrderAccepted carries) and what matching needs from its market.
+ * One instance per engine, reused by every placement.
  */
 export class Taker {
+  readonly order = new AcceptedOrder();
   slot = NIL;
-  orderId = 0;
-  account = 0;
-  market = 0;
-  qty = 0;
-  tick = 0;
-  side = 0;
-  outcome = 0;
-  tif = 0;
-  stp = 0;
-  postOnly = 0;
-  hasMaxCost = 0;
   isBuy = false;
   /** max_cost, or -1 for an order without a budget. */
   budget = -1;
-  expHi = 0;
-  expLo = 0;
   /** Post-only, fok, ioc or a budget: the order needs the match loop even when nothing crosses. */
   special = false;
   /** Its ladder tick, the opposite ladder and that ladder's index in Book.best. */
   ladderTick = 0;
   opp = 0;
   oppBest = 0;
-  /** fee_per_share and the reservation (buys), and the market's fee rates. */
-  fps = 0;
-  reserve = 0;
+  /** The market's fee rates. */
   takerBps = 0;
   makerBps = 0;
   /** Shares filled and cents spent (price + fee) so far. */
@@ -57,29 +45,16 @@ export class Taker {
   spent = 0;
 
   read(cm: Mem, co: number, account: number): void {
-    this.account = account;
-    this.market = PlaceOrder.market_id(cm, co);
-    this.qty = PlaceOrder.qty(cm, co);
-    this.tick = PlaceOrder.tick(cm, co);
-    const side = PlaceOrder.side(cm, co);
-    const outcome = PlaceOrder.outcome(cm, co);
-    const tif = PlaceOrder.tif(cm, co);
-    this.side = side;
-    this.outcome = outcome;
-    this.tif = tif;
-    this.stp = PlaceOrder.stp(cm, co);
-    this.postOnly = PlaceOrder.post_only(cm, co);
-    this.hasMaxCost = PlaceOrder.has_max_cost(cm, co);
-    this.budget = this.hasMaxCost === 1 ? PlaceOrder.max_cost(cm, co) : -1;
-    this.expHi = PlaceOrder.expiry_ts_hi(cm, co);
-    this.expLo = PlaceOrder.expiry_ts_lo(cm, co);
-    this.isBuy = side === Side.buy;
-    this.special = this.postOnly !== 0 || this.hasMaxCost !== 0 || tif === Tif.ioc || tif === Tif.fok;
+    const f = this.order;
+    f.readCommand(cm, co, account);
+    this.isBuy = f.side === Side.buy;
+    this.budget = f.hasMaxCost === 1 ? f.maxCost : -1;
+    this.special = f.postOnly !== 0 || f.hasMaxCost !== 0 || f.tif === Tif.ioc || f.tif === Tif.fok;
     // A buy bids on its own outcome's ladder; a sell of outcome o at t bids 100 - t on the other one.
-    const ladder = this.isBuy ? outcome : 1 - outcome;
-    this.ladderTick = this.isBuy ? this.tick : 100 - this.tick;
+    const ladder = this.isBuy ? f.outcome : 1 - f.outcome;
+    this.ladderTick = this.isBuy ? f.tick : 100 - f.tick;
     this.opp = ladder ^ 1;
-    this.oppBest = (this.market << 1) | this.opp;
+    this.oppBest = (f.market << 1) | this.opp;
     this.filled = 0;
     this.spent = 0;
   }
@@ -102,21 +77,21 @@ export function placeOrder(e: Emitter, t: Taker, cm: Mem, co: number, account: n
   finishTaker(e, t, t.special || (b !== 0 && t.ladderTick + b >= 100) ? matchTaker(e, t) : 0);
 }
 
-/** The first core reject of a live account's placement (0 = none); sets t.fps and t.reserve for a buy. */
+/** The first core reject of a live account's placement (0 = none); sets t.order.fps and t.order.reserve for a buy. */
 function admit(e: Emitter, t: Taker): number {
   const s = e.state;
   const mk = s.markets;
   const acc = s.accounts;
-  const qty = t.qty;
-  const tick = t.tick;
-  const side = t.side;
-  const tif = t.tif;
-  const postOnly = t.postOnly;
-  const hasMaxCost = t.hasMaxCost;
-  const market = t.market;
-  const hasExpiry = t.expHi !== 0 || t.expLo !== 0;
+  const qty = t.order.qty;
+  const tick = t.order.tick;
+  const side = t.order.side;
+  const tif = t.order.tif;
+  const postOnly = t.order.postOnly;
+  const hasMaxCost = t.order.hasMaxCost;
+  const market = t.order.market;
+  const hasExpiry = t.order.expHi !== 0 || t.order.expLo !== 0;
   if (
-    tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || t.outcome > 1 || tif > 3 || t.stp > 2 || postOnly > 1 ||
+    tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || t.order.outcome > 1 || tif > 3 || t.order.stp > 2 || postOnly > 1 ||
     hasMaxCost > 1 || (postOnly === 1 && (tif === Tif.ioc || tif === Tif.fok)) ||
     (tif === Tif.gtd) !== hasExpiry ||
     (hasMaxCost === 1 && (side === Side.sell || postOnly === 1 || tif === Tif.gtd))
@@ -125,11 +100,11 @@ function admit(e: Emitter, t: Taker): number {
   }
   if (!mk.exists(market)) return Reject.unknown_market;
   if (mk.roundStatus(market) !== RoundStatus.trading) return Reject.market_not_trading;
-  if (tif === Tif.gtd && cmpHiLo(t.expHi, t.expLo, e.tsHi, e.tsLo) <= 0) return Reject.expiry_in_past;
-  const p = acc.findPosition(t.account, market);
-  const k = p < 0 ? -1 : 2 * p + t.outcome;
-  t.fps = 0;
-  t.reserve = 0;
+  if (tif === Tif.gtd && cmpHiLo(t.order.expHi, t.order.expLo, e.tsHi, e.tsLo) <= 0) return Reject.expiry_in_past;
+  const p = acc.findPosition(t.order.account, market);
+  const k = p < 0 ? -1 : 2 * p + t.order.outcome;
+  t.order.fps = 0;
+  t.order.reserve = 0;
   if (!t.isBuy) return k < 0 || acc.pFree[k]! < qty ? Reject.insufficient_position : 0;
   const limit = mk.positionLimit[market]!;
   if (limit !== 0 && (k < 0 ? 0 : acc.pFree[k]! + acc.pReserved[k]! + acc.pBuying[k]!) + qty > limit) return Reject.position_limit_exceeded;
@@ -137,9 +112,9 @@ function admit(e: Emitter, t: Taker): number {
   const fps = feePerShare(acc.feeTaker[fs]!, acc.feeMaker[fs]!, tick);
   let reserve = qty * (tick + fps);
   if (t.budget >= 0 && t.budget < reserve) reserve = t.budget;
-  if (acc.available[t.account]! < reserve) return Reject.insufficient_balance;
-  t.fps = fps;
-  t.reserve = reserve;
+  if (acc.available[t.order.account]! < reserve) return Reject.insufficient_balance;
+  t.order.fps = fps;
+  t.order.reserve = reserve;
   return 0;
 }
 
@@ -159,15 +134,15 @@ function rejectPlacement(e: Emitter, cm: Mem, co: number, account: number, code:
 function acceptPlacement(e: Emitter, t: Taker, cm: Mem, co: number): void {
   const s = e.state;
   const m = e.m;
-  const o = e.begin(OrderAccepted.TYPE, OrderAccepted.SIZE, t.account);
+  const o = e.begin(OrderAccepted.TYPE, OrderAccepted.SIZE, t.order.account);
   OrderAccepted.clear_reserved(m, o);
   OrderAccepted.copy_from_PlaceOrder(cm, co, m, o);
   OrderAccepted.set_order_id(m, o, e.seq);
-  OrderAccepted.set_fee_per_share(m, o, t.fps);
-  OrderAccepted.set_reserve_cash(m, o, t.reserve);
-  t.slot = e.accepted(o);
-  t.orderId = e.seq;
-  const fs = s.markets.feeSchedule[t.market]!;
+  OrderAccepted.set_fee_per_share(m, o, t.order.fps);
+  OrderAccepted.set_reserve_cash(m, o, t.order.reserve);
+  t.order.id = e.seq;
+  t.slot = e.accepted(o, t.order);
+  const fs = s.markets.feeSchedule[t.order.market]!;
   t.takerBps = s.accounts.feeTaker[fs]!;
   t.makerBps = s.accounts.feeMaker[fs]!;
 }
@@ -182,22 +157,22 @@ function matchTaker(e: Emitter, t: Taker): number {
   const s = e.state;
   const book = s.book;
   const ord = s.orders;
-  if (t.postOnly === 1) {
+  if (t.order.postOnly === 1) {
     const b = book.best[t.oppBest]!;
     return b !== 0 && t.ladderTick + b >= 100 ? CancelReason.post_only_cross : 0;
   }
-  if (t.tif === Tif.fok && !fokFeasible(e, t)) return CancelReason.fok_infeasible;
-  let rem = t.qty;
+  if (t.order.tif === Tif.fok && !fokFeasible(e, t)) return CancelReason.fok_infeasible;
+  let rem = t.order.qty;
   while (rem > 0) {
     const b = book.best[t.oppBest]!;
     if (b === 0 || t.ladderTick + b < 100) break;
-    const maker = book.levelHead[Book.level(t.market, t.opp, b)]!;
-    if (ord.account[maker] === t.account) {
-      if (t.stp === Stp.cancel_maker) {
+    const maker = book.levelHead[Book.level(t.order.market, t.opp, b)]!;
+    if (ord.account[maker] === t.order.account) {
+      if (t.order.stp === Stp.cancel_maker) {
         cancelLive(e, maker, CancelReason.self_trade_prevention);
         continue;
       }
-      if (t.stp === Stp.cancel_both) cancelLive(e, maker, CancelReason.self_trade_prevention);
+      if (t.order.stp === Stp.cancel_both) cancelLive(e, maker, CancelReason.self_trade_prevention);
       return CancelReason.self_trade_prevention;
     }
     const makerRem = ord.remaining[maker]!;
@@ -211,7 +186,7 @@ function matchTaker(e: Emitter, t: Taker): number {
   }
   if (rem === 0) return 0;
   if (t.budget >= 0) return t.filled === 0 ? CancelReason.max_cost_infeasible : CancelReason.ioc_remainder;
-  return t.tif === Tif.ioc || t.tif === Tif.fok ? CancelReason.ioc_remainder : 0;
+  return t.order.tif === Tif.ioc || t.order.tif === Tif.fok ? CancelReason.ioc_remainder : 0;
 }
 
 /** One Filled: q shares between the taker and the maker at the maker's ladder tick b; `last` when it leaves the taker with 0. */
@@ -227,21 +202,21 @@ function fill(e: Emitter, t: Taker, maker: number, b: number, q: number, last: b
   if (t.isBuy) {
     // A max_cost order pays exactly what it spends, and frees all it still holds with its last share.
     if (t.budget >= 0) takerRelease = last ? ord.reservedCash[t.slot]! : q * takerP + takerFee;
-    else takerRelease = q * (t.tick + t.fps);
+    else takerRelease = q * (t.order.tick + t.order.fps);
   }
-  const o = e.begin(Filled.TYPE, Filled.SIZE, t.account);
+  const o = e.begin(Filled.TYPE, Filled.SIZE, t.order.account);
   Filled.clear_reserved(m, o);
   Filled.set_fill_id(m, o, e.state.fillCount + 1);
   Filled.set_maker_order_id(m, o, ord.id[maker]!);
-  Filled.set_taker_order_id(m, o, t.orderId);
+  Filled.set_taker_order_id(m, o, t.order.id);
   Filled.set_maker_account(m, o, ord.account[maker]!);
-  Filled.set_taker_account(m, o, t.account);
-  Filled.set_market_id(m, o, t.market);
+  Filled.set_taker_account(m, o, t.order.account);
+  Filled.set_market_id(m, o, t.order.market);
   Filled.set_qty(m, o, q);
   Filled.set_tick_yes(m, o, t.opp === 0 ? b : 100 - b);
   Filled.set_path(m, o, makerIsBuy ? (t.isBuy ? 0 : 1) : (t.isBuy ? 1 : 2));
-  Filled.set_taker_side(m, o, t.side);
-  Filled.set_taker_outcome(m, o, t.outcome);
+  Filled.set_taker_side(m, o, t.order.side);
+  Filled.set_taker_outcome(m, o, t.order.outcome);
   Filled.set_maker_fee(m, o, makerFee);
   Filled.set_taker_fee(m, o, takerFee);
   Filled.set_maker_release(m, o, makerIsBuy ? q * (ord.tick[maker]! + ord.feePerShare[maker]!) : 0);
@@ -256,12 +231,12 @@ function fokFeasible(e: Emitter, t: Taker): boolean {
   const s = e.state;
   const ord = s.orders;
   const book = s.book;
-  let need = t.qty;
+  let need = t.order.qty;
   let spent = 0;
   for (let b = book.best[t.oppBest]!; b >= 1 && t.ladderTick + b >= 100; b--) {
-    for (let slot = book.levelHead[Book.level(t.market, t.opp, b)]!; slot !== NIL; slot = ord.next[slot]!) {
-      if (ord.account[slot] === t.account) {
-        if (t.stp === Stp.cancel_maker) continue;
+    for (let slot = book.levelHead[Book.level(t.order.market, t.opp, b)]!; slot !== NIL; slot = ord.next[slot]!) {
+      if (ord.account[slot] === t.order.account) {
+        if (t.order.stp === Stp.cancel_maker) continue;
         return false;
       }
       let q = ord.remaining[slot]!;
@@ -286,7 +261,7 @@ function finishTaker(e: Emitter, t: Taker, reason: number): void {
   const s = e.state;
   const left = s.orders.remaining[t.slot]!;
   // A placement's filled + resting + canceled = qty.
-  assert(t.filled + left === t.qty, 'placement: filled and what is left do not add up to the order\'s qty');
+  assert(t.filled + left === t.order.qty, 'placement: filled and what is left do not add up to the order\'s qty');
   let status: number;
   let resting = 0;
   if (reason !== 0) {
@@ -296,11 +271,11 @@ function finishTaker(e: Emitter, t: Taker, reason: number): void {
     status = OrderStatus.filled;
   } else {
     resting = left;
-    const o = e.begin(OrderRested.TYPE, OrderRested.SIZE, t.account);
+    const o = e.begin(OrderRested.TYPE, OrderRested.SIZE, t.order.account);
     OrderRested.clear_reserved(e.m, o);
-    OrderRested.set_order_id(e.m, o, t.orderId);
+    OrderRested.set_order_id(e.m, o, t.order.id);
     e.rested(o, t.slot);
     status = t.filled === 0 ? OrderStatus.resting : OrderStatus.partially_filled;
   }
-  e.placed(t.account, t.orderId, status, reason, t.filled, resting);
+  e.placed(t.order.account, t.order.id, status, reason, t.filled, resting);
 }
