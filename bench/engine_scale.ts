@@ -87,8 +87,8 @@ const CASES_QUICK: Case[] = [
 /** The case the growth run repeats with the default (small) table sizes. */
 const GROWTH_CASE = 'o1m_m1000_a10k';
 const GROWTH_CASE_QUICK = 'o100k_m1000_a10k';
-/** The case compared with the 1 k one for the ratio key. */
-const RATIO_CASE = 'o1m_m1000_a1m';
+/** The case compared with the 1 k one for the ratio key: the same 10 k accounts, 1,000x the orders, 100x the markets. */
+const RATIO_CASE = 'o1m_m1000_a10k';
 const RATIO_CASE_QUICK = 'o100k_m1000_a10k';
 
 const SEED = 0x5ca1e;
@@ -115,7 +115,9 @@ function engineConfigFor(c: Case, preallocate: boolean): Partial<EngineConfig> {
   if (!preallocate) return {};
   // Every slot the case can use: the mint orders (retained), the resting book, the stream's orders.
   const orders = c.orders + 2 * c.accounts + c.commands + 1024;
-  return { order_capacity: orders, account_capacity: c.accounts + 16, market_capacity: c.markets + 16, position_capacity: c.accounts * 2 + 16 };
+  return {
+    order_capacity: orders, account_capacity: c.accounts + 16, market_capacity: c.markets + 16, position_capacity: c.accounts * 2 + 16,
+  };
 }
 
 /**
@@ -216,7 +218,8 @@ class Generator {
         }
         case T_COMMAND_COMPLETED:
           if (CommandCompleted.status(em, e) !== CompletionStatus.ok) {
-            throw new Error(`engine_scale: generated command type ${Header.type(m, o)} at seq ${seq} was rejected with code ${CommandCompleted.code_num(em, e)}`);
+            const code = CommandCompleted.code_num(em, e);
+            throw new Error(`engine_scale: generated command type ${Header.type(m, o)} at seq ${seq} was rejected with code ${code}`);
           }
           break;
       }
@@ -313,8 +316,11 @@ class Generator {
   }
 
   private placeOnLadder(account: number, market: number, ladder: number, ladderTick: number, qty: number): void {
-    if (this.rng() < 0.5 && this.freeShares(account, market, 1 - ladder) >= qty) this.place(account, market, Side.sell, 1 - ladder, 100 - ladderTick, qty);
-    else this.place(account, market, Side.buy, ladder, ladderTick, qty);
+    if (this.rng() < 0.5 && this.freeShares(account, market, 1 - ladder) >= qty) {
+      this.place(account, market, Side.sell, 1 - ladder, 100 - ladderTick, qty);
+    } else {
+      this.place(account, market, Side.buy, ladder, ladderTick, qty);
+    }
   }
 
   private size(): number {
@@ -339,7 +345,7 @@ class Generator {
     this.placeOnLadder(this.randomAccountIn(market), market, ladder, lt, this.size());
   }
 
-  /** engine_match's crossing order, in `market`: aimed at 1..6 makers in priority order, or a thin best level plus a remainder that rests. */
+  /** engine_match's crossing order, in `market`: aimed at 1..6 makers in priority order, or a thin best level plus a rest. */
   private crossing(market: number): void {
     const st = this.engine.state;
     const book = st.book;
@@ -406,6 +412,10 @@ class Generator {
     this.stream = null;
     return this.bytes;
   }
+}
+
+function describeCase(c: Case): string {
+  return `${c.name} (${c.orders} resting orders, ${c.markets} markets, ${c.accounts} accounts, ${c.commands} commands)`;
 }
 
 function homeMarket(c: Case, account: number): number {
@@ -488,7 +498,13 @@ function runUntil(engine: Engine, out: BufferEventOut, mem: Mem, off: number, en
 }
 
 /** Per-command latencies (ns, timer overhead not yet subtracted) of the commands in [off, end); returns the samples. */
-function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: number, n: number): { samples: Float64Array; startMs: number; endMs: number } {
+interface Latencies {
+  samples: Float64Array;
+  startMs: number;
+  endMs: number;
+}
+
+function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: number, n: number): Latencies {
   const u32 = mem.u32;
   const samples = new Float64Array(n);
   let i = 0;
@@ -626,7 +642,8 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
     bytes_per_resting_order: round((rss3 - rss2) / restingAfterSetup, 1),
   };
   notes.push(
-    `${c.name}: throughput segments ${rates.map((r) => round(r / 1e6, 3)).join(', ')} M/s; ${gcTp.count} GCs in the timed segments, ${gcLat.count} in the latency part (the timer's BigInts).`,
+    `${c.name}: throughput segments ${rates.map((r) => round(r / 1e6, 3)).join(', ')} M/s; ${gcTp.count} GCs in the timed segments, ` +
+    `${gcLat.count} in the latency part (the timer's BigInts).`,
   );
   return { metrics: m, notes, journal: dir === null ? null : { dir, events: journalEvents, bytes: journalBytes } };
 }
@@ -657,9 +674,10 @@ function durability(dir: string, c: Case, events: number, bytes: number, notes: 
   const loadMs = performance.now() - t;
   if (back.asOfSeq !== views.asOfSeq) throw new Error('engine_scale: the snapshot read back holds another seq');
   notes.push(
-    `${c.name} durability: ${events} journaled events (${round(bytes / MIB)} MiB, no fsync while writing), ${resting} resting orders at the end; ` +
-    `plan (scan and checksums) ${round(planMs)} ms, replay into a read model ${round(viewsMs)} ms, into the engine's state ${round(engineMs)} ms; ` +
-    `snapshot of the read model: encode ${round(encodeMs)} ms, write + fsync ${round(writeMs)} ms (${round(body.length / MIB)} MiB), read back and decode ${round(loadMs)} ms.`,
+    `${c.name} durability: ${events} journaled events (${round(bytes / MIB)} MiB, no fsync while writing), ` +
+    `${resting} resting orders at the end; plan (scan and checksums) ${round(planMs)} ms, replay into a read model ${round(viewsMs)} ms, ` +
+    `into the engine's state ${round(engineMs)} ms; snapshot of the read model: encode ${round(encodeMs)} ms, ` +
+    `write + fsync ${round(writeMs)} ms (${round(body.length / MIB)} MiB), read back and decode ${round(loadMs)} ms.`,
   );
   return {
     journal_events: events,
@@ -722,19 +740,37 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.gc_count_long_run = base.gc_count_timed!;
   metrics.long_run_commands = base.timed_commands!;
   const durable = byName.get(cases.find((c) => c.durability === true)!.name)!;
-  for (const k of ['journal_events', 'recovery_plan_s', 'recovery_replay_views_s', 'recovery_replay_engine_s', 'recovery_s_per_million_events', 'snapshot_resting_orders',
-    'snapshot_encode_s', 'snapshot_write_s', 'snapshot_mib', 'snapshot_load_s'] as const) {
+  const durableKeys = [
+    'journal_events', 'recovery_plan_s', 'recovery_replay_views_s', 'recovery_replay_engine_s', 'recovery_s_per_million_events',
+    'snapshot_resting_orders', 'snapshot_encode_s', 'snapshot_write_s', 'snapshot_mib', 'snapshot_load_s',
+  ] as const;
+  for (const k of durableKeys) {
     if (durable[k] !== undefined) metrics[k] = durable[k]!;
   }
+  const timedPct = round((1 - WARM_SHARE - LATENCY_SHARE) * 100);
+  const longPct = round((cases[0]!.latencyShare ?? LATENCY_SHARE) * 100);
+  const met = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   notes.unshift(
-    `Each case: setup (untimed), then ${round(WARM_SHARE * 100)}% of the stream untimed, the next ${round((1 - WARM_SHARE - LATENCY_SHARE) * 100)}% timed in ${SEGMENTS} segments (commands_per_s = their median), the last ${round(LATENCY_SHARE * 100)}% with process.hrtime.bigint() around every command (percentiles and max, timer overhead subtracted; the long-run case times ${round((cases[0]!.latencyShare ?? LATENCY_SHARE) * 100)}% per command). ` +
-    'Tables are preallocated from the configuration (order_capacity, account_capacity, market_capacity, position_capacity: DX_*_CAPACITY in the exchange), so nothing grows while timing.',
-    `Growth: the ${growthName} setup with the default table sizes (they double when full) took at most ${round(growth.maxNs / 1e6, 2)} ms for one command (seq ${growth.atSeq}): that is the stall a doubling costs, and why production sizes the tables from the configuration.`,
-    `Memory: bytes_per_resting_order = resident memory (RSS) added while the setup placed the case's resting orders, over their number; bytes_per_account = RSS added by creating and funding the accounts, over their number (from the largest case, ${cases[cases.length - 1]!.name}). ` +
-    'What the preallocation touches up front (tables filled with -1 at creation: per-account lists, book levels, the gtd expiry heap at 4 bytes per order of capacity) is <case>_rss_preallocated_mib.',
-    `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput. The ${cases[0]!.name} case runs ${base.timed_commands} timed commands under a GC observer: gc_count_long_run counts the collections in them (the engine allocates nothing per command).`,
-    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts). The engine runs as the exchange's engine thread runs it (ExchangeState.matchingOnly).`,
-    `Targets (reported, not asserted): ratio >= 0.7: ${metrics.ratio_1m_orders_1000_markets_vs_1k >= 0.7 ? 'met' : 'NOT met'}; no command over 1 ms: ${maxNs <= 1e6 ? 'met' : 'NOT met'} (${round(maxNs / 1000)} µs); <= 200 bytes per resting order: ${metrics.bytes_per_resting_order <= 200 ? 'met' : 'NOT met'}.`,
+    `Each case: setup (untimed), then ${round(WARM_SHARE * 100)}% of the stream untimed, the next ${timedPct}% timed in ${SEGMENTS} ` +
+    `segments (commands_per_s = their median), the last ${round(LATENCY_SHARE * 100)}% with process.hrtime.bigint() around every command ` +
+    `(percentiles and max, timer overhead subtracted; the long-run case times ${longPct}% per command). Tables are preallocated from ` +
+    'the configuration (order_capacity, account_capacity, market_capacity, position_capacity: DX_*_CAPACITY in the exchange), so ' +
+    'nothing grows while timing.',
+    `Growth: the ${growthName} setup with the default table sizes (they double when full) took at most ` +
+    `${round(growth.maxNs / 1e6, 2)} ms for one command (seq ${growth.atSeq}): the stall a doubling costs, and why production sizes ` +
+    'the tables from the configuration.',
+    'Memory: bytes_per_resting_order = resident memory (RSS) added while the setup placed the case\'s resting orders, over their ' +
+    'number; bytes_per_account = RSS added by creating and funding the accounts, over their number (from the largest case, ' +
+    `${cases[cases.length - 1]!.name}). What the preallocation touches up front (tables filled with -1 at creation: per-account ` +
+    'lists, book levels, the gtd expiry heap at 4 bytes per order of capacity) is <case>_rss_preallocated_mib.',
+    `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput (the same ` +
+    `accounts). The ${cases[0]!.name} case runs ${base.timed_commands} timed commands under a GC observer: gc_count_long_run counts ` +
+    'the collections in them (the engine allocates nothing per command).',
+    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts). The engine runs as the exchange's engine thread runs it ` +
+    '(ExchangeState.enterMatchingOnly).',
+    `Targets (reported, not asserted): ratio >= 0.7: ${met(metrics.ratio_1m_orders_1000_markets_vs_1k >= 0.7)}; no command over ` +
+    `1 ms: ${met(maxNs <= 1e6)} (${round(maxNs / 1000)} µs); <= 200 bytes per resting order: ` +
+    `${met(metrics.bytes_per_resting_order <= 200)}.`,
   );
   const env = environment();
   return {
@@ -742,8 +778,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     node: env.node,
     machine: env.machine,
     workload:
-      `engine_scale single thread, in process: seed ${SEED}, engine_match's mix (~50% passive, ~30% crossing, ~20% cancels; buys and sells of YES and NO) ` +
-      `over uniformly chosen markets, each account trading in its home market; cases ${cases.map((c) => `${c.name} (${c.orders} resting orders, ${c.markets} markets, ${c.accounts} accounts, ${c.commands} commands)`).join('; ')}.`,
+      `engine_scale single thread, in process: seed ${SEED}, engine_match's mix (~50% passive, ~30% crossing, ~20% cancels; ` +
+      'buys and sells of YES and NO) ' +
+      `over uniformly chosen markets, each account trading in its home market; cases ${cases.map(describeCase).join('; ')}.`,
     metrics,
     peers: {},
     ratios: {},

@@ -164,7 +164,7 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
       }
       if (!sameBytes(out, twinOut)) {
         return {
-          seed, index: i, command, message: 'the matching-only engine (ExchangeState.matchingOnly) emitted other events than the full engine',
+          seed, index: i, command, message: 'the matching-only engine (ExchangeState.enterMatchingOnly) wrote other events than the full one',
           expectedEvents: out.take(), actualEvents: twinOut.take(), sides: ['full engine', 'matching-only engine'],
         };
       }
@@ -212,7 +212,8 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
   const fusedHash = stateHash(engine.state);
   const evolveHash = stateHash(viaEvolve.state);
   if (fusedHash !== evolveHash) {
-    return { seed, index: -1, command: null, message: 'the fused engine\'s state hash differs from the evolve engine\'s', expected: evolveHash, actual: fusedHash };
+    const message = 'the fused engine\'s state hash differs from the evolve engine\'s';
+    return { seed, index: -1, command: null, message, expected: evolveHash, actual: fusedHash };
   }
   return null;
 }

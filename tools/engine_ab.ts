@@ -78,7 +78,8 @@ async function child(dist: string, commands: number, runs: number): Promise<void
   }
   rates.sort((p, q) => p - q);
   cpuRates.sort((p, q) => p - q);
-  const out: ChildResult = { median: rates[rates.length >> 1]!, best: rates[rates.length - 1]!, cpuMedian: cpuRates[cpuRates.length >> 1]! };
+  const mid = rates.length >> 1;
+  const out: ChildResult = { median: rates[mid]!, best: rates[rates.length - 1]!, cpuMedian: cpuRates[mid]! };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 

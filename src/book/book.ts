@@ -107,11 +107,12 @@ export class Book {
     let qty = 0;
     let prev = NIL;
     for (let x = this.levelHead[lv]!; x !== NIL; x = o.next[x]!) {
-      assert(o.prev[x] === prev && o.onBook[x] === 1 && Book.level(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!) === lv, 'book: a level links an order that does not rest there');
+      const at = Book.level(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!);
+      assert(o.prev[x] === prev && o.onBook[x] === 1 && at === lv, 'book: a level links an order that does not rest there');
       qty += o.remaining[x]!;
       n++;
       prev = x;
     }
-    assert(this.levelTail[lv] === prev && n === this.levelCount[lv] && qty === this.levelQty[lv], 'book: a level\'s count or total disagrees with its orders');
+    assert(this.levelTail[lv] === prev && n === this.levelCount[lv] && qty === this.levelQty[lv], 'book: a level count or total is off');
   }
 }

@@ -80,7 +80,8 @@ export function requestWithdrawal(e: Emitter, cm: Mem, co: number, account: numb
   const acc = e.state.accounts;
   if (!acc.isLive(account)) return e.rejected(T_REQUEST_WITHDRAWAL, Reject.unknown_account, account);
   const amount = RequestWithdrawal.amount(cm, co);
-  const existing = acc.cwidIndex.get(account, RequestWithdrawal.client_withdrawal_id_hi(cm, co), RequestWithdrawal.client_withdrawal_id_lo(cm, co));
+  const cwidHi = RequestWithdrawal.client_withdrawal_id_hi(cm, co);
+  const existing = acc.cwidIndex.get(account, cwidHi, RequestWithdrawal.client_withdrawal_id_lo(cm, co));
   if (existing >= 0) {
     if (acc.wAmount[existing] === amount && acc.wDestination[existing] === RequestWithdrawal.destination(cm, co)) {
       return e.ok(T_REQUEST_WITHDRAWAL, account, existing);

@@ -8,7 +8,9 @@
 // event bytes and state hashes on every seed). Engine thread, gateway read
 // models, recovery. No clock, no decisions: every choice is in the event.
 
-import { Side, Tif, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, Filled, Header, PlaceOrder } from '../layout/records.js';
+import {
+  Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
+} from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
@@ -160,23 +162,85 @@ export function applyRested(s: ExchangeState, m: Mem, o: number, slot: number): 
   if (ord.tif[slot] === Tif.gtd) s.expiries.set(slot, ord.expHi[slot]!, ord.expLo[slot]!);
 }
 
-/** Filled at o between the resting maker and the incoming taker (at their slots). */
-export function applyFilled(s: ExchangeState, m: Mem, o: number, maker: number, taker: number): void {
+/**
+ * The fields of a Filled event, gathered once: decide computes them and
+ * writes the event from them (writeEvent); evolve reads them back
+ * (readEvent). Either way applyFilled takes them from here.
+ */
+export class Fill {
+  fillId = 0;
+  makerId = 0;
+  takerId = 0;
+  makerAccount = 0;
+  takerAccount = 0;
+  market = 0;
+  qty = 0;
+  tickYes = 0;
+  path = 0;
+  takerSide = 0;
+  takerOutcome = 0;
+  makerFee = 0;
+  takerFee = 0;
+  makerRelease = 0;
+  takerRelease = 0;
+
+  readEvent(m: Mem, o: number): this {
+    this.fillId = Filled.fill_id(m, o);
+    this.makerId = Filled.maker_order_id(m, o);
+    this.takerId = Filled.taker_order_id(m, o);
+    this.makerAccount = Filled.maker_account(m, o);
+    this.takerAccount = Filled.taker_account(m, o);
+    this.market = Filled.market_id(m, o);
+    this.qty = Filled.qty(m, o);
+    this.tickYes = Filled.tick_yes(m, o);
+    this.path = Filled.path(m, o);
+    this.takerSide = Filled.taker_side(m, o);
+    this.takerOutcome = Filled.taker_outcome(m, o);
+    this.makerFee = Filled.maker_fee(m, o);
+    this.takerFee = Filled.taker_fee(m, o);
+    this.makerRelease = Filled.maker_release(m, o);
+    this.takerRelease = Filled.taker_release(m, o);
+    return this;
+  }
+
+  /** Writes the fields into the Filled record at o (its header is the caller's). */
+  writeEvent(m: Mem, o: number): void {
+    Filled.clear_reserved(m, o);
+    Filled.set_fill_id(m, o, this.fillId);
+    Filled.set_maker_order_id(m, o, this.makerId);
+    Filled.set_taker_order_id(m, o, this.takerId);
+    Filled.set_maker_account(m, o, this.makerAccount);
+    Filled.set_taker_account(m, o, this.takerAccount);
+    Filled.set_market_id(m, o, this.market);
+    Filled.set_qty(m, o, this.qty);
+    Filled.set_tick_yes(m, o, this.tickYes);
+    Filled.set_path(m, o, this.path);
+    Filled.set_taker_side(m, o, this.takerSide);
+    Filled.set_taker_outcome(m, o, this.takerOutcome);
+    Filled.set_maker_fee(m, o, this.makerFee);
+    Filled.set_taker_fee(m, o, this.takerFee);
+    Filled.set_maker_release(m, o, this.makerRelease);
+    Filled.set_taker_release(m, o, this.takerRelease);
+  }
+}
+
+/** A fill between the resting maker and the incoming taker (at their slots). */
+export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  assert(ord.id[maker] === Filled.maker_order_id(m, o) && ord.onBook[maker] === 1, 'apply: the maker rests at its slot');
-  assert(ord.id[taker] === Filled.taker_order_id(m, o), 'apply: the taker is live at its slot');
-  const q = Filled.qty(m, o);
+  assert(ord.id[maker] === f.makerId && ord.onBook[maker] === 1, 'apply: the maker rests at its slot');
+  assert(ord.id[taker] === f.takerId, 'apply: the taker is live at its slot');
+  const q = f.qty;
   const mTick = ord.ladderTick[maker]!;
-  const makerFee = Filled.maker_fee(m, o);
-  const takerFee = Filled.taker_fee(m, o);
+  const makerFee = f.makerFee;
+  const takerFee = f.takerFee;
   // Maker trades at its own ladder price; the taker at the complement.
   const makerP = ord.side[maker] === Side.buy ? mTick : 100 - mTick;
   const takerP = ord.side[taker] === Side.buy ? 100 - mTick : mTick;
-  settleParty(s, maker, q, makerP, makerFee, Filled.maker_release(m, o));
-  settleParty(s, taker, q, takerP, takerFee, Filled.taker_release(m, o));
+  settleParty(s, maker, q, makerP, makerFee, f.makerRelease);
+  settleParty(s, taker, q, takerP, takerFee, f.takerRelease);
   acc.feesCollected += makerFee + takerFee;
-  s.fillCount = Filled.fill_id(m, o);
+  s.fillCount = f.fillId;
 
   const seq = s.seq;
   const mRem = ord.remaining[maker]! - q;
@@ -209,13 +273,12 @@ export function applyFilled(s: ExchangeState, m: Mem, o: number, maker: number, 
     ord.status[taker] = OrderStatus.partially_filled;
   }
 
-  const market = Filled.market_id(m, o);
+  const market = f.market;
   const mk = s.markets;
-  const path = Filled.path(m, o);
   mk.volume[market] = mk.volume[market]! + q;
-  if (path === 0) mk.openInterest[market] = mk.openInterest[market]! + q;
-  else if (path === 2) mk.openInterest[market] = mk.openInterest[market]! - q;
-  mk.lastTickYes[market] = Filled.tick_yes(m, o);
+  if (f.path === 0) mk.openInterest[market] = mk.openInterest[market]! + q;
+  else if (f.path === 2) mk.openInterest[market] = mk.openInterest[market]! - q;
+  mk.lastTickYes[market] = f.tickYes;
 }
 
 /** One party's side of a fill: q shares at own-outcome price p, paying fee; a buy releases `release` of its reservation. */
@@ -243,7 +306,9 @@ export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number)
   const acc = s.accounts;
   assert(ord.id[slot] === OrderCanceled.order_id(m, o), 'apply: the canceled order is live at its slot');
   const rem = OrderCanceled.canceled_qty(m, o);
-  assert(rem === ord.remaining[slot] && ord.status[slot] !== OrderStatus.canceled && ord.status[slot] !== OrderStatus.filled, 'apply: a cancel takes a live order\'s whole remainder');
+  const status = ord.status[slot];
+  const live = status !== OrderStatus.canceled && status !== OrderStatus.filled;
+  assert(live && rem === ord.remaining[slot], 'apply: a cancel takes a live order\'s whole remainder');
   if (ord.onBook[slot] === 1) s.book.remove(ord, slot, rem);
   if (ord.tif[slot] === Tif.gtd) s.expiries.remove(slot);
   const a = ord.account[slot]!;

@@ -46,8 +46,14 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
 export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig {
   const c = { ...DEFAULT_ENGINE_CONFIG, ...partial };
   // A quorum of 0 would propose (and open series rounds) from no price at all.
-  if (!Number.isInteger(c.oracle_quorum) || c.oracle_quorum < 1) throw new Error(`engine config: oracle_quorum must be at least 1, got ${c.oracle_quorum}`);
-  if (!Number.isSafeInteger(c.oracle_staleness_ms * 1_000_000) || c.oracle_staleness_ms < 1) throw new Error(`engine config: bad oracle_staleness_ms ${c.oracle_staleness_ms}`);
-  if (!Number.isSafeInteger(c.dispute_window_ms * 1_000_000) || c.dispute_window_ms < 0) throw new Error(`engine config: bad dispute_window_ms ${c.dispute_window_ms}`);
+  if (!Number.isInteger(c.oracle_quorum) || c.oracle_quorum < 1) {
+    throw new Error(`engine config: oracle_quorum must be at least 1, got ${c.oracle_quorum}`);
+  }
+  if (!Number.isSafeInteger(c.oracle_staleness_ms * 1_000_000) || c.oracle_staleness_ms < 1) {
+    throw new Error(`engine config: bad oracle_staleness_ms ${c.oracle_staleness_ms}`);
+  }
+  if (!Number.isSafeInteger(c.dispute_window_ms * 1_000_000) || c.dispute_window_ms < 0) {
+    throw new Error(`engine config: bad dispute_window_ms ${c.dispute_window_ms}`);
+  }
   return c;
 }

@@ -11,7 +11,9 @@
 
 import { CommandCompleted, CompletionStatus, Header, OrderAccepted, T_PLACE_ORDER } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import { applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested, type AcceptedOrder } from './apply.js';
+import {
+  applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested, type AcceptedOrder, type Fill,
+} from './apply.js';
 import type { EventOut } from './event_out.js';
 import { evolve } from './evolve.js';
 import { ORACLE_SOURCES } from './markets.js';
@@ -93,9 +95,10 @@ export class Emitter {
     else applyRested(this.state, this.m, o, slot);
   }
 
-  filled(o: number, maker: number, taker: number): void {
+  /** Applies the Filled at o, which decide wrote from f. */
+  filled(o: number, f: Fill, maker: number, taker: number): void {
     if (this.viaEvolve) this.commit(o);
-    else applyFilled(this.state, this.m, o, maker, taker);
+    else applyFilled(this.state, f, maker, taker);
   }
 
   canceled(o: number, slot: number): void {

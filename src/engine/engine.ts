@@ -96,7 +96,11 @@ export class Engine {
       case T_DISPUTE_ROUND:
       case T_SETTLE_ROUND:
       case T_VOID_ROUND:
-      case T_PROPOSE_ROUND: roundControl(e, type, FreezeRound.market_id(cm, co), type === T_PROPOSE_ROUND ? ProposeRound.source(cm, co) : 0, account); break;
+      case T_PROPOSE_ROUND: {
+        const source = type === T_PROPOSE_ROUND ? ProposeRound.source(cm, co) : 0;
+        roundControl(e, type, FreezeRound.market_id(cm, co), source, account);
+        break;
+      }
       case T_SUBMIT_ORACLE_TICK: oracleTick(e, SubmitOracleTick.source_id(cm, co), SubmitOracleTick.price(cm, co), account); break;
       case T_CREATE_SERIES: createSeries(e, cm, co, account); break;
       case T_STOP_SERIES: stopSeries(e, StopSeries.category(cm, co), account); break;

@@ -8,7 +8,7 @@
 // with plain arithmetic.
 
 import {
-  AccountCreated, AccountDeleted, DeadmanArmed, Deposited, FeeScheduleCreated, Filled, Header, KeyCreated, KeyRevoked,
+  AccountCreated, AccountDeleted, DeadmanArmed, Deposited, FeeScheduleCreated, Header, KeyCreated, KeyRevoked,
   MarketCreated, OracleSourceExpired, OracleTicked, OrderCanceled, OrderDecreased, OrderRested,
   PositionSettled, RoundOpened, RoundStatus, RoundTransitioned, T_ACCOUNT_CREATED, T_ACCOUNT_DELETED,
   T_COMMAND_COMPLETED, T_DEADMAN_ARMED, T_DEADMAN_DISARMED, T_DEPOSITED, T_FEE_SCHEDULE_CREATED, T_FILLED,
@@ -21,12 +21,13 @@ import {
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo } from '../lib/u64.js';
-import { AcceptedOrder, applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } from './apply.js';
+import { AcceptedOrder, Fill, applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } from './apply.js';
 import type { ExchangeState } from './state.js';
 
 const scratchHiLo = new Uint32Array(2);
-/** Scratch for the OrderAccepted being applied. */
+/** Scratch for the OrderAccepted and the Filled being applied. */
 const accepted = new AcceptedOrder();
+const fill = new Fill();
 
 export function evolve(s: ExchangeState, m: Mem, o: number): void {
   const type = Header.type(m, o);
@@ -39,7 +40,10 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
   switch (type) {
     case T_COMMAND_COMPLETED: return;
     // Order events: find the slots, then the changes the fused path makes too.
-    case T_FILLED: return applyFilled(s, m, o, s.slotOf(Filled.maker_order_id(m, o)), s.slotOf(Filled.taker_order_id(m, o)));
+    case T_FILLED: {
+      const f = fill.readEvent(m, o);
+      return applyFilled(s, f, s.slotOf(f.makerId), s.slotOf(f.takerId));
+    }
     case T_ORDER_ACCEPTED: applyAccepted(s, accepted.readEvent(m, o)); return;
     case T_ORDER_RESTED: return applyRested(s, m, o, s.slotOf(OrderRested.order_id(m, o)));
     case T_ORDER_CANCELED: return applyCanceled(s, m, o, s.slotOf(OrderCanceled.order_id(m, o)));

@@ -11,12 +11,13 @@ import { affordableQty, feeCents, feePerShare } from '../accounts/fees.js';
 import { Book } from '../book/book.js';
 import { NIL } from '../book/orders.js';
 import {
-  CancelReason, Filled, OrderAccepted, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Reject, RoundStatus, Side, Stp, T_PLACE_ORDER, Tif,
+  CancelReason, Filled, OrderAccepted, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Reject, RoundStatus, Side, Stp,
+  T_PLACE_ORDER, Tif,
 } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { cmpHiLo } from '../lib/u64.js';
-import { AcceptedOrder } from './apply.js';
+import { AcceptedOrder, Fill } from './apply.js';
 import type { Emitter } from './emitter.js';
 import { cancelLive } from './order_commands.js';
 
@@ -27,6 +28,8 @@ import { cancelLive } from './order_commands.js';
  */
 export class Taker {
   readonly order = new AcceptedOrder();
+  /** The fill being written and applied. */
+  readonly fill = new Fill();
   slot = NIL;
   isBuy = false;
   /** max_cost, or -1 for an order without a budget. */
@@ -91,8 +94,8 @@ function admit(e: Emitter, t: Taker): number {
   const market = t.order.market;
   const hasExpiry = t.order.expHi !== 0 || t.order.expLo !== 0;
   if (
-    tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || t.order.outcome > 1 || tif > 3 || t.order.stp > 2 || postOnly > 1 ||
-    hasMaxCost > 1 || (postOnly === 1 && (tif === Tif.ioc || tif === Tif.fok)) ||
+    tick < 1 || tick > 99 || qty < 1 || qty > s.config.max_qty || side > 1 || t.order.outcome > 1 || tif > 3 || t.order.stp > 2 ||
+    postOnly > 1 || hasMaxCost > 1 || (postOnly === 1 && (tif === Tif.ioc || tif === Tif.fok)) ||
     (tif === Tif.gtd) !== hasExpiry ||
     (hasMaxCost === 1 && (side === Side.sell || postOnly === 1 || tif === Tif.gtd))
   ) {
@@ -192,7 +195,6 @@ function matchTaker(e: Emitter, t: Taker): number {
 /** One Filled: q shares between the taker and the maker at the maker's ladder tick b; `last` when it leaves the taker with 0. */
 function fill(e: Emitter, t: Taker, maker: number, b: number, q: number, last: boolean): void {
   const ord = e.state.orders;
-  const m = e.m;
   const takerP = t.isBuy ? 100 - b : b;
   const makerIsBuy = ord.side[maker] === Side.buy;
   const makerP = makerIsBuy ? b : 100 - b;
@@ -204,24 +206,25 @@ function fill(e: Emitter, t: Taker, maker: number, b: number, q: number, last: b
     if (t.budget >= 0) takerRelease = last ? ord.reservedCash[t.slot]! : q * takerP + takerFee;
     else takerRelease = q * (t.order.tick + t.order.fps);
   }
+  const f = t.fill;
+  f.fillId = e.state.fillCount + 1;
+  f.makerId = ord.id[maker]!;
+  f.takerId = t.order.id;
+  f.makerAccount = ord.account[maker]!;
+  f.takerAccount = t.order.account;
+  f.market = t.order.market;
+  f.qty = q;
+  f.tickYes = t.opp === 0 ? b : 100 - b;
+  f.path = makerIsBuy ? (t.isBuy ? 0 : 1) : (t.isBuy ? 1 : 2);
+  f.takerSide = t.order.side;
+  f.takerOutcome = t.order.outcome;
+  f.makerFee = makerFee;
+  f.takerFee = takerFee;
+  f.makerRelease = makerIsBuy ? q * (ord.tick[maker]! + ord.feePerShare[maker]!) : 0;
+  f.takerRelease = takerRelease;
   const o = e.begin(Filled.TYPE, Filled.SIZE, t.order.account);
-  Filled.clear_reserved(m, o);
-  Filled.set_fill_id(m, o, e.state.fillCount + 1);
-  Filled.set_maker_order_id(m, o, ord.id[maker]!);
-  Filled.set_taker_order_id(m, o, t.order.id);
-  Filled.set_maker_account(m, o, ord.account[maker]!);
-  Filled.set_taker_account(m, o, t.order.account);
-  Filled.set_market_id(m, o, t.order.market);
-  Filled.set_qty(m, o, q);
-  Filled.set_tick_yes(m, o, t.opp === 0 ? b : 100 - b);
-  Filled.set_path(m, o, makerIsBuy ? (t.isBuy ? 0 : 1) : (t.isBuy ? 1 : 2));
-  Filled.set_taker_side(m, o, t.order.side);
-  Filled.set_taker_outcome(m, o, t.order.outcome);
-  Filled.set_maker_fee(m, o, makerFee);
-  Filled.set_taker_fee(m, o, takerFee);
-  Filled.set_maker_release(m, o, makerIsBuy ? q * (ord.tick[maker]! + ord.feePerShare[maker]!) : 0);
-  Filled.set_taker_release(m, o, takerRelease);
-  e.filled(o, maker, t.slot);
+  f.writeEvent(e.m, o);
+  e.filled(o, f, maker, t.slot);
   t.filled += q;
   t.spent += q * takerP + takerFee;
 }

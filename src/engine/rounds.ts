@@ -6,9 +6,9 @@
 import { Book } from '../book/book.js';
 import { NIL } from '../book/orders.js';
 import {
-  CancelReason, CreateSeries, OpenRound, OracleSourceExpired, OracleTicked, PositionSettled, ProposeSource, Reject, RoundOpened, RoundOutcome,
-  RoundStatus, RoundTransitioned, SeriesCreated, SeriesStopped, T_CLOCK_TICK, T_CREATE_SERIES, T_DISPUTE_ROUND, T_FREEZE_ROUND, T_OPEN_ROUND,
-  T_PROPOSE_ROUND, T_SETTLE_ROUND, T_STOP_SERIES, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND,
+  CancelReason, CreateSeries, OpenRound, OracleSourceExpired, OracleTicked, PositionSettled, ProposeSource, Reject, RoundOpened,
+  RoundOutcome, RoundStatus, RoundTransitioned, SeriesCreated, SeriesStopped, T_CLOCK_TICK, T_CREATE_SERIES, T_DISPUTE_ROUND,
+  T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND, T_SETTLE_ROUND, T_STOP_SERIES, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo, cmpHiLo } from '../lib/u64.js';
