@@ -2,7 +2,7 @@
 // the REST gateway of two exchange processes started side by side, one with
 // --durability fsync (every answer waits for the journal's group-commit
 // fdatasync) and one with --durability none (benchmarks only: the journal
-// writes without syncing), driven by the load generator (tools/loadgen) in
+// writes without syncing), driven by the load generator (test/support/loadgen) in
 // closed loop for throughput and in open loop at half of each one's peak for
 // latency; then recovery time per 1,000,000 journaled events: a journal of at
 // least a million events is built through a third exchange, and cold starts
@@ -35,10 +35,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { listSegments } from '../src/journal/recovery.js';
 import { readWhole, scanSegment } from '../src/journal/segment.js';
-import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
+import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
 import { helloPhase, settings as gatewaySettings, type Settings as GatewaySettings } from './gateway_place.js';
-import { closeFetchConnections, ExchangeServer } from '../tools/crash_test.js';
-import { createTraders, openMarket, type ExchangeProcess } from './lib/exchange_fixture.js';
+import { closeFetchConnections } from '../src/client/transport.js';
+import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js';
+import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max as maxOf, median, min as minOf, percentiles, putLatencyUs, relativeSpread } from './lib/stats.js';
@@ -103,7 +104,7 @@ function okRate(r: LoadResult): number {
 
 interface Exchange {
   mode: Mode;
-  server: ExchangeServer;
+  server: ExchangeProcess;
   dir: string;
   market: number;
   keys: { keyId: number; secret: string }[];
@@ -113,28 +114,21 @@ interface Exchange {
   runs: number;
 }
 
-async function startServer(dir: string, mode: Mode, s: Settings, opts: { snapshotEvery?: number; logLevel?: 'info' | 'warn' } = {}): Promise<ExchangeServer> {
-  const server = new ExchangeServer({
-    dataDir: dir, token: TOKEN, durability: mode, gateways: s.gateways, snapshotEvery: opts.snapshotEvery, logLevel: opts.logLevel ?? 'warn',
-  });
-  try {
-    return await server.ready(600_000);
-  } catch (e) {
-    await server.kill();
-    throw e;
-  }
+function startServer(dir: string, mode: Mode, s: Settings, opts: { snapshotEvery?: number; logLevel?: 'info' | 'warn' } = {}): Promise<ExchangeProcess> {
+  return spawnExchange(
+    { data_dir: dir, admin_token: TOKEN, durability: mode, gateways: s.gateways, snapshot_every: opts.snapshotEvery, demo: false },
+    { logLevel: opts.logLevel ?? 'warn', readyTimeoutMs: 600_000 },
+  );
 }
 
-/** A started exchange with its market and funded keys (the fixture's population, through an adapter). */
-async function population(server: ExchangeServer, mode: Mode, dir: string, keys: number, s: Settings): Promise<Exchange> {
-  const admin = server.admin(60_000);
-  const market = await openMarket(admin);
-  const adapter = { admin, url: server.base } as unknown as ExchangeProcess;
-  const setup = await createTraders(adapter, keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
+/** A started exchange with its market and funded keys (the benchmarks' population). */
+async function population(server: ExchangeProcess, mode: Mode, dir: string, keys: number, s: Settings): Promise<Exchange> {
+  const market = await openMarket(server.admin(60_000));
+  const setup = await createTraders(server, keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32, adminTimeoutMs: 60_000 });
   return { mode, server, dir, market, keys: setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret })), setup_ms: setup.setup_ms, offset: 0, runs: 0 };
 }
 
-async function stopServer(server: ExchangeServer): Promise<{ code: number | null; signal: string | null; killed: boolean }> {
+async function stopServer(server: ExchangeProcess): Promise<{ code: number | null; signal: string | null; killed: boolean }> {
   await closeFetchConnections();
   return server.terminate(60_000);
 }
@@ -489,7 +483,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   notes.push(`the disk's own floor: ${disk.samples} appends of 4 KiB + fdatasync to a file in ${tmpdir()} (where the exchanges' data directories are), each timed: p50/p99/p99.9/max ${disk.p50_us}/${disk.p99_us}/${disk.p999_us}/${disk.max_us} us. With fsync on, every answer waits for at least one such sync, so the placement p99 cannot be below this p99.`);
   const helloRates = hello.runs.map((m) => okRate(m.value));
   const helloMed = median(helloRates);
-  notes.push(`uWS hello-world ceiling in this run (tools/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);
+  notes.push(`uWS hello-world ceiling in this run (test/support/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);
   for (const c of tp.fsync.curve) {
     const p = `fsync_at_${Math.round(c.fraction * 100)}pct`;
     const o = c.m.value;
@@ -568,7 +562,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'durable_place',
     node: env.node,
     machine: env.machine,
-    workload: `Two exchange processes side by side on 127.0.0.1, --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; tools/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, one open-loop run of ${s.open_ms} ms per mode at half its peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
+    workload: `Two exchange processes side by side on 127.0.0.1, --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, one open-loop run of ${s.open_ms} ms per mode at half its peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
     metrics,
     peers: {
       durability_none_benchmarks_only: {

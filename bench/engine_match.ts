@@ -50,6 +50,7 @@ import {
   T_ORDER_CANCELED, T_ORDER_RESTED, Tif,
 } from '../src/layout/records.js';
 import { memOf, type Mem } from '../src/lib/mem.js';
+import { mulberry32 as prng } from '../src/lib/rng.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max, median, min, percentiles, relativeSpread } from './lib/stats.js';
 
@@ -101,29 +102,6 @@ const TWO32 = 4294967296;
 const T0_NS = 1_767_225_600n * 1_000_000_000n;
 const T0_HI = Number(T0_NS / BigInt(TWO32));
 const T0_LO = Number(T0_NS % BigInt(TWO32));
-
-// ---- seeded generator --------------------------------------------------------
-
-/** sfc32: small, fast, good enough for workload shapes; deterministic per seed. */
-function prng(seed: number): () => number {
-  let a = 0x9e3779b9;
-  let b = 0x243f6a88;
-  let c = 0xb7e15162;
-  let d = seed >>> 0;
-  const next = (): number => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    let t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    t = (t + d) | 0;
-    c = (c + t) | 0;
-    return (t >>> 0) / TWO32;
-  };
-  for (let i = 0; i < 16; i++) next();
-  return next;
-}
 
 /** The peer's view of a placement or a cancel (bid/ask space: YES-ladder tick y is a bid at y, NO-ladder tick n an ask at 100 - n). */
 interface PeerOps {

@@ -2,10 +2,10 @@
 // exchange (separate process, loopback, durability none), against the
 // ceiling of a uWS hello-world server driven by the same load generator on
 // the same machine. Main thread of the bench runner; the load generator's
-// piscina workers (tools/loadgen) do all the sending. Reports, never asserts.
+// piscina workers (test/support/loadgen) do all the sending. Reports, never asserts.
 //
 // One run:
-//   1. hello: closed loop against tools/loadgen/hello_server.js at 8, 16 and
+//   1. hello: closed loop against test/support/loadgen/hello_server.js at 8, 16 and
 //      32 connections (short probes), then REPEATS runs at the best count.
 //   2. exchange: one market with a trading round; `keys` accounts, each with
 //      a read+trade key, a deposit and seeded YES and NO shares (so the
@@ -45,8 +45,11 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { runLoad, type LoadResult } from '../tools/loadgen/loadgen.js';
-import { createTraders, openMarket, startExchange, startFastifyPeer, startHello, type ExchangeProcess, type TraderSetup } from './lib/exchange_fixture.js';
+import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
+import type { ExchangeProcess } from '../test/support/exchange.js';
+import { startHello } from '../test/support/loadgen/hello.js';
+import { startFastifyPeer } from './lib/fastify_peer.js';
+import { createTraders, openMarket, startBenchExchange, type TraderSetup } from './lib/population.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, max as maxOf, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
@@ -214,10 +217,10 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
     const best = probes.slice().sort((a, b) => b.per_s - a.per_s)[0]!;
     const runs: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, () => load(best.connections, s.run_ms)));
-    if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderr().slice(-1500)}`);
+    if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderrTail().slice(-1500)}`);
     return { connections: best.connections, probes, runs };
   } finally {
-    await h.child.stop();
+    await h.child.terminate(10_000);
   }
 }
 
@@ -255,7 +258,7 @@ async function generatorPhase(s: Settings, helloConnections: number, exchangeCon
     }));
     return { hello_at_exchange, signed_at_exchange, signed_at_hello, open_floor };
   } finally {
-    await h.child.stop();
+    await h.child.terminate(10_000);
   }
 }
 
@@ -287,7 +290,7 @@ export interface LoadedExchange {
 export async function loadExchange(ex: ExchangeProcess, s: { keys: number; seed_shares: number }, seed: number): Promise<LoadedExchange> {
   const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
   if (gatewayTids.length !== ex.gateways) throw new Error(`found ${gatewayTids.length} gateway threads, expected ${ex.gateways}`);
-  const market = await openMarket(ex.admin);
+  const market = await openMarket(ex.admin(30_000));
   const setup = await createTraders(ex, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
   const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
   let offset = 0;
@@ -304,15 +307,15 @@ export async function loadExchange(ex: ExchangeProcess, s: { keys: number; seed_
 }
 
 async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> {
-  const ex: ExchangeProcess = await startExchange({ gateways: s.gateways, durability: 'none' });
+  const ex: ExchangeProcess = await startBenchExchange({ gateways: s.gateways, durability: 'none' });
   try {
     const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
     const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
       const run = slice(connections);
-      return runLoad({ baseUrl: ex.url, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD });
+      return runLoad({ baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD });
     };
     const alive = (): void => {
-      if (!ex.child.running) throw new Error(`the exchange died: ${ex.child.stderr().slice(-2000)}`);
+      if (!ex.child.running) throw new Error(`the exchange died: ${ex.stderrTail().slice(-2000)}`);
     };
 
     // Probes: which connection count gives the most placements without any
@@ -343,7 +346,7 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     // Open loop at half the median peak, every key in rotation.
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
     const open = await measured(s, target, () => runLoad({
-      baseUrl: ex.url, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
+      baseUrl: ex.base, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
       mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
     }));
     orders += okCount(open.value.statuses);
@@ -394,7 +397,7 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       return runLoad({ baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD });
     };
     const alive = (): void => {
-      if (!peer.child.running) throw new Error(`the fastify peer died: ${peer.child.stderr().slice(-2000)}`);
+      if (!peer.child.running) throw new Error(`the fastify peer died: ${peer.child.stderrTail().slice(-2000)}`);
     };
     const probes: FastifyPhase['probes'] = [];
     for (const c of EXCHANGE_CONNECTIONS) {
@@ -421,7 +424,7 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
     alive();
     return { setup_ms: peer.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate };
   } finally {
-    await peer.child.stop();
+    await peer.child.terminate(10_000);
   }
 }
 
@@ -640,7 +643,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'gateway_place',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}. Peers in the same run: the uWS hello-world ceiling and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). tools/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}. Peers in the same run: the uWS hello-world ceiling and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). test/support/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
     metrics,
     peers: {
       uws_hello: {

@@ -2,7 +2,7 @@
 // exchange (separate process, loopback, durability none), beside the uWS
 // hello-world ceiling measured in the same run by the same load generator.
 // Main thread of the bench runner; the load generator's piscina workers
-// (tools/loadgen) do all the sending. Reports, never asserts.
+// (test/support/loadgen) do all the sending. Reports, never asserts.
 //
 // One run:
 //   1. hello: the ceiling (gateway_place's helloPhase: probes at 8/16/32
@@ -25,11 +25,12 @@
 // key under 80% of the read bucket.
 
 import { performance } from 'node:perf_hooks';
-import { runLoad, type LoadResult, type ReadMix } from '../tools/loadgen/loadgen.js';
+import { runLoad, type LoadResult, type ReadMix } from '../test/support/loadgen/loadgen.js';
 import {
   addCounts, cpuMetrics, helloPhase, loadExchange, measured, okCount, okRate, round1, settings, triple, type Measured, type Settings,
 } from './gateway_place.js';
-import { startExchange, type ExchangeProcess } from './lib/exchange_fixture.js';
+import type { ExchangeProcess } from '../test/support/exchange.js';
+import { startBenchExchange } from './lib/population.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, putLatencyUs, relativeSpread } from './lib/stats.js';
 
@@ -58,18 +59,18 @@ interface ExchangeReads {
 }
 
 async function exchangeReads(s: Settings, seed: number): Promise<ExchangeReads> {
-  const ex: ExchangeProcess = await startExchange({ gateways: s.gateways, durability: 'none' });
+  const ex: ExchangeProcess = await startBenchExchange({ gateways: s.gateways, durability: 'none' });
   try {
     const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
     const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
       const run = slice(connections);
       return runLoad({
-        baseUrl: ex.url, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, reads: READS, workers: s.workers,
+        baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, reads: READS, workers: s.workers,
         seed: run.seed, mid: MID, spread: SPREAD,
       });
     };
     const alive = (): void => {
-      if (!ex.child.running) throw new Error(`the exchange died: ${ex.child.stderr().slice(-2000)}`);
+      if (!ex.child.running) throw new Error(`the exchange died: ${ex.stderrTail().slice(-2000)}`);
     };
 
     // Prefill: placements on every key (each key's order list and the book get content), within the write bucket's burst.
@@ -96,7 +97,7 @@ async function exchangeReads(s: Settings, seed: number): Promise<ExchangeReads> 
     }
     const openRate = Math.max(1, Math.round(median(measuredRuns.map((m) => okRate(m.value))) / 2));
     const open = await measured(s, target, () => runLoad({
-      baseUrl: ex.url, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
+      baseUrl: ex.base, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
       mix: MIX, reads: READS, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
     }));
     alive();
@@ -211,7 +212,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'gateway_read',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}. Exchange as a separate process (${s.gateways} gateway thread(s)), one market, ${ex.keys} accounts with one key each; a read-heavy mix (${MIX.read}% reads: orderbook, balance, own orders, market; ${MIX.place}% placements) from tools/loadgen (${s.workers} piscina worker, raw transport): ${s.repeats} x ${s.run_ms} ms closed loop at ${ex.connections} connections, then an open loop at half that rate (${ex.open_rate}/s, ${s.open_ms} ms), latency from the intended send time. Peer in the same run: the uWS hello-world server (${hello.connections} connections). All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}. Exchange as a separate process (${s.gateways} gateway thread(s)), one market, ${ex.keys} accounts with one key each; a read-heavy mix (${MIX.read}% reads: orderbook, balance, own orders, market; ${MIX.place}% placements) from test/support/loadgen (${s.workers} piscina worker, raw transport): ${s.repeats} x ${s.run_ms} ms closed loop at ${ex.connections} connections, then an open loop at half that rate (${ex.open_rate}/s, ${s.open_ms} ms), latency from the intended send time. Peer in the same run: the uWS hello-world server (${hello.connections} connections). All on 127.0.0.1, seed ${seed}.`,
     metrics,
     peers: {
       uws_hello: {

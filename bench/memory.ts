@@ -18,7 +18,7 @@
 //    /v1/portfolio/orders/batch): YES and NO bids at ticks 1..45, which never
 //    cross (a YES bid at y and a NO bid at n cross only when y + n >= 100).
 //    Every placement is checked to rest.
-// 3. Engine thread under load: a closed loop of placements (tools/loadgen)
+// 3. Engine thread under load: a closed loop of placements (test/support/loadgen)
 //    while the engine thread's heapUsed is sampled every 250 ms through the
 //    inspector. A heap that only rises between samples, with no drop, means no
 //    GC ran; a sawtooth means the engine thread allocates.
@@ -30,9 +30,10 @@
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { DxClient } from '../src/client/client.js';
 import type { OrderRequest } from '../src/client/types.js';
-import { runLoad } from '../tools/loadgen/loadgen.js';
+import { runLoad } from '../test/support/loadgen/loadgen.js';
 import { buildWorkload, freshOurs, timeOurs } from './engine_match.js';
-import { createTraders, freePort, openMarket, pool, startExchange } from './lib/exchange_fixture.js';
+import { freePort } from '../src/lib/free_port.js';
+import { createTraders, openMarket, pool, startBenchExchange } from './lib/population.js';
 import { InspectorClient, MEMORY_EXPRESSION, type ThreadMemory, type WorkerTarget } from './lib/inspector.js';
 import { processMemory } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
@@ -172,7 +173,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     notes.push(`FLAG ${what}`);
   };
   const inspectPort = await freePort();
-  const ex = await startExchange({ durability: 'none', nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const ex = await startBenchExchange({ durability: 'none' }, [`--inspect=127.0.0.1:${inspectPort}`]);
   let insp: InspectorClient | null = null;
   try {
     insp = await InspectorClient.connect(inspectPort);
@@ -180,7 +181,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     metrics.process_rss_idle_mib = mib(processMemory(ex.child.pid).rss);
 
     const t0 = performance.now();
-    const market = await openMarket(ex.admin);
+    const market = await openMarket(ex.admin(30_000));
     const setup = await createTraders(ex, s.accounts, { deposit_cents: 1_000_000_000, seed_shares: 0, market_id: market, concurrency: 64 });
     metrics.accounts_setup_ms = setup.setup_ms;
     const perAccount = Math.ceil(s.orders / setup.traders.length);
@@ -189,7 +190,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const tOrders = performance.now();
     await pool(setup.traders.length, 64, async (i) => {
       const t = setup.traders[i]!;
-      const c = new DxClient({ baseUrl: ex.url, keyId: t.key_id, secret: t.secret, timeoutMs: 30_000 });
+      const c = new DxClient({ baseUrl: ex.base, keyId: t.key_id, secret: t.secret, timeoutMs: 30_000 });
       const n = Math.min(perAccount, s.orders - i * perAccount);
       if (n <= 0) return;
       const r = await c.placeBatch(restingOrders(market, n, t.account_id));
@@ -258,7 +259,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         }
       })();
       const load = await runLoad({
-        baseUrl: ex.url, keys, markets: [market], mode: 'closed', connections: keys.length, durationMs: s.load_ms,
+        baseUrl: ex.base, keys, markets: [market], mode: 'closed', connections: keys.length, durationMs: s.load_ms,
         mix: { place: 1, cancel: 0, read: 0 }, workers: 1, seed: 0x3e3, mid: 50, spread: 5,
       });
       sampling = false;
@@ -305,7 +306,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'memory',
     node: env.node,
     machine: env.machine,
-    workload: `durability: none. Exchange as a separate process started with --inspect (loopback); ${metrics.accounts} accounts (control plane) and ${metrics.resting_orders} resting orders (batches of ${Math.ceil(s.orders / s.accounts)} non-crossing buys per account through the signed REST API) on one market; per-thread memory through the inspector; then ${s.load_ms} ms of placements (tools/loadgen closed loop) with the engine thread's heap sampled; then, in the bench process, ${s.engine_commands} engine_match commands in one loop on one engine with GCs observed.`,
+    workload: `durability: none. Exchange as a separate process started with --inspect (loopback); ${metrics.accounts} accounts (control plane) and ${metrics.resting_orders} resting orders (batches of ${Math.ceil(s.orders / s.accounts)} non-crossing buys per account through the signed REST API) on one market; per-thread memory through the inspector; then ${s.load_ms} ms of placements (test/support/loadgen closed loop) with the engine thread's heap sampled; then, in the bench process, ${s.engine_commands} engine_match commands in one loop on one engine with GCs observed.`,
     metrics,
     peers: {},
     ratios: {},

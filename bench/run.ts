@@ -9,6 +9,7 @@
 // has no module is an error.
 
 import { pathToFileURL } from 'node:url';
+import { parseCommandLine, UsageError, type CommandLine } from '../src/lib/command_line.js';
 import { environment, writeResult, type BenchResult } from './lib/result.js';
 
 const KNOWN = ['engine_match', 'engine_scale', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'memory'] as const;
@@ -85,15 +86,20 @@ function summary(r: BenchResult): string {
   return parts.join('  ');
 }
 
+const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' } } as const;
+
 async function main(argv: readonly string[]): Promise<number> {
-  const quick = argv.includes('--quick');
-  const report = !argv.includes('--no-report');
-  const unknownFlags = argv.filter((a) => a.startsWith('--') && a !== '--quick' && a !== '--no-report');
-  if (unknownFlags.length > 0) {
-    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report]  (unknown: ${unknownFlags.join(' ')})`);
+  let args: CommandLine<typeof OPTIONS>;
+  try {
+    args = parseCommandLine(argv, OPTIONS);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report]  (${e.message})`);
     return 2;
   }
-  const named = argv.filter((a) => !a.startsWith('--'));
+  const quick = args.values.quick === true;
+  const report = args.values['no-report'] !== true;
+  const named = args.positionals;
   const explicit = named.length > 0;
   const names = [...new Set(explicit ? named : KNOWN)];
   let failed = 0;

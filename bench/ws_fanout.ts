@@ -28,7 +28,8 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { DxClient } from '../src/client/client.js';
 import type { OrderRequest } from '../src/client/types.js';
-import { openMarket, pool, startExchange, type ExchangeProcess } from './lib/exchange_fixture.js';
+import type { ExchangeProcess } from '../test/support/exchange.js';
+import { openMarket, pool, startBenchExchange } from './lib/population.js';
 import { CpuWindow, lastEventLoopThreads, waitQuiet, type CpuReport } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max as maxOf, median, min as minOf, percentiles, relativeSpread } from './lib/stats.js';
@@ -326,7 +327,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const t0 = performance.now();
   // DX_WS_FANOUT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the exchange (every thread writes a .cpuprofile).
   const nodeArgs = process.env.DX_WS_FANOUT_NODE_ARGS?.split(' ').filter((x) => x.length > 0);
-  const ex = await startExchange({ gateways: s.gateways, durability: 'none', nodeArgs });
+  const ex = await startBenchExchange({ gateways: s.gateways, durability: 'none' }, nodeArgs);
   const byCount = new Map<number, RunResult[]>();
   let probe: RunResult | null = null;
   let setupMs = 0;
@@ -334,22 +335,23 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   let subKeys = 0;
   try {
     const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
-    const market = await openMarket(ex.admin);
+    const admin = ex.admin(30_000);
+    const market = await openMarket(admin);
     const setup0 = performance.now();
     flowKeys = 2 * Math.ceil(s.rate / 2 / FLOW_ORDERS_PER_KEY_S);
     const flowClients = await pool(flowKeys, 16, async () => {
-      const { account_id } = await ex.admin.createAccount();
-      await ex.admin.deposit(account_id, { amount: '100000000000', ref: 'bench' });
-      const k = await ex.admin.createKey(account_id, ['read', 'trade']);
-      return new DxClient({ baseUrl: ex.url, keyId: k.key_id, secret: k.secret, timeoutMs: 30_000 });
+      const { account_id } = await admin.createAccount();
+      await admin.deposit(account_id, { amount: '100000000000', ref: 'bench' });
+      const k = await admin.createKey(account_id, ['read', 'trade']);
+      return new DxClient({ baseUrl: ex.base, keyId: k.key_id, secret: k.secret, timeoutMs: 30_000 });
     });
     const makers = flowClients.filter((_c, i) => i % 2 === 0);
     const takers = flowClients.filter((_c, i) => i % 2 === 1);
     const maxSubs = Math.max(...s.subscribers);
     subKeys = Math.ceil(maxSubs / CONNECTIONS_PER_KEY);
-    const { account_id: watcher } = await ex.admin.createAccount();
+    const { account_id: watcher } = await admin.createAccount();
     const readKeys = await pool(subKeys, 16, async () => {
-      const k = await ex.admin.createKey(watcher, ['read']);
+      const k = await admin.createKey(watcher, ['read']);
       return { key_id: k.key_id, secret: k.secret };
     });
     setupMs = Math.round(performance.now() - setup0);
@@ -361,7 +363,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         const runs: RunResult[] = [];
         for (let r = 0; r < s.repeats; r++) {
           runs.push(await oneRun(s, ex, gatewayTids, subs, n, makers, takers, market, s.rate));
-          if (!ex.child.running) throw new Error(`the exchange died: ${ex.child.stderr().slice(-2000)}`);
+          if (!ex.child.running) throw new Error(`the exchange died: ${ex.stderrTail().slice(-2000)}`);
         }
         byCount.set(n, runs);
         if (n === Math.max(...s.subscribers) && s.probe_rate > s.rate) {

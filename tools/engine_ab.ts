@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseCommandLine } from '../src/lib/command_line.js';
 
 interface Options {
   a: string;
@@ -31,28 +32,34 @@ interface Options {
 
 const USAGE = 'usage: node dist/tools/engine_ab.js <dist A> <dist B> [--rounds 3] [--runs 7] [--commands 300000] [--cpu N]';
 
+const OPTIONS = { rounds: { type: 'string' }, runs: { type: 'string' }, commands: { type: 'string' }, cpu: { type: 'string' } } as const;
+
 function parse(argv: string[]): Options {
-  const pos: string[] = [];
-  const o = { rounds: 3, runs: 7, commands: 300_000, cpu: null as number | null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) {
-      pos.push(a);
-      continue;
-    }
-    const v = Number(argv[++i]);
-    if (!Number.isInteger(v) || v < 0) throw new Error(`${a}: expected a non-negative integer`);
-    if (a === '--rounds') o.rounds = v;
-    else if (a === '--runs') o.runs = v;
-    else if (a === '--commands') o.commands = v;
-    else if (a === '--cpu') o.cpu = v;
-    else throw new Error(`unknown option ${a}`);
-  }
+  const { values, positionals: pos } = parseCommandLine(argv, OPTIONS);
+  const num = (name: keyof typeof OPTIONS, dflt: number | null): number | null => {
+    const raw = values[name];
+    if (raw === undefined) return dflt;
+    const v = Number(raw);
+    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: expected a non-negative integer`);
+    return v;
+  };
+  const o = { rounds: num('rounds', 3)!, runs: num('runs', 7)!, commands: num('commands', 300_000)!, cpu: num('cpu', null) };
   if (pos.length !== 2) throw new Error('two builds to compare are needed');
   const [a, b] = pos.map((p) => resolve(p)) as [string, string];
   for (const d of [a, b]) if (!existsSync(resolve(d, 'bench', 'engine_match.js'))) throw new Error(`${d} has no bench/engine_match.js (a dist directory is expected)`);
   if (o.rounds < 1 || o.runs < 1 || o.commands < 1000) throw new Error('rounds and runs must be >= 1, commands >= 1000');
   return { a, b, ...o };
+}
+
+/**
+ * What the child calls in a build's bench/engine_match.js. Each build under
+ * test brings its own, so it is loaded from that build's directory at run
+ * time, not imported (test/tools/engine_ab.test.ts runs this against dist).
+ */
+interface EngineMatchBuild {
+  buildWorkload(commands: number): unknown;
+  freshOurs(workload: unknown): unknown;
+  timeOurs(workload: unknown, engine: unknown): { ns: number };
 }
 
 interface ChildResult {
@@ -64,7 +71,7 @@ interface ChildResult {
 
 /** The child: times one build, prints its median and best commands/s (wall) and the CPU-time median as JSON. */
 async function child(dist: string, commands: number, runs: number): Promise<void> {
-  const em = (await import(pathToFileURL(resolve(dist, 'bench', 'engine_match.js')).href)) as typeof import('../bench/engine_match.js');
+  const em = (await import(pathToFileURL(resolve(dist, 'bench', 'engine_match.js')).href)) as EngineMatchBuild;
   const w = em.buildWorkload(commands);
   em.timeOurs(w, em.freshOurs(w));
   const rates: number[] = [];

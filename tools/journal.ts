@@ -35,6 +35,7 @@ import { Header, HEADER_FIELDS, RECORDS, T_COMMAND_COMPLETED } from '../src/layo
 import type { Mem } from '../src/lib/mem.js';
 import { memOf } from '../src/lib/mem.js';
 import { decodeRecord, recordInfo } from '../src/lib/record_codec.js';
+import { ArgumentError, parseCommandLine, UsageError, type OptionSpec, type OptionSpecs } from '../src/lib/command_line.js';
 import { loadConfig } from '../src/main/config.js';
 import { Views } from '../src/views/views.js';
 
@@ -66,8 +67,6 @@ options of every command:
 
 exit codes: 0 ok, 1 fault, 2 usage error, 3 (verify) damage the next start repairs (torn tail, rejected snapshot)`;
 
-export class UsageError extends Error {}
-
 // ---- arguments ---------------------------------------------------------------
 
 interface Args {
@@ -77,37 +76,35 @@ interface Args {
   flags: Set<string>;
 }
 
-const VALUE_OPTIONS: Record<string, readonly string[]> = {
-  dump: ['--data-dir', '--from', '--to', '--account', '--market', '--type'],
-  verify: ['--data-dir', '--check-every', '--engine'],
-  hash: ['--data-dir', '--at', '--engine'],
-};
-const FLAG_OPTIONS: Record<string, readonly string[]> = {
-  dump: ['--secrets'],
-  verify: [],
-  hash: ['--ignore-snapshots'],
+const VALUE: OptionSpec = { type: 'string', multiple: true };
+const FLAG: OptionSpec = { type: 'boolean' };
+const COMMAND_OPTIONS: Record<string, OptionSpecs> = {
+  dump: { 'data-dir': VALUE, from: VALUE, to: VALUE, account: VALUE, market: VALUE, type: VALUE, secrets: FLAG },
+  verify: { 'data-dir': VALUE, 'check-every': VALUE, engine: VALUE },
+  hash: { 'data-dir': VALUE, at: VALUE, engine: VALUE, 'ignore-snapshots': FLAG },
 };
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Args {
   const command = argv[0];
   if (command === undefined) throw new UsageError('a command is needed: dump, verify or hash');
-  if (!(command in VALUE_OPTIONS)) throw new UsageError(`unknown command ${JSON.stringify(command)}: dump, verify or hash`);
+  if (!Object.hasOwn(COMMAND_OPTIONS, command)) throw new UsageError(`unknown command ${JSON.stringify(command)}: dump, verify or hash`);
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseCommandLine(argv.slice(1), COMMAND_OPTIONS[command]!, { positionals: false }).values;
+  } catch (e) {
+    if (e instanceof ArgumentError && (e.problem === 'unknown_option' || e.problem === 'unexpected_argument')) {
+      throw new UsageError(`${command}: unknown option ${JSON.stringify(e.arg)}`);
+    }
+    throw e;
+  }
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    const eq = a.indexOf('=');
-    const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
-    if (FLAG_OPTIONS[command]!.includes(name)) {
-      if (eq > 0) throw new UsageError(`${name} takes no value`);
-      flags.add(name);
-      continue;
+  for (const [name, v] of Object.entries(parsed)) {
+    if (v === true) flags.add(`--${name}`);
+    else if (Array.isArray(v)) {
+      if (v.length > 1) throw new UsageError(`--${name} given twice`);
+      values.set(`--${name}`, v[0] as string);
     }
-    if (!VALUE_OPTIONS[command]!.includes(name)) throw new UsageError(`${command}: unknown option ${JSON.stringify(a)}`);
-    const raw = eq > 0 ? a.slice(eq + 1) : argv[++i];
-    if (raw === undefined) throw new UsageError(`${name} needs a value`);
-    if (values.has(name)) throw new UsageError(`${name} given twice`);
-    values.set(name, raw);
   }
   const dataDir = values.get('--data-dir') ?? (env.DX_DATA_DIR !== undefined && env.DX_DATA_DIR !== '' ? env.DX_DATA_DIR : './data');
   return { command, dataDir, values, flags };

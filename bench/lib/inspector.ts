@@ -1,5 +1,5 @@
 // inspector: a small Chrome DevTools Protocol client for a child process
-// started with `--inspect=127.0.0.1:<port>` (exchange_fixture's nodeArgs).
+// started with `--inspect=127.0.0.1:<port>` (the launcher's nodeArgs, test/support/exchange.ts).
 // Reaches the main thread and, through the NodeWorker domain, every worker
 // thread by its name (the exchange names its workers "engine", "journal",
 // "gateway-0", ...), so a benchmark can read per-thread heap figures or run

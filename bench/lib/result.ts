@@ -1,41 +1,16 @@
-// BenchResult: the one JSON shape every benchmark returns and writes to
-// bench/results/<name>.json. Main thread of the bench runner only (this file
-// imports node:*; nothing under src/ may import it). Figures are measurements,
-// never assertions: a benchmark reports its targets in `notes`, it does not fail.
+// result: what a benchmark needs to report its BenchResult (the shape is
+// declared in test/support/bench/result.ts, where the report's tests read it
+// too): the machine it ran on, the results directory, the JSON file. Main
+// thread of the bench runner only (this file imports node:*; nothing under
+// src/ may import it).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BenchResult, MachineInfo } from '../../test/support/bench/result.js';
 
-export interface MachineInfo {
-  cpus: number;
-  model: string;
-  mem_gib: number;
-}
-
-export interface BenchResult {
-  /** `<subject>_<topology>_<metric>`-style name; also the JSON file name. */
-  name: string;
-  /** process.version of the run. */
-  node: string;
-  machine: MachineInfo;
-  /** One paragraph: what was run, how much of it, with which seed. */
-  workload: string;
-  /** Our figures (throughput in per_s, latencies in _ns, sizes in _mib). */
-  metrics: Record<string, number>;
-  /** The same figures for each comparison subject, keyed by peer name. */
-  peers: Record<string, Record<string, number>>;
-  /** ours / theirs, keyed `vs_<peer>`; > 1 means we are better. */
-  ratios: Record<string, number>;
-  notes?: string[];
-  /** When the run finished (ISO 8601, UTC); set by bench/run.ts. */
-  date?: string;
-  /** True when the run used --quick (short, for checking the tooling: not figures to quote). */
-  quick?: boolean;
-  /** Wall time of the whole benchmark, seconds; set by bench/run.ts. */
-  wall_s?: number;
-}
+export type { BenchResult, MachineInfo } from '../../test/support/bench/result.js';
 
 /** node version and machine description of this process. */
 export function environment(): { node: string; machine: MachineInfo } {

@@ -4,7 +4,7 @@
 // Engine + Views) served by Fastify on node:http in ONE thread, with the
 // engine called in-process: the conventional architecture, so the benchmark
 // shows what uWS I/O threads + SharedArrayBuffer rings + one matching worker
-// buy. Runs as its own process (like tools/loadgen/hello_server.ts):
+// buy. Runs as its own process (like test/support/loadgen/hello_server.ts):
 //
 //   node dist/bench/peers/fastify_place.js --port 0 --keys 512 --seed-shares 5000
 //
@@ -42,6 +42,7 @@ import {
   PATH_NAMES, PlaceOrder, Scope, Side, Stp, T_COMMAND_COMPLETED, T_CREATE_ACCOUNT, T_CREATE_KEY, T_CREATE_MARKET, T_DEPOSIT,
   T_FILLED, T_OPEN_ROUND, T_PLACE_ORDER, Tif,
 } from '../../src/layout/records.js';
+import { parseCommandLine } from '../../src/lib/command_line.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../../src/lib/u64.js';
 import { Views } from '../../src/views/views.js';
@@ -199,11 +200,6 @@ function setup(core: InProcessCore, n: number, seedShares: number, depositCents:
 
 // ------------------------------------------------------------------ the server
 
-function arg(name: string, dflt: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
-}
-
 /** `/v1/markets/{market_id}` -> `/v1/markets/:market_id` (find-my-way syntax). */
 function fastifyPath(path: string): string {
   return path.replace(/\{([a-z_]+)\}/g, ':$1');
@@ -224,10 +220,13 @@ function replyError(r: FastifyReply, e: unknown): void {
 }
 
 async function main(): Promise<void> {
-  const port = Number(arg('--port', '0'));
-  const n = Number(arg('--keys', '512'));
-  const seedShares = Number(arg('--seed-shares', '5000'));
-  const deposit = Number(arg('--deposit', '100000000'));
+  const { values } = parseCommandLine(process.argv.slice(2), {
+    port: { type: 'string' }, keys: { type: 'string' }, 'seed-shares': { type: 'string' }, deposit: { type: 'string' },
+  }, { positionals: false });
+  const port = Number(values.port ?? '0');
+  const n = Number(values.keys ?? '512');
+  const seedShares = Number(values['seed-shares'] ?? '5000');
+  const deposit = Number(values.deposit ?? '100000000');
   const t0 = performance.now();
   const core = new InProcessCore();
   const { market, keys } = setup(core, n, seedShares, deposit, `dx-fastify-peer-${process.pid}-${Date.now()}`);

@@ -1,51 +1,44 @@
-// args: the CLI's argument parsing and value checks. Positionals and
-// `--flag value` / `--flag=value` options, in any order; `--` ends options.
-// Every mistake is a UsageError (exit code 2) with a message that names the
-// argument and what was expected. CLI process, main thread.
+// args: the CLI's argument parsing (the repository's one command-line
+// parser, src/lib/command_line.ts, over dx's table of options) and value
+// checks. Positionals and `--flag value` / `--flag=value` options, in any
+// order; `--` ends options. Every mistake is a UsageError (exit code 2) with
+// a message that names the argument and what was expected. CLI process, main
+// thread.
 
-export class UsageError extends Error {
-  constructor(message: string, readonly usage?: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+import { parseCommandLine, UsageError, type OptionSpecs } from '../lib/command_line.js';
 
 export interface Parsed {
   positionals: string[];
   flags: Map<string, string | true>;
 }
 
-/** Options that take no value. */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'version', 'post-only']);
+/**
+ * Every option dx knows and whether it takes a value; which of them a
+ * command accepts is its allowFlags list (the global ones always).
+ */
+const DX_OPTIONS = {
+  json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' }, 'post-only': { type: 'boolean' },
+  url: { type: 'string' }, 'admin-url': { type: 'string' }, 'accounts-url': { type: 'string' }, 'key-file': { type: 'string' },
+  'timeout-ms': { type: 'string' }, category: { type: 'string' }, 'client-order-id': { type: 'string' }, 'close-in': { type: 'string' },
+  'close-ts': { type: 'string' }, deposit: { type: 'string' }, depth: { type: 'string' }, 'expiry-ts': { type: 'string' },
+  'fee-schedule': { type: 'string' }, group: { type: 'string' }, 'interval-ms': { type: 'string' }, label: { type: 'string' },
+  limit: { type: 'string' }, market: { type: 'string' }, 'max-cost': { type: 'string' }, period: { type: 'string' },
+  'position-limit': { type: 'string' }, ref: { type: 'string' }, rounds: { type: 'string' }, save: { type: 'string' },
+  scopes: { type: 'string' }, seed: { type: 'string' }, sigma: { type: 'string' }, sources: { type: 'string' },
+  'start-price': { type: 'string' }, status: { type: 'string' }, stp: { type: 'string' }, strike: { type: 'string' },
+  tif: { type: 'string' },
+} as const satisfies OptionSpecs;
 
+/**
+ * The command line as positionals and options. An option dx does not know
+ * is kept (as true, or its `=value`), so that the command names it in its
+ * usage error (allowFlags).
+ */
 export function parseArgs(argv: readonly string[]): Parsed {
-  const positionals: string[] = [];
+  const { values, positionals, unknown } = parseCommandLine(argv, DX_OPTIONS, { unknown: 'keep' });
   const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a === '-h') {
-      flags.set('help', true);
-      continue;
-    }
-    if (!a.startsWith('--') || a.length === 2) {
-      positionals.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    const name = a.slice(2, eq > 0 ? eq : undefined);
-    if (BOOLEAN_FLAGS.has(name)) {
-      if (eq > 0) throw new UsageError(`--${name} takes no value`);
-      flags.set(name, true);
-      continue;
-    }
-    const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    flags.set(name, value);
-  }
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) flags.set(k, v as string | true);
+  for (const [k, v] of unknown) flags.set(k, v);
   return { positionals, flags };
 }
 

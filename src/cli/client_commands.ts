@@ -4,7 +4,8 @@
 // CLI process.
 
 import { readFileSync } from 'node:fs';
-import { allowFlags, flag, int, oneOf, positionals, u64, UsageError } from './args.js';
+import { UsageError } from '../lib/command_line.js';
+import { allowFlags, flag, int, oneOf, positionals, u64 } from './args.js';
 import type { Ctx } from './context.js';
 import { countdown, dollars, fields, ladder, oracle, table, time, type BookView } from './format.js';
 

@@ -18,7 +18,8 @@ import { AccountsClient } from '../client/accounts_client.js';
 import { AdminClient } from '../client/admin_client.js';
 import { DxClient } from '../client/client.js';
 import { decodeSecret } from '../client/sign.js';
-import { flag, int, UsageError, type Parsed } from './args.js';
+import { UsageError } from '../lib/command_line.js';
+import { flag, int, type Parsed } from './args.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_ACCOUNTS_URL = 'http://127.0.0.1:8081';

@@ -12,7 +12,8 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { DxApiError } from '../client/errors.js';
 import { ADMIN_COMMAND } from './admin_commands.js';
-import { parseArgs, UsageError, type Parsed } from './args.js';
+import { UsageError } from '../lib/command_line.js';
+import { parseArgs, type Parsed } from './args.js';
 import { CLIENT_COMMANDS, type Command } from './client_commands.js';
 import { Ctx } from './context.js';
 

@@ -2,6 +2,7 @@
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
+import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import type { WsConfig } from '../ws/protocol.js';
 
 export interface ExchangeConfig {
@@ -69,6 +70,9 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_POSITION_CAPACITY', flag: '--position-capacity', key: 'position_capacity', kind: 'int' },
 ];
 
+/** Every flag takes a value (booleans too: `--verify 1`). */
+const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]));
+
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
@@ -104,15 +108,17 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     const v = env[o.env];
     if (v !== undefined && v !== '') c[o.key] = parseValue(o.env, o.kind, v);
   }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const eq = a.indexOf('=');
-    const flag = eq > 0 ? a.slice(0, eq) : a;
-    const o = OPTIONS.find((x) => x.flag === flag);
-    if (!o) throw new Error(`unknown option ${flag}; options: ${OPTIONS.map((x) => x.flag).join(' ')}`);
-    const raw = eq > 0 ? a.slice(eq + 1) : argv[++i];
-    if (raw === undefined) throw new Error(`${flag} needs a value`);
-    c[o.key] = parseValue(flag, o.kind, raw);
+  let values: Record<string, string | undefined>;
+  try {
+    ({ values } = parseCommandLine(argv, FLAG_SPECS, { positionals: false }));
+  } catch (e) {
+    if (!(e instanceof ArgumentError)) throw e;
+    if (e.problem === 'missing_value') throw new Error(`${e.option} needs a value`);
+    throw new Error(`unknown option ${e.option}; options: ${OPTIONS.map((x) => x.flag).join(' ')}`);
+  }
+  for (const o of OPTIONS) {
+    const raw = values[o.flag.slice(2)];
+    if (raw !== undefined) c[o.key] = parseValue(o.flag, o.kind, raw);
   }
   const cfg = c as unknown as ExchangeConfig;
   if (cfg.gateways < 1) throw new Error('gateways must be at least 1');

@@ -13,7 +13,6 @@
 // and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -33,6 +32,7 @@ import type { JournalThreadData } from '../journal/journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
+import { freePort } from '../lib/free_port.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
@@ -85,18 +85,6 @@ function adminToken(cfg: ExchangeConfig): string {
 function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, port: number): Promise<ListenSocket> {
   return new Promise((resolveListen, reject) => {
     app.listen(host, port, (ls) => (ls ? resolveListen(ls) : reject(new Error(`cannot listen on ${host}:${port}`))));
-  });
-}
-
-/** A free TCP port on host (uWS sets SO_REUSEPORT only for a non-zero port, so gateways need a real one). */
-function freePort(host: string): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => res(port));
-    });
   });
 }
 

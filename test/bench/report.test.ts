@@ -5,9 +5,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarize, type CpuProfile } from '../../bench/lib/cpuprofile.js';
-import type { BenchResult } from '../../bench/lib/result.js';
-import { fmt, renderReport } from '../../bench/report.js';
+import { summarize, type CpuProfile } from '../support/bench/cpuprofile.js';
+import type { BenchResult } from '../support/bench/result.js';
+import { fmt, renderReport } from '../support/bench/report.js';
 
 const MACHINE = { cpus: 2, model: 'test cpu', mem_gib: 4 };
 

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { ADMIN_TOKEN, freePort, startTestExchange, type TestExchange } from '../gateway/harness.js';
+import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
+import { freePort } from '../../src/lib/free_port.js';
 
 const DX = fileURLToPath(new URL('../../src/cli/dx.js', import.meta.url));
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { test } from 'node:test';
-import { Histogram } from '../../tools/loadgen/histogram.js';
+import { Histogram } from '../support/loadgen/histogram.js';
 
 
 /** The exact value at percentile p with the histogram's rank rule: ceil(p/100 * n), 1-based. */

@@ -10,7 +10,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { after, before, test } from 'node:test';
-import { parseArgs, runLoad, type LoadResult } from '../../tools/loadgen/loadgen.js';
+import { parseArgs, runLoad, type LoadResult } from '../support/loadgen/loadgen.js';
 
 const KEYS = [
   { keyId: 1, secret: Buffer.alloc(32, 1) },

@@ -1,4 +1,5 @@
-// Crash test inside `npm test`: tools/crash_test.ts with 3 kills (the third
+// Crash test inside `npm test`: the crash run (test/support/crash/, the
+// same one as tools/crash_test.ts) with 3 kills (the third
 // while the exchange is recovering from the second), the engine's invariant
 // checker on (--verify 1), and a self-test showing that its checks do report
 // a lost acknowledged order and money that does not add up. The long run is
@@ -8,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { runCrashTest, type CrashReport } from '../../tools/crash_test.js';
+import { runCrashTest, type CrashReport } from '../support/crash/driver.js';
 
 function describe(r: CrashReport): string {
   return `seed ${r.seed}, data dir ${r.data_dir}\n${r.violations.join('\n')}\ncounts ${JSON.stringify(r.counts)}`;

@@ -1,7 +1,7 @@
-// Restarts of the real exchange process (tools/crash_test.ts ExchangeServer:
-// `node dist/src/main/exchange.js --durability fsync` on fresh ports) on the
-// same data directory: SIGTERM under load exits 0 and loses nothing
-// acknowledged; dead-man timers, gtd expiries and withdrawal states survive
+// Restarts of the real exchange process (the launcher's child-process mode,
+// test/support/exchange.ts: `node dist/src/main/exchange.js --durability
+// fsync` on fresh ports) on the same data directory: SIGTERM under load
+// exits 0 and loses nothing acknowledged; dead-man timers, gtd expiries and withdrawal states survive
 // a SIGKILL (and timers due while the exchange was down fire at the start);
 // a snapshot taken with POST /admin/snapshot is what the next start uses (its
 // recovery line says so); a damaged newest snapshot makes the start fall back
@@ -14,23 +14,20 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { DxClient } from '../../src/client/client.js';
 import type { Order, OrderRequest, Scope } from '../../src/client/types.js';
-import { attempt, closeFetchConnections, ExchangeServer, sleep, type Outcome } from '../../tools/crash_test.js';
+import { closeFetchConnections } from '../../src/client/transport.js';
+import { attempt, type Outcome } from '../support/crash/outcome.js';
+import { spawnExchange, type ExchangeProcess } from '../support/exchange.js';
+import { sleep } from '../support/harness.js';
 
 const TOKEN = 'durability-restart-test-token-0123456789';
 
 interface Ctx {
   dir: string;
-  server: ExchangeServer;
+  server: ExchangeProcess;
 }
 
-async function start(dir: string, opts: { segmentBytes?: number } = {}): Promise<ExchangeServer> {
-  const s = new ExchangeServer({ dataDir: dir, token: TOKEN, durability: 'fsync', gateways: 1, segmentBytes: opts.segmentBytes });
-  try {
-    return await s.ready(60_000);
-  } catch (e) {
-    await s.kill();
-    throw e;
-  }
+function start(dir: string, opts: { segmentBytes?: number } = {}): Promise<ExchangeProcess> {
+  return spawnExchange({ data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: 1, segment_bytes: opts.segmentBytes });
 }
 
 /** A fresh data directory and a started exchange; `body` runs, and whatever server is current is killed afterwards. */
@@ -52,7 +49,7 @@ async function withExchange(tag: string, body: (ctx: Ctx) => Promise<void>, opts
  * connections first) and requires exit 0; `signalled` is for a SIGTERM the
  * test already sent: close the connections and require exit 0.
  */
-async function restart(ctx: Ctx, how: 'SIGKILL' | 'SIGTERM' | 'signalled', opts: { segmentBytes?: number; between?: () => void | Promise<void> } = {}): Promise<ExchangeServer> {
+async function restart(ctx: Ctx, how: 'SIGKILL' | 'SIGTERM' | 'signalled', opts: { segmentBytes?: number; between?: () => void | Promise<void> } = {}): Promise<ExchangeProcess> {
   if (how === 'SIGKILL') await ctx.server.kill();
   else if (how === 'signalled') {
     await closeFetchConnections();
@@ -75,14 +72,14 @@ interface Acct {
   secret: string;
 }
 
-async function market(s: ExchangeServer): Promise<number> {
+async function market(s: ExchangeProcess): Promise<number> {
   const admin = s.admin();
   const { market_id } = await admin.createMarket({ title: 'restart test', category: 0, position_limit: 0, fee_schedule_id: 0 });
   await admin.openRound(market_id, { strike: '100000000', close_ts: String(BigInt(Date.now() + 3_600_000) * 1_000_000n) });
   return market_id;
 }
 
-async function account(s: ExchangeServer, deposit: number, scopes: Scope[] = ['read', 'trade']): Promise<Acct> {
+async function account(s: ExchangeProcess, deposit: number, scopes: Scope[] = ['read', 'trade']): Promise<Acct> {
   const admin = s.admin();
   const { account_id } = await admin.createAccount();
   await admin.deposit(account_id, { amount: String(deposit), ref: 'restart-test' });
@@ -90,7 +87,7 @@ async function account(s: ExchangeServer, deposit: number, scopes: Scope[] = ['r
   return { id: account_id, keyId: k.key_id, secret: k.secret };
 }
 
-function client(s: ExchangeServer, a: Acct): DxClient {
+function client(s: ExchangeProcess, a: Acct): DxClient {
   return s.client(a.keyId, a.secret, 10_000);
 }
 
@@ -146,7 +143,7 @@ test('restart: SIGTERM under load exits 0, and the next start has every acknowle
     };
     const lanes = accts.flatMap((a, i) => [lane(a, i * 2), lane(a, i * 2 + 1)]);
     await sleep(800);
-    ctx.server.proc.kill('SIGTERM');
+    ctx.server.child.proc.kill('SIGTERM');
     await sleep(300);
     stop = true;
     await Promise.all(lanes);

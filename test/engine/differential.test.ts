@@ -1,16 +1,16 @@
 // Differential test: the typed-array engine against the independent reference
-// model (reference_model.ts) on seeded random streams (random_commands.ts).
-// After every command the two event lists must be deep-equal; at the end the
-// state summaries must be. A failure prints seed=<n> command #<i>, the
-// command and the first differing event of each side; replay one seed with
-// `node dist/tools/differential.js 1 2000 <seed>`.
+// model (test/support/reference_model.ts) on seeded random streams
+// (test/support/random_commands.ts). After every command the two event lists
+// must be deep-equal; at the end the state summaries must be. A failure
+// prints seed=<n> command #<i>, the command and the first differing event of
+// each side; replay one seed with `node dist/tools/differential.js 1 2000 <seed>`.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CANCEL_REASON_NAMES, CancelReason, PATH_NAMES, Reject } from '../../src/layout/records.js';
-import { formatFailure, newCoverage, runSeed } from '../../tools/differential.js';
-import { COMMAND_NAMES, CommandGenerator, DIFF_CONFIG, generateCommands } from './random_commands.js';
-import { ReferenceModel } from './reference_model.js';
+import { formatFailure, newCoverage, runSeed } from '../support/differential.js';
+import { COMMAND_NAMES, CommandGenerator, DIFF_CONFIG, generateCommands } from '../support/random_commands.js';
+import { ReferenceModel } from '../support/reference_model.js';
 
 const SEEDS = 100;
 const COMMANDS = 2000;

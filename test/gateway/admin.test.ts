@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AdminClient } from '../../src/client/index.js';
+import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  ADMIN_TOKEN, assertErrorReply, assertWire, closeInAnHour, hasKeys, newAccount, newMarket, order, raw, rejects, startTestExchange,
-  type Key, type RawReply, type TestExchange,
-} from './harness.js';
+  assertErrorReply, assertWire, closeInAnHour, hasKeys, newAccount, newMarket, order, raw, rejects, type Key, type RawReply,
+} from '../support/harness.js';
 
 let tx: TestExchange;
 

@@ -9,10 +9,10 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { after, before, test } from 'node:test';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, newAccount, newKey, newMarket, raw, signHeaders, signedRaw, sleep, startTestExchange, type Key, type RawReply,
-  type TestExchange,
-} from './harness.js';
+  assertErrorReply, newAccount, newKey, newMarket, raw, signHeaders, signedRaw, sleep, type Key, type RawReply,
+} from '../support/harness.js';
 
 let tx: TestExchange;
 let k: Key;

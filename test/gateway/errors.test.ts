@@ -6,9 +6,10 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, newAccount, newKey, newMarket, order, rawSocket, rejects, signHeaders, signedRaw, startTestExchange, type Key, type TestExchange,
-} from './harness.js';
+  assertErrorReply, newAccount, newKey, newMarket, order, rawSocket, rejects, signHeaders, signedRaw, type Key,
+} from '../support/harness.js';
 
 let tx: TestExchange;
 let k: Key;

@@ -4,7 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { assertErrorReply, newAccount, newMarket, order, signedRaw, sleep, startTestExchange, type Key, type TestExchange } from './harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { assertErrorReply, newAccount, newMarket, order, signedRaw, sleep, type Key } from '../support/harness.js';
 
 const BUDGET_MS = 600;
 let tx: TestExchange;

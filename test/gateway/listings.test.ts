@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isItemError, type DxClient } from '../../src/client/index.js';
 import type { OrderRequest, Placement } from '../../src/client/types.js';
-import {
-  assertErrorReply, assertWire, newAccount, newKey, newMarket, order, rejects, signedRaw, startTestExchange, type Key, type TestExchange,
-} from './harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { assertErrorReply, assertWire, newAccount, newKey, newMarket, order, rejects, signedRaw, type Key } from '../support/harness.js';
 
 let tx: TestExchange;
 let k: Key;

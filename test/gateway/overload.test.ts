@@ -8,10 +8,10 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, eventually, newAccount, newKey, newMarket, order, raw, rejects, signHeaders, signedRaw, sleep, startTestExchange,
-  type Key, type RawReply, type TestExchange,
-} from './harness.js';
+  assertErrorReply, eventually, newAccount, newKey, newMarket, order, raw, rejects, signHeaders, signedRaw, sleep, type Key, type RawReply,
+} from '../support/harness.js';
 
 const BUDGET_MS = 1000;
 /** The per-gateway held-request limit above which sheddable commands are refused (src/main/exchange.ts). */

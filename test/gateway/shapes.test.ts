@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isItemError } from '../../src/client/index.js';
 import type { Placement } from '../../src/client/types.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, assertWire, eventually, hasKeys, keyFrom, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, startTestExchange, type Key, type TestExchange,
-} from './harness.js';
+  assertErrorReply, assertWire, eventually, hasKeys, keyFrom, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, type Key,
+} from '../support/harness.js';
 
 let tx: TestExchange;
 let maker: Key;

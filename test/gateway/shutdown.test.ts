@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import { Agent } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { closeFetchConnections, newAccount, newMarket, order, raw, signedRaw, sleep, startTestExchange } from './harness.js';
+import { startTestExchange } from '../support/exchange.js';
+import { closeFetchConnections, newAccount, newMarket, order, raw, signedRaw, sleep } from '../support/harness.js';
 
 function runChild(gateways: number): Promise<{ code: number | null; signal: string | null; out: string; err: string; exitedAfterStopMs: number }> {
   const file = fileURLToPath(new URL('./shutdown_child.js', import.meta.url));

@@ -3,7 +3,8 @@
 // and then does nothing, so that the process exits by itself only if
 // stop() left no handle (listener, worker, timer) behind.
 
-import { closeFetchConnections, newAccount, newMarket, order, signedRaw, startTestExchange } from './harness.js';
+import { startTestExchange } from '../support/exchange.js';
+import { closeFetchConnections, newAccount, newMarket, order, signedRaw } from '../support/harness.js';
 
 const gateways = Number(process.argv[2] ?? '1');
 const tx = await startTestExchange({ gateways });

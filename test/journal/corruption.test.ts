@@ -26,7 +26,6 @@ import { T_COMMAND_COMPLETED } from '../../src/layout/records.js';
 import { decodeRecord, encodeToMem, recordInfo } from '../../src/lib/record_codec.js';
 import { memOf } from '../../src/lib/mem.js';
 import { Views } from '../../src/views/views.js';
-import { main } from '../../tools/journal.js';
 import {
   flipBit, frames, JOURNAL_ENGINE_CONFIG, journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir, type FrameInfo,
 } from './journal_fixture.js';
@@ -35,6 +34,7 @@ const SEED = 77;
 const COMMANDS = 8000;
 const SNAPSHOT_AFTER = [3000, 6000];
 const ENGINE = JSON.stringify(JOURNAL_ENGINE_CONFIG);
+const JOURNAL_TOOL = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
 
 let pristine = '';
 let liveSeq = 0;
@@ -75,11 +75,10 @@ function copy(): string {
   return d;
 }
 
+/** tools/journal as a child process with an empty environment (no DX_DATA_DIR): its exit code, stdout and stderr. */
 function tool(...argv: string[]): { code: number; out: string; err: string } {
-  let out = '';
-  let err = '';
-  const code = main(argv, { out: (s) => { out += s; }, err: (s) => { err += s; }, env: {} });
-  return { code, out, err };
+  const r = spawnSync(process.execPath, [JOURNAL_TOOL, ...argv], { encoding: 'utf8', env: {}, maxBuffer: 1 << 26 });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
 }
 
 function verifyTool(dir: string): { code: number; out: string; err: string } {
@@ -387,14 +386,13 @@ test('tools/journal: verify exits non-zero from the command line, naming the fil
   const seg = middleSegments(dir)[0]!;
   const victim = frames(seg)[5]!;
   flipBit(seg, victim.offset + 8 + 40, 1);
-  const cli = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
-  const r = spawnSync(process.execPath, [cli, 'verify', '--data-dir', dir], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [JOURNAL_TOOL, 'verify', '--data-dir', dir], { encoding: 'utf8' });
   assert.equal(r.status, 1, r.stdout + r.stderr);
   assert.ok(r.stdout.includes(`FAULT ${seg} at byte ${victim.offset}:`), r.stdout);
-  const h = spawnSync(process.execPath, [cli, 'hash', '--data-dir', dir], { encoding: 'utf8' });
+  const h = spawnSync(process.execPath, [JOURNAL_TOOL, 'hash', '--data-dir', dir], { encoding: 'utf8' });
   assert.equal(h.status, 1);
   assert.ok(h.stderr.includes(`journal fault in ${seg} at byte ${victim.offset}`), h.stderr);
-  const u = spawnSync(process.execPath, [cli, 'verify', '--data-dir', dir, '--bogus'], { encoding: 'utf8' });
+  const u = spawnSync(process.execPath, [JOURNAL_TOOL, 'verify', '--data-dir', dir, '--bogus'], { encoding: 'utf8' });
   assert.equal(u.status, 2);
 });
 

@@ -16,8 +16,8 @@ import { loadBase, replay, type RecoveryPlan } from '../../src/journal/recovery.
 import { JournalWriter } from '../../src/journal/writer.js';
 import type { Mem } from '../../src/lib/mem.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
-import { ReferenceModel } from '../engine/reference_model.js';
-import { CommandGenerator, DIFF_CONFIG } from '../engine/random_commands.js';
+import { ReferenceModel } from '../support/reference_model.js';
+import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';
 
 /** The engine configuration of every journaled run (the generator's small caps); recovery must use the same. */
 export const JOURNAL_ENGINE_CONFIG = { ...DIFF_CONFIG };

@@ -13,8 +13,8 @@ import { verify } from '../../src/engine/verify.js';
 import { decodeViews, encodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { decodeRecord, encodeToMem } from '../../src/lib/record_codec.js';
 import { Views } from '../../src/views/views.js';
-import { ReferenceModel } from '../engine/reference_model.js';
-import { CommandGenerator, DIFF_CONFIG } from '../engine/random_commands.js';
+import { ReferenceModel } from '../support/reference_model.js';
+import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';
 import { JOURNAL_ENGINE_CONFIG } from './journal_fixture.js';
 
 const SEED = 31;

@@ -13,9 +13,8 @@ import { after, before, test } from 'node:test';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isItemError } from '../../src/client/index.js';
 import { ROUTES } from '../../src/gateway/routes.js';
-import {
-  assertErrorReply, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, startTestExchange, type Key, type TestExchange,
-} from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { assertErrorReply, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, type Key } from '../support/harness.js';
 import { callError, callOk, connectMcp, stable, type McpSession } from './mcp_harness.js';
 
 let tx: TestExchange;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { signingFetch } from '../../src/mcp/sign_fetch.js';
-import type { TestExchange } from '../gateway/harness.js';
+import type { TestExchange } from '../support/exchange.js';
 
 export interface McpSession {
   client: Client;

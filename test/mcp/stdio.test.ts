@@ -17,7 +17,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ROUTES } from '../../src/gateway/routes.js';
 import { mcpEndpoint, runMcpStdio, stdioConfigFromEnv } from '../../src/mcp/stdio.js';
-import { newAccount, newMarket, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, newMarket, type Key } from '../support/harness.js';
 import { callError, callOk, stable, type McpSession } from './mcp_harness.js';
 
 const STDIO_JS = fileURLToPath(new URL('../../src/mcp/stdio.js', import.meta.url));

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { allocateMetrics, MetricsRegistry, type MetricsSpec } from '../../src/metrics/metrics.js';
-import { ADMIN_TOKEN, eventually, newAccount, newMarket, raw, signedRaw, startTestExchange, type TestExchange } from '../gateway/harness.js';
+import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
+import { eventually, newAccount, newMarket, raw, signedRaw } from '../support/harness.js';
 
 interface Sample {
   name: string;

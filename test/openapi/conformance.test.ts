@@ -11,9 +11,8 @@ import { after, before, test } from 'node:test';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { ROUTES } from '../../src/gateway/routes.js';
 import { buildOpenApi } from '../../src/openapi/openapi.js';
-import {
-  newAccount, newKey, newMarket, order, raw, signedRaw, startTestExchange, type Key, type RawReply, type TestExchange,
-} from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, newKey, newMarket, order, raw, signedRaw, type Key, type RawReply } from '../support/harness.js';
 import { documentAjv } from './doc_ajv.js';
 
 const doc = buildOpenApi() as any;

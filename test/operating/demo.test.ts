@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { DxClient } from '../../src/client/client.js';
 import { startDemo, type RunningDemo } from '../../src/demo/demo.js';
-import { eventually, startTestExchange, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { eventually } from '../support/harness.js';
 
 const DX = fileURLToPath(new URL('../../src/cli/dx.js', import.meta.url));
 let tx: TestExchange;

@@ -6,7 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { assertErrorReply, newAccount, newKey, rejects, signedRaw, startTestExchange, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { assertErrorReply, newAccount, newKey, rejects, signedRaw } from '../support/harness.js';
 
 let tx: TestExchange;
 

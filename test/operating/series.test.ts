@@ -14,7 +14,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SimulatedFeeder, adminSink, type OracleTick } from '../../src/oracle/feeder.js';
 import type { DxClient } from '../../src/client/client.js';
-import { eventually, newAccount, rejects, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { eventually, newAccount, rejects, type Key } from '../support/harness.js';
 
 type J = Record<string, any>;
 

@@ -9,19 +9,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { AdminClient } from '../../src/client/admin_client.js';
+import type { AdminClient } from '../../src/client/admin_client.js';
 import { DxClient } from '../../src/client/client.js';
-import { defaults, type ExchangeConfig } from '../../src/main/config.js';
-import { startExchange, type RunningExchange } from '../../src/main/exchange.js';
-import { ADMIN_TOKEN, closeFetchConnections, eventually, sleep } from '../gateway/harness.js';
+import type { RunningExchange } from '../../src/main/exchange.js';
+import { startTestExchange } from '../support/exchange.js';
+import { closeFetchConnections, eventually, sleep } from '../support/harness.js';
 
 async function start(dir: string): Promise<{ ex: RunningExchange; admin: AdminClient }> {
-  const cfg: ExchangeConfig = {
-    ...defaults(), port: 0, accounts_port: 0, admin_port: 0, data_dir: dir, admin_token: ADMIN_TOKEN, gateways: 1, demo: false,
-    dispute_window_ms: 500, oracle_staleness_ms: 60_000, oracle_quorum: 1,
-  };
-  const ex = await startExchange(cfg);
-  return { ex, admin: new AdminClient({ baseUrl: `http://127.0.0.1:${ex.admin_port}`, token: ADMIN_TOKEN }) };
+  const tx = await startTestExchange({ data_dir: dir, demo: false, dispute_window_ms: 500, oracle_staleness_ms: 60_000, oracle_quorum: 1 });
+  return { ex: tx.ex, admin: tx.admin };
 }
 
 async function stop(ex: RunningExchange): Promise<void> {

@@ -12,7 +12,7 @@ import { ProposeSource } from '../../src/layout/records.js';
 import type { RecordObject } from '../../src/lib/record_codec.js';
 import { ViewError, type FillItem, type OrderItem, type Views } from '../../src/views/views.js';
 import { encodeCursor, CursorKind } from '../../src/views/cursor.js';
-import { DIFF_CONFIG, generateCommands } from '../engine/random_commands.js';
+import { DIFF_CONFIG, generateCommands } from '../support/random_commands.js';
 import { Harness, NS_PER_MS, T0, assertWireShape } from './harness.js';
 
 /** Follows cursors to exhaustion; returns the items of every page in order. */

@@ -11,7 +11,8 @@ import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { after, before, it } from 'node:test';
 import type { DxClient } from '../../src/client/index.js';
 import type { OrderRequest } from '../../src/client/types.js';
-import { newAccount, newMarket, startTestExchange, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, newMarket } from '../support/harness.js';
 import { BookRebuilder } from './book_rebuilder.js';
 import { WsClient } from './ws_client.js';
 

@@ -8,7 +8,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newAccount, newKey, newMarket, order, sleep, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, newKey, newMarket, order, sleep, type Key } from '../support/harness.js';
 import { BookRebuilder } from './book_rebuilder.js';
 import { WsClient, assertSeqs, type Msg } from './ws_client.js';
 

@@ -5,7 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertEnvelope, eventually, newAccount, newKey, newMarket, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { assertEnvelope, eventually, newAccount, newKey, newMarket, type Key } from '../support/harness.js';
 import { WsClient, type UpgradeRefusal } from './ws_client.js';
 
 const CAPS = { max_connections_per_key: 3, max_subscriptions_per_key: 6 };

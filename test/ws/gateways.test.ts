@@ -6,7 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { newAccount, newKey, newMarket, order, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, newKey, newMarket, order, type Key } from '../support/harness.js';
 import { WsClient, type UpgradeRefusal } from './ws_client.js';
 
 const CAP = 6;

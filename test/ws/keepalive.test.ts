@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import WebSocket from 'ws';
-import { newAccount, signHeaders, sleep, startTestExchange, type Key, type TestExchange } from '../gateway/harness.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { newAccount, signHeaders, sleep, type Key } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
 
 let tx: TestExchange;

@@ -5,7 +5,8 @@
 
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { signHeaders, type TestExchange } from '../gateway/harness.js';
+import type { TestExchange } from '../support/exchange.js';
+import { signHeaders } from '../support/harness.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Msg = any;

@@ -1,43 +1,37 @@
 // loadgen_transport_hello_throughput: which keep-alive HTTP client the load
-// workers should use. Starts the hello-world peer (hello_server.ts, uWS by
-// default) as its own process, runs a closed loop of plain `GET /` through
-// runLoad with each transport in turn (interleaved rounds), and prints one
-// JSON object: throughput, p50/p99/p99.9 and the generator's CPU per request.
+// workers should use. Starts the hello-world peer
+// (test/support/loadgen/hello_server.ts, uWS by default) as its own
+// process, runs a closed loop of plain `GET /` through runLoad with each
+// transport in turn (interleaved rounds), and prints one JSON object: throughput, p50/p99/p99.9 and the generator's CPU per request.
 // A measurement, never an assertion.
 //
 //   node dist/tools/loadgen/transport_bench.js [--connections 8] [--duration 3s]
 //        [--rounds 2] [--server uws|http] [--workers 1]
 
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { runLoad } from './loadgen.js';
-import { TRANSPORT_KINDS } from './transports.js';
+import { parseCommandLine } from '../../src/lib/command_line.js';
+import { startHello } from '../../test/support/loadgen/hello.js';
+import { runLoad } from '../../test/support/loadgen/loadgen.js';
+import { TRANSPORT_KINDS } from '../../test/support/loadgen/transports.js';
 
-function arg(name: string, dflt: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
-}
+const { values } = parseCommandLine(process.argv.slice(2), {
+  connections: { type: 'string' }, duration: { type: 'string' }, rounds: { type: 'string' }, server: { type: 'string' }, workers: { type: 'string' },
+}, { positionals: false });
+const connections = Number(values.connections ?? '8');
+const duration = values.duration ?? '3s';
+const durationMs = parseFloat(duration) * (duration.endsWith('ms') ? 1 : 1000);
+const rounds = Number(values.rounds ?? '2');
+const server = values.server ?? 'uws';
+const workers = Number(values.workers ?? '1');
 
-const connections = Number(arg('--connections', '8'));
-const durationMs = parseFloat(arg('--duration', '3s')) * (arg('--duration', '3s').endsWith('ms') ? 1 : 1000);
-const rounds = Number(arg('--rounds', '2'));
-const server = arg('--server', 'uws');
-const workers = Number(arg('--workers', '1'));
-
-const child = spawn(process.execPath, [fileURLToPath(new URL('./hello_server.js', import.meta.url)), '--kind', server], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const port = await new Promise<number>((resolve, reject) => {
-  child.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim())));
-  child.once('exit', (code) => reject(new Error(`hello server exited with ${code}`)));
-});
+if (server !== 'uws' && server !== 'http') throw new Error(`--server is uws or http, got ${server}`);
+const hello = await startHello(server);
 
 const rows: Record<string, { throughput_per_s: number[]; p50_ms: number[]; p99_ms: number[]; p999_ms: number[]; cpu_us_per_req: number[] }> = {};
 try {
   for (let r = 0; r < rounds; r++) {
     for (const transport of TRANSPORT_KINDS) {
       const res = await runLoad({
-        baseUrl: `http://127.0.0.1:${port}`,
+        baseUrl: hello.url,
         keys: [],
         markets: [],
         mode: 'closed',
@@ -57,7 +51,7 @@ try {
     }
   }
 } finally {
-  child.kill('SIGTERM');
+  await hello.child.terminate(5000);
 }
 process.stdout.write(
   JSON.stringify({ name: 'loadgen_transport_hello_throughput', server, connections, workers, duration_ms: durationMs, results: rows }, null, 2) + '\n',

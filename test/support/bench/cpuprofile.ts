@@ -1,6 +1,6 @@
 // cpuprofile: the top-functions table of a V8 CPU profile (the .cpuprofile
-// JSON that Chrome DevTools and VS Code open). Bench runner and tools/profile
-// only (node:* free, but written for them).
+// JSON that Chrome DevTools and VS Code open), for bench/profile.ts. Pure:
+// node:* free.
 //
 // Self time of a function = the sampled time whose innermost frame is that
 // function; total time = the sampled time during which the function is

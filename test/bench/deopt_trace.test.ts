@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseDeoptTrace, tallyDeopts } from '../../tools/profile.js';
+import { parseDeoptTrace, tallyDeopts } from '../support/bench/deopt_trace.js';
 
 const ENGINE = new Set(['placeOrder', 'execute', 'get length']);
 const isEngine = (fn: string): boolean => ENGINE.has(fn);

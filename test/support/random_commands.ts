@@ -5,11 +5,12 @@
 //
 // The generator looks at a ReferenceModel fed with the stream so far to aim
 // its commands (live order ids to cancel, shares to sell, pending withdrawals,
-// round states); it never reads the engine. No Math.random: one xoshiro128**
-// per seed, so a seed names one stream.
+// round states); it never reads the engine. No Math.random: one seeded Rng
+// (src/lib/rng.ts) per seed, so a seed names one stream.
 
 import { Outcome, ProposeSource, RoundStatus, Side, Tif, WithdrawalStatus } from '../../src/layout/records.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { Rng } from '../../src/lib/rng.js';
 import { ReferenceModel, type ModelConfig } from './reference_model.js';
 
 /** Small caps so retention, client_order_id freeing and round eviction are exercised. */
@@ -29,85 +30,6 @@ export const COMMAND_NAMES: readonly string[] = [
   'FailWithdrawal', 'CreateFeeSchedule', 'CreateMarket', 'OpenRound', 'FreezeRound', 'UnfreezeRound',
   'ProposeRound', 'DisputeRound', 'SettleRound', 'VoidRound', 'SubmitOracleTick', 'CreateSeries', 'StopSeries',
 ];
-
-/** xoshiro128** seeded through splitmix32. */
-export class Rng {
-  private s0: number;
-  private s1: number;
-  private s2: number;
-  private s3: number;
-
-  constructor(seed: number) {
-    let x = seed >>> 0;
-    const sm = (): number => {
-      x = (x + 0x9e3779b9) >>> 0;
-      let z = x;
-      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-      return (z ^ (z >>> 16)) >>> 0;
-    };
-    this.s0 = sm();
-    this.s1 = sm();
-    this.s2 = sm();
-    this.s3 = sm();
-    if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1;
-  }
-
-  u32(): number {
-    const result = Math.imul(rotl(Math.imul(this.s1, 5) >>> 0, 7), 9) >>> 0;
-    const t = (this.s1 << 9) >>> 0;
-    this.s2 ^= this.s0;
-    this.s3 ^= this.s1;
-    this.s1 ^= this.s2;
-    this.s0 ^= this.s3;
-    this.s2 ^= t;
-    this.s3 = rotl(this.s3, 11);
-    this.s0 >>>= 0;
-    this.s1 >>>= 0;
-    this.s2 >>>= 0;
-    return result;
-  }
-
-  /** Uniform in [0, 1). */
-  float(): number {
-    return this.u32() / 4294967296;
-  }
-
-  /** Integer in [lo, hi] inclusive. */
-  int(lo: number, hi: number): number {
-    return lo + Math.floor(this.float() * (hi - lo + 1));
-  }
-
-  chance(p: number): boolean {
-    return this.float() < p;
-  }
-
-  pick<T>(xs: readonly T[]): T {
-    if (xs.length === 0) throw new Error('rng: pick from empty list');
-    return xs[Math.floor(this.float() * xs.length)]!;
-  }
-
-  weighted<T>(items: readonly (readonly [T, number])[]): T {
-    let total = 0;
-    for (const [, w] of items) total += w;
-    let r = this.float() * total;
-    for (const [v, w] of items) {
-      if (r < w) return v;
-      r -= w;
-    }
-    return items[items.length - 1]![0];
-  }
-
-  hex(bytes: number): string {
-    let s = '';
-    for (let i = 0; i < bytes; i++) s += this.int(0, 255).toString(16).padStart(2, '0');
-    return s;
-  }
-}
-
-function rotl(x: number, k: number): number {
-  return ((x << k) | (x >>> (32 - k))) >>> 0;
-}
 
 const MS = 1_000_000n;
 const T0 = 1_700_000_000_000_000_000n;

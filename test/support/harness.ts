@@ -1,80 +1,19 @@
-// Harness for the black-box tests of the REST lane: starts a whole exchange
-// (engine thread, gateway threads, accounts service, control plane) on fresh
-// 127.0.0.1 ports and a fresh data directory, and offers the usual set-up
-// steps through the public surfaces only (control plane for accounts,
-// markets and deposits; the client library for normal calls; node:http with
-// hand-made headers for malformed requests). Test process, main thread.
+// Helpers for the black-box tests of the exchange's public surfaces, on an
+// exchange from the launcher (exchange.ts): the usual set-up steps through
+// the public surfaces only (control plane for accounts, markets and
+// deposits; the client library for normal calls; node:http with hand-made
+// headers for malformed requests) and the assertions on what comes back.
+// Test process, main thread.
 
-import './quiet.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
 export { closeFetchConnections };
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { AccountsClient, AdminClient, DxApiError, DxClient } from '../../src/client/index.js';
+import { connect } from 'node:net';
+import { AccountsClient, DxApiError, DxClient } from '../../src/client/index.js';
 import type { OrderRequest, Scope } from '../../src/client/types.js';
-import { defaults, type ExchangeConfig } from '../../src/main/config.js';
-import { startExchange, type RunningExchange } from '../../src/main/exchange.js';
-
-export const ADMIN_TOKEN = 'gateway-tests-admin-token-0123456789';
-
-export interface TestExchange {
-  ex: RunningExchange;
-  port: number;
-  base: string;
-  accountsBase: string;
-  adminBase: string;
-  admin: AdminClient;
-  stop(): Promise<void>;
-}
-
-/** A port nobody listens on right now (bound and released by the kernel's choice). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-/**
- * One exchange per test file. With more than one gateway the public port is
- * chosen here: uWebSockets.js only sets SO_REUSEPORT for a non-zero port, so
- * `port: 0` with two gateways cannot start (see startup.test.ts).
- */
-export async function startTestExchange(over: Partial<ExchangeConfig> = {}): Promise<TestExchange> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'dx-gateway-test-'));
-  const cfg: ExchangeConfig = {
-    ...defaults(), port: 0, accounts_port: 0, admin_port: 0, data_dir: dataDir, admin_token: ADMIN_TOKEN, gateways: 1, ...over,
-  };
-  if (cfg.gateways > 1 && cfg.port === 0) cfg.port = await freePort();
-  const ex = await startExchange(cfg);
-  const adminBase = `http://127.0.0.1:${ex.admin_port}`;
-  return {
-    ex,
-    port: ex.port,
-    base: `http://127.0.0.1:${ex.port}`,
-    accountsBase: `http://127.0.0.1:${ex.accounts_port}`,
-    adminBase,
-    admin: new AdminClient({ baseUrl: adminBase, token: ex.admin_token }),
-    stop: async () => {
-      // ex.stop() waits for every client connection to go away (see
-      // startup.test.ts), and global fetch keeps idle connections for 4 s:
-      // close them first so that each file ends at once.
-      await closeFetchConnections();
-      await ex.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
+import type { TestExchange } from './exchange.js';
 
 // ---- accounts, keys, markets ----------------------------------------------------
 

@@ -16,7 +16,8 @@
 //   fresh loopback port) with its accounts and market set up through the
 //   control plane; bench/lib/inspector.ts attaches to the worker thread named
 //   `--thread` (default gateway-0) and runs Profiler.start / stop around a
-//   closed-loop load from tools/loadgen (placements by default). Writes
+//   closed-loop load from the load generator (test/support/loadgen;
+//   placements by default). Writes
 //   bench/results/gateway.cpuprofile and profile-gateway.md (another thread:
 //   exchange-<name>.cpuprofile and profile-exchange-<name>.md).
 // deopt: runs this tool again as `node --trace-deopt ... deopt-child`, which
@@ -30,7 +31,7 @@
 // profiled, self time by area (our folders, node internals, npm packages, GC,
 // idle) and the top functions by self and by total time. Open a .cpuprofile
 // in Chrome DevTools (Performance panel, "Load profile...") or VS Code (open
-// the file). Main thread of a tool process; the engine profile runs in a
+// the file). Main thread of its own process; the engine profile runs in a
 // worker thread of it.
 
 import { spawn } from 'node:child_process';
@@ -40,12 +41,15 @@ import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '../bench/lib/cpuprofile.js';
-import { createTraders, freePort, openMarket, startExchange } from '../bench/lib/exchange_fixture.js';
-import { InspectorClient } from '../bench/lib/inspector.js';
-import { CpuWindow } from '../bench/lib/process_stats.js';
-import { environment, resultsDir } from '../bench/lib/result.js';
-import { runLoad } from './loadgen/loadgen.js';
+import { parseCommandLine, UsageError, type OptionValues } from '../src/lib/command_line.js';
+import { freePort } from '../src/lib/free_port.js';
+import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '../test/support/bench/cpuprofile.js';
+import { parseDeoptTrace, STEADY_MARK, tallyDeopts, type DeoptEvent, type DeoptRow } from '../test/support/bench/deopt_trace.js';
+import { runLoad } from '../test/support/loadgen/loadgen.js';
+import { InspectorClient } from './lib/inspector.js';
+import { createTraders, openMarket, startBenchExchange } from './lib/population.js';
+import { CpuWindow } from './lib/process_stats.js';
+import { environment, resultsDir } from './lib/result.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 
@@ -68,7 +72,7 @@ interface EngineOutcome {
 
 async function engineWorker(job: EngineJob): Promise<EngineOutcome> {
   const { threadId } = await import('node:worker_threads');
-  const em = await import('../bench/engine_match.js');
+  const em = await import('./engine_match.js');
   const t0 = performance.now();
   const w = em.buildWorkload(job.commands);
   const buildMs = performance.now() - t0;
@@ -104,7 +108,7 @@ function header(title: string, lines: string[], note = CPU_PROFILE_NOTE): string
   return [
     `# ${title}`,
     '',
-    `- written ${new Date().toISOString()} by \`npm run profile -- ${process.argv.slice(2).join(' ')}\` (tools/profile.ts)`,
+    `- written ${new Date().toISOString()} by \`npm run profile -- ${process.argv.slice(2).join(' ')}\` (bench/profile.ts)`,
     `- machine: ${env.machine.cpus} CPUs, ${env.machine.model}, ${env.machine.mem_gib} GiB; Node ${env.node}`,
     ...lines.map((l) => `- ${l}`),
     '',
@@ -126,10 +130,14 @@ function writeOutputs(stem: string, title: string, lines: string[], profileJson:
 
 // ------------------------------------------------------------------ args
 
-function flagValue(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-}
+/** The options of every subcommand (each reads its own). */
+const OPTIONS = {
+  quick: { type: 'boolean' }, commands: { type: 'string' }, passes: { type: 'string' }, 'interval-us': { type: 'string' },
+  duration: { type: 'string' }, durability: { type: 'string' }, mix: { type: 'string' }, connections: { type: 'string' },
+  thread: { type: 'string' },
+} as const;
+
+type Args = OptionValues<typeof OPTIONS>;
 
 function durationMs(s: string): number {
   const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)?$/.exec(s);
@@ -145,12 +153,12 @@ const USAGE = `usage: npm run profile -- engine  [--quick] [--commands N] [--pas
 
 // ------------------------------------------------------------------ engine (main side)
 
-async function profileEngine(argv: string[]): Promise<void> {
-  const quick = argv.includes('--quick');
+async function profileEngine(v: Args): Promise<void> {
+  const quick = v.quick === true;
   const job: EngineJob = {
-    commands: Number(flagValue(argv, '--commands') ?? (quick ? 100_000 : 1_000_000)),
-    passes: Number(flagValue(argv, '--passes') ?? (quick ? 2 : 5)),
-    interval_us: Number(flagValue(argv, '--interval-us') ?? 100),
+    commands: Number(v.commands ?? (quick ? 100_000 : 1_000_000)),
+    passes: Number(v.passes ?? (quick ? 2 : 5)),
+    interval_us: Number(v['interval-us'] ?? 100),
   };
   const worker = new Worker(new URL(import.meta.url), { workerData: { profileJob: job }, name: 'engine-profile' });
   const r = await new Promise<EngineOutcome>((resolveP, reject) => {
@@ -170,35 +178,35 @@ async function profileEngine(argv: string[]): Promise<void> {
 
 // ------------------------------------------------------------------ gateway
 
-async function profileGateway(argv: string[]): Promise<void> {
-  const quick = argv.includes('--quick');
-  const duration = durationMs(flagValue(argv, '--duration') ?? (quick ? '3s' : '10s'));
-  const durability = (flagValue(argv, '--durability') ?? 'none') as 'none' | 'fsync';
+async function profileGateway(v: Args): Promise<void> {
+  const quick = v.quick === true;
+  const duration = durationMs(v.duration ?? (quick ? '3s' : '10s'));
+  const durability = (v.durability ?? 'none') as 'none' | 'fsync';
   if (durability !== 'none' && durability !== 'fsync') throw new Error(`--durability is none or fsync\n${USAGE}`);
-  const threadName = flagValue(argv, '--thread') ?? 'gateway-0';
-  const interval = Number(flagValue(argv, '--interval-us') ?? 250);
+  const threadName = v.thread ?? 'gateway-0';
+  const interval = Number(v['interval-us'] ?? 250);
   const mix = { place: 1, cancel: 0, read: 0 };
-  const mixArg = flagValue(argv, '--mix');
+  const mixArg = v.mix;
   if (mixArg !== undefined) {
     mix.place = 0;
     for (const part of mixArg.split(',')) {
-      const [k, v] = part.split('=');
+      const [k, w] = part.split('=');
       if (k !== 'place' && k !== 'cancel' && k !== 'read') throw new Error(`--mix takes place, cancel, read\n${USAGE}`);
-      mix[k] = Number(v);
+      mix[k] = Number(w);
     }
   }
   const keysN = quick ? 256 : 512;
-  const connections = Number(flagValue(argv, '--connections') ?? keysN);
+  const connections = Number(v.connections ?? keysN);
   const inspectPort = await freePort();
   const gateways = Math.max(1, availableParallelism() - 1);
-  const ex = await startExchange({ durability, gateways, nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const ex = await startBenchExchange({ durability, gateways }, [`--inspect=127.0.0.1:${inspectPort}`]);
   let insp: InspectorClient | null = null;
   try {
     insp = await InspectorClient.connect(inspectPort);
     await insp.attachWorkers();
     const target = insp.worker(threadName);
     if (target === null) throw new Error(`no thread named ${threadName}; the exchange has ${insp.workers.map((w) => w.name || w.url).join(', ')}`);
-    const market = await openMarket(ex.admin);
+    const market = await openMarket(ex.admin(30_000));
     const setup = await createTraders(ex, keysN, { deposit_cents: 100_000_000, seed_shares: 5000, market_id: market, concurrency: 32 });
     const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
     await insp.callWorker(target, 'Profiler.enable');
@@ -206,7 +214,7 @@ async function profileGateway(argv: string[]): Promise<void> {
     await insp.callWorker(target, 'Profiler.start');
     const w = new CpuWindow({ server: ex.child.pid, generator: process.pid });
     const load = await runLoad({
-      baseUrl: ex.url, keys, markets: [market], mode: 'closed', connections: Math.min(connections, keys.length), durationMs: duration, mix,
+      baseUrl: ex.base, keys, markets: [market], mode: 'closed', connections: Math.min(connections, keys.length), durationMs: duration, mix,
       workers: Math.max(1, Math.floor(availableParallelism() / 2)), seed: 0x9f0f11e,
     });
     const cpu = w.stop();
@@ -215,7 +223,7 @@ async function profileGateway(argv: string[]): Promise<void> {
     const stem = threadName.startsWith('gateway') ? 'gateway' : `exchange-${threadName.replace(/[^a-z0-9]+/gi, '-')}`;
     const out = writeOutputs(stem, `CPU profile: the exchange's ${threadName} thread under load`, [
       `exchange: separate process, ${ex.gateways} gateway thread(s), --durability ${durability}${durability === 'none' ? ' (no journal write or fsync on the path: benchmark setting)' : ''}; profiled thread: \`${threadName}\` through the inspector (NodeWorker session, Profiler.start/stop), sampling every ${interval} µs`,
-      `load: tools/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ${duration} ms`,
+      `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ${duration} ms`,
       `while profiled: ${Math.round(load.throughput_per_s).toLocaleString('en-US')} requests/s, statuses ${JSON.stringify(load.statuses)}; CPU % of one core: exchange ${cpu.process_pct.server}, load generator ${cpu.process_pct.generator}, machine ${cpu.machine_pct}`,
     ], JSON.stringify(profile));
     console.log(`${threadName}: ${Math.round(load.throughput_per_s)} requests/s while profiled -> ${out.cpuprofile}, ${out.md}`);
@@ -228,83 +236,11 @@ async function profileGateway(argv: string[]): Promise<void> {
 
 // ------------------------------------------------------------------ deopt
 
-/** Opens each timed pass of the deopt child: a line of its own on stdout. */
-const STEADY_MARK = '=== steady';
 const DEOPT_COMMANDS = 200_000;
 const DEOPT_PASSES = 4;
 /** Folders of dist/src/ with the code the engine loop runs (decide + evolve, book, accounts, records, lib). */
 const ENGINE_DIRS = ['engine', 'book', 'accounts', 'lib', 'layout'];
 const KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'catch', 'function', 'return']);
-
-/** One --trace-deopt line. */
-export interface DeoptEvent {
-  /** deopt-eager, deopt-lazy, deopt-soft, ... for a bailout; `marked` for "marking dependent code ... for deoptimization". */
-  kind: string;
-  /** The optimized function (the outermost one: code inlined into it is not named); '(anonymous)' when V8 has no name. */
-  fn: string;
-  reason: string;
-  /** fn is the name of a function defined in the engine's files (see engineFunctionNames). */
-  engine: boolean;
-  /** Counts against the engine loop: every bailout, and engine code marked for deoptimization. */
-  counted: boolean;
-}
-
-export interface DeoptSection {
-  /** The marker line that opens the section; '' for the text before the first marker. */
-  marker: string;
-  events: DeoptEvent[];
-}
-
-export interface DeoptRow {
-  kind: string;
-  fn: string;
-  reason: string;
-  engine: boolean;
-  count: number;
-}
-
-const BAILOUT = /^\[bailout \(kind: ([^,]+), reason: (.*)\): begin\. deoptimizing .*?<JSFunction (?:(.*?) )?\(sfi = /;
-const MARKED = /^\[marking dependent code .*?<SharedFunctionInfo ?(.*?)>.* for deoptimization, reason: (.*)\]$/;
-
-/**
- * Splits the stdout of a `node --trace-deopt` run at the lines starting with
- * STEADY_MARK and picks out the deoptimizations of each part. Every bailout
- * counts: after warm-up only the engine loop runs, and a deopt in engine code
- * inlined into the benchmark's loop is reported under the benchmark's
- * function. Code marked for deoptimization counts only when it is an engine
- * function's: other code is marked when GC collects objects it embedded
- * (e.g. the workload generator's, "weak objects") and is listed apart.
- */
-export function parseDeoptTrace(text: string, isEngine: (fn: string) => boolean): DeoptSection[] {
-  const sections: DeoptSection[] = [{ marker: '', events: [] }];
-  for (const line of text.split('\n')) {
-    if (line.startsWith(STEADY_MARK)) {
-      sections.push({ marker: line, events: [] });
-      continue;
-    }
-    const b = BAILOUT.exec(line);
-    const m = b === null ? MARKED.exec(line) : null;
-    if (b === null && m === null) continue;
-    const fn = (b !== null ? b[3] : m![1]) || '(anonymous)';
-    const engine = isEngine(fn);
-    sections[sections.length - 1]!.events.push(b !== null
-      ? { kind: b[1]!, fn, reason: b[2]!, engine, counted: true }
-      : { kind: 'marked', fn, reason: m![2]!, engine, counted: engine });
-  }
-  return sections;
-}
-
-/** Events grouped by kind, function and reason, most frequent first. */
-export function tallyDeopts(events: DeoptEvent[]): DeoptRow[] {
-  const rows = new Map<string, DeoptRow>();
-  for (const e of events) {
-    const k = `${e.kind}\0${e.fn}\0${e.reason}`;
-    const r = rows.get(k);
-    if (r !== undefined) r.count++;
-    else rows.set(k, { kind: e.kind, fn: e.fn, reason: e.reason, engine: e.engine, count: 1 });
-  }
-  return [...rows.values()].sort((x, y) => y.count - x.count || x.fn.localeCompare(y.fn));
-}
 
 /**
  * Names of the functions, methods, accessors and classes defined in the
@@ -347,9 +283,9 @@ function deoptPhase(title: string, events: DeoptEvent[]): string {
 const DEOPT_NOTE = 'Counted: every bailout (`[bailout (kind: deopt-eager|deopt-lazy|deopt-soft, reason: ...)`: optimized code left mid-run) and every engine function whose optimized code is marked for deoptimization. After warm-up only the engine loop runs, and a deopt in engine code inlined into the benchmark\'s loop (`oursSpan`) is reported under that function, so no bailout is excused there. Listed apart, not counted: other code marked for deoptimization, e.g. the workload generator\'s once GC collects objects its code embedded ("weak objects"). A function counts as the engine\'s by its name (V8 does not print the file), so the generator\'s methods named like engine functions (`place`, `cancel`, ...) show up as engine functions during warm-up.';
 
 /** The child of `deopt`, under node --trace-deopt: warm-up, then the timed passes, each after a marker line. */
-async function deoptChild(argv: string[]): Promise<void> {
-  const em = await import('../bench/engine_match.js');
-  const w = em.buildWorkload(Number(flagValue(argv, '--commands')));
+async function deoptChild(v: Args): Promise<void> {
+  const em = await import('./engine_match.js');
+  const w = em.buildWorkload(Number(v.commands));
   // One full GC for the generator's garbage, as engine_match's run() does
   // before its warm-up: the generator's code that embedded its objects is
   // marked for deoptimization ("weak objects") now, not during a timed pass
@@ -357,7 +293,7 @@ async function deoptChild(argv: string[]): Promise<void> {
   (globalThis as { gc?: () => void }).gc!();
   em.timeOurs(w, em.freshOurs(w));
   // All engines set up before the first marker, so that what follows it is the engine loop alone.
-  const engines = Array.from({ length: Number(flagValue(argv, '--passes')) }, () => em.freshOurs(w));
+  const engines = Array.from({ length: Number(v.passes) }, () => em.freshOurs(w));
   for (const [i, x] of engines.entries()) {
     // Synchronously on fd 1, where V8 writes its --trace-deopt lines, so that they stay in order.
     writeSync(1, `\n${STEADY_MARK} pass ${i + 1}\n`);
@@ -365,9 +301,9 @@ async function deoptChild(argv: string[]): Promise<void> {
   }
 }
 
-async function profileDeopt(argv: string[]): Promise<number> {
-  const commands = Number(flagValue(argv, '--commands') ?? DEOPT_COMMANDS);
-  const passes = Number(flagValue(argv, '--passes') ?? DEOPT_PASSES);
+async function profileDeopt(v: Args): Promise<number> {
+  const commands = Number(v.commands ?? DEOPT_COMMANDS);
+  const passes = Number(v.passes ?? DEOPT_PASSES);
   const self = fileURLToPath(import.meta.url);
   const childArgs = ['--trace-deopt', '--expose-gc', self, 'deopt-child', '--commands', String(commands), '--passes', String(passes)];
   const child = spawn(process.execPath, childArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -406,10 +342,18 @@ async function profileDeopt(argv: string[]): Promise<number> {
 
 async function main(argv: string[]): Promise<number> {
   const what = argv[0];
-  if (what === 'engine') await profileEngine(argv.slice(1));
-  else if (what === 'gateway') await profileGateway(argv.slice(1));
-  else if (what === 'deopt') return profileDeopt(argv.slice(1));
-  else if (what === 'deopt-child') await deoptChild(argv.slice(1));
+  let v: Args;
+  try {
+    v = parseCommandLine(argv.slice(1), OPTIONS, { positionals: false }).values;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`${e.message}\n${USAGE}`);
+    return 2;
+  }
+  if (what === 'engine') await profileEngine(v);
+  else if (what === 'gateway') await profileGateway(v);
+  else if (what === 'deopt') return profileDeopt(v);
+  else if (what === 'deopt-child') await deoptChild(v);
   else {
     console.error(USAGE);
     return 2;
@@ -417,7 +361,7 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-// Only when run as a program: the tests import parseDeoptTrace from this file.
+// Only when run as a program (not in the engine worker thread it starts).
 if (isMainThread && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv.slice(2)).then(
     (code) => {

@@ -19,7 +19,8 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { authHeaders } from '../../src/client/sign.js';
+import { authHeaders } from '../../../src/client/sign.js';
+import { mulberry32 } from '../../../src/lib/rng.js';
 import { Histogram, type HistogramData } from './histogram.js';
 import { connFactory, type Conn, type TransportKind } from './transports.js';
 
@@ -94,19 +95,6 @@ export interface WorkerResult {
 
 type Op = 'place' | 'cancel' | 'read_book' | 'read_balance' | 'read_orders' | 'read_market' | 'hello';
 
-/** xorshift32: a small seeded generator so a run's request stream is reproducible. */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 0x9e3779b9;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 4294967296;
-  };
-}
-
 const CLK_TCK_MS = 10; // USER_HZ is 100 on Linux: one clock tick is 10 ms
 
 function threadCpu(): { userMs: number; systemMs: number; scope: 'thread' | 'process' } {
@@ -131,7 +119,7 @@ interface KeyState {
 const LIVE_MAX = 4096;
 
 export default async function runShard(task: WorkerTask): Promise<WorkerResult> {
-  const rand = rng(task.seed);
+  const rand = mulberry32(task.seed);
   const prefix = new URL(task.baseUrl).pathname.replace(/\/+$/, '');
   const keys: KeyState[] = task.keys.map((k) => ({
     keyId: k.keyId,

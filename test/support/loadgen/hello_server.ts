@@ -3,7 +3,7 @@
 // process (so it does not share the generator's threads). Prints its port
 // on the first line of stdout, then serves until SIGTERM / SIGINT.
 //
-//   node dist/tools/loadgen/hello_server.js [--kind uws|http] [--port 0]
+//   node dist/test/support/loadgen/hello_server.js [--kind uws|http] [--port 0]
 //
 // `uws` (default) is uWebSockets.js, the exchange's own server, and refuses
 // to run on the package's silent JavaScript fallback; `http` is node:http.
@@ -11,16 +11,13 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type * as UwsTypes from 'uWebSockets.js';
+import { parseCommandLine } from '../../../src/lib/command_line.js';
 
 const BODY = '{"order_id":"1","client_order_id":"1","status":"resting","seq":"1","filled_qty":0,"resting_qty":1,"fills":[]}';
 
-function arg(name: string, dflt: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : dflt;
-}
-
-const kind = arg('--kind', 'uws');
-const port = Number(arg('--port', '0'));
+const { values } = parseCommandLine(process.argv.slice(2), { kind: { type: 'string' }, port: { type: 'string' } }, { positionals: false });
+const kind = values.kind ?? 'uws';
+const port = Number(values.port ?? '0');
 
 if (kind === 'uws') {
   const require = createRequire(import.meta.url);
