@@ -30,10 +30,12 @@
 // whole journal into a read model and into the engine's own state, and a
 // snapshot of the read model (encode, write, read back).
 
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 // The engine's V8 flags, set as the exchange sets them (src/main/v8_tuning.ts).
@@ -500,6 +502,8 @@ function runUntil(engine: Engine, out: BufferEventOut, mem: Mem, off: number, en
 /** Per-command latencies (ns, timer overhead not yet subtracted) of the commands in [off, end); returns the samples. */
 interface Latencies {
   samples: Float64Array;
+  /** Each sample's start on the performance.now() timeline (ms), to match GC entries. */
+  starts: Float64Array;
   startMs: number;
   endMs: number;
 }
@@ -507,17 +511,41 @@ interface Latencies {
 function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: number, n: number): Latencies {
   const u32 = mem.u32;
   const samples = new Float64Array(n);
+  const starts = new Float64Array(n);
   let i = 0;
+  // hrtime ns -> performance.now() ms: the same monotonic clock, another origin.
+  const originNs = Number(process.hrtime.bigint()) - performance.now() * 1e6;
   const startMs = performance.now();
   while (off < end) {
     const a = process.hrtime.bigint();
     engine.execute(mem, off);
     const b = process.hrtime.bigint();
-    samples[i++] = Number(b - a);
+    samples[i] = Number(b - a);
+    starts[i++] = (Number(a) - originNs) / 1e6;
     out.reset();
     off += u32[off >>> 2]!;
   }
-  return { samples: samples.subarray(0, i), startMs, endMs: performance.now() };
+  return { samples: samples.subarray(0, i), starts: starts.subarray(0, i), startMs, endMs: performance.now() };
+}
+
+/**
+ * The largest sample whose window no GC overlapped. The engine allocates
+ * nothing per command, so a collection inside a sample is the timer's own
+ * (each read allocates a BigInt); such samples count in the percentiles and
+ * in max_ns, not here.
+ */
+function maxOutside(ns: Float64Array, starts: Float64Array, gcs: readonly { start: number; duration: number }[]): number {
+  const sorted = gcs.slice().sort((x, y) => x.start - y.start);
+  let max = 0;
+  let g = 0;
+  for (let i = 0; i < ns.length; i++) {
+    const s0 = starts[i]!;
+    const s1 = s0 + ns[i]! / 1e6;
+    while (g < sorted.length && sorted[g]!.start + sorted[g]!.duration < s0) g++;
+    const hit = g < sorted.length && sorted[g]!.start <= s1;
+    if (!hit && ns[i]! > max) max = ns[i]!;
+  }
+  return max;
 }
 
 /** Offset of the n-th command of the stream. */
@@ -560,30 +588,14 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   (genA as { engine: Engine | null }).engine = null;
   gc();
 
-  // 2. Engine B: the same setup, with memory marks, then the timed stream.
-  gc();
-  const rss0 = rss();
+  // 2. Engine B: the same setup, then the timed stream.
   const genB = new Generator(c, config, true);
-  gc();
-  const rssE = rss();
-  let rss1 = 0;
-  let rss2 = 0;
-  genB.onAccounts = (): void => {
-    gc();
-    rss1 = rss();
-  };
-  genB.onMint = (): void => {
-    gc();
-    rss2 = rss();
-  };
   genB.setup();
   gc();
-  const rss3 = rss();
   const engine = genB.engine;
   const out = genB.out;
   const bad = c.orders <= 100_000 ? verify(engine.state) : [];
   if (bad.length > 0) throw new Error(`engine_scale ${c.name}: state after setup fails verify: ${bad.slice(0, 3).join('; ')}`);
-  const restingAfterSetup = genB.live;
 
   const warmN = Math.floor(c.commands * WARM_SHARE);
   const latN = Math.floor(c.commands * (c.latencyShare ?? LATENCY_SHARE));
@@ -616,6 +628,7 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   const adj = new Float64Array(lat.samples.length);
   for (let i = 0; i < adj.length; i++) adj[i] = Math.max(0, lat.samples[i]! - overhead);
   const p = percentiles(adj, [50, 99, 99.9, 100]);
+  const maxOutsideGc = maxOutside(adj, lat.starts, watch.entries);
   const gcTp = watch.within(tpStart, tpEnd);
   const gcLat = watch.within(lat.startMs, lat.endMs);
   const resting = c.orders;
@@ -625,6 +638,7 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
     p99_ns: round(p.get(99)!),
     p999_ns: round(p.get(99.9)!),
     max_ns: round(p.get(100)!),
+    max_ns_outside_gc: round(maxOutsideGc),
     resting_orders: resting,
     resting_orders_end: finalLive,
     markets: c.markets,
@@ -636,10 +650,6 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
     gc_count_timed: gcTp.count,
     gc_count_latency: gcLat.count,
     heap_delta_timed_mib: round((heapAfter - heapBefore) / MIB, 3),
-    rss_engine_mib: round((rss3 - rss0) / MIB, 1),
-    rss_preallocated_mib: round((rssE - rss0) / MIB, 1),
-    bytes_per_account: round((rss1 - rssE) / c.accounts, 1),
-    bytes_per_resting_order: round((rss3 - rss2) / restingAfterSetup, 1),
   };
   notes.push(
     `${c.name}: throughput segments ${rates.map((r) => round(r / 1e6, 3)).join(', ')} M/s; ${gcTp.count} GCs in the timed segments, ` +
@@ -694,6 +704,52 @@ function durability(dir: string, c: Case, events: number, bytes: number, notes: 
   };
 }
 
+/**
+ * Resident memory of the case's state, built in a fresh process (here the
+ * earlier cases' freed memory stays resident and is reused, which hides
+ * growth): RSS marks after the engine is created, after the accounts are
+ * created and funded, after the mint and after the resting orders.
+ */
+function memoryProbe(c: Case, quick: boolean): Record<string, number> {
+  const args = ['--expose-gc', fileURLToPath(import.meta.url), '--memory-probe', c.name, ...(quick ? ['--quick'] : [])];
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`engine_scale: the memory probe of ${c.name} failed (${r.status}): ${r.stderr}`);
+  type Marks = { rss0: number; rssE: number; rss1: number; rss2: number; rss3: number; resting: number };
+  const marks = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Marks;
+  return {
+    rss_preallocated_mib: round((marks.rssE - marks.rss0) / MIB, 1),
+    rss_engine_mib: round((marks.rss3 - marks.rss0) / MIB, 1),
+    bytes_per_account: round((marks.rss1 - marks.rssE) / c.accounts, 1),
+    bytes_per_resting_order: round((marks.rss3 - marks.rss2) / marks.resting, 1),
+  };
+}
+
+/** The probe's child: builds the case and prints its RSS marks as JSON. */
+function probeChild(name: string, quick: boolean): void {
+  const c = (quick ? CASES_QUICK : CASES_FULL).find((x) => x.name === name);
+  if (c === undefined) throw new Error(`engine_scale: no case ${name}`);
+  const gc = gcFunction();
+  gc();
+  const rss0 = rss();
+  const g = new Generator({ ...c, commands: 0 }, engineConfigFor(c, true), true);
+  gc();
+  const rssE = rss();
+  let rss1 = 0;
+  let rss2 = 0;
+  g.onAccounts = (): void => {
+    gc();
+    rss1 = rss();
+  };
+  g.onMint = (): void => {
+    gc();
+    rss2 = rss();
+  };
+  g.setup();
+  gc();
+  const rss3 = rss();
+  process.stdout.write(`${JSON.stringify({ rss0, rssE, rss1, rss2, rss3, resting: g.live })}\n`);
+}
+
 /** The growth run: the case's setup with the default table sizes, timing every command. */
 function growthRun(c: Case, gc: () => void): { maxNs: number; atSeq: number } {
   gc();
@@ -729,13 +785,19 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const growth = growthRun(cases.find((c) => c.name === growthName)!, gc);
   const base = byName.get(cases[0]!.name)!;
   const ratioCase = byName.get(quick ? RATIO_CASE_QUICK : RATIO_CASE)!;
-  const biggest = byName.get(cases[cases.length - 1]!.name)!;
   let maxNs = 0;
-  for (const m of byName.values()) if (m.max_ns! > maxNs) maxNs = m.max_ns!;
+  let maxRaw = 0;
+  for (const m of byName.values()) {
+    if (m.max_ns_outside_gc! > maxNs) maxNs = m.max_ns_outside_gc!;
+    if (m.max_ns! > maxRaw) maxRaw = m.max_ns!;
+  }
   metrics.ratio_1m_orders_1000_markets_vs_1k = round(ratioCase.commands_per_s! / base.commands_per_s!, 3);
   metrics.max_command_ns = maxNs;
-  metrics.bytes_per_resting_order = biggest.bytes_per_resting_order!;
-  metrics.bytes_per_account = biggest.bytes_per_account!;
+  metrics.max_command_ns_with_timer_gc = maxRaw;
+  const memory = memoryProbe(cases[cases.length - 1]!, quick);
+  for (const [k, v] of Object.entries(memory)) metrics[`${cases[cases.length - 1]!.name}_${k}`] = v;
+  metrics.bytes_per_resting_order = memory.bytes_per_resting_order!;
+  metrics.bytes_per_account = memory.bytes_per_account!;
   metrics.growth_max_command_ns = round(growth.maxNs);
   metrics.gc_count_long_run = base.gc_count_timed!;
   metrics.long_run_commands = base.timed_commands!;
@@ -759,10 +821,14 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     `Growth: the ${growthName} setup with the default table sizes (they double when full) took at most ` +
     `${round(growth.maxNs / 1e6, 2)} ms for one command (seq ${growth.atSeq}): the stall a doubling costs, and why production sizes ` +
     'the tables from the configuration.',
-    'Memory: bytes_per_resting_order = resident memory (RSS) added while the setup placed the case\'s resting orders, over their ' +
-    'number; bytes_per_account = RSS added by creating and funding the accounts, over their number (from the largest case, ' +
-    `${cases[cases.length - 1]!.name}). What the preallocation touches up front (tables filled with -1 at creation: per-account ` +
-    'lists, book levels, the gtd expiry heap at 4 bytes per order of capacity) is <case>_rss_preallocated_mib.',
+    'Memory (the largest case, built again in a fresh process so that no freed memory is reused): bytes_per_resting_order = ' +
+    'resident memory (RSS) added while the setup placed the resting orders, over their number; bytes_per_account = RSS added by ' +
+    `creating and funding the accounts, over their number. What the preallocation touches up front (tables filled with -1 at ` +
+    `creation: per-account lists, book levels, the gtd expiry heap at 4 bytes per order of capacity) is ` +
+    `${cases[cases.length - 1]!.name}_rss_preallocated_mib.`,
+    'max_command_ns is the worst single command over every case\'s latency part, leaving out the samples a garbage collection ' +
+    'overlapped: the engine allocates nothing per command (gc_count_timed), so those collections are the timer\'s (a BigInt per ' +
+    'read); max_command_ns_with_timer_gc and <case>_max_ns keep them.',
     `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput (the same ` +
     `accounts). The ${cases[0]!.name} case runs ${base.timed_commands} timed commands under a GC observer: gc_count_long_run counts ` +
     'the collections in them (the engine allocates nothing per command).',
@@ -786,4 +852,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     ratios: {},
     notes,
   };
+}
+
+if (process.argv[2] === '--memory-probe' && import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  probeChild(process.argv[3]!, process.argv[4] === '--quick');
 }
