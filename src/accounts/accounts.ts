@@ -8,7 +8,7 @@
 // cheap half of that at every step (a reservation covers what it releases,
 // no count goes negative); verify.ts recomputes the rest.
 
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL } from '../lib/intrusive_list.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
@@ -171,7 +171,7 @@ export class Accounts {
   /** Moves `amount` from a's available cash to reserved (an order's or a withdrawal's reservation). */
   reserveCash(a: number, amount: number): void {
     const left = this.available[a]! - amount;
-    assert(left >= 0, 'accounts: a reservation exceeds available cash');
+    if (!(left >= 0)) fail('accounts: a reservation exceeds available cash');
     this.available[a] = left;
     this.reserved[a] = this.reserved[a]! + amount;
   }
@@ -179,8 +179,8 @@ export class Accounts {
   /** Takes `release` out of a's reserved cash, pays `cost` out of it and returns the rest to available. */
   releaseCash(a: number, release: number, cost: number): void {
     const left = this.reserved[a]! - release;
-    assert(left >= 0, 'accounts: a release exceeds the reserved cash');
-    assert(cost <= release, 'accounts: a payment exceeds the reservation released for it');
+    if (!(left >= 0)) fail('accounts: a release exceeds the reserved cash');
+    if (!(cost <= release)) fail('accounts: a payment exceeds the reservation released for it');
     this.reserved[a] = left;
     this.available[a] = this.available[a]! + release - cost;
   }
@@ -188,7 +188,7 @@ export class Accounts {
   /** Moves q shares of position entry k from free to reserved_for_sale (a sell order). */
   reserveShares(k: number, q: number): void {
     const left = this.pFree[k]! - q;
-    assert(left >= 0, 'accounts: a sell reserves more shares than are free');
+    if (!(left >= 0)) fail('accounts: a sell reserves more shares than are free');
     this.pFree[k] = left;
     this.pReserved[k] = this.pReserved[k]! + q;
   }
@@ -196,7 +196,7 @@ export class Accounts {
   /** Takes q shares out of reserved_for_sale of entry k; `toFree` returns them to free (a cancel), else they are sold. */
   releaseShares(k: number, q: number, toFree: boolean): void {
     const left = this.pReserved[k]! - q;
-    assert(left >= 0, 'accounts: a release exceeds the shares reserved for sale');
+    if (!(left >= 0)) fail('accounts: a release exceeds the shares reserved for sale');
     this.pReserved[k] = left;
     if (toFree) this.pFree[k] = this.pFree[k]! + q;
   }
@@ -204,7 +204,7 @@ export class Accounts {
   /** Open buy quantity of entry k changes by dq (+ on accept, - on fill, cancel or decrease). */
   addBuying(k: number, dq: number): void {
     const v = this.pBuying[k]! + dq;
-    assert(v >= 0, 'accounts: open buy quantity went negative');
+    if (!(v >= 0)) fail('accounts: open buy quantity went negative');
     this.pBuying[k] = v;
   }
 

@@ -6,7 +6,7 @@
 // level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
 // between commands (no crossed book at rest).
 
-import { assert, checks } from '../lib/assert.js';
+import { checks, fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL, pushTail, unlink } from '../lib/intrusive_list.js';
 import type { OrderSlab } from './orders.js';
@@ -50,7 +50,7 @@ export class Book {
 
   /** Appends the order at the tail of its level (it joins the queue last). */
   append(o: OrderSlab, slot: number): void {
-    assert(o.onBook[slot] === 0, 'book: the order is already on the book');
+    if (!(o.onBook[slot] === 0)) fail('book: the order is already on the book');
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
@@ -66,7 +66,7 @@ export class Book {
 
   /** Removes the order from its level; `qty` is what it still counted for there. */
   remove(o: OrderSlab, slot: number, qty: number): void {
-    assert(o.onBook[slot] === 1, 'book: remove of an order that is not on the book');
+    if (!(o.onBook[slot] === 1)) fail('book: remove of an order that is not on the book');
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
@@ -76,7 +76,7 @@ export class Book {
     o.next[slot] = NIL;
     o.onBook[slot] = 0;
     const left = this.levelQty[lv]! - qty;
-    assert(left >= 0, 'book: a level total went negative');
+    if (!(left >= 0)) fail('book: a level total went negative');
     this.levelQty[lv] = left;
     const c = this.levelCount[lv]! - 1;
     this.levelCount[lv] = c;
@@ -96,7 +96,7 @@ export class Book {
   reduce(o: OrderSlab, slot: number, qty: number): void {
     const lv = Book.level(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
     const left = this.levelQty[lv]! - qty;
-    assert(left > 0, 'book: a reduce emptied or overdrew a level that keeps the order');
+    if (!(left > 0)) fail('book: a reduce emptied or overdrew a level that keeps the order');
     this.levelQty[lv] = left;
     if (checks.costly) this.checkLevel(o, lv);
   }
@@ -108,11 +108,11 @@ export class Book {
     let prev = NIL;
     for (let x = this.levelHead[lv]!; x !== NIL; x = o.next[x]!) {
       const at = Book.level(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!);
-      assert(o.prev[x] === prev && o.onBook[x] === 1 && at === lv, 'book: a level links an order that does not rest there');
+      if (!(o.prev[x] === prev && o.onBook[x] === 1 && at === lv)) fail('book: a level links an order that does not rest there');
       qty += o.remaining[x]!;
       n++;
       prev = x;
     }
-    assert(this.levelTail[lv] === prev && n === this.levelCount[lv] && qty === this.levelQty[lv], 'book: a level count or total is off');
+    if (this.levelTail[lv] !== prev || n !== this.levelCount[lv] || qty !== this.levelQty[lv]) fail('book: a level count or total is off');
   }
 }

@@ -6,7 +6,7 @@
 // rejected); the free list reuses `next`. A free slot has id 0 (order ids
 // are seqs, from 1), which is what the liveness assertions check.
 
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL } from '../lib/intrusive_list.js';
 
@@ -78,8 +78,8 @@ export class OrderSlab {
   }
 
   free(slot: number): void {
-    assert(slot >= 0 && slot < this.top, 'orders: free of a slot out of range');
-    assert(this.id[slot] !== 0, 'orders: free of a slot that is already free');
+    if (!(slot >= 0 && slot < this.top)) fail('orders: free of a slot out of range');
+    if (!(this.id[slot] !== 0)) fail('orders: free of a slot that is already free');
     this.id[slot] = 0;
     this.next[slot] = this.freeHead;
     this.freeHead = slot;

@@ -11,7 +11,7 @@
 import {
   Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
 } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
@@ -157,7 +157,7 @@ export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
 /** OrderRested at o: the accepted order (at `slot`) joins the tail of its level. */
 export function applyRested(s: ExchangeState, m: Mem, o: number, slot: number): void {
   const ord = s.orders;
-  assert(ord.id[slot] === OrderRested.order_id(m, o), 'apply: the rested order is live at its slot');
+  if (!(ord.id[slot] === OrderRested.order_id(m, o))) fail('apply: the rested order is live at its slot');
   s.book.append(ord, slot);
   if (ord.tif[slot] === Tif.gtd) s.expiries.set(slot, ord.expHi[slot]!, ord.expLo[slot]!);
 }
@@ -228,8 +228,8 @@ export class Fill {
 export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  assert(ord.id[maker] === f.makerId && ord.onBook[maker] === 1, 'apply: the maker rests at its slot');
-  assert(ord.id[taker] === f.takerId, 'apply: the taker is live at its slot');
+  if (!(ord.id[maker] === f.makerId && ord.onBook[maker] === 1)) fail('apply: the maker rests at its slot');
+  if (!(ord.id[taker] === f.takerId)) fail('apply: the taker is live at its slot');
   const q = f.qty;
   const mTick = ord.ladderTick[maker]!;
   const makerFee = f.makerFee;
@@ -244,7 +244,7 @@ export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: num
 
   const seq = s.seq;
   const mRem = ord.remaining[maker]! - q;
-  assert(mRem >= 0, 'apply: a fill exceeds the maker\'s remaining quantity');
+  if (!(mRem >= 0)) fail('apply: a fill exceeds the maker\'s remaining quantity');
   ord.remaining[maker] = mRem;
   if (!s.matchingOnly) {
     ord.filled[maker] = ord.filled[maker]! + q;
@@ -260,7 +260,7 @@ export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: num
     ord.status[maker] = OrderStatus.partially_filled;
   }
   const tRem = ord.remaining[taker]! - q;
-  assert(tRem >= 0, 'apply: a fill exceeds the taker\'s remaining quantity');
+  if (!(tRem >= 0)) fail('apply: a fill exceeds the taker\'s remaining quantity');
   ord.remaining[taker] = tRem;
   if (!s.matchingOnly) {
     ord.filled[taker] = ord.filled[taker]! + q;
@@ -289,7 +289,7 @@ function settleParty(s: ExchangeState, slot: number, q: number, p: number, fee: 
   const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
   if (ord.side[slot] === Side.buy) {
     const left = ord.reservedCash[slot]! - release;
-    assert(left >= 0, 'apply: a fill releases more than the order reserved');
+    if (!(left >= 0)) fail('apply: a fill releases more than the order reserved');
     ord.reservedCash[slot] = left;
     acc.releaseCash(a, release, q * p + fee);
     acc.pFree[k] = acc.pFree[k]! + q;
@@ -304,11 +304,11 @@ function settleParty(s: ExchangeState, slot: number, q: number, p: number, fee: 
 export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  assert(ord.id[slot] === OrderCanceled.order_id(m, o), 'apply: the canceled order is live at its slot');
+  if (!(ord.id[slot] === OrderCanceled.order_id(m, o))) fail('apply: the canceled order is live at its slot');
   const rem = OrderCanceled.canceled_qty(m, o);
   const status = ord.status[slot];
   const live = status !== OrderStatus.canceled && status !== OrderStatus.filled;
-  assert(live && rem === ord.remaining[slot], 'apply: a cancel takes a live order\'s whole remainder');
+  if (!(live && rem === ord.remaining[slot])) fail('apply: a cancel takes a live order\'s whole remainder');
   if (ord.onBook[slot] === 1) s.book.remove(ord, slot, rem);
   if (ord.tif[slot] === Tif.gtd) s.expiries.remove(slot);
   const a = ord.account[slot]!;
@@ -316,7 +316,7 @@ export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number)
   if (ord.side[slot] === Side.buy) {
     const release = OrderCanceled.release_cash(m, o);
     const left = ord.reservedCash[slot]! - release;
-    assert(left >= 0, 'apply: a cancel releases more than the order reserved');
+    if (!(left >= 0)) fail('apply: a cancel releases more than the order reserved');
     ord.reservedCash[slot] = left;
     acc.releaseCash(a, release, 0);
     acc.addBuying(k, -rem);
@@ -336,10 +336,10 @@ export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number)
 export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  assert(ord.id[slot] === OrderDecreased.order_id(m, o) && ord.onBook[slot] === 1, 'apply: the decreased order rests at its slot');
+  if (!(ord.id[slot] === OrderDecreased.order_id(m, o) && ord.onBook[slot] === 1)) fail('apply: the decreased order rests at its slot');
   const newQty = OrderDecreased.new_qty(m, o);
   const removed = ord.remaining[slot]! - newQty;
-  assert(removed > 0 && newQty > 0, 'apply: a decrease keeps between 1 and remaining - 1 shares');
+  if (!(removed > 0 && newQty > 0)) fail('apply: a decrease keeps between 1 and remaining - 1 shares');
   ord.remaining[slot] = newQty;
   s.book.reduce(ord, slot, removed);
   if (!s.matchingOnly) ord.lastUpdateSeq[slot] = s.seq;
@@ -348,7 +348,7 @@ export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number
   if (ord.side[slot] === Side.buy) {
     const release = OrderDecreased.release_cash(m, o);
     const left = ord.reservedCash[slot]! - release;
-    assert(left >= 0, 'apply: a decrease releases more than the order reserved');
+    if (!(left >= 0)) fail('apply: a decrease releases more than the order reserved');
     ord.reservedCash[slot] = left;
     acc.releaseCash(a, release, 0);
     acc.addBuying(k, -removed);
@@ -475,7 +475,7 @@ function evictRetired(s: ExchangeState, head: Int32Array, tail: Int32Array, a: n
 /** Drops an evicted retained order from the slab and its indexes. */
 function forget(s: ExchangeState, slot: number): void {
   const ord = s.orders;
-  assert(slot !== NIL, 'apply: eviction from an empty retention list');
+  if (!(slot !== NIL)) fail('apply: eviction from an empty retention list');
   s.unindexOrder(ord.id[slot]!);
   if (ord.hasCoid[slot] === 1) s.coidIndex.delete(ord.account[slot]!, ord.coidHi[slot]!, ord.coidLo[slot]!);
   ord.free(slot);

@@ -17,7 +17,7 @@ import {
   T_FREEZE_ROUND, T_OPEN_ROUND, T_PLACE_ORDER, T_PROPOSE_ROUND, T_REQUEST_WITHDRAWAL, T_REVOKE_KEY, T_SETTLE_ROUND, T_STOP_SERIES,
   T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND,
 } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo, cmpHiLo } from '../lib/u64.js';
 import {
@@ -107,7 +107,7 @@ export class Engine {
       default: e.rejected(type, Reject.invalid_command, account); break;
     }
     // Every sequenced command ends with its completion; seqs strictly increase.
-    assert(e.completedSeq === seq && s.seq === seq, 'engine: a command ended without its completion');
+    if (!(e.completedSeq === seq && s.seq === seq)) fail('engine: a command ended without its completion');
     return seq;
   }
 }

@@ -18,7 +18,7 @@ import {
   T_WITHDRAWAL_CONFIRMED, T_WITHDRAWAL_FAILED, T_WITHDRAWAL_REQUESTED, WithdrawalConfirmed,
   WithdrawalRequested, WithdrawalStatus,
 } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
+import { assert, fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { addHiLo } from '../lib/u64.js';
 import { AcceptedOrder, Fill, applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } from './apply.js';
@@ -33,7 +33,7 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
   const type = Header.type(m, o);
   const seq = Header.seq(m, o);
   // The events of one command share its seq; the next command's is one more.
-  assert(seq === s.seq || seq === s.seq + 1, 'evolve: seqs increase by one per command');
+  if (seq !== s.seq && seq !== s.seq + 1) fail('evolve: seqs increase by one per command');
   s.seq = seq;
   s.tsHi = Header.ts_hi(m, o);
   s.tsLo = Header.ts_lo(m, o);

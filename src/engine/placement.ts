@@ -14,7 +14,7 @@ import {
   CancelReason, Filled, OrderAccepted, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Reject, RoundStatus, Side, Stp,
   T_PLACE_ORDER, Tif,
 } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { cmpHiLo } from '../lib/u64.js';
 import { AcceptedOrder, Fill } from './apply.js';
@@ -264,7 +264,7 @@ function finishTaker(e: Emitter, t: Taker, reason: number): void {
   const s = e.state;
   const left = s.orders.remaining[t.slot]!;
   // A placement's filled + resting + canceled = qty.
-  assert(t.filled + left === t.order.qty, 'placement: filled and what is left do not add up to the order\'s qty');
+  if (!(t.filled + left === t.order.qty)) fail('placement: filled and what is left do not add up to the order\'s qty');
   let status: number;
   let resting = 0;
   if (reason !== 0) {

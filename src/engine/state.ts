@@ -7,7 +7,7 @@
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
-import { assert, checks } from '../lib/assert.js';
+import { checks, fail } from '../lib/assert.js';
 import { IdIndex } from '../lib/id_index.js';
 import { NIL, unlink } from '../lib/intrusive_list.js';
 import { TimerHeap } from '../lib/timer_heap.js';
@@ -133,12 +133,12 @@ export class ExchangeState {
 
   /** Indexes a new order (evolve only). */
   indexOrder(orderId: number, slot: number): void {
-    if (checks.costly) assert(this.orderIndex.get(orderId) < 0, 'state: an order id indexed twice');
+    if (checks.costly && this.orderIndex.get(orderId) >= 0) fail('state: an order id indexed twice');
     this.orderIndex.set(orderId, slot);
   }
 
   /** Drops an evicted order from the index (evolve only). */
   unindexOrder(orderId: number): void {
-    assert(this.orderIndex.delete(orderId), 'state: an evicted order was not indexed');
+    if (!(this.orderIndex.delete(orderId))) fail('state: an evicted order was not indexed');
   }
 }

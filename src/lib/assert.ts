@@ -12,5 +12,14 @@ export function assert(cond: unknown, message = 'assertion failed'): asserts con
   if (!cond) throw new AssertionError(message);
 }
 
+/**
+ * The failing half of an assertion, for the hot paths: `if (!cond) fail(...)`
+ * keeps the check inline and the throw out of line (an untaken branch costs
+ * TurboFan no inlining budget; a call to assert() does).
+ */
+export function fail(message: string): never {
+  throw new AssertionError(message);
+}
+
 /** Switches for the costly self-checks (per thread). */
 export const checks = { costly: false };
