@@ -110,6 +110,7 @@ for (const e of enums) {
 const nums = new Set();
 for (const c of codes.codes) {
   if (!c.doc) fail(`code ${c.code}: missing doc`);
+  if (c.origin !== 'core' && c.origin !== 'gateway') fail(`code ${c.code}: origin is gateway or core`);
   if (c.origin === 'core' && !Number.isInteger(c.num)) fail(`code ${c.code}: core codes need a num`);
   if (c.origin === 'gateway' && c.num !== null) fail(`code ${c.code}: gateway codes have num null`);
   if (c.num !== null) {
@@ -285,14 +286,17 @@ for (const e of enums) {
     const max = Math.max(...e.values.map((v) => v.value));
     const names = [];
     for (let i = 0; i <= max; i++) names.push(e.values.find((v) => v.value === i)?.name ?? '');
-    ts.push(`export const ${pascalToSnakeUpper(e.name)}_NAMES: readonly string[] = ${JSON.stringify(names)};`);
+    // `as const`: the JSON wire schemas (src/wire) derive literal unions from these names.
+    ts.push(`export const ${pascalToSnakeUpper(e.name)}_NAMES = ${JSON.stringify(names)} as const;`);
   } else {
-    ts.push(`export const ${pascalToSnakeUpper(e.name)}_BITS: readonly (readonly [string, number])[] = ${JSON.stringify(e.values.map((v) => [v.name, v.value]))};`);
+    ts.push(`export const ${pascalToSnakeUpper(e.name)}_BITS = ${JSON.stringify(e.values.map((v) => [v.name, v.value]))} as const;`);
   }
   ts.push('');
 }
 ts.push('// ---- reject codes ----');
-ts.push('export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: string; readonly doc: string; }');
+ts.push('export interface CodeInfo {');
+ts.push('  readonly code: string; readonly num: number | null; readonly http: number; readonly origin: \'gateway\' | \'core\'; readonly doc: string;');
+ts.push('}');
 ts.push('export const CODES: readonly CodeInfo[] = [');
 for (const c of codes.codes) ts.push(`  ${JSON.stringify({ code: c.code, num: c.num, http: c.http, origin: c.origin, doc: c.doc })},`);
 ts.push('];');

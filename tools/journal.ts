@@ -34,7 +34,7 @@ import { decodeViews, stateHash } from '../src/journal/state_codec.js';
 import { Header, HEADER_FIELDS, RECORDS, T_COMMAND_COMPLETED } from '../src/layout/records.js';
 import type { Mem } from '../src/lib/mem.js';
 import { memOf } from '../src/lib/mem.js';
-import { decodeRecord, recordInfo } from '../src/lib/record_codec.js';
+import { decodeRecord, recordInfo } from '../src/layout_codec/record_codec.js';
 import { ArgumentError, parseCommandLine, UsageError, type OptionSpec, type OptionSpecs } from '../src/lib/command_line.js';
 import { loadConfig } from '../src/main/config.js';
 import { Views } from '../src/views/views.js';

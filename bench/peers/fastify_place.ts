@@ -32,9 +32,11 @@ import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { ReplayGuard, startSignature } from '../../src/gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../../src/gateway/buckets.js';
-import type { Completion, GatewayCore, PlacementFill } from '../../src/gateway/core.js';
+import type { Completion, GatewayCore } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type RestOptions } from '../../src/gateway/http.js';
+import {
+  BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions,
+} from '../../src/gateway/http.js';
 import { ROUTES, parseRouteQuery, validateBody, type Route } from '../../src/gateway/routes.js';
 import { parseJson } from '../../src/gateway/schemas.js';
 import {
@@ -46,6 +48,7 @@ import { parseCommandLine } from '../../src/lib/command_line.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../../src/lib/u64.js';
 import { Views } from '../../src/views/views.js';
+import type { PlacementFill } from '../../src/wire/responses.js';
 
 /** The producer id written on this peer's commands (any id; there is one producer). */
 const PRODUCER = 1;
@@ -232,7 +235,7 @@ async function main(): Promise<void> {
   const { market, keys } = setup(core, n, seedShares, deposit, `dx-fastify-peer-${process.pid}-${Date.now()}`);
   const setupMs = Math.round(performance.now() - t0);
 
-  const opts: RestOptions = {
+  const opts: LaneOptions = {
     core: core as unknown as GatewayCore,
     buckets: new TokenBuckets(TokenBuckets.allocate()),
     replay: new ReplayGuard(ReplayGuard.allocate()),

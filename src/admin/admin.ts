@@ -10,27 +10,31 @@ import {
   ProposeSource, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
   T_CREATE_MARKET, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND,
   T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND, CreateAccount, DeleteAccount,
-  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES,
+  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES, RevokeKey, T_REVOKE_KEY,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import { scopeBits, scopeNames } from '../accounts_service/routes.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { deferReply, fail, finish, receive, send, type InFlight, type Observer } from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
+import { compile, parseJson, safeField, validate, type Checker } from '../gateway/schemas.js';
 import {
   AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
-  AdminSeriesBody, EmptyBody, compile, parseJson, safeField, validate, type Checker,
-} from '../gateway/schemas.js';
+  AdminSeriesBody, EmptyBody,
+} from '../wire/requests.js';
+import type * as Q from '../wire/requests.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import { openApiDocument } from '../openapi/openapi.js';
 import type { TSchema } from '@sinclair/typebox';
+import type * as C from '../wire/control_plane.js';
+import { scopeBits, scopeNames, type KeyRevoked } from '../wire/keys.js';
+import type { SequencedAck } from '../wire/responses.js';
 
 export interface AdminContext {
   core: GatewayCore;
   /** Health facts the main thread knows (engine seq, gateways). */
-  health: () => Record<string, unknown>;
+  health: () => C.Health;
   /** Writes a snapshot of the state at the current durable seq (off-thread); resolves with where. */
   snapshot: () => Promise<{ seq: number; path: string }>;
   /** Structured log of operator actions and faults (never secrets). */
@@ -73,12 +77,12 @@ function route(name: string, method: AdminRoute['method'], path: string, body: A
  * model's current round: by the time the answer is written the clock may
  * already have moved on, e.g. a series opening its next round after a void.)
  */
-function roundAction(name: string, type: number, to: string): AdminRoute {
+function roundAction(name: string, type: number, to: C.RoundActionResult['status']): AdminRoute {
   return route(`round_${name}`, 'POST', `/admin/rounds/{market_id}/${name}`, compile(EmptyBody), async (r, ctx) => {
     const market = pathId('market_id', r.params[0]!);
     const c = await sequenced(ctx.core, type, FreezeRound.SIZE, 0, (m, o) => FreezeRound.set_market_id(m, o, market));
     ctx.log({ event: 'operator', action: `round_${name}`, market_id: market, round_number: c.result });
-    return { status: 200, body: { status: to, round_number: String(c.result), seq: String(c.seq) } };
+    return { status: 200, body: { status: to, round_number: String(c.result), seq: String(c.seq) } satisfies C.RoundActionResult };
   });
 }
 
@@ -86,13 +90,13 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   route('create_account', 'POST', '/admin/accounts', compile(EmptyBody), async (_r, ctx) => {
     const c = await sequenced(ctx.core, T_CREATE_ACCOUNT, CreateAccount.SIZE, 0, () => {});
     ctx.log({ event: 'operator', action: 'create_account', account_id: c.result });
-    return { status: 201, body: { account_id: c.result, seq: String(c.seq) } };
+    return { status: 201, body: { account_id: c.result, seq: String(c.seq) } satisfies C.AccountCreated };
   }),
   route('delete_account', 'DELETE', '/admin/accounts/{account_id}', 'none', async (r, ctx) => {
     const a = pathId('account_id', r.params[0]!);
     const c = await sequenced(ctx.core, T_DELETE_ACCOUNT, DeleteAccount.SIZE, a, () => {});
     ctx.log({ event: 'operator', action: 'delete_account', account_id: a });
-    return { status: 200, body: { seq: String(c.seq) } };
+    return { status: 200, body: { seq: String(c.seq) } satisfies SequencedAck };
   }),
   route('get_account', 'GET', '/admin/accounts/{account_id}', 'none', (r, ctx) => {
     const a = ctx.core.views.adminAccount(pathId('account_id', r.params[0]!));
@@ -101,7 +105,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   }),
   route('create_key', 'POST', '/admin/accounts/{account_id}/keys', compile(AdminKeyBody), async (r, ctx) => {
     const a = pathId('account_id', r.params[0]!);
-    const bits = scopeBits((r.body as { scopes: string[] }).scopes);
+    const bits = scopeBits((r.body as Q.AdminKeyRequest).scopes);
     const secret = randomBytes(32);
     const c = await sequenced(ctx.core, T_CREATE_KEY, CreateKey.SIZE, a, (m, o) => {
       CreateKey.set_scopes(m, o, bits);
@@ -109,30 +113,33 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       CreateKey.set_label(m, o, 'operator');
     });
     ctx.log({ event: 'operator', action: 'create_key', account_id: a, key_id: c.result, scopes: scopeNames(bits) });
-    return { status: 201, body: { key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq) } };
+    const body = {
+      key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq),
+    } satisfies C.AdminKeyCreated;
+    return { status: 201, body };
   }),
   route('deposit', 'POST', '/admin/accounts/{account_id}/deposits', compile(AdminDepositBody), async (r, ctx) => {
     const a = pathId('account_id', r.params[0]!);
-    const b = r.body as { amount: string; ref?: string };
+    const b = r.body as Q.DepositRequest;
     const amount = safeField(b.amount, 'amount', 1);
     const c = await sequenced(ctx.core, T_DEPOSIT, Deposit.SIZE, a, (m, o) => {
       Deposit.set_amount(m, o, amount);
       Deposit.set_ref(m, o, b.ref ?? '');
     });
     ctx.log({ event: 'operator', action: 'deposit', account_id: a, amount: String(amount), ref: b.ref ?? '' });
-    return { status: 201, body: { seq: String(c.seq) } };
+    return { status: 201, body: { seq: String(c.seq) } satisfies SequencedAck };
   }),
   route('create_fee_schedule', 'POST', '/admin/fee_schedules', compile(AdminFeeScheduleBody), async (r, ctx) => {
-    const b = r.body as { taker_bps: number; maker_bps: number };
+    const b = r.body as Q.FeeScheduleRequest;
     const c = await sequenced(ctx.core, T_CREATE_FEE_SCHEDULE, CreateFeeSchedule.SIZE, 0, (m, o) => {
       CreateFeeSchedule.set_taker_bps(m, o, b.taker_bps);
       CreateFeeSchedule.set_maker_bps(m, o, b.maker_bps);
     });
     ctx.log({ event: 'operator', action: 'create_fee_schedule', fee_schedule_id: c.result });
-    return { status: 201, body: { fee_schedule_id: c.result, seq: String(c.seq) } };
+    return { status: 201, body: { fee_schedule_id: c.result, seq: String(c.seq) } satisfies C.FeeScheduleCreated };
   }),
   route('create_market', 'POST', '/admin/markets', compile(AdminMarketBody), async (r, ctx) => {
-    const b = r.body as { title: string; category: number; position_limit: number; fee_schedule_id: number };
+    const b = r.body as Q.CreateMarketRequest;
     if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
     const c = await sequenced(ctx.core, T_CREATE_MARKET, CreateMarket.SIZE, 0, (m, o) => {
       CreateMarket.set_category(m, o, b.category);
@@ -141,11 +148,11 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       CreateMarket.set_title(m, o, b.title);
     });
     ctx.log({ event: 'operator', action: 'create_market', market_id: c.result });
-    return { status: 201, body: { market_id: c.result, seq: String(c.seq) } };
+    return { status: 201, body: { market_id: c.result, seq: String(c.seq) } satisfies C.MarketCreated };
   }),
   route('open_round', 'POST', '/admin/markets/{market_id}/rounds', compile(AdminRoundBody), async (r, ctx) => {
     const market = pathId('market_id', r.params[0]!);
-    const b = r.body as { strike: string; close_ts: string };
+    const b = r.body as Q.OpenRoundRequest;
     const strike = safeField(b.strike, 'strike');
     const [hi, lo] = u64Halves('close_ts', b.close_ts);
     const c = await sequenced(ctx.core, T_OPEN_ROUND, OpenRound.SIZE, 0, (m, o) => {
@@ -154,7 +161,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       OpenRound.set_close_ts(m, o, hi, lo);
     });
     ctx.log({ event: 'operator', action: 'open_round', market_id: market, round_number: c.result });
-    return { status: 201, body: { round_number: String(c.result), seq: String(c.seq) } };
+    return { status: 201, body: { round_number: String(c.result), seq: String(c.seq) } satisfies C.RoundOpened };
   }),
   roundAction('freeze', T_FREEZE_ROUND, 'frozen'),
   roundAction('unfreeze', T_UNFREEZE_ROUND, 'trading'),
@@ -163,46 +170,59 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   roundAction('dispute', T_DISPUTE_ROUND, 'frozen'),
   route('round_propose', 'POST', '/admin/rounds/{market_id}/propose', compile(AdminProposeBody), async (r, ctx) => {
     const market = pathId('market_id', r.params[0]!);
-    const outcome = (r.body as { outcome?: 'yes' | 'no' }).outcome;
+    const outcome = (r.body as Q.ProposeRequest).outcome;
     const source = outcome === undefined ? ProposeSource.oracle : ProposeSource[outcome];
     const c = await sequenced(ctx.core, T_PROPOSE_ROUND, ProposeRound.SIZE, 0, (m, o) => {
       ProposeRound.set_market_id(m, o, market);
       ProposeRound.set_source(m, o, source);
     });
     ctx.log({ event: 'operator', action: 'round_propose', market_id: market, round_number: c.result, source: outcome ?? 'oracle' });
-    return { status: 200, body: { status: 'proposed', round_number: String(c.result), seq: String(c.seq) } };
+    return { status: 200, body: { status: 'proposed', round_number: String(c.result), seq: String(c.seq) } satisfies C.RoundActionResult };
   }),
   route('oracle_tick', 'POST', '/admin/oracle/ticks', compile(AdminOracleTickBody), async (r, ctx) => {
-    const b = r.body as { source_id: number; price: string };
+    const b = r.body as Q.OracleTickRequest;
     const price = safeField(b.price, 'price', 1);
     const c = await sequenced(ctx.core, T_SUBMIT_ORACLE_TICK, SubmitOracleTick.SIZE, 0, (m, o) => {
       SubmitOracleTick.set_source_id(m, o, b.source_id);
       SubmitOracleTick.set_price(m, o, price);
     });
-    return { status: 201, body: { seq: String(c.seq) } };
+    return { status: 201, body: { seq: String(c.seq) } satisfies SequencedAck };
+  }),
+  // Listings for the operator console, from the control plane's read model.
+  route('operator_markets', 'GET', '/admin/markets', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.adminMarkets() })),
+  route('oracle_sources', 'GET', '/admin/oracle', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.adminOracle() })),
+  route('pending_withdrawals', 'GET', '/admin/withdrawals', 'none', (_r, ctx) => ({
+    status: 200, body: ctx.core.views.pendingWithdrawals(),
+  })),
+  route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {
+    const keyId = pathId('key_id', r.params[0]!);
+    // Account 0: the operator may revoke any key (idempotent, like the accounts service's DELETE /keys/{key_id}).
+    const c = await sequenced(ctx.core, T_REVOKE_KEY, RevokeKey.SIZE, 0, (m, o) => RevokeKey.set_key_id(m, o, keyId));
+    ctx.log({ event: 'operator', action: 'revoke_key', key_id: keyId });
+    return { status: 200, body: { key_id: keyId, revoked: true, seq: String(c.seq) } satisfies KeyRevoked };
   }),
   route('withdrawal_confirm', 'POST', '/admin/withdrawals/{wid}/confirm', compile(EmptyBody), async (r, ctx) => {
     const wid = pathId('wid', r.params[0]!);
     const c = await sequenced(ctx.core, T_CONFIRM_WITHDRAWAL, ConfirmWithdrawal.SIZE, 0, (m, o) => ConfirmWithdrawal.set_wid(m, o, wid));
     ctx.log({ event: 'operator', action: 'withdrawal_confirm', wid });
-    return { status: 200, body: { status: 'confirmed', seq: String(c.seq) } };
+    return { status: 200, body: { status: 'confirmed', seq: String(c.seq) } satisfies C.WithdrawalSettled };
   }),
   route('withdrawal_fail', 'POST', '/admin/withdrawals/{wid}/fail', compile(EmptyBody), async (r, ctx) => {
     const wid = pathId('wid', r.params[0]!);
     const c = await sequenced(ctx.core, T_FAIL_WITHDRAWAL, ConfirmWithdrawal.SIZE, 0, (m, o) => ConfirmWithdrawal.set_wid(m, o, wid));
     ctx.log({ event: 'operator', action: 'withdrawal_fail', wid });
-    return { status: 200, body: { status: 'failed', seq: String(c.seq) } };
+    return { status: 200, body: { status: 'failed', seq: String(c.seq) } satisfies C.WithdrawalSettled };
   }),
   route('snapshot', 'POST', '/admin/snapshot', compile(EmptyBody), async (_r, ctx) => {
     const done = await ctx.snapshot();
     ctx.log({ event: 'operator', action: 'snapshot', seq: done.seq, path: done.path });
-    return { status: 200, body: { seq: String(done.seq), path: done.path } };
+    return { status: 200, body: { seq: String(done.seq), path: done.path } satisfies C.SnapshotResult };
   }),
   route('health', 'GET', '/admin/health', 'none', (_r, ctx) => ({ status: 200, body: ctx.health() })),
   // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {
-    const b = r.body as { category: number; title: string; period_s: number; position_limit: number; fee_schedule_id: number };
+    const b = r.body as Q.SeriesRequest;
     if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
     const c = await sequenced(ctx.core, T_CREATE_SERIES, CreateSeries.SIZE, 0, (m, o) => {
       CreateSeries.set_category(m, o, b.category);
@@ -216,7 +236,9 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     ctx.log({ event: 'operator', action: 'create_series', category: b.category, market_id: c.result, period_s: b.period_s });
     return {
       status: 201,
-      body: { market_id: c.result, category: b.category, period_s: b.period_s, round_number: round ? round.round_number : '0', seq: String(c.seq) },
+      body: {
+        market_id: c.result, category: b.category, period_s: b.period_s, round_number: round ? round.round_number : '0', seq: String(c.seq),
+      } satisfies C.SeriesCreated,
     };
   }),
   route('list_series', 'GET', '/admin/series', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.series() })),
@@ -226,7 +248,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     const category = Number(raw);
     const c = await sequenced(ctx.core, T_STOP_SERIES, StopSeries.SIZE, 0, (m, o) => StopSeries.set_category(m, o, category));
     ctx.log({ event: 'operator', action: 'stop_series', category, market_id: c.result });
-    return { status: 200, body: { category, market_id: c.result, active: false, seq: String(c.seq) } };
+    return { status: 200, body: { category, market_id: c.result, active: false, seq: String(c.seq) } satisfies C.SeriesStopped };
   }),
   // Answered as text by mountAdmin (the handler is never called).
   route('metrics', 'GET', '/metrics', 'none', () => {

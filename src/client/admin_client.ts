@@ -8,15 +8,20 @@ import type {
   AccountCreated,
   AdminAccount,
   AdminKeyCreated,
+  AdminMarkets,
+  AdminOracle,
   CreateMarketRequest,
   DepositRequest,
   FeeScheduleCreated,
   FeeScheduleRequest,
   Health,
+  KeyRevoked,
   MarketCreated,
   OpenRoundRequest,
   OracleTickRequest,
   Outcome,
+  PendingWithdrawals,
+  RoundActionResult,
   RoundOpened,
   Scope,
   SequencedAck,
@@ -25,8 +30,8 @@ import type {
   SeriesRequest,
   SeriesStopped,
   SnapshotResult,
-  StatusAck,
   U64,
+  WithdrawalSettled,
 } from './types.js';
 
 export interface AdminClientOptions {
@@ -79,6 +84,11 @@ export class AdminClient {
     return this.http.call('GET', `/admin/accounts/${id(accountId)}`);
   }
 
+  /** Revokes any key (immediate, irreversible, idempotent); its WebSocket sessions close with 4003. */
+  revokeKey(keyId: number): Promise<KeyRevoked> {
+    return this.http.call('DELETE', `/admin/keys/${id(keyId)}`);
+  }
+
   // ------------------------------------------------------------ fees, markets, rounds, series
 
   createFeeSchedule(req: FeeScheduleRequest): Promise<FeeScheduleCreated> {
@@ -94,28 +104,28 @@ export class AdminClient {
   }
 
   /** freeze, unfreeze, settle (a proposed round pays out at once) or void. */
-  roundAction(marketId: number, action: RoundAction): Promise<StatusAck> {
+  roundAction(marketId: number, action: RoundAction): Promise<RoundActionResult> {
     return this.http.call('POST', `/admin/rounds/${id(marketId)}/${action}`, {});
   }
 
-  freezeRound(marketId: number): Promise<StatusAck> {
+  freezeRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'freeze');
   }
 
-  unfreezeRound(marketId: number): Promise<StatusAck> {
+  unfreezeRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'unfreeze');
   }
 
-  settleRound(marketId: number): Promise<StatusAck> {
+  settleRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'settle');
   }
 
-  voidRound(marketId: number): Promise<StatusAck> {
+  voidRound(marketId: number): Promise<RoundActionResult> {
     return this.roundAction(marketId, 'void');
   }
 
   /** Without `outcome`: proposed from the oracle reference price at close. */
-  proposeRound(marketId: number, outcome?: Outcome): Promise<StatusAck> {
+  proposeRound(marketId: number, outcome?: Outcome): Promise<RoundActionResult> {
     return this.http.call('POST', `/admin/rounds/${id(marketId)}/propose`, outcome === undefined ? {} : { outcome });
   }
 
@@ -132,6 +142,16 @@ export class AdminClient {
     return this.http.call('GET', '/admin/series');
   }
 
+  /** Every market with its current round. */
+  markets(): Promise<AdminMarkets> {
+    return this.http.call('GET', '/admin/markets');
+  }
+
+  /** The reference price and every oracle source with its last tick and freshness. */
+  oracle(): Promise<AdminOracle> {
+    return this.http.call('GET', '/admin/oracle');
+  }
+
   /** The current round runs to its end; no next round opens. */
   stopSeries(category: number): Promise<SeriesStopped> {
     if (!Number.isInteger(category) || category < 0 || category > 65535) throw new RangeError(`not a category: ${category}`);
@@ -140,12 +160,17 @@ export class AdminClient {
 
   // ------------------------------------------------------------ withdrawals
 
-  confirmWithdrawal(wid: U64): Promise<StatusAck> {
+  /** Withdrawals waiting for confirm or fail, oldest first. */
+  pendingWithdrawals(): Promise<PendingWithdrawals> {
+    return this.http.call('GET', '/admin/withdrawals');
+  }
+
+  confirmWithdrawal(wid: U64): Promise<WithdrawalSettled> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/confirm`, {});
   }
 
   /** Marks the withdrawal failed and returns the money to `available`. */
-  failWithdrawal(wid: U64): Promise<StatusAck> {
+  failWithdrawal(wid: U64): Promise<WithdrawalSettled> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/fail`, {});
   }
 

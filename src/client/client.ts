@@ -20,9 +20,13 @@ import { buildQuery, HttpTransport, type Query } from './transport.js';
 import type {
   AccountLimits,
   Balance,
-  BatchCancelResponse,
-  BatchPlaceResponse,
+  BatchCancelResult,
+  BatchPlaceResult,
+  Candlesticks,
+  CandlesQuery,
   CancelAllQuery,
+  DeadmanArmed,
+  DeadmanDisarmed,
   DeadmanState,
   DecreaseResult,
   DepositAddress,
@@ -58,7 +62,7 @@ import type {
   U64,
   WithdrawalCreated,
   WithdrawalRequest,
-  WithdrawalStatus,
+  Withdrawal,
 } from './types.js';
 
 export interface DxClientOptions {
@@ -179,6 +183,11 @@ export class DxClient {
     return this.get(`/v1/markets/${u32(marketId)}/trades`, { cursor: q.cursor, limit: q.limit });
   }
 
+  /** OHLC candles of the YES price from the retained tape (see Candlesticks.truncated). */
+  candles(marketId: number, q: CandlesQuery = {}): Promise<Candlesticks> {
+    return this.get(`/v1/markets/${u32(marketId)}/candlesticks`, { period: q.period, start_ts: q.start_ts, end_ts: q.end_ts });
+  }
+
   oraclePrice(): Promise<OraclePrice> {
     return this.get('/v1/oracle/price');
   }
@@ -234,7 +243,7 @@ export class DxClient {
   }
 
   /** Up to 20 orders; the results are index-aligned, each a Placement or `{error}`. */
-  placeBatch(orders: OrderRequest[]): Promise<BatchPlaceResponse> {
+  placeBatch(orders: OrderRequest[]): Promise<BatchPlaceResult> {
     return this.http.call('POST', '/v1/portfolio/orders/batch', { orders });
   }
 
@@ -247,7 +256,7 @@ export class DxClient {
   }
 
   /** Up to 20 ids; index-aligned results, unknown/foreign/terminal ids as `{error: {code: 'unknown_order'}}`. */
-  cancelBatch(orderIds: U64[]): Promise<BatchCancelResponse> {
+  cancelBatch(orderIds: U64[]): Promise<BatchCancelResult> {
     return this.http.call('DELETE', '/v1/portfolio/orders/batch', { order_ids: orderIds });
   }
 
@@ -259,12 +268,12 @@ export class DxClient {
   // ------------------------------------------------------------ dead-man timer
 
   /** Arms or refreshes (1000..60000 ms). Refresh at about a third of the timeout. */
-  armDeadman(timeoutMs: number): Promise<DeadmanState> {
+  armDeadman(timeoutMs: number): Promise<DeadmanArmed> {
     return this.http.call('POST', '/v1/portfolio/deadman', { timeout_ms: timeoutMs });
   }
 
   /** Disarms without cancelling (idempotent). */
-  disarmDeadman(): Promise<DeadmanState> {
+  disarmDeadman(): Promise<DeadmanDisarmed> {
     return this.http.call('DELETE', '/v1/portfolio/deadman');
   }
 
@@ -283,7 +292,7 @@ export class DxClient {
     return this.http.call('POST', '/v1/withdrawals', req);
   }
 
-  withdrawal(clientWithdrawalId: U64): Promise<WithdrawalStatus> {
+  withdrawal(clientWithdrawalId: U64): Promise<Withdrawal> {
     return this.get(`/v1/withdrawals/${u64(clientWithdrawalId)}`);
   }
 

@@ -1,12 +1,26 @@
 // start: wires the demo into the exchange process (main() of
-// src/main/exchange.ts calls startDemoFor when DX_DEMO is on): local URLs of
-// the listeners, the data dir and the structured log. A demo that cannot
-// start is logged and left out; the exchange keeps serving. Main thread.
+// src/main/exchange.ts calls startDemoFor when DX_DEMO is on and hands it
+// the listeners' addresses, the data dir, the round length and its
+// structured log). A demo that cannot start is logged and left out; the
+// exchange keeps serving. Main thread.
 
-import type { ExchangeConfig } from '../main/config.js';
 import { closeFetchConnections } from '../client/transport.js';
-import { log } from '../main/log.js';
-import { startDemo, type RunningDemo } from './demo.js';
+import { startDemo, type DemoOptions, type RunningDemo } from './demo.js';
+
+/** What the exchange process tells the demo about itself. */
+export interface DemoLaunch {
+  /** Listen addresses as configured (0.0.0.0 and :: are dialled on loopback). */
+  host: string;
+  port: number;
+  admin_host: string;
+  admin_port: number;
+  admin_token: string;
+  data_dir: string;
+  /** Round length of the demo series, seconds. */
+  period_s: number;
+  /** The process's structured log (the demo's lines carry thread "demo"). */
+  log: DemoOptions['log'];
+}
 
 /** A host to connect to: listening on every address means connecting to loopback. */
 function dialHost(host: string): string {
@@ -15,12 +29,15 @@ function dialHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-
-export async function startDemoFor(cfg: ExchangeConfig, ex: { port: number; admin_port: number; admin_token: string }): Promise<RunningDemo | null> {
+export async function startDemoFor(o: DemoLaunch): Promise<RunningDemo | null> {
   try {
     const demo = await startDemo({
-      apiUrl: `http://${dialHost(cfg.host)}:${ex.port}`, adminUrl: `http://${dialHost(cfg.admin_host)}:${ex.admin_port}`, adminToken: ex.admin_token,
-      dataDir: cfg.data_dir, period_s: cfg.demo_period_s, log: (level, f) => log(level, { thread: 'demo', ...f }),
+      apiUrl: `http://${dialHost(o.host)}:${o.port}`,
+      adminUrl: `http://${dialHost(o.admin_host)}:${o.admin_port}`,
+      adminToken: o.admin_token,
+      dataDir: o.data_dir,
+      period_s: o.period_s,
+      log: (level, f) => o.log(level, { thread: 'demo', ...f }),
     });
     const stop = demo.stop;
     demo.stop = async () => {
@@ -29,7 +46,7 @@ export async function startDemoFor(cfg: ExchangeConfig, ex: { port: number; admi
     };
     return demo;
   } catch (e) {
-    log('error', { event: 'demo_failed', error: (e as Error).stack ?? String(e) });
+    o.log('error', { event: 'demo_failed', error: (e as Error).stack ?? String(e) });
     return null;
   }
 }

@@ -5,7 +5,7 @@
 
 import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
-import { decodeRecord, type RecordObject } from '../lib/record_codec.js';
+import { decodeRecord, type RecordObject } from '../layout_codec/record_codec.js';
 
 export interface EventOut {
   readonly mem: Mem;

@@ -13,9 +13,10 @@ import type { Mem } from '../lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { LoopPoller } from '../ring/idle.js';
-import type { CommandProducer } from '../main/pipeline.js';
+import type { CommandProducer } from '../ring/command_producer.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
+import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
 
 export const MAX_PENDING = 1 << 16;
@@ -23,12 +24,6 @@ export const MAX_PENDING = 1 << 16;
 const SPIN_POLLS = 64;
 /** A parked poller re-checks at least this often (expiry of held requests). */
 const PARK_TIMEOUT_MS = 5;
-
-export interface PlacementFill {
-  tick_yes: number;
-  qty: number;
-  path: string;
-}
 
 /** The outcome of one sequenced command, as its completion record says. */
 export interface Completion {

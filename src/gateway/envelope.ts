@@ -1,18 +1,14 @@
 // envelope: the one error body of every lane, rendered from the code registry
-// (native-layout/codes.json): {error: {code, num, origin, message, details}}.
+// (native-layout/codes.json): {error: {code, num, origin, message, details}}
+// (the shape is declared in src/wire/responses.ts). Any thread.
 
 import { CODES, type CodeInfo } from '../layout/records.js';
+import type { ErrorEnvelope, ErrorObject } from '../wire/responses.js';
+
+export type { ErrorObject } from '../wire/responses.js';
 
 const byCode = new Map<string, CodeInfo>(CODES.map((c) => [c.code, c]));
 const byNum = new Map<number, CodeInfo>(CODES.filter((c) => c.num !== null).map((c) => [c.num!, c]));
-
-export interface ErrorObject {
-  code: string;
-  num: number | null;
-  origin: string;
-  message: string;
-  details: Record<string, unknown> | null;
-}
 
 export function codeInfo(code: string): CodeInfo {
   const c = byCode.get(code);
@@ -46,7 +42,7 @@ export class ApiError extends Error {
     return httpStatusOf(this.code);
   }
 
-  body(): { error: ErrorObject } {
+  body(): ErrorEnvelope {
     return { error: errorObject(this.code, this.message, this.details) };
   }
 }

@@ -41,7 +41,12 @@ export interface Observer {
   onResponse(route: string, status: number, code: string | null, micros: number): void;
 }
 
-export interface RestOptions {
+/**
+ * What every lane of a gateway thread shares (REST, WebSocket, MCP) and the
+ * keys service on the control plane: the core, the key's token buckets, the
+ * replay guard, the limits and the routes it serves.
+ */
+export interface LaneOptions {
   core: GatewayCore;
   buckets: TokenBuckets;
   replay: ReplayGuard;
@@ -165,7 +170,7 @@ function sendError(res: HttpResponse, f: InFlight, e: ApiError, obs: Observer | 
 }
 
 /** Registers the REST lane (every route of `opts.routes`) on the App. */
-export function mountRest(app: TemplatedApp, opts: RestOptions, pattern = '/v1/*'): void {
+export function mountRest(app: TemplatedApp, opts: LaneOptions, pattern = '/v1/*'): void {
   app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts), (f) => startRequestSignature(opts.core, f)));
 }
 
@@ -190,7 +195,7 @@ export interface Caller {
 }
 
 /** 401: key, timestamp window, signature and (for a mutation) replay. The same check for the REST and MCP lanes. */
-export function authenticate(opts: RestOptions, f: InFlight, routeName: string, now: number): Caller {
+export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, now: number): Caller {
   const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
   const key = keyId > 0 ? opts.core.views.keyInfo(keyId) : null;
   if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '') throw new ApiError('unauthorized', 'missing or invalid credentials');
@@ -207,7 +212,7 @@ export function authenticate(opts: RestOptions, f: InFlight, routeName: string, 
 }
 
 /** 429 (one token of the operation's bucket; an admitted batch pays the rest in invokeRoute) then 403 (scope). */
-export function admitRoute(opts: RestOptions, route: Route, caller: Caller, now: number): void {
+export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now: number): void {
   const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
   const wait = opts.buckets.take(caller.keyId, bucket, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
@@ -220,7 +225,7 @@ export function admitRoute(opts: RestOptions, route: Route, caller: Caller, now:
  * whichever lane (REST or MCP) carried it.
  */
 export function invokeRoute(
-  opts: RestOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number,
+  opts: LaneOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number,
 ): Reply | Promise<Reply> {
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
@@ -238,7 +243,7 @@ export function asApiError(e: unknown): ApiError | null {
   return null;
 }
 
-function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOptions): void {
+function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOptions): void {
   const { core, observer } = opts;
   try {
     if (opts.stopping?.()) {

@@ -13,12 +13,17 @@ import {
 import type { Mem } from '../lib/mem.js';
 import type { BucketSpec } from './buckets.js';
 import type { Completion, GatewayCore } from './core.js';
-import { ApiError, codeByNum, errorObject, type ErrorObject } from './envelope.js';
+import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
+import { compile, safeField, u64Field, validate, type Checker } from './schemas.js';
 import {
-  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, compile, safeField, u64Field,
-  validate, type Checker, type PlaceOrderRequest,
-} from './schemas.js';
+  BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, type BatchCancelRequest,
+  type BatchPlaceRequest, type DeadmanRequest, type DecreaseRequest, type PlaceOrderRequest, type WithdrawalRequest,
+} from '../wire/requests.js';
+import { scopeNames } from '../wire/keys.js';
+import type * as R from '../wire/responses.js';
+import { CANDLE_PERIODS } from '../wire/responses.js';
+import { MAX_CANDLE_PERIODS } from '../views/views.js';
 import type { TSchema } from '@sinclair/typebox';
 
 export const BATCH_CAP = 20;
@@ -86,14 +91,6 @@ function orderParam(raw: string): number {
   const [hi, lo] = u64Halves('order_id', raw);
   if (hi >= 0x200000) throw new ApiError('unknown_order', 'no such order', { order_id: raw });
   return hi * 4294967296 + lo;
-}
-
-function scopeNames(bits: number): string[] {
-  const out: string[] = [];
-  if (bits & Scope.read) out.push('read');
-  if (bits & Scope.trade) out.push('trade');
-  if (bits & Scope.withdraw) out.push('withdraw');
-  return out;
 }
 
 // ---- placement encoding ----------------------------------------------------
@@ -181,28 +178,29 @@ function rejection(c: Completion, g: GatewayCore, account: number): ApiError {
   return new ApiError(info.code);
 }
 
-function placementBody(c: Completion, clientOrderId: string): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+function placementBody(c: Completion, clientOrderId: string): R.Placement {
+  const body: R.Placement = {
     order_id: String(c.order_id),
     client_order_id: clientOrderId,
-    status: ORDER_STATUS_NAMES[c.order_status],
+    // A placement's completion is never 'rejected' (that is a reject code, answered as an error).
+    status: ORDER_STATUS_NAMES[c.order_status] as R.Placement['status'],
     seq: String(c.seq),
     filled_qty: c.filled_qty,
     resting_qty: c.resting_qty,
     fills: c.fills,
   };
-  if (c.reason !== 0) body.reason = CANCEL_REASON_NAMES[c.reason];
+  if (c.reason !== 0) body.reason = CANCEL_REASON_NAMES[c.reason]!;
   return body;
 }
 
-async function placeOne(g: GatewayCore, account: number, enc: EncodedOrder): Promise<Record<string, unknown> | ApiError> {
+async function placeOne(g: GatewayCore, account: number, enc: EncodedOrder): Promise<R.Placement | ApiError> {
   const c = await g.submit(T_PLACE_ORDER, PlaceOrder.SIZE, account, true, enc.write);
   if (c === null) return new ApiError('sequencing_timeout', 'no sequenced outcome within the response budget; check GET /v1/portfolio/orders?client_order_id=');
   if (c.status === CompletionStatus.rejected) return rejection(c, g, account);
   return placementBody(c, enc.client_order_id);
 }
 
-function itemError(e: unknown): { error: ErrorObject } {
+function itemError(e: unknown): R.ItemError {
   if (e instanceof ApiError) return { error: errorObject(e.code, e.message, e.details) };
   throw e;
 }
@@ -225,7 +223,7 @@ export const ROUTES: Route[] = [
   route({
     name: 'get_exchange_schedule', method: 'GET', path: '/v1/exchange/schedule', scope: Scope.read, body: 'none', query: [], writeCost: none,
     description: 'Static list of maintenance windows (none are scheduled).',
-    handler: (_c, g) => ok({ maintenance_windows: [], as_of_seq: String(g.views.asOfSeq) }),
+    handler: (_c, g) => ok({ maintenance_windows: [], as_of_seq: String(g.views.asOfSeq) } satisfies R.ExchangeSchedule),
   }),
   route({
     name: 'get_retention', method: 'GET', path: '/v1/exchange/retention', scope: Scope.read, body: 'none', query: [], writeCost: none,
@@ -235,7 +233,9 @@ export const ROUTES: Route[] = [
   route({
     name: 'get_account_limits', method: 'GET', path: '/v1/account/limits', scope: Scope.read, body: 'none', query: [], writeCost: none,
     description: 'The calling key\'s scopes, effective read and write token buckets, batch cap and response budget.',
-    handler: (c, _g, l) => ok({ scopes: scopeNames(c.scopes), read: l.read, write: l.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms }),
+    handler: (c, _g, l) => ok({
+      scopes: scopeNames(c.scopes), read: l.read, write: l.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms,
+    } satisfies R.AccountLimits),
   }),
   route({
     name: 'list_markets', method: 'GET', path: '/v1/markets', scope: Scope.read, body: 'none', writeCost: none,
@@ -269,6 +269,26 @@ export const ROUTES: Route[] = [
       const t = g.views.trades(marketParam(c), { cursor: c.query.cursor as string | undefined, limit: c.query.limit as number });
       if (!t) throw new ApiError('unknown_market', 'no such market');
       return ok(t);
+    },
+  }),
+  route({
+    name: 'get_candlesticks', method: 'GET', path: '/v1/markets/{market_id}/candlesticks', scope: Scope.read, body: 'none', writeCost: none,
+    query: [
+      { name: 'period', kind: 'choice', values: CANDLE_PERIODS, default: '1m' },
+      { name: 'start_ts', kind: 'u64' },
+      { name: 'end_ts', kind: 'u64' },
+    ],
+    description: `OHLC candles of tick_yes with volume and trade count per period (1m, 5m, 1h, 1d; UTC-aligned), oldest first, from the `
+      + 'retained trade tape (the newest tape_cap trades of the market); periods without trades are omitted; '
+      + `at most ${MAX_CANDLE_PERIODS} periods per request.`,
+    handler: (c, g) => {
+      const r = g.views.candles(marketParam(c), {
+        period: c.query.period as R.Candlesticks['period'],
+        start_ts: c.query.start_ts as [number, number] | undefined,
+        end_ts: c.query.end_ts as [number, number] | undefined,
+      });
+      if (!r) throw new ApiError('unknown_market', 'no such market');
+      return ok(r);
     },
   }),
   route({
@@ -348,7 +368,7 @@ export const ROUTES: Route[] = [
       });
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
-      return ok({ seq: String(r.seq) }, 202);
+      return ok({ seq: String(r.seq) } satisfies R.SequencedAck, 202);
     },
   }),
   route({
@@ -356,7 +376,7 @@ export const ROUTES: Route[] = [
     writeCost: (b) => (b as { orders: unknown[] }).orders.length,
     description: 'Place up to 20 orders as independent commands; results are index-aligned placement responses or {error}.',
     handler: async (c, g) => {
-      const orders = (c.body as { orders: PlaceOrderRequest[] }).orders;
+      const orders = (c.body as BatchPlaceRequest).orders;
       const encoded = orders.map((o, i) => encodeOrder(o, `orders.${i}.`));
       if (g.wouldShed(encoded.length)) throw new ApiError('shed', 'the exchange is shedding load; retry the batch with backoff');
       const results = await Promise.all(encoded.map(async (enc) => {
@@ -367,7 +387,7 @@ export const ROUTES: Route[] = [
           return itemError(e);
         }
       }));
-      return ok({ results }, 201);
+      return ok({ results } satisfies R.BatchPlaceResult, 201);
     },
   }),
   route({
@@ -375,19 +395,19 @@ export const ROUTES: Route[] = [
     writeCost: (b) => (b as { order_ids: unknown[] }).order_ids.length,
     description: 'Cancel up to 20 orders by id as independent commands; results are index-aligned {status, canceled_qty, seq} or {error} (unknown_order).',
     handler: async (c, g) => {
-      const ids = (c.body as { order_ids: string[] }).order_ids;
+      const ids = (c.body as BatchCancelRequest).order_ids;
       const results = await Promise.all(ids.map(async (raw) => {
         try {
           const id = orderParam(raw);
           const r = await g.submit(T_CANCEL_ORDER, CancelOrder.SIZE, c.account, false, (m, o) => CancelOrder.set_order_id(m, o, id));
           if (r === null) return itemError(new ApiError('sequencing_timeout'));
           if (r.status === CompletionStatus.rejected) return itemError(rejection(r, g, c.account));
-          return { status: 'canceled', canceled_qty: r.result, seq: String(r.seq) };
+          return { status: 'canceled', canceled_qty: r.result, seq: String(r.seq) } satisfies R.CancelResult;
         } catch (e) {
           return itemError(e);
         }
       }));
-      return ok({ results });
+      return ok({ results } satisfies R.BatchCancelResult);
     },
   }),
   route({
@@ -395,14 +415,14 @@ export const ROUTES: Route[] = [
     description: 'Reduce a resting order to new_qty (an absolute target, so resends are idempotent); time priority is kept; 0 cancels.',
     handler: async (c, g) => {
       const id = orderParam(c.params[0]!);
-      const newQty = (c.body as { new_qty: number }).new_qty;
+      const newQty = (c.body as DecreaseRequest).new_qty;
       const r = await g.submit(T_DECREASE_ORDER, DecreaseOrder.SIZE, c.account, false, (m, o) => {
         DecreaseOrder.set_order_id(m, o, id);
         DecreaseOrder.set_new_qty(m, o, newQty);
       });
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
-      return ok({ status: 'decreased', new_qty: r.result, seq: String(r.seq) });
+      return ok({ status: 'decreased', new_qty: r.result, seq: String(r.seq) } satisfies R.DecreaseResult);
     },
   }),
   route({
@@ -418,11 +438,11 @@ export const ROUTES: Route[] = [
     name: 'arm_deadman', method: 'POST', path: '/v1/portfolio/deadman', scope: Scope.trade, body: checkers.deadman, query: [], writeCost: one,
     description: 'Arm or refresh the dead-man timer; if not refreshed within timeout_ms every order of the account is canceled once. Refresh at a third of the timeout.',
     handler: async (c, g) => {
-      const t = (c.body as { timeout_ms: number }).timeout_ms;
+      const t = (c.body as DeadmanRequest).timeout_ms;
       const r = await g.submit(T_ARM_DEADMAN, ArmDeadman.SIZE, c.account, false, (m, o) => ArmDeadman.set_timeout_ms(m, o, t));
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
-      return ok({ armed: true, timeout_ms: t, fires_at_ts: r.result_ts, seq: String(r.seq) });
+      return ok({ armed: true, timeout_ms: t, fires_at_ts: r.result_ts, seq: String(r.seq) } satisfies R.DeadmanArmed);
     },
   }),
   route({
@@ -432,7 +452,7 @@ export const ROUTES: Route[] = [
       const r = await g.submit(T_DISARM_DEADMAN, DisarmDeadman.SIZE, c.account, false, () => {});
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
-      return ok({ armed: false, seq: String(r.seq) });
+      return ok({ armed: false, seq: String(r.seq) } satisfies R.DeadmanDisarmed);
     },
   }),
   route({
@@ -449,7 +469,7 @@ export const ROUTES: Route[] = [
     name: 'request_withdrawal', method: 'POST', path: '/v1/withdrawals', scope: Scope.withdraw, body: checkers.withdrawal, query: [], writeCost: one,
     description: 'Request a withdrawal; the amount moves to reserved until the operator confirms or fails it. Idempotent by client_withdrawal_id.',
     handler: async (c, g) => {
-      const b = c.body as { client_withdrawal_id: string; amount: string; destination: string };
+      const b = c.body as WithdrawalRequest;
       const [hi, lo] = u64Halves('client_withdrawal_id', b.client_withdrawal_id);
       const amount = safeField(b.amount, 'amount', 1);
       if (Buffer.byteLength(b.destination) > 128) throw new ApiError('invalid_field', 'destination exceeds 128 bytes', { field: 'destination', reason: 'at most 128 bytes' });
@@ -461,7 +481,10 @@ export const ROUTES: Route[] = [
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
       const w = g.views.withdrawal(c.account, hi, lo);
-      return ok(w ?? { wid: String(r.result), client_withdrawal_id: b.client_withdrawal_id, status: 'pending', seq: String(r.seq) }, 201);
+      const created = {
+        wid: String(r.result), client_withdrawal_id: b.client_withdrawal_id, status: 'pending', seq: String(r.seq),
+      } satisfies R.WithdrawalCreated;
+      return ok(w ?? created, 201);
     },
   }),
   route({

@@ -1,76 +1,14 @@
-// schemas: the closed request schemas of every lane, written once with
-// TypeBox and compiled once at start-up (additionalProperties false
-// everywhere). `validate` maps the first failure to the spec's codes: an
-// unknown field is 400 unknown_field, anything else 400 invalid_field with
-// details.field and details.reason. The same schemas describe the MCP tools
-// and the OpenAPI document. Gateway and control-plane threads.
+// schemas: validation of the closed request schemas of every lane (declared
+// in src/wire/requests.ts), each compiled once at start-up. `validate` maps
+// the first failure to the spec's codes: an unknown field is 400
+// unknown_field, anything else 400 invalid_field with details.field and
+// details.reason. Also the u64 field checks and the JSON transport hygiene.
+// Gateway and control-plane threads.
 
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { ApiError } from './envelope.js';
-
-const closed = { additionalProperties: false } as const;
-
-/** A u64 as a strict decimal string (the range check up to 2^64-1 is done on use). */
-export const U64String = Type.String({ pattern: '^[0-9]{1,20}$', description: 'u64 as a decimal string' });
-export const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
-export const MarketId = Type.Integer({ minimum: 1, maximum: 4294967295, description: 'market id' });
-export const Tick = Type.Integer({ minimum: 1, maximum: 99, description: 'limit price in the order outcome\'s own space, cents' });
-
-export const PlaceOrderBody = Type.Object({
-  market_id: MarketId,
-  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'sell = sell shares you hold' }),
-  outcome: Type.Union([Type.Literal('yes'), Type.Literal('no')]),
-  tick: Tick,
-  qty: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'shares' }),
-  tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('gtd'), Type.Literal('ioc'), Type.Literal('fok')], { description: 'default gtc; gtd needs expiry_ts' })),
-  post_only: Type.Optional(Type.Boolean({ description: 'default false' })),
-  client_order_id: Type.Optional(U64String),
-  expiry_ts: Type.Optional(U64String),
-  max_cost: Type.Optional(U64String),
-  group_id: Type.Optional(U32),
-  stp: Type.Optional(Type.Union([Type.Literal('cancel_taker'), Type.Literal('cancel_maker'), Type.Literal('cancel_both')], { description: 'default cancel_taker' })),
-}, closed);
-export type PlaceOrderRequest = Static<typeof PlaceOrderBody>;
-
-export const BatchPlaceBody = Type.Object({ orders: Type.Array(PlaceOrderBody, { minItems: 1, maxItems: 20 }) }, closed);
-export const BatchCancelBody = Type.Object({ order_ids: Type.Array(U64String, { minItems: 1, maxItems: 20 }) }, closed);
-export const DecreaseBody = Type.Object({ new_qty: Type.Integer({ minimum: 0, maximum: 4294967295, description: 'absolute target remaining quantity' }) }, closed);
-export const DeadmanBody = Type.Object({ timeout_ms: Type.Integer({ minimum: 1000, maximum: 60000 }) }, closed);
-export const WithdrawalBody = Type.Object({
-  client_withdrawal_id: U64String,
-  amount: U64String,
-  destination: Type.String({ minLength: 1, maxLength: 128 }),
-}, closed);
-export const CreateKeyBody = Type.Object({
-  label: Type.Optional(Type.String({ maxLength: 64 })),
-  scopes: Type.Optional(Type.Array(Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true })),
-}, closed);
-
-// Control plane.
-export const EmptyBody = Type.Object({}, closed);
-export const AdminKeyBody = Type.Object({
-  scopes: Type.Array(Type.Union([Type.Literal('read'), Type.Literal('trade'), Type.Literal('withdraw')]), { minItems: 1, maxItems: 3, uniqueItems: true }),
-}, closed);
-export const AdminDepositBody = Type.Object({ amount: U64String, ref: Type.Optional(Type.String({ maxLength: 64 })) }, closed);
-export const AdminFeeScheduleBody = Type.Object({ taker_bps: Type.Integer({ minimum: 0, maximum: 10000 }), maker_bps: Type.Integer({ minimum: 0, maximum: 10000 }) }, closed);
-export const AdminMarketBody = Type.Object({
-  title: Type.String({ minLength: 1, maxLength: 128 }),
-  category: Type.Integer({ minimum: 0, maximum: 65535 }),
-  position_limit: U32,
-  fee_schedule_id: U32,
-}, closed);
-export const AdminRoundBody = Type.Object({ strike: U64String, close_ts: U64String }, closed);
-export const AdminProposeBody = Type.Object({ outcome: Type.Optional(Type.Union([Type.Literal('yes'), Type.Literal('no')])) }, closed);
-export const AdminSeriesBody = Type.Object({
-  category: Type.Integer({ minimum: 0, maximum: 65535, description: 'series id; at most one active series per category' }),
-  title: Type.String({ minLength: 1, maxLength: 128 }),
-  period_s: Type.Integer({ minimum: 1, maximum: 2_592_000, description: 'trading time of each round, seconds' }),
-  position_limit: U32,
-  fee_schedule_id: U32,
-}, closed);
-export const AdminOracleTickBody = Type.Object({ source_id: Type.Integer({ minimum: 0, maximum: 63 }), price: U64String }, closed);
 
 export interface Checker<T extends TSchema> {
   readonly schema: T;

@@ -1,5 +1,5 @@
 // Piscina tasks: the journal's CPU work that must stay off the engine and the
-// I/O threads. Run in a piscina worker (src/journal/jobs.ts owns the pool).
+// I/O threads. Run in a piscina worker (src/main/journal_jobs.ts owns the pool).
 //   plan:     checks every segment and snapshot at start-up (repairs a torn tail)
 //   snapshot: rebuilds the read model at a durable seq from the newest
 //             snapshot plus the journal, writes it atomically, prunes

@@ -21,7 +21,7 @@ export const Side = {
   /** Sell shares the account holds; reserves the shares (free -> reserved_for_sale). */
   sell: 1,
 } as const;
-export const SIDE_NAMES: readonly string[] = ["buy","sell"];
+export const SIDE_NAMES = ["buy","sell"] as const;
 
 /** Which side of the binary contract. */
 export const Outcome = {
@@ -30,7 +30,7 @@ export const Outcome = {
   /** Pays 100 cents per share if the round settles no. */
   no: 1,
 } as const;
-export const OUTCOME_NAMES: readonly string[] = ["yes","no"];
+export const OUTCOME_NAMES = ["yes","no"] as const;
 
 /** Which bid ladder of a market an order rests on. */
 export const Ladder = {
@@ -39,7 +39,7 @@ export const Ladder = {
   /** NO ladder: buy-NO orders at their tick and sell-YES orders at 100 - tick, in NO space. */
   no: 1,
 } as const;
-export const LADDER_NAMES: readonly string[] = ["yes","no"];
+export const LADDER_NAMES = ["yes","no"] as const;
 
 /** Time in force. */
 export const Tif = {
@@ -52,7 +52,7 @@ export const Tif = {
   /** Fill or kill: fills completely at once or is canceled with reason fok_infeasible and nothing trades. */
   fok: 3,
 } as const;
-export const TIF_NAMES: readonly string[] = ["gtc","gtd","ioc","fok"];
+export const TIF_NAMES = ["gtc","gtd","ioc","fok"] as const;
 
 /** Self-trade prevention mode of the incoming (taker) order. */
 export const Stp = {
@@ -63,7 +63,7 @@ export const Stp = {
   /** Both the resting own order and the incoming remainder are canceled. */
   cancel_both: 2,
 } as const;
-export const STP_NAMES: readonly string[] = ["cancel_taker","cancel_maker","cancel_both"];
+export const STP_NAMES = ["cancel_taker","cancel_maker","cancel_both"] as const;
 
 /** Order status vocabulary. */
 export const OrderStatus = {
@@ -78,7 +78,7 @@ export const OrderStatus = {
   /** Refused by a core reject; sequenced and kept in the reject listing; terminal. */
   rejected: 4,
 } as const;
-export const ORDER_STATUS_NAMES: readonly string[] = ["resting","partially_filled","filled","canceled","rejected"];
+export const ORDER_STATUS_NAMES = ["resting","partially_filled","filled","canceled","rejected"] as const;
 
 /** Why an order was canceled (execution outcomes first). */
 export const CancelReason = {
@@ -111,7 +111,7 @@ export const CancelReason = {
   /** The market's round was voided. */
   round_void: 13,
 } as const;
-export const CANCEL_REASON_NAMES: readonly string[] = ["none","post_only_cross","fok_infeasible","ioc_remainder","self_trade_prevention","max_cost_infeasible","user_canceled","mass_canceled","deadman","expired","decreased_to_zero","round_frozen","round_settled","round_void"];
+export const CANCEL_REASON_NAMES = ["none","post_only_cross","fok_infeasible","ioc_remainder","self_trade_prevention","max_cost_infeasible","user_canceled","mass_canceled","deadman","expired","decreased_to_zero","round_frozen","round_settled","round_void"] as const;
 
 /** Round status. */
 export const RoundStatus = {
@@ -128,7 +128,7 @@ export const RoundStatus = {
   /** Voided: every YES and NO share paid 50 cents; terminal. */
   void: 5,
 } as const;
-export const ROUND_STATUS_NAMES: readonly string[] = ["none","trading","frozen","proposed","settled","void"];
+export const ROUND_STATUS_NAMES = ["none","trading","frozen","proposed","settled","void"] as const;
 
 /** Market status: its current round's status while that round is not terminal, else closed. */
 export const MarketStatus = {
@@ -141,7 +141,7 @@ export const MarketStatus = {
   /** The current round is proposed. */
   proposed: 3,
 } as const;
-export const MARKET_STATUS_NAMES: readonly string[] = ["closed","trading","frozen","proposed"];
+export const MARKET_STATUS_NAMES = ["closed","trading","frozen","proposed"] as const;
 
 /** Outcome of a round. */
 export const RoundOutcome = {
@@ -152,7 +152,7 @@ export const RoundOutcome = {
   /** NO wins. */
   no: 2,
 } as const;
-export const ROUND_OUTCOME_NAMES: readonly string[] = ["none","yes","no"];
+export const ROUND_OUTCOME_NAMES = ["none","yes","no"] as const;
 
 /** Where a proposed outcome comes from. */
 export const ProposeSource = {
@@ -163,7 +163,7 @@ export const ProposeSource = {
   /** The operator proposes no. */
   no: 2,
 } as const;
-export const PROPOSE_SOURCE_NAMES: readonly string[] = ["oracle","yes","no"];
+export const PROPOSE_SOURCE_NAMES = ["oracle","yes","no"] as const;
 
 /** Match path of a fill. */
 export const Path = {
@@ -174,7 +174,7 @@ export const Path = {
   /** Sell YES x sell NO: a pair is burned and its 100 cents released to the two sellers. */
   merge: 2,
 } as const;
-export const PATH_NAMES: readonly string[] = ["mint","direct","merge"];
+export const PATH_NAMES = ["mint","direct","merge"] as const;
 
 /** Final status of a command. */
 export const CompletionStatus = {
@@ -183,7 +183,7 @@ export const CompletionStatus = {
   /** A core reject; code_num names it in codes.json. */
   rejected: 1,
 } as const;
-export const COMPLETION_STATUS_NAMES: readonly string[] = ["ok","rejected"];
+export const COMPLETION_STATUS_NAMES = ["ok","rejected"] as const;
 
 /** Withdrawal status. */
 export const WithdrawalStatus = {
@@ -194,7 +194,7 @@ export const WithdrawalStatus = {
   /** Failed by the operator; the amount returned to available. */
   failed: 2,
 } as const;
-export const WITHDRAWAL_STATUS_NAMES: readonly string[] = ["pending","confirmed","failed"];
+export const WITHDRAWAL_STATUS_NAMES = ["pending","confirmed","failed"] as const;
 
 /** Key scope bits (a key's scopes field is their OR). */
 export const Scope = {
@@ -205,7 +205,7 @@ export const Scope = {
   /** POST /v1/withdrawals only; granted by the operator, never by a user. */
   withdraw: 4,
 } as const;
-export const SCOPE_BITS: readonly (readonly [string, number])[] = [["read",1],["trade",2],["withdraw",4]];
+export const SCOPE_BITS = [["read",1],["trade",2],["withdraw",4]] as const;
 
 /** Bits of an order's flags integer in listings (beside the named fields). */
 export const OrderFlag = {
@@ -228,10 +228,12 @@ export const OrderFlag = {
   /** The order carried max_cost. */
   max_cost: 256,
 } as const;
-export const ORDER_FLAG_BITS: readonly (readonly [string, number])[] = [["sell",1],["outcome_no",2],["post_only",4],["tif_gtd",8],["tif_ioc",16],["tif_fok",32],["stp_cancel_maker",64],["stp_cancel_both",128],["max_cost",256]];
+export const ORDER_FLAG_BITS = [["sell",1],["outcome_no",2],["post_only",4],["tif_gtd",8],["tif_ioc",16],["tif_fok",32],["stp_cancel_maker",64],["stp_cancel_both",128],["max_cost",256]] as const;
 
 // ---- reject codes ----
-export interface CodeInfo { readonly code: string; readonly num: number | null; readonly http: number; readonly origin: string; readonly doc: string; }
+export interface CodeInfo {
+  readonly code: string; readonly num: number | null; readonly http: number; readonly origin: 'gateway' | 'core'; readonly doc: string;
+}
 export const CODES: readonly CodeInfo[] = [
   {"code":"invalid_json","num":null,"http":400,"origin":"gateway","doc":"The body is not valid JSON (or too deep, or carries __proto__/constructor keys)."},
   {"code":"unknown_field","num":null,"http":400,"origin":"gateway","doc":"A request field is not in the closed schema; details.field names it."},

@@ -2,6 +2,7 @@
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import type { WsConfig } from '../ws/protocol.js';
 
@@ -41,6 +42,8 @@ export interface ExchangeConfig {
   account_capacity: number;
   market_capacity: number;
   position_capacity: number;
+  /** The built web pages: `trader/` (public port) and `console/` (control plane); `npm run build` writes dist/web. */
+  web_dir: string;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
 }
@@ -68,17 +71,21 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ACCOUNT_CAPACITY', flag: '--account-capacity', key: 'account_capacity', kind: 'int' },
   { env: 'DX_MARKET_CAPACITY', flag: '--market-capacity', key: 'market_capacity', kind: 'int' },
   { env: 'DX_POSITION_CAPACITY', flag: '--position-capacity', key: 'position_capacity', kind: 'int' },
+  { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
 ];
 
 /** Every flag takes a value (booleans too: `--verify 1`). */
 const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]));
+
+/** dist/web beside the compiled sources (this file is dist/src/main/config.js). */
+const BUILT_WEB_DIR = fileURLToPath(new URL('../../web', import.meta.url));
 
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
-    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
+    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     order_capacity: 1 << 19, account_capacity: 1 << 14, market_capacity: 64, position_capacity: 0,
   };
 }

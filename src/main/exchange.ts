@@ -17,18 +17,19 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ACCOUNT_ROUTES } from '../accounts_service/routes.js';
+import { KEY_ROUTES } from '../keys_service/routes.js';
 import { mountAdmin } from '../admin/admin.js';
 import { ReplayGuard } from '../gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest } from '../gateway/http.js';
+import { loadSite, mountSite, siteBytes } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
-import { JournalJobs } from '../journal/jobs.js';
+import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
-import type { JournalThreadData } from '../journal/journal_thread.js';
+import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
@@ -146,7 +147,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab,
     dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes,
   };
-  journal = new Worker(new URL('../journal/journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
+  journal = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
   const journalExit = new Promise<void>((res) => journal!.once('exit', () => res()));
   await new Promise<void>((res, rej) => {
     journal!.once('error', rej);
@@ -175,13 +176,22 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     eventRing: pipeline.eventRing, durableSeq: () => durable.get(), slices: sliceNames(cfg.gateways),
   });
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
+  // The web pages, read once here and handed to the threads that serve them.
+  const traderDir = join(cfg.web_dir, 'trader');
+  const consoleDir = join(cfg.web_dir, 'console');
+  const traderSite = loadSite(traderDir);
+  const consoleSite = loadSite(consoleDir);
+  for (const [name, dir, site] of [['trader', traderDir, traderSite], ['console', consoleDir, consoleSite]] as const) {
+    if (site === null) log('warn', { event: 'web', page: name, dir, built: false, note: 'GET / answers 404: run npm run build' });
+    else log('info', { event: 'web', page: name, dir, built: true, ...siteBytes(site) });
+  }
   const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {
     const data: GatewayThreadData = {
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
-      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {},
+      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, site: traderSite, site_dir: traderDir,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
@@ -212,7 +222,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const limits = { read: READ_BUCKET, write: WRITE_BUCKET, response_budget_ms: cfg.response_budget_ms };
   const accountsApp = u.App();
   mountRest(accountsApp, {
-    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: ACCOUNT_ROUTES,
+    core, buckets: new TokenBuckets(buckets), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
     log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS, 'accounts'),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
@@ -243,6 +253,8 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   controlMetrics.watch(control);
   metrics.start();
   const adminApp = u.App();
+  // The operator console: static and public on the loopback listener; every /admin call still needs the token.
+  mountSite(adminApp, consoleSite, 'operator console', consoleDir);
   mountAdmin(adminApp, {
     core,
     health: () => {
@@ -345,7 +357,12 @@ async function main(): Promise<void> {
   cfg.data_dir = resolve(cfg.data_dir);
   const ex = await startExchange(cfg);
   // The demo (src/demo) is a client of the listeners just opened.
-  const demo = cfg.demo ? await startDemoFor(cfg, ex) : null;
+  const demo = cfg.demo
+    ? await startDemoFor({
+      host: cfg.host, port: ex.port, admin_host: cfg.admin_host, admin_port: ex.admin_port, admin_token: ex.admin_token,
+      data_dir: cfg.data_dir, period_s: cfg.demo_period_s, log,
+    })
+    : null;
   const shutdown = (signal: string): void => {
     log('info', { event: 'shutdown', signal });
     (demo ? demo.stop() : Promise.resolve()).then(() => ex.stop({ waitForConnections: true })).then(() => process.exit(0), (e) => {
@@ -365,6 +382,7 @@ async function main(): Promise<void> {
     `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ${admin}/admin/accounts/<account_id>/keys`,
     '',
   ].join('\n'));
+  process.stdout.write(`trader page: http://${cfg.host}:${ex.port}/   operator console: ${admin}/ (paste the admin token)\n`);
   process.stdout.write(`ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} gateways=${cfg.gateways}\n`);
 }
 

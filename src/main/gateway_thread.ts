@@ -9,10 +9,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets, READ_BUCKET, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
-import { mountRest, type RestOptions } from '../gateway/http.js';
+import { mountRest, type LaneOptions } from '../gateway/http.js';
 import { ROUTES } from '../gateway/routes.js';
+import { mountSite, type StaticSite } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import type { EngineConfig } from '../engine/config.js';
+import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { CommandProducer } from '../ring/command_producer.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { DurableSeq } from '../journal/durable.js';
@@ -21,7 +24,6 @@ import { mountMcp } from '../mcp/http.js';
 import { SLICE_GATEWAY0, ThreadMetrics, type MetricsSpec } from '../metrics/metrics.js';
 import { mountWs } from '../ws/lane.js';
 import type { WsConfig } from '../ws/protocol.js';
-import { CommandProducer } from './pipeline.js';
 import { log } from './log.js';
 
 export interface GatewayThreadData {
@@ -50,6 +52,10 @@ export interface GatewayThreadData {
   ws_counts?: SharedArrayBuffer;
   /** WebSocket lane tunables (tests); defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
+  /** The trader page (read once by the main thread); null when not built. */
+  site: StaticSite | null;
+  /** Where it was looked for (the 404 names it). */
+  site_dir: string;
 }
 
 const d = workerData as GatewayThreadData;
@@ -58,7 +64,8 @@ const views = d.recovery === null ? new Views(d.engine, d.views) : recoverViews(
 // The cursor on the event ring opens after recovery and before any command
 // can be sent (the main thread opens listeners only once every reader is in).
 const core = new GatewayCore({
-  producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell)), eventRing: d.eventRing,
+  producerId: d.producerId, producer: new CommandProducer(d.commandRing, Doorbell.attach(d.doorbell), LAYOUT_FINGERPRINT),
+  eventRing: d.eventRing,
   consumerIndex: d.consumerIndex, views, response_budget_ms: d.response_budget_ms, shed_pending: d.shed_pending,
   durable: new DurableSeq(d.durable),
 });
@@ -67,7 +74,7 @@ const metrics = new ThreadMetrics(d.metrics, d.metrics_spec, SLICE_GATEWAY0 + d.
 metrics.watch(core);
 const app = u.App();
 let stopping = false;
-const restOptions: RestOptions = {
+const laneOptions: LaneOptions = {
   stopping: () => stopping,
   core, buckets: new TokenBuckets(d.buckets), replay: new ReplayGuard(d.replay), limits, routes: ROUTES,
   log: (fields) => log('warn', { thread: `gateway-${d.index}`, ...fields }),
@@ -75,11 +82,13 @@ const restOptions: RestOptions = {
 };
 // The WebSocket and MCP lanes first (exact paths before the REST lane's /v1/* wildcard): same options, same auth.
 const wsLane = mountWs(app, {
-  rest: restOptions, uws: u, keyCounts: d.ws_counts ?? null, config: d.ws ?? {}, stopping: () => stopping,
+  lane: laneOptions, uws: u, keyCounts: d.ws_counts ?? null, config: d.ws ?? {}, stopping: () => stopping,
   onConnections: (delta) => metrics.wsConnections(delta),
 });
-mountMcp(app, restOptions);
-mountRest(app, restOptions);
+mountMcp(app, laneOptions);
+mountRest(app, laneOptions);
+// The trader page: static, unsigned; every /v1 route above still needs its signature.
+mountSite(app, d.site, 'trader page', d.site_dir);
 app.any('/*', (res) => {
   res.cork(() => {
     res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json')

@@ -9,8 +9,8 @@ import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/config.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
-import type { Mem } from '../lib/mem.js';
 import { BroadcastRing } from '../ring/broadcast_ring.js';
+import { CommandProducer } from '../ring/command_producer.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { SpscRing } from '../ring/spsc_ring.js';
 import { EngineControl } from './engine_control.js';
@@ -26,32 +26,6 @@ export interface PipelineOptions {
   verify?: boolean;
   /** Recovered start (engine_thread replays it before its loop starts). */
   recovery?: RecoveryPlan | null;
-}
-
-/** One producer's end of a command ring: claim, write in place, publish, ring. */
-export class CommandProducer {
-  readonly ring: SpscRing;
-  readonly mem: Mem;
-
-  constructor(sab: SharedArrayBuffer, private readonly doorbell: Doorbell) {
-    this.ring = new SpscRing(sab, LAYOUT_FINGERPRINT);
-    this.mem = this.ring.mem;
-  }
-
-  /** Offset to write a command of len bytes at, or -1 when the ring is full. */
-  tryClaim(len: number): number {
-    return this.ring.tryClaim(len);
-  }
-
-  /** Publishes everything claimed and wakes the engine if it parked. */
-  publish(): void {
-    this.ring.publish();
-    this.doorbell.wake();
-  }
-
-  freeBytes(): number {
-    return this.ring.freeBytes();
-  }
 }
 
 export class Pipeline {
@@ -86,7 +60,7 @@ export class Pipeline {
   }
 
   producer(i: number): CommandProducer {
-    return new CommandProducer(this.commandRings[i]!, Doorbell.attach(this.doorbell));
+    return new CommandProducer(this.commandRings[i]!, Doorbell.attach(this.doorbell), LAYOUT_FINGERPRINT);
   }
 
   /** Resolves when the engine thread runs (recovery done, its loop started); rejects if it failed first. */

@@ -17,9 +17,12 @@
 // deferReply (outside other sockets' callbacks, corked). Gateway threads.
 
 import { ApiError } from '../gateway/envelope.js';
-import { BODY_CAP_BYTES, authenticate, deferReply, fail, receive, send, startRequestSignature, type InFlight, type RestOptions } from '../gateway/http.js';
+import {
+  BODY_CAP_BYTES, authenticate, deferReply, fail, receive, send, startRequestSignature, type InFlight, type LaneOptions,
+} from '../gateway/http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
-import { INVALID_REQUEST, SUPPORTED_PROTOCOL_VERSIONS, rpcError } from './protocol.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../wire/jsonrpc.js';
+import { INVALID_REQUEST, rpcError } from './protocol.js';
 import { handleMcp, type McpOutcome } from './server.js';
 
 export const MCP_PATH = '/v1/mcp';
@@ -31,7 +34,7 @@ interface McpHeaders {
 }
 
 /** Registers POST /v1/mcp (and its 405s). Mount it before the REST lane's /v1/* wildcard. */
-export function mountMcp(app: TemplatedApp, opts: RestOptions): void {
+export function mountMcp(app: TemplatedApp, opts: LaneOptions): void {
   app.any(MCP_PATH, (res: HttpResponse, req: HttpRequest) => {
     const h: McpHeaders = { protocolVersion: req.getHeader('mcp-protocol-version'), origin: req.getHeader('origin'), host: req.getHeader('host') };
     receive(res, req, (f, raw) => onMessage(res, f, raw, opts, h), (f) => {
@@ -47,7 +50,7 @@ function originAllowed(origin: string, host: string): boolean {
   return new URL(origin).host === host;
 }
 
-function write(res: HttpResponse, f: InFlight, o: McpOutcome, opts: RestOptions): void {
+function write(res: HttpResponse, f: InFlight, o: McpOutcome, opts: LaneOptions): void {
   if (f.aborted || f.done) return;
   if (o.status === 202) {
     f.done = true;
@@ -60,7 +63,7 @@ function write(res: HttpResponse, f: InFlight, o: McpOutcome, opts: RestOptions)
   opts.observer?.onResponse(o.route, o.status, o.code, (performance.now() - f.started) * 1000);
 }
 
-function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: RestOptions, h: McpHeaders): void {
+function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOptions, h: McpHeaders): void {
   f.routeName = 'mcp';
   try {
     if (opts.stopping?.()) {

@@ -1,19 +1,13 @@
-// protocol: the JSON-RPC 2.0 and MCP constants of the agent lane, the
-// classification of one incoming message, and the JSON-RPC message schemas
-// (for the OpenAPI description of POST /v1/mcp). Protocol revision
-// 2025-11-25; 2025-06-18 is accepted too because the tool surface used here
-// (tools with outputSchema, structuredContent, annotations) is the same in
-// both. Batches (JSON arrays) were removed from MCP in 2025-06-18 and are
-// refused. Gateway threads and the stdio forwarder.
+// protocol: the JSON-RPC 2.0 and MCP constants of the agent lane and the
+// classification of one incoming message. The message shapes and the
+// protocol revisions spoken are declared in src/wire/jsonrpc.ts (the OpenAPI
+// document describes POST /v1/mcp from the same schemas). Batches (JSON
+// arrays) were removed from MCP in 2025-06-18 and are refused. Gateway
+// threads and the stdio forwarder.
 
-import { readFileSync } from 'node:fs';
-import { Type } from '@sinclair/typebox';
-
-export const PROTOCOL_VERSION = '2025-11-25';
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [PROTOCOL_VERSION, '2025-06-18'];
+import type { RpcError, RpcId, RpcResponse } from '../wire/jsonrpc.js';
 
 export const SERVER_NAME = 'dx';
-export const SERVER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 // JSON-RPC 2.0 error codes.
 export const PARSE_ERROR = -32700;
@@ -23,21 +17,6 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** Implementation-defined server error (used by the stdio forwarder for transport failures). */
 export const SERVER_ERROR = -32000;
-
-export type RpcId = string | number;
-
-export interface RpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
-
-export interface RpcResponse {
-  jsonrpc: '2.0';
-  id: RpcId | null;
-  result?: unknown;
-  error?: RpcError;
-}
 
 /** Thrown inside method handling; answered as a JSON-RPC error response. */
 export class McpRpcError extends Error {
@@ -88,25 +67,3 @@ export function classify(msg: unknown): Classified {
   }
   return { kind: 'request', id: m.id, method: m.method, params: (m.params ?? {}) as Record<string, unknown> };
 }
-
-// ---- schemas (OpenAPI) -----------------------------------------------------------
-
-const Id = Type.Union([Type.String(), Type.Integer()], { description: 'request id; echoed in the response' });
-
-export const JsonRpcMessage = Type.Object({
-  jsonrpc: Type.Literal('2.0'),
-  id: Type.Optional(Id),
-  method: Type.String({ description: 'initialize, notifications/initialized, ping, tools/list or tools/call' }),
-  params: Type.Optional(Type.Object({}, { description: 'method parameters as the MCP specification defines them' })),
-}, { description: 'One JSON-RPC 2.0 request (with id) or notification (without id).' });
-
-export const JsonRpcResponse = Type.Object({
-  jsonrpc: Type.Literal('2.0'),
-  id: Type.Union([Type.String(), Type.Integer(), Type.Null()], { description: 'the request id; null when the request could not be read' }),
-  result: Type.Optional(Type.Object({}, { description: 'the method result (for tools/call: content, structuredContent, isError)' })),
-  error: Type.Optional(Type.Object({
-    code: Type.Integer({ description: '-32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params (unknown tool), -32603 internal' }),
-    message: Type.String(),
-    data: Type.Optional(Type.Unknown()),
-  })),
-}, { description: 'One JSON-RPC 2.0 response: exactly one of result or error.' });

@@ -17,12 +17,13 @@
 
 import { BUCKET_READ } from '../gateway/buckets.js';
 import { ApiError } from '../gateway/envelope.js';
-import { admitRoute, asApiError, invokeRoute, type Caller, type RestOptions } from '../gateway/http.js';
+import { admitRoute, asApiError, invokeRoute, type Caller, type LaneOptions } from '../gateway/http.js';
 import type { Reply } from '../gateway/routes.js';
 import { parseJson } from '../gateway/schemas.js';
+import { SERVER_VERSION } from '../lib/version.js';
+import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import {
-  INTERNAL_ERROR, INVALID_PARAMS, McpRpcError, METHOD_NOT_FOUND, PARSE_ERROR, PROTOCOL_VERSION, SERVER_NAME, SERVER_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS, classify, rpcError, rpcResult, type RpcId, type RpcResponse,
+  INTERNAL_ERROR, INVALID_PARAMS, McpRpcError, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_NAME, classify, rpcError, rpcResult,
 } from './protocol.js';
 import { TOOL_DEFINITIONS, TOOLS_BY_NAME, routeInput } from './tools.js';
 
@@ -55,7 +56,7 @@ export interface McpOutcome {
   code: string | null;
 }
 
-function chargeProtocol(opts: RestOptions, caller: Caller, now: number): void {
+function chargeProtocol(opts: LaneOptions, caller: Caller, now: number): void {
   const wait = opts.buckets.take(caller.keyId, BUCKET_READ, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
 }
@@ -78,7 +79,7 @@ function toolError(id: RpcId, route: string, e: ApiError): McpOutcome {
  * Answers one POSTed body (raw bytes) of an authenticated caller. Throws
  * ApiError only for the HTTP-level 429 of a protocol message.
  */
-export function handleMcp(opts: RestOptions, caller: Caller, raw: Buffer, now: number): McpOutcome | Promise<McpOutcome> {
+export function handleMcp(opts: LaneOptions, caller: Caller, raw: Buffer, now: number): McpOutcome | Promise<McpOutcome> {
   let msg: unknown;
   try {
     msg = parseJson(raw.toString('utf8'));
@@ -129,7 +130,9 @@ function protocolMethod(method: string, params: Record<string, unknown>): unknow
   }
 }
 
-function callTool(opts: RestOptions, caller: Caller, id: RpcId, params: Record<string, unknown>, now: number): McpOutcome | Promise<McpOutcome> {
+function callTool(
+  opts: LaneOptions, caller: Caller, id: RpcId, params: Record<string, unknown>, now: number,
+): McpOutcome | Promise<McpOutcome> {
   const name = params.name;
   const tool = typeof name === 'string' ? TOOLS_BY_NAME.get(name) : undefined;
   const args = params.arguments ?? {};

@@ -23,7 +23,8 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { PROTOCOL_VERSION, SERVER_ERROR, rpcError, type RpcId, type RpcResponse } from './protocol.js';
+import { PROTOCOL_VERSION, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
+import { SERVER_ERROR, rpcError } from './protocol.js';
 import { parseKeyId, signingFetch } from './sign_fetch.js';
 
 export interface McpStdioOptions {

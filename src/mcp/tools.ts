@@ -14,7 +14,7 @@ import { bodyProperties, inputSchema, operationDoc, pathParamNames, scopeName } 
 import type { QueryValues } from '../gateway/query.js';
 import { ROUTES, parseRouteQuery, validateBody, type Route } from '../gateway/routes.js';
 import { compile, validate, type Checker } from '../gateway/schemas.js';
-import { jsonSchema, type JsonSchema } from '../openapi/json_schema.js';
+import { jsonSchema, type JsonSchema } from '../wire/json_schema.js';
 
 export interface ToolAnnotations {
   title: string;

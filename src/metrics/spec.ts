@@ -3,7 +3,7 @@
 // control plane). Main thread: it imports the tables; worker threads receive
 // the resulting plain MetricsSpec in workerData and never import this file.
 
-import { ACCOUNT_ROUTES } from '../accounts_service/routes.js';
+import { KEY_ROUTES } from '../keys_service/routes.js';
 import { ADMIN_ROUTES } from '../admin/admin.js';
 import { ROUTES } from '../gateway/routes.js';
 import type { MetricsSpec } from './metrics.js';
@@ -14,7 +14,7 @@ export function metricsSpec(): MetricsSpec {
   return {
     lanes: [
       { lane: 'admin', routes: ADMIN_ROUTES.map((r) => r.name) },
-      { lane: 'accounts', routes: ACCOUNT_ROUTES.map((r) => r.name) },
+      { lane: 'accounts', routes: KEY_ROUTES.map((r) => r.name) },
       { lane: 'rest', routes: [...ROUTES.map((r) => r.name), 'mcp'] },
     ],
   };

@@ -11,11 +11,12 @@
 import type { TSchema } from '@sinclair/typebox';
 import { CODES } from '../layout/records.js';
 import { commonErrors, operationDoc, pathParamNames, pathParamSchema, queryParamSchema, scopeName } from '../gateway/operation_schemas.js';
-import * as R from '../gateway/response_schemas.js';
+import * as R from '../wire/responses.js';
 import { BATCH_CAP, ROUTES, type Route } from '../gateway/routes.js';
-import { BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody } from '../gateway/schemas.js';
-import { JsonRpcMessage, JsonRpcResponse, PROTOCOL_VERSION, SERVER_VERSION } from '../mcp/protocol.js';
-import { jsonSchema, type JsonSchema } from './json_schema.js';
+import { BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody } from '../wire/requests.js';
+import { SERVER_VERSION } from '../lib/version.js';
+import { JsonRpcMessage, JsonRpcResponse, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../wire/jsonrpc.js';
+import { jsonSchema, type JsonSchema } from '../wire/json_schema.js';
 
 export const SCHEMA_REF_PREFIX = '#/components/schemas/';
 
@@ -187,7 +188,7 @@ Allow: POST (no SSE stream, no session to delete).`,
       tags: ['mcp'],
       parameters: [{
         name: 'MCP-Protocol-Version', in: 'header', required: false, description: 'the negotiated protocol version; an unsupported one is 400',
-        schema: { type: 'string', enum: ['2025-11-25', '2025-06-18'] },
+        schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] },
       }],
       requestBody: { required: true, content: { 'application/json': { schema: ref('JsonRpcMessage') } } },
       responses: {

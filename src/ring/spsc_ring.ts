@@ -193,8 +193,8 @@ export class SpscRing {
     return this.reader.hasUnread();
   }
 
-  /** Position (byte counter mod 2^32) of the next unread record. */
-  readPosition(): number {
+  /** Consumer position (byte counter mod 2^32) of the next unread record; `position()` on every ring consumer. */
+  position(): number {
     return this.reader.position();
   }
 

@@ -30,17 +30,16 @@
 //   - Snapshots are taken only between commands (`midCommand` false).
 //   - Nothing here allocates for an event that no stream or log wants.
 
-import { Book, LADDER_ROW } from '../book/book.js';
 import {
   Filled, Header, KeyRevoked, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OUTCOME_NAMES, OrderAccepted,
   PositionSettled, RoundOpened, RoundTransitioned, SIDE_NAMES, T_COMMAND_COMPLETED, T_DEPOSITED, T_FILLED, T_KEY_REVOKED,
   T_ORDER_ACCEPTED, T_ORDER_CANCELED, T_ORDER_DECREASED, T_ORDER_REJECTED, T_ORDER_RESTED, T_POSITION_SETTLED,
   T_ROUND_OPENED, T_ROUND_TRANSITIONED, T_WITHDRAWAL_CONFIRMED, T_WITHDRAWAL_FAILED, T_WITHDRAWAL_REQUESTED,
-  WithdrawalConfirmed, WithdrawalFailed, OrderStatus, Side,
+  WithdrawalConfirmed, WithdrawalFailed,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { Views } from '../views/views.js';
+import { BOOK_ROW, type Views } from '../views/views.js';
 import type { Channel, WsConfig } from './protocol.js';
 
 /** A connection as the fan-out sees it: a queue of private messages. */
@@ -131,7 +130,8 @@ export class UserLog {
 /** Closes every connection of a revoked key (the lane implements it). */
 export type RevokeListener = (keyId: number) => void;
 
-const LEVELS_PER_MARKET = 2 * LADDER_ROW;
+/** A market's published book (the mirror) is laid out as Views.bookLevels writes it: index ladder * BOOK_ROW + tick. */
+const LEVELS_PER_MARKET = 2 * BOOK_ROW;
 const LADDER_NAMES = ['yes', 'no'];
 
 export class Fanout {
@@ -145,7 +145,16 @@ export class Fanout {
   private tradesAll: Stream | undefined;
   private roundsAll: Stream | undefined;
   private oracle: Stream | undefined;
-  private lastOracle = [0, 0, 0];
+  /** The oracle's price, fresh source count and seq as last published. */
+  private readonly lastOracle = new Float64Array(3);
+  private readonly oracleNow = new Float64Array(3);
+  /** Scratch for two numbers asked of the read model (an order's owner or reservation, an account's cash). */
+  private readonly pair = new Float64Array(2);
+  /** Scratch for the levels a command changed and their previous totals (see Views.diffBookLevels). */
+  private readonly changedLevels = new Int32Array(LEVELS_PER_MARKET);
+  private readonly changedWas = new Float64Array(LEVELS_PER_MARKET);
+  /** Scratch for one account's position in one market (see Views.positionNumbers). */
+  private readonly positionNow = new Float64Array(4);
   /** Markets whose book the current command touched and that have an orderbook stream. */
   private readonly dirtyBooks: number[] = [];
   private readonly logs: (UserLog | undefined)[] = [];
@@ -191,9 +200,7 @@ export class Fanout {
         case 'orderbook_delta': {
           this.obStream[market] = s;
           const m = new Float64Array(LEVELS_PER_MARKET);
-          const book = this.views.state.book;
-          const base = Book.level(market, 0, 0);
-          for (let i = 0; i < LEVELS_PER_MARKET; i++) m[i] = book.levelCount[base + i] !== 0 ? book.levelQty[base + i]! : 0;
+          this.views.bookLevels(market, m);
           this.mirror[market] = m;
           break;
         }
@@ -205,12 +212,10 @@ export class Fanout {
           if (market === 0) this.roundsAll = s;
           else this.roundStream[market] = s;
           break;
-        case 'oracle': {
+        case 'oracle':
           this.oracle = s;
-          const mk = this.views.state.markets;
-          this.lastOracle = [mk.oraclePrice, mk.oracleFresh, mk.oracleSeq];
+          this.views.oracleNumbers(this.lastOracle);
           break;
-        }
       }
     }
     s.subscribers++;
@@ -265,9 +270,9 @@ export class Fanout {
   userLog(account: number): UserLog {
     let log = this.logs[account];
     if (log === undefined) {
-      const acc = this.views.state.accounts;
-      const known = account >= 1 && account <= acc.count;
-      log = new UserLog(account, this.cfg.user_log_cap, this.views.asOfSeq, known ? acc.available[account]! : 0, known ? acc.reserved[account]! : 0);
+      const cash = this.pair;
+      this.views.cashNumbers(account, cash);
+      log = new UserLog(account, this.cfg.user_log_cap, this.views.asOfSeq, cash[0]!, cash[1]!);
       this.primePositions(log);
       this.logs[account] = log;
       this.logCount++;
@@ -371,23 +376,22 @@ export class Fanout {
       }
       case T_ORDER_RESTED: {
         const id = OrderRested.order_id(m, o);
-        const slot = this.views.state.slotOf(id);
-        if (slot < 0) return;
-        const ord = this.views.state.orders;
-        this.bookTouched(ord.market[slot]!);
-        const log = this.logs[ord.account[slot]!];
+        const owner = this.pair;
+        if (!this.views.orderOwner(id, owner)) return;
+        const market = owner[0]!;
+        this.bookTouched(market);
+        const log = this.logs[owner[1]!];
         if (log !== undefined) this.touchedOrders.set(id, log);
         return;
       }
       case T_FILLED: return this.onFilled(m, o);
       case T_ORDER_CANCELED: {
         const id = OrderCanceled.order_id(m, o);
-        const slot = this.views.state.slotOf(id);
-        if (slot < 0) return;
-        const ord = this.views.state.orders;
-        const market = ord.market[slot]!;
+        const owner = this.pair;
+        if (!this.views.orderOwner(id, owner)) return;
+        const market = owner[0]!;
         this.bookTouched(market);
-        const log = this.logs[ord.account[slot]!];
+        const log = this.logs[owner[1]!];
         if (log !== undefined) {
           this.touch(log, 'order_canceled', market);
           this.touchedOrders.delete(id);
@@ -397,12 +401,11 @@ export class Fanout {
       }
       case T_ORDER_DECREASED: {
         const id = OrderDecreased.order_id(m, o);
-        const slot = this.views.state.slotOf(id);
-        if (slot < 0) return;
-        const ord = this.views.state.orders;
-        const market = ord.market[slot]!;
+        const owner = this.pair;
+        if (!this.views.orderOwner(id, owner)) return;
+        const market = owner[0]!;
         this.bookTouched(market);
-        const log = this.logs[ord.account[slot]!];
+        const log = this.logs[owner[1]!];
         if (log !== undefined) {
           this.touch(log, 'order_decreased', market);
           this.touchedOrders.set(id, log);
@@ -412,9 +415,9 @@ export class Fanout {
       case T_DEPOSITED: return this.touchAccount(Header.account(m, o), 'deposited');
       case T_WITHDRAWAL_REQUESTED: return this.touchAccount(Header.account(m, o), 'withdrawal_requested');
       case T_WITHDRAWAL_CONFIRMED:
-        return this.touchAccount(this.views.state.accounts.wAccount[WithdrawalConfirmed.wid(m, o)]!, 'withdrawal_confirmed');
+        return this.touchAccount(this.views.withdrawalAccount(WithdrawalConfirmed.wid(m, o)), 'withdrawal_confirmed');
       case T_WITHDRAWAL_FAILED:
-        return this.touchAccount(this.views.state.accounts.wAccount[WithdrawalFailed.wid(m, o)]!, 'withdrawal_failed');
+        return this.touchAccount(this.views.withdrawalAccount(WithdrawalFailed.wid(m, o)), 'withdrawal_failed');
       case T_POSITION_SETTLED: {
         const log = this.logs[Header.account(m, o)];
         if (log !== undefined) this.touch(log, 'position_settled', PositionSettled.market_id(m, o));
@@ -477,8 +480,7 @@ export class Fanout {
     // The read model recorded this fill as the account's newest before applying it.
     const f = this.views.fills(log.account, { limit: 1 }).fills[0];
     if (f !== undefined) this.emitUser(log, seq, 'fill', JSON.stringify({ ...f, release: String(release) }));
-    const slot = this.views.state.slotOf(orderId);
-    if (slot >= 0 && this.views.state.orders.status[slot] === OrderStatus.filled) {
+    if (this.views.orderFilled(orderId)) {
       this.touchedOrders.delete(orderId);
       this.emitOrder(log, orderId, seq);
     } else {
@@ -487,14 +489,9 @@ export class Fanout {
   }
 
   private orderExtras<T extends object>(item: T, orderId: number): T & { reserved_cash: string; fee_per_share: number } {
-    const st = this.views.state;
-    const slot = st.slotOf(orderId);
-    const ord = st.orders;
-    return {
-      ...item,
-      reserved_cash: String(slot >= 0 ? ord.reservedCash[slot]! : 0),
-      fee_per_share: slot >= 0 && ord.side[slot] === Side.buy ? ord.feePerShare[slot]! : 0,
-    };
+    const r = this.pair;
+    this.views.orderReservation(orderId, r);
+    return { ...item, reserved_cash: String(r[0]!), fee_per_share: r[1]! };
   }
 
   private emitOrder(log: UserLog, orderId: number, seq: number): void {
@@ -531,11 +528,12 @@ export class Fanout {
       touched.length = 0;
     }
     if (this.oracle !== undefined) {
-      const mk = this.views.state.markets;
+      const now = this.oracleNow;
       const last = this.lastOracle;
-      if (mk.oraclePrice !== last[0] || mk.oracleFresh !== last[1] || mk.oracleSeq !== last[2]) {
-        this.lastOracle = [mk.oraclePrice, mk.oracleFresh, mk.oracleSeq];
-        this.publish(this.oracle, 'oracle', `{"price":"${mk.oraclePrice}","fresh_source_count":${mk.oracleFresh},"seq":"${mk.oracleSeq}"}`);
+      this.views.oracleNumbers(now);
+      if (now[0] !== last[0] || now[1] !== last[1] || now[2] !== last[2]) {
+        last.set(now);
+        this.publish(this.oracle, 'oracle', `{"price":"${now[0]}","fresh_source_count":${now[1]},"seq":"${now[2]}"}`);
       }
     }
     if (this.msgs.length > 0 || this.peers.length > 0) this.onQueued();
@@ -545,17 +543,15 @@ export class Fanout {
     const s = this.obStream[market];
     const mir = this.mirror[market];
     if (s === undefined || mir === undefined) return;
-    const book = this.views.state.book;
-    const qty = book.levelQty;
-    const count = book.levelCount;
-    const base = Book.level(market, 0, 0);
-    for (let i = 1; i < LEVELS_PER_MARKET; i++) {
-      const now = count[base + i] !== 0 ? qty[base + i]! : 0;
-      const was = mir[i]!;
-      if (now === was) continue;
-      mir[i] = now;
-      const ladder = i >= LADDER_ROW ? 1 : 0;
-      const tick = i - ladder * LADDER_ROW;
+    const changed = this.changedLevels;
+    const previous = this.changedWas;
+    const n = this.views.diffBookLevels(market, mir, changed, previous);
+    for (let k = 0; k < n; k++) {
+      const i = changed[k]!;
+      const now = mir[i]!;
+      const was = previous[k]!;
+      const ladder = i >= BOOK_ROW ? 1 : 0;
+      const tick = i - ladder * BOOK_ROW;
       this.publish(s, 'orderbook_delta', `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`);
     }
   }
@@ -563,19 +559,19 @@ export class Fanout {
   /** Balance and position changes of one account at the end of a command. */
   private emitAccount(log: UserLog, seq: number): void {
     const a = log.account;
-    const acc = this.views.state.accounts;
-    const known = a >= 1 && a <= acc.count;
+    const v = this.views;
+    const now = this.positionNow;
     for (let i = 0; i < log.markets.length; i++) {
       const market = log.markets[i]!;
-      const p = known ? acc.findPosition(a, market) : -1;
+      v.positionNumbers(a, market, now);
       let last = log.lastPosition.get(market);
       if (last === undefined) {
         last = new Float64Array(4);
         log.lastPosition.set(market, last);
       }
       for (let outcome = 0; outcome < 2; outcome++) {
-        const free = p >= 0 ? acc.pFree[2 * p + outcome]! : 0;
-        const res = p >= 0 ? acc.pReserved[2 * p + outcome]! : 0;
+        const free = now[2 * outcome]!;
+        const res = now[2 * outcome + 1]!;
         if (free === last[2 * outcome] && res === last[2 * outcome + 1]) continue;
         last[2 * outcome] = free;
         last[2 * outcome + 1] = res;
@@ -583,8 +579,10 @@ export class Fanout {
       }
     }
     log.markets.length = 0;
-    const available = known ? acc.available[a]! : 0;
-    const reserved = known ? acc.reserved[a]! : 0;
+    const cash = this.pair;
+    v.cashNumbers(a, cash);
+    const available = cash[0]!;
+    const reserved = cash[1]!;
     if (available !== log.lastAvailable || reserved !== log.lastReserved) {
       log.lastAvailable = available;
       log.lastReserved = reserved;

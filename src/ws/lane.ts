@@ -5,7 +5,10 @@
 // Upgrade: the same checks and order as REST (http.ts authenticate: 401
 // before anything else, then 429 on the read bucket, then 403 without scope
 // read), plus the per-key connection cap (429); res.upgrade is called only
-// after all of them passed, so a refused client never gets a socket.
+// after all of them passed, so a refused client never gets a socket. The
+// credentials come in the three DX-ACCESS-* headers or, for browsers (which
+// cannot set headers on an upgrade), in the query `?key=&ts=&sig=`, signed
+// over the bare path; a query signature is usable once (replay guard).
 //
 // Writing: the Fanout only queues. The queue is written here outside every
 // uWS callback (a setImmediate, or the pump) so that sockets can be corked;
@@ -26,7 +29,7 @@
 // closes a connection whose unsent bytes pass slow_consumer_bytes with 4008,
 // checked after every private write and by a sweep every SWEEP_MS.
 
-import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type RestOptions } from '../gateway/http.js';
+import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type InFlight, type LaneOptions } from '../gateway/http.js';
 import { ApiError } from '../gateway/envelope.js';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
@@ -49,8 +52,8 @@ const SWEEP_MS = 25;
 const EXPIRE_MS = 1000;
 
 export interface WsLaneOptions {
-  /** The REST lane's options: the same core, buckets, replay guard and log. */
-  rest: RestOptions;
+  /** The thread's lane options: the same core, buckets, replay guard and log as REST and MCP. */
+  lane: LaneOptions;
   /** uWS module (for DISABLED compression). */
   uws: Uws;
   /** Per-key counts shared by the gateway threads (KeyCounts.allocate()); null: this thread only. */
@@ -95,7 +98,7 @@ interface Deferred {
 export class WsLane {
   readonly cfg: WsConfig;
   readonly fanout: Fanout;
-  private readonly rest: RestOptions;
+  private readonly lane: LaneOptions;
   private readonly counts: KeyCounts;
   private readonly conns = new Set<Conn>();
   private readonly byKey = new Map<number, Set<Conn>>();
@@ -115,12 +118,12 @@ export class WsLane {
 
   constructor(private readonly app: TemplatedApp, private readonly opts: WsLaneOptions) {
     this.cfg = wsConfig(opts.config);
-    this.rest = opts.rest;
+    this.lane = opts.lane;
     this.counts = new KeyCounts(opts.keyCounts ?? KeyCounts.allocate());
-    this.fanout = new Fanout(this.rest.core.views, this.cfg);
+    this.fanout = new Fanout(this.lane.core.views, this.cfg);
     this.fanout.onQueued = this.scheduleFlush;
     this.fanout.onRevoked = (keyId) => this.onRevoked(keyId);
-    this.rest.core.onApplied = this.fanout.onEvent;
+    this.lane.core.onApplied = this.fanout.onEvent;
   }
 
   /** Registers /v1/ws on the App (before any catch-all route). */
@@ -154,11 +157,18 @@ export class WsLane {
     });
     try {
       if (this.opts.stopping?.() || this.stopped) throw new ApiError('shed', 'the exchange is shutting down');
+      const inQuery = f.keyHeader === '' && f.tsHeader === '' && f.sigHeader === '' && f.query !== '';
+      if (inQuery) this.queryCredentials(f);
       // The REST lane's own 401 check (key, revocation, ±5 s, signature over an empty body).
-      startRequestSignature(this.rest.core, f);
+      startRequestSignature(this.lane.core, f);
       const now = Date.now();
-      const caller = authenticate(this.rest, f, 'ws', now);
-      const wait = this.rest.buckets.take(caller.keyId, BUCKET_READ, 1, now);
+      const caller = authenticate(this.lane, f, 'ws', now);
+      // A signature carried in a URL may be logged or kept in a history: each one opens one connection.
+      if (inQuery && !this.lane.replay.firstUse(f.sigHeader, now)) {
+        this.lane.log?.({ event: 'auth_failed', key_id: caller.keyId, reason: 'replayed signature', route: 'ws' });
+        throw new ApiError('unauthorized', 'missing or invalid credentials');
+      }
+      const wait = this.lane.buckets.take(caller.keyId, BUCKET_READ, 1, now);
       if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
       if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');
       const cap = this.cfg.max_connections_per_key;
@@ -172,12 +182,43 @@ export class WsLane {
       f.closeAfter = true;
       const api = asApiError(e);
       if (api === null) {
-        this.rest.log?.({ event: 'ws_upgrade_fault', error: (e as Error)?.stack ?? String(e) });
+        this.lane.log?.({ event: 'ws_upgrade_fault', error: (e as Error)?.stack ?? String(e) });
         send(res, f, 500, new ApiError('internal').body());
         return;
       }
       send(res, f, api.status, api.body());
     }
+  }
+
+  /**
+   * Browser sign-in (browsers cannot set headers on an upgrade): the query
+   * is exactly `key`, `ts` and `sig`, each once, percent-encoded, carrying
+   * the three header values; the signed target is then the bare path, so
+   * the signed string is `ts\nGET\n/v1/ws\n`. Anything else in the query is
+   * 401, like any other bad credential (the reason goes to the log).
+   */
+  private queryCredentials(f: InFlight): void {
+    const got: Record<string, string> = {};
+    const refuse = (reason: string): never => {
+      this.lane.log?.({ event: 'auth_failed', key_id: got.key ?? null, reason, route: 'ws' });
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    };
+    for (const part of f.query.split('&')) {
+      const eq = part.indexOf('=');
+      const name = eq < 0 ? part : part.slice(0, eq);
+      if (name !== 'key' && name !== 'ts' && name !== 'sig') refuse(`query parameter ${JSON.stringify(name.slice(0, 32))} on a sign-in`);
+      if (name in got) refuse(`query parameter ${name} given twice`);
+      try {
+        got[name] = decodeURIComponent(part.slice(eq + 1));
+      } catch (e) {
+        if (!(e instanceof URIError)) throw e;
+        refuse(`bad percent-encoding of ${name}`);
+      }
+    }
+    f.keyHeader = got.key ?? '';
+    f.tsHeader = got.ts ?? '';
+    f.sigHeader = got.sig ?? '';
+    f.target = f.path;
   }
 
   private onOpen(ws: WebSocket<{ conn: Conn }>): void {
@@ -190,7 +231,7 @@ export class WsLane {
     this.opts.onConnections?.(1);
     if (this.sweepTimer === null) this.sweepTimer = setInterval(this.sweep, SWEEP_MS);
     // A key revoked between the upgrade and now is caught here.
-    if (this.rest.core.views.keyRevoked(conn.keyId)) this.end(conn, WsClose.key_revoked, 'key revoked');
+    if (this.lane.core.views.keyRevoked(conn.keyId)) this.end(conn, WsClose.key_revoked, 'key revoked');
   }
 
   private onClose(ws: WebSocket<{ conn: Conn }>): void {
@@ -266,7 +307,7 @@ export class WsLane {
       }
     }
     // Every command frame costs one read token, well-formed or not.
-    const wait = this.rest.buckets.take(conn.keyId, BUCKET_READ, 1, Date.now());
+    const wait = this.lane.buckets.take(conn.keyId, BUCKET_READ, 1, Date.now());
     if (wait > 0) {
       this.writeDirect(conn, errorReply(id, 'rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) }));
       return;
@@ -277,7 +318,7 @@ export class WsLane {
     }
     // Everything published up to now goes out first: a new subscription's
     // snapshot then covers exactly what its stream has sent before it.
-    this.rest.core.drain();
+    this.lane.core.drain();
     if (this.fanout.midCommand) {
       // The ring holds a half-published command (a huge one): answer once it is whole.
       this.deferred.push({ conn, env });
@@ -304,13 +345,9 @@ export class WsLane {
         this.fanout.queue(conn, errorReply(env.id, e.code, e.message));
         return;
       }
-      this.rest.log?.({ event: 'ws_command_fault', error: (e as Error)?.stack ?? String(e) });
+      this.lane.log?.({ event: 'ws_command_fault', error: (e as Error)?.stack ?? String(e) });
       this.fanout.queue(conn, errorReply(env.id, 'internal', 'a fault of the exchange; logged'));
     }
-  }
-
-  private marketExists(id: number): boolean {
-    return this.rest.core.views.state.markets.exists(id);
   }
 
   /**
@@ -319,9 +356,9 @@ export class WsLane {
    * anything changes.
    */
   private subscribe(conn: Conn, id: number | null, channels: readonly Channel[], marketIds: number[] | null, resume: number | null): void {
-    const views = this.rest.core.views;
+    const views = this.lane.core.views;
     if (marketIds !== null) {
-      for (const m of marketIds) if (!this.marketExists(m)) throw new WsCommandError('unknown_market', `no market ${m}`);
+      for (const m of marketIds) if (!views.marketExists(m)) throw new WsCommandError('unknown_market', `no market ${m}`);
     }
     if (resume !== null && resume > views.asOfSeq) {
       throw new WsCommandError('bad_params', `resume_from_seq ${resume} is ahead of the exchange (as_of_seq ${views.asOfSeq})`);
@@ -579,7 +616,7 @@ export class WsLane {
       this.pumping = false;
       return;
     }
-    const n = this.rest.core.drain();
+    const n = this.lane.core.drain();
     if (this.deferred.length > 0 && !this.fanout.midCommand) this.runDeferred();
     this.flush(true);
     if (this.subscriptions === 0 && this.deferred.length === 0) {
@@ -597,7 +634,7 @@ export class WsLane {
       setImmediate(this.poll);
       return;
     }
-    const wait = this.rest.core.waitForEvents(PARK_MS);
+    const wait = this.lane.core.waitForEvents(PARK_MS);
     if (wait === null) setImmediate(this.poll);
     else wait.then(this.poll, this.poll);
   };

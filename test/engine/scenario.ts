@@ -35,7 +35,7 @@ import { NIL } from '../../src/book/orders.js';
 import {
   CANCEL_REASON_NAMES, CODES, MARKET_STATUS_NAMES, ORDER_STATUS_NAMES, PATH_NAMES, Outcome, ProposeSource, Side, Stp, Tif,
 } from '../../src/layout/records.js';
-import { encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 
 const T0 = 1_750_000_000_000_000_000n;
 const NS_PER_MS = 1_000_000n;

@@ -11,7 +11,7 @@ import { evolve } from '../../src/engine/evolve.js';
 import { ExchangeState } from '../../src/engine/state.js';
 import { summarize } from '../../src/engine/summary.js';
 import type { TimerHeap } from '../../src/lib/timer_heap.js';
-import { encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ScenarioRunner } from './scenario.js';
 
 function heapContents(h: TimerHeap, ids: number): string[] {

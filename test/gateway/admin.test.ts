@@ -7,10 +7,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AdminClient } from '../../src/client/index.js';
+import type { PendingWithdrawals } from '../../src/client/types.js';
+import * as C from '../../src/wire/control_plane.js';
+import { KeyRevoked } from '../../src/wire/keys.js';
+import { SequencedAck } from '../../src/wire/responses.js';
 import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, assertWire, closeInAnHour, hasKeys, newAccount, newMarket, order, raw, rejects, type Key, type RawReply,
+  assertErrorReply, closeInAnHour, newAccount, newMarket, order, raw, rejects, type Key, type RawReply,
 } from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 let tx: TestExchange;
 
@@ -62,7 +67,7 @@ test('control plane: it is not reachable through the public REST listener', asyn
 test('control plane: POST /admin/accounts answers 201 {account_id} and GET /admin/accounts/{id} the balance, positions and keys', async () => {
   const r = await admin('POST', '/admin/accounts', '{}');
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
+  assertWireShape(C.AccountCreated, r.json);
   assert.equal(typeof r.json.account_id, 'number');
   const empty = await admin('POST', '/admin/accounts');
   assert.equal(empty.status, 201, 'an empty body counts as {}');
@@ -70,8 +75,7 @@ test('control plane: POST /admin/accounts answers 201 {account_id} and GET /admi
   const k = await tx.admin.createKey(id, ['read']);
   const got = await admin('GET', `/admin/accounts/${id}`);
   assert.equal(got.status, 200, got.text);
-  assertWire(got.json);
-  hasKeys(got.json, ['account_id', 'available', 'reserved', 'positions', 'keys'], 'admin account');
+  assertWireShape(C.AdminAccount, got.json);
   assert.equal(got.json.account_id, id);
   assert.equal(got.json.available, '0');
   assert.deepEqual(got.json.positions, []);
@@ -84,7 +88,7 @@ test('control plane: POST /admin/accounts/{id}/keys answers 201 {key_id, secret,
   const { account_id } = await tx.admin.createAccount();
   const r = await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":["read","trade","withdraw"]}');
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
+  assertWireShape(C.AdminKeyCreated, r.json);
   assert.equal(typeof r.json.key_id, 'number');
   assert.deepEqual(r.json.scopes, ['read', 'trade', 'withdraw']);
   assert.equal(Buffer.from(r.json.secret, 'base64').length, 32);
@@ -100,7 +104,7 @@ test('control plane: POST /admin/accounts/{id}/deposits answers 201 {seq} and cr
   const k = await newAccount(tx, { deposit: '0' });
   const r = await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":"12345","ref":"wire-1"}');
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
+  assertWireShape(SequencedAck, r.json);
   assert.deepEqual(Object.keys(r.json), ['seq']);
   assert.equal((await k.client.balance()).available, '12345');
   assertErrorReply(await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":"0"}'), 400, 'invalid_field');
@@ -113,7 +117,7 @@ test('control plane: DELETE /admin/accounts/{id} answers 200 {seq} and revokes e
   await k.client.balance();
   const r = await admin('DELETE', `/admin/accounts/${k.accountId}`);
   assert.equal(r.status, 200, r.text);
-  assertWire(r.json);
+  assertWireShape(SequencedAck, r.json);
   assert.match(r.json.seq, /^[0-9]+$/);
   await rejects(k.client.balance(), 401, 'unauthorized');
   const view = await admin('GET', `/admin/accounts/${k.accountId}`);
@@ -125,7 +129,7 @@ test('control plane: DELETE /admin/accounts/{id} answers 200 {seq} and revokes e
 test('control plane: POST /admin/fee_schedules answers 201 {fee_schedule_id} and its taker fee is charged on fills', async () => {
   const r = await admin('POST', '/admin/fee_schedules', '{"taker_bps":700,"maker_bps":0}');
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
+  assertWireShape(C.FeeScheduleCreated, r.json);
   const fs = r.json.fee_schedule_id as number;
   assert.equal(typeof fs, 'number');
   const m = await newMarket(tx, { fee_schedule_id: fs });
@@ -143,7 +147,7 @@ test('control plane: POST /admin/fee_schedules answers 201 {fee_schedule_id} and
 test('control plane: POST /admin/markets answers 201 {market_id}; the market is closed until a round opens', async () => {
   const r = await admin('POST', '/admin/markets', JSON.stringify({ title: 'ETH above strike', category: 3, position_limit: 500, fee_schedule_id: 0 }));
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
+  assertWireShape(C.MarketCreated, r.json);
   const m = r.json.market_id as number;
   const k = await newAccount(tx);
   const mk = await k.client.market(m);
@@ -158,7 +162,7 @@ test('control plane: POST /admin/markets/{id}/rounds answers 201 {round_number};
   const close = closeInAnHour();
   const r = await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '5000000000000', close_ts: close }));
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
+  assertWireShape(C.RoundOpened, r.json);
   const k = await newAccount(tx);
   const round = await k.client.round(m);
   assert.deepEqual({ round_number: round.round_number, status: round.status, strike: round.strike, close_ts: round.close_ts }, { round_number: r.json.round_number, status: 'trading', strike: '5000000000000', close_ts: close });
@@ -184,8 +188,7 @@ test('control plane: freeze and unfreeze answer 200 {status, seq}; freezing canc
   const { m, yes, restingId } = await heldMarket();
   const f = await admin('POST', `/admin/rounds/${m}/freeze`, '{}');
   assert.equal(f.status, 200, f.text);
-  assertWire(f.json);
-  hasKeys(f.json, ['status', 'seq'], 'round action');
+  assertWireShape(C.RoundActionResult, f.json);
   assert.equal(f.json.status, 'frozen');
   assert.equal((await yes.client.round(m)).status, 'frozen');
   const canceled = (await yes.client.orders({ status: ['canceled'] })).orders.find((o) => o.order_id === restingId);
@@ -261,7 +264,7 @@ test('control plane: withdrawal confirm and fail answer 200 {status, seq}; an un
   const w = await k.client.withdraw({ client_withdrawal_id: '5', amount: '100', destination: 'd' });
   const c = await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}');
   assert.equal(c.status, 200, c.text);
-  assertWire(c.json);
+  assertWireShape(C.WithdrawalSettled, c.json);
   assert.equal(c.json.status, 'confirmed');
   assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
   assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/fail`, '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
@@ -275,10 +278,77 @@ test('control plane: withdrawal confirm and fail answer 200 {status, seq}; an un
 test('control plane: GET /admin/health answers seq, durable_seq, lag and gateways', async () => {
   const r = await admin('GET', '/admin/health');
   assert.equal(r.status, 200, r.text);
-  assertWire(r.json);
-  hasKeys(r.json, ['seq', 'durable_seq', 'lag', 'gateways'], 'health');
+  assertWireShape(C.Health, r.json);
   assert.equal(r.json.gateways, 1);
   assert.ok(BigInt(r.json.seq) > 0n);
+});
+
+test('control plane: GET /admin/markets lists markets with their rounds; GET /admin/oracle every source and its freshness', async () => {
+  const m = await newMarket(tx, { title: 'listed with its round' });
+  const bare = await newMarket(tx, { title: 'no round yet', round: false });
+  const r = await admin('GET', '/admin/markets');
+  assert.equal(r.status, 200, r.text);
+  const listing = assertWireShape(C.AdminMarkets, r.json);
+  const byId = new Map(listing.markets.map((x) => [x.market_id, x]));
+  assert.deepEqual([...byId.keys()], [...byId.keys()].sort((a, b) => a - b), 'ascending market_id');
+  const listed = byId.get(m)!;
+  assert.equal(listed.title, 'listed with its round');
+  assert.equal(listed.status, 'trading');
+  assert.equal(listed.series_period_s, 0);
+  const round = listed.round!;
+  assert.equal(round.status, 'trading');
+  assert.equal(round.round_number, listed.round_number);
+  assert.equal('as_of_seq' in round, false);
+  assert.equal(round.market_id, m);
+  assert.equal(byId.get(bare)!.round, null);
+  assert.deepEqual(await tx.admin.markets(), r.json);
+
+  await admin('POST', '/admin/oracle/ticks', '{"source_id":3,"price":"6100000000000"}');
+  await admin('POST', '/admin/oracle/ticks', '{"source_id":1,"price":"6000000000000"}');
+  const o = await tx.admin.oracle();
+  assertWireShape(C.AdminOracle, o);
+  assert.equal(o.staleness_ms, 10_000);
+  assert.equal(o.quorum, 1);
+  const s1 = o.sources.find((x) => x.source_id === 1)!;
+  const s3 = o.sources.find((x) => x.source_id === 3)!;
+  assert.deepEqual([s1.price, s1.fresh, s3.price, s3.fresh], ['6000000000000', true, '6100000000000', true]);
+  assert.ok(BigInt(s3.ts) > 0n && BigInt(s1.ts) > BigInt(s3.ts), 'each source\'s last tick time');
+  assert.deepEqual(o.sources.map((x) => x.source_id), [...o.sources.map((x) => x.source_id)].sort((a, b) => a - b));
+  const pub = await newAccount(tx);
+  const price = await pub.client.oraclePrice();
+  assert.deepEqual({ price: o.price, fresh_source_count: o.fresh_source_count, seq: o.seq }, price);
+});
+
+test('control plane: GET /admin/withdrawals lists the pending ones, oldest first, until confirmed or failed', async () => {
+  const k = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
+  const a = await k.client.withdraw({ client_withdrawal_id: '71', amount: '100', destination: 'bank:a' });
+  const b = await k.client.withdraw({ client_withdrawal_id: '72', amount: '200', destination: 'bank:b' });
+  const mine = async (): Promise<PendingWithdrawals['withdrawals']> =>
+    (await tx.admin.pendingWithdrawals()).withdrawals.filter((w) => w.account_id === k.accountId);
+  const before2 = await mine();
+  assert.deepEqual(before2.map((w) => [w.wid, w.amount, w.destination, w.status, w.client_withdrawal_id]), [
+    [a.wid, '100', 'bank:a', 'pending', '71'], [b.wid, '200', 'bank:b', 'pending', '72'],
+  ]);
+  assertWireShape(C.PendingWithdrawals, await tx.admin.pendingWithdrawals());
+  await tx.admin.confirmWithdrawal(a.wid);
+  assert.deepEqual((await mine()).map((w) => w.wid), [b.wid]);
+  await tx.admin.failWithdrawal(b.wid);
+  assert.deepEqual(await mine(), []);
+});
+
+test('control plane: DELETE /admin/keys/{key_id} revokes any key at once, idempotently; an unknown key is 404 unknown_key', async () => {
+  const k = await newAccount(tx);
+  await k.client.balance();
+  const r = await admin('DELETE', `/admin/keys/${k.keyId}`);
+  assert.equal(r.status, 200, r.text);
+  assertWireShape(KeyRevoked, r.json);
+  assert.deepEqual({ ...r.json, seq: '' }, { key_id: k.keyId, revoked: true, seq: '' });
+  await rejects(k.client.balance(), 401, 'unauthorized');
+  assert.equal((await tx.admin.revokeKey(k.keyId)).revoked, true, 'idempotent');
+  const view = await tx.admin.account(k.accountId);
+  assert.deepEqual(view.keys?.map((x) => [x.key_id, x.revoked]), [[k.keyId, true]]);
+  assertErrorReply(await admin('DELETE', '/admin/keys/999999'), 404, 'unknown_key', { num: 270, origin: 'core' });
+  assertErrorReply(await admin('DELETE', '/admin/keys/0'), 400, 'invalid_field');
 });
 
 test('control plane: closed schemas, unknown routes, wrong methods and query parameters give the error envelope', async () => {

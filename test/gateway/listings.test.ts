@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isItemError, type DxClient } from '../../src/client/index.js';
 import type { OrderRequest, Placement } from '../../src/client/types.js';
+import * as R from '../../src/wire/responses.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { assertErrorReply, assertWire, newAccount, newKey, newMarket, order, rejects, signedRaw, type Key } from '../support/harness.js';
+import { assertErrorReply, newAccount, newKey, newMarket, order, rejects, signedRaw, type Key } from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 let tx: TestExchange;
 let k: Key;
@@ -28,15 +30,19 @@ interface AnyPage {
   [list: string]: unknown;
 }
 
+/** The declared shape of each list's page. */
+const PAGES = {
+  markets: R.MarketsPage, trades: R.TradesPage, rounds: R.RoundsPage, positions: R.PositionsPage, fills: R.FillsPage, orders: R.OrdersPage,
+} as const;
+
 /** Follows `cursor` from the first page until "", returning every page. */
-async function allPages(c: DxClient, path: string, list: string, limit: number, extra = ''): Promise<AnyPage[]> {
+async function allPages(c: DxClient, path: string, list: keyof typeof PAGES, limit: number, extra = ''): Promise<AnyPage[]> {
   const pages: AnyPage[] = [];
   let cursor = '';
   for (let i = 0; i < 10_000; i++) {
     const q = `?limit=${limit}${extra}${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
     const p = await c.request<AnyPage>('GET', `${path}${q}`);
-    assertWire(p);
-    assert.ok(Array.isArray(p[list]), `${path} answers ${list}`);
+    assertWireShape(PAGES[list], p, `${path} page`);
     assert.equal(typeof p.cursor, 'string');
     pages.push(p);
     if (p.cursor === '') return pages;
@@ -311,8 +317,7 @@ test('batches: a batch with partial success answers 201 with index-aligned resul
   ];
   const r = await signedRaw(tx.port, a, 'POST', '/v1/portfolio/orders/batch', JSON.stringify({ orders: reqs }));
   assert.equal(r.status, 201, r.text);
-  assertWire(r.json);
-  const res = r.json.results as unknown[];
+  const res = assertWireShape(R.BatchPlaceResult, r.json).results;
   assert.equal(res.length, reqs.length, 'one result per order');
   const codes = res.map((x) => (isItemError(x) ? x.error.code : (x as Placement).status));
   assert.deepEqual(codes, ['resting', 'insufficient_balance', 'unknown_market', 'market_not_trading', 'duplicate_client_order_id', 'insufficient_position', 'resting']);

@@ -1,18 +1,23 @@
 // REST lane, black box: the success shape of every endpoint of the spec's
 // table and of DESIGN's additions (deposit address, dead-man GET/POST/DELETE,
-// withdrawals), the accounts service, and the execution outcomes (201
-// canceled with a reason). Every answer is also checked against the wire
-// conventions (assertWire: u64-domain values as ^[0-9]+$ strings, small
-// integers as numbers, no floats). One exchange, one gateway thread.
+// withdrawals), the keys service, and the execution outcomes (201 canceled
+// with a reason). Every answer is checked against its declaration in
+// src/wire, closed (assertWireShape: every field, no other, u64-domain values
+// as ^[0-9]+$ strings, small integers as numbers, no floats). One exchange,
+// one gateway thread.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { isItemError } from '../../src/client/index.js';
 import type { Placement } from '../../src/client/types.js';
+import { WithdrawalSettled } from '../../src/wire/control_plane.js';
+import * as K from '../../src/wire/keys.js';
+import * as R from '../../src/wire/responses.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, assertWire, eventually, hasKeys, keyFrom, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, type Key,
+  assertErrorReply, eventually, keyFrom, newAccount, newKey, newMarket, order, raw, rejects, signedRaw, type Key,
 } from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 let tx: TestExchange;
 let maker: Key;
@@ -28,45 +33,27 @@ after(async () => {
   await tx.stop();
 });
 
-const MARKET_FIELDS = [
-  'market_id', 'title', 'best_yes_bid', 'best_yes_ask', 'display_tick', 'last_tick_yes', 'volume', 'open_interest', 'position_limit',
-  'fee_schedule_id', 'close_ts',
-];
-const ORDER_FIELDS = [
-  'order_id', 'client_order_id', 'market_id', 'tick', 'qty', 'expiry_ts', 'max_cost', 'group_id', 'flags', 'reason', 'filled_qty',
-  'remaining_qty', 'created_seq', 'created_ts', 'last_update_seq', 'side', 'outcome', 'tif', 'post_only', 'stp',
-];
-const FILL_FIELDS = [
-  'fill_id', 'seq', 'ts', 'order_id', 'client_order_id', 'market_id', 'side', 'outcome', 'role', 'tick_yes', 'tick', 'qty', 'fee', 'path',
-];
-const ROUND_FIELDS = [
-  'round_number', 'market_id', 'category', 'status', 'strike', 'open_ts', 'close_ts', 'outcome', 'settle_price', 'proposed_ts', 'settled_ts',
-];
-
 function assertPlacement(p: Placement): void {
-  assertWire(p);
-  hasKeys(p, ['order_id', 'client_order_id', 'status', 'seq', 'filled_qty', 'resting_qty', 'fills'], 'placement');
-  assert.ok(Array.isArray(p.fills));
-  for (const f of p.fills) hasKeys(f, ['tick_yes', 'qty', 'path'], 'placement fill');
+  assertWireShape(R.Placement, p, 'placement');
 }
 
 test('rest: exchange status is exchange_active true with as_of_seq', async () => {
   const s = await maker.client.exchangeStatus();
-  assertWire(s);
+  assertWireShape(R.ExchangeStatus, s);
   assert.equal(s.exchange_active, true);
   assert.match(s.as_of_seq, /^[0-9]+$/);
 });
 
 test('rest: exchange schedule is a static object of maintenance windows', async () => {
   const s = await maker.client.exchangeSchedule();
-  assertWire(s);
+  assertWireShape(R.ExchangeSchedule, s);
   assert.equal(typeof s, 'object');
   assert.ok(Array.isArray(s.maintenance_windows), 'maintenance_windows is a list');
 });
 
 test('rest: retention answers the four caps as integers', async () => {
   const r = await maker.client.retention();
-  assertWire(r);
+  assertWireShape(R.RetentionLimits, r);
   for (const k of ['tape_cap', 'terminal_cap', 'reject_cap', 'fill_cap'] as const) {
     assert.ok(Number.isInteger(r[k]) && r[k] > 0, `${k} is a positive integer`);
   }
@@ -74,7 +61,7 @@ test('rest: retention answers the four caps as integers', async () => {
 
 test('rest: account limits name the key\'s scopes, both buckets, the batch cap and the response budget, without as_of_seq', async () => {
   const l = await maker.client.limits();
-  assertWire(l);
+  assertWireShape(R.AccountLimits, l);
   assert.deepEqual(l.scopes, ['read', 'trade']);
   assert.deepEqual(l.read, { sustained_rate_per_s: 100, burst: 200 });
   assert.deepEqual(l.write, { sustained_rate_per_s: 50, burst: 100 });
@@ -86,16 +73,13 @@ test('rest: account limits name the key\'s scopes, both buckets, the batch cap a
 test('rest: the market list and one market carry every Market field and as_of_seq', async () => {
   const m = await newMarket(tx, { title: 'shape market', position_limit: 5000 });
   const page = await maker.client.markets({ limit: 1000 });
-  assertWire(page);
-  hasKeys(page, ['markets', 'cursor', 'as_of_seq'], 'markets page');
+  assertWireShape(R.MarketsPage, page);
   const item = page.markets.find((x) => x.market_id === m);
   assert.ok(item, 'the new market is listed');
-  hasKeys(item, MARKET_FIELDS, 'market');
   assert.equal(item.title, 'shape market');
   assert.equal(item.position_limit, 5000);
   const one = await maker.client.market(m);
-  assertWire(one);
-  hasKeys(one, [...MARKET_FIELDS, 'as_of_seq'], 'market');
+  assertWireShape(R.MarketWithSeq, one);
   assert.equal(one.best_yes_bid, 0);
   assert.equal(one.best_yes_ask, 0);
   assert.equal(one.volume, '0');
@@ -108,7 +92,7 @@ test('rest: the orderbook lists bids of both ladders as [tick, qty], best first,
     order(m, { tick: 38, qty: 2 }), order(m, { tick: 40, qty: 5 }), order(m, { tick: 40, qty: 1 }), order(m, { outcome: 'no', tick: 55, qty: 3 }),
   ]);
   const b = await taker.client.orderbook(m);
-  assertWire(b);
+  assertWireShape(R.Orderbook, b);
   assert.deepEqual({ market_id: b.market_id, yes: b.yes, no: b.no }, { market_id: m, yes: [[40, 6], [38, 2]], no: [[55, 3]] });
   assert.match(b.as_of_seq, /^[0-9]+$/);
   const top = await taker.client.orderbook(m, 1);
@@ -132,7 +116,7 @@ test('rest: a resting placement answers 201 with every Placement field and no fi
   assert.equal(p.filled_qty, 0);
   assert.equal(p.resting_qty, 4);
   assert.deepEqual(p.fills, []);
-  assert.ok(!('reason' in p) || p.reason === '', 'a resting order has no cancel reason');
+  assert.ok(!('reason' in p), 'a resting order has no cancel reason');
   const plain = await maker.client.placeOrder(order(m, { tick: 29 }));
   assert.equal(plain.client_order_id, '0', 'no client_order_id renders as "0"');
   assert.ok(BigInt(plain.order_id) > BigInt(p.order_id), 'order ids increase');
@@ -154,19 +138,15 @@ test('rest: a crossing placement fills at the maker\'s price and shows in the ta
   assert.equal(partial.resting_qty, 2);
 
   const tape = await taker.client.trades(m);
-  assertWire(tape);
-  hasKeys(tape, ['trades', 'cursor', 'as_of_seq'], 'trades page');
+  assertWireShape(R.TradesPage, tape);
   assert.equal(tape.trades.length, 2);
-  for (const t of tape.trades) hasKeys(t, ['seq', 'ts', 'market_id', 'tick_yes', 'qty'], 'trade');
   assert.deepEqual(tape.trades.map((t) => t.qty), [3, 2], 'newest first');
   assert.equal(tape.trades[1]!.seq, p.seq);
 
   const fills = await maker.client.fills({ market_id: m });
-  assertWire(fills);
-  hasKeys(fills, ['fills', 'cursor', 'as_of_seq'], 'fills page');
+  assertWireShape(R.FillsPage, fills);
   assert.equal(fills.fills.length, 2);
   const f = fills.fills[1]!;
-  hasKeys(f, FILL_FIELDS, 'fill');
   assert.deepEqual(
     { order_id: f.order_id, side: f.side, outcome: f.outcome, role: f.role, tick_yes: f.tick_yes, tick: f.tick, qty: f.qty, fee: f.fee, path: f.path },
     { order_id: rest.order_id, side: 'buy', outcome: 'yes', role: 'maker', tick_yes: 40, tick: 40, qty: 2, fee: '0', path: 'mint' },
@@ -176,8 +156,7 @@ test('rest: a crossing placement fills at the maker\'s price and shows in the ta
   assert.deepEqual({ role: tf[0]!.role, outcome: tf[0]!.outcome, tick: tf[0]!.tick, tick_yes: tf[0]!.tick_yes }, { role: 'taker', outcome: 'no', tick: 60, tick_yes: 40 });
 
   const pos = await maker.client.positions({ market_id: m });
-  assertWire(pos);
-  hasKeys(pos, ['positions', 'cursor', 'as_of_seq'], 'positions page');
+  assertWireShape(R.PositionsPage, pos);
   assert.deepEqual(pos.positions, [{ market_id: m, outcome: 'yes', free: 5, reserved_for_sale: 0 }]);
   const tpos = await taker.client.positions({ market_id: m });
   assert.deepEqual(tpos.positions, [{ market_id: m, outcome: 'no', free: 5, reserved_for_sale: 0 }]);
@@ -206,7 +185,7 @@ test('rest: the balance answers available and reserved cents as strings with as_
   const m = await newMarket(tx);
   await a.client.placeOrder(order(m, { tick: 40, qty: 5 }));
   const b = await a.client.balance();
-  assertWire(b);
+  assertWireShape(R.Balance, b);
   assert.deepEqual({ available: b.available, reserved: b.reserved }, { available: '9800', reserved: '200' });
   assert.match(b.as_of_seq, /^[0-9]+$/);
 });
@@ -216,11 +195,9 @@ test('rest: order list items carry the spec\'s fields plus side, outcome, tif, p
   const a = await maker.client.placeOrder(order(m, { tick: 20, qty: 3, group_id: 7, client_order_id: '424242' }));
   const b = await maker.client.placeOrder(order(m, { side: 'buy', outcome: 'no', tick: 10, qty: 2, post_only: true, stp: 'cancel_both' }));
   const page = await maker.client.orders({ market_id: m });
-  assertWire(page);
-  hasKeys(page, ['orders', 'cursor', 'as_of_seq'], 'orders page');
+  assertWireShape(R.OrdersPage, page);
   assert.deepEqual(page.orders.map((o) => o.order_id), [b.order_id, a.order_id]);
   const o = page.orders[1]!;
-  hasKeys(o, ORDER_FIELDS, 'order');
   assert.deepEqual(
     { client_order_id: o.client_order_id, market_id: o.market_id, tick: o.tick, qty: o.qty, group_id: o.group_id, reason: o.reason, filled_qty: o.filled_qty, remaining_qty: o.remaining_qty, side: o.side, outcome: o.outcome, tif: o.tif, post_only: o.post_only, stp: o.stp, max_cost: o.max_cost, expiry_ts: o.expiry_ts },
     { client_order_id: '424242', market_id: m, tick: 20, qty: 3, group_id: 7, reason: '', filled_qty: 0, remaining_qty: 3, side: 'buy', outcome: 'yes', tif: 'gtc', post_only: false, stp: 'cancel_taker', max_cost: '0', expiry_ts: '0' },
@@ -240,8 +217,7 @@ test('rest: cancel-all answers 202 with a seq and cancels only the scoped market
   const k = await newAccount(tx);
   const r = await k.client.placeBatch([order(m1, { group_id: 1 }), order(m1, { group_id: 2 }), order(m2, { group_id: 1 })]);
   const ids = r.results.map((x) => (x as Placement).order_id);
-  const res = await k.client.request<{ seq: string }>('DELETE', `/v1/portfolio/orders?market_id=${m1}&group_id=1`);
-  assertWire(res);
+  const res = assertWireShape(R.SequencedAck, await k.client.request('DELETE', `/v1/portfolio/orders?market_id=${m1}&group_id=1`));
   assert.deepEqual(Object.keys(res), ['seq']);
   const live = await k.client.orders({ status: ['resting'] });
   assert.deepEqual(live.orders.map((o) => o.order_id).sort(), [ids[1], ids[2]].sort());
@@ -259,7 +235,7 @@ test('rest: batch cancel answers 200 with index-aligned cancel results and unkno
   const b = await maker.client.placeOrder(order(m, { tick: 12, qty: 4 }));
   const foreign = await taker.client.placeOrder(order(m, { tick: 13, qty: 1 }));
   const res = await maker.client.cancelBatch([b.order_id, '999999999', a.order_id, foreign.order_id, b.order_id]);
-  assertWire(res);
+  assertWireShape(R.BatchCancelResult, res);
   assert.equal(res.results.length, 5);
   const [rb, unknown, ra, rf, again] = res.results;
   assert.deepEqual({ ...(rb as object), seq: undefined }, { status: 'canceled', canceled_qty: 4, seq: undefined });
@@ -278,7 +254,7 @@ test('rest: decrease answers 200 decreased with new_qty, keeps time priority, is
   const first = await maker.client.placeOrder(order(m, { tick: 33, qty: 5 }));
   const second = await maker.client.placeOrder(order(m, { tick: 33, qty: 2 }));
   const d = await maker.client.decrease(first.order_id, 3);
-  assertWire(d);
+  assertWireShape(R.DecreaseResult, d);
   assert.deepEqual({ ...d, seq: undefined }, { status: 'decreased', new_qty: 3, seq: undefined });
   const again = await maker.client.decrease(first.order_id, 3);
   assert.equal(again.new_qty, 3, 'an absolute target: a resend changes nothing');
@@ -300,43 +276,40 @@ test('rest: queue position answers order_id, market_id, shares_ahead and as_of_s
   await taker.client.placeOrder(order(m, { tick: 21, qty: 7 }));
   const mine = await maker.client.placeOrder(order(m, { tick: 21, qty: 1 }));
   const q = await maker.client.queuePosition(mine.order_id);
-  assertWire(q);
+  assertWireShape(R.QueuePosition, q);
   assert.deepEqual({ ...q, as_of_seq: undefined }, { order_id: mine.order_id, market_id: m, shares_ahead: 7, as_of_seq: undefined });
   assert.match(q.as_of_seq, /^[0-9]+$/);
 });
 
 test('rest: the oracle price is the zero sentinel before any tick and the median of fresh sources after', async () => {
   const zero = await maker.client.oraclePrice();
-  assertWire(zero);
+  assertWireShape(R.OraclePrice, zero);
   assert.deepEqual(zero, { price: '0', fresh_source_count: 0, seq: '0' });
   await tx.admin.oracleTick({ source_id: 0, price: '6500000000000' });
   await tx.admin.oracleTick({ source_id: 1, price: '6700000000000' });
   const t = await tx.admin.oracleTick({ source_id: 2, price: '6600000000000' });
   const p = await maker.client.oraclePrice();
-  assertWire(p);
+  assertWireShape(R.OraclePrice, p);
   assert.deepEqual(p, { price: '6600000000000', fresh_source_count: 3, seq: t.seq });
 });
 
 test('rest: the round list and one round carry the round record, with as_of_seq', async () => {
   const m = await newMarket(tx, { category: 77 });
   const one = await maker.client.round(m);
-  assertWire(one);
-  hasKeys(one, [...ROUND_FIELDS, 'as_of_seq'], 'round');
+  assertWireShape(R.RoundWithSeq, one);
   assert.deepEqual(
     { market_id: one.market_id, category: one.category, status: one.status, strike: one.strike, outcome: one.outcome, settle_price: one.settle_price, settled_ts: one.settled_ts },
     { market_id: m, category: 77, status: 'trading', strike: '6000000000000', outcome: '', settle_price: '0', settled_ts: '0' },
   );
   const page = await maker.client.rounds({ category: 77 });
-  assertWire(page);
-  hasKeys(page, ['rounds', 'cursor', 'as_of_seq'], 'rounds page');
+  assertWireShape(R.RoundsPage, page);
   assert.equal(page.rounds.length, 1);
-  hasKeys(page.rounds[0], ROUND_FIELDS, 'round');
   assert.equal(page.rounds[0]!.round_number, one.round_number);
 });
 
 test('rest: the deposit address is deterministic per account and carries as_of_seq', async () => {
   const a = await maker.client.depositAddress();
-  assertWire(a);
+  assertWireShape(R.DepositAddress, a);
   assert.equal(typeof a.address, 'string');
   assert.ok(a.address.length > 0);
   assert.match(a.as_of_seq, /^[0-9]+$/);
@@ -348,10 +321,10 @@ test('rest: the deposit address is deterministic per account and carries as_of_s
 test('rest: the dead-man timer answers armed, timeout_ms, fires_at_ts and seq on POST and GET, and armed false on DELETE', async () => {
   const k = await newAccount(tx);
   const idle = await k.client.deadman();
-  assertWire(idle);
+  assertWireShape(R.DeadmanState, idle);
   assert.equal(idle.armed, false);
   const armed = await k.client.armDeadman(30000);
-  assertWire(armed);
+  assertWireShape(R.DeadmanArmed, armed);
   assert.equal(armed.armed, true);
   assert.equal(armed.timeout_ms, 30000);
   const fires = BigInt(armed.fires_at_ts!);
@@ -362,7 +335,7 @@ test('rest: the dead-man timer answers armed, timeout_ms, fires_at_ts and seq on
   const refreshed = await k.client.armDeadman(30000);
   assert.ok(BigInt(refreshed.fires_at_ts!) >= fires, 'POSTing again refreshes the timer');
   const off = await k.client.disarmDeadman();
-  assertWire(off);
+  assertWireShape(R.DeadmanDisarmed, off);
   assert.equal(off.armed, false);
   assert.match(off.seq, /^[0-9]+$/);
   const offAgain = await k.client.disarmDeadman();
@@ -392,8 +365,7 @@ test('rest: a withdrawal with an operator-granted withdraw key is 201 pending, r
   const w = await newKey(tx, k.accountId, ['read', 'withdraw']);
   const req = { client_withdrawal_id: '31', amount: '12000', destination: 'bc1-test-destination' };
   const created = await w.client.withdraw(req);
-  assertWire(created);
-  hasKeys(created, ['wid', 'client_withdrawal_id', 'status', 'seq'], 'withdrawal');
+  assertWireShape(R.WithdrawalCreated, created);
   assert.equal(created.status, 'pending');
   assert.equal(created.client_withdrawal_id, '31');
   const bal = await k.client.balance();
@@ -402,7 +374,7 @@ test('rest: a withdrawal with an operator-granted withdraw key is 201 pending, r
   assert.equal(again.wid, created.wid, 'the same client_withdrawal_id and body answers the same withdrawal');
   assert.equal((await k.client.balance()).available, '38000', 'a retry moves no more money');
   const got = await k.client.withdrawal('31');
-  assertWire(got);
+  assertWireShape(R.Withdrawal, got);
   assert.deepEqual({ wid: got.wid, status: got.status }, { wid: created.wid, status: 'pending' });
   const status = await fetchStatus(w, 'POST', '/v1/withdrawals', JSON.stringify({ client_withdrawal_id: '32', amount: '1', destination: 'x' }));
   assert.equal(status, 201);
@@ -414,7 +386,7 @@ test('rest: confirming a withdrawal settles it and failing one returns the money
   const a = await w.client.withdraw({ client_withdrawal_id: '1', amount: '10000', destination: 'dest-a' });
   const b = await w.client.withdraw({ client_withdrawal_id: '2', amount: '5000', destination: 'dest-b' });
   const c = await tx.admin.confirmWithdrawal(a.wid);
-  assertWire(c);
+  assertWireShape(WithdrawalSettled, c);
   assert.equal(c.status, 'confirmed');
   const f = await tx.admin.failWithdrawal(b.wid);
   assert.equal(f.status, 'failed');
@@ -477,7 +449,7 @@ test('rest: a max-cost buy that cannot afford one share is 201 canceled with rea
 test('accounts service: POST /keys creates a read and trade key whose secret signs requests, shown once', async () => {
   const k = await newAccount(tx);
   const created = await k.accounts.createKey({ label: 'bot-1' });
-  assertWire(created);
+  assertWireShape(K.CreatedKey, created);
   assert.deepEqual(created.scopes, ['read', 'trade']);
   assert.equal(Buffer.from(created.secret, 'base64').length, 32);
   const nk = keyFrom(tx, k.accountId, created.key_id, created.secret);
@@ -493,7 +465,7 @@ test('accounts service: GET /keys lists the account\'s keys and never their secr
   const k = await newAccount(tx);
   const created = await k.accounts.createKey({ label: 'lister' });
   const list = await k.accounts.listKeys();
-  assertWire(list);
+  assertWireShape(K.KeyList, list);
   const ids = list.keys.map((x) => x.key_id);
   assert.deepEqual(ids.sort((a, b) => a - b), [k.keyId, created.key_id].sort((a, b) => a - b));
   assert.ok(!JSON.stringify(list).includes(created.secret), 'no secret in the listing');
@@ -506,8 +478,8 @@ test('accounts service: DELETE /keys/{key_id} revokes at once and idempotently',
   const victim = keyFrom(tx, k.accountId, created.key_id, created.secret);
   const placed = await victim.client.placeOrder(order(await newMarket(tx), { tick: 6 }));
   const r = await k.accounts.revokeKey(created.key_id);
-  assertWire(r);
-  assert.equal((r as { revoked: boolean }).revoked, true);
+  assertWireShape(K.KeyRevoked, r);
+  assert.equal(r.revoked, true);
   await rejects(victim.client.balance(), 401, 'unauthorized');
   await rejects(victim.accounts.listKeys(), 401, 'unauthorized');
   const still = (await k.client.orders({ status: ['resting'] })).orders.map((o) => o.order_id);

@@ -23,7 +23,7 @@ import { encodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { prune } from '../../src/journal/tasks.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import { T_COMMAND_COMPLETED } from '../../src/layout/records.js';
-import { decodeRecord, encodeToMem, recordInfo } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, recordInfo } from '../../src/layout_codec/record_codec.js';
 import { memOf } from '../../src/lib/mem.js';
 import { Views } from '../../src/views/views.js';
 import {

@@ -15,7 +15,7 @@ import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../../src/jo
 import { loadBase, replay, type RecoveryPlan } from '../../src/journal/recovery.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import type { Mem } from '../../src/lib/mem.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ReferenceModel } from '../support/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';
 

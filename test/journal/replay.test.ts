@@ -24,7 +24,7 @@ import { planRecovery, recoverViews } from '../../src/journal/recovery.js';
 import { readSnapshot, writeSnapshot } from '../../src/journal/snapshot.js';
 import { decodeViews, encodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { CancelReason, Outcome, Side, Tif, WithdrawalStatus } from '../../src/layout/records.js';
-import type { RecordObject } from '../../src/lib/record_codec.js';
+import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 import { hiLoToBigInt, hiLoToString } from '../../src/lib/u64.js';
 import { Views } from '../../src/views/views.js';
 import {

@@ -11,7 +11,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { verify } from '../../src/engine/verify.js';
 import { decodeViews, encodeViews, stateHash } from '../../src/journal/state_codec.js';
-import { decodeRecord, encodeToMem } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem } from '../../src/layout_codec/record_codec.js';
 import { Views } from '../../src/views/views.js';
 import { ReferenceModel } from '../support/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';

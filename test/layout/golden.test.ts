@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LAYOUT_FINGERPRINT, RECORDS } from '../../src/layout/records.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const goldenPath = `${root}test/layout/golden_records.txt`;

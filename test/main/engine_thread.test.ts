@@ -12,9 +12,10 @@ import { ExchangeState } from '../../src/engine/state.js';
 import { verify } from '../../src/engine/verify.js';
 import { summarize } from '../../src/engine/summary.js';
 import { Header, LAYOUT_FINGERPRINT, Outcome, Side, T_COMMAND_COMPLETED, Tif, Stp, CommandCompleted } from '../../src/layout/records.js';
-import { encodeRecord, recordInfo, type RecordObject } from '../../src/lib/record_codec.js';
+import { encodeRecord, recordInfo, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { BroadcastConsumer } from '../../src/ring/broadcast_ring.js';
-import { CommandProducer, Pipeline } from '../../src/main/pipeline.js';
+import { Pipeline } from '../../src/main/pipeline.js';
+import type { CommandProducer } from '../../src/ring/command_producer.js';
 
 const T0 = 1_750_000_000_000_000_000n;
 

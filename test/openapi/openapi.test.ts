@@ -17,7 +17,7 @@ import { pathParamNames } from '../../src/gateway/operation_schemas.js';
 import { ROUTES } from '../../src/gateway/routes.js';
 import { TOOL_DEFINITIONS } from '../../src/mcp/tools.js';
 import { buildOpenApi, openApiText } from '../../src/openapi/openapi.js';
-import { documentAjv, operationSchemas } from './doc_ajv.js';
+import { documentAjv, operationSchemas } from '../support/wire_shapes.js';
 
 const doc = buildOpenApi() as any;
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

@@ -14,8 +14,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SimulatedFeeder, adminSink, type OracleTick } from '../../src/oracle/feeder.js';
 import type { DxClient } from '../../src/client/client.js';
+import * as C from '../../src/wire/control_plane.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, newAccount, rejects, type Key } from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 type J = Record<string, any>;
 
@@ -82,6 +84,7 @@ test('series: rounds run by themselves on the simulated oracle; payouts to the c
 
   const { fee_schedule_id } = await tx.admin.createFeeSchedule({ taker_bps: TAKER_BPS, maker_bps: MAKER_BPS });
   const created = await tx.admin.createSeries({ category: CATEGORY, title: 'BTC/USD 3 s', period_s: PERIOD_S, position_limit: 1000, fee_schedule_id });
+  assertWireShape(C.SeriesCreated, created);
   const market = created.market_id;
   assert.equal(created.round_number, '1', 'the oracle is fresh: the first round opened with the series');
   assert.equal(created.period_s, PERIOD_S);
@@ -190,7 +193,7 @@ test('series: rounds run by themselves on the simulated oracle; payouts to the c
 test('series admin: GET /admin/series lists it with its current round; stop lets the round end and opens no more; bad input is refused whole', async () => {
   const k = await newAccount(tx, { deposit: '1000' });
   const created = await tx.admin.request<J>('POST', '/admin/series', { category: 77, title: 'stop me', period_s: 1, position_limit: 0, fee_schedule_id: 0 });
-  const list = await tx.admin.listSeries();
+  const list = assertWireShape(C.SeriesList, await tx.admin.listSeries());
   const mine = list.series.find((s) => s.category === 77)!;
   assert.equal(mine.market_id, created.market_id);
   assert.equal(mine.active, true);
@@ -204,7 +207,7 @@ test('series admin: GET /admin/series lists it with its current round; stop lets
   const after = await tx.admin.request<J>('GET', '/admin/series');
   assert.equal((after.series as J[]).filter((s) => s.category === 78).length, 0, 'refused requests created nothing');
 
-  const stopped = await tx.admin.stopSeries(77);
+  const stopped = assertWireShape(C.SeriesStopped, await tx.admin.stopSeries(77));
   assert.deepEqual({ market_id: stopped.market_id, active: stopped.active }, { market_id: created.market_id, active: false });
   await rejects(tx.admin.request('POST', '/admin/series/77/stop', {}), 404, 'unknown_series', { num: 278, origin: 'core' });
   await rejects(tx.admin.request('POST', '/admin/series/65536/stop', {}), 400, 'invalid_field');

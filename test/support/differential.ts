@@ -18,7 +18,7 @@ import { BufferEventOut } from '../../src/engine/event_out.js';
 import { summarize } from '../../src/engine/summary.js';
 import { stateHash } from '../../src/journal/state_codec.js';
 import { checks } from '../../src/lib/assert.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ReferenceModel, type ModelConfig } from './reference_model.js';
 import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from './random_commands.js';
 

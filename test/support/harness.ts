@@ -195,56 +195,6 @@ export async function rejects(p: Promise<unknown>, status: number, code: string,
   }
 }
 
-const U64_RE = /^[0-9]+$/;
-
-/** Fields that are u64-domain values (decimal strings) wherever they appear. */
-export const U64_FIELDS = new Set([
-  'order_id', 'client_order_id', 'seq', 'as_of_seq', 'volume', 'open_interest', 'available', 'reserved', 'max_cost', 'created_seq',
-  'last_update_seq', 'fill_id', 'fee', 'price', 'wid', 'client_withdrawal_id', 'amount', 'round_number', 'strike', 'settle_price',
-  'durable_seq',
-]);
-
-/** Fields that are small integers (JSON numbers) wherever they appear. */
-export const SMALL_FIELDS = new Set([
-  'market_id', 'tick', 'qty', 'group_id', 'flags', 'filled_qty', 'remaining_qty', 'resting_qty', 'tick_yes', 'free', 'reserved_for_sale',
-  'shares_ahead', 'timeout_ms', 'key_id', 'account_id', 'fee_schedule_id', 'position_limit', 'category', 'best_yes_bid', 'best_yes_ask',
-  'display_tick', 'last_tick_yes', 'fresh_source_count', 'canceled_qty', 'new_qty', 'tape_cap', 'terminal_cap', 'reject_cap', 'fill_cap',
-  'batch_cap', 'response_budget_ms', 'sustained_rate_per_s', 'burst',
-]);
-
-/**
- * The wire conventions on a whole answer: u64-domain values (and every `ts` /
- * `*_ts`) are strings matching ^[0-9]+$, small integers are numbers, and no
- * number anywhere is a float.
- */
-export function assertWire(v: unknown, path = '$'): void {
-  if (typeof v === 'number') {
-    assert.ok(Number.isSafeInteger(v), `${path}: ${v} is not an integer (floats never appear)`);
-    return;
-  }
-  if (Array.isArray(v)) {
-    v.forEach((x, i) => assertWire(x, `${path}[${i}]`));
-    return;
-  }
-  if (v === null || typeof v !== 'object') return;
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    const p = `${path}.${k}`;
-    if (U64_FIELDS.has(k) || k === 'ts' || k.endsWith('_ts')) {
-      assert.equal(typeof x, 'string', `${p} must be a u64 decimal string, got ${JSON.stringify(x)}`);
-      assert.match(x as string, U64_RE, `${p} must match ^[0-9]+$`);
-    } else if (SMALL_FIELDS.has(k)) {
-      assert.equal(typeof x, 'number', `${p} must be a JSON number, got ${JSON.stringify(x)}`);
-    }
-    assertWire(x, p);
-  }
-}
-
-/** Asserts that `obj` has at least these keys. */
-export function hasKeys(obj: unknown, keys: string[], what = 'object'): void {
-  assert.ok(obj !== null && typeof obj === 'object', `${what} is an object`);
-  for (const k of keys) assert.ok(k in (obj as object), `${what} has ${k}: ${JSON.stringify(obj)}`);
-}
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -9,7 +9,7 @@
 // (src/lib/rng.ts) per seed, so a seed names one stream.
 
 import { Outcome, ProposeSource, RoundStatus, Side, Tif, WithdrawalStatus } from '../../src/layout/records.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { Rng } from '../../src/lib/rng.js';
 import { ReferenceModel, type ModelConfig } from './reference_model.js';
 

@@ -33,7 +33,7 @@ import {
   CancelReason, CompletionStatus, MarketStatus, Outcome, OrderStatus, Path, ProposeSource, RECORDS, Reject,
   RoundOutcome, RoundStatus, Side, Stp, Tif, WithdrawalStatus, type RecordInfo,
 } from '../../src/layout/records.js';
-import type { RecordObject } from '../../src/lib/record_codec.js';
+import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 
 export interface ModelConfig {
   max_qty: number;

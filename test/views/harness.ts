@@ -7,7 +7,7 @@ import type { EngineConfig } from '../../src/engine/config.js';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { Outcome, Side, Stp, Tif } from '../../src/layout/records.js';
-import { encodeToMem, type RecordObject } from '../../src/lib/record_codec.js';
+import { encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { applyRange } from '../../src/views/apply_stream.js';
 import { Views, type ViewsConfig } from '../../src/views/views.js';
 
@@ -121,40 +121,5 @@ export class Harness {
   /** The sequencer ts of the last command, as a decimal string. */
   lastTs(): string {
     return String(this.last[this.last.length - 1]!.ts);
-  }
-}
-
-const U64_KEYS = new Set([
-  'order_id', 'seq', 'ts', 'as_of_seq', 'available', 'reserved', 'amount', 'fee', 'volume', 'open_interest', 'strike', 'price',
-  'settle_price', 'fill_id', 'wid', 'client_withdrawal_id', 'max_cost', 'created_seq', 'last_update_seq', 'round_number',
-]);
-const U64_RE = /^[0-9]+$/;
-
-/**
- * Checks the wire conventions of an answer, recursively: every u64-domain
- * field (by name, and every `*_ts`) is a decimal string, client_order_id is a
- * decimal string or "" (none), and every number is an integer.
- */
-export function assertWireShape(v: unknown, path = '$'): void {
-  if (Array.isArray(v)) {
-    v.forEach((x, i) => assertWireShape(x, `${path}[${i}]`));
-    return;
-  }
-  if (typeof v === 'number') {
-    assert.ok(Number.isSafeInteger(v), `${path} is a non-integer number ${v}`);
-    return;
-  }
-  if (v === null || typeof v !== 'object') return;
-  for (const [k, x] of Object.entries(v)) {
-    const p = `${path}.${k}`;
-    if (U64_KEYS.has(k) || k.endsWith('_ts')) {
-      assert.equal(typeof x, 'string', `${p} must be a u64 string, got ${typeof x}`);
-      assert.match(x as string, U64_RE, `${p}`);
-    } else if (k === 'client_order_id') {
-      assert.equal(typeof x, 'string', `${p} must be a string`);
-      assert.match(x as string, /^([0-9]+)?$/, p);
-    } else {
-      assertWireShape(x, p);
-    }
   }
 }

@@ -1,16 +1,31 @@
-// Compiles the schemas of the generated OpenAPI document with Ajv in JSON
-// Schema 2020-12 mode, strict (unknown keywords, loose types and loose tuples
-// are errors). Component schemas are registered under an id of their own and
-// `#/components/schemas/X` references rewritten to it. With `closed`, every
-// object schema that lists properties also gets additionalProperties: false,
-// so a response field the document does not describe fails validation (the
-// published document stays open: clients ignore unknown fields). Test process.
+// wire_shapes: the one wire-shape checker of the tests, driven by the
+// declarations in src/wire (and by the OpenAPI document rendered from them).
+// Every check compiles JSON Schema 2020-12 with Ajv in strict mode (unknown
+// keywords, loose types and loose tuples are errors) after closing it: every
+// object schema that lists properties gets additionalProperties: false, so a
+// field the declaration does not name fails (the published schemas stay
+// open, since clients ignore unknown fields). The declarations carry the wire
+// conventions themselves: u64-domain values are strings matching ^[0-9]+$,
+// small values are integers (a float fails), enums list their names.
+//
+//   assertWireShape(R.Market, answer)      a TypeBox declaration (src/wire)
+//   documentAjv(doc, { closed: true })     the OpenAPI document's schemas
+//
+// Test processes only.
 
+import assert from 'node:assert/strict';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { SCHEMA_REF_PREFIX } from '../../src/openapi/openapi.js';
+import { jsonSchema } from '../../src/wire/json_schema.js';
 
 const ID = 'https://dx.invalid/openapi/components/schemas/';
 
+/**
+ * A copy of a JSON Schema with `#/components/schemas/X` references pointed at
+ * the registered component ids and, when closed, every object schema that
+ * lists properties closed with additionalProperties: false.
+ */
 function transform(node: unknown, closed: boolean): unknown {
   if (Array.isArray(node)) return node.map((x) => transform(x, closed));
   if (node === null || typeof node !== 'object') return node;
@@ -30,14 +45,51 @@ function transform(node: unknown, closed: boolean): unknown {
   return out;
 }
 
+function newAjv(): Ajv2020 {
+  return new Ajv2020({ strict: true, allErrors: true });
+}
+
+// ---- TypeBox declarations ------------------------------------------------------------
+
+const shapeAjv = newAjv();
+const compiled = new Map<TSchema, ValidateFunction>();
+
+/** The closed validator of a declaration (compiled once per schema object). */
+export function wireValidator(schema: TSchema): ValidateFunction {
+  let v = compiled.get(schema);
+  if (v === undefined) {
+    v = shapeAjv.compile(transform(jsonSchema(schema), true) as object);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+/**
+ * Asserts that a real answer (or a read model's) has exactly the declared
+ * shape: every required field, no undeclared one, each of its declared type,
+ * format and value set. Returns the value, typed.
+ */
+export function assertWireShape<S extends TSchema>(schema: S, value: unknown, what = 'answer'): Static<S> {
+  const v = wireValidator(schema);
+  assert.ok(v(value), `${what} does not match its declaration: ${JSON.stringify(v.errors)} in ${JSON.stringify(value)?.slice(0, 600)}`);
+  return value as Static<S>;
+}
+
+// ---- the OpenAPI document ----------------------------------------------------------------
+
 export interface DocAjv {
   compile(schema: unknown): ValidateFunction;
   /** The component schema names registered. */
   names: string[];
 }
 
+/**
+ * An Ajv with the document's component schemas registered under an id of
+ * their own (`#/components/schemas/X` references are rewritten to it);
+ * closed as above when asked.
+ */
 export function documentAjv(doc: any, o: { closed: boolean }): DocAjv {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  const ajv = newAjv();
   const schemas = doc.components.schemas as Record<string, unknown>;
   for (const [name, s] of Object.entries(schemas)) ajv.addSchema({ ...(transform(s, o.closed) as object), $id: ID + name });
   return {

@@ -1,35 +1,40 @@
-// response_schemas: the response bodies of every REST operation (and the
-// error envelope) as TypeBox schemas, written once and used twice: as the
-// MCP tools' outputSchema and as the OpenAPI document's responses. Field
-// names, types and value sets are the ones src/views and src/gateway/routes
-// emit; the OpenAPI conformance test (test/openapi) validates real answers of
-// a running exchange against them, closed, so an undocumented field fails it.
-// Response objects stay open here (no additionalProperties: false): the spec
-// tells clients to ignore unknown response fields, so adding one is not a
-// breaking change. Build time only; any thread.
+// responses: the response bodies of every REST operation (and the error
+// envelope) as TypeBox schemas. They are the one declaration of these JSON
+// shapes: the read models (src/views) and the client library (src/client)
+// use the `Static` types exported beside each schema, so a field that drifts
+// is a compile error; the MCP tools' outputSchema and the OpenAPI document's
+// responses are rendered from the same objects; and the tests check real
+// answers against them (test/support/wire_shapes.ts), closed, so an
+// undocumented field fails. Response objects stay open here (no
+// additionalProperties: false): the spec tells clients to ignore unknown
+// response fields, so adding one is not a breaking change. No runtime state;
+// any thread (the client imports the types only).
 
-import { Type, type TSchema } from '@sinclair/typebox';
 import {
-  CANCEL_REASON_NAMES, MARKET_STATUS_NAMES, ORDER_FLAG_BITS, ORDER_STATUS_NAMES, OUTCOME_NAMES, PATH_NAMES, SIDE_NAMES, STP_NAMES, TIF_NAMES,
-  WITHDRAWAL_STATUS_NAMES,
+  Type, type Static, type TInteger, type TLiteral, type TSchema, type TString, type TUnion,
+} from '@sinclair/typebox';
+import {
+  CANCEL_REASON_NAMES, MARKET_STATUS_NAMES, ORDER_FLAG_BITS, ORDER_STATUS_NAMES, OUTCOME_NAMES, PATH_NAMES, SIDE_NAMES, STP_NAMES,
+  TIF_NAMES, WITHDRAWAL_STATUS_NAMES,
 } from '../layout/records.js';
 
 /** A u64-domain value (ids, seqs, cents, ns timestamps) as the decimal string the spec requires. */
-export function u64(description: string): TSchema {
+export function u64(description: string): TString {
   return Type.String({ pattern: '^[0-9]+$', description });
 }
 
-function oneOf(values: readonly string[], description: string): TSchema {
-  return Type.Union(values.map((v) => Type.Literal(v)), { description });
+/** One of the names, as a union of string literals (its static type is the union of the names). */
+export function oneOf<const T extends readonly string[]>(values: T, description: string): TUnion<TLiteral<T[number]>[]> {
+  return Type.Union(values.map((v) => Type.Literal(v)), { description }) as unknown as TUnion<TLiteral<T[number]>[]>;
 }
 
-function int(min: number, max: number, description: string): TSchema {
+export function int(min: number, max: number, description: string): TInteger {
   return Type.Integer({ minimum: min, maximum: max, description });
 }
 
-const U32_MAX = 4294967295;
-const asOfSeq = u64('the stream sequence number this read is current as of; two reads with the same as_of_seq describe one instant');
-const cursor = Type.String({ description: 'pass as `cursor` to get the next page; "" when exhausted' });
+export const U32_MAX = 4294967295;
+export const asOfSeq = u64('the stream sequence number this read is current as of; two reads with the same as_of_seq describe one instant');
+export const cursor = Type.String({ description: 'pass as `cursor` to get the next page; "" when exhausted' });
 const ROUND_STATUSES = ['trading', 'frozen', 'proposed', 'settled', 'void'] as const;
 const EXECUTION_OUTCOMES = CANCEL_REASON_NAMES.slice(1, 6);
 
@@ -40,7 +45,14 @@ export const ErrorObject = Type.Object({
   num: Type.Union([Type.Integer(), Type.Null()], { description: 'core reject number (260+), null for gateway errors' }),
   origin: oneOf(['gateway', 'core'], 'gateway: refused before sequencing; core: a sequenced reject'),
   message: Type.String({ description: 'human-readable explanation' }),
-  details: Type.Union([Type.Object({}, { description: 'code-specific facts, e.g. field and reason for invalid_field, retry_after_ms for rate_limited, order_id for duplicate_client_order_id' }), Type.Null()]),
+  // Unsafe only types it: the JSON Schema stays an open object (or null), read as a record of facts.
+  details: Type.Unsafe<Record<string, unknown> | null>(Type.Union([
+    Type.Object({}, {
+      description: 'code-specific facts, e.g. field and reason for invalid_field, retry_after_ms for rate_limited, '
+        + 'order_id for duplicate_client_order_id',
+    }),
+    Type.Null(),
+  ])),
 }, { description: 'The inner error object; batch items carry it as {error: ...}.' });
 
 export const ErrorEnvelope = Type.Object({ error: ErrorObject }, { description: 'Every error answer of every lane.' });
@@ -124,6 +136,32 @@ export const Trade = Type.Object({
   taker_outcome: oneOf(OUTCOME_NAMES, 'outcome of the taking order'),
 });
 export const TradesPage = Type.Object({ trades: Type.Array(Trade, { description: 'newest first' }), cursor, as_of_seq: asOfSeq });
+
+/** Candle lengths of GET /v1/markets/{market_id}/candlesticks (UTC-aligned; src/views/tape.ts). */
+export const CANDLE_PERIODS = ['1m', '5m', '1h', '1d'] as const;
+
+export const Candle = Type.Object({
+  start_ts: u64('start of the period, ns since the epoch (a multiple of the period since the epoch, UTC)'),
+  open: int(1, 99, 'tick_yes of the first trade of the period'),
+  high: int(1, 99, 'highest tick_yes'),
+  low: int(1, 99, 'lowest tick_yes'),
+  close: int(1, 99, 'tick_yes of the last trade of the period'),
+  volume: u64('shares traded in the period'),
+  trade_count: Type.Integer({ minimum: 1, description: 'trades (fills) in the period' }),
+});
+export const Candlesticks = Type.Object({
+  market_id: int(1, U32_MAX, 'market id'),
+  period: oneOf(CANDLE_PERIODS, 'candle length'),
+  candles: Type.Array(Candle, { description: 'oldest first; periods without trades are omitted' }),
+  retained_from_ts: u64('ts of the oldest trade still on the market\'s tape; 0 when it has none'),
+  truncated: Type.Boolean({
+    description: 'older trades were evicted from the tape (tape_cap): periods before retained_from_ts are absent '
+      + 'and the candle holding it may be partial',
+  }),
+  as_of_seq: asOfSeq,
+}, {
+  description: 'OHLC of tick_yes per period, aggregated from the retained public trade tape (the newest tape_cap trades of the market).',
+});
 
 export const OraclePrice = Type.Object({
   price: u64('reference price scaled by 1e8; 0 before any valid tick'),
@@ -310,7 +348,55 @@ export const WithdrawalCreated = Type.Object({
  */
 export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
   ErrorEnvelope, ErrorObject, ItemError, ExchangeStatus, ExchangeSchedule, RetentionLimits, AccountLimits, Market, MarketWithSeq, MarketsPage, Level,
-  Orderbook, Trade, TradesPage, OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
+  Orderbook, Trade, TradesPage, Candle, Candlesticks,
+  OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
   OrdersPage, PlacementFill, Placement, BatchPlaceResult, SequencedAck, CancelResult, BatchCancelResult, DecreaseResult, QueuePosition,
   DeadmanState, DeadmanArmed, DeadmanDisarmed, DepositAddress, Withdrawal, WithdrawalCreated,
 };
+
+// ---- the static types (what src/views returns and src/client receives) ----
+
+/** An order's status name (a placement answers the first four; an order read may be rejected too). */
+export type OrderStatusName = (typeof ORDER_STATUS_NAMES)[number];
+
+export type ErrorObject = Static<typeof ErrorObject>;
+export type ErrorEnvelope = Static<typeof ErrorEnvelope>;
+export type ItemError = Static<typeof ItemError>;
+export type ExchangeStatus = Static<typeof ExchangeStatus>;
+export type ExchangeSchedule = Static<typeof ExchangeSchedule>;
+export type RetentionLimits = Static<typeof RetentionLimits>;
+export type AccountLimits = Static<typeof AccountLimits>;
+export type Market = Static<typeof Market>;
+export type MarketWithSeq = Static<typeof MarketWithSeq>;
+export type MarketsPage = Static<typeof MarketsPage>;
+export type Level = Static<typeof Level>;
+export type Orderbook = Static<typeof Orderbook>;
+export type Trade = Static<typeof Trade>;
+export type TradesPage = Static<typeof TradesPage>;
+export type Candle = Static<typeof Candle>;
+export type Candlesticks = Static<typeof Candlesticks>;
+export type OraclePrice = Static<typeof OraclePrice>;
+export type Round = Static<typeof Round>;
+export type RoundWithSeq = Static<typeof RoundWithSeq>;
+export type RoundsPage = Static<typeof RoundsPage>;
+export type Balance = Static<typeof Balance>;
+export type Position = Static<typeof Position>;
+export type PositionsPage = Static<typeof PositionsPage>;
+export type Fill = Static<typeof Fill>;
+export type FillsPage = Static<typeof FillsPage>;
+export type Order = Static<typeof Order>;
+export type OrdersPage = Static<typeof OrdersPage>;
+export type PlacementFill = Static<typeof PlacementFill>;
+export type Placement = Static<typeof Placement>;
+export type BatchPlaceResult = Static<typeof BatchPlaceResult>;
+export type SequencedAck = Static<typeof SequencedAck>;
+export type CancelResult = Static<typeof CancelResult>;
+export type BatchCancelResult = Static<typeof BatchCancelResult>;
+export type DecreaseResult = Static<typeof DecreaseResult>;
+export type QueuePosition = Static<typeof QueuePosition>;
+export type DeadmanState = Static<typeof DeadmanState>;
+export type DeadmanArmed = Static<typeof DeadmanArmed>;
+export type DeadmanDisarmed = Static<typeof DeadmanDisarmed>;
+export type DepositAddress = Static<typeof DepositAddress>;
+export type Withdrawal = Static<typeof Withdrawal>;
+export type WithdrawalCreated = Static<typeof WithdrawalCreated>;

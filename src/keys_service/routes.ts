@@ -1,5 +1,6 @@
-// Accounts service routes (DESIGN 5): a key manages its own account's keys on
-// a listener of its own, signed with the same three headers as REST.
+// Keys service routes (the "accounts service" listener of DESIGN 5,
+// DX_ACCOUNTS_PORT): a key manages its own account's keys on a listener of
+// its own, signed with the same three headers as REST. Shapes: src/wire/keys.ts.
 //   POST /keys {label?, scopes?}  -> 201 {key_id, secret, scopes, label}   (secret shown once)
 //   GET /keys                     -> 200 {keys: [...]}                      (never secrets)
 //   DELETE /keys/{key_id}         -> 200 {key_id, revoked: true, seq}       (idempotent)
@@ -12,24 +13,14 @@ import type { GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { pathId } from '../gateway/query.js';
 import type { Route } from '../gateway/routes.js';
-import { compile, CreateKeyBody } from '../gateway/schemas.js';
+import { compile } from '../gateway/schemas.js';
+import { scopeBits, scopeNames, type CreatedKey, type KeyList, type KeyRevoked } from '../wire/keys.js';
+import { CreateKeyBody, type CreateKeyRequest } from '../wire/requests.js';
 
 const createKey = compile(CreateKeyBody);
 
 function route(r: Omit<Route, 'segments'>): Route {
   return { ...r, segments: r.path.split('/').filter((s) => s.length > 0) };
-}
-
-const SCOPE_BITS: Record<string, number> = { read: Scope.read, trade: Scope.trade, withdraw: Scope.withdraw };
-
-export function scopeNames(bits: number): string[] {
-  return Object.keys(SCOPE_BITS).filter((k) => (bits & SCOPE_BITS[k]!) !== 0);
-}
-
-export function scopeBits(names: readonly string[]): number {
-  let bits = 0;
-  for (const n of names) bits |= SCOPE_BITS[n] ?? 0;
-  return bits;
 }
 
 async function sequenced(g: GatewayCore, type: number, size: number, account: number, write: Parameters<GatewayCore['submit']>[4]) {
@@ -39,12 +30,12 @@ async function sequenced(g: GatewayCore, type: number, size: number, account: nu
   return r;
 }
 
-export const ACCOUNT_ROUTES: Route[] = [
+export const KEY_ROUTES: Route[] = [
   route({
     name: 'create_key', method: 'POST', path: '/keys', scope: Scope.read | Scope.trade, body: createKey, query: [], writeCost: () => 1,
     description: 'Create a key for the caller\'s account; the secret (base64 of 32 bytes) is returned once.',
     handler: async (c, g) => {
-      const b = c.body as { label?: string; scopes?: string[] };
+      const b = c.body as CreateKeyRequest;
       const wanted = b.scopes ?? ['read', 'trade'];
       if (wanted.includes('withdraw')) throw new ApiError('missing_scope', 'keys created by users never get the withdraw scope');
       const bits = scopeBits(wanted);
@@ -56,13 +47,16 @@ export const ACCOUNT_ROUTES: Route[] = [
         CreateKey.set_secret(m, o, secret);
         CreateKey.set_label(m, o, label);
       });
-      return { status: 201, body: { key_id: r.result, secret: secret.toString('base64'), scopes: scopeNames(bits), label, seq: String(r.seq) } };
+      const body = {
+        key_id: r.result, secret: secret.toString('base64'), scopes: scopeNames(bits), label, seq: String(r.seq),
+      } satisfies CreatedKey;
+      return { status: 201, body };
     },
   }),
   route({
     name: 'list_keys', method: 'GET', path: '/keys', scope: Scope.read, body: 'none', query: [], writeCost: () => 0,
     description: 'The caller\'s account\'s keys (never secrets).',
-    handler: (c, g) => ({ status: 200, body: { keys: g.views.keys(c.account), as_of_seq: String(g.views.asOfSeq) } }),
+    handler: (c, g) => ({ status: 200, body: { keys: g.views.keys(c.account), as_of_seq: String(g.views.asOfSeq) } satisfies KeyList }),
   }),
   route({
     name: 'revoke_key', method: 'DELETE', path: '/keys/{key_id}', scope: Scope.read | Scope.trade, body: 'none', query: [], writeCost: () => 1,
@@ -70,7 +64,7 @@ export const ACCOUNT_ROUTES: Route[] = [
     handler: async (c, g) => {
       const keyId = pathId('key_id', c.params[0]!);
       const r = await sequenced(g, T_REVOKE_KEY, RevokeKey.SIZE, c.account, (m, o) => RevokeKey.set_key_id(m, o, keyId));
-      return { status: 200, body: { key_id: keyId, revoked: true, seq: String(r.seq) } };
+      return { status: 200, body: { key_id: keyId, revoked: true, seq: String(r.seq) } satisfies KeyRevoked };
     },
   }),
 ];

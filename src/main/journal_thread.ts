@@ -1,5 +1,5 @@
-// journal_thread: entry point of the journal worker, one more consumer of the
-// event ring. Group commit: take every record the ring holds, append it,
+// journal_thread: entry point of the journal worker (src/journal holds what
+// it runs), one more consumer of the event ring. Group commit: take every record the ring holds, append it,
 // fdatasync once, publish durable_seq (the last command whose completion is
 // on disk) and ring the event ring's doorbell so parked gateways apply and
 // answer what just became durable. Blocks freely (it is its own thread).
@@ -9,11 +9,11 @@
 // its segment and exits.
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { DurableSeq } from '../journal/durable.js';
+import { JournalControl } from '../journal/journal_control.js';
+import { JournalWriter } from '../journal/writer.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
-import { DurableSeq } from './durable.js';
-import { JournalControl } from './journal_control.js';
-import { JournalWriter } from './writer.js';
 
 export interface JournalThreadData {
   eventRing: SharedArrayBuffer;

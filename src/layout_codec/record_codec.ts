@@ -1,15 +1,18 @@
 // record_codec: generic, table-driven encoding and decoding of any record as a
 // plain object, for tests, tools, the journal dump and the reference model.
-// Never on a hot path: hot paths use the generated accessors directly.
+// Never on a hot path: hot paths use the generated accessors directly. Any
+// thread. It lives beside src/layout, not in it (src/layout holds generated
+// files only) and not in src/lib (which imports nothing of the layout), so
+// the folder graph stays lib <- layout <- layout_codec.
 //
 // Object form: { type: 'PlaceOrder', seq, ts, producer, correlation, account,
 // ...fields }. u64 `safe` fields are numbers, `hilo` fields (and ts) are
 // bigints, utf8 fields strings, bytes fields hex strings, enums numbers.
 
 import { HEADER_FIELDS, HEADER_SIZE, RECORDS, type FieldInfo, type RecordInfo } from '../layout/records.js';
-import { assert } from './assert.js';
-import { memOf, type Mem } from './mem.js';
-import { readUtf8, writeUtf8 } from './utf8.js';
+import { assert } from '../lib/assert.js';
+import { memOf, type Mem } from '../lib/mem.js';
+import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 export type RecordObject = { type: string } & Record<string, unknown>;
 

@@ -1,0 +1,166 @@
+// accounts: the account queries of the read model: money, the dead-man
+// timer, the deposit address, withdrawals (and the operator's pending list),
+// keys (the per-request lookups of authentication and the listings) and the
+// operator's account view. Read
+// from the folded engine state's accounts. Runs on the thread that owns the
+// Views.
+
+import { createHash } from 'node:crypto';
+import { WITHDRAWAL_STATUS_NAMES, WithdrawalStatus } from '../layout/records.js';
+import { hiLoToString } from '../lib/u64.js';
+import type { AdminAccount, AdminWithdrawal, PendingWithdrawals } from '../wire/control_plane.js';
+import { scopeNames, type KeyItem } from '../wire/keys.js';
+import type { Balance, DeadmanState, DepositAddress, Withdrawal } from '../wire/responses.js';
+import { accountKnown, type ViewsData } from './model.js';
+import { positionEntries } from './positions.js';
+
+export interface KeyInfo {
+  account_id: number;
+  /** Scope bits (Scope enum). */
+  scopes: number;
+  revoked: boolean;
+  /** 32-byte view into the state's key table: valid until the next apply(); never keep it. */
+  secret: Uint8Array;
+}
+
+export function balance(v: ViewsData, account: number): Balance {
+  const acc = v.state.accounts;
+  const known = accountKnown(v.state, account);
+  return {
+    available: known ? String(acc.available[account]!) : '0',
+    reserved: known ? String(acc.reserved[account]!) : '0',
+    as_of_seq: String(v.state.seq),
+  };
+}
+
+/**
+ * out[0] = cents available, out[1] = cents reserved, zeros for an unknown
+ * account (the fan-out compares them per command; nothing allocated).
+ */
+export function cashNumbers(v: ViewsData, account: number, out: Float64Array): void {
+  const known = accountKnown(v.state, account);
+  out[0] = known ? v.state.accounts.available[account]! : 0;
+  out[1] = known ? v.state.accounts.reserved[account]! : 0;
+}
+
+export function deadman(v: ViewsData, account: number): DeadmanState {
+  const acc = v.state.accounts;
+  const armed = accountKnown(v.state, account) && acc.deadArmed[account] === 1;
+  return {
+    armed,
+    timeout_ms: armed ? acc.deadTimeoutMs[account]! : 0,
+    fires_at_ts: armed ? hiLoToString(acc.deadHi[account]!, acc.deadLo[account]!) : '0',
+    seq: String(v.state.seq),
+  };
+}
+
+/** A deterministic per-account deposit address: "dx1" + the first 40 hex digits of sha256("dx-deposit:<account_id>"). */
+export function depositAddress(v: ViewsData, account: number): DepositAddress {
+  const h = createHash('sha256').update(`dx-deposit:${account}`).digest('hex');
+  return { address: `dx1${h.slice(0, 40)}`, as_of_seq: String(v.state.seq) };
+}
+
+function withdrawalView(v: ViewsData, wid: number): Withdrawal {
+  const acc = v.state.accounts;
+  return {
+    wid: String(wid),
+    client_withdrawal_id: hiLoToString(acc.wCwidHi[wid]!, acc.wCwidLo[wid]!),
+    status: WITHDRAWAL_STATUS_NAMES[acc.wStatus[wid]!]!,
+    amount: String(acc.wAmount[wid]!),
+    destination: acc.wDestination[wid]!,
+    seq: String(acc.wSeq[wid]!),
+    as_of_seq: String(v.state.seq),
+  };
+}
+
+/** The account's withdrawal by client_withdrawal_id (hi, lo halves); null when none. */
+export function withdrawal(v: ViewsData, account: number, cwidHi: number, cwidLo: number): Withdrawal | null {
+  if (!accountKnown(v.state, account)) return null;
+  const wid = v.state.accounts.cwidIndex.get(account, cwidHi >>> 0, cwidLo >>> 0);
+  return wid < 0 ? null : withdrawalView(v, wid);
+}
+
+/** A withdrawal by wid (operator); null when none. */
+export function withdrawalByWid(v: ViewsData, wid: number): AdminWithdrawal | null {
+  const acc = v.state.accounts;
+  if (!Number.isInteger(wid) || wid < 1 || wid > acc.withdrawalCount) return null;
+  return { account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) };
+}
+
+/** Withdrawals waiting for confirm or fail, oldest (lowest wid) first. O(withdrawals); operator read. */
+export function pendingWithdrawals(v: ViewsData): PendingWithdrawals {
+  const acc = v.state.accounts;
+  const out: AdminWithdrawal[] = [];
+  for (let wid = 1; wid <= acc.withdrawalCount; wid++) {
+    if (acc.wStatus[wid] === WithdrawalStatus.pending) out.push({ account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) });
+  }
+  return { withdrawals: out, as_of_seq: String(v.state.seq) };
+}
+
+/** The account that requested withdrawal wid (the fan-out's confirm/fail events carry only the wid). */
+export function withdrawalAccount(v: ViewsData, wid: number): number {
+  return v.state.accounts.wAccount[wid]!;
+}
+
+// ---- keys ----------------------------------------------------------------------------
+
+function keyKnown(v: ViewsData, keyId: number): boolean {
+  return (keyId >>> 0) === keyId && keyId >= 1 && keyId <= v.state.accounts.keyCount;
+}
+
+/** Owner of a key, 0 when there is no such key. Cheap: used on every request. */
+export function keyAccount(v: ViewsData, keyId: number): number {
+  return keyKnown(v, keyId) ? v.state.accounts.keyAccount[keyId]! : 0;
+}
+
+/** Scope bits of a key (Scope enum), 0 when there is no such key. */
+export function keyScopes(v: ViewsData, keyId: number): number {
+  return keyKnown(v, keyId) ? v.state.accounts.keyScopes[keyId]! : 0;
+}
+
+/** True when the key is revoked (deleting an account revokes its keys); false for an unknown key (check keyAccount first). */
+export function keyRevoked(v: ViewsData, keyId: number): boolean {
+  return keyKnown(v, keyId) && v.state.accounts.keyRevoked[keyId] === 1;
+}
+
+/** The key's 32 secret bytes as a view into the state (valid until the next apply(); never keep it), null when unknown. */
+export function keySecret(v: ViewsData, keyId: number): Uint8Array | null {
+  return keyKnown(v, keyId) ? v.state.accounts.keySecret.subarray(keyId * 32, keyId * 32 + 32) : null;
+}
+
+export function keyInfo(v: ViewsData, keyId: number): KeyInfo | null {
+  if (!keyKnown(v, keyId)) return null;
+  const acc = v.state.accounts;
+  return {
+    account_id: acc.keyAccount[keyId]!,
+    scopes: acc.keyScopes[keyId]!,
+    revoked: acc.keyRevoked[keyId] === 1,
+    secret: acc.keySecret.subarray(keyId * 32, keyId * 32 + 32),
+  };
+}
+
+/** The account's keys in ascending key_id, never secrets (keys service GET /keys, operator). O(all keys). */
+export function keyList(v: ViewsData, account: number): KeyItem[] {
+  const acc = v.state.accounts;
+  const out: KeyItem[] = [];
+  for (let k = 1; k <= acc.keyCount; k++) {
+    if (acc.keyAccount[k] !== account) continue;
+    out.push({ key_id: k, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1 });
+  }
+  return out;
+}
+
+/** Operator view of an account: balance, every position and its keys; null when the account never existed. */
+export function adminAccount(v: ViewsData, account: number): AdminAccount | null {
+  if (!accountKnown(v.state, account)) return null;
+  const acc = v.state.accounts;
+  return {
+    account_id: account,
+    deleted: acc.deleted[account] === 1,
+    available: String(acc.available[account]!),
+    reserved: String(acc.reserved[account]!),
+    positions: positionEntries(v, account, undefined, -1).map((e) => e.item),
+    keys: keyList(v, account),
+    as_of_seq: String(v.state.seq),
+  };
+}

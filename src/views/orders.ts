@@ -1,0 +1,161 @@
+// orders: the order queries of the read model: an account's retained orders
+// (live, terminal and rejected), one order with its status, its queue
+// position, and the per-order facts the WebSocket fan-out needs. Read from
+// the folded engine state's order slab. Runs on the thread that owns the
+// Views.
+
+import { NIL } from '../book/orders.js';
+import {
+  CANCEL_REASON_NAMES, ORDER_STATUS_NAMES, OUTCOME_NAMES, OrderFlag, OrderStatus, Outcome, SIDE_NAMES, STP_NAMES, Side, Stp, TIF_NAMES, Tif,
+} from '../layout/records.js';
+import { hiLoToString } from '../lib/u64.js';
+import type { Order, OrderStatusName, OrdersPage, QueuePosition } from '../wire/responses.js';
+import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
+import { accountKnown, checkLimit, codeName, statusMask, type OrdersQuery, type ViewsData } from './model.js';
+
+/** An order list item with its status (one order, the user channel). */
+export type OrderWithStatus = { status: OrderStatusName } & Order;
+
+/** OrderFlag bits of an order (documented in native-layout LAYOUT.md, enum OrderFlag). */
+function flags(v: ViewsData, slot: number): number {
+  const ord = v.state.orders;
+  let f = 0;
+  if (ord.side[slot] === Side.sell) f |= OrderFlag.sell;
+  if (ord.outcome[slot] === Outcome.no) f |= OrderFlag.outcome_no;
+  if (ord.postOnly[slot] === 1) f |= OrderFlag.post_only;
+  const tif = ord.tif[slot]!;
+  if (tif === Tif.gtd) f |= OrderFlag.tif_gtd;
+  else if (tif === Tif.ioc) f |= OrderFlag.tif_ioc;
+  else if (tif === Tif.fok) f |= OrderFlag.tif_fok;
+  const stp = ord.stp[slot]!;
+  if (stp === Stp.cancel_maker) f |= OrderFlag.stp_cancel_maker;
+  else if (stp === Stp.cancel_both) f |= OrderFlag.stp_cancel_both;
+  if (ord.hasMaxCost[slot] === 1) f |= OrderFlag.max_cost;
+  return f;
+}
+
+function orderItem(v: ViewsData, slot: number): Order {
+  const ord = v.state.orders;
+  const status = ord.status[slot]!;
+  let reason = '';
+  if (status === OrderStatus.canceled) reason = CANCEL_REASON_NAMES[ord.reason[slot]!]!;
+  else if (status === OrderStatus.rejected) reason = codeName(ord.rejectCode[slot]!);
+  return {
+    order_id: String(ord.id[slot]!),
+    client_order_id: ord.hasCoid[slot] === 1 ? hiLoToString(ord.coidHi[slot]!, ord.coidLo[slot]!) : '0',
+    market_id: ord.market[slot]!,
+    tick: ord.tick[slot]!,
+    qty: ord.qty[slot]!,
+    expiry_ts: hiLoToString(ord.expHi[slot]!, ord.expLo[slot]!),
+    max_cost: String(ord.maxCost[slot]!),
+    group_id: ord.groupId[slot]!,
+    flags: flags(v, slot),
+    reason,
+    filled_qty: ord.filled[slot]!,
+    remaining_qty: ord.remaining[slot]!,
+    // The seq that accepted (or rejected) an order is its id.
+    created_seq: String(ord.id[slot]!),
+    created_ts: hiLoToString(ord.createdTsHi[slot]!, ord.createdTsLo[slot]!),
+    last_update_seq: String(ord.lastUpdateSeq[slot]!),
+    side: SIDE_NAMES[ord.side[slot]!]!,
+    outcome: OUTCOME_NAMES[ord.outcome[slot]!]!,
+    tif: TIF_NAMES[ord.tif[slot]!]!,
+    post_only: ord.postOnly[slot] === 1,
+    stp: STP_NAMES[ord.stp[slot]!]!,
+  };
+}
+
+/** Slot of a retained order of the account, -1 when unknown, evicted or foreign. */
+function ownSlot(v: ViewsData, account: number, orderId: number): number {
+  if (!Number.isSafeInteger(orderId) || orderId < 1) return -1;
+  const slot = v.state.slotOf(orderId);
+  return slot >= 0 && v.state.orders.account[slot] === account ? slot : -1;
+}
+
+/**
+ * Every retained order of the account (live, terminal and rejected),
+ * newest first (descending order_id), filtered by market, any of the
+ * statuses and client_order_id.
+ */
+export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): OrdersPage {
+  checkLimit(q.limit);
+  const mask = statusMask('status', q.status, ORDER_STATUS_NAMES);
+  const before = decodeCursor(CursorKind.orders, q.cursor);
+  const s = v.state;
+  const ord = s.orders;
+  const acc = s.accounts;
+  const slots: number[] = [];
+  const consider = (slot: number): void => {
+    if (before >= 0 && ord.id[slot]! >= before) return;
+    if (q.market_id !== undefined && ord.market[slot] !== q.market_id) return;
+    if ((mask & (1 << ord.status[slot]!)) === 0) return;
+    slots.push(slot);
+  };
+  if (accountKnown(s, account)) {
+    if (q.client_order_id !== undefined) {
+      // At most one retained order of an account holds a client_order_id.
+      const slot = s.coidIndex.get(account, q.client_order_id[0] >>> 0, q.client_order_id[1] >>> 0);
+      if (slot >= 0) consider(slot);
+    } else {
+      const liveMask = (1 << OrderStatus.resting) | (1 << OrderStatus.partially_filled);
+      const termMask = (1 << OrderStatus.filled) | (1 << OrderStatus.canceled);
+      if (mask & liveMask) for (let x = acc.liveHead[account]!; x !== NIL; x = ord.anext[x]!) consider(x);
+      if (mask & termMask) for (let x = acc.termHead[account]!; x !== NIL; x = ord.anext[x]!) consider(x);
+      if (mask & (1 << OrderStatus.rejected)) for (let x = acc.rejHead[account]!; x !== NIL; x = ord.anext[x]!) consider(x);
+      slots.sort((x, y) => ord.id[y]! - ord.id[x]!);
+    }
+  }
+  const n = Math.min(slots.length, q.limit);
+  const out: Order[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = orderItem(v, slots[i]!);
+  const cursor = slots.length > q.limit ? encodeCursor(CursorKind.orders, ord.id[slots[n - 1]!]!) : '';
+  return { orders: out, cursor, as_of_seq: String(s.seq) };
+}
+
+/**
+ * One retained order of the account with its status (duplicate_client_order_id
+ * details, user channel); null when unknown, evicted or foreign.
+ */
+export function orderWithStatus(v: ViewsData, account: number, orderId: number): OrderWithStatus | null {
+  const slot = ownSlot(v, account, orderId);
+  if (slot < 0) return null;
+  const { order_id, ...rest } = orderItem(v, slot);
+  return { order_id, status: ORDER_STATUS_NAMES[v.state.orders.status[slot]!]!, ...rest };
+}
+
+/** Shares ahead of a live own order in its level's queue; null unless the order rests and is the caller's. */
+export function queuePosition(v: ViewsData, account: number, orderId: number): QueuePosition | null {
+  const slot = ownSlot(v, account, orderId);
+  const ord = v.state.orders;
+  if (slot < 0 || ord.onBook[slot] !== 1) return null;
+  let ahead = 0;
+  for (let x = ord.prev[slot]!; x !== NIL; x = ord.prev[x]!) ahead += ord.remaining[x]!;
+  return { order_id: String(orderId), market_id: ord.market[slot]!, shares_ahead: ahead, as_of_seq: String(v.state.seq) };
+}
+
+// ---- per-order facts for the WebSocket fan-out (by order id, any account; one lookup, nothing allocated) ----
+
+/** out[0] = the order's market, out[1] = its account; false (out untouched) when the order is not retained. */
+export function orderOwner(v: ViewsData, orderId: number, out: Float64Array): boolean {
+  const slot = v.state.slotOf(orderId);
+  if (slot < 0) return false;
+  out[0] = v.state.orders.market[slot]!;
+  out[1] = v.state.orders.account[slot]!;
+  return true;
+}
+
+export function orderFilled(v: ViewsData, orderId: number): boolean {
+  const slot = v.state.slotOf(orderId);
+  return slot >= 0 && v.state.orders.status[slot] === OrderStatus.filled;
+}
+
+/**
+ * out[0] = cents the order still reserves, out[1] = the worst-case taker fee
+ * per share a buy reserved (0 for sells); zeros when not retained.
+ */
+export function orderReservation(v: ViewsData, orderId: number, out: Float64Array): void {
+  const slot = v.state.slotOf(orderId);
+  const ord = v.state.orders;
+  out[0] = slot < 0 ? 0 : ord.reservedCash[slot]!;
+  out[1] = slot >= 0 && ord.side[slot] === Side.buy ? ord.feePerShare[slot]! : 0;
+}
