@@ -13,7 +13,7 @@
 // and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -26,6 +26,7 @@ import { mountRest } from '../gateway/http.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
+import { EXIT_JOURNAL_BUG, EXIT_STORAGE, storageFault, type StorageFault } from '../journal/faults.js';
 import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
@@ -75,12 +76,69 @@ export interface RunningExchange {
 function adminToken(cfg: ExchangeConfig): string {
   if (cfg.admin_token) return cfg.admin_token;
   const file = join(cfg.data_dir, 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    const saved = readFileSync(file, 'utf8').trim();
+    if (saved !== '') return saved;
+  }
+  // Written aside and renamed, so a full disk never leaves an empty token file behind.
   const token = randomBytes(24).toString('base64url');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
   return token;
 }
+
+/**
+ * Refuses to start on a file system with less room than one journal segment:
+ * such a start would fail at its first busy minute, and a supervisor would
+ * restart it into the same failure (a crash loop). The error says how much is
+ * free and what is needed.
+ */
+function checkFreeSpace(cfg: ExchangeConfig): void {
+  const fs = statfsSync(cfg.data_dir);
+  const free = fs.bavail * fs.bsize;
+  if (free >= cfg.segment_bytes) return;
+  throw Object.assign(new Error(`ENOSPC: the file system of ${cfg.data_dir} has ${free} bytes free; the journal needs at least one segment (--segment-bytes ${cfg.segment_bytes}) to start`), {
+    code: 'ENOSPC', syscall: 'statfs', path: cfg.data_dir,
+  });
+}
+
+interface JournalFailure {
+  type: 'failed';
+  fault: StorageFault | null;
+  error: string;
+  durable_seq: number;
+}
+
+/** The error a failed journal start is reported with (a storage fault keeps its errno code). */
+function journalStartError(f: JournalFailure): Error {
+  if (f.fault === null) return new Error(`journal thread failed: ${f.error}`);
+  return Object.assign(new Error(f.fault.message), { code: f.fault.code, syscall: f.fault.syscall, path: f.fault.path });
+}
+
+/**
+ * The error line of a journal failure; returns the exit status. Nothing can
+ * become durable any more, so every held answer would time out while the
+ * engine kept sequencing: the exchange stops (see failStop in startExchange).
+ * Everything answered is at or below durable_seq, on disk, and the next start
+ * recovers it.
+ */
+function logJournalFailure(f: JournalFailure): number {
+  const storage = f.fault !== null;
+  log('error', {
+    event: 'journal_failed', code: f.fault?.code ?? null, syscall: f.fault?.syscall ?? null, path: f.fault?.path ?? null,
+    durable_seq: f.durable_seq, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG,
+    message: storage
+      ? `the journal could not ${f.fault!.syscall || 'write'} ${f.fault!.path || 'its segment'} (${f.fault!.code}); stopping: nothing after seq ${f.durable_seq} was acknowledged, and everything up to it is on disk for the next start; fix the storage (free space, remount) and start again`
+      : 'the journal thread failed (a bug, not the disk); stopping',
+    error: f.error,
+  });
+  return storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG;
+}
+
+/** How long a fail-stop waits for the gateways' connections to end before it exits anyway. */
+const FAIL_STOP_WAIT_MS = 15_000;
 
 function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, port: number): Promise<ListenSocket> {
   return new Promise((resolveListen, reject) => {
@@ -91,6 +149,7 @@ function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, po
 export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchange> {
   const u = uws();
   mkdirSync(cfg.data_dir, { recursive: true });
+  checkFreeSpace(cfg);
   const token = adminToken(cfg);
   const t0 = performance.now();
 
@@ -150,15 +209,28 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     journal!.once('error', rej);
     journal!.on('message', (m: { type: string }) => {
       if (m.type === 'ready') res();
+      else if (m.type === 'failed') rej(journalStartError(m as JournalFailure));
     });
   }).catch(abandon);
-  // Without the journal nothing can become durable: every answer would time
-  // out while the engine keeps sequencing. Stop the process (fail-stop);
-  // what was acknowledged is on disk and the next start recovers it.
-  journal.on('error', (e) => {
-    log('error', { event: 'journal_failed', error: (e as Error).stack ?? String(e), action: 'exit' });
-    process.exit(70);
+  // From here on a journal failure stops the process (fail-stop): the error
+  // line, then the listeners close and the gateways answer what they hold
+  // (504: nothing more becomes durable) and end with their connections, as
+  // in a graceful stop, then exit with the failure's status. Exiting while a
+  // uWS thread still holds a connection would abort Node. The thread posts
+  // `failed` before its error ends it; an error without one (an assertion
+  // outside its loop) stops the process too.
+  let closeIo = async (): Promise<void> => undefined;
+  let failing = false;
+  const failStop = (f: JournalFailure): void => {
+    if (failing) return;
+    failing = true;
+    const status = logJournalFailure(f);
+    void closeIo().finally(() => process.exit(status));
+  };
+  journal.on('message', (m: { type: string }) => {
+    if (m.type === 'failed') failStop(m as JournalFailure);
   });
+  journal.on('error', (e) => failStop({ type: 'failed', fault: null, error: (e as Error).stack ?? String(e), durable_seq: durable.get() }));
 
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
   // cursor; none listens until every reader (and the control plane) is in.
@@ -276,16 +348,14 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);
-  let stopped = false;
-  const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    const exits = workers.map((w) => new Promise<void>((res) => w.once('exit', () => res())));
+  const exits = workers.map((w) => new Promise<void>((res) => w.once('exit', () => res())));
+  // Each gateway closes its listen socket and answers what it holds, then
+  // says so; its thread ends when its last keep-alive connection closes
+  // (uWS v20.30 cannot close idle connections). Once, for a stop or a fail-stop.
+  let listenersClosed: Promise<void> | null = null;
+  const closeListeners = (): Promise<void> => listenersClosed ??= (async () => {
     u.us_listen_socket_close(accountsSocket);
     u.us_listen_socket_close(adminSocket);
-    // Each gateway closes its listen socket and answers what it holds, then
-    // says so; its thread ends when its last keep-alive connection closes
-    // (uWS v20.30 cannot close idle connections), which need not hold us up.
     await Promise.all(workers.map((w) => new Promise<void>((res) => {
       w.once('exit', () => res());
       w.on('message', (m: { type: string }) => {
@@ -295,6 +365,16 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
     })));
     clearInterval(clock);
     clearInterval(snapshotTimer);
+  })();
+  closeIo = async () => {
+    await closeListeners();
+    await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, FAIL_STOP_WAIT_MS).unref())]);
+  };
+  let stopped = false;
+  const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await closeListeners();
     metrics.stop();
     controlMetrics.unwatch();
     // The engine drains its rings; then the journal drains the event ring and syncs.
@@ -341,7 +421,19 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   cfg.data_dir = resolve(cfg.data_dir);
-  const ex = await startExchange(cfg);
+  let ex: RunningExchange;
+  try {
+    ex = await startExchange(cfg);
+  } catch (e) {
+    // A storage fault at start (a full disk, a read-only mount, a file-size
+    // limit) is one clear line and EXIT_STORAGE; nothing was damaged, and the
+    // same start succeeds once the storage is fixed.
+    const fault = storageFault(e);
+    if (fault === null) throw e;
+    log('error', { event: 'start_failed', code: fault.code, syscall: fault.syscall, path: fault.path, message: fault.message, exit_code: EXIT_STORAGE });
+    process.stderr.write(`dx: cannot start: ${fault.message}\n`);
+    process.exit(EXIT_STORAGE);
+  }
   // The demo (src/demo) is a client of the listeners just opened.
   const demo = cfg.demo
     ? await startDemoFor({

@@ -100,6 +100,10 @@ export interface ProcessOptions {
   logLevel?: 'info' | 'warn' | 'error';
   /** Node flags before the script, e.g. ['--inspect=127.0.0.1:9229']. */
   nodeArgs?: string[];
+  /** A program that execs node in its place, e.g. ['prlimit', '--fsize=65536'] (see NodeChild). */
+  launcher?: string[];
+  /** More environment variables of the child (e.g. DX_JOURNAL_FAULT). */
+  env?: Record<string, string>;
 }
 
 export interface RecoveryLine {
@@ -146,10 +150,10 @@ export class ExchangeProcess {
       ...(o.nodeArgs ?? []), EXCHANGE_JS,
       ...flagsOf({ host: HOST, admin_host: HOST, port: 0, accounts_port: 0, admin_port: 0, ...cfg, data_dir: this.dataDir, admin_token: this.token }),
     ];
-    this.child = new NodeChild('exchange', args, { ...process.env, DX_LOG_LEVEL: o.logLevel ?? 'info' }, {
+    this.child = new NodeChild('exchange', args, { ...process.env, DX_LOG_LEVEL: o.logLevel ?? 'info', ...o.env }, {
       onStdoutLine: (line) => this.onStdoutLine(line),
       onStderrLine: (line) => this.onStderrLine(line),
-    });
+    }, o.launcher);
   }
 
   get pid(): number {
