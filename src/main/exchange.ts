@@ -34,6 +34,7 @@ import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
+import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
@@ -146,7 +147,13 @@ function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, po
   });
 }
 
-export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchange> {
+export interface StartOptions {
+  /** The wall clock of this (main) thread's commands: the ClockTick and the control plane's (default SYSTEM_TIME). */
+  time?: TimeSource;
+}
+
+export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}): Promise<RunningExchange> {
+  const time = opts.time ?? SYSTEM_TIME;
   const u = uws();
   mkdirSync(cfg.data_dir, { recursive: true });
   checkFreeSpace(cfg);
@@ -262,7 +269,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const views = recoverViews(plan, engineCfg, {});
   core = new GatewayCore({
     producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
-    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable,
+    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable, time,
   });
   const control = core;
   await Promise.all(recovered).catch(abandon);
@@ -337,7 +344,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const clock = setInterval(() => {
     const o = timer.tryClaim(ClockTick.SIZE);
     if (o < 0) return; // the engine is behind; the next tick carries the time
-    const ns = BigInt(Date.now()) * 1_000_000n;
+    const ns = BigInt(time.nowMs()) * 1_000_000n;
     const m = timer.mem;
     for (let i = (o >>> 2) + 1; i < (o + ClockTick.SIZE) >>> 2; i++) m.u32[i] = 0;
     Header.set_type(m, o, ClockTick.TYPE);
