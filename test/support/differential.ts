@@ -1,14 +1,20 @@
 // differential: runs the engine and the reference model side by side on
 // seeded random command streams and compares every command's events and the
-// final state summary: the harness of test/engine/differential.test.ts and
-// of the long run, tools/differential.ts. A failure names seed=<n> command
-// #<i>, the command and the first differing event of each side. Main thread.
+// final state summary, with the engine's O(n) invariant checker
+// (src/engine/verify.ts) at the end and, when asked, every N commands: the
+// harness of test/engine/differential.test.ts, of the long run
+// (tools/differential.ts) and of the simulation at scale (sim.ts). A
+// failure names seed=<n> command #<i>, the command and the first differing
+// event of each side; shrink() finds the shortest prefix of the seed's
+// stream that still fails. Main thread or a piscina worker.
 
 import { isDeepStrictEqual } from 'node:util';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { summarize } from '../../src/engine/summary.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
+import { verify } from '../../src/engine/verify.js';
+import { memOf } from '../../src/lib/mem.js';
+import { decodeRecord, encodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ReferenceModel, type ModelConfig } from './reference_model.js';
 import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from './random_commands.js';
 
@@ -83,15 +89,26 @@ export function formatFailure(f: Failure): string {
 export interface RunOptions {
   config?: ModelConfig;
   coverage?: Coverage;
-  /** Check the model's own money invariants after every command (slower). */
-  invariants?: boolean;
+  /** The model's own money invariants every N commands: 1 (the default) after every command, 0 never. */
+  invariantsEvery?: number;
+  /** The engine's O(n) invariant checker every N commands; 0 (the default): only after the last one. */
+  verifyEvery?: number;
   generator?: GeneratorOptions;
+  /** Tests of this harness only: called after command i, e.g. to damage the engine's state on purpose. */
+  afterCommand?: (i: number, engine: Engine) => void;
 }
 
-/** Runs one seed; returns the first failure or null. */
+/** Buffer views over the first n bytes of two memories are equal. */
+function sameBytes(a: Uint8Array, b: Uint8Array, n: number): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, n).equals(Buffer.from(b.buffer, b.byteOffset, n));
+}
+
+/** Runs one seed's first `count` commands; returns the first failure or null. */
 export function runSeed(seed: number, count: number, opts: RunOptions = {}): Failure | null {
   const config = opts.config ?? DIFF_CONFIG;
   const cov = opts.coverage;
+  const invariantsEvery = opts.invariantsEvery ?? 1;
+  const verifyEvery = opts.verifyEvery ?? 0;
   const model = new ReferenceModel(config);
   const gen = new CommandGenerator(seed, model, opts.generator);
   const out = new BufferEventOut(1 << 22);
@@ -101,6 +118,10 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
   const twinOut = new BufferEventOut(1 << 22);
   const twin = new Engine({ ...config }, twinOut);
   twin.state.matchingOnly = true;
+  // The model's events, encoded: equal bytes mean equal events (every field,
+  // reserved ones zero), so the field-by-field comparison runs only to
+  // explain a difference.
+  const encoded = memOf(new ArrayBuffer(1 << 22));
   for (let i = 0; i < count; i++) {
     const raw = gen.next();
     const { mem } = encodeToMem(raw);
@@ -108,33 +129,44 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
     let expected: RecordObject[];
     try {
       expected = model.execute(command);
-      if (opts.invariants !== false) model.checkInvariants();
+      if (invariantsEvery > 0 && (i + 1) % invariantsEvery === 0) model.checkInvariants();
     } catch (e) {
       return { seed, index: i, command, message: `reference model threw: ${(e as Error).stack ?? String(e)}` };
     }
     let seq: number;
-    let actual: RecordObject[];
     try {
       seq = engine.execute(mem, 0);
       twin.execute(mem, 0);
       const bytes = out.length;
-      if (twinOut.length !== bytes || !Buffer.from(out.mem.u8.buffer, 0, bytes).equals(Buffer.from(twinOut.mem.u8.buffer, 0, bytes))) {
+      if (twinOut.length !== bytes || !sameBytes(out.mem.u8, twinOut.mem.u8, bytes)) {
         return { seed, index: i, command, message: 'the matching-only engine (ExchangeState.matchingOnly) emitted other events than the full engine', expectedEvents: out.take(), actualEvents: twinOut.take() };
       }
       twinOut.reset();
-      actual = out.take();
     } catch (e) {
       return { seed, index: i, command, message: `engine threw: ${(e as Error).stack ?? String(e)}`, expectedEvents: expected, actualEvents: [] };
     }
-    const n = Math.max(expected.length, actual.length);
-    for (let j = 0; j < n; j++) {
-      if (!isDeepStrictEqual(expected[j], actual[j])) {
-        const d = firstDifference(expected[j], actual[j]);
-        return {
-          seed, index: i, command, message: `event ${j} differs${d ? ` at ${d.path}` : ''}`,
-          expected: expected[j] ?? null, actual: actual[j] ?? null, expectedEvents: expected, actualEvents: actual,
-        };
+    let at = 0;
+    for (const e of expected) at += encodeRecord(encoded, at, e);
+    if (at === out.length && sameBytes(encoded.u8, out.mem.u8, at)) {
+      out.reset();
+    } else {
+      const actual = out.take();
+      const n = Math.max(expected.length, actual.length);
+      for (let j = 0; j < n; j++) {
+        if (!isDeepStrictEqual(expected[j], actual[j])) {
+          const d = firstDifference(expected[j], actual[j]);
+          return {
+            seed, index: i, command, message: `event ${j} differs${d ? ` at ${d.path}` : ''}`,
+            expected: expected[j] ?? null, actual: actual[j] ?? null, expectedEvents: expected, actualEvents: actual,
+          };
+        }
       }
+      return { seed, index: i, command, message: 'the events have equal fields but different bytes (a reserved field or padding is not zero)', expectedEvents: expected, actualEvents: actual };
+    }
+    opts.afterCommand?.(i, engine);
+    if (verifyEvery > 0 && (i + 1) % verifyEvery === 0) {
+      const bad = verify(engine.state);
+      if (bad.length > 0) return { seed, index: i, command, message: `the invariant checker (src/engine/verify.ts) after command #${i}: ${bad.slice(0, 5).join('; ')}` };
     }
     const expectedSeq = expected.length === 0 ? 0 : model.seq;
     if (seq !== expectedSeq) return { seed, index: i, command, message: 'execute() returned another seq', expected: expectedSeq, actual: seq };
@@ -149,6 +181,8 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
       }
     }
   }
+  const bad = verify(engine.state);
+  if (bad.length > 0) return { seed, index: -1, command: null, message: `the invariant checker (src/engine/verify.ts) at the end: ${bad.slice(0, 5).join('; ')}` };
   let actualSummary: unknown;
   try {
     actualSummary = summarize(engine.state);
@@ -159,4 +193,29 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
   const d = firstDifference(expectedSummary, actualSummary);
   if (d) return { seed, index: -1, command: null, message: `summary differs at ${d.path}`, expected: d.expected, actual: d.actual };
   return null;
+}
+
+/**
+ * The shortest prefix of the seed's stream that still fails (any check:
+ * events, the matching-only twin, the model's invariants, the engine's
+ * checker, the final summary), found by bisection between a prefix known to
+ * pass (0 commands) and one known to fail (`failingCount`), assuming that a
+ * longer prefix of a failing one fails too. Reproduce it with the same seed
+ * and `count` = prefix.
+ */
+export function shrink(seed: number, failingCount: number, opts: RunOptions = {}): { prefix: number; failure: Failure } {
+  let lo = 0;
+  let hi = failingCount;
+  let failure = runSeed(seed, hi, opts);
+  if (failure === null) throw new Error(`shrink: seed ${seed} passes its first ${failingCount} commands`);
+  while (hi - lo > 1) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const f = runSeed(seed, mid, opts);
+    if (f === null) lo = mid;
+    else {
+      hi = mid;
+      failure = f;
+    }
+  }
+  return { prefix: hi, failure };
 }
