@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { planRecovery, replay } from '../../src/journal/recovery.js';
 import { CANCEL_REASON_NAMES, CancelReason, RoundStatus } from '../../src/layout/records.js';
-import { decodeRecord, type RecordObject } from '../../src/lib/record_codec.js';
+import { decodeRecord, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import type { TimeSource } from '../../src/lib/time.js';
 import { startTestExchange } from '../support/exchange.js';
 import { eventually, newAccount, newMarket, order, signedRaw, sleep } from '../support/harness.js';
