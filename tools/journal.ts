@@ -36,7 +36,7 @@ import type { Mem } from '../src/lib/mem.js';
 import { memOf } from '../src/lib/mem.js';
 import { decodeRecord, recordInfo } from '../src/layout_codec/record_codec.js';
 import { ArgumentError, parseCommandLine, UsageError, type OptionSpec, type OptionSpecs } from '../src/lib/command_line.js';
-import { loadConfig } from '../src/main/config.js';
+import { engineConfigOf, loadConfig } from '../src/main/config.js';
 import { Views } from '../src/views/views.js';
 
 export const EXIT_OK = 0;
@@ -147,10 +147,7 @@ function serverEngineConfig(env: NodeJS.ProcessEnv): Partial<EngineConfig> {
   } catch (e) {
     throw new UsageError(`the server configuration in the environment: ${(e as Error).message}`);
   }
-  return {
-    order_capacity: 1 << 19, account_capacity: 1 << 14,
-    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
-  };
+  return engineConfigOf(cfg);
 }
 
 function checkDataDir(dataDir: string): void {

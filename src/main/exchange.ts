@@ -39,7 +39,7 @@ import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL, sliceNames } from '../metrics/spec.js';
 import { startDemoFor } from '../demo/start.js';
-import { loadConfig, type ExchangeConfig } from './config.js';
+import { engineConfigOf, loadConfig, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
@@ -176,13 +176,8 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
 
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
   // Every read model folds events with the engine's configuration (retention
-  // caps live in evolve), so one object is handed to all of them. Tables are
-  // sized so that a busy book does not pay a rehash stall (a 262k-entry index
-  // rehash measured 38 ms); they still grow past this.
-  const engineCfg = {
-    order_capacity: 1 << 19, account_capacity: 1 << 14,
-    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
-  };
+  // caps live in evolve), so one object is handed to all of them.
+  const engineCfg = engineConfigOf(cfg);
   const producers = 2 + cfg.gateways;
   const journalConsumer = 1 + cfg.gateways;
   const pipeline = Pipeline.start({ producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 2 + cfg.gateways, recovery: plan });
@@ -237,7 +232,11 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   journal.on('message', (m: { type: string }) => {
     if (m.type === 'failed') failStop(m as JournalFailure);
   });
-  journal.on('error', (e) => failStop({ type: 'failed', fault: null, error: (e as Error).stack ?? String(e), durable_seq: durable.get() }));
+  // The thread's `failed` message and its error event arrive in either order:
+  // an error waits a moment for the message, which says what failed.
+  journal.on('error', (e) => {
+    setTimeout(() => failStop({ type: 'failed', fault: storageFault(e), error: (e as Error).stack ?? String(e), durable_seq: durable.get() }), 200);
+  });
 
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
   // cursor; none listens until every reader (and the control plane) is in.
@@ -250,7 +249,10 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     engine: () => ({ seq: pipeline.control.seq, commands: pipeline.control.commands, batches: pipeline.control.batches, parks: pipeline.control.parks }),
     commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
     eventRing: pipeline.eventRing, durableSeq: () => durable.get(), slices: sliceNames(cfg.gateways),
+    // The control plane's read model (stage 4) holds the engine's state; rendered only once listeners are open.
+    tables: () => ({ ...views.tables(), replay_guard: replayGuard.occupancy(Date.now()).live }),
   });
+  const replayGuard = new ReplayGuard(replay);
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
   const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {

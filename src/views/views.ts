@@ -56,6 +56,7 @@ import * as O from './orders.js';
 import { initPositionLists, linkNewPositions, positionNumbers, positionsPage } from './positions.js';
 import type { RecordRing } from './record_ring.js';
 import * as R from './rounds.js';
+import { tableSizes } from './tables.js';
 import { recordTrade, tradesPage } from './tape.js';
 
 export { ViewError } from './cursor.js';
@@ -246,6 +247,11 @@ export class Views implements ViewsData {
   /** The key's 32 secret bytes as a view into the state (valid until the next apply(); never keep it), null when unknown. */
   keySecret(keyId: number): Uint8Array | null {
     return A.keySecret(this, keyId);
+  }
+
+  /** Entries of each growing table (tables.ts): /metrics and the soak test. */
+  tables(): Record<string, number> {
+    return tableSizes(this);
   }
 
   keyInfo(keyId: number): A.KeyInfo | null {
