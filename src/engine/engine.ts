@@ -581,7 +581,7 @@ export class Engine {
     const m = this.m;
     const o = this.begin(RoundTransitioned.TYPE, RoundTransitioned.SIZE, 0);
     RoundTransitioned.clear_reserved(this.m, o);
-    RoundTransitioned.set_round_number(m, o, r + 1);
+    RoundTransitioned.set_round_number(m, o, mk.rNumber[r]!);
     RoundTransitioned.set_market_id(m, o, market);
     RoundTransitioned.set_status(m, o, status);
     RoundTransitioned.set_outcome(m, o, outcome);
@@ -658,7 +658,7 @@ export class Engine {
       const o = this.begin(PositionSettled.TYPE, PositionSettled.SIZE, a);
       PositionSettled.clear_reserved(this.m, o);
       PositionSettled.set_market_id(m, o, market);
-      PositionSettled.set_round_number(m, o, r + 1);
+      PositionSettled.set_round_number(m, o, mk.rNumber[r]!);
       PositionSettled.set_yes_qty(m, o, yes);
       PositionSettled.set_no_qty(m, o, no);
       PositionSettled.set_payout(m, o, payout);
@@ -731,7 +731,7 @@ export class Engine {
       case T_SETTLE_ROUND: this.endRound(market, RoundStatus.settled); break;
       case T_VOID_ROUND: this.endRound(market, RoundStatus.void); break;
     }
-    this.ok(type, account, r + 1);
+    this.ok(type, account, mk.rNumber[r]!);
   }
 
   /**

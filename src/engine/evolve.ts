@@ -504,17 +504,12 @@ function onOrderDecreased(s: ExchangeState, m: Mem, o: number): void {
 
 function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
   const mk = s.markets;
-  const rn = RoundOpened.round_number(m, o);
-  const r = rn - 1;
-  assert(r === mk.roundCount, 'evolve: round numbers are consecutive');
-  mk.ensureRounds(rn);
-  mk.roundCount = rn;
   const market = RoundOpened.market_id(m, o);
+  const r = mk.openRound(market, RoundOpened.round_number(m, o));
   mk.rMarket[r] = market;
   mk.rStatus[r] = RoundStatus.trading;
   mk.rOutcome[r] = 0;
   mk.rDisputed[r] = 0;
-  mk.rEvicted[r] = 0;
   mk.rStrike[r] = RoundOpened.strike(m, o);
   mk.rSettlePrice[r] = 0;
   mk.rOpenHi[r] = s.tsHi;
@@ -525,7 +520,6 @@ function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
   mk.rProposedLo[r] = 0;
   mk.rSettledHi[r] = 0;
   mk.rSettledLo[r] = 0;
-  mk.round[market] = r;
   // A new round starts with a fresh book and fresh statistics.
   mk.volume[market] = 0;
   mk.openInterest[market] = 0;
@@ -536,8 +530,9 @@ function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
 
 function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
   const mk = s.markets;
-  const r = RoundTransitioned.round_number(m, o) - 1;
   const market = RoundTransitioned.market_id(m, o);
+  const r = mk.round[market]!;
+  assert(r >= 0 && mk.rNumber[r] === RoundTransitioned.round_number(m, o), 'evolve: a transition is of the market\'s current round');
   const from = mk.rStatus[r]!;
   const to = RoundTransitioned.status(m, o);
   mk.rStatus[r] = to;
@@ -571,11 +566,7 @@ function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
       mk.rSettledHi[r] = s.tsHi;
       mk.rSettledLo[r] = s.tsLo;
       mk.openInterest[market] = 0;
-      mk.terminalRounds.push(r);
-      if (mk.terminalRounds.length - mk.terminalHead > s.config.round_cap) {
-        mk.rEvicted[mk.terminalRounds[mk.terminalHead]!] = 1;
-        mk.terminalHead++;
-      }
+      mk.endRound(r, s.config.round_cap);
       // An active series waits for its next round from now on.
       if (mk.seriesActive[market] === 1) s.seriesWaiting.set(market, s.tsHi, s.tsLo);
       return;

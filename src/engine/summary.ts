@@ -66,7 +66,7 @@ export function summarize(s: ExchangeState): Summary {
     const r = mk.round[market]!;
     const st = r < 0 ? 0 : mk.rStatus[r]!;
     out.markets.push({
-      market_id: market, status: st >= 1 && st <= 3 ? st : 0, round_number: r + 1, volume: mk.volume[market]!,
+      market_id: market, status: st >= 1 && st <= 3 ? st : 0, round_number: r < 0 ? 0 : mk.rNumber[r]!, volume: mk.volume[market]!,
       open_interest: mk.openInterest[market]!, last_tick_yes: mk.lastTickYes[market]!,
     });
     out.open_pairs_total += mk.openInterest[market]!;

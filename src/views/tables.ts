@@ -34,8 +34,9 @@ export function tableSizes(v: ViewsData): Record<string, number> {
     withdrawals: acc.withdrawalCount,
     client_withdrawal_id_index: acc.cwidIndex.size,
     markets: mk.count,
-    rounds: mk.roundCount,
-    rounds_terminal_queue: mk.terminalRounds.length,
+    // Round rows in use (retained rounds and markets' evicted last rounds), and the index of retained ones.
+    rounds: mk.roundRows,
+    round_index: mk.roundIndex.size,
     timers: s.expiries.size + s.deadmen.size + s.closes.size + s.awaitingProposal.size + s.disputeDeadlines.size + s.seriesWaiting.size + s.oracleExpiries.size,
     tape_records: tapeRecords,
     fill_records: fillRecords,

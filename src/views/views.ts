@@ -79,7 +79,6 @@ export class Views implements ViewsData {
   posHead = new Int32Array(0);
   posTail = new Int32Array(0);
   posNext = new Int32Array(0);
-  roundLow = 0;
 
   constructor(engine: Partial<EngineConfig> = {}, views: Partial<ViewsConfig> = {}) {
     this.state = new ExchangeState(engine);

@@ -507,6 +507,46 @@ test('views: rounds are listed by descending round_number, filtered by category,
   assert.deepEqual(numbers({ limit: 100 }), ['4', '3']);
 });
 
+test('views: round rows are reused: 300 rounds with round_cap 3 keep at most round_cap + 2 x markets rows', () => {
+  const h = new Harness({ round_cap: 3 });
+  const markets = [h.market({ category: 1 }), h.market({ category: 2 }), h.market({ category: 3, round: false })];
+  const mk = h.views.state.markets;
+  let maxRows = 0;
+  for (let i = 0; i < 100; i++) {
+    for (const m of markets.slice(0, 2)) {
+      h.ok({ type: i % 2 === 0 ? 'VoidRound' : 'FreezeRound', market_id: m });
+      if (i % 2 === 1) {
+        h.ok({ type: 'ProposeRound', market_id: m, source: ProposeSource.no });
+        h.ok({ type: 'SettleRound', market_id: m });
+      }
+      h.openRound(m);
+      maxRows = Math.max(maxRows, mk.roundRows);
+    }
+  }
+  // 2 first rounds + 200 more; the third market never opened one.
+  assert.equal(mk.roundCount, 202);
+  assert.ok(maxRows <= 3 + 2 * markets.length, `${maxRows} round rows`);
+  assert.ok(mk.roundTop <= 3 + 2 * markets.length, `${mk.roundTop} rows ever used`);
+  assert.equal(mk.roundIndex.size, 3 + 2, 'the 3 newest terminal rounds and the 2 open ones are listed');
+  assert.deepEqual(h.views.rounds({ limit: 100 }).rounds.map((r) => r.round_number), ['202', '201', '200', '199', '198']);
+  assert.equal(h.views.roundRecord(197), null, 'evicted');
+  assert.equal(h.views.roundRecord(200)!.round_number, '200');
+  // A market whose last round was evicted keeps its number (not listed, no current round).
+  h.ok({ type: 'VoidRound', market_id: markets[0]! });
+  for (let i = 0; i < 3; i++) {
+    h.ok({ type: 'VoidRound', market_id: markets[1]! });
+    h.openRound(markets[1]!);
+  }
+  assert.equal(h.views.round(markets[0]!), null, 'its last round was evicted');
+  assert.equal(h.views.market(markets[0]!)!.round_number, '201');
+  assert.equal(h.views.market(markets[0]!)!.status, 'closed');
+  // It opens its next round in a reused row.
+  const top = mk.roundTop;
+  h.openRound(markets[0]!);
+  assert.equal(mk.roundTop, top);
+  assert.equal(h.views.round(markets[0]!)!.round_number, String(mk.roundCount));
+});
+
 test('views: withdrawals are found by client_withdrawal_id, per account', () => {
   const h = new Harness();
   const [a1, a2] = [h.account(10_000), h.account()];
