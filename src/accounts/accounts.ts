@@ -6,7 +6,9 @@
 // == open sell quantity; sum(cash) + 100 x open pairs + fees_collected ==
 // deposits - confirmed withdrawals.
 
+import { assert } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
+import { IdIndex } from '../lib/id_index.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { NIL } from '../book/orders.js';
 
@@ -35,6 +37,10 @@ export class Accounts {
   // Per account: the market and position slot of its last lookup (0 = none).
   lastPosMarket = new Uint32Array(0);
   lastPosSlot = new Int32Array(0);
+  // Per account: its finished withdrawals, oldest first (rows linked by wLink).
+  wFinHead = new Int32Array(0);
+  wFinTail = new Int32Array(0);
+  wFinCount = new Uint32Array(0);
 
   // Positions: slot per (account, market); outcome o at [2 * slot + o].
   posIndex = new U32x3Map(1024);
@@ -58,9 +64,26 @@ export class Accounts {
   keySecret = new Uint8Array(0);
   keyLabel: string[] = [''];
 
-  // Withdrawals: wids 1..withdrawalCount.
+  // Withdrawals, in reused rows: each account keeps its pending withdrawals
+  // and its newest withdrawal_cap finished ones (in the order they finished,
+  // wFin* per account); an evicted one frees its row, its wid and its
+  // client_withdrawal_id (a later request with that id is a new withdrawal).
+  // Rows in use <= pending + accounts x withdrawal_cap. Only evolve changes
+  // rows, in event order, so every fold reuses the same rows.
+  /** Wids issued (the last wid). */
   withdrawalCount = 0;
+  /** Rows holding a withdrawal. */
+  withdrawalRows = 0;
+  /** Rows ever used: 0..wTop-1 exist. */
+  wTop = 0;
   private wCapacity = 0;
+  private wFree = NIL;
+  /** wid per row; 0 = a free row. */
+  wWid = new Float64Array(0);
+  /** Next row in the free list or in the account's finished queue, NIL at the end. */
+  wLink = new Int32Array(0);
+  /** wid -> row of retained withdrawals. */
+  readonly widIndex = new IdIndex(64);
   wAccount = new Uint32Array(0);
   wAmount = new Float64Array(0);
   wStatus = new Uint8Array(0);
@@ -111,6 +134,9 @@ export class Accounts {
     this.deadLo = grown(this.deadLo, cap);
     this.lastPosMarket = grown(this.lastPosMarket, cap);
     this.lastPosSlot = grown(this.lastPosSlot, cap);
+    this.wFinHead = grown(this.wFinHead, cap, NIL);
+    this.wFinTail = grown(this.wFinTail, cap, NIL);
+    this.wFinCount = grown(this.wFinCount, cap);
     this.capacity = cap;
   }
 
@@ -171,9 +197,62 @@ export class Accounts {
     this.keyCapacity = cap;
   }
 
+  /** A row for the new withdrawal wid of account (evolve only). */
+  addWithdrawal(wid: number, account: number): number {
+    assert(wid === this.withdrawalCount + 1, 'accounts: wids are consecutive');
+    let w = this.wFree;
+    if (w !== NIL) {
+      this.wFree = this.wLink[w]!;
+    } else {
+      w = this.wTop++;
+      this.ensureWithdrawals(w + 1);
+    }
+    this.wWid[w] = wid;
+    this.wLink[w] = NIL;
+    this.wAccount[w] = account;
+    this.withdrawalCount = wid;
+    this.withdrawalRows++;
+    this.widIndex.set(wid, w);
+    return w;
+  }
+
+  /** The row of a retained withdrawal, -1 when unknown or evicted. */
+  withdrawalRow(wid: number): number {
+    return wid >= 1 && Number.isSafeInteger(wid) ? this.widIndex.get(wid) : -1;
+  }
+
+  /**
+   * The withdrawal in row w has finished (confirmed or failed): it joins its
+   * account's finished queue, and that account's oldest finished ones beyond
+   * `cap` are evicted (evolve only).
+   */
+  finishWithdrawal(w: number, cap: number): void {
+    const a = this.wAccount[w]!;
+    this.wLink[w] = NIL;
+    if (this.wFinTail[a] === NIL) this.wFinHead[a] = w;
+    else this.wLink[this.wFinTail[a]!] = w;
+    this.wFinTail[a] = w;
+    this.wFinCount[a] = this.wFinCount[a]! + 1;
+    while (this.wFinCount[a]! > cap) {
+      const old = this.wFinHead[a]!;
+      this.wFinHead[a] = this.wLink[old]!;
+      if (this.wFinHead[a] === NIL) this.wFinTail[a] = NIL;
+      this.wFinCount[a] = this.wFinCount[a]! - 1;
+      this.widIndex.delete(this.wWid[old]!);
+      this.cwidIndex.delete(a, this.wCwidHi[old]!, this.wCwidLo[old]!);
+      this.wWid[old] = 0;
+      this.wDestination[old] = '';
+      this.wLink[old] = this.wFree;
+      this.wFree = old;
+      this.withdrawalRows--;
+    }
+  }
+
   ensureWithdrawals(n: number): void {
     if (n < this.wCapacity) return;
     const cap = nextCapacity(this.wCapacity, n + 1);
+    this.wWid = grown(this.wWid, cap);
+    this.wLink = grown(this.wLink, cap, NIL);
     this.wAccount = grown(this.wAccount, cap);
     this.wAmount = grown(this.wAmount, cap);
     this.wStatus = grown(this.wStatus, cap);

@@ -854,7 +854,8 @@ export class Engine {
     const destination = RequestWithdrawal.destination(cm, co);
     const existing = acc.cwidIndex.get(account, hi, lo);
     if (existing >= 0) {
-      if (acc.wAmount[existing] === amount && acc.wDestination[existing] === destination) return this.ok(T_REQUEST_WITHDRAWAL, account, existing);
+      const w = acc.withdrawalRow(existing);
+      if (acc.wAmount[w] === amount && acc.wDestination[w] === destination) return this.ok(T_REQUEST_WITHDRAWAL, account, existing);
       return this.reject(T_REQUEST_WITHDRAWAL, Reject.duplicate_client_withdrawal_id, account, existing);
     }
     if (amount > acc.available[account]!) return this.reject(T_REQUEST_WITHDRAWAL, Reject.withdrawal_exceeds_available, account);
@@ -873,22 +874,21 @@ export class Engine {
 
   private finishWithdrawal(wid: number, confirm: boolean, type: number, account: number): void {
     const acc = this.state.accounts;
-    if (wid < 1 || wid > acc.withdrawalCount || acc.wStatus[wid] !== WithdrawalStatus.pending) {
-      return this.reject(type, Reject.unknown_withdrawal, account);
-    }
+    const w = acc.withdrawalRow(wid);
+    if (w < 0 || acc.wStatus[w] !== WithdrawalStatus.pending) return this.reject(type, Reject.unknown_withdrawal, account);
     const m = this.m;
-    const owner = acc.wAccount[wid]!;
+    const owner = acc.wAccount[w]!;
     if (confirm) {
       const o = this.begin(WithdrawalConfirmed.TYPE, WithdrawalConfirmed.SIZE, owner);
       WithdrawalConfirmed.clear_reserved(this.m, o);
       WithdrawalConfirmed.set_wid(m, o, wid);
-      WithdrawalConfirmed.set_amount(m, o, acc.wAmount[wid]!);
+      WithdrawalConfirmed.set_amount(m, o, acc.wAmount[w]!);
       this.commit(o);
     } else {
       const o = this.begin(WithdrawalFailed.TYPE, WithdrawalFailed.SIZE, owner);
       WithdrawalFailed.clear_reserved(this.m, o);
       WithdrawalFailed.set_wid(m, o, wid);
-      WithdrawalFailed.set_amount(m, o, acc.wAmount[wid]!);
+      WithdrawalFailed.set_amount(m, o, acc.wAmount[w]!);
       this.commit(o);
     }
     this.ok(type, account, wid);

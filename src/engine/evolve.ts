@@ -91,39 +91,40 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       const wid = WithdrawalRequested.wid(m, o);
       const a = Header.account(m, o);
       const amount = WithdrawalRequested.amount(m, o);
-      assert(wid === acc.withdrawalCount + 1, 'evolve: wids are consecutive');
-      acc.ensureWithdrawals(wid);
-      acc.withdrawalCount = wid;
-      acc.wAccount[wid] = a;
-      acc.wAmount[wid] = amount;
-      acc.wStatus[wid] = WithdrawalStatus.pending;
-      acc.wCwidHi[wid] = WithdrawalRequested.client_withdrawal_id_hi(m, o);
-      acc.wCwidLo[wid] = WithdrawalRequested.client_withdrawal_id_lo(m, o);
-      acc.wDestination[wid] = WithdrawalRequested.destination(m, o);
-      acc.wSeq[wid] = s.seq;
-      acc.cwidIndex.set(a, acc.wCwidHi[wid]!, acc.wCwidLo[wid]!, wid);
+      const w = acc.addWithdrawal(wid, a);
+      acc.wAmount[w] = amount;
+      acc.wStatus[w] = WithdrawalStatus.pending;
+      acc.wCwidHi[w] = WithdrawalRequested.client_withdrawal_id_hi(m, o);
+      acc.wCwidLo[w] = WithdrawalRequested.client_withdrawal_id_lo(m, o);
+      acc.wDestination[w] = WithdrawalRequested.destination(m, o);
+      acc.wSeq[w] = s.seq;
+      acc.cwidIndex.set(a, acc.wCwidHi[w]!, acc.wCwidLo[w]!, wid);
       acc.available[a] = acc.available[a]! - amount;
       acc.reserved[a] = acc.reserved[a]! + amount;
       return;
     }
     case T_WITHDRAWAL_CONFIRMED: {
       const acc = s.accounts;
-      const wid = WithdrawalConfirmed.wid(m, o);
-      const a = acc.wAccount[wid]!;
-      const amount = acc.wAmount[wid]!;
-      acc.wStatus[wid] = WithdrawalStatus.confirmed;
+      const w = acc.withdrawalRow(WithdrawalConfirmed.wid(m, o));
+      assert(w >= 0 && acc.wStatus[w] === WithdrawalStatus.pending, 'evolve: a confirmed withdrawal was pending');
+      const a = acc.wAccount[w]!;
+      const amount = acc.wAmount[w]!;
+      acc.wStatus[w] = WithdrawalStatus.confirmed;
       acc.reserved[a] = acc.reserved[a]! - amount;
       acc.withdrawn += amount;
+      acc.finishWithdrawal(w, s.config.withdrawal_cap);
       return;
     }
     case T_WITHDRAWAL_FAILED: {
       const acc = s.accounts;
-      const wid = WithdrawalConfirmed.wid(m, o);
-      const a = acc.wAccount[wid]!;
-      const amount = acc.wAmount[wid]!;
-      acc.wStatus[wid] = WithdrawalStatus.failed;
+      const w = acc.withdrawalRow(WithdrawalConfirmed.wid(m, o));
+      assert(w >= 0 && acc.wStatus[w] === WithdrawalStatus.pending, 'evolve: a failed withdrawal was pending');
+      const a = acc.wAccount[w]!;
+      const amount = acc.wAmount[w]!;
+      acc.wStatus[w] = WithdrawalStatus.failed;
       acc.reserved[a] = acc.reserved[a]! - amount;
       acc.available[a] = acc.available[a]! + amount;
+      acc.finishWithdrawal(w, s.config.withdrawal_cap);
       return;
     }
     case T_FEE_SCHEDULE_CREATED: {

@@ -59,15 +59,16 @@ export function depositAddress(v: ViewsData, account: number): DepositAddress {
   return { address: `dx1${h.slice(0, 40)}`, as_of_seq: String(v.state.seq) };
 }
 
-function withdrawalView(v: ViewsData, wid: number): Withdrawal {
+/** The withdrawal in row w (src/accounts/accounts.ts). */
+function withdrawalView(v: ViewsData, w: number): Withdrawal {
   const acc = v.state.accounts;
   return {
-    wid: String(wid),
-    client_withdrawal_id: hiLoToString(acc.wCwidHi[wid]!, acc.wCwidLo[wid]!),
-    status: WITHDRAWAL_STATUS_NAMES[acc.wStatus[wid]!]!,
-    amount: String(acc.wAmount[wid]!),
-    destination: acc.wDestination[wid]!,
-    seq: String(acc.wSeq[wid]!),
+    wid: String(acc.wWid[w]!),
+    client_withdrawal_id: hiLoToString(acc.wCwidHi[w]!, acc.wCwidLo[w]!),
+    status: WITHDRAWAL_STATUS_NAMES[acc.wStatus[w]!]!,
+    amount: String(acc.wAmount[w]!),
+    destination: acc.wDestination[w]!,
+    seq: String(acc.wSeq[w]!),
     as_of_seq: String(v.state.seq),
   };
 }
@@ -75,20 +76,23 @@ function withdrawalView(v: ViewsData, wid: number): Withdrawal {
 /** The account's withdrawal by client_withdrawal_id (hi, lo halves); null when none. */
 export function withdrawal(v: ViewsData, account: number, cwidHi: number, cwidLo: number): Withdrawal | null {
   if (!accountKnown(v.state, account)) return null;
-  const wid = v.state.accounts.cwidIndex.get(account, cwidHi >>> 0, cwidLo >>> 0);
-  return wid < 0 ? null : withdrawalView(v, wid);
+  const acc = v.state.accounts;
+  const wid = acc.cwidIndex.get(account, cwidHi >>> 0, cwidLo >>> 0);
+  return wid < 0 ? null : withdrawalView(v, acc.withdrawalRow(wid));
 }
 
-/** A withdrawal by wid (operator); null when none. */
+/** A retained withdrawal by wid (operator); null when unknown or evicted. */
 export function withdrawalByWid(v: ViewsData, wid: number): ({ account_id: number } & Withdrawal) | null {
   const acc = v.state.accounts;
-  if (!Number.isInteger(wid) || wid < 1 || wid > acc.withdrawalCount) return null;
-  return { account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) };
+  const w = acc.withdrawalRow(wid);
+  return w < 0 ? null : { account_id: acc.wAccount[w]!, ...withdrawalView(v, w) };
 }
 
-/** The account that requested withdrawal wid (the fan-out's confirm/fail events carry only the wid). */
+/** The account that requested withdrawal wid, 0 when evicted (the fan-out's confirm/fail events carry only the wid). */
 export function withdrawalAccount(v: ViewsData, wid: number): number {
-  return v.state.accounts.wAccount[wid]!;
+  const acc = v.state.accounts;
+  const w = acc.withdrawalRow(wid);
+  return w < 0 ? 0 : acc.wAccount[w]!;
 }
 
 // ---- keys ----------------------------------------------------------------------------

@@ -31,7 +31,8 @@ export function tableSizes(v: ViewsData): Record<string, number> {
     accounts: acc.count,
     positions: acc.posCount,
     keys: acc.keyCount,
-    withdrawals: acc.withdrawalCount,
+    withdrawals: acc.withdrawalRows,
+    withdrawal_index: acc.widIndex.size,
     client_withdrawal_id_index: acc.cwidIndex.size,
     markets: mk.count,
     // Round rows in use (retained rounds and markets' evicted last rounds), and the index of retained ones.

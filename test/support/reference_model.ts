@@ -25,7 +25,10 @@
 //   unfreeze does not clear it), so it is never auto-proposed again.
 // - unknown_account means "not live" (deleted accounts included) wherever
 //   README names it.
-// - RequestWithdrawal idempotency is per account (client_withdrawal_id).
+// - RequestWithdrawal idempotency is per account (client_withdrawal_id),
+//   while the withdrawal is retained: an account keeps its pending ones and
+//   its newest withdrawal_cap finished ones; an evicted one is unknown (its
+//   wid cannot be confirmed, its client_withdrawal_id makes a new one).
 // - Market volume and last_tick_yes describe the current round: OpenRound
 //   resets them; a market keeps its last round_number after round eviction.
 
@@ -40,6 +43,7 @@ export interface ModelConfig {
   terminal_cap: number;
   reject_cap: number;
   round_cap: number;
+  withdrawal_cap: number;
   oracle_staleness_ms: number;
   oracle_quorum: number;
   dispute_window_ms: number;
@@ -50,6 +54,7 @@ export const MODEL_DEFAULTS: ModelConfig = {
   terminal_cap: 1000,
   reject_cap: 100,
   round_cap: 1000,
+  withdrawal_cap: 1000,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
@@ -1127,6 +1132,9 @@ export class ReferenceModel {
     this.complete({ result: w.wid });
   }
 
+  /** Finished withdrawals per account, oldest first: retention beyond withdrawal_cap. */
+  private readonly finishedWithdrawals = new Map<number, number[]>();
+
   private finishWithdrawal(c: RecordObject, confirm: boolean): void {
     const w = this.withdrawals.get(c.wid as number);
     if (!w || w.status !== WithdrawalStatus.pending) return this.reject(Reject.unknown_withdrawal);
@@ -1141,6 +1149,10 @@ export class ReferenceModel {
       a.available += w.amount;
       this.emit('WithdrawalFailed', w.account_id, { wid: w.wid, amount: w.amount });
     }
+    const finished = this.finishedWithdrawals.get(w.account_id) ?? [];
+    finished.push(w.wid);
+    while (finished.length > this.config.withdrawal_cap) this.withdrawals.delete(finished.shift()!);
+    this.finishedWithdrawals.set(w.account_id, finished);
     this.complete({ result: w.wid });
   }
 

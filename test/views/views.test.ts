@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { EngineConfig } from '../../src/engine/config.js';
 import { summarize } from '../../src/engine/summary.js';
 import { NIL } from '../../src/book/orders.js';
-import { CANCEL_REASON_NAMES, ProposeSource } from '../../src/layout/records.js';
+import { CANCEL_REASON_NAMES, CompletionStatus, ProposeSource } from '../../src/layout/records.js';
 import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ViewError, type Views } from '../../src/views/views.js';
 import { AdminAccount } from '../../src/wire/control_plane.js';
@@ -545,6 +545,32 @@ test('views: round rows are reused: 300 rounds with round_cap 3 keep at most rou
   h.openRound(markets[0]!);
   assert.equal(mk.roundTop, top);
   assert.equal(h.views.round(markets[0]!)!.round_number, String(mk.roundCount));
+});
+
+test('views: an account keeps its pending withdrawals and its newest withdrawal_cap finished ones; an evicted one is unknown and frees its client_withdrawal_id', () => {
+  const h = new Harness({ withdrawal_cap: 2 });
+  const a = h.account(1_000_000);
+  const acc = h.views.state.accounts;
+  const request = (cwid: number): number => h.ok({ type: 'RequestWithdrawal', account: a, client_withdrawal_id: BigInt(cwid), amount: 10, destination: 'dest' });
+  const pending = request(999);
+  let maxRows = 0;
+  for (let i = 1; i <= 51; i++) {
+    const wid = request(i);
+    h.ok({ type: i % 3 === 0 ? 'FailWithdrawal' : 'ConfirmWithdrawal', wid });
+    maxRows = Math.max(maxRows, acc.withdrawalRows);
+  }
+  assert.ok(maxRows <= 1 + 2 + 1, `${maxRows} withdrawal rows`);
+  assert.ok(acc.wTop <= 4, `${acc.wTop} rows ever used`);
+  assert.equal(h.views.withdrawal(a, 0, 999)!.status, 'pending', 'pending ones are kept');
+  assert.equal(h.views.withdrawal(a, 0, 50)!.status, 'confirmed');
+  assert.equal(h.views.withdrawal(a, 0, 51)!.status, 'failed');
+  assert.equal(h.views.withdrawal(a, 0, 49), null, 'evicted');
+  assert.equal(h.views.withdrawalByWid(pending)!.status, 'pending');
+  // An evicted wid cannot be finished again; its client_withdrawal_id makes a new withdrawal.
+  assert.equal(h.send({ type: 'ConfirmWithdrawal', wid: pending + 1 })!.status, CompletionStatus.rejected);
+  const again = request(1);
+  assert.equal(again, acc.withdrawalCount);
+  assert.equal(h.views.withdrawal(a, 0, 1)!.wid, String(again));
 });
 
 test('views: withdrawals are found by client_withdrawal_id, per account', () => {
