@@ -37,6 +37,12 @@ export class Accounts {
   // Per account: the market and position slot of its last lookup (0 = none).
   lastPosMarket = new Uint32Array(0);
   lastPosSlot = new Int32Array(0);
+  // Per account: its keys (rows linked by keyNext) and its revoked keys, oldest revoked first (keyRevLink).
+  keyHead = new Int32Array(0);
+  keyTail = new Int32Array(0);
+  kRevHead = new Int32Array(0);
+  kRevTail = new Int32Array(0);
+  kRevCount = new Uint32Array(0);
   // Per account: its finished withdrawals, oldest first (rows linked by wLink).
   wFinHead = new Int32Array(0);
   wFinTail = new Int32Array(0);
@@ -55,14 +61,37 @@ export class Accounts {
   pNextInMarket = new Int32Array(0);
   marketPosHead = new Int32Array(0);
 
-  // Keys: ids 1..keyCount.
+  // Keys, in reused rows: each account keeps its live keys and its newest
+  // revoked_key_cap revoked ones (in the order they were revoked); an evicted
+  // key is unknown (authentication refuses it as it refuses a revoked one).
+  // Per account the keys form a list in ascending key_id (keyHead, keyNext,
+  // keyPrev); the revoked ones also a queue (kRev*, keyRevLink). Rows in use
+  // <= live keys + accounts x revoked_key_cap. The row is also the key's
+  // index in the gateways' per-key tables (token buckets, WebSocket counts),
+  // which a key id, growing with every key ever created, could not be.
+  /** Key ids issued (the last key_id). */
   keyCount = 0;
+  /** Rows holding a key. */
+  keyRows = 0;
+  /** Rows ever used: 0..keyTop-1 exist. */
+  keyTop = 0;
   private keyCapacity = 0;
+  private keyFree = NIL;
+  /** key_id per row; 0 = a free row. */
+  keyId = new Float64Array(0);
   keyAccount = new Uint32Array(0);
   keyScopes = new Uint8Array(0);
   keyRevoked = new Uint8Array(0);
+  /** 32 bytes per row. */
   keySecret = new Uint8Array(0);
-  keyLabel: string[] = [''];
+  keyLabel: string[] = [];
+  /** The account's key list (ascending key_id), doubly linked; keyNext also links the free rows. */
+  keyNext = new Int32Array(0);
+  keyPrev = new Int32Array(0);
+  /** Next revoked key of the same account, in revocation order. */
+  keyRevLink = new Int32Array(0);
+  /** key_id -> row of known (live or retained revoked) keys. */
+  readonly keyIndex = new IdIndex(64);
 
   // Withdrawals, in reused rows: each account keeps its pending withdrawals
   // and its newest withdrawal_cap finished ones (in the order they finished,
@@ -134,6 +163,11 @@ export class Accounts {
     this.deadLo = grown(this.deadLo, cap);
     this.lastPosMarket = grown(this.lastPosMarket, cap);
     this.lastPosSlot = grown(this.lastPosSlot, cap);
+    this.keyHead = grown(this.keyHead, cap, NIL);
+    this.keyTail = grown(this.keyTail, cap, NIL);
+    this.kRevHead = grown(this.kRevHead, cap, NIL);
+    this.kRevTail = grown(this.kRevTail, cap, NIL);
+    this.kRevCount = grown(this.kRevCount, cap);
     this.wFinHead = grown(this.wFinHead, cap, NIL);
     this.wFinTail = grown(this.wFinTail, cap, NIL);
     this.wFinCount = grown(this.wFinCount, cap);
@@ -187,9 +221,77 @@ export class Accounts {
     return p;
   }
 
+  /** A row for the new key id of account, at the end of its key list (evolve only). */
+  addKey(id: number, account: number): number {
+    assert(id === this.keyCount + 1, 'accounts: key ids are consecutive');
+    let k = this.keyFree;
+    if (k !== NIL) {
+      this.keyFree = this.keyNext[k]!;
+    } else {
+      k = this.keyTop++;
+      this.ensureKeys(k + 1);
+    }
+    this.keyId[k] = id;
+    this.keyAccount[k] = account;
+    this.keyRevoked[k] = 0;
+    this.keyRevLink[k] = NIL;
+    this.keyNext[k] = NIL;
+    this.keyPrev[k] = this.keyTail[account]!;
+    if (this.keyTail[account] === NIL) this.keyHead[account] = k;
+    else this.keyNext[this.keyTail[account]!] = k;
+    this.keyTail[account] = k;
+    this.keyCount = id;
+    this.keyRows++;
+    this.keyIndex.set(id, k);
+    return k;
+  }
+
+  /** The row of a known key (live or retained revoked), -1 when unknown or evicted. */
+  keyRow(id: number): number {
+    return id >= 1 && Number.isSafeInteger(id) ? this.keyIndex.get(id) : -1;
+  }
+
+  /**
+   * Revokes the key in row k: it joins its account's revoked queue, and that
+   * account's oldest revoked keys beyond `cap` are evicted (evolve only).
+   */
+  revokeKey(k: number, cap: number): void {
+    const a = this.keyAccount[k]!;
+    this.keyRevoked[k] = 1;
+    this.keyRevLink[k] = NIL;
+    if (this.kRevTail[a] === NIL) this.kRevHead[a] = k;
+    else this.keyRevLink[this.kRevTail[a]!] = k;
+    this.kRevTail[a] = k;
+    this.kRevCount[a] = this.kRevCount[a]! + 1;
+    while (this.kRevCount[a]! > cap) {
+      const old = this.kRevHead[a]!;
+      this.kRevHead[a] = this.keyRevLink[old]!;
+      if (this.kRevHead[a] === NIL) this.kRevTail[a] = NIL;
+      this.kRevCount[a] = this.kRevCount[a]! - 1;
+      // Out of the account's key list, the index, and into the free rows.
+      const prev = this.keyPrev[old]!;
+      const next = this.keyNext[old]!;
+      if (prev === NIL) this.keyHead[a] = next;
+      else this.keyNext[prev] = next;
+      if (next === NIL) this.keyTail[a] = prev;
+      else this.keyPrev[next] = prev;
+      this.keyIndex.delete(this.keyId[old]!);
+      this.keyId[old] = 0;
+      this.keySecret.fill(0, old * 32, old * 32 + 32);
+      this.keyLabel[old] = '';
+      this.keyNext[old] = this.keyFree;
+      this.keyFree = old;
+      this.keyRows--;
+    }
+  }
+
   ensureKeys(n: number): void {
     if (n < this.keyCapacity) return;
     const cap = nextCapacity(this.keyCapacity, n + 1);
+    this.keyId = grown(this.keyId, cap);
+    this.keyNext = grown(this.keyNext, cap, NIL);
+    this.keyPrev = grown(this.keyPrev, cap, NIL);
+    this.keyRevLink = grown(this.keyRevLink, cap, NIL);
     this.keyAccount = grown(this.keyAccount, cap);
     this.keyScopes = grown(this.keyScopes, cap);
     this.keyRevoked = grown(this.keyRevoked, cap);

@@ -784,11 +784,22 @@ export class Engine {
     const acc = this.state.accounts;
     if (!acc.isLive(account)) return this.reject(T_DELETE_ACCOUNT, Reject.unknown_account, account);
     const m = this.m;
-    for (let k = 1; k <= acc.keyCount; k++) {
-      if (acc.keyAccount[k] !== account || acc.keyRevoked[k] === 1) continue;
+    // The live keys first (each KeyRevoked is applied as it is written, and a
+    // revocation may evict older revoked keys from the list being walked).
+    let n = 0;
+    for (let k = acc.keyHead[account]!; k !== NIL; k = acc.keyNext[k]!) {
+      if (acc.keyRevoked[k] === 1) continue;
+      if (n === this.idScratch.length) {
+        const bigger = new Float64Array(n * 2);
+        bigger.set(this.idScratch);
+        this.idScratch = bigger;
+      }
+      this.idScratch[n++] = acc.keyId[k]!;
+    }
+    for (let i = 0; i < n; i++) {
       const o = this.begin(KeyRevoked.TYPE, KeyRevoked.SIZE, account);
       KeyRevoked.clear_reserved(this.m, o);
-      KeyRevoked.set_key_id(m, o, k);
+      KeyRevoked.set_key_id(m, o, this.idScratch[i]!);
       KeyRevoked.set_account_id(m, o, account);
       this.commit(o);
     }
@@ -817,11 +828,10 @@ export class Engine {
 
   private revokeKey(keyId: number, account: number): void {
     const acc = this.state.accounts;
-    if (keyId < 1 || keyId > acc.keyCount || (account !== 0 && acc.keyAccount[keyId] !== account)) {
-      return this.reject(T_REVOKE_KEY, Reject.unknown_key, account);
-    }
-    if (acc.keyRevoked[keyId] === 0) {
-      const owner = acc.keyAccount[keyId]!;
+    const k = acc.keyRow(keyId);
+    if (k < 0 || (account !== 0 && acc.keyAccount[k] !== account)) return this.reject(T_REVOKE_KEY, Reject.unknown_key, account);
+    if (acc.keyRevoked[k] === 0) {
+      const owner = acc.keyAccount[k]!;
       const o = this.begin(KeyRevoked.TYPE, KeyRevoked.SIZE, owner);
       KeyRevoked.clear_reserved(this.m, o);
       KeyRevoked.set_key_id(this.m, o, keyId);

@@ -65,20 +65,18 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       return;
     case T_KEY_CREATED: {
       const acc = s.accounts;
-      const id = KeyCreated.key_id(m, o);
-      assert(id === acc.keyCount + 1, 'evolve: key ids are consecutive');
-      acc.ensureKeys(id);
-      acc.keyCount = id;
-      acc.keyAccount[id] = KeyCreated.account_id(m, o);
-      acc.keyScopes[id] = KeyCreated.scopes(m, o);
-      acc.keyRevoked[id] = 0;
-      acc.keySecret.set(KeyCreated.secret(m, o), id * 32);
-      acc.keyLabel[id] = KeyCreated.label(m, o);
+      const k = acc.addKey(KeyCreated.key_id(m, o), KeyCreated.account_id(m, o));
+      acc.keyScopes[k] = KeyCreated.scopes(m, o);
+      acc.keySecret.set(KeyCreated.secret(m, o), k * 32);
+      acc.keyLabel[k] = KeyCreated.label(m, o);
       return;
     }
-    case T_KEY_REVOKED:
-      s.accounts.keyRevoked[KeyRevoked.key_id(m, o)] = 1;
+    case T_KEY_REVOKED: {
+      const k = s.accounts.keyRow(KeyRevoked.key_id(m, o));
+      assert(k >= 0 && s.accounts.keyRevoked[k] === 0, 'evolve: a revoked key was live');
+      s.accounts.revokeKey(k, s.config.revoked_key_cap);
       return;
+    }
     case T_DEPOSITED: {
       const amount = Deposited.amount(m, o);
       const a = Header.account(m, o);

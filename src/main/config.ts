@@ -40,6 +40,8 @@ export interface ExchangeConfig {
   round_cap: number;
   /** Finished withdrawals kept per account (engine retention). */
   withdrawal_cap: number;
+  /** Revoked keys kept per account (engine retention). */
+  revoked_key_cap: number;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
 }
@@ -67,6 +69,7 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_REJECT_CAP', flag: '--reject-cap', key: 'reject_cap', kind: 'int' },
   { env: 'DX_ROUND_CAP', flag: '--round-cap', key: 'round_cap', kind: 'int' },
   { env: 'DX_WITHDRAWAL_CAP', flag: '--withdrawal-cap', key: 'withdrawal_cap', kind: 'int' },
+  { env: 'DX_REVOKED_KEY_CAP', flag: '--revoked-key-cap', key: 'revoked_key_cap', kind: 'int' },
 ];
 
 /** Every flag takes a value (booleans too: `--verify 1`). */
@@ -79,7 +82,7 @@ export function defaults(): ExchangeConfig {
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
     terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap, round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
-    withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap,
+    withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap, revoked_key_cap: DEFAULT_ENGINE_CONFIG.revoked_key_cap,
   };
 }
 
@@ -129,7 +132,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (cfg.dispute_window_ms > 86_400_000) throw new Error('dispute-window-ms must be at most 86400000 (a day)');
   if (cfg.oracle_staleness_ms < 1 || cfg.oracle_staleness_ms > 86_400_000) throw new Error('oracle-staleness-ms must be 1..86400000');
   if (cfg.oracle_quorum < 1 || cfg.oracle_quorum > 64) throw new Error('oracle-quorum must be 1..64');
-  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap'] as const) {
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
     if (cfg[k] < 1 || cfg[k] > 1_000_000) throw new Error(`${k.replace(/_/g, '-')} must be 1..1000000`);
   }
   return cfg;
@@ -148,5 +151,6 @@ export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
     order_capacity: 1 << 19, account_capacity: 1 << 14,
     dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
     terminal_cap: cfg.terminal_cap, reject_cap: cfg.reject_cap, round_cap: cfg.round_cap, withdrawal_cap: cfg.withdrawal_cap,
+    revoked_key_cap: cfg.revoked_key_cap,
   };
 }

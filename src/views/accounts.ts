@@ -5,6 +5,7 @@
 // Views.
 
 import { createHash } from 'node:crypto';
+import { NIL } from '../book/orders.js';
 import { WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminAccount } from '../wire/control_plane.js';
@@ -20,6 +21,8 @@ export interface KeyInfo {
   revoked: boolean;
   /** 32-byte view into the state's key table: valid until the next apply(); never keep it. */
   secret: Uint8Array;
+  /** The key's row: its index in the gateways' per-key tables (token buckets, WebSocket counts). */
+  row: number;
 }
 
 export function balance(v: ViewsData, account: number): Balance {
@@ -97,48 +100,55 @@ export function withdrawalAccount(v: ViewsData, wid: number): number {
 
 // ---- keys ----------------------------------------------------------------------------
 
-function keyKnown(v: ViewsData, keyId: number): boolean {
-  return (keyId >>> 0) === keyId && keyId >= 1 && keyId <= v.state.accounts.keyCount;
+/** The key's row (src/accounts/accounts.ts), -1 when unknown or evicted. */
+export function keyRow(v: ViewsData, keyId: number): number {
+  return v.state.accounts.keyRow(keyId);
 }
 
 /** Owner of a key, 0 when there is no such key. Cheap: used on every request. */
 export function keyAccount(v: ViewsData, keyId: number): number {
-  return keyKnown(v, keyId) ? v.state.accounts.keyAccount[keyId]! : 0;
+  const k = keyRow(v, keyId);
+  return k < 0 ? 0 : v.state.accounts.keyAccount[k]!;
 }
 
 /** Scope bits of a key (Scope enum), 0 when there is no such key. */
 export function keyScopes(v: ViewsData, keyId: number): number {
-  return keyKnown(v, keyId) ? v.state.accounts.keyScopes[keyId]! : 0;
+  const k = keyRow(v, keyId);
+  return k < 0 ? 0 : v.state.accounts.keyScopes[k]!;
 }
 
 /** True when the key is revoked (deleting an account revokes its keys); false for an unknown key (check keyAccount first). */
 export function keyRevoked(v: ViewsData, keyId: number): boolean {
-  return keyKnown(v, keyId) && v.state.accounts.keyRevoked[keyId] === 1;
+  const k = keyRow(v, keyId);
+  return k >= 0 && v.state.accounts.keyRevoked[k] === 1;
 }
 
 /** The key's 32 secret bytes as a view into the state (valid until the next apply(); never keep it), null when unknown. */
 export function keySecret(v: ViewsData, keyId: number): Uint8Array | null {
-  return keyKnown(v, keyId) ? v.state.accounts.keySecret.subarray(keyId * 32, keyId * 32 + 32) : null;
+  const k = keyRow(v, keyId);
+  return k < 0 ? null : v.state.accounts.keySecret.subarray(k * 32, k * 32 + 32);
 }
 
 export function keyInfo(v: ViewsData, keyId: number): KeyInfo | null {
-  if (!keyKnown(v, keyId)) return null;
+  const k = keyRow(v, keyId);
+  if (k < 0) return null;
   const acc = v.state.accounts;
   return {
-    account_id: acc.keyAccount[keyId]!,
-    scopes: acc.keyScopes[keyId]!,
-    revoked: acc.keyRevoked[keyId] === 1,
-    secret: acc.keySecret.subarray(keyId * 32, keyId * 32 + 32),
+    account_id: acc.keyAccount[k]!,
+    scopes: acc.keyScopes[k]!,
+    revoked: acc.keyRevoked[k] === 1,
+    secret: acc.keySecret.subarray(k * 32, k * 32 + 32),
+    row: k,
   };
 }
 
-/** The account's keys in ascending key_id, never secrets (keys service GET /keys, operator). O(all keys). */
+/** The account's keys in ascending key_id (live ones and the retained revoked ones), never secrets (keys service GET /keys, operator). */
 export function keyList(v: ViewsData, account: number): KeyItem[] {
   const acc = v.state.accounts;
   const out: KeyItem[] = [];
-  for (let k = 1; k <= acc.keyCount; k++) {
-    if (acc.keyAccount[k] !== account) continue;
-    out.push({ key_id: k, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1 });
+  if (!accountKnown(v.state, account)) return out;
+  for (let k = acc.keyHead[account]!; k !== NIL; k = acc.keyNext[k]!) {
+    out.push({ key_id: acc.keyId[k]!, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1 });
   }
   return out;
 }

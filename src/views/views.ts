@@ -257,7 +257,7 @@ export class Views implements ViewsData {
     return A.keyInfo(this, keyId);
   }
 
-  /** The account's keys in ascending key_id, never secrets (keys service GET /keys, operator). O(all keys). */
+  /** The account's keys in ascending key_id (live and retained revoked), never secrets (keys service GET /keys, operator). */
   keys(account: number): KeyItem[] {
     return A.keyList(this, account);
   }

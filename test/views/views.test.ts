@@ -573,6 +573,32 @@ test('views: an account keeps its pending withdrawals and its newest withdrawal_
   assert.equal(h.views.withdrawal(a, 0, 1)!.wid, String(again));
 });
 
+test('views: an account keeps its live keys and its newest revoked_key_cap revoked ones; an evicted key is unknown; rows are reused', () => {
+  const h = new Harness({ revoked_key_cap: 2 });
+  const a = h.account();
+  const acc = h.views.state.accounts;
+  const create = (): number => h.ok({ type: 'CreateKey', account: a, scopes: 3, secret: '11'.repeat(32) });
+  const live = create();
+  let maxRows = 0;
+  for (let i = 0; i < 40; i++) {
+    const k = create();
+    h.ok({ type: 'RevokeKey', account: a, key_id: k });
+    maxRows = Math.max(maxRows, acc.keyRows);
+  }
+  assert.equal(acc.keyCount, 41);
+  assert.ok(maxRows <= 1 + 2 + 1 && acc.keyTop <= 4, `${maxRows} key rows, ${acc.keyTop} ever used`);
+  assert.deepEqual(h.views.keys(a).map((k) => [k.key_id, k.revoked]), [[live, false], [40, true], [41, true]]);
+  assert.equal(h.views.keyInfo(39), null, 'evicted');
+  assert.equal(h.views.keyInfo(41)!.revoked, true);
+  assert.equal(h.views.keyInfo(live)!.revoked, false);
+  // Revoking again: idempotent while retained, unknown once evicted.
+  assert.equal(h.send({ type: 'RevokeKey', account: a, key_id: 41 })!.status, CompletionStatus.ok);
+  assert.equal(h.send({ type: 'RevokeKey', account: a, key_id: 39 })!.status, CompletionStatus.rejected);
+  // Deleting the account revokes its live key; the revoked ones beyond the cap go.
+  h.ok({ type: 'DeleteAccount', account: a });
+  assert.deepEqual(h.views.keys(a).map((k) => [k.key_id, k.revoked]), [[41, true], [live, true]].sort((x, y) => (x[0] as number) - (y[0] as number)));
+});
+
 test('views: withdrawals are found by client_withdrawal_id, per account', () => {
   const h = new Harness();
   const [a1, a2] = [h.account(10_000), h.account()];
