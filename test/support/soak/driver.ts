@@ -62,9 +62,18 @@ export interface SoakReport {
  * snapshot are pruned), short rounds.
  */
 export const SOAK_SETTINGS: ProcessConfig = {
-  durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20,
+  durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20, withdrawal_cap: 20, revoked_key_cap: 10,
   dispute_window_ms: 2000, snapshot_every: 20_000, segment_bytes: 1 << 20,
 };
+
+/** The DX_* variables of the settings' engine configuration, for tools/journal (which reads them when no snapshot says). */
+function engineEnv(cfg: ProcessConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap', 'dispute_window_ms'] as const) {
+    if (cfg[k] !== undefined) out[`DX_${k.toUpperCase()}`] = String(cfg[k]);
+  }
+  return out;
+}
 
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const log = o.log ?? ((l: string) => process.stderr.write(`${l}\n`));
@@ -114,7 +123,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const x = await server.terminate(30_000);
     if (x.code !== 0 || x.killed) problems.push(`SIGTERM: exit code ${x.code} signal ${x.signal}${x.killed ? ' (killed after 30 s)' : ''}`);
     // The invariants at the end: tools/journal verify replays everything with the checks (the server's caps from the snapshot or the environment).
-    const env = { ...process.env, DX_TERMINAL_CAP: String(settings.terminal_cap), DX_REJECT_CAP: String(settings.reject_cap), DX_ROUND_CAP: String(settings.round_cap), DX_DISPUTE_WINDOW_MS: String(settings.dispute_window_ms) };
+    const env = { ...process.env, ...engineEnv(settings) };
     const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', server.dataDir], { encoding: 'utf8', timeout: 600_000, env });
     journalVerify = `${v.stdout}${v.stderr}`.trim().split('\n').slice(-3).join('\n');
     if (v.status !== 0) problems.push(`journal verify exited ${v.status ?? v.signal}: ${`${v.stdout}${v.stderr}`.trim().slice(-1500)}`);
