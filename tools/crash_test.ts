@@ -52,11 +52,13 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
 import { ROTATION_AND_SNAPSHOT_STRESS, runCrashTest, type CrashOptions, type CrashReport } from '../test/support/crash/driver.js';
 
-const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX] [--kills-per-part K] [--stress] [--verify] [--keep] [--json]';
+const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX]'
+  + ' [--kills-per-part K] [--stress] [--verify] [--keep] [--json]';
 
 const OPTIONS = {
   kills: { type: 'string' }, seed: { type: 'string' }, gateways: { type: 'string' }, traders: { type: 'string' }, 'load-ms': { type: 'string' },
-  'kills-per-part': { type: 'string' }, stress: { type: 'boolean' }, verify: { type: 'boolean' }, keep: { type: 'boolean' }, json: { type: 'boolean' },
+  'kills-per-part': { type: 'string' }, stress: { type: 'boolean' }, verify: { type: 'boolean' }, keep: { type: 'boolean' },
+  json: { type: 'boolean' },
 } as const;
 
 const DEFAULT_KILLS_PER_PART = 30;
@@ -98,19 +100,22 @@ function parse(argv: string[]): Parsed {
 function killPoints(c: Record<string, number>): string {
   return `${c.kills_aimed_at_snapshot ?? 0} aimed at a snapshot write (${c.kills_aimed_at_snapshot_missed ?? 0} missed), `
     + `${c.kills_aimed_at_rotation ?? 0} at a segment rotation (${c.kills_aimed_at_rotation_missed ?? 0} missed); `
-    + `found after the kill: ${c.kills_mid_snapshot_write ?? 0} snapshot temp files, ${c.kills_mid_rotation ?? 0} new segments holding only their header`;
+    + `found after the kill: ${c.kills_mid_snapshot_write ?? 0} snapshot temp files, `
+    + `${c.kills_mid_rotation ?? 0} new segments holding only their header`;
 }
 
 /** The report's lines: the verdict, the counts, the recoveries, each violation. */
 function describe(r: CrashReport, title: string): string {
   const c = r.counts;
   return [
-    `${title} ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.kills} kills (${r.kills_during_start} during a start), ${r.restarts} starts, ${r.epochs} epochs, ${r.seconds} s`,
+    `${title} ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.kills} kills (${r.kills_during_start} during a start), `
+      + `${r.restarts} starts, ${r.epochs} epochs, ${r.seconds} s`,
     `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had not); fills acknowledged ${c.fills_acked ?? 0}`,
     `  cancels ${c.cancel_ok ?? 0} ok / ${c.cancel_uncertain ?? 0} cut off; decreases ${c.decrease_ok ?? 0} / ${c.decrease_uncertain ?? 0}; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ${c.withdraw_uncertain ?? 0}; confirms ${c.confirm_ok ?? 0} / ${c.confirm_uncertain ?? 0}; fails ${c.fail_ok ?? 0} / ${c.fail_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
     `  refused before sequencing: ${Object.entries(c).filter(([k]) => k.endsWith('_refused')).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
     `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} conservation checks; recoveries from a snapshot ${c.recoveries_from_snapshot ?? 0}; torn tails ${c.recovery_fault_torn_tail_truncated ?? 0}; journal verify at the end: ${c.journal_verify_runs ? 'run' : 'not run'}`,
-    `  kill points: ${killPoints(c)}; starts removed ${c.recovery_fault_empty_segment_removed ?? 0} empty segments and ${c.recovery_fault_torn_tail_truncated ?? 0} torn tails`,
+    `  kill points: ${killPoints(c)}; starts removed ${c.recovery_fault_empty_segment_removed ?? 0} empty segments `
+      + `and ${c.recovery_fault_torn_tail_truncated ?? 0} torn tails`,
     `  recovery: ${r.recoveries.map((x) => `${x.spawn_to_ready_ms}ms@${x.seq}`).join(' ')}`,
     ...r.violations.map((v) => `  VIOLATION ${v}`),
     r.ok ? '' : `  data dir kept: ${r.data_dir}`,
@@ -143,7 +148,8 @@ async function main(argv: string[]): Promise<number> {
     const o: CrashOptions = { ...p.o, kills, seed: p.o.seed + i, ...(stressed ? ROTATION_AND_SNAPSHOT_STRESS : {}) };
     const r = await runCrashTest(o);
     reports.push(r);
-    const title = parts > 1 ? `part ${i + 1}/${parts}${stressed ? ' (rotation and snapshot stress)' : ''}` : `crash test${stressed ? ' (rotation and snapshot stress)' : ''}`;
+    const stress = stressed ? ' (rotation and snapshot stress)' : '';
+    const title = parts > 1 ? `part ${i + 1}/${parts}${stress}` : `crash test${stress}`;
     process.stdout.write(describe(r, title));
     if (!r.ok) break;
   }
@@ -153,9 +159,16 @@ async function main(argv: string[]): Promise<number> {
     const c = total(reports);
     const kills = reports.reduce((n, r) => n + r.kills, 0);
     process.stdout.write([
-      `crash test ${ok ? 'PASSED' : 'FAILED'}: ${kills} kills in ${reports.length} parts (seeds ${p.o.seed}..${p.o.seed + reports.length - 1}), ${Math.round((Date.now() - t0) / 1000)} s`,
-      `  ${reports.reduce((n, r) => n + r.kills_during_start, 0)} kills during a start, ${reports.reduce((n, r) => n + r.restarts, 0)} starts; placements ${c.place_ok ?? 0} acknowledged, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had not); fills ${c.fills_acked ?? 0}; withdrawals ${c.withdraw_ok ?? 0}; ${c.orders_checked ?? 0} order checks, ${c.conservation_checks ?? 0} conservation checks`,
-      `  kill points: ${killPoints(c)}; ${c.recoveries_from_snapshot ?? 0} recoveries from a snapshot, ${c.recovery_fault_torn_tail_truncated ?? 0} torn tails, ${c.recovery_fault_empty_segment_removed ?? 0} empty segments removed; journal verify ${c.journal_verify_runs ?? 0} times`,
+      `crash test ${ok ? 'PASSED' : 'FAILED'}: ${kills} kills in ${reports.length} parts `
+        + `(seeds ${p.o.seed}..${p.o.seed + reports.length - 1}), ${Math.round((Date.now() - t0) / 1000)} s`,
+      `  ${reports.reduce((n, r) => n + r.kills_during_start, 0)} kills during a start, `
+        + `${reports.reduce((n, r) => n + r.restarts, 0)} starts; `
+        + `placements ${c.place_ok ?? 0} acknowledged, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, `
+        + `${c.place_uncertain_had_not_landed ?? 0} had not); fills ${c.fills_acked ?? 0}; withdrawals ${c.withdraw_ok ?? 0}; `
+        + `${c.orders_checked ?? 0} order checks, ${c.conservation_checks ?? 0} conservation checks`,
+      `  kill points: ${killPoints(c)}; ${c.recoveries_from_snapshot ?? 0} recoveries from a snapshot, `
+        + `${c.recovery_fault_torn_tail_truncated ?? 0} torn tails, ${c.recovery_fault_empty_segment_removed ?? 0} empty segments removed; `
+        + `journal verify ${c.journal_verify_runs ?? 0} times`,
     ].join('\n') + '\n');
   }
   return ok ? 0 : 1;

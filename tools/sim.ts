@@ -21,7 +21,8 @@ import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
 import { formatFailure, runSeed } from '../test/support/differential.js';
 import { reproCommand, runSimulation, SIM_DEFAULTS, type SimOptions } from '../test/support/sim/run.js';
 
-const USAGE = 'usage: node dist/tools/sim.js [--commands N] [--per-seed C] [--first-seed S] [--chunk-seeds K] [--threads T] [--check-every N] [--keep-going] [--json]\n'
+const USAGE = 'usage: node dist/tools/sim.js [--commands N] [--per-seed C] [--first-seed S] [--chunk-seeds K] [--threads T]'
+  + ' [--check-every N] [--keep-going] [--json]\n'
   + '       node dist/tools/sim.js --seed S --prefix K';
 
 /** Commands when --commands is not given (about a minute on two free cores). */
@@ -65,21 +66,28 @@ async function main(argv: string[]): Promise<number> {
   };
   const perSeed = o.perSeed ?? SIM_DEFAULTS.perSeed;
   const first = o.firstSeed ?? SIM_DEFAULTS.firstSeed;
-  process.stdout.write(`sim: ${commands} commands = ${Math.ceil(commands / perSeed)} seeds x ${perSeed} from seed ${first}, chunks of ${o.chunkSeeds ?? SIM_DEFAULTS.chunkSeeds} seeds, checks every ${o.checkEvery ?? SIM_DEFAULTS.checkEvery} commands\n`);
+  process.stdout.write(`sim: ${commands} commands = ${Math.ceil(commands / perSeed)} seeds x ${perSeed} from seed ${first}, `
+    + `chunks of ${o.chunkSeeds ?? SIM_DEFAULTS.chunkSeeds} seeds, checks every ${o.checkEvery ?? SIM_DEFAULTS.checkEvery} commands\n`);
   let lastPrint = 0;
   o.onProgress = (p) => {
     if (p.elapsedMs - lastPrint < 30_000) return;
     lastPrint = p.elapsedMs;
     const pct = ((100 * p.commands) / commands).toFixed(1);
-    process.stdout.write(`  ${p.commands} commands (${pct}%), ${p.seeds} seeds, ${Math.round((p.commands * 1000) / p.elapsedMs)}/s, ${(p.elapsedMs / 1000).toFixed(0)} s\n`);
+    const rate = Math.round((p.commands * 1000) / p.elapsedMs);
+    process.stdout.write(`  ${p.commands} commands (${pct}%), ${p.seeds} seeds, ${rate}/s, ${(p.elapsedMs / 1000).toFixed(0)} s\n`);
   };
   process.once('SIGINT', () => process.exit(130));
   const r = await runSimulation(o);
   if (v.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
   process.stdout.write([
-    `sim ${r.failures.length === 0 ? 'PASSED' : 'FAILED'}: ${r.commands} commands, seeds ${r.firstSeed}..${r.lastSeed} (${r.seeds} x ${r.perSeed}), ${r.chunks} chunks on ${r.threads} threads, ${(r.elapsedMs / 1000).toFixed(1)} s`,
-    `  ${r.commandsPerSecond} commands/s (wall), ${r.commandsPerCpuSecond} per CPU second of a worker; checks every ${r.checkEvery} commands and at the end of each seed${r.stopped ? '; stopped early by a failure' : ''}`,
-    ...r.failures.flatMap((f) => [`  FAILED seed=${f.seed}: the shortest failing prefix is ${f.prefix} commands; replay: ${reproCommand(f)}`, ...f.text.split('\n').map((l) => `    ${l}`)]),
+    `sim ${r.failures.length === 0 ? 'PASSED' : 'FAILED'}: ${r.commands} commands, seeds ${r.firstSeed}..${r.lastSeed} `
+      + `(${r.seeds} x ${r.perSeed}), ${r.chunks} chunks on ${r.threads} threads, ${(r.elapsedMs / 1000).toFixed(1)} s`,
+    `  ${r.commandsPerSecond} commands/s (wall), ${r.commandsPerCpuSecond} per CPU second of a worker; `
+      + `checks every ${r.checkEvery} commands and at the end of each seed${r.stopped ? '; stopped early by a failure' : ''}`,
+    ...r.failures.flatMap((f) => [
+      `  FAILED seed=${f.seed}: the shortest failing prefix is ${f.prefix} commands; replay: ${reproCommand(f)}`,
+      ...f.text.split('\n').map((l) => `    ${l}`),
+    ]),
   ].join('\n') + '\n');
   return r.failures.length === 0 ? 0 : 1;
 }

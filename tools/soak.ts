@@ -36,7 +36,8 @@ async function main(argv: string[]): Promise<number> {
   const sampleS = num('sample-s', v['sample-s'], 1) ?? 60;
   const warmupMin = num('warmup-min', v['warmup-min'], 0) ?? 5;
   process.once('SIGINT', () => process.exit(130)); // the exit hook SIGKILLs the exchange
-  const r = await runSoak({ minutes, sampleMs: sampleS * 1000, warmupMs: warmupMin * 60_000, seed: num('seed', v.seed, 0), keep: v.keep === true });
+  const seed = num('seed', v.seed, 0);
+  const r = await runSoak({ minutes, sampleMs: sampleS * 1000, warmupMs: warmupMin * 60_000, seed, keep: v.keep === true });
   if (v.json !== undefined) writeFileSync(v.json, `${JSON.stringify(r, null, 2)}\n`);
   process.stdout.write(describeSoak(r));
   return r.ok ? 0 : 1;

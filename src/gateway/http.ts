@@ -189,7 +189,10 @@ export function startRequestSignature(core: GatewayCore, f: InFlight): void {
 /** The authenticated caller of one request. */
 export interface Caller {
   keyId: number;
-  /** The key's row in the state: its index in the per-key tables (token buckets, WebSocket counts); key ids keep growing, rows are reused. */
+  /**
+   * The key's row in the state: its index in the per-key tables (token
+   * buckets, WebSocket counts); key ids keep growing, rows are reused.
+   */
   keyRow: number;
   account: number;
   /** Scope bits of the key. */

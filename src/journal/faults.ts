@@ -54,7 +54,8 @@ export function journalIoFromEnv(spec: string | undefined): JournalIo {
     write: FS_IO.write,
     fdatasync: (fd) => {
       if (++syncs === failAt) {
-        throw Object.assign(new Error(`EIO: i/o error, fdatasync (injected by DX_JOURNAL_FAULT=${spec})`), { code: 'EIO', errno: -5, syscall: 'fdatasync' });
+        const e = new Error(`EIO: i/o error, fdatasync (injected by DX_JOURNAL_FAULT=${spec})`);
+        throw Object.assign(e, { code: 'EIO', errno: -5, syscall: 'fdatasync' });
       }
       FS_IO.fdatasync(fd);
     },

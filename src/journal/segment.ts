@@ -132,7 +132,8 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
       // the frame's checksum was written whole: only the frame length is
       // damaged, in synced (acknowledged) data.
       const own = rec + 4 <= size ? dv.getUint32(rec, true) : 0;
-      if (own !== len && own >= MIN_RECORD_BYTES && own <= MAX_RECORD_BYTES && own % 8 === 0 && rec + own <= size && crc32c(bytes, rec, rec + own) === sum) {
+      const ownValid = own >= MIN_RECORD_BYTES && own <= MAX_RECORD_BYTES && own % 8 === 0 && rec + own <= size;
+      if (own !== len && ownValid && crc32c(bytes, rec, rec + own) === sum) {
         throw new JournalFault(path, at, `frame length ${len} is damaged: the record is whole at its own length ${own} and matches the frame's checksum (not a torn write)`);
       }
       torn(`frame of ${len} bytes runs past the end of the file (${size - rec} bytes left)`);

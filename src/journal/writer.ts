@@ -24,7 +24,8 @@ import type { Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
 import { FS_IO, type JournalIo } from './faults.js';
 import {
-  encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, FRAME_HEADER_BYTES, JOURNAL_DIR, MAX_RECORD_BYTES, MIN_RECORD_BYTES, SEGMENT_MAGIC, segmentName,
+  encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, FRAME_HEADER_BYTES, JOURNAL_DIR, MAX_RECORD_BYTES, MIN_RECORD_BYTES,
+  SEGMENT_MAGIC, segmentName,
 } from './format.js';
 
 export interface JournalWriterOptions {
@@ -106,9 +107,10 @@ export class JournalWriter {
   append(m: Mem, o: number): void {
     const len = Header.len(m, o);
     const seq = Header.seq(m, o);
-    assert(len >= MIN_RECORD_BYTES && len <= MAX_RECORD_BYTES && (len & 7) === 0, `journal: record of ${len} bytes at seq ${seq} is not a well-formed frame`);
+    const wellFormed = len >= MIN_RECORD_BYTES && len <= MAX_RECORD_BYTES && (len & 7) === 0;
+    assert(wellFormed, `journal: record of ${len} bytes at seq ${seq} is not a well-formed frame`);
     if (this.lastWasCompletion) {
-      assert(seq === this.completed + 1, `journal: command seq ${seq} follows ${this.completed} (each command is exactly one above the previous)`);
+      assert(seq === this.completed + 1, `journal: command seq ${seq} follows ${this.completed} (each is one above the previous)`);
       this.current = seq;
     } else {
       assert(seq === this.current, `journal: record of seq ${seq} inside command ${this.current} (a command's records share its seq)`);

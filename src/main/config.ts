@@ -81,7 +81,8 @@ export function defaults(): ExchangeConfig {
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
-    terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap, round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
+    terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
+    round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
     withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap, revoked_key_cap: DEFAULT_ENGINE_CONFIG.revoked_key_cap,
   };
 }

@@ -100,7 +100,8 @@ function checkFreeSpace(cfg: ExchangeConfig): void {
   const fs = statfsSync(cfg.data_dir);
   const free = fs.bavail * fs.bsize;
   if (free >= cfg.segment_bytes) return;
-  throw Object.assign(new Error(`ENOSPC: the file system of ${cfg.data_dir} has ${free} bytes free; the journal needs at least one segment (--segment-bytes ${cfg.segment_bytes}) to start`), {
+  const why = `the journal needs at least one segment (--segment-bytes ${cfg.segment_bytes}) to start`;
+  throw Object.assign(new Error(`ENOSPC: the file system of ${cfg.data_dir} has ${free} bytes free; ${why}`), {
     code: 'ENOSPC', syscall: 'statfs', path: cfg.data_dir,
   });
 }
@@ -131,7 +132,9 @@ function logJournalFailure(f: JournalFailure): number {
     event: 'journal_failed', code: f.fault?.code ?? null, syscall: f.fault?.syscall ?? null, path: f.fault?.path ?? null,
     durable_seq: f.durable_seq, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG,
     message: storage
-      ? `the journal could not ${f.fault!.syscall || 'write'} ${f.fault!.path || 'its segment'} (${f.fault!.code}); stopping: nothing after seq ${f.durable_seq} was acknowledged, and everything up to it is on disk for the next start; fix the storage (free space, remount) and start again`
+      ? `the journal could not ${f.fault!.syscall || 'write'} ${f.fault!.path || 'its segment'} (${f.fault!.code}); stopping: `
+        + `nothing after seq ${f.durable_seq} was acknowledged, and everything up to it is on disk for the next start; `
+        + 'fix the storage (free space, remount) and start again'
       : 'the journal thread failed (a bug, not the disk); stopping',
     error: f.error,
   });
@@ -235,7 +238,8 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   // The thread's `failed` message and its error event arrive in either order:
   // an error waits a moment for the message, which says what failed.
   journal.on('error', (e) => {
-    setTimeout(() => failStop({ type: 'failed', fault: storageFault(e), error: (e as Error).stack ?? String(e), durable_seq: durable.get() }), 200);
+    const failure: JournalFailure = { type: 'failed', fault: storageFault(e), error: (e as Error).stack ?? String(e), durable_seq: 0 };
+    setTimeout(() => failStop({ ...failure, durable_seq: durable.get() }), 200);
   });
 
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
@@ -439,7 +443,9 @@ async function main(): Promise<void> {
     // same start succeeds once the storage is fixed.
     const fault = storageFault(e);
     if (fault === null) throw e;
-    log('error', { event: 'start_failed', code: fault.code, syscall: fault.syscall, path: fault.path, message: fault.message, exit_code: EXIT_STORAGE });
+    log('error', {
+      event: 'start_failed', code: fault.code, syscall: fault.syscall, path: fault.path, message: fault.message, exit_code: EXIT_STORAGE,
+    });
     process.stderr.write(`dx: cannot start: ${fault.message}\n`);
     process.exit(EXIT_STORAGE);
   }

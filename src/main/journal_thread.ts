@@ -43,7 +43,8 @@ function main(d: JournalThreadData, durable: DurableSeq): void {
   consumer.open();
   const control = new JournalControl(d.control);
   const writer = new JournalWriter({
-    dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes, io: journalIoFromEnv(process.env.DX_JOURNAL_FAULT),
+    dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes,
+    io: journalIoFromEnv(process.env.DX_JOURNAL_FAULT),
   });
   const bell = consumer.doorbell;
   parentPort?.postMessage({ type: 'ready' });

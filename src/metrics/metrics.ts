@@ -377,7 +377,8 @@ export class MetricsRegistry {
     }
 
     if (src.tables) {
-      x.family('dx_table_entries', 'gauge', 'Entries of each table that grows with use (orders kept, keys, withdrawals, rounds, indexes, the replay guard, ...), as of the control plane\'s read model.');
+      x.family('dx_table_entries', 'gauge', 'Entries of each table that grows with use (orders kept, keys, withdrawals, rounds, '
+        + 'indexes, the replay guard, ...), as of the control plane\'s read model.');
       for (const [table, n] of Object.entries(src.tables())) x.sample('dx_table_entries', { table }, n);
     }
 

@@ -39,7 +39,8 @@ export function tableSizes(v: ViewsData): Record<string, number> {
     // Round rows in use (retained rounds and markets' evicted last rounds), and the index of retained ones.
     rounds: mk.roundRows,
     round_index: mk.roundIndex.size,
-    timers: s.expiries.size + s.deadmen.size + s.closes.size + s.awaitingProposal.size + s.disputeDeadlines.size + s.seriesWaiting.size + s.oracleExpiries.size,
+    timers: s.expiries.size + s.deadmen.size + s.closes.size + s.awaitingProposal.size + s.disputeDeadlines.size
+      + s.seriesWaiting.size + s.oracleExpiries.size,
     tape_records: tapeRecords,
     fill_records: fillRecords,
   };

@@ -341,7 +341,9 @@ export class WsLane {
     }
     const cap = this.cfg.max_subscriptions_per_key;
     if (fresh > 0 && !this.counts.tryAdd(conn.keyRow, KEY_SUBSCRIPTIONS, fresh, cap)) {
-      throw new WsCommandError('too_many_subscriptions', `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${this.counts.get(conn.keyRow, KEY_SUBSCRIPTIONS)})`);
+      const has = this.counts.get(conn.keyRow, KEY_SUBSCRIPTIONS);
+      const why = `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${has})`;
+      throw new WsCommandError('too_many_subscriptions', why);
     }
     const after: (() => void)[] = [];
     for (const p of plan) {

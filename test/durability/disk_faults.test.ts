@@ -25,6 +25,7 @@ import { sleep } from '../support/harness.js';
 
 const TOKEN = 'disk-faults-test-token-0123456789abcdef';
 const JOURNAL_JS = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
+const EXCHANGE_JS = fileURLToPath(new URL('../../src/main/exchange.js', import.meta.url));
 const TRADERS = 8;
 
 interface Trader {
@@ -72,7 +73,9 @@ async function trade(
     const c = s.client(t.keyId, t.secret, 3000);
     for (let n = 1; !until(); n++) {
       const coid = `${tag}${i + 1}${String(n).padStart(6, '0')}`;
-      const out = await attempt(() => c.placeOrder({ market_id: market, side: 'buy', outcome: n % 2 === 0 ? 'yes' : 'no', tick: 1 + (n % 45), qty: 1, client_order_id: coid }));
+      const outcome = n % 2 === 0 ? 'yes' : 'no';
+      const req = { market_id: market, side: 'buy', outcome, tick: 1 + (n % 45), qty: 1, client_order_id: coid } as const;
+      const out = await attempt(() => c.placeOrder(req));
       if (out.kind === 'ok') {
         acked.push({ trader: i, coid, order_id: out.body.order_id });
         onAcked(acked.length);
@@ -102,7 +105,9 @@ async function allOrders(c: DxClient): Promise<Map<string, Order>> {
 }
 
 /** Starts a healthy exchange on dir and checks that every acknowledged placement is there, once, with its order_id. */
-async function recoversEverything(dir: string, traders: Trader[], acked: Acked[], minSeq: number, cfg: ProcessConfig = {}): Promise<ExchangeProcess> {
+async function recoversEverything(
+  dir: string, traders: Trader[], acked: Acked[], minSeq: number, cfg: ProcessConfig = {},
+): Promise<ExchangeProcess> {
   const s = await exchange(dir, cfg).ready();
   const rec = s.recovery();
   assert.ok(rec !== null && rec.seq >= minSeq, `recovered seq ${rec?.seq} is below the last durable seq ${minSeq}`);
@@ -138,7 +143,7 @@ async function journalFailure(
     const deadline = Date.now() + 60_000;
     const acked = await trade(s, market, traders, tag === 'eio' ? '2' : '3', () => !s.running || Date.now() > deadline, hooks.onAcked);
     const exit = await Promise.race([s.exited, sleep(30_000).then(() => null)]);
-    assert.ok(exit !== null, `the exchange did not stop on the ${code} fault within 60 s of trading (${acked.length} placements acknowledged)`);
+    assert.ok(exit !== null, `the exchange did not stop on the ${code} fault within 60 s of trading (${acked.length} acknowledged)`);
     assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: EXIT_STORAGE, signal: null }, s.stderrTail());
     const failed = s.events('journal_failed');
     assert.equal(failed.length, 1, s.stderrTail());
@@ -147,7 +152,9 @@ async function journalFailure(
     const durableSeq = Number(failed[0]!.durable_seq);
     assert.ok(acked.length > 100, `only ${acked.length} placements were acknowledged before the fault`);
     // Nothing acknowledged lies past what was on disk when the journal failed.
-    for (const a of acked) assert.ok(Number(a.order_id) <= durableSeq, `order ${a.order_id} was acknowledged but the journal failed at durable seq ${durableSeq}`);
+    for (const a of acked) {
+      assert.ok(Number(a.order_id) <= durableSeq, `order ${a.order_id} acknowledged, but the journal failed at durable seq ${durableSeq}`);
+    }
     await closeFetchConnections();
     hooks.between?.();
     const { data_dir: _same, ...healthy } = cfg;
@@ -168,12 +175,14 @@ async function journalFailure(
   }
 }
 
-test('disk faults: a journal write refused by the kernel (RLIMIT_FSIZE, EFBIG) stops the exchange; a healthy start recovers every acknowledged write', async () => {
+test('disk faults: a journal write refused by the kernel (RLIMIT_FSIZE, EFBIG) stops the exchange; '
+  + 'a healthy start recovers every acknowledged write', async () => {
   // Segments may grow to 4 MiB, files to 150 kB: the write that crosses it fails (a short write first, then EFBIG).
   await journalFailure('efbig', { segment_bytes: 4 << 20 }, { launcher: ['prlimit', '--fsize=150000'] }, 'EFBIG');
 });
 
-test('disk faults: a failed fdatasync (EIO) stops the exchange at once and is never retried; every acknowledged write survives', async () => {
+test('disk faults: a failed fdatasync (EIO) stops the exchange at once and is never retried; '
+  + 'every acknowledged write survives', async () => {
   await journalFailure('eio', {}, { env: { DX_JOURNAL_FAULT: 'fdatasync@150' } }, 'EIO');
 });
 
@@ -205,7 +214,8 @@ function fillUp(file: string): void {
   }
 }
 
-test('disk faults: a full disk (tmpfs, ENOSPC) stops the exchange; a start on the full disk refuses with one clear line, twice, without touching the data; once space is freed every acknowledged write is back', async (t) => {
+test('disk faults: a full disk (tmpfs, ENOSPC) stops the exchange; a start on the full disk refuses with one clear line, '
+  + 'twice, without touching the data; once space is freed every acknowledged write is back', async (t) => {
   const mnt = mountTmpfs(8 << 20);
   if (mnt === null) {
     t.skip('mounting a tmpfs is not allowed here (needs root); the RLIMIT_FSIZE case covers write failures');
@@ -229,10 +239,13 @@ test('disk faults: a full disk (tmpfs, ENOSPC) stops the exchange; a start on th
         // Still full: the start refuses before it touches anything, the same way each time.
         const before = listing(dir);
         for (let i = 0; i < 2; i++) {
-          const r = spawnSync(process.execPath, [fileURLToPath(new URL('../../src/main/exchange.js', import.meta.url)), '--data-dir', dir, '--admin-token', TOKEN,
-            '--demo', '0', '--port', '0', '--accounts-port', '0', '--admin-port', '0', '--segment-bytes', String(256 << 10)], { encoding: 'utf8', timeout: 30_000 });
+          const args = [
+            EXCHANGE_JS, '--data-dir', dir, '--admin-token', TOKEN, '--demo', '0',
+            '--port', '0', '--accounts-port', '0', '--admin-port', '0', '--segment-bytes', String(256 << 10),
+          ];
+          const r = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 30_000 });
           assert.equal(r.status, EXIT_STORAGE, r.stderr);
-          assert.match(r.stderr, /^dx: cannot start: ENOSPC: the file system of .* has [0-9]+ bytes free; the journal needs at least one segment/m);
+          assert.match(r.stderr, /^dx: cannot start: ENOSPC: the file system of .* has [0-9]+ bytes free; the journal needs at least one/m);
           assert.doesNotMatch(r.stderr, /    at /, 'a clear line, not a stack trace');
         }
         assert.deepEqual(listing(dir), before, 'a refused start changes nothing in the data directory');
@@ -248,13 +261,14 @@ test('disk faults: a full disk (tmpfs, ENOSPC) stops the exchange; a start on th
 function listing(dir: string): string[] {
   const out: string[] = [];
   for (const sub of readdirSync(dir, { withFileTypes: true })) {
-    if (sub.isDirectory()) for (const f of readdirSync(join(dir, sub.name))) out.push(`${sub.name}/${f} ${readFileSync(join(dir, sub.name, f)).length}`);
-    else out.push(`${sub.name} ${readFileSync(join(dir, sub.name)).length}`);
+    if (!sub.isDirectory()) out.push(`${sub.name} ${readFileSync(join(dir, sub.name)).length}`);
+    else for (const f of readdirSync(join(dir, sub.name))) out.push(`${sub.name}/${f} ${readFileSync(join(dir, sub.name, f)).length}`);
   }
   return out.sort();
 }
 
-test('disk faults: a file-size limit at start-up (no room for a segment header) is one clear line and the storage exit status, every time, and the data directory stays usable', async () => {
+test('disk faults: a file-size limit at start-up (no room for a segment header) is one clear line and the storage exit status, '
+  + 'every time, and the data directory stays usable', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dx-disk-start-'));
   try {
     for (let i = 0; i < 2; i++) {
@@ -273,7 +287,8 @@ test('disk faults: a file-size limit at start-up (no room for a segment header) 
   }
 });
 
-test('disk faults: a snapshot write that fails (EFBIG) is reported, leaves the previous snapshot, the journal and no temp file behind, and the exchange keeps trading', async () => {
+test('disk faults: a snapshot write that fails (EFBIG) is reported, leaves the previous snapshot, the journal and no temp file '
+  + 'behind, and the exchange keeps trading', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dx-disk-snap-'));
   // Files may reach 64 KiB; segments rotate at 16 KiB, so only a snapshot can
   // pass the limit (about 100 bytes per resting order: a few hundred do).
@@ -306,7 +321,8 @@ test('disk faults: a snapshot write that fails (EFBIG) is reported, leaves the p
     assert.ok(readFileSync(good).equals(goodBytes), 'the last good snapshot is unchanged');
     // The exchange still answers and takes writes.
     const t = traders[0]!;
-    assert.equal((await s.client(t.keyId, t.secret).placeOrder({ market_id: market, side: 'buy', outcome: 'no', tick: 3, qty: 1 })).status, 'resting');
+    const p = await s.client(t.keyId, t.secret).placeOrder({ market_id: market, side: 'buy', outcome: 'no', tick: 3, qty: 1 });
+    assert.equal(p.status, 'resting');
     await closeFetchConnections();
     assert.equal((await s.terminate(30_000)).code, 0, s.stderrTail());
     const v = verifyJournal(dir);

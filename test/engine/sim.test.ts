@@ -22,9 +22,13 @@ test('sim: 40,000 commands (8 seeds x 5,000 in 4 chunks on 2 workers) pass every
   assert.ok(r.commandsPerSecond > 0);
 });
 
-test('sim: a damaged state in one seed is reported with that seed and the shortest failing prefix (bisection), and the command line replays it', async () => {
+test('sim: a damaged state in one seed is reported with that seed and the shortest failing prefix (bisection), '
+  + 'and the command line replays it', async () => {
   const damaged = FIRST_SEED + 1;
-  const r = await runSimulation({ commands: 10_000, perSeed: 5_000, firstSeed: FIRST_SEED, chunkSeeds: 1, threads: 2, checkEvery: 500, damage: { seed: damaged, at: 1234 } });
+  const r = await runSimulation({
+    commands: 10_000, perSeed: 5_000, firstSeed: FIRST_SEED, chunkSeeds: 1, threads: 2, checkEvery: 500,
+    damage: { seed: damaged, at: 1234 },
+  });
   assert.equal(r.failures.length, 1, JSON.stringify(r.failures));
   const f = r.failures[0]!;
   assert.equal(f.seed, damaged);

@@ -40,10 +40,14 @@ test('crc32c: equals the bit-by-bit definition at every length 0..300 and at una
   const rng = new Rng(32);
   const bytes = Uint8Array.from({ length: 320 }, () => rng.int(0, 255));
   for (let len = 0; len <= 300; len++) assert.equal(crc32c(bytes, 0, len), bitwise(bytes.subarray(0, len)), `length ${len}`);
-  for (let start = 1; start < 16; start++) assert.equal(crc32c(bytes, start, start + 100), bitwise(bytes.subarray(start, start + 100)), `start ${start}`);
+  for (let start = 1; start < 16; start++) {
+    assert.equal(crc32c(bytes, start, start + 100), bitwise(bytes.subarray(start, start + 100)), `start ${start}`);
+  }
 });
 
 test('crc32c: continuing from a previous checksum equals one checksum over the whole', () => {
   const data = new TextEncoder().encode('123456789');
-  for (let cut = 0; cut <= data.length; cut++) assert.equal(crc32c(data, cut, data.length, crc32c(data, 0, cut)), 0xe3069283, `cut at ${cut}`);
+  for (let cut = 0; cut <= data.length; cut++) {
+    assert.equal(crc32c(data, cut, data.length, crc32c(data, 0, cut)), 0xe3069283, `cut at ${cut}`);
+  }
 });

@@ -41,7 +41,8 @@ function journal(dataDir: string): RecordObject[] {
   return out;
 }
 
-test('clock faults: the main clock steps back 10 s, forward an hour and back; sequencer ts never goes back, every timer fires once, in order, never early; signatures stay on the real time', async () => {
+test('clock faults: the main clock steps back 10 s, forward an hour and back; sequencer ts never goes back, every timer fires '
+  + 'once, in order, never early; signatures stay on the real time', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'dx-clock-'));
   const clock = new SteppedClock();
   const tx = await startTestExchange({ data_dir: dataDir }, { time: clock });
@@ -93,10 +94,12 @@ test('clock faults: the main clock steps back 10 s, forward an hour and back; se
       await c.cancelBatch([p.order_id]);
       await sleep(50);
     }
-    assert.ok(await eventually(async () => (await status(soon[1]!.id)) === 'expired', 5000), 'the gtd orders due while the clock was behind expire');
+    const expiredSoon = await eventually(async () => (await status(soon[1]!.id)) === 'expired', 5000);
+    assert.ok(expiredSoon, 'the gtd orders due while the clock was behind expire');
     assert.equal(await status(soon[0]!.id), 'expired');
     // Signatures are checked against the real time, not the main thread's clock.
-    const balance = (tsMs: number): Promise<number> => signedRaw(tx.port, trader, 'GET', '/v1/portfolio/balance', undefined, { ts: tsMs }).then((r) => r.status);
+    const balance = (tsMs: number): Promise<number> =>
+      signedRaw(tx.port, trader, 'GET', '/v1/portfolio/balance', undefined, { ts: tsMs }).then((r) => r.status);
     assert.equal(await balance(Date.now()), 200);
     assert.equal(await balance(Date.now() - 6000), 401);
 
@@ -141,8 +144,12 @@ test('clock faults: the main clock steps back 10 s, forward an hour and back; se
     // order_id) order, never before its expiry; the one due later did not.
     const order = [...gtds].sort((a, b) => (a.due < b.due ? -1 : a.due > b.due ? 1 : a.id - b.id)).map((g) => g.id);
     assert.deepEqual(expired.map((e) => e.order_id), order, 'each gtd expiry once, in (expiry_ts, order_id) order');
-    for (const e of expired) assert.ok((e.ts as bigint) >= gtds.find((g) => g.id === e.order_id)!.due, `order ${e.order_id} expired before its expiry_ts`);
-    for (const g of notDue) assert.ok(!events.some((e) => e.type === 'OrderCanceled' && e.order_id === g.id), `order ${g.id}, due in two hours, was canceled`);
+    for (const e of expired) {
+      assert.ok((e.ts as bigint) >= gtds.find((g) => g.id === e.order_id)!.due, `order ${e.order_id} expired before its expiry_ts`);
+    }
+    for (const g of notDue) {
+      assert.ok(!events.some((e) => e.type === 'OrderCanceled' && e.order_id === g.id), `order ${g.id}, due in two hours, was canceled`);
+    }
     // The dead-man timer fired once, at or after its time, canceling its account's order once.
     assert.equal(fired.length, 1, 'the dead-man timer fired once');
     assert.equal(fired[0]!.account, deadmanDue!.account);

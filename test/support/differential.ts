@@ -98,6 +98,8 @@ export interface RunOptions {
   afterCommand?: (i: number, engine: Engine) => void;
 }
 
+const CHECKER = 'the invariant checker (src/engine/verify.ts)';
+
 /** Buffer views over the first n bytes of two memories are equal. */
 function sameBytes(a: Uint8Array, b: Uint8Array, n: number): boolean {
   return Buffer.from(a.buffer, a.byteOffset, n).equals(Buffer.from(b.buffer, b.byteOffset, n));
@@ -161,12 +163,13 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
           };
         }
       }
-      return { seed, index: i, command, message: 'the events have equal fields but different bytes (a reserved field or padding is not zero)', expectedEvents: expected, actualEvents: actual };
+      const message = 'the events have equal fields but different bytes (a reserved field or padding is not zero)';
+      return { seed, index: i, command, message, expectedEvents: expected, actualEvents: actual };
     }
     opts.afterCommand?.(i, engine);
     if (verifyEvery > 0 && (i + 1) % verifyEvery === 0) {
       const bad = verify(engine.state);
-      if (bad.length > 0) return { seed, index: i, command, message: `the invariant checker (src/engine/verify.ts) after command #${i}: ${bad.slice(0, 5).join('; ')}` };
+      if (bad.length > 0) return { seed, index: i, command, message: `${CHECKER} after command #${i}: ${bad.slice(0, 5).join('; ')}` };
     }
     const expectedSeq = expected.length === 0 ? 0 : model.seq;
     if (seq !== expectedSeq) return { seed, index: i, command, message: 'execute() returned another seq', expected: expectedSeq, actual: seq };
@@ -182,7 +185,7 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
     }
   }
   const bad = verify(engine.state);
-  if (bad.length > 0) return { seed, index: -1, command: null, message: `the invariant checker (src/engine/verify.ts) at the end: ${bad.slice(0, 5).join('; ')}` };
+  if (bad.length > 0) return { seed, index: -1, command: null, message: `${CHECKER} at the end: ${bad.slice(0, 5).join('; ')}` };
   let actualSummary: unknown;
   try {
     actualSummary = summarize(engine.state);

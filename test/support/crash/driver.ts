@@ -83,7 +83,8 @@ export interface CrashReport {
  * journal records, every third kill aimed at a snapshot write and every
  * third (another one) at a segment rotation.
  */
-export const ROTATION_AND_SNAPSHOT_STRESS: Pick<CrashOptions, 'segmentBytes' | 'snapshotEvery' | 'snapshotKillEvery' | 'rotationKillEvery'> = {
+export const ROTATION_AND_SNAPSHOT_STRESS: Pick<CrashOptions, 'segmentBytes' | 'snapshotEvery' | 'snapshotKillEvery' | 'rotationKillEvery'>
+= {
   segmentBytes: 8192, snapshotEvery: 300, snapshotKillEvery: 3, rotationKillEvery: 3,
 };
 
@@ -351,7 +352,8 @@ class CrashRun {
       void attempt(() => this.link.admin().snapshot());
       L.count(await seen ? 'kills_aimed_at_snapshot' : 'kills_aimed_at_snapshot_missed');
     } else if (this.o.rotationKillEvery > 0 && kill % this.o.rotationKillEvery === 1 % this.o.rotationKillEvery) {
-      L.count(await fileAppears(join(this.dataDir, JOURNAL_DIR), /^seg-[0-9]{20}\.dxj$/, 3000) ? 'kills_aimed_at_rotation' : 'kills_aimed_at_rotation_missed');
+      const seen = await fileAppears(join(this.dataDir, JOURNAL_DIR), /^seg-[0-9]{20}\.dxj$/, 3000);
+      L.count(seen ? 'kills_aimed_at_rotation' : 'kills_aimed_at_rotation_missed');
     }
   }
 

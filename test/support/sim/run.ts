@@ -102,7 +102,8 @@ export async function runSimulation(o: SimOptions): Promise<SimReport> {
   failures.sort((a, b) => a.seed - b.seed);
   return {
     commands, firstSeed, lastSeed, seeds, perSeed, chunks: done, threads, checkEvery, elapsedMs,
-    commandsPerSecond: Math.round((commands * 1000) / elapsedMs), commandsPerCpuSecond: Number.isNaN(cpuMs) ? 0 : Math.round((commands * 1000) / Math.max(1, cpuMs)),
+    commandsPerSecond: Math.round((commands * 1000) / elapsedMs),
+    commandsPerCpuSecond: Number.isNaN(cpuMs) ? 0 : Math.round((commands * 1000) / Math.max(1, cpuMs)),
     failures, stopped,
   };
 }

@@ -83,7 +83,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const problems: string[] = [];
   const inspectPort = await freePort();
   const settings = SOAK_SETTINGS;
-  const server: ExchangeProcess = await spawnExchange(settings, { nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'], logLevel: 'info' });
+  const nodeArgs = [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'];
+  const server: ExchangeProcess = await spawnExchange(settings, { nodeArgs, logLevel: 'info' });
   const insp = await InspectorClient.connect(inspectPort);
   const stats = new LoadStats();
   const samples: Sample[] = [];
@@ -102,9 +103,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const s = await takeSample(Math.round(performance.now() - loadStart), server.pid, server.dataDir, insp, server.admin());
       samples.push(s);
       const heaps = Object.entries(s.threads).map(([n, x]) => `${n} ${(x.heapUsed / 1048576).toFixed(1)}`).join(', ');
-      log(`  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, `
-        + `orders kept ${s.tables.order_slots ?? '?'}, keys ${s.tables.keys ?? '?'}, withdrawals ${s.tables.withdrawals ?? '?'}, rounds ${s.tables.rounds ?? '?'}, `
-        + `replay guard ${s.tables.replay_guard ?? '?'}, journal ${((s.journalBytes + s.snapshotBytes) / 1048576).toFixed(1)} MiB${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`);
+      const tb = s.tables;
+      log(`  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; `
+        + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
+        + `withdrawals ${tb.withdrawals ?? '?'}, rounds ${tb.rounds ?? '?'}, replay guard ${tb.replay_guard ?? '?'}, `
+        + `journal ${((s.journalBytes + s.snapshotBytes) / 1048576).toFixed(1)} MiB`
+        + `${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`);
     }
     stop = true;
     await load;
@@ -122,9 +126,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await closeFetchConnections();
     const x = await server.terminate(30_000);
     if (x.code !== 0 || x.killed) problems.push(`SIGTERM: exit code ${x.code} signal ${x.signal}${x.killed ? ' (killed after 30 s)' : ''}`);
-    // The invariants at the end: tools/journal verify replays everything with the checks (the server's caps from the snapshot or the environment).
+    // The invariants at the end: tools/journal verify replays everything with
+    // the checks (the server's caps from the snapshot or the environment).
     const env = { ...process.env, ...engineEnv(settings) };
-    const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', server.dataDir], { encoding: 'utf8', timeout: 600_000, env });
+    const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', server.dataDir], {
+      encoding: 'utf8', timeout: 600_000, env,
+    });
     journalVerify = `${v.stdout}${v.stderr}`.trim().split('\n').slice(-3).join('\n');
     if (v.status !== 0) problems.push(`journal verify exited ${v.status ?? v.signal}: ${`${v.stdout}${v.stderr}`.trim().slice(-1500)}`);
   } catch (e) {
@@ -148,11 +155,14 @@ export function describeSoak(r: SoakReport): string {
   const j = r.judgement;
   const mib = (b: number): string => (b / 1048576).toFixed(3);
   const lines = [
-    `soak ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.minutes} min of load, ${r.samples.length} samples, ${r.seconds} s in all; judged ${j.judged} samples over ${(j.windowMs / 60_000).toFixed(1)} min after a ${(j.warmupMs / 60_000).toFixed(1)} min warm-up`,
+    `soak ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.minutes} min of load, ${r.samples.length} samples, ${r.seconds} s in all; `
+      + `judged ${j.judged} samples over ${(j.windowMs / 60_000).toFixed(1)} min after a ${(j.warmupMs / 60_000).toFixed(1)} min warm-up`,
     '  memory (least-squares slope after the warm-up; heap after a full GC):',
-    ...j.memory.map((t) => `    ${t.verdict.padEnd(10)} ${t.what.padEnd(22)} ${mib(t.per10min).padStart(8)} MiB/10 min   ${mib(t.first)} -> ${mib(t.last)} MiB   ${t.why}`),
+    ...j.memory.map((t) => `    ${t.verdict.padEnd(10)} ${t.what.padEnd(22)} ${mib(t.per10min).padStart(8)} MiB/10 min   `
+      + `${mib(t.first)} -> ${mib(t.last)} MiB   ${t.why}`),
     '  tables and handles:',
-    ...j.tables.map((t) => `    ${t.verdict.padEnd(10)} ${t.what.padEnd(44)} ${t.first} -> ${t.last} (max ${t.max}, ${t.per10min.toFixed(1)}/10 min)   ${t.why}`),
+    ...j.tables.map((t) => `    ${t.verdict.padEnd(10)} ${t.what.padEnd(44)} ${t.first} -> ${t.last} `
+      + `(max ${t.max}, ${t.per10min.toFixed(1)}/10 min)   ${t.why}`),
     `  load: ${Object.entries(r.load).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `  journal verify: ${r.journalVerify.replace(/\n/g, ' | ')}`,
     ...r.problems.map((p) => `  PROBLEM ${p}`),

@@ -118,7 +118,9 @@ async function traderLane(ctx: LoadContext, k: SoakKey, rng: Rng): Promise<void>
       if (p !== null && p.status !== 'filled' && p.status !== 'canceled') live.push(p.order_id);
     } else if (r < 0.55) {
       // Sell what was bought (a share of it), so positions do not only grow.
-      await expect(stats, 'sell', () => c.placeOrder({ market_id: world.market, side: 'sell', outcome: rng.chance(0.5) ? 'yes' : 'no', tick: rng.int(30, 60), qty: 1, tif: 'ioc' }), notTrading);
+      const outcome = rng.chance(0.5) ? 'yes' : 'no';
+      const sell = { market_id: world.market, side: 'sell', outcome, tick: rng.int(30, 60), qty: 1, tif: 'ioc' } as const;
+      await expect(stats, 'sell', () => c.placeOrder(sell), notTrading);
     } else if (r < 0.7 && live.length > 0) {
       const id = live.splice(rng.int(0, live.length - 1), 1)[0]!;
       await expect(stats, 'cancel', () => c.cancelBatch([id]));
@@ -145,7 +147,9 @@ async function oracleLane(ctx: LoadContext, admin: AdminClient): Promise<void> {
   let mid = ORACLE_MID;
   while (!ctx.stopped()) {
     mid += ctx.rng.int(-50_000_000, 50_000_000);
-    for (let src = 0; src < 3; src++) await expect(ctx.stats, 'oracle_tick', () => admin.oracleTick({ source_id: src, price: String(mid + src * 1_000_000) }));
+    for (let src = 0; src < 3; src++) {
+      await expect(ctx.stats, 'oracle_tick', () => admin.oracleTick({ source_id: src, price: String(mid + src * 1_000_000) }));
+    }
     await sleep(500);
   }
 }
@@ -177,7 +181,8 @@ async function subscriberLane(ctx: LoadContext, k: SoakKey, rng: Rng): Promise<v
       const m = JSON.parse(String(data)) as { type?: string; msg?: { code?: number } };
       if (m.type === 'error' && m.msg?.code !== 8) ctx.stats.problem(`ws error ${String(data).slice(0, 200)}`);
     });
-    ws.send(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta', 'trades', 'rounds'], market_ids: [ctx.world.market] } }));
+    const market_ids = [ctx.world.market];
+    ws.send(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta', 'trades', 'rounds'], market_ids } }));
     ws.send(JSON.stringify({ id: 2, cmd: 'subscribe', params: { channels: ['user', 'oracle'] } }));
     const stay = rng.int(2000, 8000);
     for (let t = 0; t < stay && !ctx.stopped(); t += 250) await sleep(250);
@@ -210,7 +215,8 @@ async function fundingLane(ctx: LoadContext, admin: AdminClient, rng: Rng): Prom
   const c = ctx.server.client(f.keyId, f.secret, 10_000);
   let cwid = rng.int(1, 1_000_000) * 1_000_000;
   while (!ctx.stopped()) {
-    const w = await expect(ctx.stats, 'withdraw', () => c.withdraw({ client_withdrawal_id: String(++cwid), amount: String(rng.int(1, 500)), destination: 'soak-destination' }), ['withdrawal_exceeds_available']);
+    const req = { client_withdrawal_id: String(++cwid), amount: String(rng.int(1, 500)), destination: 'soak-destination' };
+    const w = await expect(ctx.stats, 'withdraw', () => c.withdraw(req), ['withdrawal_exceeds_available']);
     await sleep(rng.int(100, 400));
     if (w !== null) {
       if (rng.chance(0.7)) await expect(ctx.stats, 'withdraw_confirm', () => admin.confirmWithdrawal(w.wid));
@@ -218,7 +224,8 @@ async function fundingLane(ctx: LoadContext, admin: AdminClient, rng: Rng): Prom
     }
     if (rng.chance(0.2)) {
       const to = rng.chance(0.2) ? f : rng.pick(ctx.world.traders);
-      await expect(ctx.stats, 'deposit', () => admin.deposit(to.account, { amount: String(rng.int(100_000, 1_000_000)), ref: 'soak-topup' }));
+      const amount = String(rng.int(100_000, 1_000_000));
+      await expect(ctx.stats, 'deposit', () => admin.deposit(to.account, { amount, ref: 'soak-topup' }));
     }
     await sleep(rng.int(400, 900));
   }

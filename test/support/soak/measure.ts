@@ -194,7 +194,8 @@ export function judge(samples: Sample[], o: JudgeOptions): Judgement {
   const xs = after.map((s) => s.t);
   const trend = (what: string, ys: number[], test: () => { bad: boolean; why: string }): Trend => {
     const per10min = slope(xs, ys) * TEN_MIN_MS;
-    const r = judging ? test() : { bad: false, why: `window ${Math.round(windowMs / 1000)} s after the warm-up, under ${Math.round(o.minWindowMs / 60_000)} min` };
+    const short = `window ${Math.round(windowMs / 1000)} s after the warm-up, under ${Math.round(o.minWindowMs / 60_000)} min`;
+    const r = judging ? test() : { bad: false, why: short };
     return {
       what, per10min, first: ys[0] ?? 0, last: ys[ys.length - 1] ?? 0, max: Math.max(0, ...ys),
       verdict: judging ? (r.bad ? 'FAIL' : 'ok') : 'not judged', why: r.why,
@@ -210,7 +211,8 @@ export function judge(samples: Sample[], o: JudgeOptions): Judgement {
   for (const n of [...names].sort()) {
     const ys = after.map((s) => s.threads[n]?.heapUsed ?? NaN);
     if (ys.some((y) => Number.isNaN(y))) {
-      memory.push({ what: `heap ${n}`, per10min: 0, first: 0, last: 0, max: 0, verdict: judging ? 'FAIL' : 'not judged', why: 'the thread did not answer every sample' });
+      const verdict = judging ? 'FAIL' : 'not judged';
+      memory.push({ what: `heap ${n}`, per10min: 0, first: 0, last: 0, max: 0, verdict, why: 'the thread did not answer every sample' });
       continue;
     }
     memory.push(memTrend(`heap ${n}`, ys));
