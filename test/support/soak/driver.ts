@@ -105,7 +105,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const heaps = Object.entries(s.threads).map(([n, x]) => `${n} ${(x.heapUsed / 1048576).toFixed(1)}`).join(', ');
       const tb = s.tables;
       log(`  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; `
-        + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
+        + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, rings: commands ${Math.max(0, ...Object.values(s.commandRingUsed))} B, `
+        + `events ${Math.max(0, ...Object.values(s.eventRingLag))} B behind; orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
         + `withdrawals ${tb.withdrawals ?? '?'}, rounds ${tb.rounds ?? '?'}, replay guard ${tb.replay_guard ?? '?'}, `
         + `journal ${((s.journalBytes + s.snapshotBytes) / 1048576).toFixed(1)} MiB`
         + `${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`);
