@@ -34,6 +34,7 @@ import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { ClockTick, Header, LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
+import { prefault } from '../lib/mem.js';
 import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
 import { bigIntHi, bigIntLo } from '../lib/u64.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
@@ -247,6 +248,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   const buckets = TokenBuckets.allocate();
   const replay = ReplayGuard.allocate();
   const wsCounts = KeyCounts.allocate();
+  for (const sab of [buckets, replay, wsCounts]) prefault(sab);
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
   const spec = metricsSpec();
   const metrics = new MetricsRegistry(allocateMetrics(spec, 2 + cfg.gateways), spec, {

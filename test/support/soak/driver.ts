@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { closeFetchConnections } from '../../../src/client/transport.js';
 import { freePort } from '../../../src/lib/free_port.js';
+import { DEFAULT_VIEWS_CONFIG } from '../../../src/views/views.js';
 import { Rng } from '../../../src/lib/rng.js';
 import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../exchange.js';
 import { InspectorClient } from '../inspector.js';
@@ -142,12 +143,25 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     if (server.running) await server.kill();
     await closeFetchConnections();
   }
-  const judgement = judge(samples, { warmupMs: o.warmupMs ?? 5 * 60_000, minWindowMs: o.minWindowMs ?? 10 * 60_000 });
+  const judgement = judge(samples, { warmupMs: o.warmupMs ?? 5 * 60_000, minWindowMs: o.minWindowMs ?? 10 * 60_000, bounds: bounds(samples) });
   const ok = problems.length === 0 && judgement.ok;
   if (ok && !o.keep) rmSync(server.dataDir, { recursive: true, force: true });
   return {
     ok, seed, minutes: o.minutes, seconds: Math.round((performance.now() - t0) / 1000), dataDir: server.dataDir, settings,
     samples, judgement, load: stats.counts, problems, journalVerify,
+  };
+}
+
+/**
+ * The bounds the caps put on the tables that fill up slowly: every account's
+ * fill list (fill_cap) and every market's trade tape (tape_cap).
+ */
+function bounds(samples: Sample[]): Record<string, number> {
+  const last = samples[samples.length - 1];
+  if (last === undefined) return {};
+  return {
+    fill_records: (last.tables.accounts ?? 0) * DEFAULT_VIEWS_CONFIG.fill_cap,
+    tape_records: (last.tables.markets ?? 0) * DEFAULT_VIEWS_CONFIG.tape_cap,
   };
 }
 

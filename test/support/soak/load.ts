@@ -109,10 +109,11 @@ async function traderLane(ctx: LoadContext, k: SoakKey, rng: Rng): Promise<void>
     const r = rng.float();
     if (r < 0.45) {
       // A resting buy away from the middle, or a crossing one (ioc) near it.
-      const crossing = rng.chance(0.35);
+      // Crossing often and deep, so that every account's fill list reaches its cap within the warm-up.
+      const crossing = rng.chance(0.6);
       const outcome = rng.chance(0.5) ? 'yes' : 'no';
       const p = await expect(stats, 'place', () => c.placeOrder({
-        market_id: world.market, side: 'buy', outcome, tick: crossing ? rng.int(50, 70) : rng.int(5, 45), qty: rng.int(1, 5),
+        market_id: world.market, side: 'buy', outcome, tick: crossing ? rng.int(55, 90) : rng.int(5, 45), qty: rng.int(1, 5),
         tif: crossing ? 'ioc' : 'gtc', client_order_id: String(++coid),
       }), notTrading);
       if (p !== null && p.status !== 'filled' && p.status !== 'canceled') live.push(p.order_id);

@@ -173,6 +173,8 @@ export interface Judgement {
 
 export interface JudgeOptions {
   warmupMs: number;
+  /** Tables with a known bound (from the caps): one that stays within it is not growing without bound, even while it still fills up. */
+  bounds?: Record<string, number>;
   /** Trends are judged only over a window at least this long after the warm-up (shorter: reported, not judged). */
   minWindowMs: number;
   /** Allowed memory slope, bytes per 10 minutes (the issue: 1 MiB). */
@@ -225,12 +227,18 @@ export function judge(samples: Sample[], o: JudgeOptions): Judgement {
     ...[...tableNames].sort().map((n): [string, (s: Sample) => number] => [`table ${n}`, (s) => s.tables[n] ?? 0]),
     ['held requests', (s) => s.held],
     ['open file descriptors', (s) => s.fds],
-    ['journal and snapshots on disk (bytes)', (s) => s.journalBytes + s.snapshotBytes],
+    ['journal segments on disk (bytes)', (s) => s.journalBytes],
+    ['snapshots on disk (bytes)', (s) => s.snapshotBytes],
     ...[...names].sort().map((n): [string, (s: Sample) => number] => [`active handles ${n}`, (s) => s.threads[n]?.activeResources ?? 0]),
   ];
   for (const [what, get] of series) {
     const ys = after.map(get);
+    const bound = what.startsWith('table ') ? o.bounds?.[what.slice(6)] : undefined;
     tables.push(trend(what, ys, () => {
+      if (bound !== undefined) {
+        const max = Math.max(...ys);
+        return { bad: max > bound, why: `max ${max}, bound ${bound} (its caps)` };
+      }
       const half = Math.floor(ys.length / 2);
       const early = Math.max(...ys.slice(0, half));
       const late = Math.max(...ys.slice(half));
