@@ -10,11 +10,16 @@
 //   - only src/main touches threads (node:worker_threads, piscina);
 //   - src/client is usable by outside programs: it imports only itself and,
 //     for types only, src/wire (so nothing of the server loads with it);
+//   - src/web is browser code (built by Vite, its own tsconfig): it takes
+//     the wire types from src/client (types only) and pure helpers from
+//     src/lib, and nothing it loads reaches a node:* module (its Vite
+//     configuration, run by Node at build time, aside);
 //   - test/, tools/ and bench/ import test/support and src/, never each
 //     other; test/support imports src/ only.
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +50,7 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/oracle': ['src/client', 'src/lib'],
   'src/demo': ['src/client', 'src/oracle'],
   'src/cli': ['src/client', 'src/lib', 'src/oracle'],
+  'src/web': ['src/client', 'src/lib'],
   'src/main': [
     'src/admin', 'src/demo', 'src/engine', 'src/gateway', 'src/journal', 'src/keys_service', 'src/layout', 'src/lib', 'src/mcp',
     'src/metrics', 'src/ring', 'src/views', 'src/ws',
@@ -62,6 +68,8 @@ const OUTSIDE: Readonly<Record<string, readonly string[]>> = {
 const ENGINE_SIDE = ['src/engine', 'src/book', 'src/accounts'];
 const ENGINE_REACH = [...ENGINE_SIDE, 'src/lib', 'src/layout', 'src/layout_codec'];
 const THREAD_MODULES = ['node:worker_threads', 'worker_threads', 'piscina'];
+/** The web pages' Vite configuration: build-time code, run by Node. */
+const VITE_CONFIG = 'src/web/vite.config.ts';
 
 interface Import {
   spec: string;
@@ -92,7 +100,7 @@ function sources(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) sources(p, out);
-    else if (/\.(ts|mjs)$/.test(name)) out.push(p);
+    else if (/\.(ts|tsx|mjs)$/.test(name)) out.push(p);
   }
   return out;
 }
@@ -144,6 +152,37 @@ function findCycle(edges: ReadonlyMap<string, readonly string[]>): string[] | nu
   return null;
 }
 
+/**
+ * Every source file reached from `start` through relative imports (type-only
+ * ones too when `types`), and what `judge` says is wrong with each import it
+ * sees (null: fine, and followed when it names a source file).
+ */
+function reach(
+  start: string[], types: boolean, judge: (from: string, imp: Import, target: string | null) => string | null,
+): { seen: Set<string>; bad: string[] } {
+  const queue = [...start];
+  const seen = new Set<string>();
+  const bad: string[] = [];
+  while (queue.length) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const imp of importsOf(readFileSync(file, 'utf8'))) {
+      if (imp.typeOnly && !types) continue;
+      // A relative `.js` import names a .ts (or, in src/web, .tsx) source.
+      let target: string | null = null;
+      if (imp.spec.startsWith('.') && imp.spec.endsWith('.js')) {
+        const base = resolve(dirname(file), imp.spec.slice(0, -3));
+        target = existsSync(`${base}.tsx`) ? `${base}.tsx` : `${base}.ts`;
+      }
+      const complaint = judge(relative(ROOT, file), imp, target);
+      if (complaint !== null) bad.push(complaint);
+      else if (target !== null) queue.push(target);
+    }
+  }
+  return { seen, bad };
+}
+
 const src = allImports(['src']);
 const local = src.filter((e) => e.to.startsWith('src/') && e.to !== e.from);
 
@@ -170,26 +209,11 @@ test('imports: every import between folders of src/ is an allowed edge, and the 
 });
 
 test('imports: the engine side reaches only itself, src/lib, src/layout, src/layout_codec (transitively), no node:*, no package', () => {
-  const queue: string[] = [];
-  for (const d of ENGINE_SIDE) for (const f of sources(join(ROOT, d))) queue.push(f);
-  const seen = new Set<string>();
-  const bad: string[] = [];
-  while (queue.length) {
-    const file = queue.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const from = relative(ROOT, file);
-    for (const { spec } of importsOf(readFileSync(file, 'utf8'))) {
-      if (!spec.startsWith('.')) {
-        bad.push(`${from} imports ${spec}`);
-        continue;
-      }
-      const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
-      const rel = relative(ROOT, target);
-      if (!ENGINE_REACH.includes(folderOf(rel))) bad.push(`${from} imports ${rel}`);
-      else queue.push(target);
-    }
-  }
+  const start = ENGINE_SIDE.flatMap((d) => sources(join(ROOT, d)));
+  const { seen, bad } = reach(start, true, (from, { spec }, target) => {
+    if (target === null) return `${from} imports ${spec}`;
+    return ENGINE_REACH.includes(folderOf(relative(ROOT, target))) ? null : `${from} imports ${relative(ROOT, target)}`;
+  });
   assert.ok(seen.size > 10, 'the scan found the engine sources');
   assert.deepEqual(bad, []);
 });
@@ -214,6 +238,18 @@ test('imports: src/client imports src/wire for types only, and no other folder o
     if (e.to === 'src/wire') return !e.typeOnly;
     return !e.spec.startsWith('node:');
   }).map((e) => `${e.file} imports ${e.spec}${e.typeOnly ? ' (type)' : ''}`);
+  assert.deepEqual(bad, []);
+});
+
+test('imports: src/web imports src/client for types only, and nothing it loads in the browser reaches a node:* module', () => {
+  const web = src.filter((e) => e.from === 'src/web');
+  assert.ok(web.filter((e) => e.file.endsWith('.tsx')).length > 10, 'the scan found the pages (.tsx)');
+  assert.deepEqual(web.filter((e) => e.to === 'src/client' && !e.typeOnly).map((e) => `${e.file} imports ${e.spec}`), []);
+  // Every run-time import from the pages' sources (type-only imports are erased by the build).
+  const start = sources(join(ROOT, 'src/web')).filter((f) => relative(ROOT, f) !== VITE_CONFIG);
+  const node = (spec: string): boolean => spec.startsWith('node:') || builtinModules.includes(spec);
+  const { seen, bad } = reach(start, false, (from, { spec }) => (node(spec) ? `${from} imports ${spec}` : null));
+  assert.ok([...seen].some((f) => relative(ROOT, f).startsWith('src/lib/')), 'the scan followed the pages into src/lib');
   assert.deepEqual(bad, []);
 });
 

@@ -10,7 +10,7 @@ import {
   ProposeSource, SubmitOracleTick, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
   T_CREATE_MARKET, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL, T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND,
   T_SETTLE_ROUND, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND, CreateAccount, DeleteAccount,
-  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES,
+  CreateSeries, StopSeries, T_CREATE_SERIES, T_STOP_SERIES, RevokeKey, T_REVOKE_KEY,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
@@ -28,7 +28,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js'
 import { openApiDocument } from '../openapi/openapi.js';
 import type { TSchema } from '@sinclair/typebox';
 import type * as C from '../wire/control_plane.js';
-import { scopeBits, scopeNames } from '../wire/keys.js';
+import { scopeBits, scopeNames, type KeyRevoked } from '../wire/keys.js';
 import type { SequencedAck } from '../wire/responses.js';
 
 export interface AdminContext {
@@ -187,6 +187,19 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       SubmitOracleTick.set_price(m, o, price);
     });
     return { status: 201, body: { seq: String(c.seq) } satisfies SequencedAck };
+  }),
+  // Listings for the operator console, from the control plane's read model.
+  route('operator_markets', 'GET', '/admin/markets', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.adminMarkets() })),
+  route('oracle_sources', 'GET', '/admin/oracle', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.adminOracle() })),
+  route('pending_withdrawals', 'GET', '/admin/withdrawals', 'none', (_r, ctx) => ({
+    status: 200, body: ctx.core.views.pendingWithdrawals(),
+  })),
+  route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {
+    const keyId = pathId('key_id', r.params[0]!);
+    // Account 0: the operator may revoke any key (idempotent, like the accounts service's DELETE /keys/{key_id}).
+    const c = await sequenced(ctx.core, T_REVOKE_KEY, RevokeKey.SIZE, 0, (m, o) => RevokeKey.set_key_id(m, o, keyId));
+    ctx.log({ event: 'operator', action: 'revoke_key', key_id: keyId });
+    return { status: 200, body: { key_id: keyId, revoked: true, seq: String(c.seq) } satisfies KeyRevoked };
   }),
   route('withdrawal_confirm', 'POST', '/admin/withdrawals/{wid}/confirm', compile(EmptyBody), async (r, ctx) => {
     const wid = pathId('wid', r.params[0]!);

@@ -6,10 +6,11 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { adminSink, ORACLE_SCALE, SimulatedFeeder } from '../oracle/feeder.js';
 import { UsageError } from '../lib/command_line.js';
+import { dollars, oracle } from '../lib/units.js';
 import { allowFlags, durationS, flag, int, oneOf, oraclePrice, positionals, u64 } from './args.js';
 import type { Command } from './client_commands.js';
 import { DEFAULT_API_URL, type Ctx } from './context.js';
-import { countdown, dollars, fields, oracle, table, time } from './format.js';
+import { countdown, fields, table, time } from './format.js';
 
 type J = Record<string, any>;
 

@@ -26,7 +26,7 @@ const DX_OPTIONS = {
   'position-limit': { type: 'string' }, ref: { type: 'string' }, rounds: { type: 'string' }, save: { type: 'string' },
   scopes: { type: 'string' }, seed: { type: 'string' }, sigma: { type: 'string' }, sources: { type: 'string' },
   'start-price': { type: 'string' }, status: { type: 'string' }, stp: { type: 'string' }, strike: { type: 'string' },
-  tif: { type: 'string' },
+  tif: { type: 'string' }, since: { type: 'string' }, 'start-ts': { type: 'string' }, 'end-ts': { type: 'string' },
 } as const satisfies OptionSpecs;
 
 /**

@@ -5,9 +5,10 @@
 
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../lib/command_line.js';
-import { allowFlags, flag, int, oneOf, positionals, u64 } from './args.js';
+import { dollars, oracle } from '../lib/units.js';
+import { allowFlags, durationS, flag, int, oneOf, positionals, u64 } from './args.js';
 import type { Ctx } from './context.js';
-import { countdown, dollars, fields, ladder, oracle, table, time, type BookView } from './format.js';
+import { countdown, fields, ladder, table, time, type BookView } from './format.js';
 
 type J = Record<string, any>;
 
@@ -148,6 +149,33 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const [m] = positionals(ctx.p, from, 1, 1, usage);
       const r = await ctx.dx().request<J>('GET', `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/trades${q({ limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
       ctx.print(r, () => table(['seq', 'time', 'tick_yes', 'qty', 'taker'], (r.trades as J[]).map((t) => [t.seq, time(t.ts), t.tick_yes, t.qty, `${t.taker_side ?? ''} ${t.taker_outcome ?? ''}`.trim()])));
+    },
+  },
+
+  candles: {
+    usage: 'dx candles <market_id> [--period 1m|5m|1h|1d] [--since 2h | --start-ts ns] [--end-ts ns]',
+    summary: 'price candles (OHLC of the YES price, volume, trades) from the retained trade tape, oldest first',
+    run: async (ctx, from) => {
+      const usage = CLIENT_COMMANDS.candles!.usage;
+      allowFlags(ctx.p, ['period', 'since', 'start-ts', 'end-ts'], usage);
+      const [m] = positionals(ctx.p, from, 1, 1, usage);
+      const since = flag(ctx.p, 'since');
+      const startTs = flag(ctx.p, 'start-ts');
+      if (since !== undefined && startTs !== undefined) throw new UsageError('give --since or --start-ts, not both', usage);
+      const period = flag(ctx.p, 'period');
+      const query = q({
+        period: period === undefined ? undefined : oneOf('--period', period, ['1m', '5m', '1h', '1d']),
+        start_ts: since !== undefined ? String(BigInt(Date.now() - durationS('--since', since) * 1000) * 1_000_000n)
+          : startTs === undefined ? undefined : u64('--start-ts', startTs),
+        end_ts: ((e) => (e === undefined ? undefined : u64('--end-ts', e)))(flag(ctx.p, 'end-ts')),
+      });
+      const r = await ctx.dx().request<J>('GET', `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/candlesticks${query}`);
+      ctx.print(r, () => {
+        const rows = table(['start', 'open', 'high', 'low', 'close', 'volume', 'trades'],
+          (r.candles as J[]).map((c) => [time(c.start_ts), c.open, c.high, c.low, c.close, c.volume, c.trade_count]));
+        const note = r.truncated ? `(older trades were evicted from the tape: history starts at ${time(r.retained_from_ts)})\n` : '';
+        return `market ${r.market_id}  ${r.period} candles of the YES price  (as_of_seq ${r.as_of_seq})\n${rows}${note}`;
+      });
     },
   },
 

@@ -1,7 +1,8 @@
-// format: how the CLI shows things to people: aligned tables, cents as
-// dollars, oracle units as decimals, nanosecond timestamps as UTC times and
-// countdowns, and the order book as a price ladder. --json bypasses all of
-// this and prints the server's JSON. CLI process.
+// format: how the CLI shows things to people: aligned tables, nanosecond
+// timestamps as UTC times and countdowns, and the order book as a price
+// ladder (cents and oracle units: src/lib/units.ts, shared with the web
+// pages). --json bypasses all of this and prints the server's JSON. CLI
+// process.
 
 /** An aligned text table; numbers-looking columns are right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
@@ -17,24 +18,6 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 export function fields(pairs: [string, string | number | boolean][]): string {
   const w = Math.max(...pairs.map(([k]) => k.length));
   return `${pairs.map(([k, v]) => `${k.padEnd(w)}  ${String(v)}`).join('\n')}\n`;
-}
-
-/** Cents (a u64 decimal string) as dollars: "123456" -> "$1,234.56". */
-export function dollars(cents: string | number): string {
-  const v = BigInt(cents);
-  const neg = v < 0n;
-  const a = neg ? -v : v;
-  const whole = (a / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${neg ? '-' : ''}$${whole}.${(a % 100n).toString().padStart(2, '0')}`;
-}
-
-/** Oracle units (x 1e8) as a decimal: "6500012000000" -> "65,000.12". Trailing zeros beyond 2 decimals dropped. */
-export function oracle(units: string | number): string {
-  const v = BigInt(units);
-  const whole = (v / 100_000_000n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  let frac = (v % 100_000_000n).toString().padStart(8, '0').replace(/0+$/, '');
-  if (frac.length < 2) frac = frac.padEnd(2, '0');
-  return `${whole}.${frac}`;
 }
 
 /** A ns timestamp string as an ISO UTC time (seconds), or "-" for 0. */

@@ -8,15 +8,19 @@ import type {
   AccountCreated,
   AdminAccount,
   AdminKeyCreated,
+  AdminMarkets,
+  AdminOracle,
   CreateMarketRequest,
   DepositRequest,
   FeeScheduleCreated,
   FeeScheduleRequest,
   Health,
+  KeyRevoked,
   MarketCreated,
   OpenRoundRequest,
   OracleTickRequest,
   Outcome,
+  PendingWithdrawals,
   RoundActionResult,
   RoundOpened,
   Scope,
@@ -80,6 +84,11 @@ export class AdminClient {
     return this.http.call('GET', `/admin/accounts/${id(accountId)}`);
   }
 
+  /** Revokes any key (immediate, irreversible, idempotent); its WebSocket sessions close with 4003. */
+  revokeKey(keyId: number): Promise<KeyRevoked> {
+    return this.http.call('DELETE', `/admin/keys/${id(keyId)}`);
+  }
+
   // ------------------------------------------------------------ fees, markets, rounds, series
 
   createFeeSchedule(req: FeeScheduleRequest): Promise<FeeScheduleCreated> {
@@ -133,6 +142,16 @@ export class AdminClient {
     return this.http.call('GET', '/admin/series');
   }
 
+  /** Every market with its current round. */
+  markets(): Promise<AdminMarkets> {
+    return this.http.call('GET', '/admin/markets');
+  }
+
+  /** The reference price and every oracle source with its last tick and freshness. */
+  oracle(): Promise<AdminOracle> {
+    return this.http.call('GET', '/admin/oracle');
+  }
+
   /** The current round runs to its end; no next round opens. */
   stopSeries(category: number): Promise<SeriesStopped> {
     if (!Number.isInteger(category) || category < 0 || category > 65535) throw new RangeError(`not a category: ${category}`);
@@ -140,6 +159,11 @@ export class AdminClient {
   }
 
   // ------------------------------------------------------------ withdrawals
+
+  /** Withdrawals waiting for confirm or fail, oldest first. */
+  pendingWithdrawals(): Promise<PendingWithdrawals> {
+    return this.http.call('GET', '/admin/withdrawals');
+  }
 
   confirmWithdrawal(wid: U64): Promise<WithdrawalSettled> {
     return this.http.call('POST', `/admin/withdrawals/${u64(wid)}/confirm`, {});

@@ -22,6 +22,8 @@ import type {
   Balance,
   BatchCancelResult,
   BatchPlaceResult,
+  Candlesticks,
+  CandlesQuery,
   CancelAllQuery,
   DeadmanArmed,
   DeadmanDisarmed,
@@ -179,6 +181,11 @@ export class DxClient {
 
   trades(marketId: number, q: PageQuery = {}): Promise<TradesPage> {
     return this.get(`/v1/markets/${u32(marketId)}/trades`, { cursor: q.cursor, limit: q.limit });
+  }
+
+  /** OHLC candles of the YES price from the retained tape (see Candlesticks.truncated). */
+  candles(marketId: number, q: CandlesQuery = {}): Promise<Candlesticks> {
+    return this.get(`/v1/markets/${u32(marketId)}/candlesticks`, { period: q.period, start_ts: q.start_ts, end_ts: q.end_ts });
   }
 
   oraclePrice(): Promise<OraclePrice> {

@@ -8,7 +8,7 @@
 // Servers may add fields; clients ignore the extra. What stays declared here
 // is the client's own: the query options of the list calls.
 
-import type { ErrorObject, Fill, Order, OrderStatusName, Round, Withdrawal } from '../wire/responses.js';
+import type { Candlesticks, ErrorObject, Fill, Order, OrderStatusName, Round, Withdrawal } from '../wire/responses.js';
 
 /** A decimal u64 string (`^[0-9]+$`). */
 export type U64 = string;
@@ -24,7 +24,7 @@ export type ErrorBody = Omit<ErrorObject, 'origin'> & { origin: ErrorObject['ori
 
 export type { ItemError } from '../wire/responses.js';
 
-// ---------------------------------------------------------------- pagination (query options)
+// ---------------------------------------------------------------- query options
 
 export interface PageQuery {
   /** Opaque string from a prior response; omit for the first page. */
@@ -59,6 +59,15 @@ export interface OrdersQuery extends PageQuery {
   client_order_id?: U64;
 }
 
+export interface CandlesQuery {
+  /** Default `1m`. */
+  period?: CandlePeriod;
+  /** ns since the epoch: the first period is the one holding it. */
+  start_ts?: U64;
+  /** ns since the epoch: the last period is the one holding it (default: the exchange's last event). */
+  end_ts?: U64;
+}
+
 export interface CancelAllQuery {
   /** 0 or absent: every market. */
   market_id?: number;
@@ -69,10 +78,10 @@ export interface CancelAllQuery {
 // ---------------------------------------------------------------- REST responses (src/wire/responses.ts)
 
 export type {
-  AccountLimits, Balance, BatchCancelResult, BatchPlaceResult, CancelResult, DeadmanArmed, DeadmanDisarmed, DeadmanState, DecreaseResult,
-  DepositAddress, ExchangeSchedule, ExchangeStatus, Fill, FillsPage, Level, Market, MarketsPage, MarketWithSeq, OraclePrice, Order,
-  Orderbook, OrdersPage, Placement, PlacementFill, Position, PositionsPage, QueuePosition, RetentionLimits, Round, RoundsPage,
-  RoundWithSeq, SequencedAck, Trade, TradesPage, Withdrawal, WithdrawalCreated,
+  AccountLimits, Balance, BatchCancelResult, BatchPlaceResult, Candle, Candlesticks, CancelResult, DeadmanArmed, DeadmanDisarmed,
+  DeadmanState, DecreaseResult, DepositAddress, ExchangeSchedule, ExchangeStatus, Fill, FillsPage, Level, Market, MarketsPage,
+  MarketWithSeq, OraclePrice, Order, Orderbook, OrdersPage, Placement, PlacementFill, Position, PositionsPage, QueuePosition,
+  RetentionLimits, Round, RoundsPage, RoundWithSeq, SequencedAck, Trade, TradesPage, Withdrawal, WithdrawalCreated,
 } from '../wire/responses.js';
 
 export type Outcome = Fill['outcome'];
@@ -82,6 +91,7 @@ export type Tif = Order['tif'];
 export type Stp = Order['stp'];
 export type OrderStatus = OrderStatusName;
 export type RoundStatus = Round['status'];
+export type CandlePeriod = Candlesticks['period'];
 export type WithdrawalStatusValue = Withdrawal['status'];
 
 // ---------------------------------------------------------------- request bodies (src/wire/requests.ts)
@@ -100,6 +110,7 @@ export type { CreatedKey, KeyItem, KeyList, KeyRevoked, Scope } from '../wire/ke
 // ---------------------------------------------------------------- control plane (src/wire/control_plane.ts)
 
 export type {
-  AccountCreated, AdminAccount, AdminKeyCreated, FeeScheduleCreated, Health, MarketCreated, RoundActionResult, RoundOpened, SeriesCreated,
-  SeriesItem, SeriesList, SeriesStopped, SnapshotResult, WithdrawalSettled,
+  AccountCreated, AdminAccount, AdminKeyCreated, AdminMarket, AdminMarkets, AdminOracle, AdminWithdrawal, FeeScheduleCreated, Health,
+  MarketCreated, OracleSource, PendingWithdrawals, RoundActionResult, RoundOpened, SeriesCreated, SeriesItem, SeriesList, SeriesStopped,
+  SnapshotResult, WithdrawalSettled,
 } from '../wire/control_plane.js';

@@ -13,6 +13,7 @@ import type { QueryParam } from './query.js';
 import * as R from '../wire/responses.js';
 import type { Route } from './routes.js';
 import { U64String } from '../wire/requests.js';
+import { MAX_CANDLE_PERIODS } from '../views/views.js';
 
 const U32_MAX = 4294967295;
 
@@ -46,6 +47,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   get_market: { title: 'Get a market', tag: 'markets', status: 200, response: R.MarketWithSeq, errors: ['unknown_market'] },
   get_orderbook: { title: 'Order book', tag: 'markets', status: 200, response: R.Orderbook, errors: ['unknown_market'] },
   list_trades: { title: 'Public trades', tag: 'markets', status: 200, response: R.TradesPage, errors: ['unknown_market'] },
+  get_candlesticks: {
+    title: 'Price candles', tag: 'markets', status: 200, response: R.Candlesticks, errors: ['unknown_market'],
+    hint: 'For a price history: one candle per period with trades (OHLC of tick_yes, volume, trade_count), oldest first. '
+      + 'Built from the retained trade tape (tape_cap trades per market, see get_retention): check truncated and retained_from_ts.',
+  },
   get_oracle_price: { title: 'Oracle reference price', tag: 'markets', status: 200, response: R.OraclePrice, errors: [] },
   list_rounds: { title: 'List rounds', tag: 'markets', status: 200, response: R.RoundsPage, errors: [] },
   get_round: { title: 'Current round of a market', tag: 'markets', status: 200, response: R.RoundWithSeq, errors: ['round_not_found'] },
@@ -131,6 +137,11 @@ const QUERY_DOCS: Readonly<Record<string, string>> = {
   order_id: 'only fills of this order (u64 decimal string)',
   client_order_id: 'only the order with this client_order_id (u64 decimal string)',
   category: 'only rounds of this series',
+  period: 'candle length',
+  start_ts: 'first period: the one holding this time, ns since the epoch (u64 decimal string); '
+    + `default: the period ${MAX_CANDLE_PERIODS - 1} periods before end_ts`,
+  end_ts: 'last period: the one holding this time, ns since the epoch (u64 decimal string); '
+    + 'default: the exchange\'s last event time (or start_ts when later)',
 };
 
 /** The schema of one query parameter (what the REST query parser accepts, typed). */
@@ -144,6 +155,10 @@ export function queryParamSchema(p: QueryParam): TSchema {
     case 'group_id': return Type.Integer({ minimum: 0, maximum: U32_MAX, description: doc ?? 'group id; 0 = all' });
     case 'category': return Type.Integer({ minimum: 0, maximum: 65535, description: doc ?? 'series id' });
     case 'u64': return Type.String({ pattern: U64String.pattern, description: doc ?? 'u64 decimal string' });
+    case 'choice':
+      return Type.Union(p.values!.map((v) => Type.Literal(v)), {
+        ...(p.default === undefined ? {} : { default: p.default }), description: `${doc ?? p.name}: one of ${p.values!.join(', ')}`,
+      });
     case 'statuses':
       return Type.Array(Type.Union(p.values!.map((v) => Type.Literal(v))), {
         minItems: 1, description: `any of these statuses (sent comma-separated on REST): ${p.values!.join(', ')}`,

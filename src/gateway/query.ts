@@ -4,13 +4,15 @@
 
 import { ApiError } from './envelope.js';
 
-export type QueryKind = 'limit' | 'cursor' | 'depth' | 'market_id' | 'group_id' | 'u64' | 'category' | 'statuses';
+export type QueryKind = 'limit' | 'cursor' | 'depth' | 'market_id' | 'group_id' | 'u64' | 'category' | 'statuses' | 'choice';
 
 export interface QueryParam {
   name: string;
   kind: QueryKind;
-  /** For `statuses`: the allowed values. */
+  /** For `statuses` and `choice`: the allowed values. */
   values?: readonly string[];
+  /** For `choice`: the value when the parameter is absent. */
+  default?: string;
 }
 
 export type QueryValues = Record<string, unknown>;
@@ -61,6 +63,7 @@ export function parseQuery(raw: string, spec: readonly QueryParam[]): QueryValue
     if (p.name in out) continue;
     if (p.kind === 'limit') out[p.name] = 100;
     else if (p.kind === 'depth') out[p.name] = 10;
+    else if (p.kind === 'choice' && p.default !== undefined) out[p.name] = p.default;
   }
   return out;
 }
@@ -79,6 +82,9 @@ function parseValue(p: QueryParam, value: string): unknown {
       for (const v of list) if (!p.values!.includes(v)) invalid(p.name, `unknown status ${v}; one of ${p.values!.join(', ')}`);
       return list;
     }
+    case 'choice':
+      if (!p.values!.includes(value)) invalid(p.name, `one of ${p.values!.join(', ')}`);
+      return value;
   }
 }
 

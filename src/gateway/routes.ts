@@ -22,6 +22,8 @@ import {
 } from '../wire/requests.js';
 import { scopeNames } from '../wire/keys.js';
 import type * as R from '../wire/responses.js';
+import { CANDLE_PERIODS } from '../wire/responses.js';
+import { MAX_CANDLE_PERIODS } from '../views/views.js';
 import type { TSchema } from '@sinclair/typebox';
 
 export const BATCH_CAP = 20;
@@ -267,6 +269,26 @@ export const ROUTES: Route[] = [
       const t = g.views.trades(marketParam(c), { cursor: c.query.cursor as string | undefined, limit: c.query.limit as number });
       if (!t) throw new ApiError('unknown_market', 'no such market');
       return ok(t);
+    },
+  }),
+  route({
+    name: 'get_candlesticks', method: 'GET', path: '/v1/markets/{market_id}/candlesticks', scope: Scope.read, body: 'none', writeCost: none,
+    query: [
+      { name: 'period', kind: 'choice', values: CANDLE_PERIODS, default: '1m' },
+      { name: 'start_ts', kind: 'u64' },
+      { name: 'end_ts', kind: 'u64' },
+    ],
+    description: `OHLC candles of tick_yes with volume and trade count per period (1m, 5m, 1h, 1d; UTC-aligned), oldest first, from the `
+      + 'retained trade tape (the newest tape_cap trades of the market); periods without trades are omitted; '
+      + `at most ${MAX_CANDLE_PERIODS} periods per request.`,
+    handler: (c, g) => {
+      const r = g.views.candles(marketParam(c), {
+        period: c.query.period as R.Candlesticks['period'],
+        start_ts: c.query.start_ts as [number, number] | undefined,
+        end_ts: c.query.end_ts as [number, number] | undefined,
+      });
+      if (!r) throw new ApiError('unknown_market', 'no such market');
+      return ok(r);
     },
   }),
   route({

@@ -2,6 +2,7 @@
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../engine/config.js';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import type { WsConfig } from '../ws/protocol.js';
@@ -42,6 +43,8 @@ export interface ExchangeConfig {
   withdrawal_cap: number;
   /** Revoked keys kept per account (engine retention). */
   revoked_key_cap: number;
+  /** The built web pages: `trader/` (public port) and `console/` (control plane); `npm run build` writes dist/web. */
+  web_dir: string;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
 }
@@ -70,17 +73,21 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ROUND_CAP', flag: '--round-cap', key: 'round_cap', kind: 'int' },
   { env: 'DX_WITHDRAWAL_CAP', flag: '--withdrawal-cap', key: 'withdrawal_cap', kind: 'int' },
   { env: 'DX_REVOKED_KEY_CAP', flag: '--revoked-key-cap', key: 'revoked_key_cap', kind: 'int' },
+  { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
 ];
 
 /** Every flag takes a value (booleans too: `--verify 1`). */
 const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]));
+
+/** dist/web beside the compiled sources (this file is dist/src/main/config.js). */
+const BUILT_WEB_DIR = fileURLToPath(new URL('../../web', import.meta.url));
 
 export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
-    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1,
+    demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
     round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
     withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap, revoked_key_cap: DEFAULT_ENGINE_CONFIG.revoked_key_cap,

@@ -23,6 +23,7 @@ import { ReplayGuard } from '../gateway/auth.js';
 import { READ_BUCKET, TokenBuckets, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest } from '../gateway/http.js';
+import { loadSite, mountSite, siteBytes } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
@@ -260,13 +261,22 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   });
   const replayGuard = new ReplayGuard(replay);
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
+  // The web pages, read once here and handed to the threads that serve them.
+  const traderDir = join(cfg.web_dir, 'trader');
+  const consoleDir = join(cfg.web_dir, 'console');
+  const traderSite = loadSite(traderDir);
+  const consoleSite = loadSite(consoleDir);
+  for (const [name, dir, site] of [['trader', traderDir, traderSite], ['console', consoleDir, consoleSite]] as const) {
+    if (site === null) log('warn', { event: 'web', page: name, dir, built: false, note: 'GET / answers 404: run npm run build' });
+    else log('info', { event: 'web', page: name, dir, built: true, ...siteBytes(site) });
+  }
   const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {
     const data: GatewayThreadData = {
       index: i, producerId: 2 + i, consumerIndex: 1 + i, host: cfg.host, port, commandRing: pipeline.commandRings[2 + i]!,
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
-      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {},
+      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, site: traderSite, site_dir: traderDir,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });
     workers.push(w);
@@ -328,6 +338,8 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   controlMetrics.watch(control);
   metrics.start();
   const adminApp = u.App();
+  // The operator console: static and public on the loopback listener; every /admin call still needs the token.
+  mountSite(adminApp, consoleSite, 'operator console', consoleDir);
   mountAdmin(adminApp, {
     core,
     health: () => {
@@ -477,6 +489,7 @@ async function main(): Promise<void> {
     `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ${admin}/admin/accounts/<account_id>/keys`,
     '',
   ].join('\n'));
+  process.stdout.write(`trader page: http://${cfg.host}:${ex.port}/   operator console: ${admin}/ (paste the admin token)\n`);
   process.stdout.write(`ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} gateways=${cfg.gateways}\n`);
 }
 

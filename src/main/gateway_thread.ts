@@ -11,6 +11,7 @@ import { TokenBuckets, READ_BUCKET, WRITE_BUCKET } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest, type LaneOptions } from '../gateway/http.js';
 import { ROUTES } from '../gateway/routes.js';
+import { mountSite, type StaticSite } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import type { EngineConfig } from '../engine/config.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
@@ -51,6 +52,10 @@ export interface GatewayThreadData {
   ws_counts?: SharedArrayBuffer;
   /** WebSocket lane tunables (tests); defaults in src/ws/protocol.ts. */
   ws?: Partial<WsConfig>;
+  /** The trader page (read once by the main thread); null when not built. */
+  site: StaticSite | null;
+  /** Where it was looked for (the 404 names it). */
+  site_dir: string;
 }
 
 const d = workerData as GatewayThreadData;
@@ -82,6 +87,8 @@ const wsLane = mountWs(app, {
 });
 mountMcp(app, laneOptions);
 mountRest(app, laneOptions);
+// The trader page: static, unsigned; every /v1 route above still needs its signature.
+mountSite(app, d.site, 'trader page', d.site_dir);
 app.any('/*', (res) => {
   res.cork(() => {
     res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json')

@@ -1,14 +1,15 @@
 // accounts: the account queries of the read model: money, the dead-man
-// timer, the deposit address, withdrawals, keys (the per-request lookups of
-// authentication and the listings) and the operator's account view. Read
+// timer, the deposit address, withdrawals (and the operator's pending list),
+// keys (the per-request lookups of authentication and the listings) and the
+// operator's account view. Read
 // from the folded engine state's accounts. Runs on the thread that owns the
 // Views.
 
 import { createHash } from 'node:crypto';
 import { NIL } from '../book/orders.js';
-import { WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
+import { WITHDRAWAL_STATUS_NAMES, WithdrawalStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { AdminAccount } from '../wire/control_plane.js';
+import type { AdminAccount, AdminWithdrawal, PendingWithdrawals } from '../wire/control_plane.js';
 import { scopeNames, type KeyItem } from '../wire/keys.js';
 import type { Balance, DeadmanState, DepositAddress, Withdrawal } from '../wire/responses.js';
 import { accountKnown, type ViewsData } from './model.js';
@@ -85,10 +86,26 @@ export function withdrawal(v: ViewsData, account: number, cwidHi: number, cwidLo
 }
 
 /** A retained withdrawal by wid (operator); null when unknown or evicted. */
-export function withdrawalByWid(v: ViewsData, wid: number): ({ account_id: number } & Withdrawal) | null {
+export function withdrawalByWid(v: ViewsData, wid: number): AdminWithdrawal | null {
   const acc = v.state.accounts;
   const w = acc.withdrawalRow(wid);
   return w < 0 ? null : { account_id: acc.wAccount[w]!, ...withdrawalView(v, w) };
+}
+
+/**
+ * Withdrawals waiting for confirm or fail, oldest (lowest wid) first. Pending
+ * withdrawals are always retained; rows are reused, so they are sorted by
+ * wid. O(withdrawal rows); operator read.
+ */
+export function pendingWithdrawals(v: ViewsData): PendingWithdrawals {
+  const acc = v.state.accounts;
+  const rows: number[] = [];
+  for (let w = 0; w < acc.wTop; w++) {
+    if (acc.wWid[w] !== 0 && acc.wStatus[w] === WithdrawalStatus.pending) rows.push(w);
+  }
+  rows.sort((a, b) => acc.wWid[a]! - acc.wWid[b]!);
+  const out: AdminWithdrawal[] = rows.map((w) => ({ account_id: acc.wAccount[w]!, ...withdrawalView(v, w) }));
+  return { withdrawals: out, as_of_seq: String(v.state.seq) };
 }
 
 /** The account that requested withdrawal wid, 0 when evicted (the fan-out's confirm/fail events carry only the wid). */

@@ -1,14 +1,16 @@
 // markets: the market queries of the read model: the market list, one
 // market, the order book (and the level totals the WebSocket fan-out
-// compares), read from the folded engine state. Runs on the thread that owns
-// the Views.
+// compares), and the operator's market list, read from the folded engine
+// state. Runs on the thread that owns the Views.
 
 import { Book, LADDER_ROW } from '../book/book.js';
 import { MARKET_STATUS_NAMES, RoundStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
+import type { AdminMarket, AdminMarkets } from '../wire/control_plane.js';
 import type { Level, Market, MarketsPage, MarketWithSeq, Orderbook } from '../wire/responses.js';
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { checkLimit, marketExists, statusMask, type MarketsQuery, type ViewsData } from './model.js';
+import { marketRound } from './rounds.js';
 
 /** Widest bid/ask spread (ticks) for which display_tick is the midpoint. */
 const DISPLAY_MAX_SPREAD = 10;
@@ -69,6 +71,16 @@ export function marketsPage(v: ViewsData, q: MarketsQuery): MarketsPage {
 export function market(v: ViewsData, id: number): MarketWithSeq | null {
   if (!marketExists(v.state, id)) return null;
   return { ...marketView(v, id), as_of_seq: String(v.state.seq) };
+}
+
+/** Every market in ascending market_id with its current round and round length. O(markets); operator read. */
+export function adminMarkets(v: ViewsData): AdminMarkets {
+  const mk = v.state.markets;
+  const out: AdminMarket[] = [];
+  for (let id = 1; id <= mk.count; id++) {
+    out.push({ ...marketView(v, id), round: marketRound(v, id), series_period_s: mk.seriesPeriodS[id]! });
+  }
+  return { markets: out, as_of_seq: String(v.state.seq) };
 }
 
 /** Bids of both ladders, best first, at most `depth` levels each (1..99). */

@@ -11,6 +11,7 @@
 import type { ExchangeState } from '../engine/state.js';
 import { CODES } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
+import type { Candlesticks } from '../wire/responses.js';
 import { ViewError } from './cursor.js';
 import type { RecordRing } from './record_ring.js';
 
@@ -62,6 +63,12 @@ export interface PositionsQuery extends PageQuery {
 export interface FillsQuery extends PageQuery {
   market_id?: number;
   order_id?: number;
+}
+export interface CandlesQuery {
+  period: Candlesticks['period'];
+  /** u64 ns as [hi, lo] halves (the REST query parser's form). */
+  start_ts?: [number, number];
+  end_ts?: [number, number];
 }
 export interface OrdersQuery extends PageQuery {
   market_id?: number;

@@ -1,10 +1,12 @@
 // rounds: the oracle and round queries of the read model: the oracle price,
 // the round list, one market's current round, one round by number, and the
-// operator's series list. Runs on the thread that owns the Views.
+// operator's series list and oracle sources. Runs on the thread that owns
+// the Views.
 
+import { ORACLE_SOURCES } from '../engine/markets.js';
 import { ROUND_OUTCOME_NAMES, ROUND_STATUS_NAMES } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { SeriesItem, SeriesList } from '../wire/control_plane.js';
+import type { AdminOracle, OracleSource, SeriesItem, SeriesList } from '../wire/control_plane.js';
 import type { OraclePrice, Round, RoundsPage, RoundWithSeq } from '../wire/responses.js';
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { checkLimit, marketExists, type RoundsQuery, type ViewsData } from './model.js';
@@ -21,6 +23,26 @@ export function oracleNumbers(v: ViewsData, out: Float64Array): void {
   out[0] = mk.oraclePrice;
   out[1] = mk.oracleFresh;
   out[2] = mk.oracleSeq;
+}
+
+/**
+ * The reference price and every source that ever ticked, ascending
+ * source_id, with its last tick and whether it is still fresh. O(sources);
+ * operator read.
+ */
+export function adminOracle(v: ViewsData): AdminOracle {
+  const s = v.state;
+  const mk = s.markets;
+  const sources: OracleSource[] = [];
+  for (let id = 0; id < ORACLE_SOURCES; id++) {
+    if (mk.srcSeen[id] !== 1) continue;
+    // A source is in the expiry heap from its tick until the engine expires it.
+    const ts = hiLoToString(mk.srcTsHi[id]!, mk.srcTsLo[id]!);
+    sources.push({ source_id: id, price: String(mk.srcPrice[id]!), ts, fresh: s.oracleExpiries.has(id) });
+  }
+  return {
+    ...oraclePrice(v), staleness_ms: s.config.oracle_staleness_ms, quorum: s.config.oracle_quorum, sources, as_of_seq: String(s.seq),
+  };
 }
 
 /** The round in row r (src/engine/markets.ts). */
@@ -79,10 +101,9 @@ export function seriesList(v: ViewsData): SeriesList {
   for (let id = 1; id <= mk.count; id++) {
     const period = mk.seriesPeriodS[id]!;
     if (period === 0) continue;
-    const r = mk.round[id]!;
     out.push({
       category: mk.category[id]!, market_id: id, title: mk.title[id]!, period_s: period, active: mk.seriesActive[id] === 1,
-      round: r < 0 || mk.rEvicted[r] === 1 ? null : roundView(v, r),
+      round: marketRound(v, id),
     });
   }
   return { series: out, as_of_seq: String(v.state.seq) };
@@ -95,10 +116,15 @@ export function roundRecord(v: ViewsData, roundNumber: number): Round | null {
   return r < 0 ? null : roundView(v, r);
 }
 
+/** An existing market's current round in any status; null before its first round or once evicted. */
+export function marketRound(v: ViewsData, marketId: number): Round | null {
+  const r = v.state.markets.round[marketId]!;
+  return r < 0 || v.state.markets.rEvicted[r] === 1 ? null : roundView(v, r);
+}
+
 /** The market's current round in any status; null when unknown market, no round yet, or evicted. */
 export function currentRound(v: ViewsData, marketId: number): RoundWithSeq | null {
   if (!marketExists(v.state, marketId)) return null;
-  const r = v.state.markets.round[marketId]!;
-  if (r < 0 || v.state.markets.rEvicted[r] === 1) return null;
-  return { ...roundView(v, r), as_of_seq: String(v.state.seq) };
+  const round = marketRound(v, marketId);
+  return round === null ? null : { ...round, as_of_seq: String(v.state.seq) };
 }

@@ -1,13 +1,36 @@
 // tape: the public trade tape projection: per market, the newest tape_cap
-// trades (one record per Filled event) in a RecordRing, and the query that
-// pages it newest first. Runs on the thread that owns the Views.
+// trades (one record per Filled event) in a RecordRing, and its two queries:
+// the trades, newest first, and the OHLC candlesticks aggregated from them
+// (GET /v1/markets/{market_id}/candlesticks). Runs on the thread that owns
+// the Views.
+//
+// Candle rules (README, "Candlesticks"):
+//   - Periods are aligned to multiples of the period since the Unix epoch
+//     (UTC): a 1d candle runs from midnight UTC to midnight UTC.
+//   - A candle aggregates every retained trade whose ts lies in
+//     [start_ts, start_ts + period): open and close are the tick_yes of the
+//     first and last trade (tape order = seq order), high and low the
+//     extremes, volume the shares traded, trade_count the tape entries (one
+//     per fill, so one taker order sweeping three levels counts three).
+//   - The answer lists the candles whose period overlaps [start_ts, end_ts],
+//     oldest first; periods without trades are omitted.
+//   - Bounded by retention: the tape keeps the newest tape_cap trades of the
+//     market (across its rounds). `truncated` says older trades were evicted,
+//     `retained_from_ts` is the ts of the oldest trade still kept; periods
+//     before it are absent and the candle holding it may be partial.
+//   - At most MAX_CANDLE_PERIODS periods may be spanned by a request. end_ts
+//     defaults to the exchange's last sequencer stamp (or start_ts when that
+//     is later), start_ts to the period MAX_CANDLE_PERIODS - 1 periods
+//     before end_ts.
+// Timestamps are ns since the epoch (> 2^53), so candle arithmetic is
+// BigInt; this is a read, not the hot path. Only the answer is allocated.
 
-import type { TradesPage } from '../wire/responses.js';
+import type { Candlesticks, TradesPage } from '../wire/responses.js';
 import { Filled, Header, OUTCOME_NAMES, SIDE_NAMES } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import { hiLoToString } from '../lib/u64.js';
-import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
-import { checkLimit, marketExists, type PageQuery, type ViewsData } from './model.js';
+import { hiLoToBigInt, hiLoToString } from '../lib/u64.js';
+import { CursorKind, decodeCursor, encodeCursor, ViewError } from './cursor.js';
+import { checkLimit, marketExists, type CandlesQuery, type PageQuery, type ViewsData } from './model.js';
 import { RecordRing } from './record_ring.js';
 
 // Trade record (one per Filled event on its market's tape).
@@ -65,4 +88,85 @@ export function tradesPage(v: ViewsData, id: number, q: PageQuery): TradesPage |
     if (n >= from) cursor = encodeCursor(CursorKind.trades, n + 1);
   }
   return { trades: out, cursor, as_of_seq: String(v.state.seq) };
+}
+
+// ---- candlesticks ---------------------------------------------------------------------
+
+/** Length of each candle period in seconds. */
+export const CANDLE_PERIOD_S: Readonly<Record<Candlesticks['period'], number>> = Object.freeze({
+  '1m': 60, '5m': 300, '1h': 3600, '1d': 86400,
+});
+
+/** Most periods one request may span (empty ones included). */
+export const MAX_CANDLE_PERIODS = 5000;
+
+/** The market's candles, oldest first; null for an unknown market. Throws ViewError invalid_field for a bad range. */
+export function candlesticks(v: ViewsData, id: number, q: CandlesQuery): Candlesticks | null {
+  const periodNs = BigInt(CANDLE_PERIOD_S[q.period]) * 1_000_000_000n;
+  const start = q.start_ts ? hiLoToBigInt(q.start_ts[0], q.start_ts[1]) : -1n;
+  let end: bigint;
+  if (q.end_ts) {
+    end = hiLoToBigInt(q.end_ts[0], q.end_ts[1]);
+    if (start > end) throw new ViewError('invalid_field', 'start_ts', `must be at most end_ts (${end})`);
+  } else {
+    // Now, as far as the exchange knows; never before start_ts (a client's clock may run ahead of the last event).
+    end = hiLoToBigInt(v.state.tsHi, v.state.tsLo);
+    if (start > end) end = start;
+  }
+  const last = end / periodNs;
+  let first: bigint;
+  if (start >= 0n) {
+    first = start / periodNs;
+    const spanned = last - first + 1n;
+    if (spanned > BigInt(MAX_CANDLE_PERIODS)) {
+      const reason = `start_ts..end_ts spans ${spanned} periods of ${q.period}; at most ${MAX_CANDLE_PERIODS}`;
+      throw new ViewError('invalid_field', 'start_ts', reason);
+    }
+  } else {
+    first = last >= BigInt(MAX_CANDLE_PERIODS - 1) ? last - BigInt(MAX_CANDLE_PERIODS - 1) : 0n;
+  }
+  if (!marketExists(v.state, id)) return null;
+
+  const out: Candlesticks['candles'] = [];
+  let bucket = -1n;
+  let open = 0;
+  let high = 0;
+  let low = 0;
+  let close = 0;
+  let volume = 0;
+  let count = 0;
+  const flush = (): void => {
+    if (count > 0) out.push({ start_ts: String(bucket * periodNs), open, high, low, close, volume: String(volume), trade_count: count });
+  };
+  const tape = v.tapes[id];
+  let oldest = '0';
+  let evicted = 0;
+  if (tape !== undefined) {
+    evicted = tape.retainedFrom;
+    // The retained tape, oldest first.
+    for (let n = tape.retainedFrom; n < tape.total; n++) {
+      const u = tape.slotOf(n) * TAPE_U32;
+      const ns = hiLoToBigInt(tape.u32[u + TU_TS_HI]!, tape.u32[u + TU_TS_LO]!);
+      if (n === tape.retainedFrom) oldest = String(ns);
+      const b = ns / periodNs;
+      if (b < first || b > last) continue;
+      const tickYes = tape.u32[u + TU_PACKED]! & 0xff;
+      if (b !== bucket) {
+        flush();
+        bucket = b;
+        open = high = low = tickYes;
+        volume = 0;
+        count = 0;
+      }
+      if (tickYes > high) high = tickYes;
+      if (tickYes < low) low = tickYes;
+      close = tickYes;
+      volume += tape.u32[u + TU_QTY]!;
+      count++;
+    }
+  }
+  flush();
+  return {
+    market_id: id, period: q.period, candles: out, retained_from_ts: oldest, truncated: evicted > 0, as_of_seq: String(v.state.seq),
+  };
 }

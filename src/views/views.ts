@@ -4,7 +4,8 @@
 //
 // It owns an ExchangeState, folded with the engine's own evolve (so it is the
 // engine's state as of `asOfSeq`), plus projections the engine does not keep:
-//   - the public trade tape of every market (tape.ts, newest tape_cap trades),
+//   - the public trade tape of every market (tape.ts, newest tape_cap trades;
+//     its queries: the trades and the candles aggregated from them),
 //   - the fills of every account, in both roles (fills.ts, newest fill_cap),
 //   - each account's position slots (positions.ts: the state indexes
 //     positions only by (account, market), so listing needs this list).
@@ -39,17 +40,17 @@ import { ExchangeState } from '../engine/state.js';
 import { Header, T_FILLED } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
-import type { AdminAccount, SeriesList } from '../wire/control_plane.js';
+import type { AdminAccount, AdminMarkets, AdminOracle, AdminWithdrawal, PendingWithdrawals, SeriesList } from '../wire/control_plane.js';
 import type { KeyItem } from '../wire/keys.js';
 import type {
-  Balance, DeadmanState, DepositAddress, ExchangeStatus, FillsPage, MarketsPage, MarketWithSeq, OraclePrice, Orderbook, OrdersPage,
-  PositionsPage, QueuePosition, RetentionLimits, Round, RoundsPage, RoundWithSeq, TradesPage, Withdrawal,
+  Balance, Candlesticks, DeadmanState, DepositAddress, ExchangeStatus, FillsPage, MarketsPage, MarketWithSeq, OraclePrice, Orderbook,
+  OrdersPage, PositionsPage, QueuePosition, RetentionLimits, Round, RoundsPage, RoundWithSeq, TradesPage, Withdrawal,
 } from '../wire/responses.js';
 import * as A from './accounts.js';
 import { fillsPage, recordFills } from './fills.js';
 import * as M from './markets.js';
 import {
-  DEFAULT_VIEWS_CONFIG, marketExists, type FillsQuery, type MarketsQuery, type OrdersQuery, type PageQuery,
+  DEFAULT_VIEWS_CONFIG, marketExists, type CandlesQuery, type FillsQuery, type MarketsQuery, type OrdersQuery, type PageQuery,
   type PositionsQuery, type RoundsQuery, type ViewsConfig, type ViewsData,
 } from './model.js';
 import * as O from './orders.js';
@@ -57,15 +58,16 @@ import { initPositionLists, linkNewPositions, positionNumbers, positionsPage } f
 import type { RecordRing } from './record_ring.js';
 import * as R from './rounds.js';
 import { tableSizes } from './tables.js';
-import { recordTrade, tradesPage } from './tape.js';
+import { candlesticks, recordTrade, tradesPage } from './tape.js';
 
 export { ViewError } from './cursor.js';
 export type { KeyInfo } from './accounts.js';
 export {
-  DEFAULT_VIEWS_CONFIG, type FillsQuery, type MarketsQuery, type OrdersQuery, type PageQuery, type PositionsQuery, type RoundsQuery,
-  type ViewsConfig,
+  DEFAULT_VIEWS_CONFIG, type CandlesQuery, type FillsQuery, type MarketsQuery, type OrdersQuery, type PageQuery, type PositionsQuery,
+  type RoundsQuery, type ViewsConfig,
 } from './model.js';
 export { BOOK_ROW } from './markets.js';
+export { MAX_CANDLE_PERIODS } from './tape.js';
 export type { OrderWithStatus } from './orders.js';
 
 export class Views implements ViewsData {
@@ -143,10 +145,25 @@ export class Views implements ViewsData {
     return tradesPage(this, id, q);
   }
 
+  /** OHLC candles of the market's retained tape, oldest first; null for an unknown market. */
+  candles(id: number, q: CandlesQuery): Candlesticks | null {
+    return candlesticks(this, id, q);
+  }
+
+  /** Every market in ascending market_id with its current round (operator read). */
+  adminMarkets(): AdminMarkets {
+    return M.adminMarkets(this);
+  }
+
   // ---- oracle and rounds (rounds.ts) ---------------------------------------------
 
   oraclePrice(): OraclePrice {
     return R.oraclePrice(this);
+  }
+
+  /** The reference price and every source that ever ticked, with its last tick and freshness (operator read). */
+  adminOracle(): AdminOracle {
+    return R.adminOracle(this);
   }
 
   /** Retained rounds in descending round_number, optionally of one category (series). */
@@ -222,8 +239,13 @@ export class Views implements ViewsData {
   }
 
   /** A withdrawal by wid (operator); null when none. */
-  withdrawalByWid(wid: number): ({ account_id: number } & Withdrawal) | null {
+  withdrawalByWid(wid: number): AdminWithdrawal | null {
     return A.withdrawalByWid(this, wid);
+  }
+
+  /** Withdrawals waiting for confirm or fail, oldest first (operator). */
+  pendingWithdrawals(): PendingWithdrawals {
+    return A.pendingWithdrawals(this);
   }
 
   // ---- keys and operator reads (accounts.ts) ----------------------------------------

@@ -9,7 +9,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ROUND_STATUS_NAMES, WITHDRAWAL_STATUS_NAMES } from '../layout/records.js';
 import { KeyItem, ScopeName } from './keys.js';
-import { asOfSeq, int, oneOf, Position, Round, u64, U32_MAX } from './responses.js';
+import { asOfSeq, int, Market, oneOf, OraclePrice, Position, Round, u64, U32_MAX, Withdrawal } from './responses.js';
 
 const seq = u64('sequence number of the command');
 const marketId = int(1, U32_MAX, 'market id');
@@ -89,6 +89,46 @@ export const SeriesList = Type.Object({ series: Type.Array(SeriesItem, { descrip
 
 export const SeriesStopped = Type.Object({ category, market_id: marketId, active: Type.Literal(false), seq });
 
+// ---- the operator console's listings ---------------------------------------------
+
+/** GET /admin/markets: a market as GET /v1/markets lists it, with its current round and round length. */
+export const AdminMarket = Type.Object({
+  ...Market.properties,
+  round: Type.Union([Round, Type.Null()], { description: 'the current round in any status; null before the first or once evicted' }),
+  series_period_s: Type.Integer({ minimum: 0, description: 'round length of a series market; 0 when the operator opens its rounds' }),
+});
+
+export const AdminMarkets = Type.Object({
+  markets: Type.Array(AdminMarket, { description: 'every market, ascending market_id' }),
+  as_of_seq: asOfSeq,
+});
+
+/** An oracle source that ever ticked: its last tick and whether it still counts toward the quorum. */
+export const OracleSource = Type.Object({
+  source_id: int(0, 63, 'oracle source'),
+  price: u64('the source\'s last tick, x 1e8'),
+  ts: u64('sequencer time of that tick, ns since the epoch'),
+  fresh: Type.Boolean({ description: 'younger than staleness_ms: counts toward the quorum' }),
+});
+
+/** GET /admin/oracle: the reference price (as GET /v1/oracle/price) and every source. */
+export const AdminOracle = Type.Object({
+  ...OraclePrice.properties,
+  staleness_ms: Type.Integer({ minimum: 1, description: 'a tick older than this no longer counts' }),
+  quorum: Type.Integer({ minimum: 1, description: 'fresh sources needed to propose a round or open a series round' }),
+  sources: Type.Array(OracleSource, { description: 'every source that ever ticked, ascending source_id' }),
+  as_of_seq: asOfSeq,
+});
+
+/** A withdrawal as its owner reads it, with the owner (operator reads). */
+export const AdminWithdrawal = Type.Object({ account_id: int(1, U32_MAX, 'the account that requested it'), ...Withdrawal.properties });
+
+/** GET /admin/withdrawals: those waiting for confirm or fail. */
+export const PendingWithdrawals = Type.Object({
+  withdrawals: Type.Array(AdminWithdrawal, { description: 'status pending, oldest (lowest wid) first' }),
+  as_of_seq: asOfSeq,
+});
+
 export type AccountCreated = Static<typeof AccountCreated>;
 export type AdminKeyCreated = Static<typeof AdminKeyCreated>;
 export type AdminAccount = Static<typeof AdminAccount>;
@@ -103,3 +143,9 @@ export type SeriesCreated = Static<typeof SeriesCreated>;
 export type SeriesItem = Static<typeof SeriesItem>;
 export type SeriesList = Static<typeof SeriesList>;
 export type SeriesStopped = Static<typeof SeriesStopped>;
+export type AdminMarket = Static<typeof AdminMarket>;
+export type AdminMarkets = Static<typeof AdminMarkets>;
+export type OracleSource = Static<typeof OracleSource>;
+export type AdminOracle = Static<typeof AdminOracle>;
+export type AdminWithdrawal = Static<typeof AdminWithdrawal>;
+export type PendingWithdrawals = Static<typeof PendingWithdrawals>;

@@ -137,6 +137,32 @@ export const Trade = Type.Object({
 });
 export const TradesPage = Type.Object({ trades: Type.Array(Trade, { description: 'newest first' }), cursor, as_of_seq: asOfSeq });
 
+/** Candle lengths of GET /v1/markets/{market_id}/candlesticks (UTC-aligned; src/views/tape.ts). */
+export const CANDLE_PERIODS = ['1m', '5m', '1h', '1d'] as const;
+
+export const Candle = Type.Object({
+  start_ts: u64('start of the period, ns since the epoch (a multiple of the period since the epoch, UTC)'),
+  open: int(1, 99, 'tick_yes of the first trade of the period'),
+  high: int(1, 99, 'highest tick_yes'),
+  low: int(1, 99, 'lowest tick_yes'),
+  close: int(1, 99, 'tick_yes of the last trade of the period'),
+  volume: u64('shares traded in the period'),
+  trade_count: Type.Integer({ minimum: 1, description: 'trades (fills) in the period' }),
+});
+export const Candlesticks = Type.Object({
+  market_id: int(1, U32_MAX, 'market id'),
+  period: oneOf(CANDLE_PERIODS, 'candle length'),
+  candles: Type.Array(Candle, { description: 'oldest first; periods without trades are omitted' }),
+  retained_from_ts: u64('ts of the oldest trade still on the market\'s tape; 0 when it has none'),
+  truncated: Type.Boolean({
+    description: 'older trades were evicted from the tape (tape_cap): periods before retained_from_ts are absent '
+      + 'and the candle holding it may be partial',
+  }),
+  as_of_seq: asOfSeq,
+}, {
+  description: 'OHLC of tick_yes per period, aggregated from the retained public trade tape (the newest tape_cap trades of the market).',
+});
+
 export const OraclePrice = Type.Object({
   price: u64('reference price scaled by 1e8; 0 before any valid tick'),
   fresh_source_count: Type.Integer({ minimum: 0 }),
@@ -322,7 +348,8 @@ export const WithdrawalCreated = Type.Object({
  */
 export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
   ErrorEnvelope, ErrorObject, ItemError, ExchangeStatus, ExchangeSchedule, RetentionLimits, AccountLimits, Market, MarketWithSeq, MarketsPage, Level,
-  Orderbook, Trade, TradesPage, OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
+  Orderbook, Trade, TradesPage, Candle, Candlesticks,
+  OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
   OrdersPage, PlacementFill, Placement, BatchPlaceResult, SequencedAck, CancelResult, BatchCancelResult, DecreaseResult, QueuePosition,
   DeadmanState, DeadmanArmed, DeadmanDisarmed, DepositAddress, Withdrawal, WithdrawalCreated,
 };
@@ -346,6 +373,8 @@ export type Level = Static<typeof Level>;
 export type Orderbook = Static<typeof Orderbook>;
 export type Trade = Static<typeof Trade>;
 export type TradesPage = Static<typeof TradesPage>;
+export type Candle = Static<typeof Candle>;
+export type Candlesticks = Static<typeof Candlesticks>;
 export type OraclePrice = Static<typeof OraclePrice>;
 export type Round = Static<typeof Round>;
 export type RoundWithSeq = Static<typeof RoundWithSeq>;

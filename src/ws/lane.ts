@@ -5,7 +5,10 @@
 // Upgrade: the same checks and order as REST (http.ts authenticate: 401
 // before anything else, then 429 on the read bucket, then 403 without scope
 // read), plus the per-key connection cap (429); res.upgrade is called only
-// after all of them passed, so a refused client never gets a socket.
+// after all of them passed, so a refused client never gets a socket. The
+// credentials come in the three DX-ACCESS-* headers or, for browsers (which
+// cannot set headers on an upgrade), in the query `?key=&ts=&sig=`, signed
+// over the bare path; a query signature is usable once (replay guard).
 //
 // Writing: the Fanout only queues. The queue is written here outside every
 // uWS callback (a setImmediate, or the pump) so that sockets can be corked;
@@ -26,7 +29,7 @@
 // closes a connection whose unsent bytes pass slow_consumer_bytes with 4008,
 // checked after every private write and by a sweep every SWEEP_MS.
 
-import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type LaneOptions } from '../gateway/http.js';
+import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type InFlight, type LaneOptions } from '../gateway/http.js';
 import { ApiError } from '../gateway/envelope.js';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
@@ -155,10 +158,17 @@ export class WsLane {
     });
     try {
       if (this.opts.stopping?.() || this.stopped) throw new ApiError('shed', 'the exchange is shutting down');
+      const inQuery = f.keyHeader === '' && f.tsHeader === '' && f.sigHeader === '' && f.query !== '';
+      if (inQuery) this.queryCredentials(f);
       // The REST lane's own 401 check (key, revocation, ±5 s, signature over an empty body).
       startRequestSignature(this.lane.core, f);
       const now = Date.now();
       const caller = authenticate(this.lane, f, 'ws', now);
+      // A signature carried in a URL may be logged or kept in a history: each one opens one connection.
+      if (inQuery && !this.lane.replay.firstUse(f.sigHeader, now)) {
+        this.lane.log?.({ event: 'auth_failed', key_id: caller.keyId, reason: 'replayed signature', route: 'ws' });
+        throw new ApiError('unauthorized', 'missing or invalid credentials');
+      }
       const wait = this.lane.buckets.take(caller.keyRow, BUCKET_READ, 1, now);
       if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
       if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');
@@ -179,6 +189,37 @@ export class WsLane {
       }
       send(res, f, api.status, api.body());
     }
+  }
+
+  /**
+   * Browser sign-in (browsers cannot set headers on an upgrade): the query
+   * is exactly `key`, `ts` and `sig`, each once, percent-encoded, carrying
+   * the three header values; the signed target is then the bare path, so
+   * the signed string is `ts\nGET\n/v1/ws\n`. Anything else in the query is
+   * 401, like any other bad credential (the reason goes to the log).
+   */
+  private queryCredentials(f: InFlight): void {
+    const got: Record<string, string> = {};
+    const refuse = (reason: string): never => {
+      this.lane.log?.({ event: 'auth_failed', key_id: got.key ?? null, reason, route: 'ws' });
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    };
+    for (const part of f.query.split('&')) {
+      const eq = part.indexOf('=');
+      const name = eq < 0 ? part : part.slice(0, eq);
+      if (name !== 'key' && name !== 'ts' && name !== 'sig') refuse(`query parameter ${JSON.stringify(name.slice(0, 32))} on a sign-in`);
+      if (name in got) refuse(`query parameter ${name} given twice`);
+      try {
+        got[name] = decodeURIComponent(part.slice(eq + 1));
+      } catch (e) {
+        if (!(e instanceof URIError)) throw e;
+        refuse(`bad percent-encoding of ${name}`);
+      }
+    }
+    f.keyHeader = got.key ?? '';
+    f.tsHeader = got.ts ?? '';
+    f.sigHeader = got.sig ?? '';
+    f.target = f.path;
   }
 
   private onOpen(ws: WebSocket<{ conn: Conn }>): void {

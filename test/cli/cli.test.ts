@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import { freePort } from '../../src/lib/free_port.js';
+import { newAccount, newMarket, order } from '../support/harness.js';
 
 const DX = fileURLToPath(new URL('../../src/cli/dx.js', import.meta.url));
 
@@ -48,7 +49,10 @@ function json(r: Run): any {
 }
 
 before(async () => {
-  tx = await startTestExchange();
+  // The series test ticks the oracle once and reads it back many commands
+  // later: on a loaded machine that took longer than the default 10 s
+  // staleness, so the source had gone stale (not what it tests).
+  tx = await startTestExchange({ oracle_staleness_ms: 60_000 });
   dir = mkdtempSync(join(tmpdir(), 'dx-cli-test-'));
   baseEnv = { PATH: process.env.PATH ?? '', DX_API_URL: tx.base, DX_ADMIN_URL: tx.adminBase, DX_ACCOUNTS_URL: tx.accountsBase, DX_ADMIN_TOKEN: ADMIN_TOKEN };
 });
@@ -198,6 +202,37 @@ test('dx admin: an operator sets up a series, an oracle and a funded key; dx the
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /403 missing_scope/);
   assert.match((await dx(['keys', 'revoke', String(created.key_id)], env)).stdout, /revoked/);
+});
+
+test('dx candles: a table of the YES price per period, --json as the server answers, and its usage errors', async () => {
+  const m = await newMarket(tx);
+  const maker = await newAccount(tx);
+  const taker = await newAccount(tx);
+  for (const [tickYes, qty] of [[40, 3], [46, 2], [44, 1]] as const) {
+    await maker.client.placeOrder(order(m, { outcome: 'no', tick: 100 - tickYes, qty }));
+    await taker.client.placeOrder(order(m, { outcome: 'yes', tick: tickYes, qty, tif: 'ioc' }));
+  }
+  const env = { DX_KEY_ID: String(taker.keyId), DX_KEY_SECRET: taker.secret };
+  const day = await dx(['candles', String(m), '--period', '1d'], env);
+  assert.equal(day.code, 0, day.stderr);
+  assert.match(day.stdout, new RegExp(`market ${m}  1d candles of the YES price`));
+  assert.match(day.stdout, /start\s+open\s+high\s+low\s+close\s+volume\s+trades/);
+  assert.match(day.stdout, /\d{4}-\d\d-\d\dT00:00:00Z\s+40\s+46\s+40\s+44\s+6\s+3/);
+  const asJson = json(await dx(['candles', String(m), '--since', '1h', '--json'], env));
+  assert.equal(asJson.period, '1m');
+  assert.equal(asJson.candles.reduce((a: number, c: { trade_count: number }) => a + c.trade_count, 0), 3);
+  const same = json(await dx(['candles', String(m), '--start-ts', asJson.candles[0].start_ts, '--json'], env));
+  assert.deepEqual(same.candles, asJson.candles);
+  assert.match((await dx(['candles', String(m), '--start-ts', '1', '--end-ts', '0'], env)).stderr, /400 invalid_field.*at most end_ts/);
+  const bad = await dx(['candles', String(m), '--period', '2m'], env);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--period must be one of 1m, 5m, 1h, 1d/);
+  const both = await dx(['candles', String(m), '--since', '1h', '--start-ts', '1'], env);
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /--since or --start-ts, not both/);
+  const unknown = await dx(['candles', '999999'], env);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /404 unknown_market/);
 });
 
 test('dx admin: rounds by hand, health, metrics, account view, snapshot', async () => {

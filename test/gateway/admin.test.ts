@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AdminClient } from '../../src/client/index.js';
+import type { PendingWithdrawals } from '../../src/client/types.js';
 import * as C from '../../src/wire/control_plane.js';
+import { KeyRevoked } from '../../src/wire/keys.js';
 import { SequencedAck } from '../../src/wire/responses.js';
 import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
@@ -279,6 +281,74 @@ test('control plane: GET /admin/health answers seq, durable_seq, lag and gateway
   assertWireShape(C.Health, r.json);
   assert.equal(r.json.gateways, 1);
   assert.ok(BigInt(r.json.seq) > 0n);
+});
+
+test('control plane: GET /admin/markets lists markets with their rounds; GET /admin/oracle every source and its freshness', async () => {
+  const m = await newMarket(tx, { title: 'listed with its round' });
+  const bare = await newMarket(tx, { title: 'no round yet', round: false });
+  const r = await admin('GET', '/admin/markets');
+  assert.equal(r.status, 200, r.text);
+  const listing = assertWireShape(C.AdminMarkets, r.json);
+  const byId = new Map(listing.markets.map((x) => [x.market_id, x]));
+  assert.deepEqual([...byId.keys()], [...byId.keys()].sort((a, b) => a - b), 'ascending market_id');
+  const listed = byId.get(m)!;
+  assert.equal(listed.title, 'listed with its round');
+  assert.equal(listed.status, 'trading');
+  assert.equal(listed.series_period_s, 0);
+  const round = listed.round!;
+  assert.equal(round.status, 'trading');
+  assert.equal(round.round_number, listed.round_number);
+  assert.equal('as_of_seq' in round, false);
+  assert.equal(round.market_id, m);
+  assert.equal(byId.get(bare)!.round, null);
+  assert.deepEqual(await tx.admin.markets(), r.json);
+
+  await admin('POST', '/admin/oracle/ticks', '{"source_id":3,"price":"6100000000000"}');
+  await admin('POST', '/admin/oracle/ticks', '{"source_id":1,"price":"6000000000000"}');
+  const o = await tx.admin.oracle();
+  assertWireShape(C.AdminOracle, o);
+  assert.equal(o.staleness_ms, 10_000);
+  assert.equal(o.quorum, 1);
+  const s1 = o.sources.find((x) => x.source_id === 1)!;
+  const s3 = o.sources.find((x) => x.source_id === 3)!;
+  assert.deepEqual([s1.price, s1.fresh, s3.price, s3.fresh], ['6000000000000', true, '6100000000000', true]);
+  assert.ok(BigInt(s3.ts) > 0n && BigInt(s1.ts) > BigInt(s3.ts), 'each source\'s last tick time');
+  assert.deepEqual(o.sources.map((x) => x.source_id), [...o.sources.map((x) => x.source_id)].sort((a, b) => a - b));
+  const pub = await newAccount(tx);
+  const price = await pub.client.oraclePrice();
+  assert.deepEqual({ price: o.price, fresh_source_count: o.fresh_source_count, seq: o.seq }, price);
+});
+
+test('control plane: GET /admin/withdrawals lists the pending ones, oldest first, until confirmed or failed', async () => {
+  const k = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
+  const a = await k.client.withdraw({ client_withdrawal_id: '71', amount: '100', destination: 'bank:a' });
+  const b = await k.client.withdraw({ client_withdrawal_id: '72', amount: '200', destination: 'bank:b' });
+  const mine = async (): Promise<PendingWithdrawals['withdrawals']> =>
+    (await tx.admin.pendingWithdrawals()).withdrawals.filter((w) => w.account_id === k.accountId);
+  const before2 = await mine();
+  assert.deepEqual(before2.map((w) => [w.wid, w.amount, w.destination, w.status, w.client_withdrawal_id]), [
+    [a.wid, '100', 'bank:a', 'pending', '71'], [b.wid, '200', 'bank:b', 'pending', '72'],
+  ]);
+  assertWireShape(C.PendingWithdrawals, await tx.admin.pendingWithdrawals());
+  await tx.admin.confirmWithdrawal(a.wid);
+  assert.deepEqual((await mine()).map((w) => w.wid), [b.wid]);
+  await tx.admin.failWithdrawal(b.wid);
+  assert.deepEqual(await mine(), []);
+});
+
+test('control plane: DELETE /admin/keys/{key_id} revokes any key at once, idempotently; an unknown key is 404 unknown_key', async () => {
+  const k = await newAccount(tx);
+  await k.client.balance();
+  const r = await admin('DELETE', `/admin/keys/${k.keyId}`);
+  assert.equal(r.status, 200, r.text);
+  assertWireShape(KeyRevoked, r.json);
+  assert.deepEqual({ ...r.json, seq: '' }, { key_id: k.keyId, revoked: true, seq: '' });
+  await rejects(k.client.balance(), 401, 'unauthorized');
+  assert.equal((await tx.admin.revokeKey(k.keyId)).revoked, true, 'idempotent');
+  const view = await tx.admin.account(k.accountId);
+  assert.deepEqual(view.keys?.map((x) => [x.key_id, x.revoked]), [[k.keyId, true]]);
+  assertErrorReply(await admin('DELETE', '/admin/keys/999999'), 404, 'unknown_key', { num: 270, origin: 'core' });
+  assertErrorReply(await admin('DELETE', '/admin/keys/0'), 400, 'invalid_field');
 });
 
 test('control plane: closed schemas, unknown routes, wrong methods and query parameters give the error envelope', async () => {

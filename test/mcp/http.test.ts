@@ -128,6 +128,7 @@ test('mcp: reads through tools equal the REST answers', async () => {
     ['get_market', { market_id: market }, () => trader.client.market(market)],
     ['get_orderbook', { market_id: market, depth: 5 }, () => trader.client.orderbook(market, 5)],
     ['list_trades', { market_id: market, limit: 10 }, () => trader.client.trades(market, { limit: 10 })],
+    ['get_candlesticks', { market_id: market, period: '5m' }, () => trader.client.candles(market, { period: '5m' })],
     ['get_oracle_price', {}, () => trader.client.oraclePrice()],
     ['list_rounds', { category: 1 }, () => trader.client.rounds({ category: 1 })],
     ['get_round', { market_id: market }, () => trader.client.round(market)],

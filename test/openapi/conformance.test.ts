@@ -92,7 +92,10 @@ test('conformance: every operation\'s real success answers match the document', 
 
   for (const target of [
     '/v1/exchange/status', '/v1/exchange/schedule', '/v1/exchange/retention', '/v1/account/limits', '/v1/markets?status=trading,closed&limit=5',
-    `/v1/markets/${m}`, `/v1/markets/${m}/orderbook?depth=3`, `/v1/markets/${m}/trades?limit=2`, '/v1/oracle/price', '/v1/rounds?category=1',
+    `/v1/markets/${m}`, `/v1/markets/${m}/orderbook?depth=3`, `/v1/markets/${m}/trades?limit=2`,
+    `/v1/markets/${m}/candlesticks?period=1h`,
+    `/v1/markets/${m}/candlesticks?start_ts=${Date.now() - 3_600_000}000000&end_ts=${Date.now()}000000`,
+    '/v1/oracle/price', '/v1/rounds?category=1',
     `/v1/rounds/${m}`, '/v1/portfolio/balance', '/v1/portfolio/positions', `/v1/portfolio/fills?market_id=${m}`, '/v1/portfolio/orders',
     '/v1/portfolio/orders?status=canceled', '/v1/portfolio/deadman', '/v1/funding/deposit_address',
   ]) {
@@ -137,6 +140,8 @@ test('conformance: error answers match the document (status listed, code listed 
   await call(maker, 'POST', '/v1/withdrawals', { client_withdrawal_id: '1', amount: '1', destination: 'x' }, { status: 403 });
   await call(maker, 'GET', '/v1/markets/999999', undefined, { status: 404 });
   await call(maker, 'GET', '/v1/markets/999999/orderbook', undefined, { status: 404 });
+  await call(maker, 'GET', '/v1/markets/999999/candlesticks', undefined, { status: 404 });
+  await call(maker, 'GET', `/v1/markets/${m}/candlesticks?period=2m`, undefined, { status: 400 });
   await call(maker, 'GET', `/v1/rounds/${bare}`, undefined, { status: 404 });
   await call(maker, 'GET', '/v1/portfolio/orders/999999/queue_position', undefined, { status: 404 });
   await call(maker, 'POST', '/v1/portfolio/orders/999999/decrease', { new_qty: 0 }, { status: 404 });

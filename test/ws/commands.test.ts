@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { assertEnvelope, eventually, newAccount, newKey, newMarket, type Key } from '../support/harness.js';
+import { assertEnvelope, eventually, newAccount, newKey, newMarket, signHeaders, type Key } from '../support/harness.js';
 import { WsClient, type UpgradeRefusal } from './ws_client.js';
 
 const CAPS = { max_connections_per_key: 3, max_subscriptions_per_key: 6 };
@@ -105,6 +105,71 @@ describe('ws upgrade', () => {
     assert.ok(again !== null, 'a connection slot came back after a close');
     open.push(again);
     await Promise.all([again.close(), cs[1]!.close(), cs[2]!.close()]);
+  });
+});
+
+/** A browser-style sign-in target: `/v1/ws?key=&ts=&sig=`, the signature over `ts\nGET\n/v1/ws\n`. */
+function queryTarget(
+  k: { keyId: number; secret: string }, o: { ts?: number; signTarget?: string; encode?: boolean; extra?: string } = {},
+): string {
+  const h = signHeaders(k, 'GET', o.signTarget ?? '/v1/ws', '', o.ts ?? Date.now());
+  const sig = o.encode === false ? h['DX-ACCESS-SIGNATURE'] : encodeURIComponent(h['DX-ACCESS-SIGNATURE']!);
+  return `/v1/ws?key=${h['DX-ACCESS-KEY']}&ts=${h['DX-ACCESS-TIMESTAMP']}&sig=${sig}${o.extra ?? ''}`;
+}
+
+describe('ws browser sign-in (credentials in the query)', () => {
+  it('ws: ?key=&ts=&sig= signed over ts\\nGET\\n/v1/ws\\n opens a socket that serves the key\'s account', async () => {
+    const c = await connect(alice, { target: queryTarget(alice), headers: null });
+    const r = await c.call('subscribe', { channels: ['user'] });
+    assert.equal(r.type, 'subscribed');
+    const snap = await c.next((m) => m.type === 'user_snapshot');
+    assert.equal(snap.msg.balance.available, (await alice.client.balance()).available);
+    await c.close();
+    // The signature unencoded (base64 + / = as is) is read the same way.
+    await (await connect(alice, { target: queryTarget(alice, { encode: false }), headers: null })).close();
+  });
+
+  it('ws: a query signature opens one connection only (replay refused 401)', async () => {
+    const target = queryTarget(alice);
+    await (await connect(alice, { target, headers: null })).close();
+    const r = await refused(alice, { target, headers: null });
+    assert.equal(r.status, 401);
+    assertEnvelope(r.body, 'unauthorized');
+  });
+
+  it('ws: a bad query signature, stale or future ts, unknown key, extra, missing or repeated parameter is 401', async () => {
+    const bad = async (target: string): Promise<void> => {
+      const r = await refused(alice, { target, headers: null });
+      assert.equal(r.status, 401, target);
+      assertEnvelope(r.body, 'unauthorized');
+    };
+    await bad(queryTarget({ keyId: alice.keyId, secret: Buffer.alloc(32, 7).toString('base64') }));
+    await bad(queryTarget(alice, { signTarget: '/v1/ws?x' }));
+    await bad(queryTarget(alice, { ts: Date.now() - 6000 }));
+    await bad(queryTarget(alice, { ts: Date.now() + 6000 }));
+    await bad(queryTarget({ keyId: 999_999, secret: alice.secret }));
+    await bad(queryTarget(alice, { extra: '&limit=1' }));
+    await bad(queryTarget(alice, { extra: '&ts=1' }));
+    await bad(queryTarget(alice).replace(/&sig=[^&]*/, ''));
+    await bad(queryTarget(alice).replace(/sig=/, 'sig=%E0%A4%A'));
+  });
+
+  it('ws: query sign-in keeps the scope check (403) and the per-key connection cap (429)', async () => {
+    const trade = await newKey(tx, alice.accountId, ['trade']);
+    const r = await refused(trade, { target: queryTarget(trade), headers: null });
+    assert.equal(r.status, 403);
+    assertEnvelope(r.body, 'missing_scope');
+    const k = await newKey(tx, alice.accountId);
+    const cs: WsClient[] = [];
+    // Distinct timestamps: two sign-ins in one millisecond would sign identically (and the second be a replay).
+    const t0 = Date.now();
+    for (let i = 0; i < CAPS.max_connections_per_key; i++) {
+      cs.push(await connect(k, { target: queryTarget(k, { ts: t0 - 10 - i }), headers: null }));
+    }
+    const capped = await refused(k, { target: queryTarget(k, { ts: t0 }), headers: null });
+    assert.equal(capped.status, 429);
+    assertEnvelope(capped.body, 'rate_limited');
+    await Promise.all(cs.map((c) => c.close()));
   });
 });
 

@@ -1,0 +1,184 @@
+// lane: the trader page's WebSocket client of /v1/ws. Signs in with the
+// query form (browsers cannot set headers on an upgrade), subscribes streams
+// on demand, routes data messages to their handlers by sid, and checks each
+// subscription's per-message seq: a gap on `orderbook_delta` or `user` asks
+// for a fresh snapshot (update_subscription get_snapshot) and drops messages
+// until it arrives; a gap elsewhere is reported so the page re-reads REST.
+// A dropped connection is reopened with a fresh signature and every
+// subscription is made again (new snapshots). A revoked key (close 4003)
+// stops it. Browser main thread.
+
+/** What signs the WebSocket sign-in (SignedApi): a fresh URL each time. */
+export interface WsSigner {
+  wsUrl(): Promise<string>;
+}
+
+/** A data message's `type` and `msg`, plus the subscription's seq. */
+export type Handler = (type: string, msg: any, seq: number) => void;
+
+export type LaneStatus = 'connecting' | 'live' | 'reconnecting' | 'revoked' | 'stopped';
+
+const SNAPSHOTS = new Set(['orderbook_snapshot', 'user_snapshot']);
+const RESYNCABLE = new Set(['orderbook_delta', 'user']);
+
+interface Sub {
+  channel: string;
+  marketId: number | null;
+  handlers: Set<Handler>;
+  sid: number | null;
+  /** -1: the next message starts the count; -2: waiting for a requested snapshot. */
+  lastSeq: number;
+}
+
+export class Lane {
+  status: LaneStatus = 'connecting';
+  onStatus: (s: LaneStatus) => void = () => {};
+  /** A command refused by the server (a bug or a market that vanished): shown, not thrown. */
+  onError: (text: string) => void = () => {};
+  private ws: WebSocket | null = null;
+  private readonly subs = new Map<string, Sub>();
+  private readonly bySid = new Map<number, Sub>();
+  private readonly pending = new Map<number, Sub>();
+  private nextId = 1;
+  private retryMs = 500;
+  private stopped = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly api: WsSigner) {}
+
+  start(): void {
+    void this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.ws?.close(1000, 'signed out');
+    this.setStatus('stopped');
+  }
+
+  /** Subscribes a handler to a stream; returns the function that ends it. */
+  subscribe(channel: string, marketId: number | null, handler: Handler): () => void {
+    const key = `${channel}:${marketId ?? '*'}`;
+    let sub = this.subs.get(key);
+    if (sub === undefined) {
+      sub = { channel, marketId, handlers: new Set(), sid: null, lastSeq: -1 };
+      this.subs.set(key, sub);
+      this.sendSubscribe(sub);
+    }
+    sub.handlers.add(handler);
+    const s = sub;
+    return () => {
+      s.handlers.delete(handler);
+      if (s.handlers.size > 0) return;
+      this.subs.delete(key);
+      if (s.sid !== null) {
+        this.bySid.delete(s.sid);
+        this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [s.sid] } });
+      }
+    };
+  }
+
+  private setStatus(s: LaneStatus): void {
+    this.status = s;
+    this.onStatus(s);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    let url: string;
+    try {
+      url = await this.api.wsUrl();
+    } catch (e) {
+      this.onError(`cannot sign the WebSocket sign-in: ${(e as Error).message}`);
+      return;
+    }
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.retryMs = 500;
+      this.setStatus('live');
+      this.bySid.clear();
+      this.pending.clear();
+      for (const sub of this.subs.values()) {
+        sub.sid = null;
+        sub.lastSeq = -1;
+        this.sendSubscribe(sub);
+      }
+    };
+    ws.onmessage = (ev) => this.onMessage(ev.data as string);
+    ws.onclose = (ev) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (this.stopped) return;
+      if (ev.code === 4003) {
+        this.setStatus('revoked');
+        return;
+      }
+      this.setStatus('reconnecting');
+      this.timer = setTimeout(() => void this.connect(), this.retryMs);
+      this.retryMs = Math.min(this.retryMs * 2, 10_000);
+    };
+  }
+
+  private send(cmd: unknown): void {
+    if (this.ws !== null && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(cmd));
+  }
+
+  private sendSubscribe(sub: Sub): void {
+    if (this.ws === null || this.ws.readyState !== WebSocket.OPEN) return; // made on open
+    const id = this.nextId++;
+    this.pending.set(id, sub);
+    const params: Record<string, unknown> = { channels: [sub.channel] };
+    if (sub.marketId !== null) params.market_ids = [sub.marketId];
+    this.send({ id, cmd: 'subscribe', params });
+  }
+
+  private onMessage(text: string): void {
+    const m = JSON.parse(text) as { id?: number | null; type: string; sid?: number; seq?: number; msg: any };
+    if (m.type === 'subscribed') {
+      const sub = this.pending.get(m.id!);
+      this.pending.delete(m.id!);
+      // Unsubscribed meanwhile: end the stream the server just made.
+      if (sub === undefined || !this.subs.has(`${sub.channel}:${sub.marketId ?? '*'}`)) {
+        this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [m.msg.sid] } });
+        return;
+      }
+      sub.sid = m.msg.sid as number;
+      sub.lastSeq = -1;
+      this.bySid.set(sub.sid, sub);
+      return;
+    }
+    if (m.type === 'error') {
+      if (m.id !== undefined && m.id !== null) this.pending.delete(m.id);
+      this.onError(`WebSocket: ${m.msg.name ?? m.msg.code}: ${m.msg.msg}`);
+      return;
+    }
+    if (m.type === 'ok') return;
+    if (m.sid === undefined || m.seq === undefined) return;
+    const sub = this.bySid.get(m.sid);
+    if (sub === undefined) return;
+    if (SNAPSHOTS.has(m.type)) {
+      sub.lastSeq = m.seq;
+    } else if (sub.lastSeq === -2) {
+      return; // waiting for the snapshot asked for
+    } else if (sub.lastSeq >= 0 && m.seq !== sub.lastSeq + 1) {
+      this.onGap(sub, m.seq);
+      if (RESYNCABLE.has(sub.channel)) return;
+    } else {
+      sub.lastSeq = m.seq;
+    }
+    for (const h of sub.handlers) h(m.type, m.msg, m.seq);
+  }
+
+  /** A message is missing: ask for a snapshot where the channel has one, else tell the handlers. */
+  private onGap(sub: Sub, seq: number): void {
+    if (RESYNCABLE.has(sub.channel)) {
+      sub.lastSeq = -2;
+      this.send({ id: this.nextId++, cmd: 'update_subscription', params: { sid: sub.sid, action: 'get_snapshot' } });
+      return;
+    }
+    sub.lastSeq = seq;
+    for (const h of sub.handlers) h('gap', null, seq);
+  }
+}

@@ -1,0 +1,250 @@
+// orders: the order ticket (the placement's outcome shown as the API
+// returns it, rejects with their code and message), the open orders with
+// cancel and decrease, positions and fills. Browser main thread.
+
+import { useState } from 'preact/hooks';
+import type { OrderRequest, Placement } from '../../client/types.js';
+import { errorText } from '../lib/api.js';
+import { clock, dollars } from '../lib/format.js';
+import type { OpenOrder, TraderStore } from './store.js';
+import { Head, value, checked } from '../lib/ui.js';
+
+function placementText(p: Placement): string {
+  const head = `order ${p.order_id} ${p.status}${p.reason ? ` (${p.reason})` : ''}: filled ${p.filled_qty}, resting ${p.resting_qty}`;
+  const fills = p.fills.map((f) => `${f.qty} @ ${f.tick_yes}¢ YES (${f.path})`).join(', ');
+  return fills ? `${head}; fills ${fills}` : head;
+}
+
+export function Ticket(props: { store: TraderStore; marketId: number }) {
+  const [side, setSide] = useState<'buy' | 'sell'>('buy');
+  const [outcome, setOutcome] = useState<'yes' | 'no'>('yes');
+  const [tick, setTick] = useState('50');
+  const [qty, setQty] = useState('10');
+  const [tif, setTif] = useState<'gtc' | 'ioc' | 'fok' | 'gtd'>('gtc');
+  const [expiryS, setExpiryS] = useState('60');
+  const [postOnly, setPostOnly] = useState(false);
+  const [maxCost, setMaxCost] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+
+  const submit = async (ev: Event): Promise<void> => {
+    ev.preventDefault();
+    const req: OrderRequest = { market_id: props.marketId, side, outcome, tick: Number(tick), qty: Number(qty), tif };
+    if (postOnly) req.post_only = true;
+    if (tif === 'gtd') req.expiry_ts = String(BigInt(Date.now() + Number(expiryS) * 1000) * 1_000_000n);
+    if (maxCost.trim() !== '') req.max_cost = maxCost.trim();
+    setBusy(true);
+    try {
+      const p = await props.store.api.call<Placement>('POST', '/v1/portfolio/orders', req);
+      setResult({ ok: true, text: placementText(p) });
+    } catch (e) {
+      setResult({ ok: false, text: errorText(e) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="ticket" aria-label="order ticket">
+      <h3>Order ticket</h3>
+      <form onSubmit={submit}>
+        <fieldset>
+          <legend>Side</legend>
+          <label class="check">
+            <input type="radio" name="side" value="buy" checked={side === 'buy'} onChange={() => setSide('buy')} />
+            Buy
+          </label>
+          <label class="check">
+            <input type="radio" name="side" value="sell" checked={side === 'sell'} onChange={() => setSide('sell')} />
+            Sell
+          </label>
+        </fieldset>
+        <fieldset>
+          <legend>Outcome</legend>
+          <label class="check">
+            <input type="radio" name="outcome" value="yes" checked={outcome === 'yes'} onChange={() => setOutcome('yes')} />
+            YES
+          </label>
+          <label class="check">
+            <input type="radio" name="outcome" value="no" checked={outcome === 'no'} onChange={() => setOutcome('no')} />
+            NO
+          </label>
+        </fieldset>
+        <label for="ticket-tick">Price (¢, 1–99, in the {outcome.toUpperCase()} space)</label>
+        <input id="ticket-tick" type="number" min={1} max={99} step={1} required value={tick} onInput={(e) => setTick(value(e))} />
+        <label for="ticket-qty">Shares</label>
+        <input id="ticket-qty" type="number" min={1} step={1} required value={qty} onInput={(e) => setQty(value(e))} />
+        <label for="ticket-tif">Time in force</label>
+        <select id="ticket-tif" value={tif} onChange={(e) => setTif(value(e) as typeof tif)}>
+          <option value="gtc">GTC: good till canceled</option>
+          <option value="ioc">IOC: immediate or cancel</option>
+          <option value="fok">FOK: fill or kill</option>
+          <option value="gtd">GTD: good till a time</option>
+        </select>
+        {tif === 'gtd' && (
+          <>
+            <label for="ticket-expiry">Expires in (seconds)</label>
+            <input id="ticket-expiry" type="number" min={1} step={1} value={expiryS} onInput={(e) => setExpiryS(value(e))} />
+          </>
+        )}
+        <label class="check">
+          <input type="checkbox" checked={postOnly} onChange={(e) => setPostOnly(checked(e))} />
+          Post-only (never take)
+        </label>
+        <label for="ticket-max-cost">Max cost (¢, buys only; optional: fills at once, never rests)</label>
+        <input id="ticket-max-cost" inputMode="numeric" value={maxCost} onInput={(e) => setMaxCost(value(e))} />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Placing…' : `${side === 'buy' ? 'Buy' : 'Sell'} ${outcome.toUpperCase()}`}
+        </button>
+      </form>
+      <div aria-live="polite" data-testid="ticket-result">
+        {result !== null && (
+          <p class={result.ok ? 'ok' : 'error'} role={result.ok ? 'status' : 'alert'}>
+            {result.text}
+          </p>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function OrderRow(props: { store: TraderStore; o: OpenOrder }) {
+  const { o, store } = props;
+  const [newQty, setNewQty] = useState(String(Math.max(0, o.remaining_qty - 1)));
+  const [msg, setMsg] = useState('');
+  const cancel = async (): Promise<void> => {
+    try {
+      const r = await store.api.call<{
+        results: ({ status: string; canceled_qty: number } | { error: { code: string; message: string } })[];
+      }>('DELETE', '/v1/portfolio/orders/batch', { order_ids: [o.order_id] });
+      const item = r.results[0]!;
+      setMsg('error' in item ? `${item.error.code}: ${item.error.message}` : `canceled ${item.canceled_qty}`);
+    } catch (e) {
+      setMsg(errorText(e));
+    }
+  };
+  const decrease = async (ev: Event): Promise<void> => {
+    ev.preventDefault();
+    try {
+      const r = await store.api.call<{ new_qty: number }>('POST', `/v1/portfolio/orders/${o.order_id}/decrease`, {
+        new_qty: Number(newQty),
+      });
+      setMsg(`now ${r.new_qty}`);
+    } catch (e) {
+      setMsg(errorText(e));
+    }
+  };
+  return (
+    <tr data-order-id={o.order_id} data-remaining={o.remaining_qty}>
+      <td>{o.order_id}</td>
+      <td>{o.market_id}</td>
+      <td>{o.side}</td>
+      <td>{o.outcome.toUpperCase()}</td>
+      <td>{o.tick}¢</td>
+      <td>{o.qty}</td>
+      <td>{o.filled_qty}</td>
+      <td data-testid="remaining">{o.remaining_qty}</td>
+      <td>
+        {o.tif}
+        {o.post_only ? ', post-only' : ''}
+      </td>
+      <td class="actions">
+        <form onSubmit={decrease} class="inline">
+          <label for={`dec-${o.order_id}`} class="visually-hidden">
+            New quantity for order {o.order_id}
+          </label>
+          <input
+            id={`dec-${o.order_id}`}
+            type="number"
+            min={0}
+            step={1}
+            value={newQty}
+            class="narrow"
+            onInput={(e) => setNewQty(value(e))}
+          />
+          <button type="submit" aria-label={`Decrease order ${o.order_id}`}>
+            Decrease
+          </button>
+        </form>
+        <button type="button" aria-label={`Cancel order ${o.order_id}`} onClick={() => void cancel()}>
+          Cancel
+        </button>
+        {msg && (
+          <span role="status" class="muted">
+            {' '}
+            {msg}
+          </span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function OpenOrders(props: { store: TraderStore }) {
+  const orders = [...props.store.orders.values()].sort((a, b) => (BigInt(b.order_id) > BigInt(a.order_id) ? 1 : -1));
+  return (
+    <section aria-label="open orders">
+      <h3>Open orders</h3>
+      <table data-testid="open-orders">
+        <Head cols={['Order', 'Market', 'Side', 'Outcome', 'Price', 'Qty', 'Filled', 'Remaining', 'TIF', 'Actions']} />
+        <tbody>
+          {orders.map((o) => (
+            <OrderRow key={o.order_id} store={props.store} o={o} />
+          ))}
+        </tbody>
+      </table>
+      {orders.length === 0 && <p class="muted">No open orders.</p>}
+    </section>
+  );
+}
+
+export function Positions(props: { store: TraderStore }) {
+  const list = [...props.store.positions.values()].sort((a, b) => a.market_id - b.market_id || a.outcome.localeCompare(b.outcome));
+  return (
+    <section aria-label="positions">
+      <h3>Positions</h3>
+      <table data-testid="positions">
+        <Head cols={['Market', 'Outcome', 'Free', 'Reserved for sale']} />
+        <tbody>
+          {list.map((p) => (
+            <tr key={`${p.market_id}:${p.outcome}`}>
+              <td>{p.market_id}</td>
+              <td>{p.outcome.toUpperCase()}</td>
+              <td>{p.free}</td>
+              <td>{p.reserved_for_sale}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.length === 0 && <p class="muted">No positions.</p>}
+    </section>
+  );
+}
+
+export function Fills(props: { store: TraderStore }) {
+  return (
+    <section aria-label="fills">
+      <h3>Fills</h3>
+      <table data-testid="fills">
+        <Head cols={['Time', 'Order', 'Market', 'Side', 'Price', 'Qty', 'Role', 'Fee']} />
+        <tbody>
+          {props.store.fills.map((f) => (
+            <tr key={`${f.fill_id}:${f.order_id}`} data-order-id={f.order_id}>
+              <td>{clock(f.ts)}</td>
+              <td>{f.order_id}</td>
+              <td>{f.market_id}</td>
+              <td>
+                {f.side} {f.outcome.toUpperCase()}
+              </td>
+              <td>{f.tick}¢</td>
+              <td>{f.qty}</td>
+              <td>{f.role}</td>
+              <td>{dollars(f.fee)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.store.fills.length === 0 && <p class="muted">No fills yet.</p>}
+    </section>
+  );
+}

@@ -1,0 +1,272 @@
+// store: everything the trader page shows, kept current from REST reads and
+// the WebSocket lane, with one change counter the components listen to.
+//   - markets: GET /v1/markets every 2 s (best bid/ask, status, close time);
+//   - the selected market: its book (orderbook_delta: snapshot + deltas),
+//     trades tape, round and candles; the oracle price;
+//   - the account (the private `user` channel): open orders, positions,
+//     balance, fills (the last ones read once over REST, then live).
+// REST reads and stream messages are lined up by seq: a REST answer at
+// as_of_seq S already contains every stream message with seq <= S.
+// Browser main thread.
+
+import type { Fill, Market, OraclePrice, Order, Position, Round } from '../../client/types.js';
+import { ApiError, errorText, type SignedApi } from '../lib/api.js';
+import { BookState, type BookSnapshot, type Side as Ladder } from '../lib/book.js';
+import { Lane, type LaneStatus } from '../lib/lane.js';
+
+/** A tape entry: the REST tape item or a `trade` message, in one shape. */
+export interface TapeItem {
+  seq: string;
+  ts: string;
+  tick_yes: number;
+  qty: number;
+  taker_side: string;
+  taker_outcome: string;
+}
+
+export type OpenOrder = Order & { status: string };
+
+const TAPE_MAX = 50;
+const FILLS_MAX = 50;
+const MARKETS_EVERY_MS = 2000;
+
+export class TraderStore {
+  readonly lane: Lane;
+  version = 0;
+  connection: LaneStatus = 'connecting';
+  notice = '';
+  markets: Market[] = [];
+  selected: number | null = null;
+  book: BookState | null = null;
+  tape: TapeItem[] = [];
+  round: (Round & { seq?: string; as_of_seq?: string }) | null = null;
+  oracle: OraclePrice = { price: '0', fresh_source_count: 0, seq: '0' };
+  readonly orders = new Map<string, OpenOrder>();
+  readonly positions = new Map<string, Position>();
+  balance: { available: string; reserved: string } | null = null;
+  fills: Fill[] = [];
+  /** Trades of the selected market as they arrive (the chart folds them into its candles). */
+  onTrade: ((t: TapeItem) => void) | null = null;
+  private readonly listeners = new Set<() => void>();
+  private marketSubs: (() => void)[] = [];
+  private pollTimer: ReturnType<typeof setInterval> | null = null;
+  private pendingTrades: TapeItem[] | null = null;
+  private scheduled = false;
+  /** Times the lane came back after a drop (the chart reloads its candles on each). */
+  reconnects = 0;
+
+  constructor(readonly api: SignedApi) {
+    this.lane = new Lane(api);
+    this.lane.onStatus = (s) => {
+      // Back after a drop: the streams start again with snapshots, but trades
+      // made meanwhile are read again (tape, and the chart's candles).
+      if (s === 'live' && this.connection === 'reconnecting' && this.selected !== null) {
+        this.reconnects++;
+        this.pendingTrades = [];
+        void this.loadTape(this.selected);
+      }
+      this.connection = s;
+      if (s === 'revoked') this.notice = 'This key was revoked: sign in with another key.';
+      this.changed();
+    };
+    this.lane.onError = (text) => {
+      this.notice = text;
+      this.changed();
+    };
+  }
+
+  listen(f: () => void): () => void {
+    this.listeners.add(f);
+    return () => this.listeners.delete(f);
+  }
+
+  /** Notes a change; listeners run once per animation frame however many messages arrived. */
+  changed(): void {
+    this.version++;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      for (const f of this.listeners) f();
+    });
+  }
+
+  /** Starts the lane and the reads; resolves once the first markets page is in. */
+  async start(): Promise<void> {
+    this.lane.start();
+    this.lane.subscribe('user', null, (type, msg) => this.onUser(type, msg));
+    this.lane.subscribe('oracle', null, (_t, msg) => {
+      this.oracle = msg as OraclePrice;
+      this.changed();
+    });
+    this.api.get<OraclePrice>('/v1/oracle/price').then(
+      (o) => {
+        if (BigInt(o.seq) > BigInt(this.oracle.seq)) this.oracle = o;
+        this.changed();
+      },
+      (e) => this.fail(e),
+    );
+    this.api.get<{ fills: Fill[] }>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then(
+      (r) => this.mergeFills(r.fills),
+      (e) => this.fail(e),
+    );
+    await this.loadMarkets();
+    this.pollTimer = setInterval(() => void this.loadMarkets().catch((e) => this.fail(e)), MARKETS_EVERY_MS);
+    const first = this.markets.find((m) => m.status === 'trading') ?? this.markets[0];
+    if (first !== undefined && this.selected === null) this.select(first.market_id);
+  }
+
+  stop(): void {
+    if (this.pollTimer !== null) clearInterval(this.pollTimer);
+    for (const u of this.marketSubs) u();
+    this.lane.stop();
+  }
+
+  fail(e: unknown): void {
+    this.notice = errorText(e);
+    this.changed();
+  }
+
+  private async loadMarkets(): Promise<void> {
+    const r = await this.api.get<{ markets: Market[] }>('/v1/markets?limit=1000');
+    this.markets = r.markets;
+    this.changed();
+  }
+
+  // ---- the selected market ---------------------------------------------------------
+
+  select(marketId: number): void {
+    if (this.selected === marketId) return;
+    for (const u of this.marketSubs) u();
+    this.selected = marketId;
+    const book = new BookState(marketId);
+    this.book = book;
+    this.tape = [];
+    this.round = null;
+    this.pendingTrades = [];
+    this.marketSubs = [
+      this.lane.subscribe('orderbook_delta', marketId, (type, msg) => {
+        if (type === 'orderbook_snapshot') book.snapshot(msg as BookSnapshot);
+        else if (type === 'orderbook_delta') book.delta(msg);
+        this.changed();
+      }),
+      this.lane.subscribe('trades', marketId, (type, msg) => {
+        if (type === 'gap') {
+          void this.loadTape(marketId);
+          return;
+        }
+        const t: TapeItem = {
+          seq: msg.trade_seq,
+          ts: msg.ts,
+          tick_yes: msg.tick_yes,
+          qty: msg.qty,
+          taker_side: msg.taker_side,
+          taker_outcome: msg.taker_outcome,
+        };
+        if (this.pendingTrades !== null) this.pendingTrades.push(t);
+        else this.addTrade(t);
+      }),
+      this.lane.subscribe('rounds', marketId, (_type, msg) => {
+        this.setRound(msg, msg.seq as string);
+      }),
+    ];
+    void this.loadTape(marketId);
+    this.api.get<Round & { as_of_seq: string }>(`/v1/rounds/${marketId}`).then(
+      (r) => this.setRound(r, r.as_of_seq),
+      (e) => {
+        if (!(e instanceof ApiError && e.code === 'round_not_found')) this.fail(e);
+      },
+    );
+    this.changed();
+  }
+
+  private setRound(r: Round, seq: string): void {
+    if (this.round !== null && this.round.market_id === r.market_id) {
+      const mine = this.round.seq ?? this.round.as_of_seq ?? '0';
+      if (BigInt(mine) > BigInt(seq)) return;
+    }
+    if (r.market_id !== this.selected) return;
+    this.round = { ...r, seq };
+    // The market list follows at once (it is polled too).
+    const m = this.markets.find((x) => x.market_id === r.market_id);
+    if (m !== undefined) {
+      const status = r.status === 'trading' || r.status === 'frozen' || r.status === 'proposed' ? r.status : 'closed';
+      this.markets = this.markets.map((x) => (x === m ? { ...m, status, close_ts: r.close_ts } : x));
+    }
+    this.changed();
+  }
+
+  private async loadTape(marketId: number): Promise<void> {
+    try {
+      const r = await this.api.get<{ trades: TapeItem[]; as_of_seq: string }>(`/v1/markets/${marketId}/trades?limit=${TAPE_MAX}`);
+      if (this.selected !== marketId) return;
+      const after = BigInt(r.as_of_seq);
+      const live = (this.pendingTrades ?? []).filter((t) => BigInt(t.seq) > after);
+      this.pendingTrades = null;
+      this.tape = r.trades;
+      for (const t of live) this.addTrade(t);
+      this.changed();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  private addTrade(t: TapeItem): void {
+    this.tape = [t, ...this.tape].slice(0, TAPE_MAX);
+    this.onTrade?.(t);
+    this.changed();
+  }
+
+  /** Own resting quantity per tick of a ladder of the selected market (a sell of one outcome rests on the other ladder). */
+  ownOnLadder(ladder: Ladder): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const o of this.orders.values()) {
+      if (o.market_id !== this.selected) continue;
+      const onYes = (o.side === 'buy') === (o.outcome === 'yes');
+      if ((ladder === 'yes') !== onYes) continue;
+      const tick = o.side === 'buy' ? o.tick : 100 - o.tick;
+      out.set(tick, (out.get(tick) ?? 0) + o.remaining_qty);
+    }
+    return out;
+  }
+
+  // ---- the account -------------------------------------------------------------------
+
+  private onUser(type: string, msg: any): void {
+    switch (type) {
+      case 'user_snapshot':
+        this.orders.clear();
+        for (const o of msg.orders as OpenOrder[]) this.orders.set(o.order_id, o);
+        this.positions.clear();
+        for (const p of msg.positions as Position[]) this.positions.set(`${p.market_id}:${p.outcome}`, p);
+        this.balance = msg.balance;
+        break;
+      case 'order':
+        if (msg.status === 'resting' || msg.status === 'partially_filled') this.orders.set(msg.order_id, msg);
+        else this.orders.delete(msg.order_id);
+        break;
+      case 'fill':
+        this.mergeFills([msg as Fill]);
+        return;
+      case 'balance':
+        this.balance = { available: msg.available, reserved: msg.reserved };
+        break;
+      case 'position':
+        if (msg.free === 0 && msg.reserved_for_sale === 0) this.positions.delete(`${msg.market_id}:${msg.outcome}`);
+        else this.positions.set(`${msg.market_id}:${msg.outcome}`, msg);
+        break;
+      default:
+        return;
+    }
+    this.changed();
+  }
+
+  private mergeFills(list: Fill[]): void {
+    const key = (f: Fill): string => `${f.fill_id}:${f.order_id}`;
+    const seen = new Set(this.fills.map(key));
+    const merged = [...this.fills, ...list.filter((f) => !seen.has(key(f)))];
+    merged.sort((a, b) => (BigInt(b.seq) > BigInt(a.seq) ? 1 : BigInt(b.seq) < BigInt(a.seq) ? -1 : Number(b.fill_id) - Number(a.fill_id)));
+    this.fills = merged.slice(0, FILLS_MAX);
+    this.changed();
+  }
+}

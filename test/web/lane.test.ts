@@ -1,0 +1,130 @@
+// The trader page's WebSocket client (src/web/lib/lane.ts) against a
+// scripted socket: subscriptions answered by sid, the per-subscription seq
+// check, a fresh snapshot asked for (and the stale messages dropped) on a
+// gap, a gap reported on a channel without snapshots, and a dropped
+// connection reopened with a new signature and every subscription made
+// again; a revoked key (4003) stops it. DOM-free, so it runs in `npm test`.
+
+import assert from 'node:assert/strict';
+import { afterEach, test } from 'node:test';
+import { Lane, type WsSigner } from '../../src/web/lib/lane.js';
+
+/** The part of the browser's WebSocket the lane uses, scripted by the test. */
+class FakeSocket {
+  static readonly OPEN = 1;
+  static all: FakeSocket[] = [];
+  readyState = 0;
+  sent: any[] = [];
+  onopen: (() => void) | null = null;
+  onmessage: ((ev: { data: string }) => void) | null = null;
+  onclose: ((ev: { code: number }) => void) | null = null;
+  constructor(readonly url: string) {
+    FakeSocket.all.push(this);
+  }
+  send(text: string): void {
+    this.sent.push(JSON.parse(text));
+  }
+  close(): void {
+    this.readyState = 3;
+  }
+  open(): void {
+    this.readyState = 1;
+    this.onopen?.();
+  }
+  push(m: unknown): void {
+    this.onmessage?.({ data: JSON.stringify(m) });
+  }
+  drop(code = 1006): void {
+    this.readyState = 3;
+    this.onclose?.({ code });
+  }
+  last(): any {
+    return this.sent[this.sent.length - 1];
+  }
+}
+
+const g = globalThis as unknown as { WebSocket: unknown };
+const saved = g.WebSocket;
+let urls = 0;
+const api: WsSigner = { wsUrl: async () => `ws://test/v1/ws?sig=${++urls}` };
+
+afterEach(() => {
+  g.WebSocket = saved;
+  FakeSocket.all = [];
+});
+
+async function started(): Promise<{ lane: Lane; ws: FakeSocket; statuses: string[]; errors: string[] }> {
+  g.WebSocket = FakeSocket;
+  const lane = new Lane(api);
+  const statuses: string[] = [];
+  const errors: string[] = [];
+  lane.onStatus = (s) => statuses.push(s);
+  lane.onError = (e) => errors.push(e);
+  lane.start();
+  await new Promise((r) => setImmediate(r));
+  const ws = FakeSocket.all[0]!;
+  ws.open();
+  return { lane, ws, statuses, errors };
+}
+
+test('lane: a book subscription takes its snapshot and deltas in seq order; a gap asks for a snapshot and drops what is stale', async () => {
+  const { lane, ws, statuses } = await started();
+  assert.deepEqual(statuses, ['live']);
+  const got: [string, number][] = [];
+  lane.subscribe('orderbook_delta', 7, (type, _msg, seq) => got.push([type, seq]));
+  const sub = ws.last();
+  assert.deepEqual(sub, { id: sub.id, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ids: [7] } });
+  ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
+  ws.push({ type: 'orderbook_snapshot', sid: 3, seq: 10, msg: {} });
+  ws.push({ type: 'orderbook_delta', sid: 3, seq: 11, msg: {} });
+  ws.push({ type: 'orderbook_delta', sid: 3, seq: 13, msg: {} }); // 12 is missing
+  const ask = ws.last();
+  assert.deepEqual(ask, { id: ask.id, cmd: 'update_subscription', params: { sid: 3, action: 'get_snapshot' } });
+  ws.push({ type: 'orderbook_delta', sid: 3, seq: 14, msg: {} }); // dropped: the snapshot is coming
+  ws.push({ id: ask.id, type: 'ok', msg: { sid: 3, action: 'get_snapshot' } });
+  ws.push({ type: 'orderbook_snapshot', sid: 3, seq: 14, msg: {} });
+  ws.push({ type: 'orderbook_delta', sid: 3, seq: 15, msg: {} });
+  assert.deepEqual(got, [['orderbook_snapshot', 10], ['orderbook_delta', 11], ['orderbook_snapshot', 14], ['orderbook_delta', 15]]);
+  // Another stream's messages go to their own handlers only.
+  ws.push({ type: 'orderbook_delta', sid: 99, seq: 1, msg: {} });
+  assert.equal(got.length, 4);
+  lane.stop();
+});
+
+test('lane: a gap on a channel without snapshots is reported to its handlers; errors are reported, not thrown', async () => {
+  const { lane, ws, errors } = await started();
+  const got: [string, number][] = [];
+  lane.subscribe('trades', 7, (type, _msg, seq) => got.push([type, seq]));
+  const sub = ws.last();
+  ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'trades', sid: 4, market_id: 7 } });
+  ws.push({ type: 'trade', sid: 4, seq: 50, msg: {} }); // the stream's numbering: any first seq
+  ws.push({ type: 'trade', sid: 4, seq: 52, msg: {} });
+  ws.push({ type: 'trade', sid: 4, seq: 53, msg: {} });
+  assert.deepEqual(got, [['trade', 50], ['gap', 52], ['trade', 52], ['trade', 53]]);
+  ws.push({ id: 77, type: 'error', msg: { code: 6, name: 'unknown_market', msg: 'no such market' } });
+  assert.deepEqual(errors, ['WebSocket: unknown_market: no such market']);
+  lane.stop();
+});
+
+test('lane: a dropped connection is reopened with a fresh signature and every subscription is made again; 4003 stops it', async () => {
+  const { lane, ws, statuses } = await started();
+  lane.subscribe('user', null, () => {});
+  lane.subscribe('oracle', null, () => {});
+  const unsubscribe = lane.subscribe('rounds', 1, () => {});
+  assert.equal(ws.sent.length, 3);
+  ws.push({ id: ws.sent[2].id, type: 'subscribed', msg: { channel: 'rounds', sid: 9 } });
+  unsubscribe();
+  assert.deepEqual(ws.last().params, { sids: [9] });
+  ws.drop();
+  assert.equal(lane.status, 'reconnecting');
+  await new Promise((r) => setTimeout(r, 700));
+  const again = FakeSocket.all[1]!;
+  assert.notEqual(again.url, ws.url, 'a new signature');
+  again.open();
+  assert.deepEqual(again.sent.map((m) => m.params.channels[0]).sort(), ['oracle', 'user']);
+  again.drop(4003);
+  assert.deepEqual(statuses, ['live', 'reconnecting', 'live', 'revoked']);
+  await new Promise((r) => setTimeout(r, 700));
+  assert.equal(FakeSocket.all.length, 2, 'no reconnect after a revocation');
+  lane.stop();
+});

@@ -1,0 +1,396 @@
+// The web pages in a real browser (Debian's Chromium through playwright-core)
+// against a real exchange running the demo (a series with short rounds, a
+// simulated oracle, a market maker) on fresh 127.0.0.1 ports. One exchange,
+// one browser, the steps in order: the trader page (cold load, a bad key, a
+// keyboard sign-in, the ladders, an order placed, decreased and canceled, a
+// fill and the balance, a round closing and settling, the ladder against
+// GET .../orderbook after 60 s of trading), then the operator console (load,
+// a bad token, the charts, freeze/propose/settle with the trader page
+// following). No console error is allowed on either page. Figures (load
+// times, bundle size) go to the test's diagnostics and to
+// test-results/web-figures.json; screenshots to test-results/ (and
+// docs/images/ with UPDATE_SCREENSHOTS=1). `npm run test:web`.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { DxClient } from '../../src/client/client.js';
+import type { Orderbook } from '../../src/client/types.js';
+import type { RunningDemo } from '../../src/demo/demo.js';
+import { startDemoFor } from '../../src/demo/start.js';
+import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { eventually, sleep } from '../support/harness.js';
+import { RESULTS_DIR, launch, loadTiming, screenshot, watchedPage, type Browser, type Watched } from '../support/browser.js';
+
+// What the callbacks given to page.evaluate / waitForFunction touch: they run
+// in the page, while this project compiles with Node's types only.
+interface PageElement {
+  dataset: Record<string, string | undefined>;
+  innerText: string;
+  disabled: boolean;
+  id: string;
+}
+declare const document: {
+  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): ArrayLike<PageElement> & Iterable<PageElement>;
+  activeElement: PageElement | null;
+};
+
+const PERIOD_S = 40;
+const DISPUTE_MS = 3000;
+/** Generous: the target is 1 s on 127.0.0.1; this only catches a page that hangs. */
+const LOAD_BOUND_MS = 5000;
+
+let tx: TestExchange;
+let demo: RunningDemo;
+let browser: Browser;
+let trader: Watched;
+let operator: Watched;
+let client: DxClient;
+let market: number;
+let t0: number;
+const figures: Record<string, unknown> = {};
+
+before(async () => {
+  tx = await startTestExchange({ dispute_window_ms: DISPUTE_MS });
+  // The exchange's log, loaded after the launcher set the log level (it reads it once, when it loads).
+  const { log } = await import('../../src/main/log.js');
+  const c = tx.ex.config;
+  const d = await startDemoFor({
+    host: c.host, port: tx.ex.port, admin_host: c.admin_host, admin_port: tx.ex.admin_port, admin_token: tx.ex.admin_token,
+    data_dir: c.data_dir, period_s: PERIOD_S, log,
+  });
+  assert.ok(d, 'the demo started');
+  demo = d;
+  market = demo.market_id;
+  t0 = Date.now();
+  client = new DxClient({ baseUrl: tx.base, keyId: demo.trader.key_id, secret: demo.trader.secret });
+  browser = await launch();
+  trader = await watchedPage(browser);
+  operator = await watchedPage(browser);
+});
+
+after(async () => {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, 'web-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
+  await browser?.close();
+  await demo?.stop();
+  await tx?.stop();
+});
+
+// ---- page readers ---------------------------------------------------------------------------
+
+function text(page: Page, testid: string): Promise<string> {
+  return page.locator(`[data-testid=${testid}]`).first().innerText();
+}
+
+/** Both ladders and the seq they are as of, read in one task (one rendered state). */
+function pageBook(page: Page): Promise<{ yes: [number, number][]; no: [number, number][]; seq: string }> {
+  return page.evaluate(() => {
+    const rows = (side: string): [number, number][] => [...document.querySelectorAll(`[data-testid=ladder-${side}] tbody tr[data-tick]`)]
+      .map((r) => [Number(r.dataset.tick), Number(r.dataset.qty)] as [number, number]);
+    const seq = document.querySelector('[data-testid=book-seq]')?.dataset.seq ?? '0';
+    return { yes: rows('yes'), no: rows('no'), seq };
+  });
+}
+
+function dollarsToCents(s: string): bigint {
+  return BigInt(s.replace(/[$,.]/g, ''));
+}
+
+async function until(what: string, cond: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  assert.ok(await eventually(cond, ms, 100), `timed out waiting for ${what}`);
+}
+
+/** Places an order with the ticket; returns the result line. */
+interface TicketOrder {
+  side?: 'Buy' | 'Sell';
+  outcome?: 'YES' | 'NO';
+  tick: number;
+  qty: number;
+  tif?: string;
+  postOnly?: boolean;
+}
+
+async function ticket(page: Page, o: TicketOrder): Promise<string> {
+  const form = page.getByRole('region', { name: 'order ticket' });
+  await form.getByRole('radio', { name: o.side ?? 'Buy', exact: true }).check();
+  await form.getByRole('radio', { name: o.outcome ?? 'YES', exact: true }).check();
+  await form.getByLabel(/^Price/).fill(String(o.tick));
+  await form.getByLabel('Shares').fill(String(o.qty));
+  await form.getByLabel('Time in force').selectOption(o.tif ?? 'gtc');
+  await form.getByLabel(/^Post-only/).setChecked(o.postOnly === true);
+  const before = await page.locator('[data-testid=ticket-result]').innerText();
+  await form.getByRole('button', { name: /^(Buy|Sell) (YES|NO)$/ }).click();
+  // A new answer replaces the old one (the same text twice would be a placement with the same outcome and a new id).
+  await page.waitForFunction((old) => {
+    const el = document.querySelector('[data-testid=ticket-result]')!;
+    return el.innerText !== '' && el.innerText !== old && !document.querySelector('.ticket button[type=submit]')!.disabled;
+  }, before);
+  return page.locator('[data-testid=ticket-result]').innerText();
+}
+
+/**
+ * Places a post-only YES buy a few ticks under the market maker's quotes
+ * with the ticket; retries between rounds (409) and when the quotes moved
+ * onto it (post_only_cross). Returns the order id and its tick.
+ */
+async function restingOrder(page: Page, qty: number): Promise<{ id: string; tick: number }> {
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const m = await client.market(market);
+    const tick = Math.max(1, Math.min(m.best_yes_bid || 50, m.best_yes_ask || 99) - 3);
+    const r = await trader.expecting(/status of 409/, () => ticket(page, { tick, qty, postOnly: true }));
+    const placed = new RegExp(`^order (\\d+) resting: filled 0, resting ${qty}$`).exec(r);
+    if (placed) return { id: placed[1]!, tick };
+    if (!/409 market_not_trading|post_only_cross/.test(r)) assert.fail(`unexpected placement answer: ${r}`);
+    await sleep(500);
+  }
+  assert.fail('no resting order after 30 attempts');
+}
+
+// ---- trader page ------------------------------------------------------------------------------
+
+test('web: the trader bundle is at most 150 KB gzip', () => {
+  const dir = join(tx.ex.config.web_dir, 'trader');
+  const files = [join(dir, 'index.html'), ...readdirSync(join(dir, 'assets')).map((f) => join(dir, 'assets', f))];
+  const sizes = Object.fromEntries(files.map((f) => [f.slice(dir.length + 1), gzipSync(readFileSync(f), { level: 9 }).length]));
+  const total = Object.values(sizes).reduce((a, b) => a + b, 0);
+  figures.trader_bundle_gzip_bytes = total;
+  figures.trader_bundle_files = sizes;
+  assert.ok(total <= 150 * 1024, `trader page is ${total} bytes gzip`);
+});
+
+test('trader page: a cold load is interactive within a second (Performance API); a bad key shows the 401 message', async () => {
+  const page = trader.page;
+  await page.goto(`${tx.base}/`);
+  const timing = await loadTiming(page);
+  figures.trader_cold_load = timing;
+  assert.ok(timing.interactive_ms < LOAD_BOUND_MS, `interactive after ${timing.interactive_ms} ms`);
+  await screenshot(page, 'trader-signin');
+  // The key id field has the focus: the page is usable by keyboard from the start.
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'key-id');
+
+  await page.getByLabel('Key id').fill(String(demo.trader.key_id));
+  await page.getByLabel('Secret (base64)').fill(randomBytes(32).toString('base64'));
+  await trader.expecting(/status of 401/, async () => {
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+  });
+  const alert = await page.getByRole('alert').innerText();
+  assert.match(alert, /^401 unauthorized: missing or invalid credentials\. Check the key id and the secret/);
+  await page.getByLabel('Secret (base64)').fill('too-short');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await until('the secret format message', async () => /base64 text/.test(await page.getByRole('alert').innerText()));
+});
+
+test('trader page: signs in by keyboard; the ladders fill from the demo market maker', async () => {
+  const page = trader.page;
+  await page.getByLabel('Key id').fill('');
+  await page.getByLabel('Secret (base64)').fill('');
+  await page.getByLabel('Key id').focus();
+  await page.keyboard.type(String(demo.trader.key_id));
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(demo.trader.secret);
+  await page.keyboard.press('Tab'); // "remember for this tab"
+  await page.keyboard.press('Tab'); // Sign in
+  await page.keyboard.press('Enter');
+  await page.locator('[data-testid=ladder-yes] tbody tr[data-tick]').first().waitFor({ timeout: 15_000 });
+  await until('both ladders quoted', async () => {
+    const b = await pageBook(page);
+    return b.yes.length >= 3 && b.no.length >= 3;
+  }, 15_000);
+  assert.match(await page.getByRole('status', { name: /live data/ }).innerText(), /live/);
+  const b = await pageBook(page);
+  assert.ok(b.yes[0]![0] + b.no[0]![0] < 100, 'the best bids do not cross');
+  assert.equal(await text(page, 'balance-available'), '$1,000.00');
+});
+
+test('trader page: an order placed with the ticket rests on the ladder and in open orders; decrease and cancel act on it', async () => {
+  const page = trader.page;
+  const placed = await restingOrder(page, 7);
+  const id = placed.id;
+  const row = page.locator(`[data-testid=open-orders] tr[data-order-id="${id}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-remaining'), '7');
+  const level = page.locator(`[data-testid=ladder-yes] tr[data-tick="${placed.tick}"]`);
+  await until('the own order marked on the YES ladder', async () => /● 7/.test(await level.innerText()));
+  assert.match(String(await level.getAttribute('class')), /own/);
+  const rest = await client.orders({ status: ['resting'] });
+  assert.ok(rest.orders.some((o) => o.order_id === id && o.remaining_qty === 7));
+
+  await page.getByLabel(`New quantity for order ${id}`).fill('3');
+  await page.getByRole('button', { name: `Decrease order ${id}` }).click();
+  await until('remaining 3', async () => (await row.getAttribute('data-remaining')) === '3');
+  await until('the ladder shows 3 of ours', async () => /● 3/.test(await level.innerText()));
+  assert.equal((await client.orders({ status: ['resting'] })).orders.find((o) => o.order_id === id)?.remaining_qty, 3);
+
+  await page.getByRole('button', { name: `Cancel order ${id}` }).click();
+  await until('the order leaves open orders', async () => (await row.count()) === 0);
+  await until('the ladder no longer marks it', async () => (await page.locator('[data-testid=ladder-yes] tr.own').count()) === 0);
+  assert.equal((await client.orders({ status: ['resting'] })).orders.some((o) => o.order_id === id), false);
+});
+
+test('trader page: a crossing order fills; the fill, the position and the balance change show; a reject shows its code', async () => {
+  const page = trader.page;
+  const before = (await client.balance()).available;
+  let id = '';
+  for (let attempt = 0; attempt < 40 && id === ''; attempt++) {
+    const r = await trader.expecting(/status of 409/, () => ticket(page, { tick: 99, qty: 3, tif: 'ioc' }));
+    const filled = /^order (\d+) filled: filled 3, resting 0; fills (.+)$/.exec(r);
+    if (filled) id = filled[1]!;
+    else if (/409 market_not_trading/.test(r)) await sleep(500);
+    else assert.fail(`unexpected placement answer: ${r}`);
+  }
+  assert.notEqual(id, '', 'the IOC buy filled');
+  await page.locator(`[data-testid=fills] tr[data-order-id="${id}"]`).first().waitFor();
+  const after = (await client.balance()).available;
+  assert.ok(BigInt(after) < BigInt(before), 'the fill cost money');
+  await until('the page shows the new balance', async () => dollarsToCents(await text(page, 'balance-available')) === BigInt(after));
+  await until('the position', async () => /1\s+YES\s+3\s+0/.test(await text(page, 'positions')));
+  // A reject: more than the balance can pay, shown with its code and message.
+  const r = await trader.expecting(/status of (422|409)/, () => ticket(page, { tick: 99, qty: 1_000_000, tif: 'ioc' }));
+  assert.match(r, /^(422 insufficient_balance|409 market_not_trading): /);
+  await screenshot(page, 'trader-after-fill');
+});
+
+test('trader page: the round closes, is proposed and settles; the page follows it into the next round', async () => {
+  const page = trader.page;
+  const first = Number(await text(page, 'round-number'));
+  const seen = new Set<string>();
+  const deadline = Date.now() + (PERIOD_S + 30) * 1000;
+  let next = first;
+  while (Date.now() < deadline && next === first) {
+    seen.add(await text(page, 'round-status'));
+    next = Number(await text(page, 'round-number'));
+    await sleep(100);
+  }
+  assert.ok(next > first, `a new round opened (saw ${[...seen].join(', ')})`);
+  assert.ok(seen.has('proposed'), `the page showed the proposal during the ${DISPUTE_MS} ms dispute window (saw ${[...seen].join(', ')})`);
+  const rounds = await client.rounds({ category: 1 });
+  const old = rounds.rounds.find((x) => x.round_number === String(first))!;
+  assert.equal(old.status, 'settled');
+  assert.match(old.outcome, /^(yes|no)$/);
+  assert.equal(await text(page, 'round-status'), 'trading');
+  // Settlement paid the position out: the page agrees with the REST reads.
+  await until('positions and balance as REST has them', async () => {
+    const [pos, bal] = await Promise.all([client.positions(), client.balance()]);
+    const shown = (await text(page, 'positions')).trim();
+    const noPositions = pos.positions.length === 0 ? !/YES|NO/.test(shown.split('\n').slice(1).join(' ')) : true;
+    return noPositions && dollarsToCents(await text(page, 'balance-available')) === BigInt(bal.available);
+  });
+});
+
+test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/{id}/orderbook at the same as_of_seq', async () => {
+  const page = trader.page;
+  // Trade now and then meanwhile (one share, alternately taking the YES and
+  // the NO side), so that the tape moves and the chart folds live trades.
+  let lastTrade = 0;
+  for (let i = 0; Date.now() - t0 < 60_000; i++) {
+    const p = await client.placeOrder({ market_id: market, side: 'buy', outcome: i % 2 ? 'no' : 'yes', tick: 99, qty: 1, tif: 'ioc' })
+      .catch((e: unknown) => (/market_not_trading/.test(String(e)) ? null : Promise.reject(e)));
+    if (p !== null && p.fills.length > 0) lastTrade = p.fills[p.fills.length - 1]!.tick_yes;
+    await sleep(3000);
+  }
+  assert.ok(lastTrade > 0, 'trades happened');
+  const tape = (await client.trades(market, { limit: 1 })).trades[0]!;
+  const chart = page.locator('[data-testid=chart]');
+  const closes = async (): Promise<boolean> => (await chart.getAttribute('data-close')) === String(tape.tick_yes);
+  await until('the chart\'s last candle closing at the last trade', closes);
+  assert.ok(Number(await chart.getAttribute('data-bars')) >= 1);
+  // The page shows the book as of its last delta, seq P. REST answers at S.
+  // If P <= S once every delta up to S had time to arrive, no book change
+  // happened in (P, S], so the book at P is the book at S: they must match.
+  let compared = 0;
+  let mismatch = '';
+  for (let attempt = 0; attempt < 60 && compared === 0; attempt++) {
+    const rest: Orderbook = await client.orderbook(market, 99);
+    await sleep(250);
+    const shown = await pageBook(page);
+    if (BigInt(shown.seq) > BigInt(rest.as_of_seq)) continue; // the book moved after S: try again
+    compared++;
+    if (JSON.stringify([shown.yes, shown.no]) !== JSON.stringify([rest.yes, rest.no])) {
+      mismatch = `page at ${shown.seq}: ${JSON.stringify(shown)}; REST at ${rest.as_of_seq}: ${JSON.stringify(rest)}`;
+    }
+    figures.ladder_check = {
+      page_seq: shown.seq, rest_as_of_seq: rest.as_of_seq, levels: shown.yes.length + shown.no.length, attempts: attempt + 1,
+    };
+  }
+  assert.equal(compared, 1, 'the book held still long enough to compare');
+  assert.equal(mismatch, '');
+
+  // The picture for the README: a resting order of ours on the ladder and in open orders.
+  const { id } = await restingOrder(page, 12);
+  await page.locator(`[data-testid=open-orders] tr[data-order-id="${id}"]`).waitFor();
+  await until('the own order on the ladder', async () => (await page.locator('[data-testid=ladder-yes] tr.own').count()) === 1);
+  await screenshot(page, 'trader', { fullPage: true, readme: true });
+  await page.getByRole('button', { name: `Cancel order ${id}` }).click();
+  await until('the order leaves open orders', async () => (await page.locator('[data-testid=open-orders] tbody tr').count()) === 0);
+});
+
+// ---- operator console ---------------------------------------------------------------------------
+
+test('console: a cold load is interactive within a second; a bad token is 401; signed in, the charts and tables fill', async () => {
+  const page = operator.page;
+  await page.goto(`${tx.adminBase}/`);
+  const timing = await loadTiming(page);
+  figures.console_cold_load = timing;
+  assert.ok(timing.interactive_ms < LOAD_BOUND_MS, `interactive after ${timing.interactive_ms} ms`);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'admin-token');
+  await page.getByLabel('Operator token').fill('not-the-token');
+  await operator.expecting(/status of 401/, async () => {
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+  });
+  assert.match(await page.getByRole('alert').innerText(), /^401 unauthorized: missing or invalid bearer token/);
+  await page.getByLabel('Operator token').fill(tx.ex.admin_token);
+  await page.getByLabel('Operator token').press('Enter');
+  await page.locator('[data-testid=engine-seq]').waitFor();
+  const marketRow = page.locator(`[data-testid=rounds] tr[data-market-id="${market}"]`);
+  await until('the rounds table lists the demo market', async () => (await marketRow.count()) === 1);
+  await until('three fresh oracle sources', async () => ((await text(page, 'oracle-sources')).match(/fresh/g) ?? []).length === 3);
+  const caption = page.locator('[data-testid=chart-throughput] figcaption');
+  await until('the throughput chart has a value', async () => /engine commands\/s \d/.test(await caption.innerText()));
+  await sleep(5000);
+  assert.ok(Number(await text(page, 'engine-seq')) > 0);
+  await until('the trader page\'s REST routes in the latency table', async () => /rest\/list_markets/.test(await text(page, 'routes')));
+  await screenshot(page, 'console', { fullPage: true, readme: true });
+});
+
+test('console: the operator freezes, proposes and settles a round; the trader page follows', async () => {
+  const page = operator.page;
+  // A trading round with time to spare before it closes by itself.
+  await until('a trading round with 15 s left', async () => {
+    const r = await client.round(market);
+    return r.status === 'trading' && Number(BigInt(r.close_ts) / 1_000_000n) - Date.now() > 15_000;
+  }, (PERIOD_S + 20) * 1000);
+  const round = await client.round(market);
+  const row = page.locator(`[data-testid=rounds] tr[data-market-id="${market}"]`);
+  await until('the console shows that round', async () => (await row.innerText()).includes(round.round_number));
+  const act = async (label: string, status: string): Promise<void> => {
+    await row.getByRole('button', { name: label, exact: true }).click();
+    await row.getByRole('button', { name: 'Confirm' }).click();
+    await until(`the console shows ${status}`, async () => (await row.locator('[data-testid=round-status]').innerText()) === status);
+  };
+  await act('Freeze', 'frozen');
+  await until('the trader page shows frozen', async () => (await text(trader.page, 'round-status')) === 'frozen');
+  const refused = await trader.expecting(/status of 409/, () => ticket(trader.page, { tick: 50, qty: 1 }));
+  assert.match(refused, /^409 market_not_trading: /);
+  await act('Propose from oracle', 'proposed');
+  await until('the trader page shows proposed', async () => (await text(trader.page, 'round-status')) === 'proposed');
+  await row.getByRole('button', { name: 'Settle', exact: true }).click();
+  await row.getByRole('button', { name: 'Confirm' }).click();
+  const after = Number(round.round_number);
+  await until('the trader page moves to the next round', async () => Number(await text(trader.page, 'round-number')) > after);
+  const settled = (await client.rounds({ category: 1 })).rounds.find((r) => r.round_number === round.round_number)!;
+  assert.equal(settled.status, 'settled');
+  await until('the console shows the next round', async () => Number(await row.locator('[data-testid=round-number]').innerText()) > after);
+});
+
+test('web: no console errors on either page', () => {
+  assert.deepEqual(trader.errors, [], 'trader page');
+  assert.deepEqual(operator.errors, [], 'operator console');
+});
