@@ -8,8 +8,9 @@
 // cheap half of that at every step (a reservation covers what it releases,
 // no count goes negative); verify.ts recomputes the rest.
 
-import { fail } from '../lib/assert.js';
+import { assert, fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
+import { IdIndex } from '../lib/id_index.js';
 import { NIL } from '../lib/intrusive_list.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 
@@ -38,6 +39,16 @@ export class Accounts {
   // Per account: the market and position slot of its last lookup (0 = none).
   lastPosMarket = new Uint32Array(0);
   lastPosSlot = new Int32Array(0);
+  // Per account: its keys (rows linked by keyNext) and its revoked keys, oldest revoked first (keyRevLink).
+  keyHead = new Int32Array(0);
+  keyTail = new Int32Array(0);
+  kRevHead = new Int32Array(0);
+  kRevTail = new Int32Array(0);
+  kRevCount = new Uint32Array(0);
+  // Per account: its finished withdrawals, oldest first (rows linked by wLink).
+  wFinHead = new Int32Array(0);
+  wFinTail = new Int32Array(0);
+  wFinCount = new Uint32Array(0);
 
   // Positions: slot per (account, market); outcome o at [2 * slot + o].
   posIndex: U32x3Map;
@@ -52,18 +63,58 @@ export class Accounts {
   pNextInMarket = new Int32Array(0);
   marketPosHead = new Int32Array(0);
 
-  // Keys: ids 1..keyCount.
+  // Keys, in reused rows: each account keeps its live keys and its newest
+  // revoked_key_cap revoked ones (in the order they were revoked); an evicted
+  // key is unknown (authentication refuses it as it refuses a revoked one).
+  // Per account the keys form a list in ascending key_id (keyHead, keyNext,
+  // keyPrev); the revoked ones also a queue (kRev*, keyRevLink). Rows in use
+  // <= live keys + accounts x revoked_key_cap. The row is also the key's
+  // index in the gateways' per-key tables (token buckets, WebSocket counts),
+  // which a key id, growing with every key ever created, could not be.
+  /** Key ids issued (the last key_id). */
   keyCount = 0;
+  /** Rows holding a key. */
+  keyRows = 0;
+  /** Rows ever used: 0..keyTop-1 exist. */
+  keyTop = 0;
   private keyCapacity = 0;
+  private keyFree = NIL;
+  /** key_id per row; 0 = a free row. */
+  keyId = new Float64Array(0);
   keyAccount = new Uint32Array(0);
   keyScopes = new Uint8Array(0);
   keyRevoked = new Uint8Array(0);
+  /** 32 bytes per row. */
   keySecret = new Uint8Array(0);
-  keyLabel: string[] = [''];
+  keyLabel: string[] = [];
+  /** The account's key list (ascending key_id), doubly linked; keyNext also links the free rows. */
+  keyNext = new Int32Array(0);
+  keyPrev = new Int32Array(0);
+  /** Next revoked key of the same account, in revocation order. */
+  keyRevLink = new Int32Array(0);
+  /** key_id -> row of known (live or retained revoked) keys. */
+  readonly keyIndex = new IdIndex(64);
 
-  // Withdrawals: wids 1..withdrawalCount.
+  // Withdrawals, in reused rows: each account keeps its pending withdrawals
+  // and its newest withdrawal_cap finished ones (in the order they finished,
+  // wFin* per account); an evicted one frees its row, its wid and its
+  // client_withdrawal_id (a later request with that id is a new withdrawal).
+  // Rows in use <= pending + accounts x withdrawal_cap. Only evolve changes
+  // rows, in event order, so every fold reuses the same rows.
+  /** Wids issued (the last wid). */
   withdrawalCount = 0;
+  /** Rows holding a withdrawal. */
+  withdrawalRows = 0;
+  /** Rows ever used: 0..wTop-1 exist. */
+  wTop = 0;
   private wCapacity = 0;
+  private wFree = NIL;
+  /** wid per row; 0 = a free row. */
+  wWid = new Float64Array(0);
+  /** Next row in the free list or in the account's finished queue, NIL at the end. */
+  wLink = new Int32Array(0);
+  /** wid -> row of retained withdrawals. */
+  readonly widIndex = new IdIndex(64);
   wAccount = new Uint32Array(0);
   wAmount = new Float64Array(0);
   wStatus = new Uint8Array(0);
@@ -116,6 +167,14 @@ export class Accounts {
     this.deadLo = grown(this.deadLo, cap);
     this.lastPosMarket = grown(this.lastPosMarket, cap);
     this.lastPosSlot = grown(this.lastPosSlot, cap);
+    this.keyHead = grown(this.keyHead, cap, NIL);
+    this.keyTail = grown(this.keyTail, cap, NIL);
+    this.kRevHead = grown(this.kRevHead, cap, NIL);
+    this.kRevTail = grown(this.kRevTail, cap, NIL);
+    this.kRevCount = grown(this.kRevCount, cap);
+    this.wFinHead = grown(this.wFinHead, cap, NIL);
+    this.wFinTail = grown(this.wFinTail, cap, NIL);
+    this.wFinCount = grown(this.wFinCount, cap);
     this.capacity = cap;
   }
 
@@ -208,9 +267,77 @@ export class Accounts {
     this.pBuying[k] = v;
   }
 
+  /** A row for the new key id of account, at the end of its key list (evolve only). */
+  addKey(id: number, account: number): number {
+    assert(id === this.keyCount + 1, 'accounts: key ids are consecutive');
+    let k = this.keyFree;
+    if (k !== NIL) {
+      this.keyFree = this.keyNext[k]!;
+    } else {
+      k = this.keyTop++;
+      this.ensureKeys(k + 1);
+    }
+    this.keyId[k] = id;
+    this.keyAccount[k] = account;
+    this.keyRevoked[k] = 0;
+    this.keyRevLink[k] = NIL;
+    this.keyNext[k] = NIL;
+    this.keyPrev[k] = this.keyTail[account]!;
+    if (this.keyTail[account] === NIL) this.keyHead[account] = k;
+    else this.keyNext[this.keyTail[account]!] = k;
+    this.keyTail[account] = k;
+    this.keyCount = id;
+    this.keyRows++;
+    this.keyIndex.set(id, k);
+    return k;
+  }
+
+  /** The row of a known key (live or retained revoked), -1 when unknown or evicted. */
+  keyRow(id: number): number {
+    return id >= 1 && Number.isSafeInteger(id) ? this.keyIndex.get(id) : -1;
+  }
+
+  /**
+   * Revokes the key in row k: it joins its account's revoked queue, and that
+   * account's oldest revoked keys beyond `cap` are evicted (evolve only).
+   */
+  revokeKey(k: number, cap: number): void {
+    const a = this.keyAccount[k]!;
+    this.keyRevoked[k] = 1;
+    this.keyRevLink[k] = NIL;
+    if (this.kRevTail[a] === NIL) this.kRevHead[a] = k;
+    else this.keyRevLink[this.kRevTail[a]!] = k;
+    this.kRevTail[a] = k;
+    this.kRevCount[a] = this.kRevCount[a]! + 1;
+    while (this.kRevCount[a]! > cap) {
+      const old = this.kRevHead[a]!;
+      this.kRevHead[a] = this.keyRevLink[old]!;
+      if (this.kRevHead[a] === NIL) this.kRevTail[a] = NIL;
+      this.kRevCount[a] = this.kRevCount[a]! - 1;
+      // Out of the account's key list, the index, and into the free rows.
+      const prev = this.keyPrev[old]!;
+      const next = this.keyNext[old]!;
+      if (prev === NIL) this.keyHead[a] = next;
+      else this.keyNext[prev] = next;
+      if (next === NIL) this.keyTail[a] = prev;
+      else this.keyPrev[next] = prev;
+      this.keyIndex.delete(this.keyId[old]!);
+      this.keyId[old] = 0;
+      this.keySecret.fill(0, old * 32, old * 32 + 32);
+      this.keyLabel[old] = '';
+      this.keyNext[old] = this.keyFree;
+      this.keyFree = old;
+      this.keyRows--;
+    }
+  }
+
   ensureKeys(n: number): void {
     if (n < this.keyCapacity) return;
     const cap = nextCapacity(this.keyCapacity, n + 1);
+    this.keyId = grown(this.keyId, cap);
+    this.keyNext = grown(this.keyNext, cap, NIL);
+    this.keyPrev = grown(this.keyPrev, cap, NIL);
+    this.keyRevLink = grown(this.keyRevLink, cap, NIL);
     this.keyAccount = grown(this.keyAccount, cap);
     this.keyScopes = grown(this.keyScopes, cap);
     this.keyRevoked = grown(this.keyRevoked, cap);
@@ -218,9 +345,62 @@ export class Accounts {
     this.keyCapacity = cap;
   }
 
+  /** A row for the new withdrawal wid of account (evolve only). */
+  addWithdrawal(wid: number, account: number): number {
+    assert(wid === this.withdrawalCount + 1, 'accounts: wids are consecutive');
+    let w = this.wFree;
+    if (w !== NIL) {
+      this.wFree = this.wLink[w]!;
+    } else {
+      w = this.wTop++;
+      this.ensureWithdrawals(w + 1);
+    }
+    this.wWid[w] = wid;
+    this.wLink[w] = NIL;
+    this.wAccount[w] = account;
+    this.withdrawalCount = wid;
+    this.withdrawalRows++;
+    this.widIndex.set(wid, w);
+    return w;
+  }
+
+  /** The row of a retained withdrawal, -1 when unknown or evicted. */
+  withdrawalRow(wid: number): number {
+    return wid >= 1 && Number.isSafeInteger(wid) ? this.widIndex.get(wid) : -1;
+  }
+
+  /**
+   * The withdrawal in row w has finished (confirmed or failed): it joins its
+   * account's finished queue, and that account's oldest finished ones beyond
+   * `cap` are evicted (evolve only).
+   */
+  finishWithdrawal(w: number, cap: number): void {
+    const a = this.wAccount[w]!;
+    this.wLink[w] = NIL;
+    if (this.wFinTail[a] === NIL) this.wFinHead[a] = w;
+    else this.wLink[this.wFinTail[a]!] = w;
+    this.wFinTail[a] = w;
+    this.wFinCount[a] = this.wFinCount[a]! + 1;
+    while (this.wFinCount[a]! > cap) {
+      const old = this.wFinHead[a]!;
+      this.wFinHead[a] = this.wLink[old]!;
+      if (this.wFinHead[a] === NIL) this.wFinTail[a] = NIL;
+      this.wFinCount[a] = this.wFinCount[a]! - 1;
+      this.widIndex.delete(this.wWid[old]!);
+      this.cwidIndex.delete(a, this.wCwidHi[old]!, this.wCwidLo[old]!);
+      this.wWid[old] = 0;
+      this.wDestination[old] = '';
+      this.wLink[old] = this.wFree;
+      this.wFree = old;
+      this.withdrawalRows--;
+    }
+  }
+
   ensureWithdrawals(n: number): void {
     if (n < this.wCapacity) return;
     const cap = nextCapacity(this.wCapacity, n + 1);
+    this.wWid = grown(this.wWid, cap);
+    this.wLink = grown(this.wLink, cap, NIL);
     this.wAccount = grown(this.wAccount, cap);
     this.wAmount = grown(this.wAmount, cap);
     this.wStatus = grown(this.wStatus, cap);

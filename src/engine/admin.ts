@@ -9,6 +9,7 @@ import {
   T_CREATE_SERIES, T_DELETE_ACCOUNT, T_DEPOSIT, T_REQUEST_WITHDRAWAL, T_REVOKE_KEY, WithdrawalConfirmed, WithdrawalFailed,
   WithdrawalRequested, WithdrawalStatus,
 } from '../layout/records.js';
+import { NIL } from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { Emitter } from './emitter.js';
 
@@ -24,9 +25,13 @@ export function createAccount(e: Emitter): void {
 export function deleteAccount(e: Emitter, account: number): void {
   const acc = e.state.accounts;
   if (!acc.isLive(account)) return e.rejected(T_DELETE_ACCOUNT, Reject.unknown_account, account);
-  for (let k = 1; k <= acc.keyCount; k++) {
-    if (acc.keyAccount[k] === account && acc.keyRevoked[k] === 0) emitKeyRevoked(e, k, account);
+  // The live keys' ids first: each KeyRevoked is applied as it is written, and
+  // a revocation may evict older revoked keys from the list being walked.
+  let n = 0;
+  for (let k = acc.keyHead[account]!; k !== NIL; k = acc.keyNext[k]!) {
+    if (acc.keyRevoked[k] === 0) n = e.pushId(n, acc.keyId[k]!);
   }
+  for (let i = 0; i < n; i++) emitKeyRevoked(e, e.ids[i]!, account);
   const o = e.begin(AccountDeleted.TYPE, AccountDeleted.SIZE, account);
   AccountDeleted.clear_reserved(e.m, o);
   AccountDeleted.set_account_id(e.m, o, account);
@@ -50,10 +55,9 @@ export function createKey(e: Emitter, cm: Mem, co: number, account: number): voi
 
 export function revokeKey(e: Emitter, keyId: number, account: number): void {
   const acc = e.state.accounts;
-  if (keyId < 1 || keyId > acc.keyCount || (account !== 0 && acc.keyAccount[keyId] !== account)) {
-    return e.rejected(T_REVOKE_KEY, Reject.unknown_key, account);
-  }
-  if (acc.keyRevoked[keyId] === 0) emitKeyRevoked(e, keyId, acc.keyAccount[keyId]!);
+  const k = acc.keyRow(keyId);
+  if (k < 0 || (account !== 0 && acc.keyAccount[k] !== account)) return e.rejected(T_REVOKE_KEY, Reject.unknown_key, account);
+  if (acc.keyRevoked[k] === 0) emitKeyRevoked(e, keyId, acc.keyAccount[k]!);
   e.ok(T_REVOKE_KEY, account, keyId);
 }
 
@@ -83,7 +87,8 @@ export function requestWithdrawal(e: Emitter, cm: Mem, co: number, account: numb
   const cwidHi = RequestWithdrawal.client_withdrawal_id_hi(cm, co);
   const existing = acc.cwidIndex.get(account, cwidHi, RequestWithdrawal.client_withdrawal_id_lo(cm, co));
   if (existing >= 0) {
-    if (acc.wAmount[existing] === amount && acc.wDestination[existing] === RequestWithdrawal.destination(cm, co)) {
+    const w = acc.withdrawalRow(existing);
+    if (acc.wAmount[w] === amount && acc.wDestination[w] === RequestWithdrawal.destination(cm, co)) {
       return e.ok(T_REQUEST_WITHDRAWAL, account, existing);
     }
     return e.rejected(T_REQUEST_WITHDRAWAL, Reject.duplicate_client_withdrawal_id, account, existing);
@@ -104,22 +109,21 @@ export function requestWithdrawal(e: Emitter, cm: Mem, co: number, account: numb
 export function finishWithdrawal(e: Emitter, type: number, cm: Mem, co: number, confirm: boolean, account: number): void {
   const acc = e.state.accounts;
   const wid = ConfirmWithdrawal.wid(cm, co);
-  if (wid < 1 || wid > acc.withdrawalCount || acc.wStatus[wid] !== WithdrawalStatus.pending) {
-    return e.rejected(type, Reject.unknown_withdrawal, account);
-  }
+  const w = acc.withdrawalRow(wid);
+  if (w < 0 || acc.wStatus[w] !== WithdrawalStatus.pending) return e.rejected(type, Reject.unknown_withdrawal, account);
   const m = e.m;
-  const owner = acc.wAccount[wid]!;
+  const owner = acc.wAccount[w]!;
   if (confirm) {
     const o = e.begin(WithdrawalConfirmed.TYPE, WithdrawalConfirmed.SIZE, owner);
     WithdrawalConfirmed.clear_reserved(m, o);
     WithdrawalConfirmed.set_wid(m, o, wid);
-    WithdrawalConfirmed.set_amount(m, o, acc.wAmount[wid]!);
+    WithdrawalConfirmed.set_amount(m, o, acc.wAmount[w]!);
     e.commit(o);
   } else {
     const o = e.begin(WithdrawalFailed.TYPE, WithdrawalFailed.SIZE, owner);
     WithdrawalFailed.clear_reserved(m, o);
     WithdrawalFailed.set_wid(m, o, wid);
-    WithdrawalFailed.set_amount(m, o, acc.wAmount[wid]!);
+    WithdrawalFailed.set_amount(m, o, acc.wAmount[w]!);
     e.commit(o);
   }
   e.ok(type, account, wid);

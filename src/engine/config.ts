@@ -11,6 +11,10 @@ export interface EngineConfig {
   reject_cap: number;
   /** Terminal rounds retained (all markets). */
   round_cap: number;
+  /** Finished (confirmed or failed) withdrawals retained per account; pending ones always are. */
+  withdrawal_cap: number;
+  /** Revoked keys retained per account (listed as revoked); live ones always are. */
+  revoked_key_cap: number;
   /** An oracle source is fresh while its last tick is younger than this. */
   oracle_staleness_ms: number;
   /** Fresh sources needed to propose from the oracle. */
@@ -34,6 +38,8 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   terminal_cap: 1000,
   reject_cap: 100,
   round_cap: 1000,
+  withdrawal_cap: 1000,
+  revoked_key_cap: 100,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
@@ -45,6 +51,9 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
 
 export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig {
   const c = { ...DEFAULT_ENGINE_CONFIG, ...partial };
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
+    if (!Number.isSafeInteger(c[k]) || c[k] < 1) throw new Error(`engine config: ${k} must be at least 1, got ${c[k]}`);
+  }
   // A quorum of 0 would propose (and open series rounds) from no price at all.
   if (!Number.isInteger(c.oracle_quorum) || c.oracle_quorum < 1) {
     throw new Error(`engine config: oracle_quorum must be at least 1, got ${c.oracle_quorum}`);

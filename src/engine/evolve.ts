@@ -77,20 +77,18 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       return;
     case T_KEY_CREATED: {
       const acc = s.accounts;
-      const id = KeyCreated.key_id(m, o);
-      assert(id === acc.keyCount + 1, 'evolve: key ids are consecutive');
-      acc.ensureKeys(id);
-      acc.keyCount = id;
-      acc.keyAccount[id] = KeyCreated.account_id(m, o);
-      acc.keyScopes[id] = KeyCreated.scopes(m, o);
-      acc.keyRevoked[id] = 0;
-      acc.keySecret.set(KeyCreated.secret(m, o), id * 32);
-      acc.keyLabel[id] = KeyCreated.label(m, o);
+      const k = acc.addKey(KeyCreated.key_id(m, o), KeyCreated.account_id(m, o));
+      acc.keyScopes[k] = KeyCreated.scopes(m, o);
+      acc.keySecret.set(KeyCreated.secret(m, o), k * 32);
+      acc.keyLabel[k] = KeyCreated.label(m, o);
       return;
     }
-    case T_KEY_REVOKED:
-      s.accounts.keyRevoked[KeyRevoked.key_id(m, o)] = 1;
+    case T_KEY_REVOKED: {
+      const k = s.accounts.keyRow(KeyRevoked.key_id(m, o));
+      assert(k >= 0 && s.accounts.keyRevoked[k] === 0, 'evolve: a revoked key was live');
+      s.accounts.revokeKey(k, s.config.revoked_key_cap);
       return;
+    }
     case T_DEPOSITED: {
       const amount = Deposited.amount(m, o);
       const a = Header.account(m, o);
@@ -103,39 +101,38 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       const wid = WithdrawalRequested.wid(m, o);
       const a = Header.account(m, o);
       const amount = WithdrawalRequested.amount(m, o);
-      assert(wid === acc.withdrawalCount + 1, 'evolve: wids are consecutive');
-      acc.ensureWithdrawals(wid);
-      acc.withdrawalCount = wid;
-      acc.wAccount[wid] = a;
-      acc.wAmount[wid] = amount;
-      acc.wStatus[wid] = WithdrawalStatus.pending;
-      acc.wCwidHi[wid] = WithdrawalRequested.client_withdrawal_id_hi(m, o);
-      acc.wCwidLo[wid] = WithdrawalRequested.client_withdrawal_id_lo(m, o);
-      acc.wDestination[wid] = WithdrawalRequested.destination(m, o);
-      acc.wSeq[wid] = s.seq;
-      acc.cwidIndex.set(a, acc.wCwidHi[wid]!, acc.wCwidLo[wid]!, wid);
+      const w = acc.addWithdrawal(wid, a);
+      acc.wAmount[w] = amount;
+      acc.wStatus[w] = WithdrawalStatus.pending;
+      acc.wCwidHi[w] = WithdrawalRequested.client_withdrawal_id_hi(m, o);
+      acc.wCwidLo[w] = WithdrawalRequested.client_withdrawal_id_lo(m, o);
+      acc.wDestination[w] = WithdrawalRequested.destination(m, o);
+      acc.wSeq[w] = s.seq;
+      acc.cwidIndex.set(a, acc.wCwidHi[w]!, acc.wCwidLo[w]!, wid);
       acc.reserveCash(a, amount);
       return;
     }
     case T_WITHDRAWAL_CONFIRMED: {
       const acc = s.accounts;
-      const wid = WithdrawalConfirmed.wid(m, o);
-      const a = acc.wAccount[wid]!;
-      const amount = acc.wAmount[wid]!;
-      assert(acc.wStatus[wid] === WithdrawalStatus.pending, 'evolve: a confirmed withdrawal was pending');
-      acc.wStatus[wid] = WithdrawalStatus.confirmed;
+      const w = acc.withdrawalRow(WithdrawalConfirmed.wid(m, o));
+      assert(w >= 0 && acc.wStatus[w] === WithdrawalStatus.pending, 'evolve: a confirmed withdrawal was pending');
+      const a = acc.wAccount[w]!;
+      const amount = acc.wAmount[w]!;
+      acc.wStatus[w] = WithdrawalStatus.confirmed;
       acc.releaseCash(a, amount, amount);
       acc.withdrawn += amount;
+      acc.finishWithdrawal(w, s.config.withdrawal_cap);
       return;
     }
     case T_WITHDRAWAL_FAILED: {
       const acc = s.accounts;
-      const wid = WithdrawalConfirmed.wid(m, o);
-      const a = acc.wAccount[wid]!;
-      const amount = acc.wAmount[wid]!;
-      assert(acc.wStatus[wid] === WithdrawalStatus.pending, 'evolve: a failed withdrawal was pending');
-      acc.wStatus[wid] = WithdrawalStatus.failed;
+      const w = acc.withdrawalRow(WithdrawalConfirmed.wid(m, o));
+      assert(w >= 0 && acc.wStatus[w] === WithdrawalStatus.pending, 'evolve: a failed withdrawal was pending');
+      const a = acc.wAccount[w]!;
+      const amount = acc.wAmount[w]!;
+      acc.wStatus[w] = WithdrawalStatus.failed;
       acc.releaseCash(a, amount, 0);
+      acc.finishWithdrawal(w, s.config.withdrawal_cap);
       return;
     }
     case T_FEE_SCHEDULE_CREATED: {
@@ -221,17 +218,12 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
 
 function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
   const mk = s.markets;
-  const rn = RoundOpened.round_number(m, o);
-  const r = rn - 1;
-  assert(r === mk.roundCount, 'evolve: round numbers are consecutive');
-  mk.ensureRounds(rn);
-  mk.roundCount = rn;
   const market = RoundOpened.market_id(m, o);
+  const r = mk.openRound(market, RoundOpened.round_number(m, o));
   mk.rMarket[r] = market;
   mk.rStatus[r] = RoundStatus.trading;
   mk.rOutcome[r] = 0;
   mk.rDisputed[r] = 0;
-  mk.rEvicted[r] = 0;
   mk.rStrike[r] = RoundOpened.strike(m, o);
   mk.rSettlePrice[r] = 0;
   mk.rOpenHi[r] = s.tsHi;
@@ -242,7 +234,6 @@ function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
   mk.rProposedLo[r] = 0;
   mk.rSettledHi[r] = 0;
   mk.rSettledLo[r] = 0;
-  mk.round[market] = r;
   // A new round starts with a fresh book and fresh statistics.
   mk.volume[market] = 0;
   mk.openInterest[market] = 0;
@@ -253,8 +244,9 @@ function onRoundOpened(s: ExchangeState, m: Mem, o: number): void {
 
 function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
   const mk = s.markets;
-  const r = RoundTransitioned.round_number(m, o) - 1;
   const market = RoundTransitioned.market_id(m, o);
+  const r = mk.round[market]!;
+  assert(r >= 0 && mk.rNumber[r] === RoundTransitioned.round_number(m, o), 'evolve: a transition is of the market\'s current round');
   const from = mk.rStatus[r]!;
   const to = RoundTransitioned.status(m, o);
   mk.rStatus[r] = to;
@@ -288,11 +280,7 @@ function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
       mk.rSettledHi[r] = s.tsHi;
       mk.rSettledLo[r] = s.tsLo;
       mk.openInterest[market] = 0;
-      mk.terminalRounds.push(r);
-      if (mk.terminalRounds.length - mk.terminalHead > s.config.round_cap) {
-        mk.rEvicted[mk.terminalRounds[mk.terminalHead]!] = 1;
-        mk.terminalHead++;
-      }
+      mk.endRound(r, s.config.round_cap);
       // An active series waits for its next round from now on.
       if (mk.seriesActive[market] === 1) s.seriesWaiting.set(market, s.tsHi, s.tsLo);
       return;

@@ -77,11 +77,12 @@ function sourceExpired(e: Emitter, source: number, fresh: number, ref: number): 
 // ---- rounds ------------------------------------------------------------------
 
 function transition(e: Emitter, market: number, status: number, outcome: number, settlePrice: number): void {
-  const r = e.state.markets.round[market]!;
+  const mk = e.state.markets;
+  const r = mk.round[market]!;
   const m = e.m;
   const o = e.begin(RoundTransitioned.TYPE, RoundTransitioned.SIZE, 0);
   RoundTransitioned.clear_reserved(m, o);
-  RoundTransitioned.set_round_number(m, o, r + 1);
+  RoundTransitioned.set_round_number(m, o, mk.rNumber[r]!);
   RoundTransitioned.set_market_id(m, o, market);
   RoundTransitioned.set_status(m, o, status);
   RoundTransitioned.set_outcome(m, o, outcome);
@@ -144,7 +145,7 @@ function endRound(e: Emitter, market: number, status: number): void {
     const o = e.begin(PositionSettled.TYPE, PositionSettled.SIZE, a);
     PositionSettled.clear_reserved(m, o);
     PositionSettled.set_market_id(m, o, market);
-    PositionSettled.set_round_number(m, o, r + 1);
+    PositionSettled.set_round_number(m, o, mk.rNumber[r]!);
     PositionSettled.set_yes_qty(m, o, yes);
     PositionSettled.set_no_qty(m, o, no);
     PositionSettled.set_payout(m, o, payout);
@@ -217,7 +218,7 @@ export function roundControl(e: Emitter, type: number, market: number, source: n
     case T_SETTLE_ROUND: endRound(e, market, RoundStatus.settled); break;
     case T_VOID_ROUND: endRound(e, market, RoundStatus.void); break;
   }
-  e.ok(type, account, r + 1);
+  e.ok(type, account, mk.rNumber[r]!);
 }
 
 // ---- oracle ------------------------------------------------------------------

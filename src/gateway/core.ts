@@ -16,6 +16,7 @@ import { LoopPoller } from '../ring/idle.js';
 import type { CommandProducer } from '../ring/command_producer.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
+import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
 import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
 
@@ -51,6 +52,8 @@ export interface GatewayCoreOptions {
   shed_pending: number;
   /** Events are applied only up to this seq (the journal's durable_seq); null applies all (tests without a journal). */
   durable?: DurableSeq | null;
+  /** The wall clock stamped on commands (default SYSTEM_TIME; tests step it). */
+  time?: TimeSource;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -71,6 +74,7 @@ export class GatewayCore {
   private readonly producer: CommandProducer;
   private readonly consumer: BroadcastConsumer;
   private readonly durable: DurableSeq | null;
+  private readonly time: TimeSource;
   /** Set by the WebSocket lane; sees exactly the events the read model applied, in order. */
   onApplied: AppliedListener | null = null;
   private readonly budgetMs: number;
@@ -114,6 +118,7 @@ export class GatewayCore {
     this.producerId = opts.producerId;
     this.producer = opts.producer;
     this.durable = opts.durable ?? null;
+    this.time = opts.time ?? SYSTEM_TIME;
     this.budgetMs = opts.response_budget_ms;
     this.shedPending = opts.shed_pending;
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -297,7 +302,7 @@ export class GatewayCore {
     if (slot === undefined) throw new ApiError('shed', 'too many requests in flight');
     this.pending++;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
-    const tsNs = BigInt(Date.now()) * 1_000_000n;
+    const tsNs = BigInt(this.time.nowMs()) * 1_000_000n;
     const tsHi = bigIntHi(tsNs);
     const tsLo = bigIntLo(tsNs);
     const producerId = this.producerId;

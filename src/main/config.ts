@@ -3,6 +3,7 @@
 
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../engine/config.js';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import type { WsConfig } from '../ws/protocol.js';
 
@@ -42,6 +43,16 @@ export interface ExchangeConfig {
   account_capacity: number;
   market_capacity: number;
   position_capacity: number;
+  /** Terminal (filled, canceled) orders kept per account (engine retention). */
+  terminal_cap: number;
+  /** Rejected orders kept per account (engine retention). */
+  reject_cap: number;
+  /** Terminal rounds kept, all markets together (engine retention). */
+  round_cap: number;
+  /** Finished withdrawals kept per account (engine retention). */
+  withdrawal_cap: number;
+  /** Revoked keys kept per account (engine retention). */
+  revoked_key_cap: number;
   /** The built web pages: `trader/` (public port) and `console/` (control plane); `npm run build` writes dist/web. */
   web_dir: string;
   /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
@@ -71,6 +82,11 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ACCOUNT_CAPACITY', flag: '--account-capacity', key: 'account_capacity', kind: 'int' },
   { env: 'DX_MARKET_CAPACITY', flag: '--market-capacity', key: 'market_capacity', kind: 'int' },
   { env: 'DX_POSITION_CAPACITY', flag: '--position-capacity', key: 'position_capacity', kind: 'int' },
+  { env: 'DX_TERMINAL_CAP', flag: '--terminal-cap', key: 'terminal_cap', kind: 'int' },
+  { env: 'DX_REJECT_CAP', flag: '--reject-cap', key: 'reject_cap', kind: 'int' },
+  { env: 'DX_ROUND_CAP', flag: '--round-cap', key: 'round_cap', kind: 'int' },
+  { env: 'DX_WITHDRAWAL_CAP', flag: '--withdrawal-cap', key: 'withdrawal_cap', kind: 'int' },
+  { env: 'DX_REVOKED_KEY_CAP', flag: '--revoked-key-cap', key: 'revoked_key_cap', kind: 'int' },
   { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
 ];
 
@@ -87,6 +103,9 @@ export function defaults(): ExchangeConfig {
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     order_capacity: 1 << 19, account_capacity: 1 << 14, market_capacity: 64, position_capacity: 0,
+    terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
+    round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
+    withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap, revoked_key_cap: DEFAULT_ENGINE_CONFIG.revoked_key_cap,
   };
 }
 
@@ -136,5 +155,27 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (cfg.dispute_window_ms > 86_400_000) throw new Error('dispute-window-ms must be at most 86400000 (a day)');
   if (cfg.oracle_staleness_ms < 1 || cfg.oracle_staleness_ms > 86_400_000) throw new Error('oracle-staleness-ms must be 1..86400000');
   if (cfg.oracle_quorum < 1 || cfg.oracle_quorum > 64) throw new Error('oracle-quorum must be 1..64');
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
+    if (cfg[k] < 1 || cfg[k] > 1_000_000) throw new Error(`${k.replace(/_/g, '-')} must be 1..1000000`);
+  }
   return cfg;
+}
+
+/**
+ * The engine configuration of a server configuration: what the engine, every
+ * read model, recovery, snapshots and the journal tools fold events with
+ * (retention caps and the oracle and dispute settings live in evolve, so a
+ * replay must use the values the journal was written with). Tables are sized
+ * from the configuration (DX_*_CAPACITY) so that a busy book does not pay a
+ * doubling stall (a 262k-entry index rehash measured 38 ms); they still grow
+ * past it.
+ */
+export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
+  return {
+    order_capacity: cfg.order_capacity, account_capacity: cfg.account_capacity, market_capacity: cfg.market_capacity,
+    position_capacity: cfg.position_capacity,
+    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
+    terminal_cap: cfg.terminal_cap, reject_cap: cfg.reject_cap, round_cap: cfg.round_cap, withdrawal_cap: cfg.withdrawal_cap,
+    revoked_key_cap: cfg.revoked_key_cap,
+  };
 }

@@ -167,6 +167,8 @@ export interface MetricsSources {
   durableSeq?: () => number;
   /** Slice names (control, accounts, gateway-0, ...), index = slice. */
   slices: string[];
+  /** Entries of the growing tables (the control plane's read model, the replay guard), by table name. */
+  tables?: () => Record<string, number>;
 }
 
 // SpscRing header words (src/ring/spsc_ring.ts, "Buffer layout"): capacity
@@ -372,6 +374,12 @@ export class MetricsRegistry {
       for (let s = 0; s < n; s++) sum += this.word(s, h + L + 1);
       x.sample('dx_http_request_duration_seconds_sum', { lane, route }, sum);
       x.sample('dx_http_request_duration_seconds_count', { lane, route }, count);
+    }
+
+    if (src.tables) {
+      x.family('dx_table_entries', 'gauge', 'Entries of each table that grows with use (orders kept, keys, withdrawals, rounds, '
+        + 'indexes, the replay guard, ...), as of the control plane\'s read model.');
+      for (const [table, n] of Object.entries(src.tables())) x.sample('dx_table_entries', { table }, n);
     }
 
     const mem = process.memoryUsage();

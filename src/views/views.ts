@@ -57,6 +57,7 @@ import * as O from './orders.js';
 import { initPositionLists, linkNewPositions, positionNumbers, positionsPage } from './positions.js';
 import type { RecordRing } from './record_ring.js';
 import * as R from './rounds.js';
+import { tableSizes } from './tables.js';
 import { candlesticks, recordTrade, tradesPage } from './tape.js';
 
 export { ViewError } from './cursor.js';
@@ -80,7 +81,6 @@ export class Views implements ViewsData {
   posHead = new Int32Array(0);
   posTail = new Int32Array(0);
   posNext = new Int32Array(0);
-  roundLow = 0;
 
   constructor(engine: Partial<EngineConfig> = {}, views: Partial<ViewsConfig> = {}) {
     this.state = new ExchangeState(engine);
@@ -270,11 +270,16 @@ export class Views implements ViewsData {
     return A.keySecret(this, keyId);
   }
 
+  /** Entries of each growing table (tables.ts): /metrics and the soak test. */
+  tables(): Record<string, number> {
+    return tableSizes(this);
+  }
+
   keyInfo(keyId: number): A.KeyInfo | null {
     return A.keyInfo(this, keyId);
   }
 
-  /** The account's keys in ascending key_id, never secrets (keys service GET /keys, operator). O(all keys). */
+  /** The account's keys in ascending key_id (live and retained revoked), never secrets (keys service GET /keys, operator). */
   keys(account: number): KeyItem[] {
     return A.keyList(this, account);
   }

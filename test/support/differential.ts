@@ -1,8 +1,12 @@
 // differential: runs the engine and the reference model side by side on
 // seeded random command streams and compares every command's events and the
-// final state summary: the harness of test/engine/differential.test.ts and
-// of the long run, tools/differential.ts. A failure names seed=<n> command
-// #<i>, the command and the first differing event of each side. Main thread.
+// final state summary, with the engine's O(n) invariant checker
+// (src/engine/verify.ts) at the end and, when asked, every N commands: the
+// harness of test/engine/differential.test.ts, of the long run
+// (tools/differential.ts) and of the simulation at scale (sim.ts). A
+// failure names seed=<n> command #<i>, the command and the first differing
+// event of each side; shrink() finds the shortest prefix of the seed's
+// stream that still fails. Main thread or a piscina worker.
 //
 // Three engines run each stream: the fused engine (decide applies each event
 // as it writes it, src/engine/apply.ts), a reference engine that applies
@@ -16,9 +20,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { summarize } from '../../src/engine/summary.js';
+import { verify } from '../../src/engine/verify.js';
 import { stateHash } from '../../src/journal/state_codec.js';
 import { checks } from '../../src/lib/assert.js';
-import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
+import { memOf } from '../../src/lib/mem.js';
+import { decodeRecord, encodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ReferenceModel, type ModelConfig } from './reference_model.js';
 import { CommandGenerator, DIFF_CONFIG, type GeneratorOptions } from './random_commands.js';
 
@@ -96,15 +102,31 @@ export function formatFailure(f: Failure): string {
 export interface RunOptions {
   config?: ModelConfig;
   coverage?: Coverage;
-  /** Check the model's own money invariants after every command (slower). */
-  invariants?: boolean;
+  /** The model's own money invariants every N commands: 1 (the default) after every command, 0 never. */
+  invariantsEvery?: number;
+  /** The engine's O(n) invariant checker every N commands; 0 (the default): only after the last one. */
+  verifyEvery?: number;
   generator?: GeneratorOptions;
+  /** Tests of this harness only: called after command i, e.g. to damage the engine's state on purpose. */
+  afterCommand?: (i: number, engine: Engine) => void;
 }
+
+const CHECKER = 'the invariant checker (src/engine/verify.ts)';
 
 /** The fused and the evolve engine's state hashes are compared every this many commands and at the end. */
 const HASH_EVERY = 1000;
 
-/** Runs one seed; returns the first failure or null. */
+/** Buffer views over the first n bytes of two memories are equal. */
+function sameBytes(a: Uint8Array, b: Uint8Array, n: number): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, n).equals(Buffer.from(b.buffer, b.byteOffset, n));
+}
+
+/** True when both outputs hold the same bytes since their last reset. */
+function sameOutput(a: BufferEventOut, b: BufferEventOut): boolean {
+  return b.length === a.length && sameBytes(a.mem.u8, b.mem.u8, a.length);
+}
+
+/** Runs one seed's first `count` commands; returns the first failure or null. */
 export function runSeed(seed: number, count: number, opts: RunOptions = {}): Failure | null {
   // The costly assertions (level walks, double indexing) run too.
   const costly = checks.costly;
@@ -119,6 +141,8 @@ export function runSeed(seed: number, count: number, opts: RunOptions = {}): Fai
 function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure | null {
   const config = opts.config ?? DIFF_CONFIG;
   const cov = opts.coverage;
+  const invariantsEvery = opts.invariantsEvery ?? 1;
+  const verifyEvery = opts.verifyEvery ?? 0;
   const model = new ReferenceModel(config);
   const gen = new CommandGenerator(seed, model, opts.generator);
   // Small initial tables, so that the streams also grow them.
@@ -134,6 +158,10 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
   const twinOut = new BufferEventOut(1 << 22);
   const twin = new Engine(engineConfig, twinOut);
   const twinFrom = seed % 2 === 0 ? 0 : count >> 1;
+  // The model's events, encoded: equal bytes mean equal events (every field,
+  // reserved ones zero), so the field-by-field comparison runs only to
+  // explain a difference.
+  const encoded = memOf(new ArrayBuffer(1 << 22));
   for (let i = 0; i < count; i++) {
     const raw = gen.next();
     const { mem } = encodeToMem(raw);
@@ -141,24 +169,23 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
     let expected: RecordObject[];
     try {
       expected = model.execute(command);
-      if (opts.invariants !== false) model.checkInvariants();
+      if (invariantsEvery > 0 && (i + 1) % invariantsEvery === 0) model.checkInvariants();
     } catch (e) {
       return { seed, index: i, command, message: `reference model threw: ${(e as Error).stack ?? String(e)}` };
     }
     let seq: number;
-    let actual: RecordObject[];
     try {
       seq = engine.execute(mem, 0);
       viaEvolve.execute(mem, 0);
       if (i === twinFrom) twin.state.enterMatchingOnly();
       twin.execute(mem, 0);
-      if (!sameBytes(out, viaEvolveOut)) {
+      if (!sameOutput(out, viaEvolveOut)) {
         return {
           seed, index: i, command, message: 'the fused engine emitted other events than the engine that applies them through evolve',
           expectedEvents: viaEvolveOut.take(), actualEvents: out.take(), sides: ['evolve engine', 'fused engine'],
         };
       }
-      if (!sameBytes(out, twinOut)) {
+      if (!sameOutput(out, twinOut)) {
         return {
           seed, index: i, command, message: 'the matching-only engine (ExchangeState.enterMatchingOnly) wrote other events than the full one',
           expectedEvents: out.take(), actualEvents: twinOut.take(), sides: ['full engine', 'matching-only engine'],
@@ -166,19 +193,32 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
       }
       viaEvolveOut.reset();
       twinOut.reset();
-      actual = out.take();
     } catch (e) {
       return { seed, index: i, command, message: `engine threw: ${(e as Error).stack ?? String(e)}`, expectedEvents: expected, actualEvents: [] };
     }
-    const n = Math.max(expected.length, actual.length);
-    for (let j = 0; j < n; j++) {
-      if (!isDeepStrictEqual(expected[j], actual[j])) {
-        const d = firstDifference(expected[j], actual[j]);
-        return {
-          seed, index: i, command, message: `event ${j} differs${d ? ` at ${d.path}` : ''}`,
-          expected: expected[j] ?? null, actual: actual[j] ?? null, expectedEvents: expected, actualEvents: actual,
-        };
+    let at = 0;
+    for (const e of expected) at += encodeRecord(encoded, at, e);
+    if (at === out.length && sameBytes(encoded.u8, out.mem.u8, at)) {
+      out.reset();
+    } else {
+      const actual = out.take();
+      const n = Math.max(expected.length, actual.length);
+      for (let j = 0; j < n; j++) {
+        if (!isDeepStrictEqual(expected[j], actual[j])) {
+          const d = firstDifference(expected[j], actual[j]);
+          return {
+            seed, index: i, command, message: `event ${j} differs${d ? ` at ${d.path}` : ''}`,
+            expected: expected[j] ?? null, actual: actual[j] ?? null, expectedEvents: expected, actualEvents: actual,
+          };
+        }
       }
+      const message = 'the events have equal fields but different bytes (a reserved field or padding is not zero)';
+      return { seed, index: i, command, message, expectedEvents: expected, actualEvents: actual };
+    }
+    opts.afterCommand?.(i, engine);
+    if (verifyEvery > 0 && (i + 1) % verifyEvery === 0) {
+      const bad = verify(engine.state);
+      if (bad.length > 0) return { seed, index: i, command, message: `${CHECKER} after command #${i}: ${bad.slice(0, 5).join('; ')}` };
     }
     if (i % HASH_EVERY === HASH_EVERY - 1 && stateHash(engine.state) !== stateHash(viaEvolve.state)) {
       return { seed, index: i, command, message: `the fused engine's state hash differs from the evolve engine's after command #${i}` };
@@ -196,6 +236,8 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
       }
     }
   }
+  const bad = verify(engine.state);
+  if (bad.length > 0) return { seed, index: -1, command: null, message: `${CHECKER} at the end: ${bad.slice(0, 5).join('; ')}` };
   let actualSummary: unknown;
   try {
     actualSummary = summarize(engine.state);
@@ -214,8 +256,27 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
   return null;
 }
 
-/** True when both outputs hold the same bytes since their last reset. */
-function sameBytes(a: BufferEventOut, b: BufferEventOut): boolean {
-  const n = a.length;
-  return b.length === n && Buffer.from(a.mem.u8.buffer, 0, n).equals(Buffer.from(b.mem.u8.buffer, 0, n));
+/**
+ * The shortest prefix of the seed's stream that still fails (any check:
+ * events, the evolve engine and the matching-only twin, the model's
+ * invariants, the engine's checker, the final summary, the state hashes), found by bisection between a prefix known to
+ * pass (0 commands) and one known to fail (`failingCount`), assuming that a
+ * longer prefix of a failing one fails too. Reproduce it with the same seed
+ * and `count` = prefix.
+ */
+export function shrink(seed: number, failingCount: number, opts: RunOptions = {}): { prefix: number; failure: Failure } {
+  let lo = 0;
+  let hi = failingCount;
+  let failure = runSeed(seed, hi, opts);
+  if (failure === null) throw new Error(`shrink: seed ${seed} passes its first ${failingCount} commands`);
+  while (hi - lo > 1) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const f = runSeed(seed, mid, opts);
+    if (f === null) lo = mid;
+    else {
+      hi = mid;
+      failure = f;
+    }
+  }
+  return { prefix: hi, failure };
 }
