@@ -4,7 +4,7 @@
 // asserts.
 //
 // 1. The exchange (separate process, durability none) is started with
-//    --inspect on a fresh loopback port; bench/lib/inspector.ts attaches to
+//    --inspect on a fresh loopback port; test/support/inspector.ts attaches to
 //    its main thread and, through the NodeWorker domain, to every worker
 //    thread by name (engine, journal, gateway-N, piscina...). Each thread
 //    reports its own process.memoryUsage() (heap figures are per isolate),
@@ -34,7 +34,7 @@ import { runLoad } from '../test/support/loadgen/loadgen.js';
 import { buildWorkload, freshOurs, timeOurs } from './engine_match.js';
 import { freePort } from '../src/lib/free_port.js';
 import { createTraders, openMarket, pool, startBenchExchange } from './lib/population.js';
-import { InspectorClient, MEMORY_EXPRESSION, type ThreadMemory, type WorkerTarget } from './lib/inspector.js';
+import { InspectorClient, MEMORY_EXPRESSION, type ThreadMemory, type WorkerTarget } from '../test/support/inspector.js';
 import { processMemory } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 

@@ -14,7 +14,7 @@
 //   Writes bench/results/engine.cpuprofile and bench/results/profile-engine.md.
 // gateway: the real exchange (separate process, started with --inspect on a
 //   fresh loopback port) with its accounts and market set up through the
-//   control plane; bench/lib/inspector.ts attaches to the worker thread named
+//   control plane; test/support/inspector.ts attaches to the worker thread named
 //   `--thread` (default gateway-0) and runs Profiler.start / stop around a
 //   closed-loop load from the load generator (test/support/loadgen;
 //   placements by default). Writes
@@ -46,7 +46,7 @@ import { freePort } from '../src/lib/free_port.js';
 import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '../test/support/bench/cpuprofile.js';
 import { parseDeoptTrace, STEADY_MARK, tallyDeopts, type DeoptEvent, type DeoptRow } from '../test/support/bench/deopt_trace.js';
 import { runLoad } from '../test/support/loadgen/loadgen.js';
-import { InspectorClient } from './lib/inspector.js';
+import { InspectorClient } from '../test/support/inspector.js';
 import { createTraders, openMarket, startBenchExchange } from './lib/population.js';
 import { CpuWindow } from './lib/process_stats.js';
 import { environment, resultsDir } from './lib/result.js';

@@ -13,7 +13,8 @@ import { parseCommandLine, UsageError, type CommandLine } from '../src/lib/comma
 import { environment, writeResult, type BenchResult } from './lib/result.js';
 
 const KNOWN = [
-  'engine_match', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'ws_orders', 'memory', 'replicated_place',
+  'engine_match', 'engine_scale', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'ws_orders', 'memory',
+  'replicated_place',
 ] as const;
 export { KNOWN };
 

@@ -34,9 +34,15 @@
 //   - a final SIGTERM exits 0 and the restart after it loses nothing either.
 //
 // Usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G]
-//        [--traders T] [--load-ms MIN..MAX] [--verify] [--keep] [--json]
-// Exit 0 when every check held, 1 on any violation (a report lists each),
-// 2 on bad usage. This file is the command line; the run is
+//        [--traders T] [--load-ms MIN..MAX] [--kills-per-part K] [--stress]
+//        [--verify] [--keep] [--json]
+// More than K kills (default 30) run as parts of at most K kills, one after
+// the other, each on a fresh data directory with its own seed (S, S+1, ...);
+// every second part (and every part with --stress) uses tiny segments,
+// frequent snapshots and kills aimed at snapshot writes
+// (ROTATION_AND_SNAPSHOT_STRESS), so that kills land in segment rotations
+// and snapshot writes. Exit 0 when every check held, 1 on any violation (a
+// report lists each), 2 on bad usage. This file is the command line; the run is
 // test/support/crash/ (driver.ts: the run and its lanes; ledger.ts: what
 // was sent and answered; resolve.ts and checks.ts: what the restarted
 // exchange must serve), which test/durability/crash.test.ts runs too.
@@ -44,14 +50,18 @@
 
 import { pathToFileURL } from 'node:url';
 import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
-import { runCrashTest, type CrashOptions } from '../test/support/crash/driver.js';
+import { ROTATION_AND_SNAPSHOT_STRESS, runCrashTest, type CrashOptions, type CrashReport } from '../test/support/crash/driver.js';
 
-const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX] [--verify] [--keep] [--json]';
+const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX]'
+  + ' [--kills-per-part K] [--stress] [--verify] [--keep] [--json]';
 
 const OPTIONS = {
   kills: { type: 'string' }, seed: { type: 'string' }, gateways: { type: 'string' }, traders: { type: 'string' }, 'load-ms': { type: 'string' },
-  verify: { type: 'boolean' }, keep: { type: 'boolean' }, json: { type: 'boolean' },
+  'kills-per-part': { type: 'string' }, stress: { type: 'boolean' }, verify: { type: 'boolean' }, keep: { type: 'boolean' },
+  json: { type: 'boolean' },
 } as const;
+
+const DEFAULT_KILLS_PER_PART = 30;
 
 function intArg(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -59,8 +69,15 @@ function intArg(name: string, v: string | undefined): number | undefined {
   return Number(v);
 }
 
+interface Parsed {
+  o: CrashOptions;
+  json: boolean;
+  stress: boolean;
+  killsPerPart: number;
+}
+
 /** The run's options from the command line, and whether to print the report as JSON too. */
-function parse(argv: string[]): { o: CrashOptions; json: boolean } {
+function parse(argv: string[]): Parsed {
   const v = parseCommandLine(argv, OPTIONS, { positionals: false }).values;
   const o: CrashOptions = { kills: intArg('kills', v.kills) ?? 0, seed: intArg('seed', v.seed) ?? Date.now() % 1_000_000 };
   o.gateways = intArg('gateways', v.gateways);
@@ -74,35 +91,89 @@ function parse(argv: string[]): { o: CrashOptions; json: boolean } {
   if (v.verify) o.verify = true;
   if (v.keep) o.keep = true;
   if (o.kills < 1) throw new UsageError('--kills N (N >= 1) is required');
-  return { o, json: v.json === true };
+  const killsPerPart = intArg('kills-per-part', v['kills-per-part']) ?? DEFAULT_KILLS_PER_PART;
+  if (killsPerPart < 1) throw new UsageError('--kills-per-part needs at least 1');
+  return { o, json: v.json === true, stress: v.stress === true, killsPerPart };
+}
+
+/** Where the kills landed, as aimed and as the data directory showed afterwards. */
+function killPoints(c: Record<string, number>): string {
+  return `${c.kills_aimed_at_snapshot ?? 0} aimed at a snapshot write (${c.kills_aimed_at_snapshot_missed ?? 0} missed), `
+    + `${c.kills_aimed_at_rotation ?? 0} at a segment rotation (${c.kills_aimed_at_rotation_missed ?? 0} missed); `
+    + `found after the kill: ${c.kills_mid_snapshot_write ?? 0} snapshot temp files, `
+    + `${c.kills_mid_rotation ?? 0} new segments holding only their header`;
+}
+
+/** The report's lines: the verdict, the counts, the recoveries, each violation. */
+function describe(r: CrashReport, title: string): string {
+  const c = r.counts;
+  return [
+    `${title} ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.kills} kills (${r.kills_during_start} during a start), `
+      + `${r.restarts} starts, ${r.epochs} epochs, ${r.seconds} s`,
+    `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had not); fills acknowledged ${c.fills_acked ?? 0}`,
+    `  cancels ${c.cancel_ok ?? 0} ok / ${c.cancel_uncertain ?? 0} cut off; decreases ${c.decrease_ok ?? 0} / ${c.decrease_uncertain ?? 0}; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ${c.withdraw_uncertain ?? 0}; confirms ${c.confirm_ok ?? 0} / ${c.confirm_uncertain ?? 0}; fails ${c.fail_ok ?? 0} / ${c.fail_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
+    `  over the WebSocket lane (each trader's second key): placements ${c.ws_place_ok ?? 0} acknowledged / ${c.ws_place_uncertain ?? 0} cut off, `
+      + `cancels ${c.ws_cancel_ok ?? 0} / ${c.ws_cancel_uncertain ?? 0}, decreases ${c.ws_decrease_ok ?? 0} / ${c.ws_decrease_uncertain ?? 0}`,
+    `  refused before sequencing: ${Object.entries(c).filter(([k]) => k.endsWith('_refused')).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+    `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} conservation checks; recoveries from a snapshot ${c.recoveries_from_snapshot ?? 0}; torn tails ${c.recovery_fault_torn_tail_truncated ?? 0}; journal verify at the end: ${c.journal_verify_runs ? 'run' : 'not run'}`,
+    `  kill points: ${killPoints(c)}; starts removed ${c.recovery_fault_empty_segment_removed ?? 0} empty segments `
+      + `and ${c.recovery_fault_torn_tail_truncated ?? 0} torn tails`,
+    `  recovery: ${r.recoveries.map((x) => `${x.spawn_to_ready_ms}ms@${x.seq}`).join(' ')}`,
+    ...r.violations.map((v) => `  VIOLATION ${v}`),
+    r.ok ? '' : `  data dir kept: ${r.data_dir}`,
+  ].join('\n') + '\n';
+}
+
+/** Sums the counts of several parts. */
+function total(reports: CrashReport[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of reports) for (const [k, v] of Object.entries(r.counts)) out[k] = (out[k] ?? 0) + v;
+  return out;
 }
 
 async function main(argv: string[]): Promise<number> {
-  let o: CrashOptions;
-  let json: boolean;
+  let p: Parsed;
   try {
-    ({ o, json } = parse(argv));
+    p = parse(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`crash_test: ${e.message}\n${USAGE}\n`);
     return 2;
   }
   process.once('SIGINT', () => process.exit(130)); // the exit hook SIGKILLs the exchange
-  const r = await runCrashTest(o);
-  if (json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
-  const c = r.counts;
-  process.stdout.write([
-    `crash test ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.kills} kills (${r.kills_during_start} during a start), ${r.restarts} starts, ${r.epochs} epochs, ${r.seconds} s`,
-    `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had not); fills acknowledged ${c.fills_acked ?? 0}`,
-    `  cancels ${c.cancel_ok ?? 0} ok / ${c.cancel_uncertain ?? 0} cut off; decreases ${c.decrease_ok ?? 0} / ${c.decrease_uncertain ?? 0}; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ${c.withdraw_uncertain ?? 0}; confirms ${c.confirm_ok ?? 0} / ${c.confirm_uncertain ?? 0}; fails ${c.fail_ok ?? 0} / ${c.fail_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
-    `  over the WebSocket lane (each trader's second key): placements ${c.ws_place_ok ?? 0} acknowledged / ${c.ws_place_uncertain ?? 0} cut off, cancels ${c.ws_cancel_ok ?? 0} / ${c.ws_cancel_uncertain ?? 0}, decreases ${c.ws_decrease_ok ?? 0} / ${c.ws_decrease_uncertain ?? 0}`,
-    `  refused before sequencing: ${Object.entries(c).filter(([k]) => k.endsWith('_refused') && !k.startsWith('ws_')).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
-    `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} conservation checks; recoveries from a snapshot ${c.recoveries_from_snapshot ?? 0}; torn tails ${c.recovery_fault_torn_tail_truncated ?? 0}; journal verify at the end: ${c.journal_verify_runs ? 'run' : 'not run'}`,
-    `  recovery: ${r.recoveries.map((x) => `${x.spawn_to_ready_ms}ms@${x.seq}`).join(' ')}`,
-    ...r.violations.map((v) => `  VIOLATION ${v}`),
-    r.ok ? '' : `  data dir kept: ${r.data_dir}`,
-  ].join('\n') + '\n');
-  return r.ok ? 0 : 1;
+  const parts = Math.ceil(p.o.kills / p.killsPerPart);
+  const t0 = Date.now();
+  const reports: CrashReport[] = [];
+  for (let i = 0; i < parts; i++) {
+    const kills = Math.min(p.killsPerPart, p.o.kills - i * p.killsPerPart);
+    const stressed = p.stress || i % 2 === 1;
+    const o: CrashOptions = { ...p.o, kills, seed: p.o.seed + i, ...(stressed ? ROTATION_AND_SNAPSHOT_STRESS : {}) };
+    const r = await runCrashTest(o);
+    reports.push(r);
+    const stress = stressed ? ' (rotation and snapshot stress)' : '';
+    const title = parts > 1 ? `part ${i + 1}/${parts}${stress}` : `crash test${stress}`;
+    process.stdout.write(describe(r, title));
+    if (!r.ok) break;
+  }
+  if (p.json) process.stdout.write(`${JSON.stringify(parts > 1 ? reports : reports[0], null, 2)}\n`);
+  const ok = reports.every((r) => r.ok) && reports.length === parts;
+  if (parts > 1) {
+    const c = total(reports);
+    const kills = reports.reduce((n, r) => n + r.kills, 0);
+    process.stdout.write([
+      `crash test ${ok ? 'PASSED' : 'FAILED'}: ${kills} kills in ${reports.length} parts `
+        + `(seeds ${p.o.seed}..${p.o.seed + reports.length - 1}), ${Math.round((Date.now() - t0) / 1000)} s`,
+      `  ${reports.reduce((n, r) => n + r.kills_during_start, 0)} kills during a start, `
+        + `${reports.reduce((n, r) => n + r.restarts, 0)} starts; `
+        + `placements ${c.place_ok ?? 0} acknowledged, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, `
+        + `${c.place_uncertain_had_not_landed ?? 0} had not); fills ${c.fills_acked ?? 0}; withdrawals ${c.withdraw_ok ?? 0}; `
+        + `${c.orders_checked ?? 0} order checks, ${c.conservation_checks ?? 0} conservation checks`,
+      `  kill points: ${killPoints(c)}; ${c.recoveries_from_snapshot ?? 0} recoveries from a snapshot, `
+        + `${c.recovery_fault_torn_tail_truncated ?? 0} torn tails, ${c.recovery_fault_empty_segment_removed ?? 0} empty segments removed; `
+        + `journal verify ${c.journal_verify_runs ?? 0} times`,
+    ].join('\n') + '\n');
+  }
+  return ok ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

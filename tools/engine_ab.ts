@@ -11,7 +11,9 @@
 //
 // --cpu N pins every process to CPU N with taskset (when it is installed),
 // which steadies the figures on a 2-vCPU machine. Prints one line per
-// process and a summary of the medians; exit code 2 on a usage error.
+// process and a summary of the medians, by wall time and by process CPU time
+// (commands per CPU second: on a shared machine a process that waits for the
+// CPU loses wall time, not CPU time); exit code 2 on a usage error.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -60,21 +62,35 @@ interface EngineMatchBuild {
   timeOurs(workload: unknown, engine: unknown): { ns: number };
 }
 
-/** The child: times one build, prints `median best` in commands/s as JSON. */
+interface ChildResult {
+  median: number;
+  best: number;
+  /** Median of commands / process CPU time: steadier than wall time when other processes share the CPU. */
+  cpuMedian: number;
+}
+
+/** The child: times one build, prints its median and best commands/s (wall) and the CPU-time median as JSON. */
 async function child(dist: string, commands: number, runs: number): Promise<void> {
   const em = (await import(pathToFileURL(resolve(dist, 'bench', 'engine_match.js')).href)) as EngineMatchBuild;
   const w = em.buildWorkload(commands);
   em.timeOurs(w, em.freshOurs(w));
   const rates: number[] = [];
+  const cpuRates: number[] = [];
   for (let r = 0; r < runs; r++) {
     const x = em.freshOurs(w);
+    const c0 = process.cpuUsage();
     rates.push((commands / em.timeOurs(w, x).ns) * 1e9);
+    const c = process.cpuUsage(c0);
+    cpuRates.push((commands / (c.user + c.system)) * 1e6);
   }
   rates.sort((p, q) => p - q);
-  process.stdout.write(`${JSON.stringify({ median: rates[rates.length >> 1], best: rates[rates.length - 1] })}\n`);
+  cpuRates.sort((p, q) => p - q);
+  const mid = rates.length >> 1;
+  const out: ChildResult = { median: rates[mid]!, best: rates[rates.length - 1]!, cpuMedian: cpuRates[mid]! };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
-function runOne(o: Options, dist: string): { median: number; best: number } {
+function runOne(o: Options, dist: string): ChildResult {
   const self = fileURLToPath(import.meta.url);
   const args = [self, '--child', dist, String(o.commands), String(o.runs)];
   const useTaskset = o.cpu !== null && spawnSync('taskset', ['--version']).status === 0;
@@ -82,7 +98,7 @@ function runOne(o: Options, dist: string): { median: number; best: number } {
     ? spawnSync('taskset', ['-c', String(o.cpu), process.execPath, ...args], { encoding: 'utf8' })
     : spawnSync(process.execPath, args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`engine_ab child for ${dist} failed (${r.status}): ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { median: number; best: number };
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as ChildResult;
 }
 
 function main(argv: string[]): number {
@@ -95,17 +111,24 @@ function main(argv: string[]): number {
   }
   const m = (x: number): string => `${(x / 1e6).toFixed(3)} M/s`;
   const medians: Record<'A' | 'B', number[]> = { A: [], B: [] };
+  const cpuMedians: Record<'A' | 'B', number[]> = { A: [], B: [] };
   for (let i = 0; i < o.rounds; i++) {
     for (const [tag, dist] of [['A', o.a], ['B', o.b]] as const) {
       const r = runOne(o, dist);
       medians[tag].push(r.median);
-      console.log(`round ${i + 1} ${tag} ${dist}: median ${m(r.median)}, best ${m(r.best)}`);
+      cpuMedians[tag].push(r.cpuMedian);
+      console.log(`round ${i + 1} ${tag} ${dist}: median ${m(r.median)}, best ${m(r.best)}, per CPU second ${m(r.cpuMedian)}`);
     }
   }
   const med = (xs: number[]): number => xs.slice().sort((p, q) => p - q)[xs.length >> 1]!;
   const a = med(medians.A);
   const b = med(medians.B);
-  console.log(`A ${m(a)}  B ${m(b)}  B/A ${(b / a).toFixed(3)} (medians of ${o.rounds} rounds x ${o.runs} runs of ${o.commands} commands${o.cpu !== null ? `, CPU ${o.cpu}` : ''})`);
+  const ac = med(cpuMedians.A);
+  const bc = med(cpuMedians.B);
+  console.log(
+    `A ${m(a)}  B ${m(b)}  B/A ${(b / a).toFixed(3)}; per CPU second A ${m(ac)}  B ${m(bc)}  B/A ${(bc / ac).toFixed(3)} ` +
+    `(medians of ${o.rounds} rounds x ${o.runs} runs of ${o.commands} commands${o.cpu !== null ? `, CPU ${o.cpu}` : ''})`,
+  );
   return 0;
 }
 

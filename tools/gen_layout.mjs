@@ -143,6 +143,90 @@ if (errors.length) {
   process.exit(2);
 }
 
+// ---- field copies ---------------------------------------------------------
+//
+// Records that repeat another record's fields (an event echoing its command):
+// each pair gets a generated `copy_from_<Source>` on the destination, which
+// copies every field the two share by name and type (reserved fields aside)
+// as whole u32 words wherever the fields lie contiguous at the same
+// displacement in both, instead of one accessor call per field. The list is
+// code, not layout: it does not enter the fingerprint.
+const COPIES = [
+  ['PlaceOrder', 'OrderAccepted'],
+  ['PlaceOrder', 'OrderRejected'],
+  ['CreateMarket', 'MarketCreated'],
+  ['CreateSeries', 'MarketCreated'],
+  ['CreateKey', 'KeyCreated'],
+  ['Deposit', 'Deposited'],
+  ['RequestWithdrawal', 'WithdrawalRequested'],
+];
+const recordByName = new Map(records.map((r) => [r.name, r]));
+
+/** Runs of shared fields, contiguous in both records: [{ src, dst, len, names }], in destination order. */
+function sharedRuns(from, to) {
+  const byName = new Map(from.fields.map((f) => [f.name, f]));
+  const shared = to.fields
+    .filter((f) => !f.name.startsWith('reserved'))
+    .map((f) => [byName.get(f.name), f])
+    .filter(([a, b]) => a !== undefined && a.type === b.type && a.size === b.size && (a.js ?? '') === (b.js ?? ''));
+  const runs = [];
+  for (const [a, b] of shared) {
+    const last = runs.at(-1);
+    if (last && last.src + last.len === a.offset && last.dst + last.len === b.offset) {
+      last.len += a.size;
+      last.names.push(a.name);
+    } else {
+      runs.push({ src: a.offset, dst: b.offset, len: a.size, names: [a.name] });
+    }
+  }
+  return runs;
+}
+
+/** The statements copying one run: u32 words when both ends allow, else u16, else bytes. */
+function copyRun(run) {
+  const w = run.src % 4 === 0 && run.dst % 4 === 0 && run.len % 4 === 0 ? 4 : run.src % 2 === 0 && run.dst % 2 === 0 && run.len % 2 === 0 ? 2 : 1;
+  const view = w === 4 ? 'u32' : w === 2 ? 'u16' : 'u8';
+  const shift = w === 4 ? ' >>> 2' : w === 2 ? ' >>> 1' : '';
+  const out = [];
+  const n = run.len / w;
+  if (n > 8) {
+    // Long runs (text, secrets): a loop over the words.
+    const d = w === 1 ? `o + ${run.dst}` : `((o + ${run.dst})${shift})`;
+    const sIdx = w === 1 ? `so + ${run.src}` : `((so + ${run.src})${shift})`;
+    out.push(`for (let k = 0; k < ${n}; k++) m.${view}[${d} + k] = src.${view}[${sIdx} + k]!;`);
+    return out;
+  }
+  for (let k = 0; k < run.len; k += w) {
+    const d = w === 1 ? `o + ${run.dst + k}` : `(o + ${run.dst + k})${shift}`;
+    const sIdx = w === 1 ? `so + ${run.src + k}` : `(so + ${run.src + k})${shift}`;
+    out.push(`m.${view}[${d}] = src.${view}[${sIdx}]!;`);
+  }
+  return out;
+}
+
+const copiesTo = new Map();
+for (const [fromName, toName] of COPIES) {
+  const from = recordByName.get(fromName);
+  const to = recordByName.get(toName);
+  if (!from || !to) {
+    console.error(`gen_layout: COPIES names an unknown record (${fromName} -> ${toName})`);
+    process.exit(2);
+  }
+  const runs = sharedRuns(from, to);
+  if (runs.length === 0) {
+    console.error(`gen_layout: ${fromName} and ${toName} share no field`);
+    process.exit(2);
+  }
+  const names = runs.flatMap((r) => r.names);
+  const lines = [
+    `  /** Copies the fields shared with ${fromName} (${names.join(', ')}) from the ${fromName} at \`so\` in \`src\`. */`,
+    `  copy_from_${fromName}(src: Mem, so: number, m: Mem, o: number): void {`,
+    ...runs.flatMap(copyRun).map((l) => `    ${l}`),
+    '  },',
+  ];
+  copiesTo.set(toName, [...(copiesTo.get(toName) ?? []), ...lines]);
+}
+
 // ---- TypeScript ---------------------------------------------------------
 
 const U32_IDX = (off) => `(o + ${off}) >>> 2`;
@@ -169,7 +253,7 @@ function accessors(f) {
       if (f.js === 'safe') {
         lines.push(docWith('a safe integer < 2^53'));
         lines.push(`  ${n}(m: Mem, o: number): number { const i = ${U32_IDX(f.offset)}; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },`);
-        lines.push(`  set_${n}(m: Mem, o: number, v: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },`);
+        lines.push(`  set_${n}(m: Mem, o: number, v: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },`);
       } else {
         lines.push(docWith('high 32 bits'));
         lines.push(`  ${n}_hi(m: Mem, o: number): number { return m.u32[${U32_IDX(f.offset + 4)}]!; },`);
@@ -262,6 +346,7 @@ for (const r of records) {
     return ` ${idx} = 0;`;
   }).join('')} },`);
   for (const f of r.fields) ts.push(...accessors(f));
+  ts.push(...(copiesTo.get(r.name) ?? []));
   ts.push('};');
   ts.push('');
 }

@@ -21,15 +21,15 @@
 // environment variables `npm start` reads); --engine '{"terminal_cap":8,...}'
 // overrides both.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../src/engine/config.js';
 import { verify as verifyState } from '../src/engine/verify.js';
-import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR, SNAPSHOT_DIR } from '../src/journal/format.js';
+import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../src/journal/format.js';
 import { isTornCreation, listSegments, loadBase, planRecovery, replay, type PlannedSegment, type RecoveryPlan } from '../src/journal/recovery.js';
-import { forEachRecord, JournalFault, readWhole, scanSegment, type SegmentScan } from '../src/journal/segment.js';
-import { listSnapshots, readSnapshot } from '../src/journal/snapshot.js';
+import { forEachRecord, JournalFault, listDir, readWhole, scanSegment, type SegmentScan } from '../src/journal/segment.js';
+import { listSnapshots, readSnapshot, snapshotTemps } from '../src/journal/snapshot.js';
 import { decodeViews, stateHash } from '../src/journal/state_codec.js';
 import { Header, HEADER_FIELDS, RECORDS, T_COMMAND_COMPLETED } from '../src/layout/records.js';
 import type { Mem } from '../src/lib/mem.js';
@@ -135,7 +135,11 @@ function engineOption(args: Args): Partial<EngineConfig> | undefined {
   return v as Partial<EngineConfig>;
 }
 
-/** The server's engine configuration from the same environment (engineConfigOf: table sizes and the DX_* engine settings; the sizes enter the state hash). */
+/**
+ * The server's engine configuration from the same environment (table sizes
+ * and the DX_* engine settings): engineConfigOf, as src/main/exchange.ts
+ * builds it; the table sizes enter the state hash.
+ */
 export function serverEngineConfig(env: NodeJS.ProcessEnv): Partial<EngineConfig> {
   let cfg;
   try {
@@ -391,7 +395,7 @@ function verifyJournal(args: Args, io: Io): number {
 
   // 1. Segments, from the first: checksums, lengths, seq continuity inside and across segments, fingerprints.
   const files = listSegments(dataDir);
-  const strays = (existsSync(join(dataDir, JOURNAL_DIR)) ? readdirSync(join(dataDir, JOURNAL_DIR)) : []).filter((n) => !files.some((f) => basename(f.path) === n));
+  const strays = listDir(join(dataDir, JOURNAL_DIR)).filter((n) => !files.some((f) => basename(f.path) === n));
   for (const n of strays) r.line(`note: ${join(dataDir, JOURNAL_DIR, n)} is not a segment name; recovery ignores it`);
   const planned: PlannedSegment[] = [];
   let clean = true; // every segment so far is sound and continues the previous one
@@ -440,10 +444,7 @@ function verifyJournal(args: Args, io: Io): number {
   // 2. Snapshots: header, fingerprint, body checksum, decoding, invariants.
   const valid: ValidSnapshot[] = [];
   let newestConfig: Partial<EngineConfig> | null = null;
-  const snapDir = join(dataDir, SNAPSHOT_DIR);
-  if (existsSync(snapDir)) {
-    for (const n of readdirSync(snapDir)) if (n.includes('.dxs.tmp-')) r.line(`note: ${join(snapDir, n)} is the temp file of an interrupted snapshot write; the next start removes it`);
-  }
+  for (const t of snapshotTemps(dataDir)) r.line(`note: ${t} is the temp file of an interrupted snapshot write; the next start removes it`);
   for (const s of listSnapshots(dataDir)) {
     let views: Views;
     try {

@@ -4,11 +4,15 @@
 // Invariants (checked by engine/verify.ts): no negative cash or shares;
 // reserved == open buy reservations + pending withdrawals; reserved_for_sale
 // == open sell quantity; sum(cash) + 100 x open pairs + fees_collected ==
-// deposits - confirmed withdrawals.
+// deposits - confirmed withdrawals. The movement helpers below assert the
+// cheap half of that at every step (a reservation covers what it releases,
+// no count goes negative); verify.ts recomputes the rest.
 
+import { assert, fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
+import { IdIndex } from '../lib/id_index.js';
+import { NIL } from '../lib/intrusive_list.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
-import { NIL } from '../book/orders.js';
 
 export class Accounts {
   /** Accounts ever created; ids are 1..count. */
@@ -35,9 +39,19 @@ export class Accounts {
   // Per account: the market and position slot of its last lookup (0 = none).
   lastPosMarket = new Uint32Array(0);
   lastPosSlot = new Int32Array(0);
+  // Per account: its keys (rows linked by keyNext) and its revoked keys, oldest revoked first (keyRevLink).
+  keyHead = new Int32Array(0);
+  keyTail = new Int32Array(0);
+  kRevHead = new Int32Array(0);
+  kRevTail = new Int32Array(0);
+  kRevCount = new Uint32Array(0);
+  // Per account: its finished withdrawals, oldest first (rows linked by wLink).
+  wFinHead = new Int32Array(0);
+  wFinTail = new Int32Array(0);
+  wFinCount = new Uint32Array(0);
 
   // Positions: slot per (account, market); outcome o at [2 * slot + o].
-  posIndex = new U32x3Map(1024);
+  posIndex: U32x3Map;
   posCount = 0;
   private posCapacity = 0;
   pAccount = new Uint32Array(0);
@@ -49,22 +63,62 @@ export class Accounts {
   pNextInMarket = new Int32Array(0);
   marketPosHead = new Int32Array(0);
 
-  // Keys: ids 1..keyCount.
+  // Keys, in reused rows: each account keeps its live keys and its newest
+  // revoked_key_cap revoked ones (in the order they were revoked); an evicted
+  // key is unknown (authentication refuses it as it refuses a revoked one).
+  // Per account the keys form a list in ascending key_id (keyHead, keyNext,
+  // keyPrev); the revoked ones also a queue (kRev*, keyRevLink). Rows in use
+  // <= live keys + accounts x revoked_key_cap. The row is also the key's
+  // index in the gateways' per-key tables (token buckets, WebSocket counts),
+  // which a key id, growing with every key ever created, could not be.
+  /** Key ids issued (the last key_id). */
   keyCount = 0;
+  /** Rows holding a key. */
+  keyRows = 0;
+  /** Rows ever used: 0..keyTop-1 exist. */
+  keyTop = 0;
   private keyCapacity = 0;
+  private keyFree = NIL;
+  /** key_id per row; 0 = a free row. */
+  keyId = new Float64Array(0);
   keyAccount = new Uint32Array(0);
   keyScopes = new Uint8Array(0);
   keyRevoked = new Uint8Array(0);
+  /** 32 bytes per row. */
   keySecret = new Uint8Array(0);
-  keyLabel: string[] = [''];
-  /** Rate tier (RateTier) per key; 0 = default. */
+  keyLabel: string[] = [];
+  /** The account's key list (ascending key_id), doubly linked; keyNext also links the free rows. */
+  keyNext = new Int32Array(0);
+  keyPrev = new Int32Array(0);
+  /** Next revoked key of the same account, in revocation order. */
+  keyRevLink = new Int32Array(0);
+  /** key_id -> row of known (live or retained revoked) keys. */
+  readonly keyIndex = new IdIndex(64);
+  /** Rate tier (RateTier) per key row; 0 = default (a reused row starts at 0). */
   keyTier = new Uint8Array(0);
-  /** Custom tier figures per key at [4 * key]: read rate, read burst, write rate, write burst (0 for named tiers). */
+  /** Custom tier figures per key row at [4 * row]: read rate, read burst, write rate, write burst (0 for named tiers). */
   keyFigures = new Uint32Array(0);
 
-  // Withdrawals: wids 1..withdrawalCount.
+  // Withdrawals, in reused rows: each account keeps its pending withdrawals
+  // and its newest withdrawal_cap finished ones (in the order they finished,
+  // wFin* per account); an evicted one frees its row, its wid and its
+  // client_withdrawal_id (a later request with that id is a new withdrawal).
+  // Rows in use <= pending + accounts x withdrawal_cap. Only evolve changes
+  // rows, in event order, so every fold reuses the same rows.
+  /** Wids issued (the last wid). */
   withdrawalCount = 0;
+  /** Rows holding a withdrawal. */
+  withdrawalRows = 0;
+  /** Rows ever used: 0..wTop-1 exist. */
+  wTop = 0;
   private wCapacity = 0;
+  private wFree = NIL;
+  /** wid per row; 0 = a free row. */
+  wWid = new Float64Array(0);
+  /** Next row in the free list or in the account's finished queue, NIL at the end. */
+  wLink = new Int32Array(0);
+  /** wid -> row of retained withdrawals. */
+  readonly widIndex = new IdIndex(64);
   wAccount = new Uint32Array(0);
   wAmount = new Float64Array(0);
   wStatus = new Uint8Array(0);
@@ -84,9 +138,11 @@ export class Accounts {
   withdrawn = 0;
   feesCollected = 0;
 
-  constructor(accountCapacity: number) {
+  constructor(accountCapacity: number, positionCapacity: number) {
+    // The map doubles past half full: twice the positions expected.
+    this.posIndex = new U32x3Map(Math.max(1024, 2 * positionCapacity));
     this.ensureAccounts(accountCapacity);
-    this.ensurePositions(accountCapacity);
+    this.ensurePositions(positionCapacity);
     this.ensureKeys(accountCapacity);
     this.ensureWithdrawals(64);
   }
@@ -115,6 +171,14 @@ export class Accounts {
     this.deadLo = grown(this.deadLo, cap);
     this.lastPosMarket = grown(this.lastPosMarket, cap);
     this.lastPosSlot = grown(this.lastPosSlot, cap);
+    this.keyHead = grown(this.keyHead, cap, NIL);
+    this.keyTail = grown(this.keyTail, cap, NIL);
+    this.kRevHead = grown(this.kRevHead, cap, NIL);
+    this.kRevTail = grown(this.kRevTail, cap, NIL);
+    this.kRevCount = grown(this.kRevCount, cap);
+    this.wFinHead = grown(this.wFinHead, cap, NIL);
+    this.wFinTail = grown(this.wFinTail, cap, NIL);
+    this.wFinCount = grown(this.wFinCount, cap);
     this.capacity = cap;
   }
 
@@ -165,9 +229,121 @@ export class Accounts {
     return p;
   }
 
+  // ---- cash and share movements (evolve's order and withdrawal events) ------
+
+  /** Moves `amount` from a's available cash to reserved (an order's or a withdrawal's reservation). */
+  reserveCash(a: number, amount: number): void {
+    const left = this.available[a]! - amount;
+    if (!(left >= 0)) fail('accounts: a reservation exceeds available cash');
+    this.available[a] = left;
+    this.reserved[a] = this.reserved[a]! + amount;
+  }
+
+  /** Takes `release` out of a's reserved cash, pays `cost` out of it and returns the rest to available. */
+  releaseCash(a: number, release: number, cost: number): void {
+    const left = this.reserved[a]! - release;
+    if (!(left >= 0)) fail('accounts: a release exceeds the reserved cash');
+    if (!(cost <= release)) fail('accounts: a payment exceeds the reservation released for it');
+    this.reserved[a] = left;
+    this.available[a] = this.available[a]! + release - cost;
+  }
+
+  /** Moves q shares of position entry k from free to reserved_for_sale (a sell order). */
+  reserveShares(k: number, q: number): void {
+    const left = this.pFree[k]! - q;
+    if (!(left >= 0)) fail('accounts: a sell reserves more shares than are free');
+    this.pFree[k] = left;
+    this.pReserved[k] = this.pReserved[k]! + q;
+  }
+
+  /** Takes q shares out of reserved_for_sale of entry k; `toFree` returns them to free (a cancel), else they are sold. */
+  releaseShares(k: number, q: number, toFree: boolean): void {
+    const left = this.pReserved[k]! - q;
+    if (!(left >= 0)) fail('accounts: a release exceeds the shares reserved for sale');
+    this.pReserved[k] = left;
+    if (toFree) this.pFree[k] = this.pFree[k]! + q;
+  }
+
+  /** Open buy quantity of entry k changes by dq (+ on accept, - on fill, cancel or decrease). */
+  addBuying(k: number, dq: number): void {
+    const v = this.pBuying[k]! + dq;
+    if (!(v >= 0)) fail('accounts: open buy quantity went negative');
+    this.pBuying[k] = v;
+  }
+
+  /** A row for the new key id of account, at the end of its key list (evolve only). */
+  addKey(id: number, account: number): number {
+    assert(id === this.keyCount + 1, 'accounts: key ids are consecutive');
+    let k = this.keyFree;
+    if (k !== NIL) {
+      this.keyFree = this.keyNext[k]!;
+    } else {
+      k = this.keyTop++;
+      this.ensureKeys(k + 1);
+    }
+    this.keyId[k] = id;
+    this.keyAccount[k] = account;
+    this.keyRevoked[k] = 0;
+    this.keyTier[k] = 0;
+    this.keyFigures.fill(0, k * 4, k * 4 + 4);
+    this.keyRevLink[k] = NIL;
+    this.keyNext[k] = NIL;
+    this.keyPrev[k] = this.keyTail[account]!;
+    if (this.keyTail[account] === NIL) this.keyHead[account] = k;
+    else this.keyNext[this.keyTail[account]!] = k;
+    this.keyTail[account] = k;
+    this.keyCount = id;
+    this.keyRows++;
+    this.keyIndex.set(id, k);
+    return k;
+  }
+
+  /** The row of a known key (live or retained revoked), -1 when unknown or evicted. */
+  keyRow(id: number): number {
+    return id >= 1 && Number.isSafeInteger(id) ? this.keyIndex.get(id) : -1;
+  }
+
+  /**
+   * Revokes the key in row k: it joins its account's revoked queue, and that
+   * account's oldest revoked keys beyond `cap` are evicted (evolve only).
+   */
+  revokeKey(k: number, cap: number): void {
+    const a = this.keyAccount[k]!;
+    this.keyRevoked[k] = 1;
+    this.keyRevLink[k] = NIL;
+    if (this.kRevTail[a] === NIL) this.kRevHead[a] = k;
+    else this.keyRevLink[this.kRevTail[a]!] = k;
+    this.kRevTail[a] = k;
+    this.kRevCount[a] = this.kRevCount[a]! + 1;
+    while (this.kRevCount[a]! > cap) {
+      const old = this.kRevHead[a]!;
+      this.kRevHead[a] = this.keyRevLink[old]!;
+      if (this.kRevHead[a] === NIL) this.kRevTail[a] = NIL;
+      this.kRevCount[a] = this.kRevCount[a]! - 1;
+      // Out of the account's key list, the index, and into the free rows.
+      const prev = this.keyPrev[old]!;
+      const next = this.keyNext[old]!;
+      if (prev === NIL) this.keyHead[a] = next;
+      else this.keyNext[prev] = next;
+      if (next === NIL) this.keyTail[a] = prev;
+      else this.keyPrev[next] = prev;
+      this.keyIndex.delete(this.keyId[old]!);
+      this.keyId[old] = 0;
+      this.keySecret.fill(0, old * 32, old * 32 + 32);
+      this.keyLabel[old] = '';
+      this.keyNext[old] = this.keyFree;
+      this.keyFree = old;
+      this.keyRows--;
+    }
+  }
+
   ensureKeys(n: number): void {
     if (n < this.keyCapacity) return;
     const cap = nextCapacity(this.keyCapacity, n + 1);
+    this.keyId = grown(this.keyId, cap);
+    this.keyNext = grown(this.keyNext, cap, NIL);
+    this.keyPrev = grown(this.keyPrev, cap, NIL);
+    this.keyRevLink = grown(this.keyRevLink, cap, NIL);
     this.keyAccount = grown(this.keyAccount, cap);
     this.keyScopes = grown(this.keyScopes, cap);
     this.keyRevoked = grown(this.keyRevoked, cap);
@@ -177,9 +353,62 @@ export class Accounts {
     this.keyCapacity = cap;
   }
 
+  /** A row for the new withdrawal wid of account (evolve only). */
+  addWithdrawal(wid: number, account: number): number {
+    assert(wid === this.withdrawalCount + 1, 'accounts: wids are consecutive');
+    let w = this.wFree;
+    if (w !== NIL) {
+      this.wFree = this.wLink[w]!;
+    } else {
+      w = this.wTop++;
+      this.ensureWithdrawals(w + 1);
+    }
+    this.wWid[w] = wid;
+    this.wLink[w] = NIL;
+    this.wAccount[w] = account;
+    this.withdrawalCount = wid;
+    this.withdrawalRows++;
+    this.widIndex.set(wid, w);
+    return w;
+  }
+
+  /** The row of a retained withdrawal, -1 when unknown or evicted. */
+  withdrawalRow(wid: number): number {
+    return wid >= 1 && Number.isSafeInteger(wid) ? this.widIndex.get(wid) : -1;
+  }
+
+  /**
+   * The withdrawal in row w has finished (confirmed or failed): it joins its
+   * account's finished queue, and that account's oldest finished ones beyond
+   * `cap` are evicted (evolve only).
+   */
+  finishWithdrawal(w: number, cap: number): void {
+    const a = this.wAccount[w]!;
+    this.wLink[w] = NIL;
+    if (this.wFinTail[a] === NIL) this.wFinHead[a] = w;
+    else this.wLink[this.wFinTail[a]!] = w;
+    this.wFinTail[a] = w;
+    this.wFinCount[a] = this.wFinCount[a]! + 1;
+    while (this.wFinCount[a]! > cap) {
+      const old = this.wFinHead[a]!;
+      this.wFinHead[a] = this.wLink[old]!;
+      if (this.wFinHead[a] === NIL) this.wFinTail[a] = NIL;
+      this.wFinCount[a] = this.wFinCount[a]! - 1;
+      this.widIndex.delete(this.wWid[old]!);
+      this.cwidIndex.delete(a, this.wCwidHi[old]!, this.wCwidLo[old]!);
+      this.wWid[old] = 0;
+      this.wDestination[old] = '';
+      this.wLink[old] = this.wFree;
+      this.wFree = old;
+      this.withdrawalRows--;
+    }
+  }
+
   ensureWithdrawals(n: number): void {
     if (n < this.wCapacity) return;
     const cap = nextCapacity(this.wCapacity, n + 1);
+    this.wWid = grown(this.wWid, cap);
+    this.wLink = grown(this.wLink, cap, NIL);
     this.wAccount = grown(this.wAccount, cap);
     this.wAmount = grown(this.wAmount, cap);
     this.wStatus = grown(this.wStatus, cap);

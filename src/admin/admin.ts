@@ -141,7 +141,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       SetKeyTier.set_write_rate_per_s(m, o, b.write!.sustained_rate_per_s);
       SetKeyTier.set_write_burst(m, o, b.write!.burst);
     });
-    const t = keyLimits(ctx.core.views, key);
+    const t = keyLimits(ctx.core.views, ctx.core.views.keyRow(key));
     ctx.log({ event: 'operator', action: 'set_key_tier', key_id: key, tier: t.tier, read: t.read, write: t.write });
     return { status: 200, body: { key_id: key, tier: t.tier, read: t.read, write: t.write, seq: String(c.seq) } satisfies C.KeyTierResult };
   }),

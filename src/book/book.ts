@@ -6,8 +6,10 @@
 // level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
 // between commands (no crossed book at rest).
 
+import { checks, fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL, type OrderSlab } from './orders.js';
+import { NIL, pushTail, unlink } from '../lib/intrusive_list.js';
+import type { OrderSlab } from './orders.js';
 
 /** Ticks per ladder row: index 0 is unused so that a tick is its own index. */
 export const LADDER_ROW = 100;
@@ -48,39 +50,34 @@ export class Book {
 
   /** Appends the order at the tail of its level (it joins the queue last). */
   append(o: OrderSlab, slot: number): void {
+    if (!(o.onBook[slot] === 0)) fail('book: the order is already on the book');
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
     const lv = Book.level(market, ladder, tick);
-    const tail = this.levelTail[lv]!;
-    o.prev[slot] = tail;
-    o.next[slot] = NIL;
-    if (tail === NIL) this.levelHead[lv] = slot;
-    else o.next[tail] = slot;
-    this.levelTail[lv] = slot;
+    pushTail(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
     this.levelQty[lv] = this.levelQty[lv]! + o.remaining[slot]!;
     this.levelCount[lv] = this.levelCount[lv]! + 1;
     o.onBook[slot] = 1;
     const bi = (market << 1) | ladder;
     if (tick > this.best[bi]!) this.best[bi] = tick;
+    if (checks.costly) this.checkLevel(o, lv);
   }
 
   /** Removes the order from its level; `qty` is what it still counted for there. */
   remove(o: OrderSlab, slot: number, qty: number): void {
+    if (!(o.onBook[slot] === 1)) fail('book: remove of an order that is not on the book');
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
     const lv = Book.level(market, ladder, tick);
-    const p = o.prev[slot]!;
-    const n = o.next[slot]!;
-    if (p === NIL) this.levelHead[lv] = n;
-    else o.next[p] = n;
-    if (n === NIL) this.levelTail[lv] = p;
-    else o.prev[n] = p;
+    unlink(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
     o.prev[slot] = NIL;
     o.next[slot] = NIL;
     o.onBook[slot] = 0;
-    this.levelQty[lv] = this.levelQty[lv]! - qty;
+    const left = this.levelQty[lv]! - qty;
+    if (!(left >= 0)) fail('book: a level total went negative');
+    this.levelQty[lv] = left;
     const c = this.levelCount[lv]! - 1;
     this.levelCount[lv] = c;
     if (c === 0) {
@@ -92,11 +89,30 @@ export class Book {
         this.best[bi] = t;
       }
     }
+    if (checks.costly) this.checkLevel(o, lv);
   }
 
   /** Reduces a resting order's level total by qty (a partial fill or a decrease). */
   reduce(o: OrderSlab, slot: number, qty: number): void {
     const lv = Book.level(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
-    this.levelQty[lv] = this.levelQty[lv]! - qty;
+    const left = this.levelQty[lv]! - qty;
+    if (!(left > 0)) fail('book: a reduce emptied or overdrew a level that keeps the order');
+    this.levelQty[lv] = left;
+    if (checks.costly) this.checkLevel(o, lv);
+  }
+
+  /** Costly check: the level's links run both ways, its orders rest there, and its count and total match them. */
+  private checkLevel(o: OrderSlab, lv: number): void {
+    let n = 0;
+    let qty = 0;
+    let prev = NIL;
+    for (let x = this.levelHead[lv]!; x !== NIL; x = o.next[x]!) {
+      const at = Book.level(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!);
+      if (!(o.prev[x] === prev && o.onBook[x] === 1 && at === lv)) fail('book: a level links an order that does not rest there');
+      qty += o.remaining[x]!;
+      n++;
+      prev = x;
+    }
+    if (this.levelTail[lv] !== prev || n !== this.levelCount[lv] || qty !== this.levelQty[lv]) fail('book: a level count or total is off');
   }
 }

@@ -3,12 +3,14 @@
 // run the same evolve). Invariants: a slot is either free or holds exactly one
 // order; `prev/next` link a resting order into its ladder level (FIFO), and
 // `aprev/anext` link it into one of its account's lists (live, terminal or
-// rejected); the free list reuses `next`.
+// rejected); the free list reuses `next`. A free slot has id 0 (order ids
+// are seqs, from 1), which is what the liveness assertions check.
 
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
+import { NIL } from '../lib/intrusive_list.js';
 
-export const NIL = -1;
+export { NIL };
 
 export class OrderSlab {
   capacity = 0;
@@ -76,11 +78,17 @@ export class OrderSlab {
   }
 
   free(slot: number): void {
-    assert(slot >= 0 && slot < this.top, 'orders: free of a slot out of range');
+    if (!(slot >= 0 && slot < this.top)) fail('orders: free of a slot out of range');
+    if (!(this.id[slot] !== 0)) fail('orders: free of a slot that is already free');
     this.id[slot] = 0;
     this.next[slot] = this.freeHead;
     this.freeHead = slot;
     this.count--;
+  }
+
+  /** True when `slot` holds an order (live or retained). */
+  isUsed(slot: number): boolean {
+    return slot >= 0 && slot < this.top && this.id[slot] !== 0;
   }
 
   /** Slots ever handed out (live or free); iteration bound for audits. */

@@ -11,16 +11,26 @@ export interface EngineConfig {
   reject_cap: number;
   /** Terminal rounds retained (all markets). */
   round_cap: number;
+  /** Finished (confirmed or failed) withdrawals retained per account; pending ones always are. */
+  withdrawal_cap: number;
+  /** Revoked keys retained per account (listed as revoked); live ones always are. */
+  revoked_key_cap: number;
   /** An oracle source is fresh while its last tick is younger than this. */
   oracle_staleness_ms: number;
   /** Fresh sources needed to propose from the oracle. */
   oracle_quorum: number;
   /** A proposed round settles by itself after this long. */
   dispute_window_ms: number;
-  /** Initial table sizes (tables grow by doubling when full). */
+  /**
+   * Initial table sizes. A full table doubles, which copies it on the engine
+   * thread (tens of ms at a million orders: bench/engine_scale measures it),
+   * so production sizes them for the load it expects.
+   */
   order_capacity: number;
   account_capacity: number;
   market_capacity: number;
+  /** (account, market) positions; 0 = as many as account_capacity. */
+  position_capacity: number;
 }
 
 export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
@@ -28,19 +38,31 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   terminal_cap: 1000,
   reject_cap: 100,
   round_cap: 1000,
+  withdrawal_cap: 1000,
+  revoked_key_cap: 100,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
   order_capacity: 1 << 16,
   account_capacity: 1024,
   market_capacity: 64,
+  position_capacity: 0,
 });
 
 export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig {
   const c = { ...DEFAULT_ENGINE_CONFIG, ...partial };
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
+    if (!Number.isSafeInteger(c[k]) || c[k] < 1) throw new Error(`engine config: ${k} must be at least 1, got ${c[k]}`);
+  }
   // A quorum of 0 would propose (and open series rounds) from no price at all.
-  if (!Number.isInteger(c.oracle_quorum) || c.oracle_quorum < 1) throw new Error(`engine config: oracle_quorum must be at least 1, got ${c.oracle_quorum}`);
-  if (!Number.isSafeInteger(c.oracle_staleness_ms * 1_000_000) || c.oracle_staleness_ms < 1) throw new Error(`engine config: bad oracle_staleness_ms ${c.oracle_staleness_ms}`);
-  if (!Number.isSafeInteger(c.dispute_window_ms * 1_000_000) || c.dispute_window_ms < 0) throw new Error(`engine config: bad dispute_window_ms ${c.dispute_window_ms}`);
+  if (!Number.isInteger(c.oracle_quorum) || c.oracle_quorum < 1) {
+    throw new Error(`engine config: oracle_quorum must be at least 1, got ${c.oracle_quorum}`);
+  }
+  if (!Number.isSafeInteger(c.oracle_staleness_ms * 1_000_000) || c.oracle_staleness_ms < 1) {
+    throw new Error(`engine config: bad oracle_staleness_ms ${c.oracle_staleness_ms}`);
+  }
+  if (!Number.isSafeInteger(c.dispute_window_ms * 1_000_000) || c.dispute_window_ms < 0) {
+    throw new Error(`engine config: bad dispute_window_ms ${c.dispute_window_ms}`);
+  }
   return c;
 }

@@ -32,7 +32,9 @@ export class BufferEventOut implements EventOut {
   claim(len: number): number {
     const o = this.end;
     if (o + len > this.size) {
-      throw new Error(`BufferEventOut: ${this.size} bytes are not enough for one command's events; take() or reset() more often or allocate more`);
+      throw new Error(
+        `BufferEventOut: ${this.size} bytes are not enough for one command's events; take() or reset() more often or allocate more`,
+      );
     }
     this.end = o + len;
     return o;

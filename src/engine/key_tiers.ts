@@ -6,6 +6,7 @@
 // and read models; no clock, no allocation.
 
 import { KeyTierSet, RateTier, Reject, SetKeyTier } from '../layout/records.js';
+import { fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import type { ExchangeState } from './state.js';
 
@@ -15,8 +16,8 @@ export const TIER_FIGURE_MAX = 10_000_000;
 /** The reject num of a SetKeyTier command, 0 when it may take effect. */
 export function setKeyTierReject(s: ExchangeState, cm: Mem, co: number): number {
   const acc = s.accounts;
-  const key = SetKeyTier.key_id(cm, co);
-  if (key < 1 || key > acc.keyCount || acc.keyRevoked[key] === 1) return Reject.unknown_key;
+  const k = acc.keyRow(SetKeyTier.key_id(cm, co));
+  if (k < 0 || acc.keyRevoked[k] === 1) return Reject.unknown_key;
   const tier = SetKeyTier.tier(cm, co);
   if (tier > RateTier.custom) return Reject.invalid_command;
   // Named tiers carry no figures; custom ones carry all four, each in range.
@@ -41,12 +42,13 @@ export function writeKeyTierSet(cm: Mem, co: number, m: Mem, o: number): void {
   KeyTierSet.set_write_burst(m, o, SetKeyTier.write_burst(cm, co));
 }
 
-/** evolve: the key's tier and its custom figures (zeros for a named tier). */
+/** evolve: the key's tier and its custom figures (zeros for a named tier), in the key's row. */
 export function applyKeyTierSet(s: ExchangeState, m: Mem, o: number): void {
   const acc = s.accounts;
-  const key = KeyTierSet.key_id(m, o);
-  acc.keyTier[key] = KeyTierSet.tier(m, o);
-  const i = key * 4;
+  const k = acc.keyRow(KeyTierSet.key_id(m, o));
+  if (k < 0) fail('evolve: KeyTierSet of an unknown key');
+  acc.keyTier[k] = KeyTierSet.tier(m, o);
+  const i = k * 4;
   acc.keyFigures[i] = KeyTierSet.read_rate_per_s(m, o);
   acc.keyFigures[i + 1] = KeyTierSet.read_burst(m, o);
   acc.keyFigures[i + 2] = KeyTierSet.write_rate_per_s(m, o);

@@ -1,11 +1,15 @@
 // ExchangeState: everything the engine knows, in preallocated typed arrays.
-// Written only by evolve (src/engine/evolve.ts): on the engine thread, in every
-// gateway read model, and in recovery. decide reads it.
+// Changed only by applying events: evolve (src/engine/evolve.ts) in every
+// gateway read model and in recovery; on the engine thread the same changes
+// through the fused path (apply.ts, called as each event is written). decide
+// reads it.
 
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
+import { checks, fail } from '../lib/assert.js';
 import { IdIndex } from '../lib/id_index.js';
+import { NIL, unlink } from '../lib/intrusive_list.js';
 import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
@@ -19,16 +23,29 @@ export class ExchangeState {
   tsLo = 0;
   fillCount = 0;
   /**
-   * Matching only: evolve skips the order columns that only read models
-   * read (qty, filled, stp, post_only, has_max_cost, max_cost, reason,
-   * reject code, created ts, last update seq). The engine thread sets it,
-   * because decide never reads them and writing them cost ~10% of its time
-   * (tools/engine_ab). Such a state holds stale values in those columns, so
-   * it is for matching only: never answer a query from it or compare its
+   * Matching only: the state as the engine thread keeps it, with only what
+   * decide reads. Set by enterMatchingOnly(), never by assignment. Its
+   * changes then skip the order columns only read models read (qty, filled,
+   * stp, post_only, has_max_cost, max_cost, reason, reject code, created ts,
+   * last update seq), and retention keeps only the terminal and rejected
+   * orders that hold a client_order_id (decide reads retained orders only to
+   * refuse a duplicate one); the others leave the slab when they end. Such a
+   * state is for matching only: never answer a query from it or compare its
    * hash with a read model's. Off (and absent in older snapshots) everywhere
-   * else.
+   * else; the differential test runs a matching-only twin beside the full
+   * engine and requires the same events.
    */
   matchingOnly = false;
+  /**
+   * Matching only: per account, how many of its orders ever became terminal
+   * (termTotal) or were rejected (rejTotal), and per slot the count at which
+   * a retained order retired (retiredAt). A retained order is evicted once
+   * terminal_cap (reject_cap) newer ones exist, whether or not those are
+   * kept. Empty otherwise.
+   */
+  termTotal: Float64Array = new Float64Array(0);
+  rejTotal: Float64Array = new Float64Array(0);
+  retiredAt: Float64Array = new Float64Array(0);
 
   readonly orders: OrderSlab;
   readonly book: Book;
@@ -58,7 +75,7 @@ export class ExchangeState {
     const c = this.config;
     this.orders = new OrderSlab(c.order_capacity);
     this.book = new Book(c.market_capacity);
-    this.accounts = new Accounts(c.account_capacity);
+    this.accounts = new Accounts(c.account_capacity, c.position_capacity > 0 ? c.position_capacity : c.account_capacity);
     this.markets = new Markets(c.market_capacity);
     this.orderIndex = new IdIndex(c.order_capacity * 2);
     this.coidIndex = new U32x3Map(1024);
@@ -71,6 +88,44 @@ export class ExchangeState {
     this.oracleExpiries = new TimerHeap(ORACLE_SOURCES);
   }
 
+  /**
+   * Turns this state into the engine thread's matching-only form (see
+   * matchingOnly): retained orders without a client_order_id leave the slab,
+   * the others get their retirement counts. Fresh, recovered (snapshot plus
+   * replay) or half-way states alike; idempotent.
+   */
+  enterMatchingOnly(): void {
+    if (this.matchingOnly) return;
+    this.matchingOnly = true;
+    const acc = this.accounts;
+    this.termTotal = new Float64Array(acc.count + 1);
+    this.rejTotal = new Float64Array(acc.count + 1);
+    this.retiredAt = new Float64Array(this.orders.capacity);
+    for (let a = 1; a <= acc.count; a++) {
+      this.termTotal[a] = this.keepCoidHolders(acc.termHead, acc.termTail, a);
+      this.rejTotal[a] = this.keepCoidHolders(acc.rejHead, acc.rejTail, a);
+    }
+  }
+
+  /** Numbers account a's retention list 1..n (its retirement counts) and drops the orders without a client_order_id; returns n. */
+  private keepCoidHolders(head: Int32Array, tail: Int32Array, a: number): number {
+    const ord = this.orders;
+    let n = 0;
+    for (let x = head[a]!; x !== NIL;) {
+      const next = ord.anext[x]!;
+      n++;
+      if (ord.hasCoid[x] === 1) {
+        this.retiredAt[x] = n;
+      } else {
+        unlink(head, tail, ord.aprev, ord.anext, a, x);
+        this.unindexOrder(ord.id[x]!);
+        ord.free(x);
+      }
+      x = next;
+    }
+    return n;
+  }
+
   /** Slot of a live or retained order, -1 when unknown. */
   slotOf(orderId: number): number {
     return this.orderIndex.get(orderId);
@@ -78,11 +133,12 @@ export class ExchangeState {
 
   /** Indexes a new order (evolve only). */
   indexOrder(orderId: number, slot: number): void {
+    if (checks.costly && this.orderIndex.get(orderId) >= 0) fail('state: an order id indexed twice');
     this.orderIndex.set(orderId, slot);
   }
 
   /** Drops an evicted order from the index (evolve only). */
   unindexOrder(orderId: number): void {
-    this.orderIndex.delete(orderId);
+    if (!(this.orderIndex.delete(orderId))) fail('state: an evicted order was not indexed');
   }
 }

@@ -66,7 +66,7 @@ export function summarize(s: ExchangeState): Summary {
     const r = mk.round[market]!;
     const st = r < 0 ? 0 : mk.rStatus[r]!;
     out.markets.push({
-      market_id: market, status: st >= 1 && st <= 3 ? st : 0, round_number: r + 1, volume: mk.volume[market]!,
+      market_id: market, status: st >= 1 && st <= 3 ? st : 0, round_number: r < 0 ? 0 : mk.rNumber[r]!, volume: mk.volume[market]!,
       open_interest: mk.openInterest[market]!, last_tick_yes: mk.lastTickYes[market]!,
     });
     out.open_pairs_total += mk.openInterest[market]!;
@@ -74,8 +74,10 @@ export function summarize(s: ExchangeState): Summary {
       out.series.push({ market_id: market, category: mk.category[market]!, period_s: mk.seriesPeriodS[market]!, active: mk.seriesActive[market] === 1 });
     }
   }
-  for (let w = 1; w <= acc.withdrawalCount; w++) {
-    out.withdrawals.push({ wid: w, account_id: acc.wAccount[w]!, amount: acc.wAmount[w]!, status: acc.wStatus[w]! });
+  for (let w = 0; w < acc.wTop; w++) {
+    if (acc.wWid[w] === 0) continue;
+    out.withdrawals.push({ wid: acc.wWid[w]!, account_id: acc.wAccount[w]!, amount: acc.wAmount[w]!, status: acc.wStatus[w]! });
   }
+  out.withdrawals.sort((x, y) => x.wid - y.wid);
   return out;
 }

@@ -49,8 +49,9 @@ export function verify(s: ExchangeState): string[] {
       }
     }
   }
-  for (let w = 1; w <= acc.withdrawalCount; w++) {
-    if (acc.wStatus[w] === WithdrawalStatus.pending) reserved[acc.wAccount[w]!] = reserved[acc.wAccount[w]!]! + acc.wAmount[w]!;
+  for (let w = 0; w < acc.wTop; w++) {
+    if (acc.wWid[w] === 0 || acc.wStatus[w] !== WithdrawalStatus.pending) continue;
+    reserved[acc.wAccount[w]!] = reserved[acc.wAccount[w]!]! + acc.wAmount[w]!;
   }
   for (let a = 1; a <= acc.count; a++) {
     if (reserved[a] !== acc.reserved[a]) bad.push(`account ${a}: reserved ${acc.reserved[a]} but orders and withdrawals hold ${reserved[a]}`);

@@ -83,6 +83,19 @@ export class ReplayGuard {
     this.mask = this.table.length / ENTRY_WORDS - 1;
   }
 
+  /**
+   * Signatures still remembered at nowMs (entries not yet expired) and the
+   * table's capacity: /metrics. A scan of the whole table without the lock
+   * (a count, not a decision; an entry written meanwhile may be missed).
+   */
+  occupancy(nowMs: number): { live: number; capacity: number } {
+    const expireBefore = Math.floor(nowMs / 1000) - Math.ceil((2 * REPLAY_WINDOW_MS) / 1000) - 1;
+    const t = this.table;
+    let live = 0;
+    for (let e = 0; e < t.length; e += ENTRY_WORDS) if (t[e + 3] === 1 && t[e + 2]! >= expireBefore) live++;
+    return { live, capacity: this.mask + 1 };
+  }
+
   /** Records the signature; false when it was already seen inside the window. */
   firstUse(signature: string, nowMs: number): boolean {
     const raw = Buffer.from(signature, 'base64');

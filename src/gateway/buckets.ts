@@ -50,17 +50,17 @@ export const BUCKET_WRITE = 1;
 
 /** Where a key's tier is read from: the thread's read model (Views). */
 export interface TierSource {
-  /** RateTier of the key (0 = default, also for an unknown key). */
-  keyTier(keyId: number): number;
-  /** Custom figure i: 0 read rate, 1 read burst, 2 write rate, 3 write burst. */
-  keyFigure(keyId: number, i: number): number;
+  /** RateTier of the key in row keyRow (0 = default, also for a row < 0). */
+  keyTier(keyRow: number): number;
+  /** Custom figure i of the key in row keyRow: 0 read rate, 1 read burst, 2 write rate, 3 write burst. */
+  keyFigure(keyRow: number, i: number): number;
 }
 
 /** A key's tier and effective figures (GET /v1/account/limits, the control plane). */
-export function keyLimits(src: TierSource, keyId: number): { tier: RateTierName; read: BucketSpec; write: BucketSpec } {
-  const tier = src.keyTier(keyId);
+export function keyLimits(src: TierSource, keyRow: number): { tier: RateTierName; read: BucketSpec; write: BucketSpec } {
+  const tier = src.keyTier(keyRow);
   const spec = (bucket: number): BucketSpec => (tier === RateTier.custom
-    ? { sustained_rate_per_s: src.keyFigure(keyId, bucket * 2), burst: src.keyFigure(keyId, bucket * 2 + 1) }
+    ? { sustained_rate_per_s: src.keyFigure(keyRow, bucket * 2), burst: src.keyFigure(keyRow, bucket * 2 + 1) }
     : NAMED[tier]![bucket]!);
   return { tier: RATE_TIER_NAMES[tier]!, read: spec(BUCKET_READ), write: spec(BUCKET_WRITE) };
 }
@@ -86,23 +86,23 @@ export class TokenBuckets {
    * Takes `cost` tokens from the key's bucket. Returns 0 when granted, else
    * the milliseconds until enough tokens will be there (>= 1).
    */
-  take(keyId: number, bucket: number, cost: number, nowMs: number): number {
-    if (keyId < 0 || keyId >= this.maxKeys) return 1000;
+  take(keyRow: number, bucket: number, cost: number, nowMs: number): number {
+    if (keyRow < 0 || keyRow >= this.maxKeys) return 1000;
     const src = this.tiers;
-    const tier = src === null ? 0 : src.keyTier(keyId);
+    const tier = src === null ? 0 : src.keyTier(keyRow);
     let rate: number;
     let burst: number;
     if (tier === RateTier.custom) {
-      rate = src!.keyFigure(keyId, bucket * 2);
-      burst = src!.keyFigure(keyId, bucket * 2 + 1);
+      rate = src!.keyFigure(keyRow, bucket * 2);
+      burst = src!.keyFigure(keyRow, bucket * 2 + 1);
     } else {
       const spec = NAMED[tier]![bucket]!;
       rate = spec.sustained_rate_per_s;
       burst = spec.burst;
     }
-    const i = keyId * 4 + bucket * 2;
+    const i = keyRow * 4 + bucket * 2;
     const locks = this.locks;
-    while (Atomics.compareExchange(locks, keyId, 0, 1) !== 0) { /* spin: a few loads and stores */ }
+    while (Atomics.compareExchange(locks, keyRow, 0, 1) !== 0) { /* spin: a few loads and stores */ }
     try {
       const s = this.state;
       let tokens: number;
@@ -122,7 +122,7 @@ export class TokenBuckets {
       return Math.max(1, Math.ceil(((cost - tokens) * 1000) / rate));
     } finally {
       // Release: our Float64 writes happen before the next holder reads them.
-      Atomics.store(locks, keyId, 0);
+      Atomics.store(locks, keyRow, 0);
     }
   }
 }

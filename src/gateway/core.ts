@@ -20,6 +20,7 @@ import { SeqStampReader } from '../ring/seq_stamps.js';
 import type { Views } from '../views/views.js';
 import type { DurableSeq } from '../journal/durable.js';
 import type { ReplicationStatus } from '../replication/status.js';
+import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
 import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
 
@@ -88,6 +89,8 @@ export interface GatewayCoreOptions {
   wait?: WaitKind;
   /** With replication: this node's role; commands are refused 503 not_primary unless it is the primary. */
   replication?: ReplicationStatus | null;
+  /** The wall clock stamped on commands (default SYSTEM_TIME; tests step it). */
+  time?: TimeSource;
 }
 
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
@@ -110,6 +113,7 @@ export class GatewayCore {
   private readonly consumer: BroadcastConsumer;
   private readonly durable: DurableSeq | null;
   private readonly replication: ReplicationStatus | null;
+  private readonly time: TimeSource;
   /** Set by the WebSocket lane; sees exactly the events the read model applied, in order. */
   onApplied: AppliedListener | null = null;
   private readonly budgetMs: number;
@@ -159,6 +163,7 @@ export class GatewayCore {
     this.producer = opts.producer;
     this.durable = opts.durable ?? null;
     this.replication = opts.replication ?? null;
+    this.time = opts.time ?? SYSTEM_TIME;
     this.budgetMs = opts.response_budget_ms;
     this.shedPending = opts.shed_pending;
     for (let i = MAX_PENDING - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -398,7 +403,7 @@ export class GatewayCore {
     const trace = this.tracing;
     this.traces[slot] = trace;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
-    const tsNs = BigInt(Date.now()) * 1_000_000n;
+    const tsNs = BigInt(this.time.nowMs()) * 1_000_000n;
     const tsHi = bigIntHi(tsNs);
     const tsLo = bigIntLo(tsNs);
     const producerId = this.producerId;

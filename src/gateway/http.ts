@@ -198,6 +198,11 @@ export function startRequestSignature(core: GatewayCore, f: InFlight): void {
 /** The authenticated caller of one request. */
 export interface Caller {
   keyId: number;
+  /**
+   * The key's row in the state: its index in the per-key tables (token
+   * buckets, WebSocket counts); key ids keep growing, rows are reused.
+   */
+  keyRow: number;
   account: number;
   /** Scope bits of the key. */
   scopes: number;
@@ -217,13 +222,13 @@ export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, 
     opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
     throw new ApiError('unauthorized', 'missing or invalid credentials');
   }
-  return { keyId, account: key.account_id, scopes: key.scopes };
+  return { keyId, keyRow: key.row, account: key.account_id, scopes: key.scopes };
 }
 
 /** 429 (one token of the operation's bucket; an admitted batch pays the rest in invokeRoute) then 403 (scope). */
 export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now: number): void {
   const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
-  const wait = opts.buckets.take(caller.keyId, bucket, 1, now);
+  const wait = opts.buckets.take(caller.keyRow, bucket, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
   if ((caller.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
 }
@@ -239,10 +244,10 @@ export function invokeRoute(
   if (route.scope !== Scope.read) opts.core.assertWritable();
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
-    const w = opts.buckets.take(caller.keyId, BUCKET_WRITE, extra, now);
+    const w = opts.buckets.take(caller.keyRow, BUCKET_WRITE, extra, now);
     if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
   }
-  const ctx: RequestCtx = { keyId: caller.keyId, account: caller.account, scopes: caller.scopes, params, query, body };
+  const ctx: RequestCtx = { keyId: caller.keyId, keyRow: caller.keyRow, account: caller.account, scopes: caller.scopes, params, query, body };
   const core = opts.core;
   // The commands the handler submits (synchronously, before its first await) carry these stage times.
   core.tracing = times;

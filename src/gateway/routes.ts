@@ -35,6 +35,8 @@ export interface Reply {
 
 export interface RequestCtx {
   keyId: number;
+  /** The key's row: its index in the per-key tables (token buckets, rate tier). */
+  keyRow: number;
   account: number;
   scopes: number;
   params: string[];
@@ -232,7 +234,7 @@ export const ROUTES: Route[] = [
     name: 'get_account_limits', method: 'GET', path: '/v1/account/limits', scope: Scope.read, body: 'none', query: [], writeCost: none,
     description: 'The calling key\'s scopes, rate tier, effective read and write token buckets, batch cap and response budget.',
     handler: (c, g, l) => {
-      const t = keyLimits(g.views, c.keyId);
+      const t = keyLimits(g.views, c.keyRow);
       return ok({
         scopes: scopeNames(c.scopes), tier: t.tier, read: t.read, write: t.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms,
       } satisfies R.AccountLimits);

@@ -20,6 +20,7 @@
 //   header: magic "DXSNAP01" (8) | version u32 | fingerprint u32 | seq u64 |
 //           body_len u64 | body crc32c u32 | reserved (24) | crc32c u32 of bytes 0..59
 
+import { HEADER_SIZE } from '../layout/records.js';
 import { crc32c } from './crc32c.js';
 
 export const SEGMENT_MAGIC = 'DXJSEG01';
@@ -29,6 +30,8 @@ export const FILE_HEADER_BYTES = 64;
 export const FRAME_HEADER_BYTES = 8;
 /** Largest event record the layout can produce, with room to spare: a bigger len is corruption. */
 export const MAX_RECORD_BYTES = 4096;
+/** Smallest record: the header every record starts with. */
+export const MIN_RECORD_BYTES = HEADER_SIZE;
 
 export const JOURNAL_DIR = 'journal';
 export const SNAPSHOT_DIR = 'snapshots';

@@ -5,13 +5,15 @@
 // then load the snapshot and replay the same records through evolve (a read
 // model's apply() is evolve plus its own indexes) before any listener opens.
 
-import { fdatasyncSync, ftruncateSync, closeSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { fdatasyncSync, ftruncateSync, closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineConfig, type EngineConfig } from '../engine/config.js';
+import { Header } from '../layout/records.js';
+import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR, seqOfName } from './format.js';
-import { forEachRecord, JournalFault, readWhole, scanSegment, type TornTail } from './segment.js';
+import { forEachRecord, JournalFault, listDir, readWhole, scanSegment, type TornTail } from './segment.js';
 import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
 import { decodeViews } from './state_codec.js';
 import { syncDir } from './writer.js';
@@ -46,14 +48,8 @@ export interface SegmentFile {
 
 export function listSegments(dataDir: string): SegmentFile[] {
   const dir = join(dataDir, JOURNAL_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const out: SegmentFile[] = [];
-  for (const n of names) {
+  for (const n of listDir(dir)) {
     const s = seqOfName(n, 'segment');
     if (s >= 0) out.push({ path: join(dir, n), firstSeq: s });
   }
@@ -179,13 +175,26 @@ export function loadBase(plan: RecoveryPlan, engine: Partial<EngineConfig>, view
   return v;
 }
 
-/** Calls apply(m, o) for every planned record after afterSeq (up to the plan's lastSeq); returns the count. */
+/**
+ * Calls apply(m, o) for every planned record after afterSeq (up to the plan's
+ * lastSeq); returns the count. Asserts the seqs it hands out: the first is
+ * afterSeq + 1, then each record has its command's seq or the next one.
+ */
 export function replay(plan: RecoveryPlan, afterSeq: number, apply: (m: Mem, o: number) => void): number {
   let n = 0;
+  let last = afterSeq;
+  const checked = (m: Mem, o: number): void => {
+    const seq = Header.seq(m, o);
+    assert(seq === last + 1 || (seq === last && n > 0), `recovery: seq ${seq} after ${last} (replay must continue seq by seq)`);
+    last = seq;
+    n++;
+    apply(m, o);
+  };
   for (const s of plan.segments) {
     if (s.lastSeq <= afterSeq) continue;
-    n += forEachRecord(readWhole(s.path), s.goodEnd, afterSeq, plan.lastSeq, apply);
+    forEachRecord(readWhole(s.path), s.goodEnd, afterSeq, plan.lastSeq, checked);
   }
+  assert(n === 0 || last === plan.lastSeq, `recovery: replay ended at seq ${last}, the plan at ${plan.lastSeq}`);
   return n;
 }
 

@@ -2,17 +2,32 @@
 // continuity, command boundaries) and iterates its records for replay and the
 // tools. Any thread; synchronous file I/O (start-up, tools, snapshot worker).
 
-import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, fstatSync } from 'node:fs';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
+import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
-import { decodeFileHeader, FILE_HEADER_BYTES, FRAME_HEADER_BYTES, MAX_RECORD_BYTES, SEGMENT_MAGIC } from './format.js';
+import { decodeFileHeader, FILE_HEADER_BYTES, FRAME_HEADER_BYTES, MAX_RECORD_BYTES, MIN_RECORD_BYTES, SEGMENT_MAGIC } from './format.js';
 
 /** A fault that must stop the start: names the file and the byte offset. */
 export class JournalFault extends Error {
   constructor(readonly file: string, readonly offset: number, reason: string) {
     super(`journal fault in ${file} at byte ${offset}: ${reason}`);
     this.name = 'JournalFault';
+  }
+}
+
+/**
+ * The names in a directory; [] when the directory does not exist (a data
+ * directory that never had a segment or a snapshot). Any other failure
+ * (EACCES, EIO, ENOTDIR) is thrown: an unreadable journal is not an empty one.
+ */
+export function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
   }
 }
 
@@ -104,7 +119,7 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
       torn('zero bytes to the end of the file');
       break;
     }
-    if (len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0) {
+    if (len < MIN_RECORD_BYTES || len > MAX_RECORD_BYTES || len % 8 !== 0) {
       if (allZero(bytes, rec)) {
         torn(`frame length ${len} followed by zeros`);
         break;
@@ -117,7 +132,8 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
       // the frame's checksum was written whole: only the frame length is
       // damaged, in synced (acknowledged) data.
       const own = rec + 4 <= size ? dv.getUint32(rec, true) : 0;
-      if (own !== len && own >= 32 && own <= MAX_RECORD_BYTES && own % 8 === 0 && rec + own <= size && crc32c(bytes, rec, rec + own) === sum) {
+      const ownValid = own >= MIN_RECORD_BYTES && own <= MAX_RECORD_BYTES && own % 8 === 0 && rec + own <= size;
+      if (own !== len && ownValid && crc32c(bytes, rec, rec + own) === sum) {
         throw new JournalFault(path, at, `frame length ${len} is damaged: the record is whole at its own length ${own} and matches the frame's checksum (not a torn write)`);
       }
       torn(`frame of ${len} bytes runs past the end of the file (${size - rec} bytes left)`);
@@ -163,10 +179,15 @@ export function forEachRecord(bytes: Uint8Array, end: number, afterSeq: number, 
   const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
   const u32 = m.u32;
   let n = 0;
+  let last = 0;
   for (let at = FILE_HEADER_BYTES; at < end;) {
     const len = u32[at >>> 2]!;
     const rec = at + FRAME_HEADER_BYTES;
+    // The segment was validated; these guard the reading itself (a plan used on a changed file).
+    assert(rec + len <= end && Header.len(m, rec) === len, `journal: frame at byte ${at} is not well formed (length ${len})`);
     const seq = Header.seq(m, rec);
+    assert(seq >= last, `journal: seq ${seq} after ${last} at byte ${at}`);
+    last = seq;
     if (seq > uptoSeq) break;
     if (seq > afterSeq) {
       fn(m, rec);

@@ -3,12 +3,12 @@
 // fingerprint, body checksum). Any thread; synchronous I/O (snapshot worker,
 // recovery, tools).
 
-import { closeSync, fdatasyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { crc32c } from './crc32c.js';
 import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, SNAPSHOT_DIR, SNAPSHOT_MAGIC, seqOfName, snapshotName } from './format.js';
-import { readWhole } from './segment.js';
+import { listDir, readWhole } from './segment.js';
 import { syncDir } from './writer.js';
 
 export interface SnapshotFile {
@@ -19,14 +19,8 @@ export interface SnapshotFile {
 /** Snapshot files by seq, newest first (by name; validity is checked on load). */
 export function listSnapshots(dataDir: string): SnapshotFile[] {
   const dir = join(dataDir, SNAPSHOT_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const out: SnapshotFile[] = [];
-  for (const n of names) {
+  for (const n of listDir(dir)) {
     const seq = seqOfName(n, 'snapshot');
     if (seq >= 0) out.push({ path: join(dir, n), seq });
   }
@@ -36,7 +30,12 @@ export function listSnapshots(dataDir: string): SnapshotFile[] {
 /** Bytes written between two syncs of a snapshot file. */
 const SYNC_CHUNK_BYTES = 4 << 20;
 
-/** Writes body as the snapshot at seq; returns its path. */
+/**
+ * Writes body as the snapshot at seq; returns its path. A failure (a full
+ * disk, a file-size limit, an I/O error) removes the temp file and throws:
+ * the older snapshots and the journal are untouched, since nothing is pruned
+ * before the new snapshot is renamed into place and its directory synced.
+ */
 export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fsync = true): string {
   const dir = join(dataDir, SNAPSHOT_DIR);
   mkdirSync(dir, { recursive: true });
@@ -45,20 +44,25 @@ export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fs
   const h = encodeFileHeader({ magic: SNAPSHOT_MAGIC, version: FORMAT_VERSION, fingerprint: LAYOUT_FINGERPRINT, seq, extra: body.length, bodyCrc: crc32c(body) });
   const fd = openSync(tmp, 'wx', 0o644);
   try {
-    writeSync(fd, h, 0, FILE_HEADER_BYTES);
-    // In pieces, each synced before the next: a snapshot is 100+ MiB, and one
-    // sync of all of it at the end queued the journal's group commits behind
-    // its writeback (measured: journal fsyncs of 20-40 ms while a 150 MiB
-    // snapshot was flushed, against 0.2-0.5 ms otherwise).
-    let at = 0;
-    while (at < body.length) {
-      const end = Math.min(body.length, at + SYNC_CHUNK_BYTES);
-      while (at < end) at += writeSync(fd, body, at, end - at);
+    try {
+      writeSync(fd, h, 0, FILE_HEADER_BYTES);
+      // In pieces, each synced before the next: a snapshot is 100+ MiB, and one
+      // sync of all of it at the end queued the journal's group commits behind
+      // its writeback (measured: journal fsyncs of 20-40 ms while a 150 MiB
+      // snapshot was flushed, against 0.2-0.5 ms otherwise).
+      let at = 0;
+      while (at < body.length) {
+        const end = Math.min(body.length, at + SYNC_CHUNK_BYTES);
+        while (at < end) at += writeSync(fd, body, at, end - at);
+        if (fsync) fdatasyncSync(fd);
+      }
       if (fsync) fdatasyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
-    if (fsync) fdatasyncSync(fd);
-  } finally {
-    closeSync(fd);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
   }
   renameSync(tmp, path);
   if (fsync) syncDir(dir);
@@ -84,14 +88,13 @@ export function checkSnapshot(bytes: Uint8Array, path: string): { seq: number; b
   }
 }
 
+/** Temp files of interrupted snapshot writes (a kill or a failure between creating and renaming one). */
+export function snapshotTemps(dataDir: string): string[] {
+  const dir = join(dataDir, SNAPSHOT_DIR);
+  return listDir(dir).filter((n) => n.includes('.dxs.tmp-')).map((n) => join(dir, n));
+}
+
 /** Removes leftover temp files of interrupted snapshot writes. */
 export function removeSnapshotTemps(dataDir: string): void {
-  const dir = join(dataDir, SNAPSHOT_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const n of names) if (n.includes('.dxs.tmp-')) rmSync(join(dir, n), { force: true });
+  for (const p of snapshotTemps(dataDir)) rmSync(p, { force: true });
 }

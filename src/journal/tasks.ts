@@ -4,12 +4,12 @@
 //   snapshot: rebuilds the read model at a durable seq from the newest
 //             snapshot plus the journal, writes it atomically, prunes
 
-import { readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { readlinkSync, rmSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { EngineConfig } from '../engine/config.js';
 import type { ViewsConfig } from '../views/views.js';
-import { JOURNAL_DIR } from './format.js';
+import { JOURNAL_DIR, SNAPSHOT_DIR } from './format.js';
 import { listSegments, planRecovery, recoverViews, type RecoveryPlan } from './recovery.js';
 import { listSnapshots, writeSnapshot } from './snapshot.js';
 import { encodeViews } from './state_codec.js';
@@ -100,7 +100,7 @@ export function prune(dataDir: string, fsync: boolean): { prunedSnapshots: strin
   }
   if (fsync && (prunedSegments.length > 0 || prunedSnapshots.length > 0)) {
     syncDir(join(dataDir, JOURNAL_DIR));
-    if (readdirSync(dataDir).includes('snapshots')) syncDir(join(dataDir, 'snapshots'));
+    if (prunedSnapshots.length > 0) syncDir(join(dataDir, SNAPSHOT_DIR));
   }
   return { prunedSnapshots, prunedSegments };
 }

@@ -7,14 +7,26 @@
 //
 // durableSeq() = the seq of the last command whose CommandCompleted record
 // has been written and synced: what may be shown and acknowledged.
+//
+// Boundary checks (always on, they cost a compare each): every record is a
+// well-formed frame (length a multiple of 8 within the layout's bounds),
+// a command's records share its seq, and each command's seq is exactly one
+// above the previous one's. A failed write or fdatasync throws and the
+// writer is never used again (the journal thread stops the process): after a
+// failed fdatasync the kernel may have dropped the dirty pages, so retrying
+// could report as durable what never reached the disk.
 
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
-import { encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, FRAME_HEADER_BYTES, JOURNAL_DIR, SEGMENT_MAGIC, segmentName } from './format.js';
+import { FS_IO, type JournalIo } from './faults.js';
+import {
+  encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, FRAME_HEADER_BYTES, JOURNAL_DIR, MAX_RECORD_BYTES, MIN_RECORD_BYTES,
+  SEGMENT_MAGIC, segmentName,
+} from './format.js';
 
 export interface JournalWriterOptions {
   dataDir: string;
@@ -26,6 +38,8 @@ export interface JournalWriterOptions {
   segmentBytes?: number;
   /** Write buffer; a fuller buffer is written (not synced) early. */
   bufferBytes?: number;
+  /** The file writes (tests substitute failing ones, see faults.ts). */
+  io?: JournalIo;
 }
 
 export const DEFAULT_SEGMENT_BYTES = 64 << 20;
@@ -44,6 +58,7 @@ export class JournalWriter {
   readonly dir: string;
   private readonly fsync: boolean;
   private readonly segmentBytes: number;
+  private readonly io: JournalIo;
   private readonly buf: Uint8Array;
   private readonly dv: DataView;
   private fill = 0;
@@ -54,6 +69,8 @@ export class JournalWriter {
   private completed: number;
   private synced: number;
   private lastWasCompletion = true;
+  /** Seq of the command being appended (its records until its CommandCompleted). */
+  private current: number;
   /** Counters for metrics and benchmarks. */
   syncs = 0;
   records = 0;
@@ -64,9 +81,10 @@ export class JournalWriter {
     this.dir = join(opts.dataDir, JOURNAL_DIR);
     this.fsync = opts.fsync;
     this.segmentBytes = opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    this.io = opts.io ?? FS_IO;
     this.buf = new Uint8Array(opts.bufferBytes ?? 4 << 20);
     this.dv = new DataView(this.buf.buffer);
-    this.completed = this.synced = opts.nextSeq - 1;
+    this.completed = this.synced = this.current = opts.nextSeq - 1;
     mkdirSync(this.dir, { recursive: true });
     this.openSegment(opts.nextSeq);
   }
@@ -76,9 +94,9 @@ export class JournalWriter {
     // 'wx': never overwrite (recovery removed or kept whatever was there).
     this.fd = openSync(path, 'wx', 0o644);
     const h = encodeFileHeader({ magic: SEGMENT_MAGIC, version: FORMAT_VERSION, fingerprint: LAYOUT_FINGERPRINT, seq: firstSeq, extra: Date.now(), bodyCrc: 0 });
-    writeSync(this.fd, h, 0, FILE_HEADER_BYTES);
+    this.writeAll(h, FILE_HEADER_BYTES);
     if (this.fsync) {
-      fdatasyncSync(this.fd);
+      this.io.fdatasync(this.fd);
       syncDir(this.dir);
     }
     this.segSize = FILE_HEADER_BYTES;
@@ -89,6 +107,14 @@ export class JournalWriter {
   append(m: Mem, o: number): void {
     const len = Header.len(m, o);
     const seq = Header.seq(m, o);
+    const wellFormed = len >= MIN_RECORD_BYTES && len <= MAX_RECORD_BYTES && (len & 7) === 0;
+    assert(wellFormed, `journal: record of ${len} bytes at seq ${seq} is not a well-formed frame`);
+    if (this.lastWasCompletion) {
+      assert(seq === this.completed + 1, `journal: command seq ${seq} follows ${this.completed} (each is one above the previous)`);
+      this.current = seq;
+    } else {
+      assert(seq === this.current, `journal: record of seq ${seq} inside command ${this.current} (a command's records share its seq)`);
+    }
     // A new command starting in a full segment: finish the old segment first.
     if (this.lastWasCompletion && this.segSize >= this.segmentBytes && seq > this.completed) this.rotate(seq);
     const need = FRAME_HEADER_BYTES + len;
@@ -106,9 +132,14 @@ export class JournalWriter {
     if (this.lastWasCompletion) this.completed = seq;
   }
 
-  private writeOut(): void {
+  /** Writes bytes[0, len) at the end of the segment (a short write continues; a failed one throws). */
+  private writeAll(bytes: Uint8Array, len: number): void {
     let at = 0;
-    while (at < this.fill) at += writeSync(this.fd, this.buf, at, this.fill - at);
+    while (at < len) at += this.io.write(this.fd, bytes, at, len - at);
+  }
+
+  private writeOut(): void {
+    this.writeAll(this.buf, this.fill);
     this.fill = 0;
   }
 
@@ -116,7 +147,8 @@ export class JournalWriter {
   sync(): number {
     if (this.fill > 0) this.writeOut();
     if (this.synced !== this.completed) {
-      if (this.fsync) fdatasyncSync(this.fd);
+      assert(this.completed > this.synced, 'journal: the durable seq only moves forward');
+      if (this.fsync) this.io.fdatasync(this.fd);
       this.syncs++;
       this.synced = this.completed;
     }

@@ -359,7 +359,7 @@ export const Header = {
   set_account(m: Mem, o: number, v: number): void { m.u32[(o + 12) >>> 2] = v; },
   /** Sequence number assigned by the engine: 0 on commands, the command's seq on every event it caused. Increases by exactly one per sequenced command. (a safe integer < 2^53) */
   seq(m: Mem, o: number): number { const i = (o + 16) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_seq(m: Mem, o: number, v: number): void { const i = (o + 16) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_seq(m: Mem, o: number, v: number): void { const i = (o + 16) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Nanoseconds since the Unix epoch. On commands: the producer's clock when it sent the command. On events: the sequencer's stamp, strictly increasing across commands. (high 32 bits) */
   ts_hi(m: Mem, o: number): number { return m.u32[(o + 28) >>> 2]!; },
   /** Nanoseconds since the Unix epoch. On commands: the producer's clock when it sent the command. On events: the sequencer's stamp, strictly increasing across commands. (low 32 bits) */
@@ -479,7 +479,7 @@ export const PlaceOrder = {
   set_expiry_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 64) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
   /** Cents: fills plus fees may not exceed it; 0 when absent. (a safe integer < 2^53) */
   max_cost(m: Mem, o: number): number { const i = (o + 72) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_max_cost(m: Mem, o: number, v: number): void { const i = (o + 72) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_max_cost(m: Mem, o: number, v: number): void { const i = (o + 72) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Command 2, 40 bytes. Cancel one of header.account's live orders by id. */
@@ -490,7 +490,7 @@ export const CancelOrder = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** The order (its accepting seq). (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Command 3, 48 bytes. Reduce a live order's remaining quantity in place, keeping time priority. */
@@ -501,7 +501,7 @@ export const DecreaseOrder = {
   clear_reserved(m: Mem, o: number): void { m.u32[(o + 44) >>> 2] = 0; },
   /** The order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Absolute target remaining quantity; the result is min(remaining, new_qty); 0 cancels. */
   new_qty(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_new_qty(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -618,7 +618,7 @@ export const Deposit = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Cents, >= 1. (a safe integer < 2^53) */
   amount(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_amount(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_amount(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Operator's reference (e.g. a chain transaction id), NUL-padded. (UTF-8, NUL-padded, at most 64 bytes) */
   ref(m: Mem, o: number): string { return readUtf8(m, o + 40, 64); },
   set_ref(m: Mem, o: number, v: string): void { writeUtf8(m, o + 40, 64, v); },
@@ -637,7 +637,7 @@ export const RequestWithdrawal = {
   set_client_withdrawal_id(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 32) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
   /** Cents, >= 1. (a safe integer < 2^53) */
   amount(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_amount(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_amount(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Destination address, NUL-padded. (UTF-8, NUL-padded, at most 128 bytes) */
   destination(m: Mem, o: number): string { return readUtf8(m, o + 48, 128); },
   set_destination(m: Mem, o: number, v: string): void { writeUtf8(m, o + 48, 128, v); },
@@ -651,7 +651,7 @@ export const ConfirmWithdrawal = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Withdrawal id. (a safe integer < 2^53) */
   wid(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Command 15, 40 bytes. Operator: the pending withdrawal failed; its amount returns to available. */
@@ -662,7 +662,7 @@ export const FailWithdrawal = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Withdrawal id. (a safe integer < 2^53) */
   wid(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Command 16, 40 bytes. Operator: create a fee schedule; the completion's result is its id. */
@@ -722,7 +722,7 @@ export const OpenRound = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
   /** Strike in oracle units (price x 1e8). (a safe integer < 2^53) */
   strike(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_strike(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_strike(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** When the round freezes by itself, ns since the epoch; must be after the sequencer time. (high 32 bits) */
   close_ts_hi(m: Mem, o: number): number { return m.u32[(o + 52) >>> 2]!; },
   /** When the round freezes by itself, ns since the epoch; must be after the sequencer time. (low 32 bits) */
@@ -834,7 +834,7 @@ export const SubmitOracleTick = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
   /** Price x 1e8, >= 1. (a safe integer < 2^53) */
   price(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Command 26, 176 bytes. Operator: create a series, a market whose rounds run by themselves: each opens with strike = the oracle reference price at open (waiting while fewer than quorum sources are fresh) and close_ts = open + period_s, freezes at close_ts, is proposed from the oracle, settles after the dispute window, and the next opens. At most one active series per category. The completion's result is the new market_id. */
@@ -938,7 +938,7 @@ export const CommandCompleted = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
   /** Placements, cancels and decreases: the order id; duplicate_client_order_id: the existing order's id; else 0. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Placements: shares filled by this command. */
   filled_qty(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
   set_filled_qty(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
@@ -947,7 +947,7 @@ export const CommandCompleted = {
   set_resting_qty(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
   /** Command-specific: new account_id, key_id, fee_schedule_id, market_id, round_number or wid; canceled_qty of a cancel; new_qty of a decrease; existing wid for duplicate_client_withdrawal_id; timeout_ms of ArmDeadman. (a safe integer < 2^53) */
   result(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_result(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_result(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** ArmDeadman: fires_at_ts; else 0. (high 32 bits) */
   result_ts_hi(m: Mem, o: number): number { return m.u32[(o + 68) >>> 2]!; },
   /** ArmDeadman: fires_at_ts; else 0. (low 32 bits) */
@@ -963,7 +963,7 @@ export const OrderAccepted = {
   clear_reserved(m: Mem, o: number): void { m.u16[(o + 62) >>> 1] = 0; },
   /** Equals the seq that accepted the order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Market. */
   market_id(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_market_id(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -1015,10 +1015,24 @@ export const OrderAccepted = {
   set_expiry_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 72) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
   /** max_cost or 0. (a safe integer < 2^53) */
   max_cost(m: Mem, o: number): number { const i = (o + 80) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_max_cost(m: Mem, o: number, v: number): void { const i = (o + 80) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_max_cost(m: Mem, o: number, v: number): void { const i = (o + 80) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Buys: cents moved from available to reserved (qty x (tick + fee_per_share), or max_cost when smaller for a max_cost order); sells reserve qty shares instead and carry 0. (a safe integer < 2^53) */
   reserve_cash(m: Mem, o: number): number { const i = (o + 88) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_reserve_cash(m: Mem, o: number, v: number): void { const i = (o + 88) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_reserve_cash(m: Mem, o: number, v: number): void { const i = (o + 88) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Copies the fields shared with PlaceOrder (market_id, qty, group_id, tick, side, outcome, tif, stp, post_only, has_client_order_id, has_max_cost, client_order_id, expiry_ts, max_cost) from the PlaceOrder at `so` in `src`. */
+  copy_from_PlaceOrder(src: Mem, so: number, m: Mem, o: number): void {
+    m.u32[(o + 40) >>> 2] = src.u32[(so + 32) >>> 2]!;
+    m.u32[(o + 44) >>> 2] = src.u32[(so + 36) >>> 2]!;
+    m.u32[(o + 48) >>> 2] = src.u32[(so + 40) >>> 2]!;
+    m.u32[(o + 52) >>> 2] = src.u32[(so + 44) >>> 2]!;
+    m.u32[(o + 56) >>> 2] = src.u32[(so + 48) >>> 2]!;
+    m.u32[(o + 64) >>> 2] = src.u32[(so + 56) >>> 2]!;
+    m.u32[(o + 68) >>> 2] = src.u32[(so + 60) >>> 2]!;
+    m.u32[(o + 72) >>> 2] = src.u32[(so + 64) >>> 2]!;
+    m.u32[(o + 76) >>> 2] = src.u32[(so + 68) >>> 2]!;
+    m.u32[(o + 80) >>> 2] = src.u32[(so + 72) >>> 2]!;
+    m.u32[(o + 84) >>> 2] = src.u32[(so + 76) >>> 2]!;
+  },
 };
 
 /** Event 66, 88 bytes. A placement refused by a core reject; kept in the reject listing (reject_cap) and its client_order_id stays taken while retained. */
@@ -1029,7 +1043,7 @@ export const OrderRejected = {
   clear_reserved(m: Mem, o: number): void { m.u16[(o + 62) >>> 1] = 0; },
   /** Equals the seq. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Market as requested. */
   market_id(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_market_id(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -1081,7 +1095,21 @@ export const OrderRejected = {
   set_expiry_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 72) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
   /** As requested or 0. (a safe integer < 2^53) */
   max_cost(m: Mem, o: number): number { const i = (o + 80) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_max_cost(m: Mem, o: number, v: number): void { const i = (o + 80) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_max_cost(m: Mem, o: number, v: number): void { const i = (o + 80) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Copies the fields shared with PlaceOrder (market_id, qty, group_id, tick, side, outcome, tif, stp, post_only, has_client_order_id, has_max_cost, client_order_id, expiry_ts, max_cost) from the PlaceOrder at `so` in `src`. */
+  copy_from_PlaceOrder(src: Mem, so: number, m: Mem, o: number): void {
+    m.u32[(o + 40) >>> 2] = src.u32[(so + 32) >>> 2]!;
+    m.u32[(o + 44) >>> 2] = src.u32[(so + 36) >>> 2]!;
+    m.u32[(o + 48) >>> 2] = src.u32[(so + 40) >>> 2]!;
+    m.u32[(o + 52) >>> 2] = src.u32[(so + 44) >>> 2]!;
+    m.u32[(o + 56) >>> 2] = src.u32[(so + 48) >>> 2]!;
+    m.u32[(o + 64) >>> 2] = src.u32[(so + 56) >>> 2]!;
+    m.u32[(o + 68) >>> 2] = src.u32[(so + 60) >>> 2]!;
+    m.u32[(o + 72) >>> 2] = src.u32[(so + 64) >>> 2]!;
+    m.u32[(o + 76) >>> 2] = src.u32[(so + 68) >>> 2]!;
+    m.u32[(o + 80) >>> 2] = src.u32[(so + 72) >>> 2]!;
+    m.u32[(o + 84) >>> 2] = src.u32[(so + 76) >>> 2]!;
+  },
 };
 
 /** Event 67, 40 bytes. The accepted order's remainder joins the tail of its ladder level (time priority = order_id). */
@@ -1092,7 +1120,7 @@ export const OrderRested = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** The order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 68, 112 bytes. A trade between a resting maker and the incoming taker at the maker's price. header.account is the taker's account. */
@@ -1103,13 +1131,13 @@ export const Filled = {
   clear_reserved(m: Mem, o: number): void { m.u32[(o + 76) >>> 2] = 0; },
   /** Global fill counter, from 1. (a safe integer < 2^53) */
   fill_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_fill_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_fill_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Resting order. (a safe integer < 2^53) */
   maker_order_id(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_maker_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_maker_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Incoming order. (a safe integer < 2^53) */
   taker_order_id(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_taker_order_id(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_taker_order_id(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Maker's account. */
   maker_account(m: Mem, o: number): number { return m.u32[(o + 56) >>> 2]!; },
   set_maker_account(m: Mem, o: number, v: number): void { m.u32[(o + 56) >>> 2] = v; },
@@ -1139,16 +1167,16 @@ export const Filled = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u32[(o + 76) >>> 2] = v; },
   /** Cents the maker pays to the fee account. (a safe integer < 2^53) */
   maker_fee(m: Mem, o: number): number { const i = (o + 80) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_maker_fee(m: Mem, o: number, v: number): void { const i = (o + 80) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_maker_fee(m: Mem, o: number, v: number): void { const i = (o + 80) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Cents the taker pays to the fee account. (a safe integer < 2^53) */
   taker_fee(m: Mem, o: number): number { const i = (o + 88) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_taker_fee(m: Mem, o: number, v: number): void { const i = (o + 88) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_taker_fee(m: Mem, o: number, v: number): void { const i = (o + 88) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Buy maker: cents released from its reservation for this fill (the fill's cost and fee are paid out of it, the rest returns to available); sell maker: 0. (a safe integer < 2^53) */
   maker_release(m: Mem, o: number): number { const i = (o + 96) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_maker_release(m: Mem, o: number, v: number): void { const i = (o + 96) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_maker_release(m: Mem, o: number, v: number): void { const i = (o + 96) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Buy taker: as maker_release, for the taker; sell taker: 0. (a safe integer < 2^53) */
   taker_release(m: Mem, o: number): number { const i = (o + 104) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_taker_release(m: Mem, o: number, v: number): void { const i = (o + 104) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_taker_release(m: Mem, o: number, v: number): void { const i = (o + 104) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 69, 56 bytes. A live order's remainder is canceled and its reservation released. */
@@ -1159,7 +1187,7 @@ export const OrderCanceled = {
   clear_reserved(m: Mem, o: number): void { m.u8[o + 45] = 0; m.u16[(o + 46) >>> 1] = 0; },
   /** The order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Remaining shares canceled. */
   canceled_qty(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_canceled_qty(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -1174,7 +1202,7 @@ export const OrderCanceled = {
   set_reserved1(m: Mem, o: number, v: number): void { m.u16[(o + 46) >>> 1] = v; },
   /** Buys: cents returned from reserved to available; sells return canceled_qty shares to free and carry 0. (a safe integer < 2^53) */
   release_cash(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_release_cash(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_release_cash(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 70, 56 bytes. A live order's remaining quantity was reduced in place; time priority kept. */
@@ -1185,7 +1213,7 @@ export const OrderDecreased = {
   clear_reserved(m: Mem, o: number): void { m.u32[(o + 44) >>> 2] = 0; },
   /** The order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** New remaining quantity (>= 1). */
   new_qty(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_new_qty(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -1194,7 +1222,7 @@ export const OrderDecreased = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u32[(o + 44) >>> 2] = v; },
   /** Buys: cents returned to available; sells return the removed shares to free and carry 0. (a safe integer < 2^53) */
   release_cash(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_release_cash(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_release_cash(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 71, 48 bytes. header.account's dead-man timer is armed or refreshed. */
@@ -1294,6 +1322,11 @@ export const KeyCreated = {
   /** The owner's label for the key. (UTF-8, NUL-padded, at most 64 bytes) */
   label(m: Mem, o: number): string { return readUtf8(m, o + 80, 64); },
   set_label(m: Mem, o: number, v: string): void { writeUtf8(m, o + 80, 64, v); },
+  /** Copies the fields shared with CreateKey (scopes, secret, label) from the CreateKey at `so` in `src`. */
+  copy_from_CreateKey(src: Mem, so: number, m: Mem, o: number): void {
+    m.u8[o + 40] = src.u8[so + 32]!;
+    for (let k = 0; k < 24; k++) m.u32[((o + 48) >>> 2) + k] = src.u32[((so + 40) >>> 2) + k]!;
+  },
 };
 
 /** Event 76, 40 bytes. A key is revoked, irreversibly. */
@@ -1318,10 +1351,14 @@ export const Deposited = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Cents. (a safe integer < 2^53) */
   amount(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_amount(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_amount(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Operator's reference. (UTF-8, NUL-padded, at most 64 bytes) */
   ref(m: Mem, o: number): string { return readUtf8(m, o + 40, 64); },
   set_ref(m: Mem, o: number, v: string): void { writeUtf8(m, o + 40, 64, v); },
+  /** Copies the fields shared with Deposit (amount, ref) from the Deposit at `so` in `src`. */
+  copy_from_Deposit(src: Mem, so: number, m: Mem, o: number): void {
+    for (let k = 0; k < 18; k++) m.u32[((o + 32) >>> 2) + k] = src.u32[((so + 32) >>> 2) + k]!;
+  },
 };
 
 /** Event 78, 184 bytes. amount moved from header.account's available to reserved as a pending withdrawal. */
@@ -1332,7 +1369,7 @@ export const WithdrawalRequested = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Withdrawal id, from 1. (a safe integer < 2^53) */
   wid(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Client idempotency key. (high 32 bits) */
   client_withdrawal_id_hi(m: Mem, o: number): number { return m.u32[(o + 44) >>> 2]!; },
   /** Client idempotency key. (low 32 bits) */
@@ -1340,10 +1377,14 @@ export const WithdrawalRequested = {
   set_client_withdrawal_id(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 40) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
   /** Cents. (a safe integer < 2^53) */
   amount(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_amount(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_amount(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Destination address. (UTF-8, NUL-padded, at most 128 bytes) */
   destination(m: Mem, o: number): string { return readUtf8(m, o + 56, 128); },
   set_destination(m: Mem, o: number, v: string): void { writeUtf8(m, o + 56, 128, v); },
+  /** Copies the fields shared with RequestWithdrawal (client_withdrawal_id, amount, destination) from the RequestWithdrawal at `so` in `src`. */
+  copy_from_RequestWithdrawal(src: Mem, so: number, m: Mem, o: number): void {
+    for (let k = 0; k < 36; k++) m.u32[((o + 40) >>> 2) + k] = src.u32[((so + 32) >>> 2) + k]!;
+  },
 };
 
 /** Event 79, 48 bytes. The pending withdrawal left the exchange: reserved decreases by amount. */
@@ -1354,10 +1395,10 @@ export const WithdrawalConfirmed = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Withdrawal id. (a safe integer < 2^53) */
   wid(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Cents. (a safe integer < 2^53) */
   amount(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_amount(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_amount(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 80, 48 bytes. The pending withdrawal failed: amount returns from reserved to available. */
@@ -1368,10 +1409,10 @@ export const WithdrawalFailed = {
   clear_reserved(_m: Mem, _o: number): void { },
   /** Withdrawal id. (a safe integer < 2^53) */
   wid(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_wid(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Cents. (a safe integer < 2^53) */
   amount(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_amount(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_amount(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 81, 40 bytes. A fee schedule. */
@@ -1415,6 +1456,20 @@ export const MarketCreated = {
   /** Title. (UTF-8, NUL-padded, at most 128 bytes) */
   title(m: Mem, o: number): string { return readUtf8(m, o + 48, 128); },
   set_title(m: Mem, o: number, v: string): void { writeUtf8(m, o + 48, 128, v); },
+  /** Copies the fields shared with CreateMarket (category, position_limit, fee_schedule_id, title) from the CreateMarket at `so` in `src`. */
+  copy_from_CreateMarket(src: Mem, so: number, m: Mem, o: number): void {
+    m.u16[(o + 36) >>> 1] = src.u16[(so + 32) >>> 1]!;
+    m.u32[(o + 40) >>> 2] = src.u32[(so + 36) >>> 2]!;
+    m.u32[(o + 44) >>> 2] = src.u32[(so + 40) >>> 2]!;
+    for (let k = 0; k < 32; k++) m.u32[((o + 48) >>> 2) + k] = src.u32[((so + 48) >>> 2) + k]!;
+  },
+  /** Copies the fields shared with CreateSeries (category, position_limit, fee_schedule_id, title) from the CreateSeries at `so` in `src`. */
+  copy_from_CreateSeries(src: Mem, so: number, m: Mem, o: number): void {
+    m.u16[(o + 36) >>> 1] = src.u16[(so + 32) >>> 1]!;
+    m.u32[(o + 40) >>> 2] = src.u32[(so + 36) >>> 2]!;
+    m.u32[(o + 44) >>> 2] = src.u32[(so + 40) >>> 2]!;
+    for (let k = 0; k < 32; k++) m.u32[((o + 48) >>> 2) + k] = src.u32[((so + 48) >>> 2) + k]!;
+  },
 };
 
 /** Event 83, 64 bytes. A round opens in status trading with a fresh, empty book; open_ts is header.ts. */
@@ -1425,7 +1480,7 @@ export const RoundOpened = {
   clear_reserved(m: Mem, o: number): void { m.u32[(o + 44) >>> 2] = 0; },
   /** Global round counter, from 1. (a safe integer < 2^53) */
   round_number(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_round_number(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_round_number(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Market. */
   market_id(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_market_id(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -1434,7 +1489,7 @@ export const RoundOpened = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u32[(o + 44) >>> 2] = v; },
   /** Strike x 1e8. (a safe integer < 2^53) */
   strike(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_strike(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_strike(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Automatic freeze time. (high 32 bits) */
   close_ts_hi(m: Mem, o: number): number { return m.u32[(o + 60) >>> 2]!; },
   /** Automatic freeze time. (low 32 bits) */
@@ -1450,7 +1505,7 @@ export const RoundTransitioned = {
   clear_reserved(m: Mem, o: number): void { m.u16[(o + 46) >>> 1] = 0; },
   /** Round. (a safe integer < 2^53) */
   round_number(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_round_number(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_round_number(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Market. */
   market_id(m: Mem, o: number): number { return m.u32[(o + 40) >>> 2]!; },
   set_market_id(m: Mem, o: number, v: number): void { m.u32[(o + 40) >>> 2] = v; },
@@ -1465,7 +1520,7 @@ export const RoundTransitioned = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u16[(o + 46) >>> 1] = v; },
   /** Oracle price behind the proposal (0 for an operator-given outcome and before proposal). (a safe integer < 2^53) */
   settle_price(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_settle_price(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_settle_price(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 85, 64 bytes. header.account's shares in the market's ended round are paid out and removed. */
@@ -1482,7 +1537,7 @@ export const PositionSettled = {
   set_reserved0(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
   /** Round. (a safe integer < 2^53) */
   round_number(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_round_number(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_round_number(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** YES shares removed. */
   yes_qty(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
   set_yes_qty(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
@@ -1491,7 +1546,7 @@ export const PositionSettled = {
   set_no_qty(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
   /** Cents credited to available. (a safe integer < 2^53) */
   payout(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_payout(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_payout(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 86, 56 bytes. An oracle source's price; the reference price and fresh count as of this tick. */
@@ -1508,10 +1563,10 @@ export const OracleTicked = {
   set_fresh_source_count(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
   /** The source's price x 1e8. (a safe integer < 2^53) */
   price(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Median of fresh sources (the lower middle value for an even count) x 1e8. (a safe integer < 2^53) */
   ref_price(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 87, 48 bytes. The market created just before (MarketCreated) runs as a series: while the series is active, a round opens by itself whenever the market has no non-terminal round and the oracle quorum is fresh. */
@@ -1568,7 +1623,7 @@ export const OracleSourceExpired = {
   set_fresh_source_count(m: Mem, o: number, v: number): void { m.u32[(o + 36) >>> 2] = v; },
   /** Median of the fresh sources (lower middle for an even count) x 1e8; 0 when none is fresh. (a safe integer < 2^53) */
   ref_price(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_ref_price(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 90, 56 bytes. A key's rate tier changed; header.account is the key's owner. Every thread that folds events applies the figures to the key's token buckets (named tiers from the gateways' tier table, custom from here). */
@@ -1629,7 +1684,7 @@ export const EntryResult = {
   set_field_offset(m: Mem, o: number, v: number): void { m.u16[(o + 38) >>> 1] = v; },
   /** Placements, cancels and decreases: the order id; duplicate_client_order_id: the existing order's id; else 0. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_order_id(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Placements: shares filled by this command. */
   filled_qty(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
   set_filled_qty(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
@@ -1638,7 +1693,7 @@ export const EntryResult = {
   set_resting_qty(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
   /** CancelOrder: canceled_qty; DecreaseOrder: new_qty; else 0. (a safe integer < 2^53) */
   result(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_result(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = Math.floor(v / 4294967296); },
+  set_result(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Placements: the client_order_id sent (0 when none). (high 32 bits) */
   client_order_id_hi(m: Mem, o: number): number { return m.u32[(o + 68) >>> 2]!; },
   /** Placements: the client_order_id sent (0 when none). (low 32 bits) */

@@ -3,7 +3,7 @@
 
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { EngineConfig } from '../engine/config.js';
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../engine/config.js';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import { WAIT_KINDS, type WaitKind } from '../ring/wait.js';
 import type { WsConfig } from '../ws/protocol.js';
@@ -35,11 +35,25 @@ export interface ExchangeConfig {
   /** Fresh oracle sources needed to propose a round or open a series round (engine). */
   oracle_quorum: number;
   /**
-   * Order slots every copy of the state (engine, each read model) is built
-   * with: live plus retained orders beyond this double the tables, a copy
-   * that stalls every thread for a moment, so size it above the peak.
+   * Table sizes of the engine and every read model (orders, accounts, markets,
+   * (account, market) positions; 0 = as many as accounts). A full table
+   * doubles on the engine thread, tens of ms at a million entries, so size
+   * them for the load expected.
    */
   order_capacity: number;
+  account_capacity: number;
+  market_capacity: number;
+  position_capacity: number;
+  /** Terminal (filled, canceled) orders kept per account (engine retention). */
+  terminal_cap: number;
+  /** Rejected orders kept per account (engine retention). */
+  reject_cap: number;
+  /** Terminal rounds kept, all markets together (engine retention). */
+  round_cap: number;
+  /** Finished withdrawals kept per account (engine retention). */
+  withdrawal_cap: number;
+  /** Revoked keys kept per account (engine retention). */
+  revoked_key_cap: number;
   /**
    * Wait strategies per role (src/ring/wait.ts): `auto`, one kind for every
    * role (`spin`, `backoff`, `park`), or roles (`engine=spin,journal=park,gateway=backoff`;
@@ -90,6 +104,14 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
   { env: 'DX_ORACLE_QUORUM', flag: '--oracle-quorum', key: 'oracle_quorum', kind: 'int' },
   { env: 'DX_ORDER_CAPACITY', flag: '--order-capacity', key: 'order_capacity', kind: 'int' },
   { env: 'DX_WAIT', flag: '--wait', key: 'wait', kind: 'wait' },
+  { env: 'DX_ACCOUNT_CAPACITY', flag: '--account-capacity', key: 'account_capacity', kind: 'int' },
+  { env: 'DX_MARKET_CAPACITY', flag: '--market-capacity', key: 'market_capacity', kind: 'int' },
+  { env: 'DX_POSITION_CAPACITY', flag: '--position-capacity', key: 'position_capacity', kind: 'int' },
+  { env: 'DX_TERMINAL_CAP', flag: '--terminal-cap', key: 'terminal_cap', kind: 'int' },
+  { env: 'DX_REJECT_CAP', flag: '--reject-cap', key: 'reject_cap', kind: 'int' },
+  { env: 'DX_ROUND_CAP', flag: '--round-cap', key: 'round_cap', kind: 'int' },
+  { env: 'DX_WITHDRAWAL_CAP', flag: '--withdrawal-cap', key: 'withdrawal_cap', kind: 'int' },
+  { env: 'DX_REVOKED_KEY_CAP', flag: '--revoked-key-cap', key: 'revoked_key_cap', kind: 'int' },
   { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
   { env: 'DX_REPLICATE', flag: '--replicate', key: 'replicate', kind: 'replicate' },
   { env: 'DX_NATS_URLS', flag: '--nats-urls', key: 'nats_urls', kind: 'string' },
@@ -114,7 +136,10 @@ export function defaults(): ExchangeConfig {
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
-    order_capacity: DEFAULT_ORDER_CAPACITY, wait: 'auto',
+    order_capacity: DEFAULT_ORDER_CAPACITY, account_capacity: 1 << 14, market_capacity: 64, position_capacity: 0, wait: 'auto',
+    terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
+    round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
+    withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap, revoked_key_cap: DEFAULT_ENGINE_CONFIG.revoked_key_cap,
     replicate: 'off', nats_urls: 'nats://127.0.0.1:4222', nats_stream: 'DX', nats_bucket: '', nats_replicas: 3,
     lease_ms: 3000, heartbeat_ms: 500, node_name: '', advertise_url: '',
   };
@@ -164,18 +189,6 @@ export function waitRoles(setting: string, cores: number, gateways: number): Wai
  * here: a 150 ms stall of every answer when 524,288 orders doubled).
  */
 export const DEFAULT_ORDER_CAPACITY = 1 << 22;
-
-/**
- * The engine configuration the exchange runs with (and every read model, and
- * the journal tools' replays): the table sizes and the DX_* engine settings.
- * The table sizes enter the state hash.
- */
-export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
-  return {
-    order_capacity: cfg.order_capacity, account_capacity: 1 << 14,
-    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
-  };
-}
 
 function parseValue(name: string, kind: string, raw: string): unknown {
   switch (kind) {
@@ -244,5 +257,27 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     if (cfg.heartbeat_ms < 10) throw new Error('heartbeat-ms must be at least 10');
     if (cfg.lease_ms < 2 * cfg.heartbeat_ms) throw new Error('lease-ms must be at least twice heartbeat-ms');
   }
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
+    if (cfg[k] < 1 || cfg[k] > 1_000_000) throw new Error(`${k.replace(/_/g, '-')} must be 1..1000000`);
+  }
   return cfg;
+}
+
+/**
+ * The engine configuration of a server configuration: what the engine, every
+ * read model, recovery, snapshots and the journal tools fold events with
+ * (retention caps and the oracle and dispute settings live in evolve, so a
+ * replay must use the values the journal was written with). Tables are sized
+ * from the configuration (DX_*_CAPACITY) so that a busy book does not pay a
+ * doubling stall (a 262k-entry index rehash measured 38 ms); they still grow
+ * past it.
+ */
+export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
+  return {
+    order_capacity: cfg.order_capacity, account_capacity: cfg.account_capacity, market_capacity: cfg.market_capacity,
+    position_capacity: cfg.position_capacity,
+    dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
+    terminal_cap: cfg.terminal_cap, reject_cap: cfg.reject_cap, round_cap: cfg.round_cap, withdrawal_cap: cfg.withdrawal_cap,
+    revoked_key_cap: cfg.revoked_key_cap,
+  };
 }

@@ -19,6 +19,7 @@ import { evolve } from '../engine/evolve.js';
 import { ExchangeState } from '../engine/state.js';
 import { loadBase, replay, type RecoveryPlan } from '../journal/recovery.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
+import { checks } from '../lib/assert.js';
 import { BroadcastConsumer, BroadcastProducer } from '../ring/broadcast_ring.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
@@ -47,12 +48,14 @@ export interface EngineThreadData {
 }
 
 const data = workerData as EngineThreadData;
+// The verify switch: the O(n) check after every command (EngineLoop) and the costly assertions.
+checks.costly = data.verify;
 const rings = data.commandRings.map((sab) => new SpscRing(sab, LAYOUT_FINGERPRINT));
 // Recovery: the snapshot's state, then every journaled event after it through
 // evolve (no re-matching), before the loop takes its first command.
-// The engine keeps only the columns decide reads (ExchangeState.matchingOnly).
+// The engine keeps only what decide reads (ExchangeState.enterMatchingOnly).
 const state = data.recovery !== null ? loadBase(data.recovery, data.config).state : new ExchangeState(data.config);
-state.matchingOnly = true;
+state.enterMatchingOnly();
 if (data.recovery !== null) replay(data.recovery, state.seq, (m, o) => evolve(state, m, o));
 const control = new EngineControl(data.control);
 if (data.follow !== undefined) follow(data.follow.consumerIndex);

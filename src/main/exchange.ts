@@ -22,7 +22,7 @@
 // and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -36,6 +36,7 @@ import { loadSite, mountSite, siteBytes } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
+import { EXIT_JOURNAL_BUG, EXIT_STORAGE, storageFault, type StorageFault } from '../journal/faults.js';
 import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
@@ -43,6 +44,8 @@ import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
+import { prefault } from '../lib/mem.js';
+import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
 import { allocateMetrics, MetricsRegistry } from '../metrics/metrics.js';
 import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
@@ -89,12 +92,72 @@ export interface RunningExchange {
 function adminToken(cfg: ExchangeConfig): string {
   if (cfg.admin_token) return cfg.admin_token;
   const file = join(cfg.data_dir, 'admin-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    const saved = readFileSync(file, 'utf8').trim();
+    if (saved !== '') return saved;
+  }
+  // Written aside and renamed, so a full disk never leaves an empty token file behind.
   const token = randomBytes(24).toString('base64url');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
   return token;
 }
+
+/**
+ * Refuses to start on a file system with less room than one journal segment:
+ * such a start would fail at its first busy minute, and a supervisor would
+ * restart it into the same failure (a crash loop). The error says how much is
+ * free and what is needed.
+ */
+function checkFreeSpace(cfg: ExchangeConfig): void {
+  const fs = statfsSync(cfg.data_dir);
+  const free = fs.bavail * fs.bsize;
+  if (free >= cfg.segment_bytes) return;
+  const why = `the journal needs at least one segment (--segment-bytes ${cfg.segment_bytes}) to start`;
+  throw Object.assign(new Error(`ENOSPC: the file system of ${cfg.data_dir} has ${free} bytes free; ${why}`), {
+    code: 'ENOSPC', syscall: 'statfs', path: cfg.data_dir,
+  });
+}
+
+interface JournalFailure {
+  type: 'failed';
+  fault: StorageFault | null;
+  error: string;
+  durable_seq: number;
+}
+
+/** The error a failed journal start is reported with (a storage fault keeps its errno code). */
+function journalStartError(f: JournalFailure): Error {
+  if (f.fault === null) return new Error(`journal thread failed: ${f.error}`);
+  return Object.assign(new Error(f.fault.message), { code: f.fault.code, syscall: f.fault.syscall, path: f.fault.path });
+}
+
+/**
+ * The error line of a journal failure; returns the exit status. Nothing can
+ * become durable any more, so every held answer would time out while the
+ * engine kept sequencing: the exchange stops (see failStop in startExchange).
+ * Everything answered is at or below durable_seq, on disk, and the next start
+ * recovers it.
+ */
+function logJournalFailure(f: JournalFailure): number {
+  const storage = f.fault !== null;
+  log('error', {
+    event: 'journal_failed', code: f.fault?.code ?? null, syscall: f.fault?.syscall ?? null, path: f.fault?.path ?? null,
+    durable_seq: f.durable_seq, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG,
+    message: storage
+      ? `the journal could not ${f.fault!.syscall || 'write'} ${f.fault!.path || 'its segment'} (${f.fault!.code}); stopping: `
+        + `nothing after seq ${f.durable_seq} was acknowledged, and everything up to it is on disk for the next start; `
+        + 'fix the storage (free space, remount) and start again'
+      : 'the journal thread failed (a bug, not the disk); stopping',
+    error: f.error,
+  });
+  return storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG;
+}
+
+/** How long a fail-stop waits for the gateways' connections to end before it exits anyway. */
+const FAIL_STOP_WAIT_MS = 15_000;
 
 function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, port: number): Promise<ListenSocket> {
   return new Promise((resolveListen, reject) => {
@@ -102,9 +165,16 @@ function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, po
   });
 }
 
-export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchange> {
+export interface StartOptions {
+  /** The wall clock of this (main) thread's commands: the ClockTick and the control plane's (default SYSTEM_TIME). */
+  time?: TimeSource;
+}
+
+export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}): Promise<RunningExchange> {
+  const time = opts.time ?? SYSTEM_TIME;
   const u = uws();
   mkdirSync(cfg.data_dir, { recursive: true });
+  checkFreeSpace(cfg);
   const token = adminToken(cfg);
   const t0 = performance.now();
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
@@ -169,6 +239,21 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   // 2. The journal thread, a reader of the event ring before anything is sequenced
   // (a read replica has none: what it shows is durable in the log).
   let journalExit: Promise<void> = Promise.resolve();
+  // From here on a journal failure stops the process (fail-stop): the error
+  // line, then the listeners close and the gateways answer what they hold
+  // (504: nothing more becomes durable) and end with their connections, as
+  // in a graceful stop, then exit with the failure's status. Exiting while a
+  // uWS thread still holds a connection would abort Node. The thread posts
+  // `failed` before its error ends it; an error without one (an assertion
+  // outside its loop) stops the process too.
+  let closeIo = async (): Promise<void> => undefined;
+  let failing = false;
+  const failStop = (f: JournalFailure): void => {
+    if (failing) return;
+    failing = true;
+    const status = logJournalFailure(f);
+    void closeIo().finally(() => process.exit(status));
+  };
   if (repl?.mode !== 'replica') {
     const journalData: JournalThreadData = {
       eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
@@ -181,14 +266,17 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       j.once('error', rej);
       j.on('message', (m: { type: string }) => {
         if (m.type === 'ready') res();
+        else if (m.type === 'failed') rej(journalStartError(m as JournalFailure));
       });
     }).catch(abandon);
-    // Without the journal nothing can become durable: every answer would time
-    // out while the engine keeps sequencing. Stop the process (fail-stop);
-    // what was acknowledged is on disk and the next start recovers it.
+    j.on('message', (m: { type: string }) => {
+      if (m.type === 'failed') failStop(m as JournalFailure);
+    });
+    // The thread's `failed` message and its error event arrive in either order:
+    // an error waits a moment for the message, which says what failed.
     j.on('error', (e) => {
-      log('error', { event: 'journal_failed', error: (e as Error).stack ?? String(e), action: 'exit' });
-      process.exit(70);
+      const failure: JournalFailure = { type: 'failed', fault: storageFault(e), error: (e as Error).stack ?? String(e), durable_seq: 0 };
+      setTimeout(() => failStop({ ...failure, durable_seq: durable.get() }), 200);
     });
   }
 
@@ -197,13 +285,17 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const buckets = TokenBuckets.allocate();
   const replay = ReplayGuard.allocate();
   const wsCounts = KeyCounts.allocate();
+  for (const sab of [buckets, replay, wsCounts]) prefault(sab);
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
   const spec = metricsSpec(cfg.gateways);
   const metrics = new MetricsRegistry(allocateMetrics(spec), spec, {
     engine: () => ({ seq: pipeline.control.seq, commands: pipeline.control.commands, batches: pipeline.control.batches, parks: pipeline.control.parks }),
     commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
     eventRing: pipeline.eventRing, durableSeq: () => durable.get(), journalFsync: journalControl.fsyncs,
+    // The control plane's read model (stage 4) holds the engine's state; rendered only once listeners are open.
+    tables: () => ({ ...views.tables(), replay_guard: replayGuard.occupancy(Date.now()).live }),
   });
+  const replayGuard = new ReplayGuard(replay);
   // The web pages, read once here and handed to the threads that serve them.
   const traderDir = join(cfg.web_dir, 'trader');
   const consoleDir = join(cfg.web_dir, 'console');
@@ -232,7 +324,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const views = recoverViews(plan, engineCfg, {});
   core = new GatewayCore({
     producerId: PRODUCER_CONTROL, producer: pipeline.producer(PRODUCER_CONTROL), eventRing: pipeline.eventRing, consumerIndex: 0,
-    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable, replication: repl?.status ?? null,
+    views, response_budget_ms: cfg.response_budget_ms, shed_pending: 1 << 15, durable, time, replication: repl?.status ?? null,
     sequencedStamps: pipeline.sequencedStamps, durableStamps, wait: wait.gateway,
   });
   const control = core;
@@ -283,7 +375,7 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
   const limits = { response_budget_ms: cfg.response_budget_ms };
   const accountsApp = u.App();
   mountRest(accountsApp, {
-    core, buckets: new TokenBuckets(buckets, views), replay: new ReplayGuard(replay), limits, routes: KEY_ROUTES,
+    core, buckets: new TokenBuckets(buckets, views), replay: replayGuard, limits, routes: KEY_ROUTES,
     log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS),
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
@@ -346,16 +438,14 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);
-  let stopped = false;
-  const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
-    const exits = workers.map((w) => new Promise<void>((res) => w.once('exit', () => res())));
+  const exits = workers.map((w) => new Promise<void>((res) => w.once('exit', () => res())));
+  // Each gateway closes its listen socket and answers what it holds, then
+  // says so; its thread ends when its last keep-alive connection closes
+  // (uWS v20.30 cannot close idle connections). Once, for a stop or a fail-stop.
+  let listenersClosed: Promise<void> | null = null;
+  const closeListeners = (): Promise<void> => listenersClosed ??= (async () => {
     u.us_listen_socket_close(accountsSocket);
     u.us_listen_socket_close(adminSocket);
-    // Each gateway closes its listen socket and answers what it holds, then
-    // says so; its thread ends when its last keep-alive connection closes
-    // (uWS v20.30 cannot close idle connections), which need not hold us up.
     await Promise.all(workers.map((w) => new Promise<void>((res) => {
       w.once('exit', () => res());
       w.on('message', (m: { type: string }) => {
@@ -364,6 +454,16 @@ export async function startExchange(cfg: ExchangeConfig): Promise<RunningExchang
       w.postMessage({ type: 'stop' });
     })));
     clearInterval(snapshotTimer);
+  })();
+  closeIo = async () => {
+    await closeListeners();
+    await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, FAIL_STOP_WAIT_MS).unref())]);
+  };
+  let stopped = false;
+  const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await closeListeners();
     metrics.stop();
     controlMetrics.unwatch();
     // The engine drains its rings; then the journal drains the event ring and syncs.
@@ -412,7 +512,21 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   cfg.data_dir = resolve(cfg.data_dir);
-  const ex = await startExchange(cfg);
+  let ex: RunningExchange;
+  try {
+    ex = await startExchange(cfg);
+  } catch (e) {
+    // A storage fault at start (a full disk, a read-only mount, a file-size
+    // limit) is one clear line and EXIT_STORAGE; nothing was damaged, and the
+    // same start succeeds once the storage is fixed.
+    const fault = storageFault(e);
+    if (fault === null) throw e;
+    log('error', {
+      event: 'start_failed', code: fault.code, syscall: fault.syscall, path: fault.path, message: fault.message, exit_code: EXIT_STORAGE,
+    });
+    process.stderr.write(`dx: cannot start: ${fault.message}\n`);
+    process.exit(EXIT_STORAGE);
+  }
   // The demo (src/demo) is a client of the listeners just opened.
   const demo = cfg.demo
     ? await startDemoFor({

@@ -1,6 +1,10 @@
 // journal_jobs: the piscina pool for the journal's off-thread work
 // (src/journal/tasks.ts). Main thread. One worker: a snapshot at a time, and
-// start-up checks before it.
+// start-up checks before it. The worker lives as long as the exchange
+// (minThreads 1): with a thread started per snapshot, a 30-minute soak saw
+// the process's resident memory step up by 85 MiB at one snapshot and stay
+// (a new thread gets a fresh malloc arena, which keeps its pages); one
+// thread reuses its own, and a snapshot saves a thread start and a cold JIT.
 
 import { Piscina } from 'piscina';
 import type { RecoveryPlan } from '../journal/recovery.js';
@@ -8,7 +12,7 @@ import type { SnapshotArgs, SnapshotDone } from '../journal/tasks.js';
 
 export class JournalJobs {
   private readonly pool = new Piscina({
-    filename: new URL('../journal/tasks.js', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: 10_000,
+    filename: new URL('../journal/tasks.js', import.meta.url).href, minThreads: 1, maxThreads: 1, idleTimeout: 10_000,
   });
 
   plan(dataDir: string): Promise<RecoveryPlan> {

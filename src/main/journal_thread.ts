@@ -10,9 +10,16 @@
 // Stop: the main thread stops the engine first (it drains its rings), then
 // sets the stop word; the journal drains the ring to the end, syncs, closes
 // its segment and exits.
+//
+// Fail-stop: a write, fdatasync or segment creation that fails ends the
+// thread at once with a `failed` message (errno code, syscall, path, the
+// durable seq so far); the main thread logs it and exits. durable_seq never
+// passes what was synced, so nothing after it was answered or shown, and the
+// failed group is never retried (see writer.ts).
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { DurableSeq } from '../journal/durable.js';
+import { journalIoFromEnv, storageFault } from '../journal/faults.js';
 import { JournalControl } from '../journal/journal_control.js';
 import { JournalWriter } from '../journal/writer.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
@@ -40,12 +47,14 @@ export interface JournalThreadData {
 /** Records taken off the ring per write before syncing (bounds the latency of one group). */
 const MAX_GROUP_RECORDS = 1 << 16;
 
-function main(d: JournalThreadData): void {
+function main(d: JournalThreadData, durable: DurableSeq): void {
   const consumer = new BroadcastConsumer(d.eventRing, LAYOUT_FINGERPRINT, d.consumerIndex);
   consumer.open();
-  const durable = new DurableSeq(d.durable);
   const control = new JournalControl(d.control);
-  const writer = new JournalWriter({ dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes });
+  const writer = new JournalWriter({
+    dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes,
+    io: journalIoFromEnv(process.env.DX_JOURNAL_FAULT),
+  });
   const stamps = new SeqStamps(d.durableStamps);
   // The stop word is a source too: the main thread rings the doorbell after setting it.
   const wait = waitStrategy(d.wait ?? 'park', consumer.doorbell, { hasUnread: () => consumer.hasUnread() || control.stopRequested });
@@ -84,4 +93,15 @@ function main(d: JournalThreadData): void {
   parentPort?.postMessage({ type: 'stopped', durable_seq: durable.get(), syncs: writer.syncs, records: writer.records });
 }
 
-main(workerData as JournalThreadData);
+const data = workerData as JournalThreadData;
+const durableSeq = new DurableSeq(data.durable);
+try {
+  main(data, durableSeq);
+} catch (e) {
+  // Tell the main thread what failed before the error ends this thread; it
+  // stops the process. Anything that is not a storage fault is our bug and
+  // is reported as such.
+  const fault = storageFault(e);
+  parentPort?.postMessage({ type: 'failed', fault, error: (e as Error).stack ?? String(e), durable_seq: durableSeq.get() });
+  throw e;
+}

@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { EngineConfig } from '../engine/config.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
+import { prefault } from '../lib/mem.js';
 import { BroadcastRing } from '../ring/broadcast_ring.js';
 import { CommandProducer } from '../ring/command_producer.js';
 import { Doorbell } from '../ring/doorbell.js';
@@ -55,6 +56,8 @@ export class Pipeline {
     this.commandRings = [];
     for (let i = 0; i < opts.producers; i++) this.commandRings.push(SpscRing.allocate(opts.command_ring_bytes ?? 1 << 20, LAYOUT_FINGERPRINT));
     this.eventRing = BroadcastRing.allocate(opts.event_ring_bytes ?? 1 << 24, opts.event_consumers_max ?? 16, LAYOUT_FINGERPRINT);
+    // Resident from the start (no first-touch page faults on the hot path; a flat RSS).
+    for (const sab of [...this.commandRings, this.eventRing]) prefault(sab);
     this.doorbell = Doorbell.allocate();
     this.control = new EngineControl(EngineControl.allocate());
     this.sequencedStamps = SeqStamps.allocate();

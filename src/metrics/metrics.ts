@@ -239,6 +239,8 @@ export interface MetricsSources {
   durableSeq?: () => number;
   /** The journal thread's fdatasync durations, µs (JournalControl.fsyncHistogram). */
   journalFsync?: LogHistogram;
+  /** Entries of the growing tables (the control plane's read model, the replay guard), by table name. */
+  tables?: () => Record<string, number>;
 }
 
 /** One latency histogram in the JSON form of GET /admin/latency (benchmarks diff two of them). */
@@ -485,6 +487,12 @@ export class MetricsRegistry {
     if (j) {
       x.family('dx_journal_fsync_seconds', 'histogram', 'Duration of each fdatasync of the journal (group commit); none with --durability none.');
       buckets('dx_journal_fsync_seconds', {}, j);
+    }
+
+    if (src.tables) {
+      x.family('dx_table_entries', 'gauge', 'Entries of each table that grows with use (orders kept, keys, withdrawals, rounds, '
+        + 'indexes, the replay guard, ...), as of the control plane\'s read model.');
+      for (const [table, n] of Object.entries(src.tables())) x.sample('dx_table_entries', { table }, n);
     }
 
     const mem = process.memoryUsage();

@@ -6,6 +6,7 @@
 // Views.
 
 import { createHash } from 'node:crypto';
+import { NIL } from '../book/orders.js';
 import { RATE_TIER_NAMES, WITHDRAWAL_STATUS_NAMES, WithdrawalStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminAccount, AdminWithdrawal, PendingWithdrawals } from '../wire/control_plane.js';
@@ -21,6 +22,8 @@ export interface KeyInfo {
   revoked: boolean;
   /** 32-byte view into the state's key table: valid until the next apply(); never keep it. */
   secret: Uint8Array;
+  /** The key's row: its index in the gateways' per-key tables (token buckets, WebSocket counts). */
+  row: number;
 }
 
 export function balance(v: ViewsData, account: number): Balance {
@@ -60,15 +63,16 @@ export function depositAddress(v: ViewsData, account: number): DepositAddress {
   return { address: `dx1${h.slice(0, 40)}`, as_of_seq: String(v.state.seq) };
 }
 
-function withdrawalView(v: ViewsData, wid: number): Withdrawal {
+/** The withdrawal in row w (src/accounts/accounts.ts). */
+function withdrawalView(v: ViewsData, w: number): Withdrawal {
   const acc = v.state.accounts;
   return {
-    wid: String(wid),
-    client_withdrawal_id: hiLoToString(acc.wCwidHi[wid]!, acc.wCwidLo[wid]!),
-    status: WITHDRAWAL_STATUS_NAMES[acc.wStatus[wid]!]!,
-    amount: String(acc.wAmount[wid]!),
-    destination: acc.wDestination[wid]!,
-    seq: String(acc.wSeq[wid]!),
+    wid: String(acc.wWid[w]!),
+    client_withdrawal_id: hiLoToString(acc.wCwidHi[w]!, acc.wCwidLo[w]!),
+    status: WITHDRAWAL_STATUS_NAMES[acc.wStatus[w]!]!,
+    amount: String(acc.wAmount[w]!),
+    destination: acc.wDestination[w]!,
+    seq: String(acc.wSeq[w]!),
     as_of_seq: String(v.state.seq),
   };
 }
@@ -76,86 +80,104 @@ function withdrawalView(v: ViewsData, wid: number): Withdrawal {
 /** The account's withdrawal by client_withdrawal_id (hi, lo halves); null when none. */
 export function withdrawal(v: ViewsData, account: number, cwidHi: number, cwidLo: number): Withdrawal | null {
   if (!accountKnown(v.state, account)) return null;
-  const wid = v.state.accounts.cwidIndex.get(account, cwidHi >>> 0, cwidLo >>> 0);
-  return wid < 0 ? null : withdrawalView(v, wid);
+  const acc = v.state.accounts;
+  const wid = acc.cwidIndex.get(account, cwidHi >>> 0, cwidLo >>> 0);
+  return wid < 0 ? null : withdrawalView(v, acc.withdrawalRow(wid));
 }
 
-/** A withdrawal by wid (operator); null when none. */
+/** A retained withdrawal by wid (operator); null when unknown or evicted. */
 export function withdrawalByWid(v: ViewsData, wid: number): AdminWithdrawal | null {
   const acc = v.state.accounts;
-  if (!Number.isInteger(wid) || wid < 1 || wid > acc.withdrawalCount) return null;
-  return { account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) };
+  const w = acc.withdrawalRow(wid);
+  return w < 0 ? null : { account_id: acc.wAccount[w]!, ...withdrawalView(v, w) };
 }
 
-/** Withdrawals waiting for confirm or fail, oldest (lowest wid) first. O(withdrawals); operator read. */
+/**
+ * Withdrawals waiting for confirm or fail, oldest (lowest wid) first. Pending
+ * withdrawals are always retained; rows are reused, so they are sorted by
+ * wid. O(withdrawal rows); operator read.
+ */
 export function pendingWithdrawals(v: ViewsData): PendingWithdrawals {
   const acc = v.state.accounts;
-  const out: AdminWithdrawal[] = [];
-  for (let wid = 1; wid <= acc.withdrawalCount; wid++) {
-    if (acc.wStatus[wid] === WithdrawalStatus.pending) out.push({ account_id: acc.wAccount[wid]!, ...withdrawalView(v, wid) });
+  const rows: number[] = [];
+  for (let w = 0; w < acc.wTop; w++) {
+    if (acc.wWid[w] !== 0 && acc.wStatus[w] === WithdrawalStatus.pending) rows.push(w);
   }
+  rows.sort((a, b) => acc.wWid[a]! - acc.wWid[b]!);
+  const out: AdminWithdrawal[] = rows.map((w) => ({ account_id: acc.wAccount[w]!, ...withdrawalView(v, w) }));
   return { withdrawals: out, as_of_seq: String(v.state.seq) };
 }
 
-/** The account that requested withdrawal wid (the fan-out's confirm/fail events carry only the wid). */
+/** The account that requested withdrawal wid, 0 when evicted (the fan-out's confirm/fail events carry only the wid). */
 export function withdrawalAccount(v: ViewsData, wid: number): number {
-  return v.state.accounts.wAccount[wid]!;
+  const acc = v.state.accounts;
+  const w = acc.withdrawalRow(wid);
+  return w < 0 ? 0 : acc.wAccount[w]!;
 }
 
 // ---- keys ----------------------------------------------------------------------------
 
-function keyKnown(v: ViewsData, keyId: number): boolean {
-  return (keyId >>> 0) === keyId && keyId >= 1 && keyId <= v.state.accounts.keyCount;
+/** The key's row (src/accounts/accounts.ts), -1 when unknown or evicted. */
+export function keyRow(v: ViewsData, keyId: number): number {
+  return v.state.accounts.keyRow(keyId);
 }
 
 /** Owner of a key, 0 when there is no such key. Cheap: used on every request. */
 export function keyAccount(v: ViewsData, keyId: number): number {
-  return keyKnown(v, keyId) ? v.state.accounts.keyAccount[keyId]! : 0;
+  const k = keyRow(v, keyId);
+  return k < 0 ? 0 : v.state.accounts.keyAccount[k]!;
 }
 
 /** Scope bits of a key (Scope enum), 0 when there is no such key. */
 export function keyScopes(v: ViewsData, keyId: number): number {
-  return keyKnown(v, keyId) ? v.state.accounts.keyScopes[keyId]! : 0;
+  const k = keyRow(v, keyId);
+  return k < 0 ? 0 : v.state.accounts.keyScopes[k]!;
 }
 
 /** True when the key is revoked (deleting an account revokes its keys); false for an unknown key (check keyAccount first). */
 export function keyRevoked(v: ViewsData, keyId: number): boolean {
-  return keyKnown(v, keyId) && v.state.accounts.keyRevoked[keyId] === 1;
+  const k = keyRow(v, keyId);
+  return k >= 0 && v.state.accounts.keyRevoked[k] === 1;
 }
 
 /** The key's 32 secret bytes as a view into the state (valid until the next apply(); never keep it), null when unknown. */
 export function keySecret(v: ViewsData, keyId: number): Uint8Array | null {
-  return keyKnown(v, keyId) ? v.state.accounts.keySecret.subarray(keyId * 32, keyId * 32 + 32) : null;
+  const k = keyRow(v, keyId);
+  return k < 0 ? null : v.state.accounts.keySecret.subarray(k * 32, k * 32 + 32);
 }
 
-/** Rate tier of a key (RateTier; 0 = default, also for an unknown key). */
-export function keyTier(v: ViewsData, keyId: number): number {
-  return keyKnown(v, keyId) ? v.state.accounts.keyTier[keyId]! : 0;
+/** Rate tier of the key in row k (RateTier; 0 = default, also for k < 0). */
+export function keyTier(v: ViewsData, k: number): number {
+  return k >= 0 ? v.state.accounts.keyTier[k]! : 0;
 }
 
-/** Custom tier figure i of a key (0 read rate, 1 read burst, 2 write rate, 3 write burst); 0 for named tiers. */
-export function keyFigure(v: ViewsData, keyId: number, i: number): number {
-  return keyKnown(v, keyId) ? v.state.accounts.keyFigures[keyId * 4 + i]! : 0;
+/** Custom tier figure i of the key in row k (0 read rate, 1 read burst, 2 write rate, 3 write burst); 0 for named tiers. */
+export function keyFigure(v: ViewsData, k: number, i: number): number {
+  return k >= 0 ? v.state.accounts.keyFigures[k * 4 + i]! : 0;
 }
 
 export function keyInfo(v: ViewsData, keyId: number): KeyInfo | null {
-  if (!keyKnown(v, keyId)) return null;
+  const k = keyRow(v, keyId);
+  if (k < 0) return null;
   const acc = v.state.accounts;
   return {
-    account_id: acc.keyAccount[keyId]!,
-    scopes: acc.keyScopes[keyId]!,
-    revoked: acc.keyRevoked[keyId] === 1,
-    secret: acc.keySecret.subarray(keyId * 32, keyId * 32 + 32),
+    account_id: acc.keyAccount[k]!,
+    scopes: acc.keyScopes[k]!,
+    revoked: acc.keyRevoked[k] === 1,
+    secret: acc.keySecret.subarray(k * 32, k * 32 + 32),
+    row: k,
   };
 }
 
-/** The account's keys in ascending key_id, never secrets (keys service GET /keys, operator). O(all keys). */
+/** The account's keys in ascending key_id (live ones and the retained revoked ones), never secrets (keys service GET /keys, operator). */
 export function keyList(v: ViewsData, account: number): KeyItem[] {
   const acc = v.state.accounts;
   const out: KeyItem[] = [];
-  for (let k = 1; k <= acc.keyCount; k++) {
-    if (acc.keyAccount[k] !== account) continue;
-    out.push({ key_id: k, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1, tier: RATE_TIER_NAMES[acc.keyTier[k]!]! });
+  if (!accountKnown(v.state, account)) return out;
+  for (let k = acc.keyHead[account]!; k !== NIL; k = acc.keyNext[k]!) {
+    out.push({
+      key_id: acc.keyId[k]!, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1, tier: RATE_TIER_NAMES[acc.keyTier[k]!]!,
+    });
   }
   return out;
 }

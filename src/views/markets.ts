@@ -45,7 +45,7 @@ function marketView(v: ViewsData, id: number): Market {
     position_limit: mk.positionLimit[id]!,
     fee_schedule_id: mk.feeSchedule[id]!,
     close_ts: r < 0 ? '0' : hiLoToString(mk.rCloseHi[r]!, mk.rCloseLo[r]!),
-    round_number: String(r + 1),
+    round_number: r < 0 ? '0' : String(mk.rNumber[r]!),
   };
 }
 

@@ -41,8 +41,6 @@ export interface ViewsData {
   posHead: Int32Array;
   posTail: Int32Array;
   posNext: Int32Array;
-  /** Lowest round index that may not be evicted (eviction only ever moves it up; rounds.ts). */
-  roundLow: number;
 }
 
 // ---- query arguments ---------------------------------------------------------------

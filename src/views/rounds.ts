@@ -45,12 +45,13 @@ export function adminOracle(v: ViewsData): AdminOracle {
   };
 }
 
+/** The round in row r (src/engine/markets.ts). */
 function roundView(v: ViewsData, r: number): Round {
   const mk = v.state.markets;
   const market = mk.rMarket[r]!;
   const outcome = mk.rOutcome[r]!;
   return {
-    round_number: String(r + 1),
+    round_number: String(mk.rNumber[r]!),
     market_id: market,
     category: mk.category[market]!,
     // A retained round is past 'none' (index 0), and its outcome is 'none' only until proposed, shown as "".
@@ -65,25 +66,27 @@ function roundView(v: ViewsData, r: number): Round {
   };
 }
 
-/** Retained rounds in descending round_number, optionally of one category (series). */
+/**
+ * Retained rounds in descending round_number, optionally of one category
+ * (series). The rows are few (at most round_cap + 2 x markets), so a page
+ * collects the matching ones and sorts them. The cursor is the round_number
+ * of the next round to serve, plus one.
+ */
 export function roundsPage(v: ViewsData, q: RoundsQuery): RoundsPage {
   checkLimit(q.limit);
   const mk = v.state.markets;
   const before = decodeCursor(CursorKind.rounds, q.cursor);
-  while (v.roundLow < mk.roundCount && mk.rEvicted[v.roundLow] === 1) v.roundLow++;
-  const out: Round[] = [];
-  let cursor = '';
-  // Round index r has round_number r + 1.
-  let r = before < 0 || before > mk.roundCount ? mk.roundCount - 1 : before - 2;
-  for (; r >= v.roundLow; r--) {
-    if (mk.rEvicted[r] === 1) continue;
+  const upTo = before < 0 ? Infinity : before - 1;
+  const rows: number[] = [];
+  for (let r = 0; r < mk.roundTop; r++) {
+    const n = mk.rNumber[r]!;
+    if (n === 0 || mk.rEvicted[r] === 1 || n > upTo) continue;
     if (q.category !== undefined && mk.category[mk.rMarket[r]!] !== q.category) continue;
-    if (out.length === q.limit) {
-      cursor = encodeCursor(CursorKind.rounds, r + 2);
-      break;
-    }
-    out.push(roundView(v, r));
+    rows.push(r);
   }
+  rows.sort((a, b) => mk.rNumber[b]! - mk.rNumber[a]!);
+  const out = rows.slice(0, q.limit).map((r) => roundView(v, r));
+  const cursor = rows.length > q.limit ? encodeCursor(CursorKind.rounds, mk.rNumber[rows[q.limit]!]! + 1) : '';
   return { rounds: out, cursor, as_of_seq: String(v.state.seq) };
 }
 
@@ -108,9 +111,9 @@ export function seriesList(v: ViewsData): SeriesList {
 
 /** One round by round_number (WebSocket rounds channel); null when unknown or evicted. */
 export function roundRecord(v: ViewsData, roundNumber: number): Round | null {
-  const mk = v.state.markets;
-  if (!Number.isInteger(roundNumber) || roundNumber < 1 || roundNumber > mk.roundCount || mk.rEvicted[roundNumber - 1] === 1) return null;
-  return roundView(v, roundNumber - 1);
+  if (!Number.isSafeInteger(roundNumber) || roundNumber < 1) return null;
+  const r = v.state.markets.roundRow(roundNumber);
+  return r < 0 ? null : roundView(v, r);
 }
 
 /** An existing market's current round in any status; null before its first round or once evicted. */

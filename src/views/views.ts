@@ -57,6 +57,7 @@ import * as O from './orders.js';
 import { initPositionLists, linkNewPositions, positionNumbers, positionsPage } from './positions.js';
 import type { RecordRing } from './record_ring.js';
 import * as R from './rounds.js';
+import { tableSizes } from './tables.js';
 import { candlesticks, recordTrade, tradesPage } from './tape.js';
 
 export { ViewError } from './cursor.js';
@@ -80,7 +81,6 @@ export class Views implements ViewsData {
   posHead = new Int32Array(0);
   posTail = new Int32Array(0);
   posNext = new Int32Array(0);
-  roundLow = 0;
 
   constructor(engine: Partial<EngineConfig> = {}, views: Partial<ViewsConfig> = {}) {
     this.state = new ExchangeState(engine);
@@ -270,21 +270,31 @@ export class Views implements ViewsData {
     return A.keySecret(this, keyId);
   }
 
-  /** Rate tier of a key (RateTier; 0 = default, also for an unknown key): the gateway's TierSource. */
-  keyTier(keyId: number): number {
-    return A.keyTier(this, keyId);
+  /** The row of a known key (its index in the per-key tables), -1 when unknown or evicted. */
+  keyRow(keyId: number): number {
+    return A.keyRow(this, keyId);
   }
 
-  /** Custom tier figure i of a key (0 read rate, 1 read burst, 2 write rate, 3 write burst); 0 for named tiers. */
-  keyFigure(keyId: number, i: number): number {
-    return A.keyFigure(this, keyId, i);
+  /** Rate tier of the key in row keyRow (RateTier; 0 = default, also for -1): the gateway's TierSource. */
+  keyTier(keyRow: number): number {
+    return A.keyTier(this, keyRow);
+  }
+
+  /** Custom tier figure i of the key in row keyRow (0 read rate, 1 read burst, 2 write rate, 3 write burst); 0 for named tiers. */
+  keyFigure(keyRow: number, i: number): number {
+    return A.keyFigure(this, keyRow, i);
+  }
+
+  /** Entries of each growing table (tables.ts): /metrics and the soak test. */
+  tables(): Record<string, number> {
+    return tableSizes(this);
   }
 
   keyInfo(keyId: number): A.KeyInfo | null {
     return A.keyInfo(this, keyId);
   }
 
-  /** The account's keys in ascending key_id, never secrets (keys service GET /keys, operator). O(all keys). */
+  /** The account's keys in ascending key_id (live and retained revoked), never secrets (keys service GET /keys, operator). */
   keys(account: number): KeyItem[] {
     return A.keyList(this, account);
   }

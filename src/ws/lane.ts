@@ -106,7 +106,8 @@ class Conn implements Peer, BinaryPeer {
   binary = false;
   /** Binary answers not yet written. */
   readonly results = new BinaryBatch();
-  constructor(readonly keyId: number, readonly account: number, readonly scopes: number) {}
+  /** keyRow: the key's row, its index in the per-key tables (token buckets, counts), as at the upgrade. */
+  constructor(readonly keyId: number, readonly keyRow: number, readonly account: number, readonly scopes: number) {}
 }
 
 interface Deferred {
@@ -189,15 +190,15 @@ export class WsLane {
         this.lane.log?.({ event: 'auth_failed', key_id: caller.keyId, reason: 'replayed signature', route: 'ws' });
         throw new ApiError('unauthorized', 'missing or invalid credentials');
       }
-      const wait = this.lane.buckets.take(caller.keyId, BUCKET_READ, 1, now);
+      const wait = this.lane.buckets.take(caller.keyRow, BUCKET_READ, 1, now);
       if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
       if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');
       const cap = this.cfg.max_connections_per_key;
-      if (!this.counts.tryAdd(caller.keyId, KEY_CONNECTIONS, 1, cap)) {
+      if (!this.counts.tryAdd(caller.keyRow, KEY_CONNECTIONS, 1, cap)) {
         throw new ApiError('rate_limited', `at most ${cap} WebSocket connections per key`, { retry_after_ms: '1000', max_connections_per_key: cap });
       }
       f.done = true;
-      res.upgrade({ conn: new Conn(caller.keyId, caller.account, caller.scopes) }, wsKey, wsProtocol, wsExtensions, context);
+      res.upgrade({ conn: new Conn(caller.keyId, caller.keyRow, caller.account, caller.scopes) }, wsKey, wsProtocol, wsExtensions, context);
     } catch (e) {
       // A refused handshake's connection is of no further use to a WebSocket client: close it after the answer.
       f.closeAfter = true;
@@ -251,8 +252,9 @@ export class WsLane {
     set.add(conn);
     this.opts.onConnections?.(1);
     if (this.sweepTimer === null) this.sweepTimer = setInterval(this.sweep, SWEEP_MS);
-    // A key revoked between the upgrade and now is caught here.
-    if (this.lane.core.views.keyRevoked(conn.keyId)) this.end(conn, WsClose.key_revoked, 'key revoked');
+    // A key revoked (or revoked and already evicted) between the upgrade and now is caught here.
+    const views = this.lane.core.views;
+    if (views.keyAccount(conn.keyId) === 0 || views.keyRevoked(conn.keyId)) this.end(conn, WsClose.key_revoked, 'key revoked');
   }
 
   private onClose(ws: WebSocket<{ conn: Conn }>): void {
@@ -264,7 +266,7 @@ export class WsLane {
     for (const sub of conn.subs.values()) this.dropSub(conn, sub, now);
     conn.subs.clear();
     conn.byTopic.clear();
-    this.counts.remove(conn.keyId, KEY_CONNECTIONS, 1);
+    this.counts.remove(conn.keyRow, KEY_CONNECTIONS, 1);
     this.conns.delete(conn);
     this.opts.onConnections?.(-1);
     const set = this.byKey.get(conn.keyId);
@@ -334,7 +336,7 @@ export class WsLane {
       return;
     }
     // Every other command frame costs one read token, well-formed or not.
-    const wait = this.lane.buckets.take(conn.keyId, BUCKET_READ, 1, Date.now());
+    const wait = this.lane.buckets.take(conn.keyRow, BUCKET_READ, 1, Date.now());
     if (wait > 0) {
       this.writeDirect(conn, errorReply(id, 'rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) }));
       return;
@@ -460,8 +462,10 @@ export class WsLane {
       }
     }
     const cap = this.cfg.max_subscriptions_per_key;
-    if (fresh > 0 && !this.counts.tryAdd(conn.keyId, KEY_SUBSCRIPTIONS, fresh, cap)) {
-      throw new WsCommandError('too_many_subscriptions', `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${this.counts.get(conn.keyId, KEY_SUBSCRIPTIONS)})`);
+    if (fresh > 0 && !this.counts.tryAdd(conn.keyRow, KEY_SUBSCRIPTIONS, fresh, cap)) {
+      const has = this.counts.get(conn.keyRow, KEY_SUBSCRIPTIONS);
+      const why = `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${has})`;
+      throw new WsCommandError('too_many_subscriptions', why);
     }
     const after: (() => void)[] = [];
     for (const p of plan) {
@@ -515,7 +519,7 @@ export class WsLane {
   /** Ends one subscription (its key's count is released by the caller). */
   private dropSub(conn: Conn, sub: Sub, nowMs: number): void {
     this.subscriptions--;
-    this.counts.remove(conn.keyId, KEY_SUBSCRIPTIONS, 1);
+    this.counts.remove(conn.keyRow, KEY_SUBSCRIPTIONS, 1);
     if (sub.channel === 'user') {
       this.fanout.removeUserSub(sub.user, nowMs);
       conn.user = null;

@@ -50,6 +50,8 @@ const cancelOrderParams = compile(Type.Object({ order_id: pathParamSchema('order
 /** What the lane needs of a connection to run its order commands. */
 export interface OrderPeer {
   readonly keyId: number;
+  /** The key's row: its index in the per-key tables (token buckets), as at the upgrade. */
+  readonly keyRow: number;
   readonly account: number;
   readonly scopes: number;
   /** Commands (batch items) held for their outcome on this connection. */
@@ -82,7 +84,7 @@ export function runOrderCommand(
   times: StageTimes | null, answer: (frame: string, status: number, code: string | null) => void,
 ): void {
   const { route, checker } = ENTRIES.get(cmd)!;
-  const caller: Caller = { keyId: peer.keyId, account: peer.account, scopes: peer.scopes };
+  const caller: Caller = { keyId: peer.keyId, keyRow: peer.keyRow, account: peer.account, scopes: peer.scopes };
   let held = 0;
   const settle = (r: Reply): void => {
     peer.inFlight -= held;

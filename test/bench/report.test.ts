@@ -33,10 +33,16 @@ test('report: peers of one run sit beside our figures, with min-max, ratios and 
 
 test('report: engine targets are checked against the run\'s own figures', () => {
   const text = renderReport([
-    result('engine_match', { commands_per_s: 12e6, p99_ns: 900, gc_count_timed: 0 }, { nodejs_order_book: { commands_per_s: 1e6 } }, { vs_nodejs_order_book: 12 }),
+    result('engine_match', { commands_per_s: 12e6, p99_ns: 900, p999_ns: 2500, gc_count_timed: 0 }, { nodejs_order_book: { commands_per_s: 1e6 } }, { vs_nodejs_order_book: 12 }),
+    result('engine_scale', { o1k_m10_a10k_commands_per_s: 3e6, o1k_m10_a10k_resting_orders: 1000, o1k_m10_a10k_markets: 10, o1k_m10_a10k_accounts: 10000,
+      ratio_1m_orders_1000_markets_vs_1k: 0.5, max_command_ns: 400_000, bytes_per_resting_order: 150 }),
   ], []);
-  assert.match(text, /\| engine_match \| >= 10,000,000 commands\/s with full features \| 12 M\/s \| met \|/);
-  assert.match(text, /\| engine_match \| >= 20x nodejs-order-book \(same run\) \| 12x \| \*\*NOT met\*\* \|/);
+  assert.match(text, /\| engine_match \| >= 5,000,000 commands\/s with full features \| 12 M\/s \| met \|/);
+  assert.match(text, /\| engine_match \| p99 <= 1 µs, p99.9 <= 3 µs \| 900 ns \/ 2.5 µs \| met \|/);
+  assert.match(text, /\| engine_match \| >= 40x nodejs-order-book \(same run\) \| 12x \| \*\*NOT met\*\* \|/);
+  assert.match(text, /\| engine_scale \| at 1 M resting orders and 1,000 markets, >= 70% of the 1 k-order throughput \| 50% \| \*\*NOT met\*\* \|/);
+  assert.match(text, /\| engine_scale \| no single command over 1 ms at any size \| 400 µs \| met \|/);
+  assert.match(text, /\| 1,000 orders, 10 markets, 10,000 accounts: commands\/s \| 3 M\/s/);
 });
 
 test('report: units follow the metric suffix', () => {

@@ -1,15 +1,17 @@
 // Crash test inside `npm test`: the crash run (test/support/crash/, the
-// same one as tools/crash_test.ts) with 3 kills (the third
-// while the exchange is recovering from the second), the engine's invariant
+// same one as tools/crash_test.ts) with 3 kills (the first the moment a new
+// journal segment appears, the second the moment a snapshot's temp file
+// appears, the third while the exchange is recovering from the second), on
+// 8 KiB segments with a snapshot every 300 records, the engine's invariant
 // checker on (--verify 1), and a self-test showing that its checks do report
-// a lost acknowledged order and money that does not add up. The long run is
-// `npm run test:crash` (30 kills). Test process, main thread; the exchange
-// runs in a child process.
+// a lost acknowledged order and money that does not add up. The long runs
+// are `npm run test:crash` (30 kills; `-- --kills 300` for parts of 30).
+// Test process, main thread; the exchange runs in a child process.
 
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { runCrashTest, type CrashReport } from '../support/crash/driver.js';
+import { ROTATION_AND_SNAPSHOT_STRESS, runCrashTest, type CrashReport } from '../support/crash/driver.js';
 
 function describe(r: CrashReport): string {
   return `seed ${r.seed}, data dir ${r.data_dir}\n${r.violations.join('\n')}\ncounts ${JSON.stringify(r.counts)}`;
@@ -17,7 +19,10 @@ function describe(r: CrashReport): string {
 
 test('crash: 3 SIGKILLs under load (one during a restart) lose nothing acknowledged, retries apply at most once, seqs keep increasing', { timeout: 120_000 }, async () => {
   const lines: string[] = [];
-  const r = await runCrashTest({ kills: 3, seed: 20261121, verify: true, loadMinMs: 500, loadMaxMs: 1500, log: (l) => lines.push(l) });
+  const r = await runCrashTest({
+    kills: 3, seed: 20261121, verify: true, loadMinMs: 500, loadMaxMs: 1500, log: (l) => lines.push(l),
+    ...ROTATION_AND_SNAPSHOT_STRESS, snapshotKillEvery: 2, rotationKillEvery: 3,
+  });
   assert.deepEqual(r.violations, [], `${describe(r)}\n${lines.join('\n')}`);
   assert.equal(r.ok, true);
   assert.equal(r.kills, 3);
@@ -37,6 +42,9 @@ test('crash: 3 SIGKILLs under load (one during a restart) lose nothing acknowled
     assert.equal((c[`${kind}_uncertain_had_landed`] ?? 0) + (c[`${kind}_uncertain_had_not_landed`] ?? 0), cut, `${kind}: ${describe(r)}`);
   }
   for (const rec of r.recoveries.slice(1)) assert.ok(rec.seq > 0, JSON.stringify(r.recoveries));
+  // The aimed kills met their moment: a new segment file, then a snapshot's temp file.
+  assert.equal(c.kills_aimed_at_rotation, 1, describe(r));
+  assert.equal(c.kills_aimed_at_snapshot, 1, describe(r));
 });
 
 test('crash: the checker reports an acknowledged order that is missing after a restart and money that does not add up', { timeout: 60_000 }, async () => {

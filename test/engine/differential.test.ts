@@ -42,7 +42,7 @@ test('reference model: money, reservations and shares balance after every comman
   }
 });
 
-test(`engine: emits exactly the reference model's events on seeds 1..${SEEDS} x ${COMMANDS} random commands`, () => {
+test(`engine: emits exactly the reference model's events on seeds 1..${SEEDS} x ${COMMANDS} random commands, and its fused path writes the same bytes and reaches the same state hash as applying every event through evolve`, () => {
   for (let seed = 1; seed <= SEEDS; seed++) {
     const f = runSeed(seed, COMMANDS, { coverage });
     if (f) assert.fail(formatFailure(f));

@@ -222,9 +222,11 @@ function timePicture(s: ExchangeState): unknown {
     });
   }
   const withdrawals = [];
-  for (let w = 1; w <= acc.withdrawalCount; w++) {
+  for (let wid = 1; wid <= acc.withdrawalCount; wid++) {
+    const w = acc.withdrawalRow(wid);
+    if (w < 0) continue;
     withdrawals.push({
-      wid: w, account: acc.wAccount[w], amount: acc.wAmount[w], status: acc.wStatus[w], seq: acc.wSeq[w],
+      wid, account: acc.wAccount[w], amount: acc.wAmount[w], status: acc.wStatus[w], seq: acc.wSeq[w],
       client_withdrawal_id: hiLoToString(acc.wCwidHi[w]!, acc.wCwidLo[w]!), destination: acc.wDestination[w],
     });
   }

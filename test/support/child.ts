@@ -49,16 +49,21 @@ export class NodeChild {
   private readonly waiters: { re: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
 
   /**
-   * Spawns `node ...args`. `onStdoutLine` / `onStderrLine` see every complete
-   * line as it arrives (before any waitForLine resolves on it).
+   * Spawns `node ...args`, or `launcher... node ...args` when `launcher` is
+   * given (a program that execs the rest in its place, e.g. `prlimit
+   * --fsize=N`, so the pid stays node's). `onStdoutLine` / `onStderrLine` see
+   * every complete line as it arrives (before any waitForLine resolves on it).
    */
   constructor(
     readonly label: string,
     args: string[],
     env: NodeJS.ProcessEnv = process.env,
     private readonly hooks: { onStdoutLine?: (line: string) => void; onStderrLine?: (line: string) => void } = {},
+    launcher: string[] = [],
   ) {
-    this.proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    installExitHook();
+    const [cmd, ...pre] = [...launcher, process.execPath];
+    this.proc = spawn(cmd!, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     if (this.proc.pid === undefined) throw new Error(`${label}: spawn failed`);
     this.pid = this.proc.pid;
     killOnExit(this.proc);

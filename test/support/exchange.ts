@@ -27,7 +27,7 @@ import { AdminClient } from '../../src/client/admin_client.js';
 import { DxClient } from '../../src/client/client.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
 import { defaults, type ExchangeConfig } from '../../src/main/config.js';
-import type { RunningExchange } from '../../src/main/exchange.js';
+import type { RunningExchange, StartOptions } from '../../src/main/exchange.js';
 import { NodeChild, type Exit } from './child.js';
 
 export const ADMIN_TOKEN = 'gateway-tests-admin-token-0123456789';
@@ -56,7 +56,7 @@ export interface TestExchange {
  * port itself (uWebSockets.js shares a port between threads only when it is
  * not 0). A `data_dir` given in `over` is the caller's and stays.
  */
-export async function startTestExchange(over: Partial<ExchangeConfig> = {}): Promise<TestExchange> {
+export async function startTestExchange(over: Partial<ExchangeConfig> = {}, opts: StartOptions = {}): Promise<TestExchange> {
   // The structured log reads DX_LOG_LEVEL once, when src/main/log.ts loads:
   // only errors in tests (set DX_LOG_LEVEL to see more), so the exchange's
   // modules are loaded after this line.
@@ -66,7 +66,7 @@ export async function startTestExchange(over: Partial<ExchangeConfig> = {}): Pro
   const cfg: ExchangeConfig = {
     ...defaults(), port: 0, accounts_port: 0, admin_port: 0, admin_token: ADMIN_TOKEN, gateways: 1, ...over, data_dir: dataDir,
   };
-  const ex = await startExchange(cfg);
+  const ex = await startExchange(cfg, opts);
   const adminBase = `http://${HOST}:${ex.admin_port}`;
   return {
     ex,
@@ -102,6 +102,10 @@ export interface ProcessOptions {
   nodeArgs?: string[];
   /** Append every stderr line (the structured log) to this file too, for a post-mortem. */
   logFile?: string;
+  /** A program that execs node in its place, e.g. ['prlimit', '--fsize=65536'] (see NodeChild). */
+  launcher?: string[];
+  /** More environment variables of the child (e.g. DX_JOURNAL_FAULT). */
+  env?: Record<string, string>;
 }
 
 export interface RecoveryLine {
@@ -148,13 +152,13 @@ export class ExchangeProcess {
       ...(o.nodeArgs ?? []), EXCHANGE_JS,
       ...flagsOf({ host: HOST, admin_host: HOST, port: 0, accounts_port: 0, admin_port: 0, ...cfg, data_dir: this.dataDir, admin_token: this.token }),
     ];
-    this.child = new NodeChild('exchange', args, { ...process.env, DX_LOG_LEVEL: o.logLevel ?? 'info' }, {
+    this.child = new NodeChild('exchange', args, { ...process.env, DX_LOG_LEVEL: o.logLevel ?? 'info', ...o.env }, {
       onStdoutLine: (line) => this.onStdoutLine(line),
       onStderrLine: (line) => {
         if (o.logFile !== undefined) appendFileSync(o.logFile, `${line}\n`);
         this.onStderrLine(line);
       },
-    });
+    }, o.launcher);
   }
 
   get pid(): number {

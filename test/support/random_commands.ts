@@ -19,6 +19,8 @@ export const DIFF_CONFIG: ModelConfig = {
   terminal_cap: 8,
   reject_cap: 4,
   round_cap: 3,
+  withdrawal_cap: 3,
+  revoked_key_cap: 2,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 2,
   dispute_window_ms: 10_000,

@@ -25,7 +25,12 @@
 //   unfreeze does not clear it), so it is never auto-proposed again.
 // - unknown_account means "not live" (deleted accounts included) wherever
 //   README names it.
-// - RequestWithdrawal idempotency is per account (client_withdrawal_id).
+// - RequestWithdrawal idempotency is per account (client_withdrawal_id),
+//   while the withdrawal is retained: an account keeps its pending ones and
+//   its newest withdrawal_cap finished ones; an evicted one is unknown (its
+//   wid cannot be confirmed, its client_withdrawal_id makes a new one).
+// - An account keeps its live keys and its newest revoked_key_cap revoked
+//   ones; revoking an evicted key is unknown_key.
 // - Market volume and last_tick_yes describe the current round: OpenRound
 //   resets them; a market keeps its last round_number after round eviction.
 
@@ -40,6 +45,8 @@ export interface ModelConfig {
   terminal_cap: number;
   reject_cap: number;
   round_cap: number;
+  withdrawal_cap: number;
+  revoked_key_cap: number;
   oracle_staleness_ms: number;
   oracle_quorum: number;
   dispute_window_ms: number;
@@ -50,6 +57,8 @@ export const MODEL_DEFAULTS: ModelConfig = {
   terminal_cap: 1000,
   reject_cap: 100,
   round_cap: 1000,
+  withdrawal_cap: 1000,
+  revoked_key_cap: 100,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
@@ -1064,8 +1073,8 @@ export class ReferenceModel {
     if (!a) return this.reject(Reject.unknown_account);
     const keys = [...this.keys.values()].filter((k) => k.account_id === acct && !k.revoked).sort((x, y) => x.key_id - y.key_id);
     for (const k of keys) {
-      k.revoked = true;
       this.emit('KeyRevoked', acct, { key_id: k.key_id, account_id: acct });
+      this.retireKey(k);
     }
     a.deleted = true;
     this.emit('AccountDeleted', acct, { account_id: acct });
@@ -1087,8 +1096,8 @@ export class ReferenceModel {
     const k = this.keys.get(c.key_id as number);
     if (!k || (hdr !== 0 && k.account_id !== hdr)) return this.reject(Reject.unknown_key);
     if (!k.revoked) {
-      k.revoked = true;
       this.emit('KeyRevoked', k.account_id, { key_id: k.key_id, account_id: k.account_id });
+      this.retireKey(k);
     }
     this.complete({ result: k.key_id });
   }
@@ -1105,6 +1114,17 @@ export class ReferenceModel {
       key_id: k.key_id, tier, read_rate_per_s: figures[0], read_burst: figures[1], write_rate_per_s: figures[2], write_burst: figures[3],
     });
     this.complete({ result: k.key_id });
+  }
+
+  /** Revoked keys per account, oldest revoked first: retention beyond revoked_key_cap. */
+  private readonly revokedKeys = new Map<number, number[]>();
+
+  private retireKey(k: MKey): void {
+    k.revoked = true;
+    const revoked = this.revokedKeys.get(k.account_id) ?? [];
+    revoked.push(k.key_id);
+    while (revoked.length > this.config.revoked_key_cap) this.keys.delete(revoked.shift()!);
+    this.revokedKeys.set(k.account_id, revoked);
   }
 
   private deposit(c: RecordObject): void {
@@ -1142,6 +1162,9 @@ export class ReferenceModel {
     this.complete({ result: w.wid });
   }
 
+  /** Finished withdrawals per account, oldest first: retention beyond withdrawal_cap. */
+  private readonly finishedWithdrawals = new Map<number, number[]>();
+
   private finishWithdrawal(c: RecordObject, confirm: boolean): void {
     const w = this.withdrawals.get(c.wid as number);
     if (!w || w.status !== WithdrawalStatus.pending) return this.reject(Reject.unknown_withdrawal);
@@ -1156,6 +1179,10 @@ export class ReferenceModel {
       a.available += w.amount;
       this.emit('WithdrawalFailed', w.account_id, { wid: w.wid, amount: w.amount });
     }
+    const finished = this.finishedWithdrawals.get(w.account_id) ?? [];
+    finished.push(w.wid);
+    while (finished.length > this.config.withdrawal_cap) this.withdrawals.delete(finished.shift()!);
+    this.finishedWithdrawals.set(w.account_id, finished);
     this.complete({ result: w.wid });
   }
 

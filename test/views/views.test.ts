@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { EngineConfig } from '../../src/engine/config.js';
 import { summarize } from '../../src/engine/summary.js';
 import { NIL } from '../../src/book/orders.js';
-import { CANCEL_REASON_NAMES, ProposeSource } from '../../src/layout/records.js';
+import { CANCEL_REASON_NAMES, CompletionStatus, ProposeSource } from '../../src/layout/records.js';
 import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ViewError, type Views } from '../../src/views/views.js';
 import { AdminAccount } from '../../src/wire/control_plane.js';
@@ -505,6 +505,102 @@ test('views: rounds are listed by descending round_number, filtered by category,
   h.ok({ type: 'VoidRound', market_id: m1 });
   assert.equal(h.views.round(m2), null, 'evicted');
   assert.deepEqual(numbers({ limit: 100 }), ['4', '3']);
+});
+
+test('views: round rows are reused: 300 rounds with round_cap 3 keep at most round_cap + 2 x markets rows', () => {
+  const h = new Harness({ round_cap: 3 });
+  const markets = [h.market({ category: 1 }), h.market({ category: 2 }), h.market({ category: 3, round: false })];
+  const mk = h.views.state.markets;
+  let maxRows = 0;
+  for (let i = 0; i < 100; i++) {
+    for (const m of markets.slice(0, 2)) {
+      h.ok({ type: i % 2 === 0 ? 'VoidRound' : 'FreezeRound', market_id: m });
+      if (i % 2 === 1) {
+        h.ok({ type: 'ProposeRound', market_id: m, source: ProposeSource.no });
+        h.ok({ type: 'SettleRound', market_id: m });
+      }
+      h.openRound(m);
+      maxRows = Math.max(maxRows, mk.roundRows);
+    }
+  }
+  // 2 first rounds + 200 more; the third market never opened one.
+  assert.equal(mk.roundCount, 202);
+  assert.ok(maxRows <= 3 + 2 * markets.length, `${maxRows} round rows`);
+  assert.ok(mk.roundTop <= 3 + 2 * markets.length, `${mk.roundTop} rows ever used`);
+  assert.equal(mk.roundIndex.size, 3 + 2, 'the 3 newest terminal rounds and the 2 open ones are listed');
+  assert.deepEqual(h.views.rounds({ limit: 100 }).rounds.map((r) => r.round_number), ['202', '201', '200', '199', '198']);
+  assert.equal(h.views.roundRecord(197), null, 'evicted');
+  assert.equal(h.views.roundRecord(200)!.round_number, '200');
+  // A market whose last round was evicted keeps its number (not listed, no current round).
+  h.ok({ type: 'VoidRound', market_id: markets[0]! });
+  for (let i = 0; i < 3; i++) {
+    h.ok({ type: 'VoidRound', market_id: markets[1]! });
+    h.openRound(markets[1]!);
+  }
+  assert.equal(h.views.round(markets[0]!), null, 'its last round was evicted');
+  assert.equal(h.views.market(markets[0]!)!.round_number, '201');
+  assert.equal(h.views.market(markets[0]!)!.status, 'closed');
+  // It opens its next round in a reused row.
+  const top = mk.roundTop;
+  h.openRound(markets[0]!);
+  assert.equal(mk.roundTop, top);
+  assert.equal(h.views.round(markets[0]!)!.round_number, String(mk.roundCount));
+});
+
+test('views: an account keeps its pending withdrawals and its newest withdrawal_cap finished ones; '
+  + 'an evicted one is unknown and frees its client_withdrawal_id', () => {
+  const h = new Harness({ withdrawal_cap: 2 });
+  const a = h.account(1_000_000);
+  const acc = h.views.state.accounts;
+  const request = (cwid: number): number => h.ok({
+    type: 'RequestWithdrawal', account: a, client_withdrawal_id: BigInt(cwid), amount: 10, destination: 'dest',
+  });
+  const pending = request(999);
+  let maxRows = 0;
+  for (let i = 1; i <= 51; i++) {
+    const wid = request(i);
+    h.ok({ type: i % 3 === 0 ? 'FailWithdrawal' : 'ConfirmWithdrawal', wid });
+    maxRows = Math.max(maxRows, acc.withdrawalRows);
+  }
+  assert.ok(maxRows <= 1 + 2 + 1, `${maxRows} withdrawal rows`);
+  assert.ok(acc.wTop <= 4, `${acc.wTop} rows ever used`);
+  assert.equal(h.views.withdrawal(a, 0, 999)!.status, 'pending', 'pending ones are kept');
+  assert.equal(h.views.withdrawal(a, 0, 50)!.status, 'confirmed');
+  assert.equal(h.views.withdrawal(a, 0, 51)!.status, 'failed');
+  assert.equal(h.views.withdrawal(a, 0, 49), null, 'evicted');
+  assert.equal(h.views.withdrawalByWid(pending)!.status, 'pending');
+  // An evicted wid cannot be finished again; its client_withdrawal_id makes a new withdrawal.
+  assert.equal(h.send({ type: 'ConfirmWithdrawal', wid: pending + 1 })!.status, CompletionStatus.rejected);
+  const again = request(1);
+  assert.equal(again, acc.withdrawalCount);
+  assert.equal(h.views.withdrawal(a, 0, 1)!.wid, String(again));
+});
+
+test('views: an account keeps its live keys and its newest revoked_key_cap revoked ones; an evicted key is unknown; '
+  + 'rows are reused', () => {
+  const h = new Harness({ revoked_key_cap: 2 });
+  const a = h.account();
+  const acc = h.views.state.accounts;
+  const create = (): number => h.ok({ type: 'CreateKey', account: a, scopes: 3, secret: '11'.repeat(32) });
+  const live = create();
+  let maxRows = 0;
+  for (let i = 0; i < 40; i++) {
+    const k = create();
+    h.ok({ type: 'RevokeKey', account: a, key_id: k });
+    maxRows = Math.max(maxRows, acc.keyRows);
+  }
+  assert.equal(acc.keyCount, 41);
+  assert.ok(maxRows <= 1 + 2 + 1 && acc.keyTop <= 4, `${maxRows} key rows, ${acc.keyTop} ever used`);
+  assert.deepEqual(h.views.keys(a).map((k) => [k.key_id, k.revoked]), [[live, false], [40, true], [41, true]]);
+  assert.equal(h.views.keyInfo(39), null, 'evicted');
+  assert.equal(h.views.keyInfo(41)!.revoked, true);
+  assert.equal(h.views.keyInfo(live)!.revoked, false);
+  // Revoking again: idempotent while retained, unknown once evicted.
+  assert.equal(h.send({ type: 'RevokeKey', account: a, key_id: 41 })!.status, CompletionStatus.ok);
+  assert.equal(h.send({ type: 'RevokeKey', account: a, key_id: 39 })!.status, CompletionStatus.rejected);
+  // Deleting the account revokes its live key; the revoked ones beyond the cap go.
+  h.ok({ type: 'DeleteAccount', account: a });
+  assert.deepEqual(h.views.keys(a).map((k) => [k.key_id, k.revoked]), [[live, true], [41, true]]);
 });
 
 test('views: withdrawals are found by client_withdrawal_id, per account', () => {

@@ -12,13 +12,16 @@
 // a child process.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { closeFetchConnections } from '../../../src/client/transport.js';
+import { FILE_HEADER_BYTES, JOURNAL_DIR, SNAPSHOT_DIR } from '../../../src/journal/format.js';
+import { listSegments } from '../../../src/journal/recovery.js';
+import { snapshotTemps } from '../../../src/journal/snapshot.js';
 import { Rng } from '../../../src/lib/rng.js';
 import { ExchangeProcess } from '../exchange.js';
 import { retire, verify } from './checks.js';
@@ -42,6 +45,14 @@ export interface CrashOptions {
   loadMaxMs?: number;
   /** Every `startKillEvery`-th kill (from the third on) hits a start in progress instead (0: never). */
   startKillEvery?: number;
+  /**
+   * Every `snapshotKillEvery`-th load kill is aimed at a snapshot write: the
+   * driver asks for a snapshot (POST /admin/snapshot) and kills the moment
+   * its temp file appears (fs.watch), i.e. while it is written (0: never).
+   */
+  snapshotKillEvery?: number;
+  /** Every `rotationKillEvery`-th load kill lands the moment a new journal segment file appears (0: never). */
+  rotationKillEvery?: number;
   verify?: boolean;
   snapshotEvery?: number;
   segmentBytes?: number;
@@ -65,6 +76,32 @@ export interface CrashReport {
   violations: string[];
   counts: Record<string, number>;
   recoveries: { spawn_to_ready_ms: number; seq: number; snapshot_seq: number; ms: number; faults: string[] }[];
+}
+
+/**
+ * Settings that make kills land in segment rotations and snapshot writes:
+ * 8 KiB segments (a rotation every few dozen commands), a snapshot every 300
+ * journal records, every third kill aimed at a snapshot write and every
+ * third (another one) at a segment rotation.
+ */
+export const ROTATION_AND_SNAPSHOT_STRESS: Pick<CrashOptions, 'segmentBytes' | 'snapshotEvery' | 'snapshotKillEvery' | 'rotationKillEvery'>
+= {
+  segmentBytes: 8192, snapshotEvery: 300, snapshotKillEvery: 3, rotationKillEvery: 3,
+};
+
+/** Resolves true when a file whose name matches `re` appears in dir (fs.watch: inotify here), false after timeoutMs. */
+function fileAppears(dir: string, re: RegExp, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const w = watch(dir, (_event, name) => {
+      if (name !== null && re.test(name)) finish(true);
+    });
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    function finish(seen: boolean): void {
+      clearTimeout(timer);
+      w.close();
+      resolve(seen);
+    }
+  });
 }
 
 const MARKETS_WANTED = 2;
@@ -101,6 +138,7 @@ export class CrashRun {
     this.o = {
       kills: opts.kills, seed: opts.seed >>> 0, gateways: opts.gateways ?? 1, traders: opts.traders ?? 4,
       loadMinMs: opts.loadMinMs ?? 400, loadMaxMs: opts.loadMaxMs ?? 2000, startKillEvery: opts.startKillEvery ?? 5,
+      snapshotKillEvery: opts.snapshotKillEvery ?? 0, rotationKillEvery: opts.rotationKillEvery ?? 0,
       verify: opts.verify ?? false, snapshotEvery: opts.snapshotEvery ?? 2500, segmentBytes: opts.segmentBytes ?? 128 * 1024,
       keep: opts.keep ?? false, injectFaults: opts.injectFaults ?? false,
     };
@@ -171,7 +209,21 @@ export class CrashRun {
     await this.server.kill();
     this.checkLog();
     this.kills++;
+    this.noteKillPoint();
     this.ledger.raiseFloors();
+  }
+
+  /**
+   * What the kill interrupted, as the data directory shows it before the
+   * next start repairs it: a snapshot temp file (killed while a snapshot
+   * was written), a last segment that holds no more than its header (killed
+   * while rotating to a new segment).
+   */
+  private noteKillPoint(): void {
+    if (snapshotTemps(this.dataDir).length > 0) this.ledger.count('kills_mid_snapshot_write');
+    const segs = listSegments(this.dataDir);
+    const last = segs[segs.length - 1];
+    if (last !== undefined && segs.length > 1 && statSync(last.path).size <= FILE_HEADER_BYTES) this.ledger.count('kills_mid_rotation');
   }
 
   // ---------------------------------------------------------------- set-up
@@ -269,6 +321,7 @@ export class CrashRun {
     await sleep(ms);
     // Kill while at least two lane requests are outstanding (waiting at most 300 ms for that).
     for (let waited = 0; this.inflight < 2 && waited < 300; waited++) await sleep(1);
+    if (how === 'SIGKILL') await this.aim(this.kills + 1);
     if (how === 'SIGKILL') {
       L.count('kills_with_requests_in_flight', this.inflight > 0 ? 1 : 0);
       await this.killServer();
@@ -292,6 +345,26 @@ export class CrashRun {
       }
       this.checkLog();
       L.raiseFloors();
+    }
+  }
+
+  /**
+   * Holds the kill until the moment it is aimed at, when this kill is: a
+   * snapshot's temp file appearing (the driver asks for the snapshot; its
+   * answer is cut off like any other), or a new segment file appearing.
+   * After 3 s without it the kill goes ahead (counted as missed).
+   */
+  private async aim(kill: number): Promise<void> {
+    const L = this.ledger;
+    if (this.o.snapshotKillEvery > 0 && kill % this.o.snapshotKillEvery === 0) {
+      const dir = join(this.dataDir, SNAPSHOT_DIR);
+      mkdirSync(dir, { recursive: true });
+      const seen = fileAppears(dir, /\.dxs\.tmp-/, 3000);
+      void attempt(() => this.link.admin().snapshot());
+      L.count(await seen ? 'kills_aimed_at_snapshot' : 'kills_aimed_at_snapshot_missed');
+    } else if (this.o.rotationKillEvery > 0 && kill % this.o.rotationKillEvery === 1 % this.o.rotationKillEvery) {
+      const seen = await fileAppears(join(this.dataDir, JOURNAL_DIR), /^seg-[0-9]{20}\.dxj$/, 3000);
+      L.count(seen ? 'kills_aimed_at_rotation' : 'kills_aimed_at_rotation_missed');
     }
   }
 

@@ -4,7 +4,7 @@
 // thread by its name (the exchange names its workers "engine", "journal",
 // "gateway-0", ...), so a benchmark can read per-thread heap figures or run
 // the V8 CPU profiler on one thread of a running server without changing
-// its code. Bench runner and tools only; loopback only.
+// its code. Benchmarks, the soak and tools; loopback only.
 //
 // Invariants: one WebSocket per process; every call has a deadline (a thread
 // that never reaches a point where V8 services inspector messages times out

@@ -1,0 +1,482 @@
+// apply: the state changes of the order events (OrderAccepted, OrderRested,
+// Filled, OrderCanceled, OrderDecreased, OrderRejected), one function each,
+// reading the event's fields from its record. Two callers: evolve, which
+// finds the orders' slots by order id (read models, recovery), and the
+// engine's fused path, which writes the event and applies it at once with the
+// slots it already holds (engine thread). Both run this same code, so a state
+// built either way is the same state; the differential test checks it (equal
+// event bytes and state hashes on every seed). Engine thread, gateway read
+// models, recovery. No clock, no decisions: every choice is in the event.
+
+import {
+  Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
+} from '../layout/records.js';
+import { fail } from '../lib/assert.js';
+import { grown, nextCapacity } from '../lib/grow.js';
+import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
+import type { Mem } from '../lib/mem.js';
+import type { ExchangeState } from './state.js';
+
+/**
+ * The fields of an accepted order, as OrderAccepted carries them, gathered
+ * once: from the event by evolve (readEvent), from the command by decide
+ * (placement.ts), which writes the event from the same command.
+ */
+export class AcceptedOrder {
+  id = 0;
+  account = 0;
+  market = 0;
+  qty = 0;
+  groupId = 0;
+  tick = 0;
+  side = 0;
+  outcome = 0;
+  tif = 0;
+  stp = 0;
+  postOnly = 0;
+  hasCoid = 0;
+  hasMaxCost = 0;
+  maxCost = 0;
+  /** fee_per_share and reserve_cash (buys; 0 for sells). */
+  fps = 0;
+  reserve = 0;
+  coidHi = 0;
+  coidLo = 0;
+  expHi = 0;
+  expLo = 0;
+
+  /** Reads the OrderAccepted at o. */
+  readEvent(m: Mem, o: number): this {
+    this.id = OrderAccepted.order_id(m, o);
+    this.account = Header.account(m, o);
+    this.market = OrderAccepted.market_id(m, o);
+    this.qty = OrderAccepted.qty(m, o);
+    this.groupId = OrderAccepted.group_id(m, o);
+    this.tick = OrderAccepted.tick(m, o);
+    this.side = OrderAccepted.side(m, o);
+    this.outcome = OrderAccepted.outcome(m, o);
+    this.tif = OrderAccepted.tif(m, o);
+    this.stp = OrderAccepted.stp(m, o);
+    this.postOnly = OrderAccepted.post_only(m, o);
+    this.hasCoid = OrderAccepted.has_client_order_id(m, o);
+    this.hasMaxCost = OrderAccepted.has_max_cost(m, o);
+    this.maxCost = OrderAccepted.max_cost(m, o);
+    this.fps = OrderAccepted.fee_per_share(m, o);
+    this.reserve = OrderAccepted.reserve_cash(m, o);
+    this.coidHi = OrderAccepted.client_order_id_hi(m, o);
+    this.coidLo = OrderAccepted.client_order_id_lo(m, o);
+    this.expHi = OrderAccepted.expiry_ts_hi(m, o);
+    this.expLo = OrderAccepted.expiry_ts_lo(m, o);
+    return this;
+  }
+
+  /** Reads a PlaceOrder command at co for `account` (not yet validated; id, fps and reserve are decide's to set). */
+  readCommand(cm: Mem, co: number, account: number): void {
+    this.account = account;
+    this.market = PlaceOrder.market_id(cm, co);
+    this.qty = PlaceOrder.qty(cm, co);
+    this.groupId = PlaceOrder.group_id(cm, co);
+    this.tick = PlaceOrder.tick(cm, co);
+    this.side = PlaceOrder.side(cm, co);
+    this.outcome = PlaceOrder.outcome(cm, co);
+    this.tif = PlaceOrder.tif(cm, co);
+    this.stp = PlaceOrder.stp(cm, co);
+    this.postOnly = PlaceOrder.post_only(cm, co);
+    this.hasCoid = PlaceOrder.has_client_order_id(cm, co);
+    this.hasMaxCost = PlaceOrder.has_max_cost(cm, co);
+    this.maxCost = PlaceOrder.max_cost(cm, co);
+    this.coidHi = PlaceOrder.client_order_id_hi(cm, co);
+    this.coidLo = PlaceOrder.client_order_id_lo(cm, co);
+    this.expHi = PlaceOrder.expiry_ts_hi(cm, co);
+    this.expLo = PlaceOrder.expiry_ts_lo(cm, co);
+    this.id = 0;
+    this.fps = 0;
+    this.reserve = 0;
+  }
+}
+
+/** An accepted order (OrderAccepted): a new slot, indexed, on its account's live list, its reservation taken. Returns the slot. */
+export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const slot = ord.alloc();
+  const a = f.account;
+  const side = f.side;
+  const outcome = f.outcome;
+  const tick = f.tick;
+  const qty = f.qty;
+  ord.id[slot] = f.id;
+  ord.account[slot] = a;
+  ord.market[slot] = f.market;
+  ord.remaining[slot] = qty;
+  ord.groupId[slot] = f.groupId;
+  ord.tick[slot] = tick;
+  ord.side[slot] = side;
+  ord.outcome[slot] = outcome;
+  ord.tif[slot] = f.tif;
+  ord.hasCoid[slot] = f.hasCoid;
+  ord.ladder[slot] = side === Side.buy ? outcome : 1 - outcome;
+  ord.ladderTick[slot] = side === Side.buy ? tick : 100 - tick;
+  ord.status[slot] = OrderStatus.resting;
+  ord.feePerShare[slot] = f.fps;
+  ord.coidHi[slot] = f.coidHi;
+  ord.coidLo[slot] = f.coidLo;
+  ord.expHi[slot] = f.expHi;
+  ord.expLo[slot] = f.expLo;
+  if (!s.matchingOnly) {
+    ord.qty[slot] = qty;
+    ord.filled[slot] = 0;
+    ord.stp[slot] = f.stp;
+    ord.postOnly[slot] = f.postOnly;
+    ord.hasMaxCost[slot] = f.hasMaxCost;
+    ord.maxCost[slot] = f.maxCost;
+    ord.reason[slot] = 0;
+    ord.rejectCode[slot] = 0;
+    ord.createdTsHi[slot] = s.tsHi;
+    ord.createdTsLo[slot] = s.tsLo;
+    ord.lastUpdateSeq[slot] = s.seq;
+  }
+  s.indexOrder(f.id, slot);
+  if (f.hasCoid === 1) s.coidIndex.set(a, f.coidHi, f.coidLo, slot);
+  // Live list: ascending order_id, so append at the tail.
+  pushTail(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  const p = acc.position(a, f.market);
+  ord.posSlot[slot] = p;
+  const k = 2 * p + outcome;
+  if (side === Side.buy) {
+    ord.reservedCash[slot] = f.reserve;
+    acc.reserveCash(a, f.reserve);
+    acc.addBuying(k, qty);
+  } else {
+    ord.reservedCash[slot] = 0;
+    acc.reserveShares(k, qty);
+  }
+  return slot;
+}
+
+/** OrderRested at o: the accepted order (at `slot`) joins the tail of its level. */
+export function applyRested(s: ExchangeState, m: Mem, o: number, slot: number): void {
+  const ord = s.orders;
+  if (!(ord.id[slot] === OrderRested.order_id(m, o))) fail('apply: the rested order is live at its slot');
+  s.book.append(ord, slot);
+  if (ord.tif[slot] === Tif.gtd) s.expiries.set(slot, ord.expHi[slot]!, ord.expLo[slot]!);
+}
+
+/**
+ * The fields of a Filled event, gathered once: decide computes them and
+ * writes the event from them (writeEvent); evolve reads them back
+ * (readEvent). Either way applyFilled takes them from here.
+ */
+export class Fill {
+  fillId = 0;
+  makerId = 0;
+  takerId = 0;
+  makerAccount = 0;
+  takerAccount = 0;
+  market = 0;
+  qty = 0;
+  tickYes = 0;
+  path = 0;
+  takerSide = 0;
+  takerOutcome = 0;
+  makerFee = 0;
+  takerFee = 0;
+  makerRelease = 0;
+  takerRelease = 0;
+
+  readEvent(m: Mem, o: number): this {
+    this.fillId = Filled.fill_id(m, o);
+    this.makerId = Filled.maker_order_id(m, o);
+    this.takerId = Filled.taker_order_id(m, o);
+    this.makerAccount = Filled.maker_account(m, o);
+    this.takerAccount = Filled.taker_account(m, o);
+    this.market = Filled.market_id(m, o);
+    this.qty = Filled.qty(m, o);
+    this.tickYes = Filled.tick_yes(m, o);
+    this.path = Filled.path(m, o);
+    this.takerSide = Filled.taker_side(m, o);
+    this.takerOutcome = Filled.taker_outcome(m, o);
+    this.makerFee = Filled.maker_fee(m, o);
+    this.takerFee = Filled.taker_fee(m, o);
+    this.makerRelease = Filled.maker_release(m, o);
+    this.takerRelease = Filled.taker_release(m, o);
+    return this;
+  }
+
+  /** Writes the fields into the Filled record at o (its header is the caller's). */
+  writeEvent(m: Mem, o: number): void {
+    Filled.clear_reserved(m, o);
+    Filled.set_fill_id(m, o, this.fillId);
+    Filled.set_maker_order_id(m, o, this.makerId);
+    Filled.set_taker_order_id(m, o, this.takerId);
+    Filled.set_maker_account(m, o, this.makerAccount);
+    Filled.set_taker_account(m, o, this.takerAccount);
+    Filled.set_market_id(m, o, this.market);
+    Filled.set_qty(m, o, this.qty);
+    Filled.set_tick_yes(m, o, this.tickYes);
+    Filled.set_path(m, o, this.path);
+    Filled.set_taker_side(m, o, this.takerSide);
+    Filled.set_taker_outcome(m, o, this.takerOutcome);
+    Filled.set_maker_fee(m, o, this.makerFee);
+    Filled.set_taker_fee(m, o, this.takerFee);
+    Filled.set_maker_release(m, o, this.makerRelease);
+    Filled.set_taker_release(m, o, this.takerRelease);
+  }
+}
+
+/** A fill between the resting maker and the incoming taker (at their slots). */
+export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  if (!(ord.id[maker] === f.makerId && ord.onBook[maker] === 1)) fail('apply: the maker rests at its slot');
+  if (!(ord.id[taker] === f.takerId)) fail('apply: the taker is live at its slot');
+  const q = f.qty;
+  const mTick = ord.ladderTick[maker]!;
+  const makerFee = f.makerFee;
+  const takerFee = f.takerFee;
+  // Maker trades at its own ladder price; the taker at the complement.
+  const makerP = ord.side[maker] === Side.buy ? mTick : 100 - mTick;
+  const takerP = ord.side[taker] === Side.buy ? 100 - mTick : mTick;
+  settleParty(s, maker, q, makerP, makerFee, f.makerRelease);
+  settleParty(s, taker, q, takerP, takerFee, f.takerRelease);
+  acc.feesCollected += makerFee + takerFee;
+  s.fillCount = f.fillId;
+
+  const seq = s.seq;
+  const mRem = ord.remaining[maker]! - q;
+  if (!(mRem >= 0)) fail('apply: a fill exceeds the maker\'s remaining quantity');
+  ord.remaining[maker] = mRem;
+  if (!s.matchingOnly) {
+    ord.filled[maker] = ord.filled[maker]! + q;
+    ord.lastUpdateSeq[maker] = seq;
+  }
+  if (mRem === 0) {
+    s.book.remove(ord, maker, q);
+    if (ord.tif[maker] === Tif.gtd) s.expiries.remove(maker);
+    ord.status[maker] = OrderStatus.filled;
+    retire(s, maker);
+  } else {
+    s.book.reduce(ord, maker, q);
+    ord.status[maker] = OrderStatus.partially_filled;
+  }
+  const tRem = ord.remaining[taker]! - q;
+  if (!(tRem >= 0)) fail('apply: a fill exceeds the taker\'s remaining quantity');
+  ord.remaining[taker] = tRem;
+  if (!s.matchingOnly) {
+    ord.filled[taker] = ord.filled[taker]! + q;
+    ord.lastUpdateSeq[taker] = seq;
+  }
+  if (tRem === 0) {
+    ord.status[taker] = OrderStatus.filled;
+    retire(s, taker);
+  } else {
+    ord.status[taker] = OrderStatus.partially_filled;
+  }
+
+  const market = f.market;
+  const mk = s.markets;
+  mk.volume[market] = mk.volume[market]! + q;
+  if (f.path === 0) mk.openInterest[market] = mk.openInterest[market]! + q;
+  else if (f.path === 2) mk.openInterest[market] = mk.openInterest[market]! - q;
+  mk.lastTickYes[market] = f.tickYes;
+}
+
+/** One party's side of a fill: q shares at own-outcome price p, paying fee; a buy releases `release` of its reservation. */
+function settleParty(s: ExchangeState, slot: number, q: number, p: number, fee: number, release: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const a = ord.account[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
+  if (ord.side[slot] === Side.buy) {
+    const left = ord.reservedCash[slot]! - release;
+    if (!(left >= 0)) fail('apply: a fill releases more than the order reserved');
+    ord.reservedCash[slot] = left;
+    acc.releaseCash(a, release, q * p + fee);
+    acc.pFree[k] = acc.pFree[k]! + q;
+    acc.addBuying(k, -q);
+  } else {
+    acc.releaseShares(k, q, false);
+    acc.available[a] = acc.available[a]! + q * p - fee;
+  }
+}
+
+/** OrderCanceled at o: the live order at `slot` leaves the book and its account's live list; its reservation returns. */
+export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  if (!(ord.id[slot] === OrderCanceled.order_id(m, o))) fail('apply: the canceled order is live at its slot');
+  const rem = OrderCanceled.canceled_qty(m, o);
+  const status = ord.status[slot];
+  const live = status !== OrderStatus.canceled && status !== OrderStatus.filled;
+  if (!(live && rem === ord.remaining[slot])) fail('apply: a cancel takes a live order\'s whole remainder');
+  if (ord.onBook[slot] === 1) s.book.remove(ord, slot, rem);
+  if (ord.tif[slot] === Tif.gtd) s.expiries.remove(slot);
+  const a = ord.account[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
+  if (ord.side[slot] === Side.buy) {
+    const release = OrderCanceled.release_cash(m, o);
+    const left = ord.reservedCash[slot]! - release;
+    if (!(left >= 0)) fail('apply: a cancel releases more than the order reserved');
+    ord.reservedCash[slot] = left;
+    acc.releaseCash(a, release, 0);
+    acc.addBuying(k, -rem);
+  } else {
+    acc.releaseShares(k, rem, true);
+  }
+  ord.remaining[slot] = 0;
+  ord.status[slot] = OrderStatus.canceled;
+  if (!s.matchingOnly) {
+    ord.reason[slot] = OrderCanceled.reason(m, o);
+    ord.lastUpdateSeq[slot] = s.seq;
+  }
+  retire(s, slot);
+}
+
+/** OrderDecreased at o: the resting order at `slot` keeps its place with a smaller remainder. */
+export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  if (!(ord.id[slot] === OrderDecreased.order_id(m, o) && ord.onBook[slot] === 1)) fail('apply: the decreased order rests at its slot');
+  const newQty = OrderDecreased.new_qty(m, o);
+  const removed = ord.remaining[slot]! - newQty;
+  if (!(removed > 0 && newQty > 0)) fail('apply: a decrease keeps between 1 and remaining - 1 shares');
+  ord.remaining[slot] = newQty;
+  s.book.reduce(ord, slot, removed);
+  if (!s.matchingOnly) ord.lastUpdateSeq[slot] = s.seq;
+  const a = ord.account[slot]!;
+  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
+  if (ord.side[slot] === Side.buy) {
+    const release = OrderDecreased.release_cash(m, o);
+    const left = ord.reservedCash[slot]! - release;
+    if (!(left >= 0)) fail('apply: a decrease releases more than the order reserved');
+    ord.reservedCash[slot] = left;
+    acc.releaseCash(a, release, 0);
+    acc.addBuying(k, -removed);
+  } else {
+    acc.releaseShares(k, removed, true);
+  }
+}
+
+/** OrderRejected at o: the refused placement is retained in its account's reject list (reject_cap, oldest evicted). */
+export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const a = Header.account(m, o);
+  const hasCoid = OrderRejected.has_client_order_id(m, o);
+  if (s.matchingOnly && hasCoid !== 1) {
+    // Nothing decide reads: only counted, for the evictions it causes.
+    evictRetired(s, acc.rejHead, acc.rejTail, a, countRetired(s, s.rejTotal, a) - s.config.reject_cap);
+    return;
+  }
+  const slot = ord.alloc();
+  const id = OrderRejected.order_id(m, o);
+  const side = OrderRejected.side(m, o);
+  const outcome = OrderRejected.outcome(m, o);
+  ord.id[slot] = id;
+  ord.account[slot] = a;
+  ord.market[slot] = OrderRejected.market_id(m, o);
+  ord.qty[slot] = OrderRejected.qty(m, o);
+  ord.remaining[slot] = 0;
+  ord.filled[slot] = 0;
+  ord.groupId[slot] = OrderRejected.group_id(m, o);
+  ord.tick[slot] = OrderRejected.tick(m, o);
+  ord.side[slot] = side;
+  ord.outcome[slot] = outcome;
+  ord.tif[slot] = OrderRejected.tif(m, o);
+  ord.stp[slot] = OrderRejected.stp(m, o);
+  ord.postOnly[slot] = OrderRejected.post_only(m, o);
+  ord.hasCoid[slot] = hasCoid;
+  ord.hasMaxCost[slot] = OrderRejected.has_max_cost(m, o);
+  ord.ladder[slot] = (side === Side.buy ? outcome : 1 - outcome) & 1;
+  ord.ladderTick[slot] = 0;
+  ord.status[slot] = OrderStatus.rejected;
+  ord.reason[slot] = 0;
+  ord.feePerShare[slot] = 0;
+  ord.rejectCode[slot] = OrderRejected.code_num(m, o);
+  ord.posSlot[slot] = -1;
+  ord.reservedCash[slot] = 0;
+  ord.maxCost[slot] = OrderRejected.max_cost(m, o);
+  ord.coidHi[slot] = OrderRejected.client_order_id_hi(m, o);
+  ord.coidLo[slot] = OrderRejected.client_order_id_lo(m, o);
+  ord.expHi[slot] = OrderRejected.expiry_ts_hi(m, o);
+  ord.expLo[slot] = OrderRejected.expiry_ts_lo(m, o);
+  ord.createdTsHi[slot] = s.tsHi;
+  ord.createdTsLo[slot] = s.tsLo;
+  ord.lastUpdateSeq[slot] = s.seq;
+  s.indexOrder(id, slot);
+  if (hasCoid === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
+  // Rejected FIFO, oldest first; evict beyond reject_cap.
+  pushTail(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a, slot);
+  if (s.matchingOnly) {
+    const total = countRetired(s, s.rejTotal, a);
+    markRetired(s, slot, total);
+    evictRetired(s, acc.rejHead, acc.rejTail, a, total - s.config.reject_cap);
+    return;
+  }
+  acc.rejCount[a] = acc.rejCount[a]! + 1;
+  if (acc.rejCount[a]! > s.config.reject_cap) {
+    forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a));
+    acc.rejCount[a] = acc.rejCount[a]! - 1;
+  }
+}
+
+/** Moves a live order that became terminal from its account's live list to the terminal FIFO; evicts beyond terminal_cap. */
+function retire(s: ExchangeState, slot: number): void {
+  const ord = s.orders;
+  const acc = s.accounts;
+  const a = ord.account[slot]!;
+  unlink(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  if (s.matchingOnly) {
+    // Only orders holding a client_order_id stay (decide refuses their id while retained).
+    const total = countRetired(s, s.termTotal, a);
+    if (ord.hasCoid[slot] === 1) {
+      pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+      markRetired(s, slot, total);
+    } else {
+      s.unindexOrder(ord.id[slot]!);
+      ord.free(slot);
+    }
+    evictRetired(s, acc.termHead, acc.termTail, a, total - s.config.terminal_cap);
+    return;
+  }
+  pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+  acc.termCount[a] = acc.termCount[a]! + 1;
+  if (acc.termCount[a]! > s.config.terminal_cap) {
+    forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, a));
+    acc.termCount[a] = acc.termCount[a]! - 1;
+  }
+}
+
+/** Matching only: counts one more retirement of account a in `totals` (s.termTotal or s.rejTotal); returns the new count. */
+function countRetired(s: ExchangeState, totals: Float64Array, a: number): number {
+  if (a >= totals.length) {
+    const bigger = grown(totals, nextCapacity(totals.length, a + 1));
+    if (totals === s.termTotal) s.termTotal = bigger;
+    else s.rejTotal = bigger;
+    totals = bigger;
+  }
+  const n = totals[a]! + 1;
+  totals[a] = n;
+  return n;
+}
+
+/** Matching only: the retained order at slot retired as its account's n-th. */
+function markRetired(s: ExchangeState, slot: number, n: number): void {
+  if (slot >= s.retiredAt.length) s.retiredAt = grown(s.retiredAt, s.orders.capacity);
+  s.retiredAt[slot] = n;
+}
+
+/** Matching only: evicts account a's retained orders (oldest first) that retired as its upTo-th or earlier. */
+function evictRetired(s: ExchangeState, head: Int32Array, tail: Int32Array, a: number, upTo: number): void {
+  const ord = s.orders;
+  while (head[a] !== NIL && s.retiredAt[head[a]!]! <= upTo) forget(s, popHead(head, tail, ord.aprev, ord.anext, a));
+}
+
+/** Drops an evicted retained order from the slab and its indexes. */
+function forget(s: ExchangeState, slot: number): void {
+  const ord = s.orders;
+  if (!(slot !== NIL)) fail('apply: eviction from an empty retention list');
+  s.unindexOrder(ord.id[slot]!);
+  if (ord.hasCoid[slot] === 1) s.coidIndex.delete(ord.account[slot]!, ord.coidHi[slot]!, ord.coidLo[slot]!);
+  ord.free(slot);
+}

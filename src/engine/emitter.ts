@@ -1,0 +1,227 @@
+// Emitter: writes the events of the command being decided and applies each
+// one at once. Engine thread (and tests, tools, benchmarks). It holds the
+// command's sequencing (seq, ts, producer, correlation), claims each record
+// in the EventOut, writes its header, and after the caller filled the fields
+// applies it: order events through apply.ts with the slots decide holds (the
+// fused path), the rest through evolve. With `viaEvolve` every event goes
+// through evolve instead, as a read model applies it: the differential test
+// runs an engine each way and requires the same event bytes and state hash.
+// The completion record (CommandCompleted) is written by the named helpers at
+// the end of this file, one per kind of outcome.
+
+import { CommandCompleted, CompletionStatus, Header, OrderAccepted, T_PLACE_ORDER } from '../layout/records.js';
+import type { Mem } from '../lib/mem.js';
+import {
+  applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested, type AcceptedOrder, type Fill,
+} from './apply.js';
+import type { EventOut } from './event_out.js';
+import { evolve } from './evolve.js';
+import { ORACLE_SOURCES } from './markets.js';
+import type { ExchangeState } from './state.js';
+
+export class Emitter {
+  readonly state: ExchangeState;
+  readonly m: Mem;
+  private readonly out: EventOut;
+  /** Apply every event through evolve (the differential test's reference engine); false on the fused path. */
+  readonly viaEvolve: boolean;
+  // The command being decided.
+  seq = 0;
+  tsHi = 0;
+  tsLo = 0;
+  producer = 0;
+  correlation = 0;
+  /** Seq of the last command that wrote its completion (the engine asserts every command does). */
+  completedSeq = 0;
+  /** Scratch for u64 arithmetic (addHiLo). */
+  readonly hilo = new Uint32Array(2);
+  /** Scratch for sorted id lists (orders to cancel, accounts to pay out); grows when a list is longer. */
+  ids = new Float64Array(256);
+  /** Scratch for the fresh oracle prices. */
+  readonly prices = new Float64Array(ORACLE_SOURCES);
+
+  constructor(state: ExchangeState, out: EventOut, viaEvolve: boolean) {
+    this.state = state;
+    this.out = out;
+    this.m = out.mem;
+    this.viaEvolve = viaEvolve;
+  }
+
+  /** Starts a sequenced command: its events carry these; the fused path's state moves to its seq and ts now. */
+  startCommand(seq: number, tsHi: number, tsLo: number, producer: number, correlation: number): void {
+    this.seq = seq;
+    this.tsHi = tsHi;
+    this.tsLo = tsLo;
+    this.producer = producer;
+    this.correlation = correlation;
+    if (!this.viaEvolve) {
+      const s = this.state;
+      s.seq = seq;
+      s.tsHi = tsHi;
+      s.tsLo = tsLo;
+    }
+  }
+
+  /** Claims an event record and writes its header; the caller writes every field (and clear_reserved) before applying it. */
+  begin(type: number, size: number, account: number): number {
+    const m = this.m;
+    const o = this.out.claim(size);
+    Header.set_len(m, o, size);
+    Header.set_type(m, o, type);
+    Header.set_producer(m, o, this.producer);
+    Header.set_correlation(m, o, this.correlation);
+    Header.set_account(m, o, account);
+    Header.set_seq(m, o, this.seq);
+    Header.set_ts(m, o, this.tsHi, this.tsLo);
+    return o;
+  }
+
+  /** Applies an event off the order path (accounts, rounds, oracle, ...) through evolve. */
+  commit(o: number): void {
+    evolve(this.state, this.m, o);
+  }
+
+  // ---- the order events: fused, or through evolve --------------------------
+
+  /** Applies the OrderAccepted at o, whose fields decide holds in f; returns the new order's slot. */
+  accepted(o: number, f: AcceptedOrder): number {
+    if (!this.viaEvolve) return applyAccepted(this.state, f);
+    this.commit(o);
+    return this.state.slotOf(OrderAccepted.order_id(this.m, o));
+  }
+
+  rested(o: number, slot: number): void {
+    if (this.viaEvolve) this.commit(o);
+    else applyRested(this.state, this.m, o, slot);
+  }
+
+  /** Applies the Filled at o, which decide wrote from f. */
+  filled(o: number, f: Fill, maker: number, taker: number): void {
+    if (this.viaEvolve) this.commit(o);
+    else applyFilled(this.state, f, maker, taker);
+  }
+
+  canceled(o: number, slot: number): void {
+    if (this.viaEvolve) this.commit(o);
+    else applyCanceled(this.state, this.m, o, slot);
+  }
+
+  decreased(o: number, slot: number): void {
+    if (this.viaEvolve) this.commit(o);
+    else applyDecreased(this.state, this.m, o, slot);
+  }
+
+  rejectedOrder(o: number): void {
+    if (this.viaEvolve) this.commit(o);
+    else applyRejected(this.state, this.m, o);
+  }
+
+  /** Appends v to the id scratch at index n (growing it); returns n + 1. */
+  pushId(n: number, v: number): number {
+    if (n === this.ids.length) {
+      const bigger = new Float64Array(n * 2);
+      bigger.set(this.ids);
+      this.ids = bigger;
+    }
+    this.ids[n] = v;
+    return n + 1;
+  }
+
+  // ---- completions: the last event of every command ------------------------
+
+  /** The command succeeded; `result` is its number (an id, a round number, a quantity), 0 when none. */
+  ok(commandType: number, account: number, result: number): void {
+    const o = this.completion(commandType, account, CompletionStatus.ok, 0);
+    this.noOrder(o);
+    CommandCompleted.set_result(this.m, o, result);
+    CommandCompleted.set_result_ts(this.m, o, 0, 0);
+    this.completed(o);
+  }
+
+  /** The command succeeded with a result and a time (ArmDeadman: timeout and fires_at_ts). */
+  okAt(commandType: number, account: number, result: number, hi: number, lo: number): void {
+    const o = this.completion(commandType, account, CompletionStatus.ok, 0);
+    this.noOrder(o);
+    CommandCompleted.set_result(this.m, o, result);
+    CommandCompleted.set_result_ts(this.m, o, hi, lo);
+    this.completed(o);
+  }
+
+  /** The command was refused with reject code `code`; changes nothing else. */
+  rejected(commandType: number, code: number, account: number, result = 0): void {
+    const o = this.completion(commandType, account, CompletionStatus.rejected, code);
+    this.noOrder(o);
+    CommandCompleted.set_result(this.m, o, result);
+    CommandCompleted.set_result_ts(this.m, o, 0, 0);
+    this.completed(o);
+  }
+
+  /** A cancel or decrease of `orderId` succeeded; `result` is the quantity canceled or kept. */
+  orderOk(commandType: number, account: number, orderId: number, result: number): void {
+    const o = this.completion(commandType, account, CompletionStatus.ok, 0);
+    this.orderFields(o, 0, 0, orderId, 0, 0);
+    CommandCompleted.set_result(this.m, o, result);
+    CommandCompleted.set_result_ts(this.m, o, 0, 0);
+    this.completed(o);
+  }
+
+  /** A cancel or decrease named an order that is not the account's live order. */
+  orderRejected(commandType: number, code: number, account: number, orderId: number): void {
+    const o = this.completion(commandType, account, CompletionStatus.rejected, code);
+    this.orderFields(o, 0, 0, orderId, 0, 0);
+    CommandCompleted.set_result(this.m, o, 0);
+    CommandCompleted.set_result_ts(this.m, o, 0, 0);
+    this.completed(o);
+  }
+
+  /** A placement was accepted: its status (and cancel reason), and how much filled and rests. */
+  placed(account: number, orderId: number, orderStatus: number, reason: number, filledQty: number, restingQty: number): void {
+    const o = this.completion(T_PLACE_ORDER, account, CompletionStatus.ok, 0);
+    this.orderFields(o, orderStatus, reason, orderId, filledQty, restingQty);
+    CommandCompleted.set_result(this.m, o, 0);
+    CommandCompleted.set_result_ts(this.m, o, 0, 0);
+    this.completed(o);
+  }
+
+  /**
+   * A placement was refused with `code`: `orderId` and `orderStatus` are the
+   * retained reject's (OrderRejected) or, for a duplicate client_order_id,
+   * the existing order's.
+   */
+  placementRejected(account: number, code: number, orderId: number, orderStatus: number): void {
+    const o = this.completion(T_PLACE_ORDER, account, CompletionStatus.rejected, code);
+    this.orderFields(o, orderStatus, 0, orderId, 0, 0);
+    CommandCompleted.set_result(this.m, o, 0);
+    CommandCompleted.set_result_ts(this.m, o, 0, 0);
+    this.completed(o);
+  }
+
+  private completion(commandType: number, account: number, status: number, code: number): number {
+    const m = this.m;
+    const o = this.begin(CommandCompleted.TYPE, CommandCompleted.SIZE, account);
+    CommandCompleted.clear_reserved(m, o);
+    CommandCompleted.set_status(m, o, status);
+    CommandCompleted.set_command_type(m, o, commandType);
+    CommandCompleted.set_code_num(m, o, code);
+    return o;
+  }
+
+  private noOrder(o: number): void {
+    this.orderFields(o, 0, 0, 0, 0, 0);
+  }
+
+  private orderFields(o: number, orderStatus: number, reason: number, orderId: number, filledQty: number, restingQty: number): void {
+    const m = this.m;
+    CommandCompleted.set_order_status(m, o, orderStatus);
+    CommandCompleted.set_reason(m, o, reason);
+    CommandCompleted.set_order_id(m, o, orderId);
+    CommandCompleted.set_filled_qty(m, o, filledQty);
+    CommandCompleted.set_resting_qty(m, o, restingQty);
+  }
+
+  /** CommandCompleted changes nothing but seq and ts, which the fused path set at the command's start. */
+  private completed(o: number): void {
+    this.completedSeq = this.seq;
+    if (this.viaEvolve) this.commit(o);
+  }
+}

@@ -1,0 +1,105 @@
+// order_commands: CancelOrder, DecreaseOrder, CancelAll and the dead-man
+// timer, and cancelLive, the one way a live order is canceled (used by
+// placement, the clock and the round commands too). Engine thread. Rules in
+// src/engine/README.md ("Other order commands").
+
+import { NIL } from '../book/orders.js';
+import {
+  CancelReason, DeadmanArmed, DeadmanDisarmed, OrderCanceled, OrderDecreased, Reject, Side, T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER,
+  T_DECREASE_ORDER, T_DISARM_DEADMAN,
+} from '../layout/records.js';
+import { addHiLo } from '../lib/u64.js';
+import type { Emitter } from './emitter.js';
+
+/** OrderCanceled for the live order at `slot`: its whole remainder, its reservation released. */
+export function cancelLive(e: Emitter, slot: number, reason: number): void {
+  const ord = e.state.orders;
+  const m = e.m;
+  const o = e.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.account[slot]!);
+  OrderCanceled.clear_reserved(m, o);
+  OrderCanceled.set_order_id(m, o, ord.id[slot]!);
+  OrderCanceled.set_canceled_qty(m, o, ord.remaining[slot]!);
+  OrderCanceled.set_reason(m, o, reason);
+  OrderCanceled.set_release_cash(m, o, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
+  e.canceled(o, slot);
+}
+
+/** The slot of the account's resting order `orderId`, or -1 (unknown, another account's, or no longer live). */
+function ownLiveSlot(e: Emitter, orderId: number, account: number): number {
+  const s = e.state;
+  const slot = s.slotOf(orderId);
+  return slot >= 0 && s.orders.account[slot] === account && s.orders.onBook[slot] === 1 ? slot : -1;
+}
+
+export function cancelOrder(e: Emitter, orderId: number, account: number): void {
+  const slot = ownLiveSlot(e, orderId, account);
+  if (slot < 0) return e.orderRejected(T_CANCEL_ORDER, Reject.unknown_order, account, orderId);
+  const qty = e.state.orders.remaining[slot]!;
+  cancelLive(e, slot, CancelReason.user_canceled);
+  e.orderOk(T_CANCEL_ORDER, account, orderId, qty);
+}
+
+export function decreaseOrder(e: Emitter, orderId: number, newQty: number, account: number): void {
+  const slot = ownLiveSlot(e, orderId, account);
+  if (slot < 0) return e.orderRejected(T_DECREASE_ORDER, Reject.unknown_order, account, orderId);
+  const ord = e.state.orders;
+  const rem = ord.remaining[slot]!;
+  const n = newQty < rem ? newQty : rem;
+  if (n === 0) {
+    cancelLive(e, slot, CancelReason.decreased_to_zero);
+  } else if (n < rem) {
+    const m = e.m;
+    const o = e.begin(OrderDecreased.TYPE, OrderDecreased.SIZE, account);
+    OrderDecreased.clear_reserved(m, o);
+    OrderDecreased.set_order_id(m, o, orderId);
+    OrderDecreased.set_new_qty(m, o, n);
+    OrderDecreased.set_release_cash(m, o, ord.side[slot] === Side.buy ? (rem - n) * (ord.tick[slot]! + ord.feePerShare[slot]!) : 0);
+    e.decreased(o, slot);
+  }
+  e.orderOk(T_DECREASE_ORDER, account, orderId, n);
+}
+
+export function cancelAll(e: Emitter, market: number, group: number, account: number): void {
+  if (!e.state.accounts.isLive(account)) return e.rejected(T_CANCEL_ALL, Reject.unknown_account, account);
+  cancelWhere(e, account, market, group, CancelReason.mass_canceled);
+  e.ok(T_CANCEL_ALL, account, 0);
+}
+
+/** Cancels the account's live orders in ascending order_id, filtered by market and group (0 = any). */
+export function cancelWhere(e: Emitter, account: number, market: number, group: number, reason: number): void {
+  const ord = e.state.orders;
+  let slot = e.state.accounts.liveHead[account]!;
+  while (slot !== NIL) {
+    const next = ord.anext[slot]!;
+    if ((market === 0 || ord.market[slot] === market) && (group === 0 || ord.groupId[slot] === group)) cancelLive(e, slot, reason);
+    slot = next;
+  }
+}
+
+export function armDeadman(e: Emitter, timeoutMs: number, account: number): void {
+  if (!e.state.accounts.isLive(account)) return e.rejected(T_ARM_DEADMAN, Reject.unknown_account, account);
+  addHiLo(e.tsHi, e.tsLo, timeoutMs * 1_000_000, e.hilo);
+  const hi = e.hilo[0]!;
+  const lo = e.hilo[1]!;
+  const m = e.m;
+  const o = e.begin(DeadmanArmed.TYPE, DeadmanArmed.SIZE, account);
+  DeadmanArmed.clear_reserved(m, o);
+  DeadmanArmed.set_timeout_ms(m, o, timeoutMs);
+  DeadmanArmed.set_fires_at_ts(m, o, hi, lo);
+  e.commit(o);
+  e.okAt(T_ARM_DEADMAN, account, timeoutMs, hi, lo);
+}
+
+export function disarmDeadman(e: Emitter, account: number): void {
+  if (!e.state.accounts.isLive(account)) return e.rejected(T_DISARM_DEADMAN, Reject.unknown_account, account);
+  if (e.state.accounts.deadArmed[account] === 1) emitDisarmed(e, account, 0);
+  e.ok(T_DISARM_DEADMAN, account, 0);
+}
+
+/** DeadmanDisarmed: `fired` 1 when the clock fired it (its orders were just canceled), 0 when the account disarmed it. */
+export function emitDisarmed(e: Emitter, account: number, fired: number): void {
+  const o = e.begin(DeadmanDisarmed.TYPE, DeadmanDisarmed.SIZE, account);
+  DeadmanDisarmed.clear_reserved(e.m, o);
+  DeadmanDisarmed.set_fired(e.m, o, fired);
+  e.commit(o);
+}

@@ -1,0 +1,40 @@
+// intrusive_list: doubly linked FIFO lists threaded through typed arrays, the
+// one implementation of push-tail / unlink / pop-head for every list of order
+// slots (a book level's queue, an account's live, terminal and rejected
+// orders). A list is a (head, tail) pair of entries in two Int32Arrays, at
+// index `list`; nodes link through `prev` and `next` at their own index; NIL
+// (-1) ends a list. Any thread; no allocation. The arrays are passed on every
+// call because their owners replace them when they grow.
+
+export const NIL = -1;
+
+/** Appends `node` at the tail of list `list`. */
+export function pushTail(head: Int32Array, tail: Int32Array, prev: Int32Array, next: Int32Array, list: number, node: number): void {
+  const t = tail[list]!;
+  prev[node] = t;
+  next[node] = NIL;
+  if (t === NIL) head[list] = node;
+  else next[t] = node;
+  tail[list] = node;
+}
+
+/** Removes `node` from list `list` (it must be on it); its own links are left as they were. */
+export function unlink(head: Int32Array, tail: Int32Array, prev: Int32Array, next: Int32Array, list: number, node: number): void {
+  const p = prev[node]!;
+  const n = next[node]!;
+  if (p === NIL) head[list] = n;
+  else next[p] = n;
+  if (n === NIL) tail[list] = p;
+  else prev[n] = p;
+}
+
+/** Removes and returns the head of list `list`, NIL when it is empty. */
+export function popHead(head: Int32Array, tail: Int32Array, prev: Int32Array, next: Int32Array, list: number): number {
+  const h = head[list]!;
+  if (h === NIL) return NIL;
+  const n = next[h]!;
+  head[list] = n;
+  if (n === NIL) tail[list] = NIL;
+  else prev[n] = NIL;
+  return h;
+}

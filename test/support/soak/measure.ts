@@ -1,0 +1,251 @@
+// soak measure: one sample of the exchange process, and the judgement of a
+// series of them. A sample holds, per thread (through the inspector: a full
+// GC first, then process.memoryUsage() and the count of active handles),
+// the heap figures; for the process, resident memory and open file
+// descriptors (/proc); from /metrics the held requests, ring occupancy and
+// the entries of every growing table; and the journal's and snapshots' size
+// on disk. The judgement is the issue's: after the warm-up, no thread's heap
+// and no process RSS trend above 1 MiB per 10 minutes (least-squares slope),
+// and no table that keeps setting new highs. Main thread of the soak.
+
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AdminClient } from '../../../src/client/admin_client.js';
+import type { InspectorClient, WorkerTarget } from '../inspector.js';
+
+export interface ThreadSample {
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  /** process.getActiveResourcesInfo().length in that thread: its timers, sockets, handles. */
+  activeResources: number;
+}
+
+export interface Sample {
+  /** ms since the load started. */
+  t: number;
+  rss: number;
+  fds: number;
+  threads: Record<string, ThreadSample>;
+  /** Threads that did not answer in time (a thread spinning in a tight loop answers through an interrupt; a missing one is reported). */
+  unanswered: string[];
+  held: number;
+  commandRingUsed: Record<string, number>;
+  eventRingLag: Record<string, number>;
+  tables: Record<string, number>;
+  journalBytes: number;
+  snapshotBytes: number;
+  engineSeq: number;
+  wsConnections: number;
+}
+
+/** A full GC, then the thread's memory and active handles, as JSON (gc needs --expose-gc on the exchange). */
+const SAMPLE_EXPRESSION = `(() => {
+  if (typeof gc === 'function') { gc(); gc(); }
+  const m = process.memoryUsage();
+  return JSON.stringify({ heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers,
+    activeResources: process.getActiveResourcesInfo().length });
+})()`;
+
+function threadName(w: WorkerTarget | null, used: Set<string>): string {
+  let base = w === null ? 'main' : w.name !== '' ? w.name : w.url.includes('piscina') ? 'piscina' : 'worker';
+  base = base.replace(/[^a-z0-9-]+/gi, '_').toLowerCase();
+  let name = base;
+  for (let i = 2; used.has(name); i++) name = `${base}_${i}`;
+  used.add(name);
+  return name;
+}
+
+/** Parses the Prometheus text: family -> label string -> value. */
+export function parseMetrics(text: string): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    let fam = out.get(m[1]!);
+    if (!fam) out.set(m[1]!, (fam = new Map()));
+    fam.set(m[2] ?? '', Number(m[3]));
+  }
+  return out;
+}
+
+function byLabel(fam: Map<string, number> | undefined, label: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!fam) return out;
+  for (const [labels, v] of fam) {
+    const m = new RegExp(`${label}="([^"]*)"`).exec(labels);
+    if (m) out[m[1]!] = v;
+  }
+  return out;
+}
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw e;
+  }
+  for (const f of names) {
+    try {
+      n += statSync(join(dir, f)).size;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // pruned meanwhile
+    }
+  }
+  return n;
+}
+
+export async function takeSample(t: number, pid: number, dataDir: string, insp: InspectorClient, admin: AdminClient): Promise<Sample> {
+  const threads: Record<string, ThreadSample> = {};
+  const unanswered: string[] = [];
+  const used = new Set<string>();
+  for (const w of [null, ...insp.workers]) {
+    const name = threadName(w, used);
+    // Snapshot workers (piscina) come and go: not a steady thread.
+    if (name.startsWith('piscina')) continue;
+    try {
+      threads[name] = await insp.evaluateJson<ThreadSample>(w, SAMPLE_EXPRESSION, 10_000);
+    } catch (e) {
+      unanswered.push(`${name}: ${(e as Error).message}`);
+    }
+  }
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/VmRSS:\s+([0-9]+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  const fds = readdirSync(`/proc/${pid}/fd`).length;
+  const metrics = parseMetrics(await admin.metrics());
+  const one = (name: string): number => [...(metrics.get(name)?.values() ?? [])][0] ?? 0;
+  return {
+    t, rss, fds, threads, unanswered,
+    held: one('dx_held_requests'),
+    commandRingUsed: byLabel(metrics.get('dx_command_ring_used_bytes'), 'producer'),
+    eventRingLag: byLabel(metrics.get('dx_event_ring_lag_bytes'), 'consumer'),
+    tables: byLabel(metrics.get('dx_table_entries'), 'table'),
+    journalBytes: dirBytes(join(dataDir, 'journal')),
+    snapshotBytes: dirBytes(join(dataDir, 'snapshots')),
+    engineSeq: one('dx_engine_seq'),
+    wsConnections: one('dx_ws_connections'),
+  };
+}
+
+/** Least-squares slope of y over x. */
+export function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i]! - mx) * (ys[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+const TEN_MIN_MS = 600_000;
+const MIB = 1 << 20;
+
+export interface Trend {
+  what: string;
+  /** Least-squares slope over the judged samples, per 10 minutes (bytes, or entries for tables). */
+  per10min: number;
+  first: number;
+  last: number;
+  max: number;
+  verdict: 'ok' | 'FAIL' | 'not judged';
+  why: string;
+}
+
+export interface Judgement {
+  warmupMs: number;
+  /** Samples after the warm-up that were judged. */
+  judged: number;
+  windowMs: number;
+  memory: Trend[];
+  tables: Trend[];
+  ok: boolean;
+}
+
+export interface JudgeOptions {
+  warmupMs: number;
+  /** Tables with a known bound (from the caps): one that stays within it is not growing without bound, even while it still fills up. */
+  bounds?: Record<string, number>;
+  /** Trends are judged only over a window at least this long after the warm-up (shorter: reported, not judged). */
+  minWindowMs: number;
+  /** Allowed memory slope, bytes per 10 minutes (the issue: 1 MiB). */
+  maxBytesPer10Min?: number;
+}
+
+/**
+ * The memory trends (every thread's heapUsed after a full GC, the process
+ * RSS) and the table trends after the warm-up. A table grows without bound
+ * when the second half of the judged window sets a new high above the
+ * first half's by more than 5% and 10 entries: a table held by a cap or by
+ * the load reaches its level and stays there.
+ */
+export function judge(samples: Sample[], o: JudgeOptions): Judgement {
+  const maxSlope = o.maxBytesPer10Min ?? MIB;
+  const after = samples.filter((s) => s.t >= o.warmupMs);
+  const windowMs = after.length > 1 ? after[after.length - 1]!.t - after[0]!.t : 0;
+  const judging = after.length >= 3 && windowMs >= o.minWindowMs;
+  const xs = after.map((s) => s.t);
+  const trend = (what: string, ys: number[], test: () => { bad: boolean; why: string }): Trend => {
+    const per10min = slope(xs, ys) * TEN_MIN_MS;
+    const short = `window ${Math.round(windowMs / 1000)} s after the warm-up, under ${Math.round(o.minWindowMs / 60_000)} min`;
+    const r = judging ? test() : { bad: false, why: short };
+    return {
+      what, per10min, first: ys[0] ?? 0, last: ys[ys.length - 1] ?? 0, max: Math.max(0, ...ys),
+      verdict: judging ? (r.bad ? 'FAIL' : 'ok') : 'not judged', why: r.why,
+    };
+  };
+  const memory: Trend[] = [];
+  const names = new Set<string>();
+  for (const s of after) for (const n of Object.keys(s.threads)) names.add(n);
+  const memTrend = (what: string, ys: number[]): Trend => trend(what, ys, () => {
+    const per = slope(xs, ys) * TEN_MIN_MS;
+    return { bad: per > maxSlope, why: `${(per / MIB).toFixed(3)} MiB per 10 min (limit ${(maxSlope / MIB).toFixed(1)})` };
+  });
+  for (const n of [...names].sort()) {
+    const ys = after.map((s) => s.threads[n]?.heapUsed ?? NaN);
+    if (ys.some((y) => Number.isNaN(y))) {
+      const verdict = judging ? 'FAIL' : 'not judged';
+      memory.push({ what: `heap ${n}`, per10min: 0, first: 0, last: 0, max: 0, verdict, why: 'the thread did not answer every sample' });
+      continue;
+    }
+    memory.push(memTrend(`heap ${n}`, ys));
+  }
+  memory.push(memTrend('rss process', after.map((s) => s.rss)));
+  const tables: Trend[] = [];
+  const tableNames = new Set<string>();
+  for (const s of after) for (const n of Object.keys(s.tables)) tableNames.add(n);
+  const series: [string, (s: Sample) => number][] = [
+    ...[...tableNames].sort().map((n): [string, (s: Sample) => number] => [`table ${n}`, (s) => s.tables[n] ?? 0]),
+    ['held requests', (s) => s.held],
+    ['open file descriptors', (s) => s.fds],
+    ['journal segments on disk (bytes)', (s) => s.journalBytes],
+    ['snapshots on disk (bytes)', (s) => s.snapshotBytes],
+    ...[...names].sort().map((n): [string, (s: Sample) => number] => [`active handles ${n}`, (s) => s.threads[n]?.activeResources ?? 0]),
+  ];
+  for (const [what, get] of series) {
+    const ys = after.map(get);
+    const bound = what.startsWith('table ') ? o.bounds?.[what.slice(6)] : undefined;
+    tables.push(trend(what, ys, () => {
+      if (bound !== undefined) {
+        const max = Math.max(...ys);
+        return { bad: max > bound, why: `max ${max}, bound ${bound} (its caps)` };
+      }
+      const half = Math.floor(ys.length / 2);
+      const early = Math.max(...ys.slice(0, half));
+      const late = Math.max(...ys.slice(half));
+      const bad = late > early * 1.05 + 10;
+      return { bad, why: `max ${early} in the first half of the window, ${late} in the second` };
+    }));
+  }
+  const ok = [...memory, ...tables].every((t) => t.verdict !== 'FAIL');
+  return { warmupMs: o.warmupMs, judged: after.length, windowMs, memory, tables, ok };
+}
