@@ -113,6 +113,11 @@ export class Engine {
     return seq;
   }
 
+  /** The last sequenced ts, ms since the epoch. */
+  lastTsMs(): number {
+    return (this.state.tsHi * 4294967296 + this.state.tsLo) / 1e6;
+  }
+
   /** When the next ClockTick can have an effect, ms since the epoch; Infinity when nothing is scheduled (rounds.ts nextDueMs). */
   nextDueMs(): number {
     return nextDueMs(this.e);

@@ -17,6 +17,8 @@ const F_SEQ = 2; // Float64 index (byte 16)
 const F_COMMANDS = 3;
 const F_BATCHES = 4;
 const F_PARKS = 5;
+/** The engine clock's offset from Date.now(), ms (tests that step the clock); byte 56. */
+const F_CLOCK_OFFSET = 7;
 const BYTES = 64;
 
 export class EngineControl {
@@ -81,6 +83,15 @@ export class EngineControl {
 
   get sequencing(): boolean {
     return Atomics.load(this.i32, I_PROMOTE) === 2;
+  }
+
+  /** Steps the engine's clock: it reads Date.now() + offsetMs (tests of clock faults; ring the engine's doorbell after). */
+  setClockOffsetMs(offsetMs: number): void {
+    this.f64[F_CLOCK_OFFSET] = offsetMs;
+  }
+
+  get clockOffsetMs(): number {
+    return this.f64[F_CLOCK_OFFSET]!;
   }
 
   /** Engine side: counters after a batch. */

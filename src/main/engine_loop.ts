@@ -202,7 +202,8 @@ export class EngineLoop {
         continue;
       }
       const at = clock.tickAtMs(dueMs);
-      const now = Date.now();
+      // The engine's time is the sequencer's: commands stamped later than the clock move it too.
+      const now = Math.max(Date.now() + control.clockOffsetMs, this.engine.lastTsMs());
       if (now >= at) {
         n += this.tick(now);
         dueMs = this.engine.nextDueMs();

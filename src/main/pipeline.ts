@@ -105,6 +105,12 @@ export class Pipeline {
     Doorbell.attach(this.doorbell).wake();
   }
 
+  /** Steps the engine's clock by offsetMs from the real time (tests of clock faults) and wakes the engine to look at its timers. */
+  setClockOffset(offsetMs: number): void {
+    this.control.setClockOffsetMs(offsetMs);
+    Doorbell.attach(this.doorbell).wake();
+  }
+
   /** Asks the engine to drain its rings and stop; resolves with its exit code. */
   async stop(): Promise<number> {
     this.control.requestStop();

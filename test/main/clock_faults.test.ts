@@ -1,5 +1,6 @@
 // Clock faults while trading: the main thread's time source (src/lib/time.ts,
-// which stamps the ClockTick and the control plane's commands) steps back
+// which stamps the control plane's commands) and the engine loop's clock
+// (the same offset, through Pipeline.setClockOffset) step back
 // 10 s, then forward an hour, then back to the real time, while clients keep
 // trading through a gateway thread on the real clock. The journal afterwards
 // shows that the sequencer's ts never went backwards, that every gtd expiry,
@@ -23,11 +24,17 @@ import { eventually, newAccount, newMarket, order, signedRaw, sleep } from '../s
 const MS = 1_000_000n;
 const HOUR_MS = 3_600_000;
 
-/** The real clock plus an offset the test moves. */
+/** The real clock plus an offset the test moves, for the main thread and the engine's clock alike. */
 class SteppedClock implements TimeSource {
   offsetMs = 0;
+  onStep: (offsetMs: number) => void = () => undefined;
   nowMs(): number {
     return Date.now() + this.offsetMs;
+  }
+
+  step(offsetMs: number): void {
+    this.offsetMs = offsetMs;
+    this.onStep(offsetMs);
   }
 }
 
@@ -46,6 +53,7 @@ test('clock faults: the main clock steps back 10 s, forward an hour and back; se
   const dataDir = mkdtempSync(join(tmpdir(), 'dx-clock-'));
   const clock = new SteppedClock();
   const tx = await startTestExchange({ data_dir: dataDir }, { time: clock });
+  clock.onStep = (ms) => tx.ex.pipeline.setClockOffset(ms);
   interface Due { id: number; due: bigint }
   let gtds: Due[] = [];
   let notDue: Due[] = [];
@@ -83,7 +91,7 @@ test('clock faults: the main clock steps back 10 s, forward an hour and back; se
     deadmanDue = { account: sleeper.accountId, order: sleeperOrder, due: BigInt(armed.fires_at_ts) };
 
     // 1. The main clock steps back 10 s; clients keep trading on the real clock.
-    clock.offsetMs = -10_000;
+    clock.step(-10_000);
     const status = async (id: number): Promise<string> => {
       const o = (await c.orders({ limit: 1000 })).orders.find((x) => Number(x.order_id) === id);
       return o === undefined ? 'gone' : o.reason;
@@ -104,7 +112,7 @@ test('clock faults: the main clock steps back 10 s, forward an hour and back; se
     assert.equal(await balance(Date.now() - 6000), 401);
 
     // 2. Forward an hour: what falls due within it fires at once; what is due later does not.
-    clock.offsetMs = HOUR_MS;
+    clock.step(HOUR_MS);
     assert.ok(await eventually(async () => (await status(late[0]!.id)) === 'expired', 5000), 'the gtd orders due within the hour expire');
     assert.ok(await eventually(async () => (await c.round(m1)).status === 'frozen', 5000), 'the round due within the hour closes');
     assert.ok(await eventually(async () => !(await sleeper.client.deadman()).armed, 5000), 'the dead-man timer fires');
@@ -114,7 +122,7 @@ test('clock faults: the main clock steps back 10 s, forward an hour and back; se
     assert.equal(await balance(clock.nowMs()), 401, 'a signature on the stepped clock is outside the window');
 
     // 3. Back to the real time (an hour backwards): nothing fires again.
-    clock.offsetMs = 0;
+    clock.step(0);
     const t3 = Date.now();
     while (Date.now() - t3 < 1500) {
       const p = await c.placeOrder(order(m2, { tick: 3 }));
