@@ -29,7 +29,7 @@
 //      directory (the fixed cost of a start). Then one snapshot
 //      (POST /admin/snapshot) and starts from it, for comparison.
 
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,9 +41,10 @@ import { closeFetchConnections } from '../src/client/transport.js';
 import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js';
 import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
+import { diskFloor } from './lib/disk_floor.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { fsyncSummary, putServer, readLatency, serverStages, stagesLine, type ServerSummary } from './lib/server_latency.js';
-import { max as maxOf, median, min as minOf, percentiles, putLatencyUs, relativeSpread } from './lib/stats.js';
+import { max as maxOf, median, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
 
 const NONE_LABEL = 'durability none (benchmarks only)';
 const WRITE_RATE_PER_KEY = 50;
@@ -202,38 +203,6 @@ function open(s: Settings, ex: Exchange, connections: number, rate: number, seed
     baseUrl: ex.server.base, keys: ex.keys, markets: [ex.market], mode: 'open', rate, connections, durationMs,
     mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD,
   });
-}
-
-// ------------------------------------------------------------------ the disk's own floor
-
-/**
- * What one group commit costs at least on this disk: append 4 KiB to a file
- * in the temp directory the exchanges use and fdatasync it, n times, each
- * timed. With fsync on, no placement can be answered faster than this, so
- * its tail bounds the placement tail from below.
- */
-function diskFloor(n: number): { p50_us: number; p99_us: number; p999_us: number; max_us: number; samples: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
-  try {
-    const fd = openSync(join(dir, 'probe'), 'w');
-    const block = Buffer.alloc(4096, 0x5a);
-    const ns = new Float64Array(n);
-    try {
-      for (let i = 0; i < n; i++) {
-        const t0 = process.hrtime.bigint();
-        writeSync(fd, block);
-        fdatasyncSync(fd);
-        ns[i] = Number(process.hrtime.bigint() - t0);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const p = percentiles(ns, [50, 99, 99.9, 100]);
-    const us = (q: number): number => Math.round(p.get(q)! / 1000);
-    return { p50_us: us(50), p99_us: us(99), p999_us: us(99.9), max_us: us(100), samples: n };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 // ------------------------------------------------------------------ phase 1: throughput and latency

@@ -2,7 +2,7 @@
 //
 //   npm run profile -- engine  [--quick] [--commands N] [--passes K] [--interval-us U]
 //   npm run profile -- deopt   [--commands N] [--passes K]
-//   npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync]
+//   npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync] [--lane rest|ws-json|ws-binary]
 //                              [--mix place=1,read=0] [--connections N] [--thread gateway-0] [--interval-us U]
 //
 // engine: the engine_match workload (bench/engine_match.ts: the same seeded
@@ -17,7 +17,10 @@
 //   control plane; test/support/inspector.ts attaches to the worker thread named
 //   `--thread` (default gateway-0) and runs Profiler.start / stop around a
 //   closed-loop load from the load generator (test/support/loadgen;
-//   placements by default). Writes
+//   placements by default), or with --lane ws-json / ws-binary the ws_orders
+//   benchmark's WebSocket placements (bench/lib/ws_order_worker.ts, closed
+//   loop, 16 connections with 200 in flight each, keys on an unthrottled
+//   tier). Writes
 //   bench/results/gateway.cpuprofile and profile-gateway.md (another thread:
 //   exchange-<name>.cpuprofile and profile-exchange-<name>.md).
 // deopt: runs this tool again as `node --trace-deopt ... deopt-child`, which
@@ -47,7 +50,8 @@ import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '
 import { parseDeoptTrace, STEADY_MARK, tallyDeopts, type DeoptEvent, type DeoptRow } from '../test/support/bench/deopt_trace.js';
 import { runLoad } from '../test/support/loadgen/loadgen.js';
 import { InspectorClient } from '../test/support/inspector.js';
-import { createTraders, openMarket, startBenchExchange } from './lib/population.js';
+import { createTraders, openMarket, pool, startBenchExchange } from './lib/population.js';
+import { OrderLoad, UNTHROTTLED } from './ws_orders.js';
 import { CpuWindow } from './lib/process_stats.js';
 import { environment, resultsDir } from './lib/result.js';
 
@@ -134,7 +138,7 @@ function writeOutputs(stem: string, title: string, lines: string[], profileJson:
 const OPTIONS = {
   quick: { type: 'boolean' }, commands: { type: 'string' }, passes: { type: 'string' }, 'interval-us': { type: 'string' },
   duration: { type: 'string' }, durability: { type: 'string' }, mix: { type: 'string' }, connections: { type: 'string' },
-  thread: { type: 'string' },
+  thread: { type: 'string' }, lane: { type: 'string' },
 } as const;
 
 type Args = OptionValues<typeof OPTIONS>;
@@ -147,7 +151,7 @@ function durationMs(s: string): number {
 }
 
 const USAGE = `usage: npm run profile -- engine  [--quick] [--commands N] [--passes K] [--interval-us U]
-       npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync] [--mix place=1,read=0]
+       npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync] [--lane rest|ws-json|ws-binary] [--mix place=1,read=0]
                                   [--connections N] [--thread gateway-0] [--interval-us U]
        npm run profile -- deopt   [--commands N] [--passes K]`;
 
@@ -178,6 +182,10 @@ async function profileEngine(v: Args): Promise<void> {
 
 // ------------------------------------------------------------------ gateway
 
+/** --lane ws-*: connections and placements in flight per connection (the ws_orders benchmark's 16-connection run). */
+const WS_PROFILE_CONNECTIONS = 16;
+const WS_PROFILE_WINDOW = 200;
+
 async function profileGateway(v: Args): Promise<void> {
   const quick = v.quick === true;
   const duration = durationMs(v.duration ?? (quick ? '3s' : '10s'));
@@ -195,8 +203,10 @@ async function profileGateway(v: Args): Promise<void> {
       mix[k] = Number(w);
     }
   }
+  const lane = v.lane ?? 'rest';
+  if (lane !== 'rest' && lane !== 'ws-json' && lane !== 'ws-binary') throw new Error(`--lane is rest, ws-json or ws-binary\n${USAGE}`);
   const keysN = quick ? 256 : 512;
-  const connections = Number(v.connections ?? keysN);
+  const connections = Number(v.connections ?? (lane === 'rest' ? keysN : WS_PROFILE_CONNECTIONS));
   const inspectPort = await freePort();
   const gateways = Math.max(1, availableParallelism() - 1);
   const ex = await startBenchExchange({ durability, gateways }, [`--inspect=127.0.0.1:${inspectPort}`]);
@@ -211,22 +221,41 @@ async function profileGateway(v: Args): Promise<void> {
     const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
     await insp.callWorker(target, 'Profiler.enable');
     await insp.callWorker(target, 'Profiler.setSamplingInterval', { interval });
+    let wsLoad: OrderLoad | null = null;
+    if (lane !== 'rest') {
+      const admin = ex.admin(30_000);
+      const wsKeys = setup.traders.slice(0, Math.min(connections, keysN)).map((t) => ({ key_id: t.key_id, secret: t.secret, account_id: t.account_id }));
+      await pool(wsKeys.length, 16, (i) => admin.setKeyTier(wsKeys[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }));
+      wsLoad = await OrderLoad.start(ex, lane === 'ws-json' ? 'json' : 'binary', market, wsKeys, 0x9f0f11e);
+    }
     await insp.callWorker(target, 'Profiler.start');
     const w = new CpuWindow({ server: ex.child.pid, generator: process.pid });
-    const load = await runLoad({
-      baseUrl: ex.base, keys, markets: [market], mode: 'closed', connections: Math.min(connections, keys.length), durationMs: duration, mix,
-      workers: Math.max(1, Math.floor(availableParallelism() / 2)), seed: 0x9f0f11e,
-    });
+    let loadLine: string;
+    let rateLine: string;
+    if (wsLoad === null) {
+      const load = await runLoad({
+        baseUrl: ex.base, keys, markets: [market], mode: 'closed', connections: Math.min(connections, keys.length), durationMs: duration, mix,
+        workers: Math.max(1, Math.floor(availableParallelism() / 2)), seed: 0x9f0f11e,
+      });
+      loadLine = `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ${duration} ms`;
+      rateLine = `${Math.round(load.throughput_per_s).toLocaleString('en-US')} requests/s, statuses ${JSON.stringify(load.statuses)}`;
+    } else {
+      const r = await wsLoad.run({ loop: 'closed', window: WS_PROFILE_WINDOW, rate: 0, duration_ms: duration });
+      await wsLoad.close();
+      loadLine = `load: bench/lib/ws_order_worker.ts (the ws_orders benchmark's), ${lane === 'ws-json' ? 'place_order JSON frames' : 'binary PlaceOrder records'}, closed loop, ${connections} connection(s) with ${WS_PROFILE_WINDOW} placements in flight each, keys on a custom tier of 10,000,000/s, ${duration} ms`;
+      rateLine = `${Math.round((r.ok * 1000) / r.elapsed_ms).toLocaleString('en-US')} placements/s, answers ${JSON.stringify(r.outcomes)}`;
+    }
     const cpu = w.stop();
     const { profile } = await insp.callWorker<{ profile: CpuProfile }>(target, 'Profiler.stop', {}, 60_000);
     await insp.callWorker(target, 'Profiler.disable').catch(() => undefined);
-    const stem = threadName.startsWith('gateway') ? 'gateway' : `exchange-${threadName.replace(/[^a-z0-9]+/gi, '-')}`;
+    const thread = threadName.startsWith('gateway') ? 'gateway' : `exchange-${threadName.replace(/[^a-z0-9]+/gi, '-')}`;
+    const stem = lane === 'rest' ? thread : `${thread}-${lane}`;
     const out = writeOutputs(stem, `CPU profile: the exchange's ${threadName} thread under load`, [
       `exchange: separate process, ${ex.gateways} gateway thread(s), --durability ${durability}${durability === 'none' ? ' (no journal write or fsync on the path: benchmark setting)' : ''}; profiled thread: \`${threadName}\` through the inspector (NodeWorker session, Profiler.start/stop), sampling every ${interval} µs`,
-      `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ${duration} ms`,
-      `while profiled: ${Math.round(load.throughput_per_s).toLocaleString('en-US')} requests/s, statuses ${JSON.stringify(load.statuses)}; CPU % of one core: exchange ${cpu.process_pct.server}, load generator ${cpu.process_pct.generator}, machine ${cpu.machine_pct}`,
+      loadLine,
+      `while profiled: ${rateLine}; CPU % of one core: exchange ${cpu.process_pct.server}, load generator ${cpu.process_pct.generator}, machine ${cpu.machine_pct}`,
     ], JSON.stringify(profile));
-    console.log(`${threadName}: ${Math.round(load.throughput_per_s)} requests/s while profiled -> ${out.cpuprofile}, ${out.md}`);
+    console.log(`${threadName}: ${rateLine} while profiled -> ${out.cpuprofile}, ${out.md}`);
   } finally {
     insp?.close();
     const how = await ex.stop();

@@ -13,10 +13,10 @@
 //      flight per connection (bench/lib/ws_order_worker.ts, one worker
 //      thread), REPEATS runs each, interleaved;
 //   3. open loop at half of each WebSocket mode's 16-connection peak:
-//      server-side latency from the exchange's own histograms (GET /metrics,
-//      lane ws; interpolated inside the buckets as Prometheus'
-//      histogram_quantile does), and the client's from the intended send
-//      time;
+//      server-side latency from the exchange's own stage histograms
+//      (GET /admin/latency, lane ws: total and each stage, with the
+//      journal's group commits beside them), and the client's from the
+//      intended send time;
 //   4. the disk alone (4 KiB append + fdatasync), whose p99 the latency
 //      target adds to its 1 ms.
 //
@@ -27,9 +27,6 @@
 // sends a cancel-all of its account every 2,000 placements to keep the book
 // bounded (not counted; REST runs are short enough not to need it).
 
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { CLIENT_LAYOUT_FINGERPRINT } from '../src/client/binary_codec.js';
@@ -38,11 +35,13 @@ import { Histogram } from '../test/support/loadgen/histogram.js';
 import type { ExchangeProcess } from '../test/support/exchange.js';
 import { cpuMetrics, loadExchange, measured, okCount, okRate, round1, settings as gatewaySettings, triple, type LoadedExchange, type Measured } from './gateway_place.js';
 import { pool, startBenchExchange } from './lib/population.js';
+import { diskFloor } from './lib/disk_floor.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median, percentiles } from './lib/stats.js';
+import { fsyncSummary, serverStages, stagesLine, withServerLatency, type ServerSummary } from './lib/server_latency.js';
+import { median } from './lib/stats.js';
 import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from './lib/ws_order_worker.js';
 
-const UNTHROTTLED = { sustained_rate_per_s: 10_000_000, burst: 10_000_000 };
+export const UNTHROTTLED = { sustained_rate_per_s: 10_000_000, burst: 10_000_000 };
 const MID = 50;
 const SPREAD = 5;
 const CANCEL_EVERY = 2000;
@@ -63,7 +62,7 @@ function settings(quick: boolean): Settings {
 
 // ------------------------------------------------------------------ the WebSocket load
 
-class OrderLoad {
+export class OrderLoad {
   private constructor(private readonly w: Worker) {}
 
   static async start(ex: ExchangeProcess, mode: WsMode, market: number, keys: OrderWorkerData['keys'], seed: number): Promise<OrderLoad> {
@@ -100,57 +99,10 @@ function wsRate(r: OrderWorkerReport): number {
 
 // ------------------------------------------------------------------ the exchange's own latency histograms
 
-/** Cumulative bucket counts of one (lane, route) from GET /metrics: [le seconds, count] ascending, +Inf last. */
-async function histogram(ex: ExchangeProcess, lane: string, route: string): Promise<[number, number][]> {
-  const text = await ex.admin(30_000).metrics();
-  const out: [number, number][] = [];
-  const re = new RegExp(`^dx_http_request_duration_seconds_bucket\\{lane="${lane}",route="${route}",le="([^"]+)"\\} ([0-9.e+]+)$`, 'gm');
-  for (const m of text.matchAll(re)) out.push([m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[2])]);
-  return out;
-}
-
-/** The quantile q of the samples between two scrapes, interpolated linearly inside its bucket (as histogram_quantile); ms. */
-function quantileMs(before: [number, number][], after: [number, number][], q: number): number {
-  const counts = after.map(([le, c], i) => [le, c - (before[i]?.[1] ?? 0)] as [number, number]);
-  const total = counts.at(-1)?.[1] ?? 0;
-  if (total === 0) return NaN;
-  const rank = q * total;
-  let prevLe = 0;
-  let prevC = 0;
-  for (const [le, c] of counts) {
-    if (c >= rank) {
-      if (!Number.isFinite(le)) return prevLe * 1000;
-      return (prevLe + ((le - prevLe) * (rank - prevC)) / Math.max(1, c - prevC)) * 1000;
-    }
-    prevLe = le;
-    prevC = c;
-  }
-  return NaN;
-}
-
-// ------------------------------------------------------------------ the disk alone
-
-function diskFloor(n: number): { p50_us: number; p99_us: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
-  try {
-    const fd = openSync(join(dir, 'probe'), 'w');
-    const block = Buffer.alloc(4096, 0x5a);
-    const ns = new Float64Array(n);
-    try {
-      for (let i = 0; i < n; i++) {
-        const t0 = process.hrtime.bigint();
-        writeSync(fd, block);
-        fdatasyncSync(fd);
-        ns[i] = Number(process.hrtime.bigint() - t0);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const p = percentiles(ns, [50, 99]);
-    return { p50_us: Math.round(p.get(50)! / 1000), p99_us: Math.round(p.get(99)! / 1000) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** The exchange's stage histograms (GET /admin/latency) of one lane and route over fn's run. */
+async function withStages<T>(ex: ExchangeProcess, lane: string, route: string, fn: () => Promise<T>): Promise<{ value: T; stages: Record<string, ServerSummary>; fsync: ServerSummary }> {
+  const w = await withServerLatency(ex, fn);
+  return { value: w.value, stages: serverStages(w.before, w.after, lane, route), fsync: fsyncSummary(w.before, w.after) };
 }
 
 // ------------------------------------------------------------------ the run
@@ -161,14 +113,15 @@ interface WsRun {
   m: Measured<OrderWorkerReport>;
   server_p50_ms: number;
   server_p99_ms: number;
+  /** Every stage of the lane's route over the run, and the journal's group commits. */
+  stages: Record<string, ServerSummary>;
+  fsync: ServerSummary;
 }
 
 async function wsRun(s: Settings, ex: ExchangeProcess, le: LoadedExchange, load: OrderLoad, mode: WsMode, connections: number, req: Omit<OrderRunRequest, 'type'>): Promise<WsRun> {
   const route = mode === 'json' ? 'place_order' : 'binary';
-  const h0 = await histogram(ex, 'ws', route);
-  const m = await measured(s, le.target, () => load.run(req));
-  const h1 = await histogram(ex, 'ws', route);
-  return { mode, connections, m, server_p50_ms: quantileMs(h0, h1, 0.5), server_p99_ms: quantileMs(h0, h1, 0.99) };
+  const { value: m, stages, fsync } = await withStages(ex, 'ws', route, () => measured(s, le.target, () => load.run(req)));
+  return { mode, connections, m, server_p50_ms: stages.total!.p50_us / 1000, server_p99_ms: stages.total!.p99_us / 1000, stages, fsync };
 }
 
 function cpuUsPerPlacement(m: Measured<unknown>, placements: number): number {
@@ -202,11 +155,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const restRuns: Measured<LoadResult>[] = [];
     const restServerP: { p50: number[]; p99: number[] } = { p50: [], p99: [] };
     for (let i = 0; i < s.repeats; i++) {
-      const h0 = await histogram(ex, 'rest', 'place_order');
-      restRuns.push(await rest(restConns, s.run_ms));
-      const h1 = await histogram(ex, 'rest', 'place_order');
-      restServerP.p50.push(quantileMs(h0, h1, 0.5));
-      restServerP.p99.push(quantileMs(h0, h1, 0.99));
+      const { value, stages } = await withStages(ex, 'rest', 'place_order', () => rest(restConns, s.run_ms));
+      restRuns.push(value);
+      restServerP.p50.push(stages.total!.p50_us / 1000);
+      restServerP.p99.push(stages.total!.p99_us / 1000);
     }
 
     // 2. WebSocket, closed loop: JSON and binary, 1 and 16 connections, the repeats interleaved.
@@ -285,6 +237,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       metrics[`${mode}_half_peak_client_p50_ms`] = round3(oh.percentile(50) / 1000);
       metrics[`${mode}_half_peak_client_p99_ms`] = round3(oh.percentile(99) / 1000);
       metrics[`${mode}_half_peak_behind`] = o.m.value.behind;
+      // Where the half-peak tail comes from: each stage's p99 (µs) and the journal's group commits.
+      for (const [stage, sum] of Object.entries(o.stages)) if (stage !== 'total' && sum.count > 0) metrics[`${mode}_half_peak_${stage}_p99_us`] = sum.p99_us;
+      metrics[`${mode}_half_peak_fsync_p99_us`] = o.fsync.p99_us;
+      notes.push(`${mode} at half peak, stages: ${stagesLine(o.stages)}; journal write+fdatasync ${o.fsync.p50_us}/${o.fsync.p99_us}/${o.fsync.max_us} (p50/p99/max µs, ${o.fsync.count} group commits).`);
     }
     metrics.disk_fdatasync_p50_ms = round3(disk.p50_us / 1000);
     metrics.disk_fdatasync_p99_ms = round3(disk.p99_us / 1000);
@@ -299,8 +255,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       `targets (issue 17): JSON >= 3x REST placements/s: ${ratios.json_vs_rest}x; binary >= 10x: ${ratios.binary_vs_rest}x; `
       + `server CPU per binary placement <= 5 us: ${metrics.binary_server_cpu_us_per_placement} us; per JSON placement <= 15 us: ${metrics.json_server_cpu_us_per_placement} us; `
       + `server p99 at half peak <= 1 ms + disk fdatasync p99 (${metrics.latency_target_ms} ms): JSON ${metrics.json_half_peak_server_p99_ms} ms, binary ${metrics.binary_half_peak_server_p99_ms} ms.`,
-      'Server-side latency: the exchange\'s histogram of the lane (GET /metrics), from a frame\'s arrival to its answer queued for the socket, '
-      + 'interpolated inside the buckets; client latency (from the intended send time in the open loop) beside it.',
+      'Server-side latency: the exchange\'s own stage histograms of the lane and route (GET /admin/latency, log-linear buckets within 6.25%, '
+      + 'a percentile is its bucket\'s highest value), from a frame\'s arrival to its answer queued for the socket; client latency (from the '
+      + 'intended send time in the open loop) beside it.',
       'The client (one worker thread for the WebSocket lanes, piscina workers for REST) shares the two cores with the exchange.',
     );
     return {

@@ -6,6 +6,12 @@
 // buckets' Float64 state (tokens, last refill ms); the lock's acquire/release
 // order the plain Float64 accesses between threads.
 //
+// The tables are indexed by the key's row (Caller.keyRow), and rows are
+// reused: a row also records the key_id its buckets belong to, and the first
+// take by another key id (a new key in the row of an evicted one) starts
+// both buckets full, as for a key never seen, instead of inheriting the
+// evicted key's tokens.
+//
 // Figures come from the key's rate tier (RateTier): the operator sets it with
 // a sequenced command (SetKeyTier), every thread folds its event into its
 // read model, and take() reads the tier from the calling thread's own read
@@ -45,6 +51,12 @@ const NAMED: readonly (readonly BucketSpec[])[] = [
   [RATE_TIERS.institutional.read, RATE_TIERS.institutional.write],
 ];
 
+/** The key a take charges: its id (the buckets' owner) and its row (their index). */
+export interface BucketKey {
+  readonly keyId: number;
+  readonly keyRow: number;
+}
+
 export const BUCKET_READ = 0;
 export const BUCKET_WRITE = 1;
 
@@ -65,28 +77,35 @@ export function keyLimits(src: TierSource, keyRow: number): { tier: RateTierName
   return { tier: RATE_TIER_NAMES[tier]!, read: spec(BUCKET_READ), write: spec(BUCKET_WRITE) };
 }
 
+/** Float64s of state per row. */
+const ROW = 5;
+
 export class TokenBuckets {
   static allocate(maxKeys = 1 << 16): SharedArrayBuffer {
-    return new SharedArrayBuffer(maxKeys * 4 + maxKeys * 4 * 8);
+    return new SharedArrayBuffer(maxKeys * 4 + maxKeys * ROW * 8);
   }
 
   private readonly locks: Int32Array;
-  /** Per key: read tokens, read last ms, write tokens, write last ms (0 ms = never used: full bucket). */
+  /**
+   * Per row (ROW Float64s): the owner's key_id, read tokens, read last ms,
+   * write tokens, write last ms (0 ms = never used: full bucket).
+   */
   private readonly state: Float64Array;
   readonly maxKeys: number;
 
   /** `tiers`: the thread's read model; null gives every key the default tier (tools, peers). */
   constructor(readonly sab: SharedArrayBuffer, private readonly tiers: TierSource | null = null) {
-    this.maxKeys = sab.byteLength / 36;
+    this.maxKeys = sab.byteLength / (4 + ROW * 8);
     this.locks = new Int32Array(sab, 0, this.maxKeys);
-    this.state = new Float64Array(sab, this.maxKeys * 4, this.maxKeys * 4);
+    this.state = new Float64Array(sab, this.maxKeys * 4, this.maxKeys * ROW);
   }
 
   /**
    * Takes `cost` tokens from the key's bucket. Returns 0 when granted, else
    * the milliseconds until enough tokens will be there (>= 1).
    */
-  take(keyRow: number, bucket: number, cost: number, nowMs: number): number {
+  take(key: BucketKey, bucket: number, cost: number, nowMs: number): number {
+    const keyRow = key.keyRow;
     if (keyRow < 0 || keyRow >= this.maxKeys) return 1000;
     const src = this.tiers;
     const tier = src === null ? 0 : src.keyTier(keyRow);
@@ -100,11 +119,18 @@ export class TokenBuckets {
       rate = spec.sustained_rate_per_s;
       burst = spec.burst;
     }
-    const i = keyRow * 4 + bucket * 2;
+    const row = keyRow * ROW;
+    const i = row + 1 + bucket * 2;
     const locks = this.locks;
     while (Atomics.compareExchange(locks, keyRow, 0, 1) !== 0) { /* spin: a few loads and stores */ }
     try {
       const s = this.state;
+      if (s[row] !== key.keyId) {
+        // A new key in this row: both buckets start full.
+        s[row] = key.keyId;
+        s[row + 2] = 0;
+        s[row + 4] = 0;
+      }
       let tokens: number;
       if (s[i + 1] === 0) {
         tokens = burst;

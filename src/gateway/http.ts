@@ -228,7 +228,7 @@ export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, 
 /** 429 (one token of the operation's bucket; an admitted batch pays the rest in invokeRoute) then 403 (scope). */
 export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now: number): void {
   const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
-  const wait = opts.buckets.take(caller.keyRow, bucket, 1, now);
+  const wait = opts.buckets.take(caller, bucket, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
   if ((caller.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
 }
@@ -244,7 +244,7 @@ export function invokeRoute(
   if (route.scope !== Scope.read) opts.core.assertWritable();
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
-    const w = opts.buckets.take(caller.keyRow, BUCKET_WRITE, extra, now);
+    const w = opts.buckets.take(caller, BUCKET_WRITE, extra, now);
     if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
   }
   const ctx: RequestCtx = { keyId: caller.keyId, keyRow: caller.keyRow, account: caller.account, scopes: caller.scopes, params, query, body };

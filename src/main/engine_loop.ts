@@ -79,11 +79,16 @@ export class EngineClock {
     Header.set_producer(this.mem, 0, PRODUCER_CLOCK);
   }
 
-  /** The tick command at wall-clock time nowMs. */
+  /**
+   * The tick command at wall-clock time nowMs, rounded up to its ms: the
+   * sequencer's last ts in ms (lastTsMs) is a float that may miss an integer
+   * by a rounding error (ns above 2^53), and a tick is never stamped before it.
+   */
   at(nowMs: number): Mem {
-    const ns = BigInt(nowMs) * 1_000_000n;
+    const ms = Math.ceil(nowMs);
+    const ns = BigInt(ms) * 1_000_000n;
     Header.set_ts(this.mem, 0, bigIntHi(ns), bigIntLo(ns));
-    this.lastMs = nowMs;
+    this.lastMs = ms;
     return this.mem;
   }
 

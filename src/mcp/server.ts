@@ -59,7 +59,7 @@ export interface McpOutcome {
 }
 
 function chargeProtocol(opts: LaneOptions, caller: Caller, now: number): void {
-  const wait = opts.buckets.take(caller.keyRow, BUCKET_READ, 1, now);
+  const wait = opts.buckets.take(caller, BUCKET_READ, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
 }
 

@@ -212,7 +212,7 @@ export class BinaryOrders {
     }
     const lane = this.lane;
     if (lane.stopping?.()) return this.refuse(peer, p, RefusalCode.shed, 0, 0);
-    const wait = lane.buckets.take(peer.keyRow, BUCKET_WRITE, 1, now);
+    const wait = lane.buckets.take(peer, BUCKET_WRITE, 1, now);
     if (wait > 0) return this.refuse(peer, p, RefusalCode.rate_limited, 0, wait);
     if ((peer.scopes & Scope.trade) === 0) return this.refuse(peer, p, RefusalCode.missing_scope, 0, 0);
     const fault = recordFault(m, o, peer.account);

@@ -190,7 +190,7 @@ export class WsLane {
         this.lane.log?.({ event: 'auth_failed', key_id: caller.keyId, reason: 'replayed signature', route: 'ws' });
         throw new ApiError('unauthorized', 'missing or invalid credentials');
       }
-      const wait = this.lane.buckets.take(caller.keyRow, BUCKET_READ, 1, now);
+      const wait = this.lane.buckets.take(caller, BUCKET_READ, 1, now);
       if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
       if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');
       const cap = this.cfg.max_connections_per_key;
@@ -336,7 +336,7 @@ export class WsLane {
       return;
     }
     // Every other command frame costs one read token, well-formed or not.
-    const wait = this.lane.buckets.take(conn.keyRow, BUCKET_READ, 1, Date.now());
+    const wait = this.lane.buckets.take(conn, BUCKET_READ, 1, Date.now());
     if (wait > 0) {
       this.writeDirect(conn, errorReply(id, 'rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) }));
       return;

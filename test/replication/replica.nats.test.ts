@@ -2,7 +2,7 @@
 // and the log was purged behind them, boots from the newest snapshot object
 // and converges (state hash equal to the primary's, the standby's and a fresh
 // replay of the bucket plus the log); writes sent to it get 503 not_primary
-// naming the primary; min_seq gives read-your-writes across nodes (held until
+// naming the primary (REST, WebSocket JSON and binary order entry); min_seq gives read-your-writes across nodes (held until
 // applied, 503 replica_lagging after 200 ms); the health endpoints, /metrics
 // and tools/replication.js status say who is what; binary WebSocket orders on
 // the standby and the replica are refused not_primary. Needs /usr/sbin/nats-server.
@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import test from 'node:test';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder } from '../../src/client/binary_codec.js';
 import { DxApiError } from '../../src/client/errors.js';
+import { DxOrderStream } from '../../src/client/order_stream.js';
+import { DxWebSocket } from '../../src/client/websocket.js';
 import { LogClient } from '../../src/replication/log_client.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaults, engineConfigOf } from '../../src/main/config.js';
@@ -90,6 +92,22 @@ test('a late read replica boots from the newest snapshot object after a purge, s
       }
     }
     assert.equal((await ca.orders({ client_order_id: String(coid) })).orders.length, 0, 'a binary order sent to a non-primary was sequenced');
+    // The WebSocket order entry too: JSON answers the same 503, a binary record is refused not_primary (RefusalCode 6).
+    const wsOpts = { url: r.server.base, keyId: fx.key.key_id, secret: fx.key.secret, reconnect: false };
+    const rws = new DxWebSocket(wsOpts);
+    await rws.connect();
+    try {
+      await assert.rejects(rws.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 }), (e: unknown) => e instanceof DxApiError && e.status === 503 && e.code === 'not_primary');
+    } finally {
+      await rws.close();
+    }
+    const stream = await DxOrderStream.open(wsOpts);
+    try {
+      const refused = await stream.place({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 });
+      assert.deepEqual([refused.status, refused.code], ['refused', 'not_primary']);
+    } finally {
+      await stream.close();
+    }
 
     // Read-your-writes: the seq of a write on the primary, read on the replica.
     for (let i = 0; i < 20; i++) {

@@ -3,7 +3,8 @@
 // fingerprint, every command with its EntryResult, every refusal (each with
 // the field's offset), core rejects, the in-flight cap, malformed frames
 // (error message, then close 4002), out-of-order answers matched by
-// correlation, DxOrderStream, and LAYOUT.md's worked example decoded.
+// correlation, DxOrderStream, the stage times of lane ws (JSON and binary),
+// and LAYOUT.md's worked example decoded.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from '../../src/client/binary_codec.js';
 import { DxOrderStream } from '../../src/client/order_stream.js';
 import { PlaceOrder } from '../../src/layout/records.js';
+import type { LatencyReport } from '../../src/wire/control_plane.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { newAccount, newKey, newMarket, order, type Key } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
@@ -262,6 +264,43 @@ describe('ws binary order entry', () => {
       assert.equal(s.inFlight, 0);
     } finally {
       await s.close();
+    }
+  });
+
+  it('ws order entry is timed per stage on lane ws: binary records (route binary) and JSON commands (place_order), like REST', async () => {
+    const k = await newAccount(tx);
+    const read = async (): Promise<LatencyReport> => {
+      const r = await fetch(`${tx.adminBase}/admin/latency`, { headers: { authorization: `Bearer ${tx.ex.admin_token}` } });
+      assert.equal(r.status, 200);
+      return (await r.json()) as LatencyReport;
+    };
+    const sumOf = (rep: LatencyReport, route: string, stage: string): { count: number; sum_us: number } => {
+      const h = rep.histograms.filter((x) => x.lane === 'ws' && x.route === route && x.stage === stage);
+      return { count: h.reduce((a, x) => a + x.count, 0), sum_us: h.reduce((a, x) => a + x.sum_us, 0) };
+    };
+    const n = 4; // the test exchange's max_in_flight
+    const before0 = await read();
+    const c = await binaryClient(k);
+    const e = new FrameEncoder(k.accountId);
+    for (let i = 0; i < n; i++) e.place(100 + i, order(market, { tick: 3, qty: 1 }));
+    for (const r of (await exchange(c, e, n)).values()) assert.equal(r.status, 'ok');
+    for (let i = 0; i < n; i++) assert.equal((await c.reply(c.send('place_order', { ...order(market, { tick: 3, qty: 1 }) }), 5000)).status, 201);
+    const after0 = await read();
+    for (const route of ['binary', 'place_order']) {
+      const grew = (stage: string): { count: number; sum_us: number } => {
+        const a = sumOf(after0, route, stage);
+        const b = sumOf(before0, route, stage);
+        return { count: a.count - b.count, sum_us: a.sum_us - b.sum_us };
+      };
+      const total = grew('total');
+      assert.equal(total.count, n, `${route}: every placement timed`);
+      let parts = 0;
+      for (const stage of ['verify', 'publish', 'sequence', 'durable', 'apply', 'reply']) {
+        const g = grew(stage);
+        assert.equal(g.count, n, `${route}: every placement passed stage ${stage}`);
+        parts += g.sum_us;
+      }
+      assert.ok(Math.abs(parts - total.sum_us) <= 4 * n, `${route}: stages ${parts} µs vs whole ${total.sum_us} µs`);
     }
   });
 
