@@ -112,3 +112,27 @@ test('engine thread: concurrent producers, one completion per command, contiguou
   consumer.close();
   assert.equal(summarize(replica).seq, total);
 });
+
+test('engine thread: a failure (a malformed command record trips the ring\'s assertion) is reported once through onFailure; '
+  + 'a requested stop is not', async () => {
+  const failing = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
+  await failing.ready();
+  const reports: string[] = [];
+  const reported = new Promise<void>((res) => failing.onFailure((e) => { reports.push(e); res(); }));
+  const p = failing.producer(0);
+  const o = p.tryClaim(16);
+  assert.ok(o >= 0);
+  p.mem.u32[o >>> 2] = 12; // not a multiple of 8: no producer writes this
+  p.publish();
+  await Promise.race([reported, new Promise((_, rej) => setTimeout(() => rej(new Error('no failure reported in 10 s')), 10_000))]);
+  assert.equal(reports.length, 1);
+  assert.match(reports[0]!, /spsc_ring: corrupt record at position 0: length 12/);
+
+  const healthy = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
+  await healthy.ready();
+  let called = false;
+  healthy.onFailure(() => { called = true; });
+  assert.equal(await healthy.stop(), 0);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(called, false, 'a requested stop is not a failure');
+});
