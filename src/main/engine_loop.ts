@@ -79,11 +79,18 @@ export class EngineClock {
     Header.set_producer(this.mem, 0, PRODUCER_CLOCK);
   }
 
-  /** The tick command at wall-clock time nowMs. */
+  /**
+   * The tick command at wall-clock time nowMs, rounded up to a whole ms. The
+   * loop ticks at the later of its clock and the last sequenced ts, which is
+   * fractional (ns / 1e6) when a command stamped ahead of Date.now() came
+   * last; BigInt of a fraction throws, and that ended the engine thread once
+   * in the soak (docs/reliability.md).
+   */
   at(nowMs: number): Mem {
-    const ns = BigInt(nowMs) * 1_000_000n;
+    const ms = Math.ceil(nowMs);
+    const ns = BigInt(ms) * 1_000_000n;
     Header.set_ts(this.mem, 0, bigIntHi(ns), bigIntLo(ns));
-    this.lastMs = nowMs;
+    this.lastMs = ms;
     return this.mem;
   }
 
