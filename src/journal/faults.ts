@@ -37,8 +37,8 @@ export function storageFault(e: unknown): StorageFault | null {
 
 /** Exit status of a fail-stop on a storage fault (sysexits EX_IOERR), so a supervisor can tell it from a crash. */
 export const EXIT_STORAGE = 74;
-/** Exit status of a journal thread that failed on anything else (an assertion: EX_SOFTWARE). */
-export const EXIT_JOURNAL_BUG = 70;
+/** Exit status of a fail-stop on anything else: the journal or the engine thread failed on an assertion, a bug (EX_SOFTWARE). */
+export const EXIT_BUG = 70;
 
 /**
  * DX_JOURNAL_FAULT=fdatasync@N (tests only): the journal's N-th fdatasync in

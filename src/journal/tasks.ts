@@ -1,16 +1,17 @@
 // Piscina tasks: the journal's CPU work that must stay off the engine and the
 // I/O threads. Run in a piscina worker (src/main/journal_jobs.ts owns the pool).
 //   plan:     checks every segment and snapshot at start-up (repairs a torn tail)
-//   snapshot: rebuilds the read model at a durable seq from the newest
-//             snapshot plus the journal, writes it atomically, prunes
+//   snapshot: brings the read model to a durable seq (the one this worker
+//             kept from its previous snapshot, else the newest snapshot
+//             file) with the journal after it, writes it atomically, prunes
 
 import { readlinkSync, rmSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { EngineConfig } from '../engine/config.js';
-import type { ViewsConfig } from '../views/views.js';
+import type { Views, ViewsConfig } from '../views/views.js';
 import { JOURNAL_DIR, SNAPSHOT_DIR } from './format.js';
-import { listSegments, planRecovery, recoverViews, type RecoveryPlan } from './recovery.js';
+import { listSegments, planRecovery, recoverViews, replay, type RecoveryPlan } from './recovery.js';
 import { listSnapshots, writeSnapshot } from './snapshot.js';
 import { encodeViews } from './state_codec.js';
 import { syncDir } from './writer.js';
@@ -68,13 +69,39 @@ export function snapshot(args: SnapshotArgs): SnapshotDone {
   if (base === args.seq && p.snapshot !== null) {
     return { seq: args.seq, path: p.snapshot.path, bytes: 0, replayed: 0, ms: performance.now() - t0, prunedSnapshots: [], prunedSegments: [] };
   }
-  const views = recoverViews(p, args.engine, args.views);
+  // The kept read model continues when the journal after it is planned (it is
+  // at or after the newest snapshot file's seq); otherwise, the file. Dropped
+  // while it replays: a replay that throws leaves no half-advanced model.
+  const k = kept;
+  kept = null;
+  let views: Views;
+  let from: number;
+  if (k !== null && k.dataDir === args.dataDir && k.views.asOfSeq >= base && k.views.asOfSeq <= args.seq) {
+    views = k.views;
+    from = views.asOfSeq;
+    replay(p, from, (m, o) => views.apply(m, o));
+  } else {
+    views = recoverViews(p, args.engine, args.views);
+    from = base;
+  }
   if (views.asOfSeq !== args.seq) throw new Error(`snapshot: replay reached seq ${views.asOfSeq}, not ${args.seq}`);
+  kept = { dataDir: args.dataDir, views };
   const body = encodeViews(views);
   const path = writeSnapshot(args.dataDir, args.seq, body, args.fsync);
   const pruned = prune(args.dataDir, args.fsync);
-  return { seq: args.seq, path, bytes: body.length, replayed: args.seq - base, ms: performance.now() - t0, ...pruned };
+  return { seq: args.seq, path, bytes: body.length, replayed: args.seq - from, ms: performance.now() - t0, ...pruned };
 }
+
+/**
+ * The read model at the last snapshot this worker built, continued by the
+ * next one: one read model per worker instead of a fresh one per snapshot.
+ * A read model preallocates its tables from the configuration (hundreds of
+ * MiB of address space); with one per snapshot, each new one touched pages
+ * that the previous one had returned to malloc but malloc kept, and the 30-
+ * minute soak saw the process's resident memory step up by 100-300 MiB at
+ * every snapshot (225 MiB at the start, 800 MiB after three).
+ */
+let kept: { dataDir: string; views: Views } | null = null;
 
 /**
  * Keeps the newest snapshot and KEEP_OLDER older ones; removes older

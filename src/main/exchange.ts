@@ -36,7 +36,7 @@ import { loadSite, mountSite, siteBytes } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
-import { EXIT_JOURNAL_BUG, EXIT_STORAGE, storageFault, type StorageFault } from '../journal/faults.js';
+import { EXIT_BUG, EXIT_STORAGE, storageFault, type StorageFault } from '../journal/faults.js';
 import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
@@ -145,7 +145,7 @@ function logJournalFailure(f: JournalFailure): number {
   const storage = f.fault !== null;
   log('error', {
     event: 'journal_failed', code: f.fault?.code ?? null, syscall: f.fault?.syscall ?? null, path: f.fault?.path ?? null,
-    durable_seq: f.durable_seq, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG,
+    durable_seq: f.durable_seq, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_BUG,
     message: storage
       ? `the journal could not ${f.fault!.syscall || 'write'} ${f.fault!.path || 'its segment'} (${f.fault!.code}); stopping: `
         + `nothing after seq ${f.durable_seq} was acknowledged, and everything up to it is on disk for the next start; `
@@ -153,7 +153,7 @@ function logJournalFailure(f: JournalFailure): number {
       : 'the journal thread failed (a bug, not the disk); stopping',
     error: f.error,
   });
-  return storage ? EXIT_STORAGE : EXIT_JOURNAL_BUG;
+  return storage ? EXIT_STORAGE : EXIT_BUG;
 }
 
 /** How long a fail-stop waits for the gateways' connections to end before it exits anyway. */
@@ -254,6 +254,20 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     const status = logJournalFailure(f);
     void closeIo().finally(() => process.exit(status));
   };
+  // The engine thread ends only when asked: an assertion (a crash by design)
+  // or any other end stops the process the same way, or every request would
+  // wait for an engine that is gone. Everything acknowledged is in the journal.
+  pipeline.onFailure((error) => {
+    if (failing) return;
+    failing = true;
+    log('error', {
+      event: 'engine_failed', durable_seq: durable.get(), action: 'exit', exit_code: EXIT_BUG,
+      message: `the engine thread failed (a bug); stopping: nothing after seq ${durable.get()} was acknowledged, `
+        + 'and everything up to it is on disk for the next start',
+      error,
+    });
+    void closeIo().finally(() => process.exit(EXIT_BUG));
+  });
   if (repl?.mode !== 'replica') {
     const journalData: JournalThreadData = {
       eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,

@@ -111,8 +111,25 @@ export class Pipeline {
     Doorbell.attach(this.doorbell).wake();
   }
 
+  /**
+   * Calls onFailure once if the engine thread ends without being asked to
+   * stop: an error (an assertion is a crash by design) or an exit. Without a
+   * watcher the process would go on taking commands that nothing executes,
+   * holding every request until its deadline. No engine thread: never.
+   */
+  onFailure(onFailure: (error: string) => void): void {
+    if (this.worker === null) return;
+    this.exited.then(
+      (code) => { if (!this.stopping) onFailure(`the engine thread exited (code ${code}) without being asked to stop`); },
+      (e: unknown) => { if (!this.stopping) onFailure((e as Error).stack ?? String(e)); },
+    );
+  }
+
+  private stopping = false;
+
   /** Asks the engine to drain its rings and stop; resolves with its exit code. */
   async stop(): Promise<number> {
+    this.stopping = true;
     this.control.requestStop();
     Doorbell.attach(this.doorbell).wake();
     return this.exited;

@@ -12,6 +12,8 @@
 
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { closeFetchConnections } from '../../../src/client/transport.js';
@@ -46,6 +48,8 @@ export interface SoakReport {
   minutes: number;
   seconds: number;
   dataDir: string;
+  /** The exchange's log (stderr lines), removed with the data directory when the soak passed. */
+  logFile: string;
   /** The exchange's settings (flags) during the soak. */
   settings: ProcessConfig;
   samples: Sample[];
@@ -59,12 +63,15 @@ export interface SoakReport {
 /**
  * Small caps so that every retention reaches its bound within a few minutes
  * of load (about 6 terminal orders a second per trader, a round every ~7 s),
- * a snapshot every 20,000 journal records (segments before the older kept
- * snapshot are pruned), short rounds.
+ * a snapshot every 10,000 journal records (about every 3 minutes; segments
+ * before the older kept snapshot are pruned), short rounds. The first
+ * snapshot comes within the 5-minute warm-up: it allocates the snapshot
+ * worker's read model, which later snapshots continue (a one-time step of
+ * the resident memory, like the other tables filling up to their caps).
  */
 export const SOAK_SETTINGS: ProcessConfig = {
   durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20, withdrawal_cap: 20, revoked_key_cap: 10,
-  dispute_window_ms: 2000, snapshot_every: 20_000, segment_bytes: 1 << 20,
+  dispute_window_ms: 2000, snapshot_every: 10_000, segment_bytes: 1 << 20,
 };
 
 /** The DX_* variables of the settings' engine configuration, for tools/journal (which reads them when no snapshot says). */
@@ -85,13 +92,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const inspectPort = await freePort();
   const settings = SOAK_SETTINGS;
   const nodeArgs = [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'];
-  const server: ExchangeProcess = await spawnExchange(settings, { nodeArgs, logLevel: 'info' });
+  // The exchange's structured log, kept with the data directory when the soak fails (a post-mortem).
+  const logFile = join(tmpdir(), `dx-soak-${seed}-${process.pid}.log`);
+  const server: ExchangeProcess = await spawnExchange(settings, { nodeArgs, logLevel: 'info', logFile });
   const insp = await InspectorClient.connect(inspectPort);
   const stats = new LoadStats();
   const samples: Sample[] = [];
   const t0 = performance.now();
   let journalVerify = '';
-  log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, data dir ${server.dataDir}`);
+  log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, data dir ${server.dataDir}, log ${logFile}`);
   try {
     await insp.attachWorkers();
     const world = await setUpWorld(server, o.traders ?? 6);
@@ -145,9 +154,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   }
   const judgement = judge(samples, { warmupMs: o.warmupMs ?? 5 * 60_000, minWindowMs: o.minWindowMs ?? 10 * 60_000, bounds: bounds(samples) });
   const ok = problems.length === 0 && judgement.ok;
-  if (ok && !o.keep) rmSync(server.dataDir, { recursive: true, force: true });
+  if (ok && !o.keep) {
+    rmSync(server.dataDir, { recursive: true, force: true });
+    rmSync(logFile, { force: true });
+  }
   return {
-    ok, seed, minutes: o.minutes, seconds: Math.round((performance.now() - t0) / 1000), dataDir: server.dataDir, settings,
+    ok, seed, minutes: o.minutes, seconds: Math.round((performance.now() - t0) / 1000), dataDir: server.dataDir, logFile, settings,
     samples, judgement, load: stats.counts, problems, journalVerify,
   };
 }
@@ -181,7 +193,7 @@ export function describeSoak(r: SoakReport): string {
     `  load: ${Object.entries(r.load).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
     `  journal verify: ${r.journalVerify.replace(/\n/g, ' | ')}`,
     ...r.problems.map((p) => `  PROBLEM ${p}`),
-    r.ok ? '' : `  data dir kept: ${r.dataDir}`,
+    r.ok ? '' : `  data dir kept: ${r.dataDir}, the exchange's log: ${r.logFile}`,
   ];
   return `${lines.join('\n')}\n`;
 }
