@@ -64,7 +64,16 @@ export class EngineControl {
   }
 
   get clockStarted(): boolean {
-    return Atomics.load(this.i32, I_CLOCK) === 1;
+    return Atomics.load(this.i32, I_CLOCK) >= 1;
+  }
+
+  /** Engine side: the clock has sequenced every timer that was due when it started (those that fell due while the exchange was down). */
+  setClockCaughtUp(): void {
+    if (Atomics.load(this.i32, I_CLOCK) === 1) Atomics.store(this.i32, I_CLOCK, 2);
+  }
+
+  get clockCaughtUp(): boolean {
+    return Atomics.load(this.i32, I_CLOCK) === 2;
   }
 
   /** Replication thread: a standby's engine is to stop following and start sequencing. */

@@ -203,6 +203,7 @@ export class EngineLoop {
       }
       if (n > 0) dueMs = this.engine.nextDueMs();
       if (dueMs === Infinity) {
+        control.setClockCaughtUp();
         this.wait.idle(n);
         continue;
       }
@@ -212,9 +213,12 @@ export class EngineLoop {
       if (now >= at) {
         n += this.tick(now);
         dueMs = this.engine.nextDueMs();
+        // A tick fires everything due at its ts (published above): what fell due while the exchange was down is sequenced.
+        control.setClockCaughtUp();
         this.wait.idle(n);
         continue;
       }
+      control.setClockCaughtUp();
       this.wait.idle(n, performance.now() + (at - now));
     }
     while (this.round() > 0) { /* drain */ }

@@ -6,9 +6,10 @@
 //   3. gateway threads (gateway_thread.ts): recover their read models, then
 //      REST on the public port, one ring each
 //   4. control plane and accounts service on this (main) thread, ring 1
-//   5. listeners open once every reader of the event ring is in
-//   6. the clock starts: it runs in the engine loop (a ClockTick when the
-//      next timer is due: expiry, dead-man, rounds, oracle staleness)
+//   5. the clock starts: it runs in the engine loop (a ClockTick when the
+//      next timer is due: expiry, dead-man, rounds, oracle staleness); what
+//      fell due while the exchange was down is sequenced and made durable,
+//      then the listeners open
 // then prints one `ready` line. Every thread waits by its wait strategy
 // (DX_WAIT), so an idle exchange sleeps.
 //
@@ -60,6 +61,8 @@ import { Replication } from './replication.js';
 
 /** Ring 0 (producer 0, the engine clock's id): nothing in the exchange writes it; tests and tools may inject ClockTicks. */
 const PRODUCER_TIMER = 0;
+/** How long a start waits for the clock to sequence (and the journal to make durable) what fell due while it was down. */
+const CLOCK_CATCH_UP_MS = 5000;
 const PRODUCER_CONTROL = 1;
 
 export interface RunningExchange {
@@ -383,6 +386,20 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     }).catch(abandon);
   }
 
+  // The clock (in the engine loop), now that every reader of the event ring
+  // has joined; a standby's loop, and its clock, start only when it is
+  // promoted. Before the listeners open, what fell due while the exchange was
+  // down (gtd expiries, dead-man timers, round closes) is sequenced and
+  // durable, so that no client reads an order past its expiry as live.
+  pipeline.startClock();
+  if (repl === null) {
+    const caughtUp = await pipeline.clockCaughtUp(CLOCK_CATCH_UP_MS);
+    const target = pipeline.control.seq;
+    const until = Date.now() + CLOCK_CATCH_UP_MS;
+    while (durable.get() < target && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
+    if (!caughtUp || durable.get() < target) log('warn', { event: 'clock_catch_up', caught_up: caughtUp, seq: target, durable_seq: durable.get() });
+  }
+
   // 5. Listeners: gateways, accounts service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
   const ports = await Promise.all(workers.map((w) => waitFor<number>(w, 'listening', 'port'))).catch(abandon);
@@ -445,10 +462,6 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     return abandon(e);
   });
 
-
-  // 6. The clock (in the engine loop), now that every reader of the event ring has joined;
-  // a standby's loop, and its clock, start only when it is promoted.
-  pipeline.startClock();
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);

@@ -105,6 +105,19 @@ export class Pipeline {
     Doorbell.attach(this.doorbell).wake();
   }
 
+  /**
+   * Resolves once the started clock has sequenced every timer already due
+   * (at most waitMs; false when that ran out or the engine stopped).
+   */
+  async clockCaughtUp(waitMs: number): Promise<boolean> {
+    const until = Date.now() + waitMs;
+    while (!this.control.clockCaughtUp) {
+      if (Date.now() >= until || !this.control.running) return false;
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    return true;
+  }
+
   /** Steps the engine's clock by offsetMs from the real time (tests of clock faults) and wakes the engine to look at its timers. */
   setClockOffset(offsetMs: number): void {
     this.control.setClockOffsetMs(offsetMs);
