@@ -196,7 +196,7 @@ function closed(s: Settings, ex: Exchange, connections: number, durationMs: numb
   const runSeed = (seed + 0x9e3779b1 * ++ex.runs) >>> 0;
   return runLoad({
     baseUrl: ex.server.base, keys: ks, markets: [ex.market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 },
-    workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD, presign: ahead !== undefined, expectedRate: ahead?.rate, onStart: ahead?.start,
+    workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD, presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
   });
 }
 

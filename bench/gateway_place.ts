@@ -350,7 +350,7 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       const run = slice(connections);
       return runLoad({
         baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD,
-        presign: ahead !== undefined, expectedRate: ahead?.rate, onStart: ahead?.start,
+        presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
       });
     };
     const alive = (): void => {
@@ -437,7 +437,7 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       offset = (offset + connections) % keys.length;
       return runLoad({
         baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
-        presign: ahead !== undefined, expectedRate: ahead?.rate, onStart: ahead?.start,
+        presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
       });
     };
     const alive = (): void => {
