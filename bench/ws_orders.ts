@@ -27,9 +27,6 @@
 // sends a cancel-all of its account every 2,000 placements to keep the book
 // bounded (not counted; REST runs are short enough not to need it).
 
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { CLIENT_LAYOUT_FINGERPRINT } from '../src/client/binary_codec.js';
@@ -37,9 +34,10 @@ import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
 import { Histogram } from '../test/support/loadgen/histogram.js';
 import type { ExchangeProcess } from '../test/support/exchange.js';
 import { cpuMetrics, loadExchange, measured, okCount, okRate, round1, settings as gatewaySettings, triple, type LoadedExchange, type Measured } from './gateway_place.js';
+import { diskFloor } from './lib/disk_floor.js';
 import { pool, startBenchExchange } from './lib/population.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median, percentiles } from './lib/stats.js';
+import { median } from './lib/stats.js';
 import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from './lib/ws_order_worker.js';
 
 const UNTHROTTLED = { sustained_rate_per_s: 10_000_000, burst: 10_000_000 };
@@ -128,30 +126,6 @@ function quantileMs(before: [number, number][], after: [number, number][], q: nu
   return NaN;
 }
 
-// ------------------------------------------------------------------ the disk alone
-
-function diskFloor(n: number): { p50_us: number; p99_us: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
-  try {
-    const fd = openSync(join(dir, 'probe'), 'w');
-    const block = Buffer.alloc(4096, 0x5a);
-    const ns = new Float64Array(n);
-    try {
-      for (let i = 0; i < n; i++) {
-        const t0 = process.hrtime.bigint();
-        writeSync(fd, block);
-        fdatasyncSync(fd);
-        ns[i] = Number(process.hrtime.bigint() - t0);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const p = percentiles(ns, [50, 99]);
-    return { p50_us: Math.round(p.get(50)! / 1000), p99_us: Math.round(p.get(99)! / 1000) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 // ------------------------------------------------------------------ the run
 
