@@ -9,7 +9,8 @@
 // of the real server on that data directory are timed from spawn to its
 // `ready` line (with the `recovery` log line's own ms). First of all, the uWS
 // hello-world ceiling (gateway_place's hello phase), so that the target
-// ratio (durable placements / hello) comes from one run. Main thread of the
+// ratio (durable placements / hello) comes from one run, and the same with wrk
+// as the generator (bench/lib/wrk.ts). The exchanges run with the demo off. Main thread of the
 // bench runner; reports, never asserts.
 //
 // One run:
@@ -36,12 +37,12 @@ import { performance } from 'node:perf_hooks';
 import { listSegments } from '../src/journal/recovery.js';
 import { readWhole, scanSegment } from '../src/journal/segment.js';
 import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
-import { helloPhase, settings as gatewaySettings, type Settings as GatewaySettings } from './gateway_place.js';
+import { helloPhase, settings as gatewaySettings, wrkHelloPhase, type Settings as GatewaySettings } from './gateway_place.js';
 import { closeFetchConnections } from '../src/client/transport.js';
 import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js';
 import { createTraders, openMarket } from './lib/population.js';
-import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { diskFloor } from './lib/disk_floor.js';
+import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { fsyncSummary, putServer, readLatency, serverStages, stagesLine, type ServerSummary } from './lib/server_latency.js';
 import { max as maxOf, median, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
@@ -163,7 +164,7 @@ interface Measured {
 }
 
 /** Waits for a quiet machine (bounded), runs under a CPU window, redoes (at most twice) when other processes took more than FOREIGN_REDO_PCT. */
-async function measured(s: Settings, ex: Exchange, others: number[], fn: () => Promise<LoadResult>, timed = false): Promise<Measured> {
+async function measured(s: Settings, ex: Exchange, others: number[], fn: (start: () => void) => Promise<LoadResult>, timed = false): Promise<Measured> {
   let last: Measured | null = null;
   for (let attempt = 1; attempt <= 3; attempt++) {
     const quiet = await waitQuiet([ex.server.pid, process.pid, ...others], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
@@ -171,8 +172,9 @@ async function measured(s: Settings, ex: Exchange, others: number[], fn: () => P
     others.forEach((p, i) => (pids[`other${i}`] = p));
     const admin = { adminBase: ex.server.adminBase, token: TOKEN };
     const before = timed ? await readLatency(admin) : null;
-    const w = new CpuWindow(pids);
-    const value = await fn();
+    let w = new CpuWindow(pids);
+    // A run that signs ahead opens the window again when its sending starts (runLoad's onStart).
+    const value = await fn(() => (w = new CpuWindow(pids)));
     const cpu = w.stop();
     const after = before !== null ? await readLatency(admin) : null;
     let own = 0;
@@ -185,7 +187,8 @@ async function measured(s: Settings, ex: Exchange, others: number[], fn: () => P
   return last!;
 }
 
-function closed(s: Settings, ex: Exchange, connections: number, durationMs: number, seed: number): Promise<LoadResult> {
+/** A closed loop; `ahead`: sign ahead at the rate a probe measured (the peak runs). */
+function closed(s: Settings, ex: Exchange, connections: number, durationMs: number, seed: number, ahead?: { rate: number; start: () => void }): Promise<LoadResult> {
   const ks: { keyId: number; secret: string }[] = [];
   for (let i = 0; i < connections; i++) ks.push(ex.keys[(ex.offset + i) % ex.keys.length]!);
   ex.offset = (ex.offset + connections) % ex.keys.length;
@@ -193,15 +196,16 @@ function closed(s: Settings, ex: Exchange, connections: number, durationMs: numb
   const runSeed = (seed + 0x9e3779b1 * ++ex.runs) >>> 0;
   return runLoad({
     baseUrl: ex.server.base, keys: ks, markets: [ex.market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 },
-    workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD,
+    workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD, presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
   });
 }
 
-function open(s: Settings, ex: Exchange, connections: number, rate: number, seed: number, durationMs = s.open_ms): Promise<LoadResult> {
+/** An open loop, signed ahead (every due request, stamped with its due time). */
+function open(s: Settings, ex: Exchange, connections: number, rate: number, seed: number, start: () => void, durationMs = s.open_ms): Promise<LoadResult> {
   const runSeed = (seed + 0x9e3779b1 * ++ex.runs) >>> 0;
   return runLoad({
     baseUrl: ex.server.base, keys: ex.keys, markets: [ex.market], mode: 'open', rate, connections, durationMs,
-    mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD,
+    mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD, presign: true, onStart: start,
   });
 }
 
@@ -260,7 +264,10 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     const place: Record<Mode, Measured[]> = { fsync: [], none: [] };
     for (let i = 0; i < s.repeats; i++) {
       const order: Mode[] = i % 2 === 0 ? ['fsync', 'none'] : ['none', 'fsync'];
-      for (const mode of order) place[mode].push(await measured(s, ex[mode], other(mode), () => closed(s, ex[mode], conns[mode], s.run_ms, seed)));
+      for (const mode of order) {
+        const rate = probes[mode].find((p) => p.connections === conns[mode])!.per_s;
+        place[mode].push(await measured(s, ex[mode], other(mode), (start) => closed(s, ex[mode], conns[mode], s.run_ms, seed, { rate, start })));
+      }
     }
 
     // Latency against load, fsync: open loops at 1%, 10%, 25% and 50% of the
@@ -270,13 +277,13 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     const curve: ModeResult['curve'] = [];
     for (const fraction of CURVE_FRACTIONS) {
       const rate = Math.max(1, Math.round(median(place.fsync.map((m) => okRate(m.value))) * fraction));
-      const m = await measured(s, ex.fsync, other('fsync'), () => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, s.curve_ms), true);
+      const m = await measured(s, ex.fsync, other('fsync'), (start) => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, start, s.curve_ms), true);
       curve.push({ fraction, rate, m });
     }
     const half = curve.find((c) => c.fraction === 0.5)!;
     // none (benchmarks only): its own half of peak.
     const noneRate = Math.max(1, Math.round(median(place.none.map((m) => okRate(m.value))) / 2));
-    const noneOpen = await measured(s, ex.none, other('none'), () => open(s, ex.none, conns.none, noneRate, seed), true);
+    const noneOpen = await measured(s, ex.none, other('none'), (start) => open(s, ex.none, conns.none, noneRate, seed, start), true);
     return {
       fsync: { setup_ms: ex.fsync.setup_ms, probes: probes.fsync, connections: conns.fsync, place: place.fsync, open: half.m, open_rate: half.rate, curve },
       none: { setup_ms: ex.none.setup_ms, probes: probes.none, connections: conns.none, place: place.none, open: noneOpen, open_rate: noneRate, curve: [] },
@@ -431,6 +438,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const t0 = performance.now();
   // The uWS hello-world ceiling in this same run, so the target's ratio is of one run.
   const hello = await helloPhase(gatewaySettings(s.quick), seed);
+  // And with wrk (bench/lib/wrk.ts), the generator that costs least: issue 13's ceiling.
+  const wrk = await wrkHelloPhase(gatewaySettings(s.quick), hello.connections);
   const disk = diskFloor(s.quick ? 500 : 3000);
   const tp = await throughputPhase(s, seed);
   const rc = await recoveryPhase(s, seed);
@@ -478,6 +487,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const helloRates = hello.runs.map((m) => okRate(m.value));
   const helloMed = median(helloRates);
   notes.push(`uWS hello-world ceiling in this run (test/support/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);
+  const wrkMed = wrk === null ? NaN : median(wrk.runs.map((m) => m.value.requests_per_s));
+  if (wrk !== null) {
+    metrics.hello_wrk_requests_per_s = round1(wrkMed);
+    notes.push(`uWS hello-world ceiling with wrk in this run (${wrk.connections} connections, ${wrk.runs.length} runs): ${Math.round(wrkMed).toLocaleString('en-US')} requests/s; signed durable placements = ${round1((fsyncMed / wrkMed) * 100)}% of it (target >= 40%).`);
+  } else flag('wrk is not installed: no wrk hello ceiling in this run');
   for (const c of tp.fsync.curve) {
     const pct = Math.round(c.fraction * 100);
     const p = `fsync_at_${pct}pct`;
@@ -509,6 +523,12 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     }
   }
   if (tp.none.open.server !== undefined) putServer(metrics, 'none_', tp.none.open.server.stages.total!);
+  const signedRuns = [...tp.fsync.place, ...tp.none.place, ...tp.fsync.curve.map((c) => c.m), tp.none.open];
+  const signed = signedRuns.reduce((a, m) => a + m.value.presign.signed, 0);
+  metrics.presign_requests = signed;
+  metrics.presign_cpu_us_per_req = round1(signed > 0 ? (signedRuns.reduce((a, m) => a + m.value.presign.cpu_ms, 0) * 1000) / signed : 0);
+  metrics.presign_inline = signedRuns.reduce((a, m) => a + m.value.presign.inline, 0);
+  notes.push(`signing ahead: the closed-loop runs and the open loops signed ${signed} requests in the generator's workers before sending started (${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows); ${metrics.presign_inline} were signed when sent instead (past the signed ones, or a stamp over 3 s off). Probes sign when sending.`);
 
   // Recovery.
   const million = rc.journal.events / 1e6;
@@ -591,7 +611,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'durable_place',
     node: env.node,
     machine: env.machine,
-    workload: `Two exchange processes side by side on 127.0.0.1, --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, open loops at ${CURVE_FRACTIONS.map((f) => `${f * 100}%`).join(', ')} of the fsync peak (${s.curve_ms} ms each, ${CURVE_CONNECTIONS} connections, the exchange's own stage histograms read before and after each) and one of ${s.open_ms} ms at half the none peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
+    workload: `Two exchange processes side by side on 127.0.0.1 (demo off), --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, open loops at ${CURVE_FRACTIONS.map((f) => `${f * 100}%`).join(', ')} of the fsync peak (${s.curve_ms} ms each, ${CURVE_CONNECTIONS} connections, the exchange's own stage histograms read before and after each) and one of ${s.open_ms} ms at half the none peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
     metrics,
     peers: {
       durability_none_benchmarks_only: {
@@ -602,7 +622,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         connections: hello.connections, server_cpu_pct: round1(median(hello.runs.map((m) => m.server_pct))), generator_cpu_pct: round1(median(hello.runs.map((m) => m.generator_pct))),
       },
     },
-    ratios: { vs_durability_none: round3(ratio), vs_uws_hello: round3(fsyncMed / helloMed) },
+    ratios: { vs_durability_none: round3(ratio), vs_uws_hello: round3(fsyncMed / helloMed), vs_uws_hello_wrk: round3(fsyncMed / wrkMed) },
     notes,
   };
 }

@@ -24,7 +24,11 @@
 //      shares; the same probes, REPEATS closed-loop runs and an open loop at
 //      half of ITS OWN peak.
 //   5. ratios placements / hello, placements / fastify, CPU of server,
-//      generator and the machine.
+//      generator and the machine; CPU per placement and per read against
+//      CPU per hello request (issue 13's targets).
+// Between 1 and 2, the hello ceiling again with wrk (bench/lib/wrk.ts) at
+// the same connection count: wrk's and the server's CPU per request, and the
+// ratio placements / wrk's ceiling (vs_uws_hello_wrk).
 //
 // Two properties of the load generator shape this file (reported, not fixed
 // here; tools/ belongs to another change):
@@ -38,8 +42,9 @@
 //   peak no key runs into its bucket; it reports how late it sent each
 //   request (its own share of the latency).
 //
-// Durability: none. The journal is not implemented yet, so these numbers
-// include no fsync and no journal write; every name and note says so.
+// Durability: none. The journal writes every event but never fdatasyncs
+// (durable_place measures both modes); every name and note says so. The
+// demo is off (bench/lib/population.ts startBenchExchange).
 
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -52,6 +57,7 @@ import { startFastifyPeer } from './lib/fastify_peer.js';
 import { createTraders, openMarket, startBenchExchange, type TraderSetup } from './lib/population.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
+import { runWrk, wrkAvailable, WRK, type WrkResult } from './lib/wrk.js';
 import { median, max as maxOf, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
 
 const DURABILITY_LABEL = 'durability none (benchmarks only)';
@@ -134,13 +140,18 @@ export interface Target {
  * server and this process, and redoes it (at most twice) when other
  * processes took more than FOREIGN_REDO_PCT of a core meanwhile.
  */
-export async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): Promise<Measured<T>> {
+export async function measured<T>(s: Settings, target: Target, fn: (start: () => void) => Promise<T>): Promise<Measured<T>> {
   let last: Measured<T> | null = null;
   for (let attempt = 1; attempt <= s.max_attempts; attempt++) {
     const quiet = await waitQuiet([target.pid, process.pid], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
-    const w = new CpuWindow({ server: target.pid, generator: process.pid });
-    const segs0 = tcpOutSegs();
-    const value = await fn();
+    let w = new CpuWindow({ server: target.pid, generator: process.pid });
+    let segs0 = tcpOutSegs();
+    // A run that signs ahead opens the window again when its sending starts (runLoad's onStart).
+    const start = (): void => {
+      w = new CpuWindow({ server: target.pid, generator: process.pid });
+      segs0 = tcpOutSegs();
+    };
+    const value = await fn(start);
     const segs = tcpOutSegs() - segs0;
     const cpu = w.stop();
     const server = cpu.process_pct.server!;
@@ -219,6 +230,30 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
     for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, () => load(best.connections, s.run_ms)));
     if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderrTail().slice(-1500)}`);
     return { connections: best.connections, probes, runs };
+  } finally {
+    await h.child.terminate(10_000);
+  }
+}
+
+export interface WrkPhase {
+  connections: number;
+  runs: Measured<WrkResult>[];
+}
+
+/**
+ * The hello ceiling again with wrk as the generator (one wrk thread, as the
+ * load generator has one worker here; the same connection count): the
+ * generator's CPU per request then is wrk's, not Node's.
+ */
+export async function wrkHelloPhase(s: Settings, connections: number): Promise<WrkPhase | null> {
+  if (!wrkAvailable()) return null;
+  const h = await startHello();
+  try {
+    const target = { pid: h.child.pid, gateways: [] };
+    const runs: Measured<WrkResult>[] = [];
+    for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, () => runWrk(`${h.url}/`, { threads: s.workers, connections, durationMs: s.run_ms })));
+    if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderrTail().slice(-1500)}`);
+    return { connections, runs };
   } finally {
     await h.child.terminate(10_000);
   }
@@ -310,9 +345,13 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
   const ex: ExchangeProcess = await startBenchExchange({ gateways: s.gateways, durability: 'none' });
   try {
     const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
-    const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
+    // Peak runs sign ahead at the rate a probe measured (presign: the load generator's README).
+    const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number, ahead?: { rate: number; start: () => void }): Promise<LoadResult> => {
       const run = slice(connections);
-      return runLoad({ baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD });
+      return runLoad({
+        baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD,
+        presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
+      });
     };
     const alive = (): void => {
       if (!ex.child.running) throw new Error(`the exchange died: ${ex.stderrTail().slice(-2000)}`);
@@ -335,9 +374,10 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
     const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
 
+    const placeProbe = probes.find((p) => p.connections === connections)!.per_s;
     const place: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      place.push(await measured(s, target, () => closed({ place: 1, cancel: 0, read: 0 }, connections, s.run_ms)));
+      place.push(await measured(s, target, (start) => closed({ place: 1, cancel: 0, read: 0 }, connections, s.run_ms, { rate: placeProbe, start })));
       orders += okCount(place[place.length - 1]!.value.statuses);
       alive();
     }
@@ -345,16 +385,17 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
 
     // Open loop at half the median peak, every key in rotation.
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const open = await measured(s, target, () => runLoad({
+    const open = await measured(s, target, (start) => runLoad({
       baseUrl: ex.base, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
-      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
+      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD, presign: true, onStart: start,
     }));
     orders += okCount(open.value.statuses);
     alive();
 
+    const readProbe = okRate((await measured(s, target, () => closed({ place: 0, cancel: 0, read: 1 }, connections, s.probe_ms))).value);
     const reads: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      reads.push(await measured(s, target, () => closed({ place: 0, cancel: 0, read: 1 }, connections, s.run_ms)));
+      reads.push(await measured(s, target, (start) => closed({ place: 0, cancel: 0, read: 1 }, connections, s.run_ms, { rate: readProbe, start })));
       alive();
     }
     return {
@@ -391,10 +432,13 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
     let offset = 0;
     let runs = 0;
     const nextSeed = (): number => (seed + 0x7f4a7c15 * ++runs) >>> 0;
-    const closed = (connections: number, durationMs: number): Promise<LoadResult> => {
+    const closed = (connections: number, durationMs: number, ahead?: { rate: number; start: () => void }): Promise<LoadResult> => {
       const ks = rotate(keys, offset, connections);
       offset = (offset + connections) % keys.length;
-      return runLoad({ baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD });
+      return runLoad({
+        baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
+        presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
+      });
     };
     const alive = (): void => {
       if (!peer.child.running) throw new Error(`the fastify peer died: ${peer.child.stderrTail().slice(-2000)}`);
@@ -411,15 +455,16 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
     }
     const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
     const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
+    const placeProbe = probes.find((p) => p.connections === connections)!.per_s;
     const place: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      place.push(await measured(s, target, () => closed(connections, s.run_ms)));
+      place.push(await measured(s, target, (start) => closed(connections, s.run_ms, { rate: placeProbe, start })));
       alive();
     }
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const open = await measured(s, target, () => runLoad({
+    const open = await measured(s, target, (start) => runLoad({
       baseUrl: peer.url, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
-      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
+      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD, presign: true, onStart: start,
     }));
     alive();
     return { setup_ms: peer.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate };
@@ -492,6 +537,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const seed = 0x2545f491;
   const t0 = performance.now();
   const hello = await helloPhase(s, seed);
+  const wrk = await wrkHelloPhase(s, hello.connections);
   const ex = await exchangePhase(s, seed);
   const fastify = await fastifyPhase(s, seed);
   const gen = await generatorPhase(s, hello.connections, ex.connections, ex.open_rate, seed);
@@ -546,6 +592,12 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.hello_closed_p50_us = Math.round(median(hello.runs.map((m) => m.value.latency_ms.p50)) * 1000);
 
   // CPU.
+  // Signing ahead (peak runs and open loops): what it cost before the runs, and how many requests were signed when sent anyway.
+  const signedRuns = [...ex.place, ex.open, ...ex.reads];
+  const signed = signedRuns.reduce((a, m) => a + m.value.presign.signed, 0);
+  metrics.presign_requests = signed;
+  metrics.presign_cpu_us_per_req = round1(signed > 0 ? (signedRuns.reduce((a, m) => a + m.value.presign.cpu_ms, 0) * 1000) / signed : 0);
+  metrics.presign_inline = signedRuns.reduce((a, m) => a + m.value.presign.inline, 0);
   cpuMetrics(metrics, 'hello', hello.runs, helloRates);
   cpuMetrics(metrics, 'place', ex.place, placeRates);
   metrics.place_gateway_thread_cpu_pct = round1(median(ex.place.map((m) => m.gateway_pct)));
@@ -553,8 +605,30 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.place_main_thread_cpu_pct = round1(median(ex.place.map((m) => m.main_pct)));
   metrics.place_generator_workers_cores = round3(median(ex.place.map((m) => m.value.generator_cpu.workers_cores)));
   metrics.hello_generator_workers_cores = round3(median(hello.runs.map((m) => m.value.generator_cpu.workers_cores)));
-  cpuMetrics(metrics, 'reads', ex.reads, readRates);
-  metrics.reads_gateway_thread_cpu_pct = round1(median(ex.reads.map((m) => m.gateway_pct)));
+  cpuMetrics(metrics, 'read', ex.reads, readRates);
+  metrics.read_gateway_thread_cpu_pct = round1(median(ex.reads.map((m) => m.gateway_pct)));
+
+  // The same hello ceiling driven by wrk: server CPU per request without a Node generator beside it.
+  let wrkMed = NaN;
+  if (wrk !== null) {
+    const wrkRates = wrk.runs.map((m) => m.value.requests_per_s);
+    wrkMed = triple(metrics, 'hello_wrk_requests_per_s', wrkRates);
+    const srv = median(wrk.runs.map((m) => m.server_pct));
+    const gen = median(wrk.runs.map((m) => (m.value.cpu_ms / m.value.wall_ms) * 100));
+    metrics.hello_wrk_server_cpu_pct = round1(srv);
+    metrics.hello_wrk_generator_cpu_pct = round1(gen);
+    metrics.hello_wrk_server_cpu_us_per_req = round1((srv / 100) * 1e6 / wrkMed);
+    metrics.hello_wrk_generator_cpu_us_per_req = round1((gen / 100) * 1e6 / wrkMed);
+    metrics.hello_wrk_connections = wrk.connections;
+    metrics.hello_wrk_errors = wrk.runs.reduce((a, m) => a + m.value.errors, 0);
+    if (metrics.hello_wrk_errors > 0) flag(`wrk reported ${metrics.hello_wrk_errors} errors or non-2xx answers against the hello server`);
+  } else {
+    flag(`${WRK} is not installed: no wrk hello ceiling in this run`);
+  }
+  // Issue 13's targets: CPU per placement and per read against CPU per hello, the same generator, the same run.
+  const cpuRatio = (k: string): number => round3(metrics[k]! / metrics.hello_server_cpu_us_per_req!);
+  metrics.place_cpu_vs_hello = cpuRatio('place_server_cpu_us_per_req');
+  metrics.read_cpu_vs_hello = cpuRatio('read_server_cpu_us_per_req');
 
   // TCP segments per request/response (both directions, ACKs included): ~2
   // when client and server each write a message in one send.
@@ -562,7 +636,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     round1(median(runs.map((m) => m.tcp_segments / Math.max(1, m.value.completed + m.value.errors))));
   metrics.hello_tcp_segments_per_req = segsPer(hello.runs);
   metrics.place_tcp_segments_per_req = segsPer(ex.place);
-  metrics.reads_tcp_segments_per_req = segsPer(ex.reads);
+  metrics.read_tcp_segments_per_req = segsPer(ex.reads);
   metrics.generator_signed_place_tcp_segments_per_req = segsPer([gen.signed_at_exchange]);
 
   // Settings.
@@ -591,7 +665,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const ratio = helloMed > 0 ? placeMed / helloMed : NaN;
   const fm = fastifyMetrics(fastify);
   const fastifyMed = fm.placements_per_s!;
-  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open].reduce((a, m) => a + m.attempts - 1, 0);
+  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, ...(wrk?.runs ?? []), gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open].reduce((a, m) => a + m.attempts - 1, 0);
   metrics.redone_runs = attempts;
 
   // Notes: how the counts were chosen, the targets, and anything to distrust.
@@ -599,6 +673,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   notes.push(`exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ${ex.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`).join(', ')}; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`);
   notes.push(`generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ${hello.connections}. Placements through the exchange reached ${(100 * placeMed / Math.max(1, signedAtEx)).toFixed(0)}% of what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ${0.35 * helloMed > signedAtEx ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this machine with this generator' : 'within what the generator can offer'}.`);
   notes.push(`fastify peer (bench/peers/fastify_place.ts): the same route table, signature check, replay guard, token buckets, TypeBox schemas, placement encoding and Engine + Views as the exchange, in one node:http process on Fastify ${FASTIFY_VERSION} with the engine called in-process (no rings, no journal: compare with durability none). ${fastify.keys} accounts with ${s.seed_shares} YES+NO shares each (setup ${fastify.setup_ms} ms in-process); probes ${fastify.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')}; chosen ${fastify.connections}; open loop at half of its own peak, ${fastify.open_rate}/s. Ours / fastify: ${(placeMed / Math.max(1, fastifyMed)).toFixed(2)}x placements/s; open-loop p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms vs ${(fm.p99_us! / 1000).toFixed(2)} ms (each at half of its own peak).`);
+  if (wrk !== null) notes.push(`hello ceiling with wrk (${WRK}, ${s.workers} thread(s), ${wrk.connections} connections, ${s.repeats} x ${s.run_ms} ms): ${Math.round(wrkMed)} requests/s, server ${metrics.hello_wrk_server_cpu_us_per_req} µs and wrk ${metrics.hello_wrk_generator_cpu_us_per_req} µs of CPU per request; with the load generator: ${Math.round(helloMed)}/s, server ${metrics.hello_server_cpu_us_per_req} µs and generator ${metrics.hello_generator_cpu_us_per_req} µs per request. Placements / wrk's hello ceiling: ${(100 * placeMed / wrkMed).toFixed(1)}%.`);
+  notes.push(`target server CPU per placement <= 2.5x per hello request (load generator for both, same run): ${metrics.place_server_cpu_us_per_req} / ${metrics.hello_server_cpu_us_per_req} µs = ${metrics.place_cpu_vs_hello}x — ${metrics.place_cpu_vs_hello <= 2.5 ? 'met' : 'NOT met'}.`);
+  notes.push(`target server CPU per read <= 1.5x per hello request (same run): ${metrics.read_server_cpu_us_per_req} / ${metrics.hello_server_cpu_us_per_req} µs = ${metrics.read_cpu_vs_hello}x — ${metrics.read_cpu_vs_hello <= 1.5 ? 'met' : 'NOT met'}.`);
+  notes.push(`signing ahead: the closed-loop placement and read runs and the open loop signed ${signed} requests in their workers before sending started (${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows and generator CPU figures); ${metrics.presign_inline} were signed when sent instead (past the signed ones, or a stamp over 3 s off). The probes and the generator-ceiling runs sign when sending.`);
   notes.push(`target placements >= 35% of the hello ceiling: ${(ratio * 100).toFixed(1)}% (${ratio >= 0.35 ? 'met' : 'NOT met'}).`);
   notes.push(`target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms (${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`);
   notes.push(`open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
@@ -623,7 +701,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     return top !== undefined && m.gateway_pct < top.pct;
   });
   if (misLabelled.length > 0) flag(`the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU split may be mislabelled`);
-  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open];
+  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, ...(wrk?.runs ?? []), gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open];
   const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
   if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`);
   const loud = all.filter((m) => !m.quiet.quiet);
@@ -643,7 +721,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'gateway_place',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}. Peers in the same run: the uWS hello-world ceiling and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). test/support/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}, demo off. Peers in the same run: the uWS hello-world ceiling (with the load generator and with wrk) and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). test/support/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
     metrics,
     peers: {
       uws_hello: {
@@ -660,6 +738,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       fastify_place_vs_uws_hello: round3(helloMed > 0 ? fastifyMed / helloMed : NaN),
       p99_vs_fastify_place: round3(metrics.p99_us! > 0 ? fm.p99_us! / metrics.p99_us! : NaN),
       reads_vs_uws_hello: round3(helloMed > 0 ? readMed / helloMed : NaN),
+      vs_uws_hello_wrk: round3(wrkMed > 0 ? placeMed / wrkMed : NaN),
     },
     notes,
   };

@@ -1,19 +1,26 @@
 // disk_floor: what one group commit costs at least on this disk, for the
-// benchmarks that run with --durability fsync (durable_place, ws_orders).
-// Bench runner only.
+// benchmarks that compare a durable answer with it (durable_place,
+// lone_place, ws_orders). Main thread of the bench runner.
 
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { percentiles } from './stats.js';
 
+export interface DiskFloor {
+  p50_us: number;
+  p99_us: number;
+  p999_us: number;
+  max_us: number;
+  samples: number;
+}
+
 /**
- * What one group commit costs at least on this disk: append 4 KiB to a file
- * in the temp directory the exchanges use and fdatasync it, n times, each
- * timed. With fsync on, no placement can be answered faster than this, so
- * its tail bounds the placement tail from below.
+ * Appends 4 KiB to a file in the temp directory the exchanges use and
+ * fdatasyncs it, n times, each timed. With fsync on, no placement can be
+ * answered faster than this, so its tail bounds the placement tail from below.
  */
-export function diskFloor(n: number): { p50_us: number; p99_us: number; p999_us: number; max_us: number; samples: number } {
+export function diskFloor(n: number): DiskFloor {
   const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
   try {
     const fd = openSync(join(dir, 'probe'), 'w');

@@ -60,7 +60,13 @@ export function threadCpuMs(pid: number): Map<number, ThreadCpu> {
   return out;
 }
 
-/** Busy and total jiffies of the whole machine (/proc/stat "cpu" line). */
+/**
+ * Busy and total jiffies of the whole machine (/proc/stat "cpu" line). Busy
+ * leaves out time at a positive nice value: background jobs of the shared
+ * machine (soak, crash and simulation runs) run at nice 19 and yield the CPU
+ * to a benchmark (CFS weight 15 against 1024), so they are not counted as
+ * foreign load that disturbs it.
+ */
 function machineJiffies(): { busy: number; total: number } {
   try {
     const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!;
@@ -68,7 +74,7 @@ function machineJiffies(): { busy: number; total: number } {
     // user nice system idle iowait irq softirq steal (guest fields are already in user).
     const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
     const idle = v[3]! + v[4]!;
-    return { busy: total - idle, total };
+    return { busy: total - idle - v[1]!, total };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { busy: NaN, total: NaN };
     throw e;
@@ -81,7 +87,7 @@ export interface CpuReport {
   process_pct: Record<string, number>;
   /** Per watched process: the busiest threads, % of one core, sorted descending. */
   threads: Record<string, { tid: number; comm: string; pct: number }[]>;
-  /** Whole machine: busy % of one core (cores x 100 = everything busy). */
+  /** Whole machine: busy % of one core (cores x 100 = everything busy), time at nice > 0 left out (see machineJiffies). */
   machine_pct: number;
 }
 

@@ -507,8 +507,35 @@ export interface RouteMatch {
   params: string[];
 }
 
+/**
+ * Matches of paths without parameters (placements, balance, order lists),
+ * per route table, path and method: the scan below splits the path and tries
+ * every route of its length on each request; a path that matched a route
+ * with no `{param}` gives the same match every time. Only matches of a
+ * route's own path string are kept (not `//v1/...` variants), so the memo
+ * holds at most one entry per route whatever paths clients send.
+ */
+const staticMatches = new WeakMap<readonly Route[], Map<string, Map<string, RouteMatch>>>();
+const NO_PARAMS: string[] = Object.freeze([]) as unknown as string[];
+
 /** Finds the route for (method, path); allowed methods when only the path matches. */
 export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch | { allowed: string[] } | null {
+  let memo = staticMatches.get(routes);
+  const hit = memo?.get(path)?.get(method);
+  if (hit !== undefined) return hit;
+  const m = scanRoutes(routes, method, path);
+  if (m !== null && 'route' in m && m.params.length === 0 && path === m.route.path) {
+    if (memo === undefined) staticMatches.set(routes, (memo = new Map()));
+    let byMethod = memo.get(path);
+    if (byMethod === undefined) memo.set(path, (byMethod = new Map()));
+    const shared = { route: m.route, params: NO_PARAMS };
+    byMethod.set(method, shared);
+    return shared;
+  }
+  return m;
+}
+
+function scanRoutes(routes: readonly Route[], method: string, path: string): RouteMatch | { allowed: string[] } | null {
   const segs = path.split('/').filter((s) => s.length > 0);
   let allowed: string[] | null = null;
   for (const r of routes) {

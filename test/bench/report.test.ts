@@ -45,6 +45,32 @@ test('report: engine targets are checked against the run\'s own figures', () => 
   assert.match(text, /\| 1,000 orders, 10 markets, 10,000 accounts: commands\/s \| 3 M\/s/);
 });
 
+test('report: issue 13 targets are checked against the disk floor and the hello CPU of the same run', () => {
+  const text = renderReport([
+    result('durable_place', {
+      disk_fdatasync_4k_p50_us: 300, disk_fdatasync_4k_p99_us: 500, server_p99_us_1pct: 1400, server_p999_us_1pct: 3600, server_p99_us_10pct: 1600,
+      server_p99_us_50pct: 2400, client_p99_us_10pct: 3100,
+    }, {}, { vs_uws_hello_wrk: 0.25 }),
+    result('lone_place', { server_p50_us_none: 90, server_p99_us_none: 320, server_p50_us_fsync: 420, disk_fdatasync_4k_p50_us: 300 }),
+    result('gateway_place', { place_cpu_vs_hello: 2.4, place_server_cpu_us_per_req: 24, hello_server_cpu_us_per_req: 10, read_cpu_vs_hello: 1.6, read_server_cpu_us_per_req: 16 }),
+    result('idle', { idle_cpu_pct: 0.5 }),
+  ], []);
+  const row = (target: string): string => text.split('\n').find((l) => l.includes(target))!;
+  assert.match(row('server-side p99 at 1% of peak'), /1,500 µs\) \| 1,400 µs \| met \|/);
+  assert.match(row('server-side p99.9 at 1% of peak'), /3,500 µs\) \| 3,600 µs \| \*\*NOT met\*\* \|/);
+  assert.match(row('server-side p99 at 10% of peak'), /\*\*NOT met\*\*/);
+  assert.match(row('server-side p99 at 25% of peak'), /not measured/);
+  assert.match(row('server-side p99 at 50% of peak'), /2,500 µs\) \| 2,400 µs \| met \|/);
+  assert.match(row('client-side p99 at 10% of peak'), /3,100 µs \| \*\*NOT met\*\*/);
+  assert.match(row('measured with wrk'), /25% \| \*\*NOT met\*\*/);
+  assert.match(row('durability none: server-side p50'), /90 µs \| met/);
+  assert.match(row('durability none: server-side p99'), /320 µs \| \*\*NOT met\*\*/);
+  assert.match(row('fsync: server-side p50'), /\(400 µs\) \| 420 µs \| \*\*NOT met\*\*/);
+  assert.match(row('CPU per placement'), /2.4x \(24 \/ 10 µs\) \| met/);
+  assert.match(row('CPU per read'), /1.6x \(16 \/ 10 µs\) \| \*\*NOT met\*\*/);
+  assert.match(row('idle exchange'), /0.5% \| met/);
+});
+
 test('report: units follow the metric suffix', () => {
   assert.equal(fmt(1_234_567, 'rate'), '1.23 M/s');
   assert.equal(fmt(950, 'ns'), '950 ns');

@@ -193,6 +193,49 @@ test('loadgen: an open loop sends exactly rate x duration requests on schedule',
   assert.equal(r.target_rate_per_s, 300);
 });
 
+test('loadgen: signing ahead (closed loop): every request verifies, the run starts after the signing, cancels are built when sent', async () => {
+  reset();
+  let started = 0;
+  let startedAt = 0;
+  const t0 = performance.now();
+  const r = await runLoad({
+    baseUrl: base, keys: KEYS, markets: [1, 2], mode: 'closed', connections: 4, workers: 2, durationMs: 800, graceMs: 500,
+    mix: { place: 3, cancel: 1, read: 1 }, seed: 5, presign: true, expectedRate: 400,
+    onStart: () => {
+      started++;
+      startedAt = performance.now();
+      assert.equal(st.requests, 0, 'nothing is sent before every worker has signed ahead');
+    },
+  });
+  assert.equal(started, 1);
+  assert.ok(startedAt > t0);
+  assert.equal(st.badSignatures, 0);
+  assert.equal(st.unknownCancels, 0, 'cancels name only orders this run placed');
+  assert.equal(r.errors, 0);
+  // 400/s x 0.8 s x 1.25 headroom over 2 shards (+1 each).
+  assert.equal(r.presign.signed, 2 * (Math.ceil(200 * 0.8 * 1.25) + 1));
+  assert.ok(r.presign.cpu_ms >= 0);
+  // The server here answers thousands a second, more than the 400/s signed for: the rest are signed when sent, and counted.
+  assert.ok(r.completed > r.presign.signed, `completed ${r.completed}, signed ${r.presign.signed}`);
+  assert.ok(r.presign.inline >= r.completed - r.presign.signed, `inline ${r.presign.inline}`);
+  assert.ok((r.ops['cancel'] ?? 0) > 0 && (r.ops['place'] ?? 0) > 0, JSON.stringify(r.ops));
+});
+
+test('loadgen: signing ahead (open loop): every due request is signed for its due time and verifies', async () => {
+  reset();
+  let started = 0;
+  const r = await runLoad({
+    baseUrl: base, keys: KEYS, markets: [1], mode: 'open', rate: 300, connections: 4, workers: 1, durationMs: 1000, graceMs: 500,
+    mix: { place: 1, cancel: 0, read: 1 }, seed: 6, presign: true, onStart: () => started++,
+  });
+  assert.equal(started, 1);
+  assert.equal(r.sent + r.unsent, 300);
+  assert.equal(r.presign.signed, 301);
+  assert.equal(r.presign.inline, 0, 'every request sent was signed ahead');
+  assert.equal(st.badSignatures, 0);
+  assert.ok(r.completed >= 270, `completed ${r.completed}`);
+});
+
 test('loadgen: open-loop latency includes queueing behind a server stall; a closed loop hides it', async () => {
   const STALL_MS = 500;
   reset(300, STALL_MS);

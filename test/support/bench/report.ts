@@ -7,7 +7,7 @@
 // repeated them) beside every peer measured in the same run, the ratios the
 // run computed, and the flags: any `*spread_pct` above SPREAD_FLAG_PCT and
 // every note of the benchmark that starts with "FLAG". A summary at the top
-// checks the targets of issues 8 and 15 (met / NOT met / not measured). Figures are
+// checks the targets of issues 8, 13 and 15 (met / NOT met / not measured). Figures are
 // copied from the JSON as measured; nothing here re-measures or asserts.
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -115,6 +115,10 @@ const PLACE_ROWS = (): Row[] => [
   { label: 'server CPU, open loop', ours: 'open_server_cpu_pct', peers: { fastify_place: 'open_server_cpu_pct' } },
   { label: 'load generator CPU, open loop', ours: 'open_generator_cpu_pct', peers: { fastify_place: 'open_generator_cpu_pct' } },
   { label: 'reads/s (orderbook + balance), closed loop', ours: 'reads_per_s' },
+  { label: 'server CPU µs per read', ours: 'read_server_cpu_us_per_req', unit: 'plain' },
+  { label: 'uWS hello with wrk: requests/s', ours: 'hello_wrk_requests_per_s' },
+  { label: 'uWS hello with wrk: server CPU µs per request', ours: 'hello_wrk_server_cpu_us_per_req', unit: 'plain' },
+  { label: 'uWS hello with wrk: wrk CPU µs per request', ours: 'hello_wrk_generator_cpu_us_per_req', unit: 'plain' },
 ];
 
 const SPECS: Record<string, Spec> = {
@@ -168,9 +172,10 @@ const SPECS: Record<string, Spec> = {
         peers: { durability_none_benchmarks_only: q === 'max' ? '@none_max_us' : `${q}_us`, fastify_place: `${q}_us` },
       })),
       ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `the disk alone: 4 KiB append + fdatasync ${q === 'p999' ? 'p99.9' : q}`, ours: `disk_fdatasync_4k_${q}_us` })),
-      ...([10, 25] as const).flatMap((pct) => [
+      ...([1, 10, 25, 50] as const).flatMap((pct) => [
         { label: `open loop at ${pct}% of peak: rate`, ours: `fsync_at_${pct}pct_rate_per_s` },
-        ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}`, ours: `fsync_at_${pct}pct_${q}_us` })),
+        ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}, client`, ours: `client_${q}_us_${pct}pct` })),
+        ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}, server`, ours: `server_${q}_us_${pct}pct` })),
       ]),
       { label: 'server CPU, closed loop', ours: ['fsync_server_cpu_pct', 'place_server_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_server_cpu_pct', uws_hello: 'server_cpu_pct', fastify_place: 'server_cpu_pct' } },
       { label: 'load generator CPU, closed loop', ours: ['fsync_generator_cpu_pct', 'place_generator_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_generator_cpu_pct', uws_hello: 'generator_cpu_pct', fastify_place: 'generator_cpu_pct' } },
@@ -178,6 +183,32 @@ const SPECS: Record<string, Spec> = {
       { label: 'replay alone, s per million events', ours: 'replay_s_per_million_events', unit: 'plain' },
       { label: 'start from a snapshot, spawn to ready', ours: 'from_snapshot_spawn_to_ready_ms', unit: 'ms' },
       { label: 'journal replayed (events)', ours: 'journal_events', unit: 'count' },
+    ],
+  },
+  lone_place: {
+    ours: 'dx, one placement at a time (server-side unless said)',
+    peers: {},
+    rows: [
+      ...(['none', 'fsync', 'none_wait_spin', 'none_wait_backoff', 'none_wait_park'] as const).flatMap((c): Row[] => [
+        { label: `${c}: server p50`, ours: `server_p50_us_${c}` },
+        { label: `${c}: server p99`, ours: `server_p99_us_${c}` },
+        { label: `${c}: server max`, ours: `server_max_us_${c}` },
+        { label: `${c}: client p50`, ours: `client_p50_us_${c}` },
+        { label: `${c}: client p99`, ours: `client_p99_us_${c}` },
+        { label: `${c}: server CPU while placing`, ours: `server_cpu_pct_${c}` },
+      ]),
+      { label: 'the disk alone: 4 KiB append + fdatasync p50', ours: 'disk_fdatasync_4k_p50_us' },
+      { label: 'the disk alone: 4 KiB append + fdatasync p99', ours: 'disk_fdatasync_4k_p99_us' },
+    ],
+  },
+  idle: {
+    ours: 'dx, idle (all threads)',
+    peers: {},
+    rows: [
+      { label: 'idle CPU, default wait, 60 s', ours: 'idle_cpu_pct' },
+      { label: 'idle CPU, --wait spin', ours: 'idle_cpu_pct_wait_spin' },
+      { label: 'idle CPU, --wait backoff', ours: 'idle_cpu_pct_wait_backoff' },
+      { label: 'idle CPU, --wait park', ours: 'idle_cpu_pct_wait_park' },
     ],
   },
   gateway_read: {
@@ -310,7 +341,7 @@ function figure(obj: Record<string, number> | undefined, key: Key | undefined, u
   return s;
 }
 
-// ------------------------------------------------------------------ targets of issues 8 and 15
+// ------------------------------------------------------------------ targets of issues 8, 13 and 15
 
 interface TargetCheck {
   bench: string;
@@ -412,6 +443,33 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
     out.push(check('gateway_place (durability none: reference)', 'placement p99 <= 2 ms / p99.9 <= 5 ms at half of peak', latencyMs(gp.metrics, 'p99'), (v) => v <= 2 && (latencyMs(gp.metrics, 'p999') ?? Infinity) <= 5,
       (v) => `${group(v, 2)} / ${group(latencyMs(gp.metrics, 'p999') ?? NaN, 2)} ms`));
   }
+  // Issue 13: low latency end to end.
+  const dm = dp?.metrics ?? {};
+  const diskP99 = dm.disk_fdatasync_4k_p99_us;
+  const budget = (ms: number): string => (diskP99 !== undefined ? ` (${group(ms * 1000 + diskP99, 0)} µs)` : '');
+  const underDisk = (ms: number) => (v: number): boolean => diskP99 !== undefined && v <= ms * 1000 + diskP99;
+  for (const pct of [1, 10, 25] as const) {
+    out.push(check('durable_place', `server-side p99 at ${pct}% of peak <= 1 ms + disk fdatasync p99${budget(1)}`, dm[`server_p99_us_${pct}pct`] ?? null, underDisk(1), (v) => `${group(v, 0)} µs`));
+    out.push(check('durable_place', `server-side p99.9 at ${pct}% of peak <= 3 ms + disk fdatasync p99${budget(3)}`, dm[`server_p999_us_${pct}pct`] ?? null, underDisk(3), (v) => `${group(v, 0)} µs`));
+  }
+  out.push(check('durable_place', `server-side p99 at 50% of peak <= 2 ms + disk fdatasync p99${budget(2)}`, dm.server_p99_us_50pct ?? null, underDisk(2), (v) => `${group(v, 0)} µs`));
+  out.push(check('durable_place', 'client-side p99 at 10% of peak <= 3 ms', dm.client_p99_us_10pct ?? null, (v) => v <= 3000, (v) => `${group(v, 0)} µs`));
+  const lp = byName.get('lone_place')?.metrics ?? {};
+  out.push(check('lone_place', 'a lone placement, durability none: server-side p50 <= 100 µs', lp.server_p50_us_none ?? null, (v) => v <= 100, (v) => `${group(v, 0)} µs`));
+  out.push(check('lone_place', 'a lone placement, durability none: server-side p99 <= 300 µs', lp.server_p99_us_none ?? null, (v) => v <= 300, (v) => `${group(v, 0)} µs`));
+  const lpDisk = lp.disk_fdatasync_4k_p50_us;
+  out.push(check('lone_place', `a lone placement, fsync: server-side p50 <= disk fdatasync p50 + 100 µs${lpDisk !== undefined ? ` (${group(lpDisk + 100, 0)} µs)` : ''}`, lp.server_p50_us_fsync ?? null,
+    (v) => lpDisk !== undefined && v <= lpDisk + 100, (v) => `${group(v, 0)} µs`));
+  const gm = gp?.metrics ?? {};
+  out.push(check('gateway_place', 'server CPU per placement <= 2.5x per hello request (same generator, same run)', gm.place_cpu_vs_hello ?? null, (v) => v <= 2.5,
+    (v) => `${fmt(v, 'x')} (${group(gm.place_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`));
+  out.push(check('gateway_place', 'server CPU per read <= 1.5x per hello request (same generator, same run)', gm.read_cpu_vs_hello ?? null, (v) => v <= 1.5,
+    (v) => `${fmt(v, 'x')} (${group(gm.read_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`));
+  out.push(check('durable_place', 'signed durable placements >= 40% of the uWS hello-world ceiling measured with wrk (same run)', dp?.ratios.vs_uws_hello_wrk ?? null, (v) => v >= 0.4,
+    (v) => `${group(v * 100, 1)}%`));
+  const idle = byName.get('idle');
+  out.push(check('idle', 'idle exchange <= 2% of one core over 60 s (all threads)', idle?.metrics.idle_cpu_pct ?? null, (v) => v <= 2, (v) => `${group(v, 2)}%`));
+
   // Issue 15: replication on NATS JetStream.
   const rp = byName.get('replicated_place');
   if (rp) {
@@ -565,7 +623,7 @@ export function renderReport(results: readonly BenchResult[], expected: readonly
   if (quick.length > 0) out.push('', `**Quick runs (tooling checks, not figures to quote): ${quick.join(', ')}.**`);
   const machines = new Set(results.map((r) => `${r.machine.cpus} CPUs, ${r.machine.model}, ${r.machine.mem_gib} GiB, Node ${r.node}`));
   if (machines.size > 1) out.push('', `**The results come from ${machines.size} different machines or Node versions:** ${[...machines].join('; ')}.`);
-  out.push('', '## Targets (issues 8 and 15)', '', '| benchmark | target | measured | status |', '|---|---|---:|---|');
+  out.push('', '## Targets (issues 8, 13 and 15)', '', '| benchmark | target | measured | status |', '|---|---|---:|---|');
   for (const t of targets(byName)) out.push(`| ${cell(t.bench)} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'met' ? 'met' : t.status === 'NOT met' ? '**NOT met**' : 'not measured'} |`);
   const missing = expected.filter((n) => !byName.has(n));
   if (missing.length > 0) out.push('', `Not run (no result file): ${missing.map((n) => `\`${n}\``).join(', ')}.`);

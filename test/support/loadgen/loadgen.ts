@@ -28,6 +28,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import { ArgumentError, parseCommandLine, type OptionValues } from '../../../src/lib/command_line.js';
+import { allArrived, GATE_BYTES, go } from './gate.js';
 import { Histogram } from './histogram.js';
 import { TRANSPORT_KINDS, type TransportKind } from './transports.js';
 import type { Mix, ReadMix, WorkerResult, WorkerTask } from './worker.js';
@@ -65,7 +66,22 @@ export interface LoadOptions {
   mid?: number;
   spread?: number;
   allowRemote?: boolean;
+  /**
+   * Sign requests ahead, in the workers, before the run starts (peak runs: so
+   * sending costs little and the server gets the machine). Open loop: every
+   * due request (rate x duration); closed loop: `expectedRate` x duration x
+   * PRESIGN_HEADROOM. Requests past those, or whose stamp would be too old
+   * or early when sent, are signed when sent and counted (presign.inline).
+   */
+  presign?: boolean;
+  /** Closed loop with presign: the expected requests/s over all connections. */
+  expectedRate?: number;
+  /** Called when every worker is ready (signed ahead) and the run starts: a CPU window of the run opens here. */
+  onStart?: () => void;
 }
+
+/** Closed loop: requests signed ahead per expected request. */
+export const PRESIGN_HEADROOM = 1.25;
 
 export interface LatencySummary {
   count: number;
@@ -120,6 +136,8 @@ export interface LoadResult {
     workers_cores: number;
     scope: 'thread' | 'process';
   };
+  /** Signing ahead: requests signed before the run, the workers' CPU for it (not in generator_cpu), and requests signed when sent anyway. */
+  presign: { signed: number; cpu_ms: number; inline: number };
 }
 
 const LOOPBACK = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|::1)$/i;
@@ -164,6 +182,10 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     concurrentTasksPerWorker: 1,
     idleTimeout: 1000,
   });
+  if (opts.presign === true && opts.mode === 'closed' && !(opts.expectedRate !== undefined && opts.expectedRate > 0)) {
+    throw new RangeError('presign in a closed loop needs expectedRate > 0');
+  }
+  const gate = new SharedArrayBuffer(GATE_BYTES);
   const cpu0 = process.cpuUsage();
   const wall0 = performance.now();
   let first = 0;
@@ -187,13 +209,24 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       seed: (seed + w * 0x9e3779b1) >>> 0,
       mid: opts.mid ?? 50,
       spread: opts.spread ?? 5,
+      gate,
     };
+    if (opts.presign === true && opts.path !== 'hello') {
+      const share = (opts.mode === 'open' ? opts.rate! : opts.expectedRate!) * conns[w]! / opts.connections;
+      task.presign = Math.ceil(share * (opts.durationMs / 1000) * (opts.mode === 'open' ? 1 : PRESIGN_HEADROOM)) + 1;
+      task.presignRate = share;
+    }
     first += conns[w]!;
     tasks.push(pool.run(task));
   }
   let results: WorkerResult[];
   try {
-    results = await Promise.all(tasks);
+    const all = Promise.all(tasks);
+    // Every shard is ready (signed ahead, connections warm): go.
+    await Promise.race([allArrived(gate, workers), all]);
+    opts.onStart?.();
+    go(gate);
+    results = await all;
   } finally {
     await pool.destroy();
   }
@@ -213,7 +246,11 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   let elapsed = 0;
   const perWorker: number[] = [];
   let scope: 'thread' | 'process' = 'thread';
+  const presign = { signed: 0, cpu_ms: 0, inline: 0 };
   for (const r of results) {
+    presign.signed += r.presigned;
+    presign.cpu_ms += r.presignCpuMs;
+    presign.inline += r.signedInline;
     hist.merge(r.histogram);
     lag.merge(r.sendLag);
     for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
@@ -273,6 +310,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       workers_cores: round3(workersMs / Math.max(1, elapsed)),
       scope,
     },
+    presign,
   };
 }
 

@@ -15,12 +15,20 @@
 //   and counted as `unsent`.
 // - No request is started after `durationMs`; in-flight ones get `graceMs`,
 //   then every socket is destroyed and the task returns. The run is bounded.
+// - Signed ahead (`presign` > 0): before the run, the shard builds and signs
+//   that many requests, each stamped with the time it is planned to go
+//   (open loop: its due time; closed loop: its place in the connection's
+//   queue at the expected rate), reports ready on the gate and waits for go.
+//   Sending then costs a lookup; a request whose stamp is more than
+//   PRESIGN_SLACK_MS off when it goes (the server allows 5 s) is signed again
+//   (counted in signedInline), as is every request past the signed ones.
 
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { authHeaders } from '../../../src/client/sign.js';
 import { mulberry32 } from '../../../src/lib/rng.js';
+import { arriveAndWait } from './gate.js';
 import { Histogram, type HistogramData } from './histogram.js';
 import { connFactory, type Conn, type TransportKind } from './transports.js';
 
@@ -69,6 +77,12 @@ export interface WorkerTask {
   mid: number;
   /** Placements fall within mid +- spread. */
   spread: number;
+  /** Requests this shard signs before the run (0: each is signed when sent). */
+  presign?: number;
+  /** Expected requests/s of this shard (closed loop with presign: spaces the stamps). */
+  presignRate?: number;
+  /** Int32Array over it: [shards ready, go]; the shard waits for go after signing ahead. */
+  gate?: SharedArrayBuffer;
 }
 
 export interface WorkerResult {
@@ -91,7 +105,27 @@ export interface WorkerResult {
   elapsedMs: number;
   /** CPU of this worker thread (Linux /proc/thread-self), or of the process where unavailable. */
   cpu: { userMs: number; systemMs: number; scope: 'thread' | 'process' };
+  /** Signing ahead: requests signed and this thread's CPU for it (before the run, not in `cpu`). */
+  presigned: number;
+  presignCpuMs: number;
+  /** Requests signed when sent although signing ahead was asked for (stale stamp, or past the signed ones). */
+  signedInline: number;
 }
+
+/** A request built (and signed) ahead of its send. */
+interface Prepared {
+  op: Op;
+  key: KeyState;
+  method: string;
+  target: string;
+  body: string;
+  headers: Record<string, string>;
+  /** The timestamp signed in, Unix ms (0: not signed, e.g. a cancel, built when sent). */
+  tsMs: number;
+}
+
+/** How far a signed-ahead stamp may be from the send time before it is signed again (the server allows 5,000 ms). */
+export const PRESIGN_SLACK_MS = 3000;
 
 type Op = 'place' | 'cancel' | 'read_book' | 'read_balance' | 'read_orders' | 'read_market' | 'hello';
 
@@ -107,6 +141,14 @@ function threadCpu(): { userMs: number; systemMs: number; scope: 'thread' | 'pro
   // Elsewhere process.cpuUsage() in a worker reports the whole process.
   const u = process.cpuUsage();
   return { userMs: u.user / 1000, systemMs: u.system / 1000, scope: 'process' };
+}
+
+/** A connection, its key (closed loop) and its signed-ahead requests. */
+interface Slot {
+  conn: Conn;
+  key: KeyState;
+  queue: Prepared[];
+  next: number;
 }
 
 interface KeyState {
@@ -164,12 +206,53 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
   }
 
   const factory = connFactory(task.transport, task.baseUrl, Math.max(1, task.connections));
-  const conns: { conn: Conn; key: KeyState }[] = [];
+  const conns: Slot[] = [];
   for (let i = 0; i < task.connections; i++) {
     const key = keys.length > 0 ? keys[(task.firstConnection + i) % keys.length]! : (undefined as unknown as KeyState);
-    conns.push({ conn: factory.open(), key });
+    conns.push({ conn: factory.open(), key, queue: [], next: 0 });
   }
   await Promise.all(conns.map((c) => c.conn.warm()));
+
+  // ---------------------------------------------------------------- signing ahead
+  let signedInline = 0;
+  const presign = task.path === 'hello' ? 0 : Math.max(0, Math.floor(task.presign ?? 0));
+  const presigning = presign > 0;
+  /** Open loop: the signed requests in due order (request k goes k-th). */
+  const openQueue: Prepared[] = [];
+  let openNext = 0;
+  let presignCpuMs = 0;
+  if (presigning) {
+    const c0 = threadCpu();
+    const rate = task.mode === 'open' ? task.rate : task.presignRate ?? 0;
+    if (!(rate > 0)) throw new Error('signing ahead needs the expected rate (presignRate) in a closed loop');
+    // Stamps count from when the run is expected to start: after the signing,
+    // whose length is estimated from a first few requests (built, then dropped).
+    const w0 = performance.now();
+    const probe = Math.min(200, presign);
+    for (let i = 0; i < probe; i++) build(pickOp(), keys[i % keys.length]!, Date.now());
+    const perMs = (performance.now() - w0) / probe;
+    const origin = Date.now() + perMs * presign + 100;
+    // A cancel needs a live order id, known only when it goes: it is kept as a placeholder and built then.
+    const ahead = (key: KeyState, tsMs: number): Prepared => {
+      const op = pickOp();
+      return op === 'cancel' ? { op, key, method: 'DELETE', target: '', body: '', headers: {}, tsMs: 0 } : build(op, key, tsMs);
+    };
+    if (task.mode === 'open') {
+      const intervalMs = 1000 / rate;
+      for (let k = 0; k < presign; k++) openQueue.push(ahead(keys[(task.firstConnection + k) % keys.length]!, Math.round(origin + k * intervalMs)));
+    } else {
+      // Round robin over the connections: the i-th request of each is planned at i / (rate / connections).
+      const gapMs = conns.length / rate;
+      for (let j = 0; j < presign; j++) {
+        const c = conns[j % conns.length]!;
+        c.queue.push(ahead(c.key, Math.round(origin + Math.floor(j / conns.length) * gapMs)));
+      }
+    }
+    const c1 = threadCpu();
+    presignCpuMs = c1.userMs + c1.systemMs - c0.userMs - c0.systemMs;
+  }
+  // Ready; wait for every shard (the run's CPU windows start at go).
+  if (task.gate !== undefined) await arriveAndWait(task.gate);
 
   const cpu0 = threadCpu();
   const t0 = performance.now();
@@ -180,10 +263,8 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
   const allDone = new Promise<void>((resolve) => (finished = resolve));
   let stopped = false;
 
-  /** Builds and sends one request on `c`; `startedAt` is the latency origin. */
-  function fire(c: { conn: Conn; key: KeyState }, startedAt: number, onFree: () => void): void {
-    let op = pickOp();
-    const key = c.key;
+  /** Builds (and signs, for `tsMs`) one request of `op` on `key`; a cancel with nothing live becomes a placement. */
+  function build(op: Op, key: KeyState, tsMs: number): Prepared {
     if (op === 'cancel' && key.live.length === 0) op = 'place';
     let method = 'GET';
     let target: string;
@@ -233,13 +314,47 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         break;
       }
     }
-    ops[op] = (ops[op] ?? 0) + 1;
-    const headers: Record<string, string> =
-      op === 'hello' ? {} : (authHeaders(key.keyId, key.key, method, target, body) as unknown as Record<string, string>);
+    const headers = op === 'hello' ? {} : sign(key, method, target, body, tsMs);
+    return { op, key, method, target, body, headers, tsMs: op === 'hello' ? 0 : tsMs };
+  }
+
+  function sign(key: KeyState, method: string, target: string, body: string, tsMs: number): Record<string, string> {
+    const headers = authHeaders(key.keyId, key.key, method, target, body, tsMs) as unknown as Record<string, string>;
     if (body.length > 0) headers['content-type'] = 'application/json';
+    return headers;
+  }
+
+  /**
+   * A prepared request about to go: a cancel is built now (it needs a live
+   * id), a stamp too far from now is signed again.
+   */
+  function ready(pre: Prepared, now: number): Prepared {
+    if (pre.op === 'cancel') {
+      signedInline++;
+      return build('cancel', pre.key, now);
+    }
+    if (pre.op !== 'hello' && Math.abs(pre.tsMs - now) > PRESIGN_SLACK_MS) {
+      signedInline++;
+      pre.headers = sign(pre.key, pre.method, pre.target, pre.body, now);
+      pre.tsMs = now;
+    }
+    return pre;
+  }
+
+  /** Builds (or takes `pre`) and sends one request on `c`; `startedAt` is the latency origin. */
+  function fire(c: Slot, startedAt: number, onFree: () => void, pre?: Prepared): void {
+    let r: Prepared;
+    if (pre !== undefined) r = ready(pre, Date.now());
+    else {
+      if (presigning) signedInline++;
+      r = build(pickOp(), c.key, Date.now());
+    }
+    const op = r.op;
+    const key = r.key;
+    ops[op] = (ops[op] ?? 0) + 1;
     sent++;
     inFlight++;
-    c.conn.send(method, target, headers, body, (status, text) => {
+    c.conn.send(r.method, r.target, r.headers, r.body, (status, text) => {
       const now = performance.now();
       inFlight--;
       if (status === 0) {
@@ -285,13 +400,13 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
 
   // ---------------------------------------------------------------- closed loop
   if (task.mode === 'closed') {
-    const loop = (c: { conn: Conn; key: KeyState }): void => {
+    const loop = (c: Slot): void => {
       const now = performance.now();
       if (now >= tEnd) {
         if (inFlight === 0) finished();
         return;
       }
-      fire(c, now, () => loop(c));
+      fire(c, now, () => loop(c), c.next < c.queue.length ? c.queue[c.next++] : undefined);
     };
     for (const c of conns) loop(c);
   } else {
@@ -302,19 +417,19 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     const intervalMs = 1000 / task.rate;
     const due: number[] = []; // intended send times waiting for a free connection
     let dueHead = 0;
-    const idle: { conn: Conn; key: KeyState }[] = conns.slice();
+    const idle: Slot[] = conns.slice();
     let idleHead = 0;
     let keyNext = task.firstConnection;
     let k = 0;
-    const send = (c: { conn: Conn; key: KeyState }, intended: number): void => {
+    const send = (c: Slot, intended: number): void => {
       if (keys.length > 0) {
         c.key = keys[keyNext % keys.length]!;
         keyNext++;
       }
       sendLag.record((performance.now() - intended) * 1000);
-      fire(c, intended, () => next(c));
+      fire(c, intended, () => next(c), openNext < openQueue.length ? openQueue[openNext++] : undefined);
     };
-    const next = (c: { conn: Conn; key: KeyState }): void => {
+    const next = (c: Slot): void => {
       if (dueHead < due.length && performance.now() < tEnd) {
         const intended = due[dueHead++]!;
         if (dueHead > 4096 && dueHead * 2 > due.length) {
@@ -389,5 +504,8 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     cutOff,
     elapsedMs: Math.max(lastAnswer, tEnd) - t0,
     cpu: { userMs: cpu1.userMs - cpu0.userMs, systemMs: cpu1.systemMs - cpu0.systemMs, scope: cpu1.scope },
+    presigned: presign,
+    presignCpuMs,
+    signedInline,
   };
 }
