@@ -1,7 +1,7 @@
 // protocol: the WebSocket lane's wire vocabulary (channels, reply and data
 // message types, error codes, close codes), its tunables, and the parsing and
 // validation of client commands. Pure functions over JSON values; gateway
-// threads only. README "WebSocket lane" documents every item here.
+// threads only. docs/websocket.md documents every item here.
 //
 // Commands are closed schemas like REST bodies: an unknown field is refused
 // (code 3 bad_params, or 1 invalid_message at the envelope level). u64-domain

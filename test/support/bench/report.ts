@@ -576,7 +576,7 @@ export function renderReport(results: readonly BenchResult[], expected: readonly
   const profiles = dir !== undefined && existsSync(dir) ? readdirSync(dir).filter((f) => /^profile-.*\.md$/.test(f)).sort() : [];
   if (profiles.length > 0) {
     out.push('## Profiles', '');
-    for (const p of profiles) out.push(`- [${p}](${p}) (${statSync(join(dir!, p)).mtime.toISOString()}); the matching \`.cpuprofile\` opens in Chrome DevTools or VS Code (see the README)`);
+    for (const p of profiles) out.push(`- [${p}](${p}) (${statSync(join(dir!, p)).mtime.toISOString()}); the matching \`.cpuprofile\` opens in Chrome DevTools or VS Code (see bench/README.md)`);
     out.push('');
   }
   return out.join('\n');
