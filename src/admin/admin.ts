@@ -1,4 +1,4 @@
-// Control plane (DESIGN 6): the operator's listener, bound to 127.0.0.1 by
+// Control plane (docs/ARCHITECTURE.md section 8): the operator's listener, bound to 127.0.0.1 by
 // default, authenticated with `Authorization: Bearer <token>`. JSON in and
 // out, closed schemas, the same error envelope, u64 as strings. Every action
 // is a sequenced command on the control plane's own ring (producer 1), so it

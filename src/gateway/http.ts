@@ -5,11 +5,11 @@
 // every write after an await happens inside res.cork; per-request state lives
 // in a plain object, never on `res`.
 //
-// Order of checks (DESIGN 5): 401 credentials -> 429 bucket (charged only
+// Order of checks (docs/ARCHITECTURE.md section 8): 401 credentials -> 429 bucket (charged only
 // after the signature verifies) -> 403 scope -> 400/413 body and query.
 //
 // Clients must not pipeline: this uWS build closes a connection that sends a
-// second request while the first is held (documented in the README).
+// second request while the first is held (documented in docs/rest.md).
 
 import { Scope } from '../layout/records.js';
 import { checkTimestamp, finishSignature, startSignature, type ReplayGuard } from './auth.js';

@@ -1,4 +1,4 @@
-// routes: every REST operation of the spec and DESIGN, as a table. Each
+// routes: every REST operation of the spec and docs/rest.md, as a table. Each
 // operation names its scope, its closed schemas (body and query), its rate
 // cost and one handler; the HTTP server (http.ts) and the MCP lane call the
 // same handlers. Reads are served from the thread's read model at as_of_seq;
@@ -100,7 +100,7 @@ interface EncodedOrder {
   client_order_id: string;
 }
 
-/** Cross-field rules of DESIGN section 3 and the encoder of one order. */
+/** Cross-field rules of a placement (src/engine/README.md, "PlaceOrder", step 3) and the encoder of one order. */
 function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
   const tif = req.tif ?? 'gtc';
   const postOnly = req.post_only === true;

@@ -1,4 +1,4 @@
-// Keys service routes (the "accounts service" listener of DESIGN 5,
+// Keys service routes (the "accounts service" listener, docs/ARCHITECTURE.md section 8,
 // DX_ACCOUNTS_PORT): a key manages its own account's keys on a listener of
 // its own, signed with the same three headers as REST. Shapes: src/wire/keys.ts.
 //   POST /keys {label?, scopes?}  -> 201 {key_id, secret, scopes, label}   (secret shown once)

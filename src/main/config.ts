@@ -1,4 +1,4 @@
-// config: every option of DESIGN 9 as an environment variable and a flag
+// config: every option (README.md, "Configuration") as an environment variable and a flag
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';

@@ -211,7 +211,7 @@ export class ThreadMetrics {
 
   /**
    * Samples a producer's held requests every `everyMs` (unref'd timer): the
-   * age of the oldest is the engine lag DESIGN 1 sheds on.
+   * age of the oldest is the engine lag shedding looks at (docs/ARCHITECTURE.md section 8).
    */
   watch(core: { pending: number; oldestHeldMs(nowMs: number): number }, everyMs = 100): void {
     this.unwatch();

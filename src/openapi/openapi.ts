@@ -6,7 +6,7 @@
 // endpoint, so the document cannot drift from the server; the conformance
 // test validates real answers against it. `npm run openapi` writes it to
 // openapi.json; the control plane serves it at GET /admin/openapi.json.
-// Build time; the control plane builds it once on first request.
+// Build time; the control plane (main thread) builds it once on first request.
 
 import type { TSchema } from '@sinclair/typebox';
 import { CODES } from '../layout/records.js';
@@ -89,7 +89,7 @@ function schemaOrRef(schema: TSchema, refOf: (node: object) => string | undefine
   return target === undefined ? jsonSchema(schema, refOf) : { $ref: target };
 }
 
-/** The envelope of the errors of one HTTP status: `code` is one of that status's codes (DESIGN 4's registry). */
+/** The envelope of the errors of one HTTP status: `code` is one of that status's codes (native-layout/codes.json). */
 function errorSchema(status: number): JsonSchema {
   const codes = CODES.filter((c) => c.http === status);
   const inner = jsonSchema(R.ErrorObject) as { properties: Record<string, JsonSchema> };

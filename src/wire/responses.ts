@@ -41,7 +41,7 @@ const EXECUTION_OUTCOMES = CANCEL_REASON_NAMES.slice(1, 6);
 // ---- errors ------------------------------------------------------------------
 
 export const ErrorObject = Type.Object({
-  code: Type.String({ description: 'machine-readable error code (see the error table of the spec and DESIGN 4)' }),
+  code: Type.String({ description: 'machine-readable error code (the spec's error table and native-layout/codes.json)' }),
   num: Type.Union([Type.Integer(), Type.Null()], { description: 'core reject number (260+), null for gateway errors' }),
   origin: oneOf(['gateway', 'core'], 'gateway: refused before sequencing; core: a sequenced reject'),
   message: Type.String({ description: 'human-readable explanation' }),

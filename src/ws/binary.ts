@@ -115,7 +115,7 @@ export function recordFault(m: Mem, o: number, account: number): number {
   }
 }
 
-/** PlaceOrder: ranges and enums of PlaceOrderBody, then the flag combinations of DESIGN 3 (routes.ts encodeOrder). */
+/** PlaceOrder: ranges and enums of PlaceOrderBody, then the flag combinations of routes.ts encodeOrder. */
 function placeFault(m: Mem, o: number): number {
   if (PlaceOrder.market_id(m, o) < 1) return 32;
   const qty = PlaceOrder.qty(m, o);

@@ -1,4 +1,4 @@
-// Control plane (DESIGN 6), black box: the operator listener of
+// Control plane (docs/ARCHITECTURE.md section 8), black box: the operator listener of
 // src/admin/admin.ts. Every request needs `Authorization: Bearer <token>`;
 // JSON in and out, closed schemas, the REST lane's error envelope, u64 as
 // strings. Each endpoint's success shape and its effect as seen through the

@@ -1,5 +1,5 @@
 // REST lane, black box: authentication (every failure is 401 unauthorized),
-// scopes (403), replay refusal, the order of checks of DESIGN 5 (401 -> 429
+// scopes (403), replay refusal, the order of checks of docs/ARCHITECTURE.md section 8 (401 -> 429
 // -> 403 -> 400/413), revocation on every gateway thread, and
 // read-your-writes across connections. Two gateway threads share the public
 // port; the kernel spreads connections between them, so tests that must reach

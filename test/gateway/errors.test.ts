@@ -1,4 +1,4 @@
-// REST lane, black box: every error of the spec and of DESIGN section 4 with
+// REST lane, black box: every error of the spec and of native-layout/codes.json with
 // its HTTP status, code, num and origin. Gateway errors have num null and
 // origin gateway; core rejects carry their num and origin core. Malformed
 // requests are hand-made over node:http (signed by the harness, not by the

@@ -1,5 +1,5 @@
 // REST lane, black box: the success shape of every endpoint of the spec's
-// table and of DESIGN's additions (deposit address, dead-man GET/POST/DELETE,
+// table and of the exchange's additions (deposit address, dead-man GET/POST/DELETE,
 // withdrawals), the keys service, and the execution outcomes (201 canceled
 // with a reason). Every answer is checked against its declaration in
 // src/wire, closed (assertWireShape: every field, no other, u64-domain values

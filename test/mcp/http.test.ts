@@ -25,7 +25,7 @@ let market: number;
 let mcp: McpSession;
 let readerMcp: McpSession;
 
-/** Every read and write of the spec's endpoint table plus DESIGN's additions, by operation name. */
+/** Every read and write of the spec's endpoint table plus the exchange's additions, by operation name. */
 const SPEC_OPERATIONS = [
   'get_exchange_status', 'get_exchange_schedule', 'get_retention', 'get_account_limits', 'list_markets', 'get_market', 'get_orderbook',
   'list_trades', 'get_oracle_price', 'list_rounds', 'get_round', 'get_balance', 'list_positions', 'list_fills', 'list_orders', 'place_order',

@@ -57,7 +57,7 @@ function stream(seed: number): ((ids: string[]) => Cmd)[] {
     if (o.side === 'buy' && tif === 'ioc' && r.chance(0.3)) o.max_cost = String(r.int(0, 2000));
     if (r.chance(0.3)) o.group_id = r.int(1, 3);
     if (r.chance(0.2)) o.stp = r.pick(['cancel_taker', 'cancel_maker', 'cancel_both']);
-    // Now and then a mistake the schema or the DESIGN rules refuse.
+    // Now and then a mistake the schema or the placement rules refuse.
     const bad = r.int(0, 40);
     if (bad === 0) o.tick = 0;
     if (bad === 1) o.colour = 'red';
