@@ -20,6 +20,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { CancelAll, EntryResult, EntryStatus, Header, PlaceOrder, T_ENTRY_RESULT, T_PLACE_ORDER } from '../../src/layout/records.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
+import { mulberry32 } from '../../src/lib/rng.js';
 import { Histogram, type HistogramData } from '../../test/support/loadgen/histogram.js';
 
 export interface OrderWorkerData {
@@ -60,16 +61,8 @@ export interface OrderWorkerReport {
 }
 
 const d = workerData as OrderWorkerData;
-let state = d.seed >>> 0 || 1;
-function rand(): number {
-  // xorshift32: the worker's own stream (the PRNG of src/lib is for the exchange's tests and tools).
-  state ^= state << 13;
-  state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 4294967296;
-}
+/** The worker's own stream, seeded per worker. */
+const rand = mulberry32(d.seed);
 
 interface Order {
   side: number;

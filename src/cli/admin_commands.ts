@@ -1,7 +1,7 @@
 // admin_commands: `dx admin ...`, the operator's commands over the control
 // plane (bearer token): accounts, keys, deposits, fee schedules, markets,
 // rounds, series, oracle ticks and the simulated feeder, withdrawals,
-// snapshot, health and metrics. CLI process.
+// snapshot, health and metrics. CLI process, main thread.
 
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { adminSink, ORACLE_SCALE, SimulatedFeeder } from '../oracle/feeder.js';

@@ -1,7 +1,7 @@
 // client_commands: the signed commands of `dx` (REST lane and accounts
 // service), each a thin layer over one or a few API calls: it checks its
 // arguments, calls, and prints a table (or the server's JSON with --json).
-// CLI process.
+// CLI process, main thread.
 
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../lib/command_line.js';

@@ -11,6 +11,7 @@
 //   DX_ADMIN_TOKEN                operator token, else the file
 //                                 $DX_DATA_DIR/admin-token (default ./data/admin-token)
 // The secret is never printed or logged. CLI process.
+// CLI process, main thread.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

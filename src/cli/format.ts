@@ -2,7 +2,7 @@
 // timestamps as UTC times and countdowns, and the order book as a price
 // ladder (cents and oracle units: src/lib/units.ts, shared with the web
 // pages). --json bypasses all of this and prints the server's JSON. CLI
-// process.
+// process, main thread.
 
 /** An aligned text table; numbers-looking columns are right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {

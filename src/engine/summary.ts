@@ -1,6 +1,7 @@
 // summarize(state): a canonical, plain-object picture of the state for the
 // differential test (compared with the reference model) and for tools.
 // Not for hot paths.
+// Test and tool threads.
 
 import { NIL } from '../book/orders.js';
 import { Book } from '../book/book.js';

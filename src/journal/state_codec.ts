@@ -11,6 +11,8 @@
 // Each typed array is stored with its own bytes (Node's serializer copies
 // views, and packing slices them), so two views of one ArrayBuffer would come
 // back as two separate buffers: encoding refuses such aliasing.
+//
+// Threads: piscina workers (snapshots), start-up recovery, the control plane (state hash), tools.
 
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';

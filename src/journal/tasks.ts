@@ -54,8 +54,11 @@ function yieldCpu(): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
     if (tid > 0) setPriority(tid, 19);
-  } catch {
-    // Not permitted or not available: normal priority.
+  } catch (err) {
+    // A system call refused: setPriority (ERR_SYSTEM_ERROR: EACCES, EPERM,
+    // ESRCH) or readlink (ENOENT, no /proc): normal priority. Anything else is a bug.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_SYSTEM_ERROR' && code !== 'ENOENT' && code !== 'EACCES') throw err;
   }
 }
 let niced = false;

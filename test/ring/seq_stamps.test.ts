@@ -1,6 +1,6 @@
 // SeqStamps: a reader finds the first stamp at or after a seq, its cursor
 // only moves forward, and stamps the writer lapped are reported missing (NaN)
-// rather than read torn or wrong.
+// rather than read torn or wrong; a stamp never goes back.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -37,4 +37,11 @@ test('seq stamps: a reader lapped by the writer reports what was overwritten as 
   assert.ok(Number.isNaN(r.timeOf(1)));
   assert.equal(r.timeOf(999), 9990);
   assert.equal(r.timeOf(1000), 10_000);
+});
+
+test('seq stamps: a stamp below the previous one is our bug (readers only move forward): an assertion, not a silent entry', () => {
+  const w = new SeqStamps(SeqStamps.allocate(128));
+  w.stamp(5, 100);
+  w.stamp(5, 110); // a group commit or a round that moved nothing on: the same seq again is fine
+  assert.throws(() => w.stamp(4, 120), /seq_stamps: seq 4 stamped after a later one/);
 });
