@@ -10,7 +10,7 @@
 // message, and each message is serialized once and published once to the
 // topic, whatever the number of subscribers: a public subscription IS a
 // stream, so "sid + per-subscription seq" and "one serialization per message
-// per thread" hold together (README, WebSocket lane, explains the choice).
+// per thread" hold together (docs/websocket.md explains the choice).
 //
 // The private user channel is per connection: messages of an account are
 // rendered once (the `msg` body) and wrapped per subscription with its own
@@ -197,26 +197,13 @@ export class Fanout {
     if (s === undefined) {
       s = new Stream(topic, this.allocateSid(), channel, market);
       this.streams.set(topic, s);
-      switch (channel) {
-        case 'orderbook_delta': {
-          this.obStream[market] = s;
-          const m = new Float64Array(LEVELS_PER_MARKET);
-          this.views.bookLevels(market, m);
-          this.mirror[market] = m;
-          break;
-        }
-        case 'trades':
-          if (market === 0) this.tradesAll = s;
-          else this.tradeStream[market] = s;
-          break;
-        case 'rounds':
-          if (market === 0) this.roundsAll = s;
-          else this.roundStream[market] = s;
-          break;
-        case 'oracle':
-          this.oracle = s;
-          this.views.oracleNumbers(this.lastOracle);
-          break;
+      this.bind(channel, market, s);
+      if (channel === 'orderbook_delta') {
+        const m = new Float64Array(LEVELS_PER_MARKET);
+        this.views.bookLevels(market, m);
+        this.mirror[market] = m;
+      } else if (channel === 'oracle') {
+        this.views.oracleNumbers(this.lastOracle);
       }
     }
     s.subscribers++;
@@ -228,22 +215,26 @@ export class Fanout {
     s.subscribers--;
     if (s.subscribers > 0) return;
     this.streams.delete(s.topic);
-    const m = s.market;
-    switch (s.channel) {
+    this.bind(s.channel, s.market, undefined);
+    if (s.channel === 'orderbook_delta') this.mirror[s.market] = undefined;
+  }
+
+  /** Sets (or, with undefined, clears) the stream of a channel and market (0: every market) that the fold writes to. */
+  private bind(channel: Stream['channel'], market: number, s: Stream | undefined): void {
+    switch (channel) {
       case 'orderbook_delta':
-        this.obStream[m] = undefined;
-        this.mirror[m] = undefined;
+        this.obStream[market] = s;
         break;
       case 'trades':
-        if (m === 0) this.tradesAll = undefined;
-        else this.tradeStream[m] = undefined;
+        if (market === 0) this.tradesAll = s;
+        else this.tradeStream[market] = s;
         break;
       case 'rounds':
-        if (m === 0) this.roundsAll = undefined;
-        else this.roundStream[m] = undefined;
+        if (market === 0) this.roundsAll = s;
+        else this.roundStream[market] = s;
         break;
       case 'oracle':
-        this.oracle = undefined;
+        this.oracle = s;
         break;
     }
   }

@@ -438,22 +438,31 @@ export class ReferenceModel {
     while (r.terminal.length > this.config.terminal_cap) r.terminal.shift();
   }
 
-  private cancel(o: MOrder, reason: number): void {
-    if (!this.live.has(o.order_id)) throw new Error(`reference_model: cancel of non-live order ${o.order_id}`);
-    const qty = o.remaining;
-    let release = 0;
-    if (o.side === Side.buy) {
-      release = o.has_max_cost ? o.reserve_left : qty * (o.tick + o.fee_per_share);
-      if (!o.has_max_cost && release !== o.reserve_left) throw new Error('reference_model: buy reservation drifted');
-      const a = this.account(o.account);
-      o.reserve_left -= release;
-      a.reserved -= release;
-      a.available += release;
-    } else {
+  /**
+   * Gives back what `qty` shares of live order o held: a buy's cash (all of a
+   * max-cost reservation, which is not per share) to available, a sell's
+   * shares to free. Returns the cash released (0 for a sell).
+   */
+  private unreserve(o: MOrder, qty: number): number {
+    if (o.side !== Side.buy) {
       const p = this.position(o.account, o.market_id, o.outcome);
       p.rfs -= qty;
       p.free += qty;
+      return 0;
     }
+    const release = o.has_max_cost ? o.reserve_left : qty * (o.tick + o.fee_per_share);
+    const a = this.account(o.account);
+    o.reserve_left -= release;
+    a.reserved -= release;
+    a.available += release;
+    return release;
+  }
+
+  private cancel(o: MOrder, reason: number): void {
+    if (!this.live.has(o.order_id)) throw new Error(`reference_model: cancel of non-live order ${o.order_id}`);
+    const qty = o.remaining;
+    const release = this.unreserve(o, qty);
+    if (o.side === Side.buy && o.reserve_left !== 0) throw new Error('reference_model: buy reservation drifted');
     o.remaining = 0;
     o.status = OrderStatus.canceled;
     o.reason = reason;
@@ -792,19 +801,7 @@ export class ReferenceModel {
     if (n === 0) {
       this.cancel(o, CancelReason.decreased_to_zero);
     } else if (n < o.remaining) {
-      const removed = o.remaining - n;
-      let release = 0;
-      if (o.side === Side.buy) {
-        release = o.has_max_cost ? o.reserve_left : removed * (o.tick + o.fee_per_share);
-        const a = this.account(o.account);
-        o.reserve_left -= release;
-        a.reserved -= release;
-        a.available += release;
-      } else {
-        const p = this.position(o.account, o.market_id, o.outcome);
-        p.rfs -= removed;
-        p.free += removed;
-      }
+      const release = this.unreserve(o, o.remaining - n);
       o.remaining = n;
       this.emit('OrderDecreased', o.account, { order_id: id, new_qty: n, release_cash: release });
     }
