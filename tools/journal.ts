@@ -54,7 +54,8 @@ commands:
              --type NAME[,NAME...]   record types (e.g. Filled,OrderCanceled)
              --secrets               show key secrets (redacted by default)
   verify   checks every segment and snapshot, replays the whole journal through the read model,
-           checks the invariants and that snapshots replay to the same state hash
+           checks the invariants, that ts increases from command to command and that snapshots
+           replay to the same state hash
              --check-every N         also check the invariants every N records (at a command boundary)
              --engine JSON           engine configuration of the replay (default: the newest snapshot's, else the server's)
   hash     the state hash at a seq (default: the end of the journal)
@@ -538,6 +539,10 @@ function decodeViewsNamed(path: string, body: Uint8Array): Views {
  * way. Faults name the file and the byte offset of the frame. Returns the
  * final hash, or null when the replay itself failed.
  */
+function tsString(hi: number, lo: number): string {
+  return String((BigInt(hi) << 32n) | BigInt(lo));
+}
+
 function replayChecked(
   r: Report, planned: PlannedSegment[], base: ValidSnapshot | null, engine: Partial<EngineConfig>, end: number, checkEvery: number, snapshots: ValidSnapshot[],
 ): { hash: string; records: number; checks: number } | null {
@@ -549,6 +554,10 @@ function replayChecked(
   let since = 0;
   let checks = 0;
   let invariantFaults = 0;
+  // ts strictly increases from command to command (the sequencer stamps max(clock, previous ts + 1)), across restarts and failovers.
+  let prevHi = views.state.tsHi;
+  let prevLo = views.state.tsLo;
+  let tsFaults = 0;
   for (const s of planned) {
     if (s.lastSeq <= after) continue;
     const bytes = readWhole(s.path);
@@ -561,6 +570,13 @@ function replayChecked(
         since++;
         if (Header.type(m, o) !== T_COMMAND_COMPLETED) return;
         const seq = views.asOfSeq;
+        const hi = Header.ts_hi(m, o);
+        const lo = Header.ts_lo(m, o);
+        if ((hi < prevHi || (hi === prevHi && lo <= prevLo)) && tsFaults++ < 3) {
+          r.fault(s.path, at, `seq ${seq}: ts ${tsString(hi, lo)} is not after the previous command's ${tsString(prevHi, prevLo)}`);
+        }
+        prevHi = hi;
+        prevLo = lo;
         const snap = hashAt.get(seq);
         if (snap !== undefined) {
           const h = stateHash(views.state);

@@ -27,7 +27,7 @@ import type { DurableSeq } from '../journal/durable.js';
 import { Follower, RingSink } from './follower.js';
 import { writeNodeState } from './local_state.js';
 import { LogClient, type ReplicationConfig } from './log_client.js';
-import { parseHeartbeat, shouldClaim, type Heartbeat, type LogEntry } from './protocol.js';
+import { followStalled, parseHeartbeat, shouldClaim, type Heartbeat, type LogEntry } from './protocol.js';
 import { Replicator, type LogFn } from './replicator.js';
 import type { ReplicationStatus } from './status.js';
 
@@ -71,6 +71,11 @@ export class ReplicationNode {
   private hbSub: Subscription | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   private lastPrimaryHeartbeat = 0;
+  /** The current primary's stream seq from its heartbeats, and the follower's last progress (the stall detector). */
+  private primaryStreamSeq = 0;
+  private progressSeq = -1;
+  private progressAt = Date.now();
+  private refollowing = false;
   private followingSince = Date.now();
   private lastFlushOk = Date.now();
   private claiming = false;
@@ -94,8 +99,8 @@ export class ReplicationNode {
     while (this.o.status.primaryUrl === '' && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
-  /** Follows the log from the entry after `applied` (in the background). */
-  private async follow(applied: number): Promise<void> {
+  /** Follows the log from the entry after `applied` (in the background); `wait`: returns once the log is applied as far as it reached when we looked. */
+  private async follow(applied: number, wait = true): Promise<void> {
     const at = await this.log.locate(applied);
     if (at.firstStored !== null && at.streamSeq < at.firstStored.streamSeq) {
       throw new Error(`the log starts at stream seq ${at.firstStored.streamSeq} (seqs from ${at.firstStored.firstSeq}) but this node needs seq ${applied + 1}: boot from a snapshot`);
@@ -116,8 +121,26 @@ export class ReplicationNode {
       failed = e as Error;
       if (!this.stopped && this.follower === f) this.o.onFault(e as Error);
     });
-    // Ready (the caller's await) once the log is applied as far as it reached when we looked.
-    while (f.streamSeq < at.lastStreamSeq && failed === null && !this.stopped) await new Promise((r) => setTimeout(r, 5));
+    // Ready (the caller's await) once the log is applied as far as it reached when we looked (by this follower, or the one that replaced it after a stall).
+    for (;;) {
+      const cur = this.follower;
+      if (!wait || cur === null || cur.streamSeq >= at.lastStreamSeq || failed !== null || this.stopped) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** The stall detector's remedy (protocol.ts followStalled): the same follow again with a new consumer. */
+  private refollow(f: Follower): void {
+    this.refollowing = true;
+    this.o.log('warn', { event: 'replication_follow_restarted', stream_seq: f.streamSeq, primary_stream_seq: this.primaryStreamSeq, applied: f.applied });
+    (async () => {
+      await f.stop();
+      await this.following;
+      if (!this.stopped && this.follower === f) await this.follow(f.applied, false);
+    })().catch((e: unknown) => this.o.onFault(e as Error)).finally(() => {
+      this.refollowing = false;
+      this.progressAt = Date.now();
+    });
   }
 
   private onClaim(e: LogEntry): void {
@@ -140,6 +163,7 @@ export class ReplicationNode {
     if (hb.epoch < mine) return; // a stale primary: it does not keep the standby from claiming
     this.lastPrimaryHeartbeat = now;
     if (hb.url !== '') this.o.status.setPrimaryUrl(hb.url);
+    this.primaryStreamSeq = hb.stream_seq;
     this.o.status.set({ primary_seq: hb.seq, last_heartbeat_ms: now });
   }
 
@@ -167,7 +191,12 @@ export class ReplicationNode {
       if (now - this.lastFlushOk > this.o.cfg.lease_ms) this.stepDown(`no round trip to NATS for ${now - this.lastFlushOk} ms (lease ${this.o.cfg.lease_ms} ms)`);
       return;
     }
-    if (this.o.mode === 'ha' && role === 'standby' && !this.claiming && shouldClaim(now, this.lastPrimaryHeartbeat, this.followingSince, this.o.cfg.lease_ms)) {
+    const f = this.follower;
+    if (f !== null && !this.claiming && !this.refollowing) {
+      if (f.streamSeq !== this.progressSeq) [this.progressSeq, this.progressAt] = [f.streamSeq, now];
+      else if (followStalled(now, this.progressAt, f.streamSeq, this.primaryStreamSeq, this.o.cfg.lease_ms)) this.refollow(f);
+    }
+    if (this.o.mode === 'ha' && role === 'standby' && !this.claiming && !this.refollowing && shouldClaim(now, this.lastPrimaryHeartbeat, this.followingSince, this.o.cfg.lease_ms)) {
       this.claiming = true;
       this.claim().catch((e: unknown) => this.o.onFault(e as Error)).finally(() => {
         this.claiming = false;

@@ -178,6 +178,17 @@ export function shouldClaim(nowMs: number, lastPrimaryHeartbeatMs: number, follo
 }
 
 /**
+ * A follower's stall detector: the primary's heartbeats say the stream holds
+ * entries past the follower's, and the follower has taken none for a lease.
+ * Its consumer then sits on a NATS replica that is not current (nats-server
+ * 2.9.10 may place an ephemeral consumer there after NATS restarts) and will
+ * deliver nothing: the node starts following again with a new consumer.
+ */
+export function followStalled(nowMs: number, lastProgressMs: number, followerStreamSeq: number, primaryStreamSeq: number, leaseMs: number): boolean {
+  return primaryStreamSeq > followerStreamSeq && nowMs - lastProgressMs > leaseMs;
+}
+
+/**
  * Which local journal prefix a node may keep at start-up. A node that was
  * primary of `myEpoch` may hold records that never reached the stream (its
  * unacknowledged tail): it keeps what the stream holds of its epoch, i.e. up

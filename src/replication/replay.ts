@@ -13,8 +13,11 @@ import { Views } from '../views/views.js';
 import type { ScannedBatch } from './batch.js';
 import { Follower } from './follower.js';
 import { LogClient, type ReplicationConfig } from './log_client.js';
-import { listSnapshotObjects } from './snapshots.js';
+import { listSnapshotObjects, readSnapshotObject } from './snapshots.js';
 import { ReplicationStatus } from './status.js';
+
+/** The replay fails when the log makes no progress for this long. */
+const REPLAY_STALL_MS = 10_000;
 
 /** Applies log batches to a read model. */
 class ViewsSink {
@@ -45,8 +48,7 @@ export async function replayHash(cfg: ReplicationConfig, engine: Partial<EngineC
     const snap = (await listSnapshotObjects(log))[0];
     let views: Views;
     if (snap !== undefined) {
-      const bytes = await (await log.snapshots()).getBlob(snap.name);
-      if (bytes === null) throw new Error(`snapshot object ${snap.name} vanished from bucket ${cfg.bucket}`);
+      const bytes = await readSnapshotObject(log, snap.name);
       const copy = new Uint8Array(new ArrayBuffer((bytes.length + 7) & ~7), 0, bytes.length);
       copy.set(bytes);
       views = decodeViews(checkSnapshot(copy, `${cfg.bucket}/${snap.name}`).body);
@@ -62,9 +64,16 @@ export async function replayHash(cfg: ReplicationConfig, engine: Partial<EngineC
       const run = f.run(at.streamSeq, 0).catch((e: unknown) => {
         failed = e;
       });
-      while (f.streamSeq < at.lastStreamSeq && failed === null) await new Promise((r) => setTimeout(r, 5));
+      // The consumer may sit on a NATS replica that is not current and deliver nothing (see readSnapshotObject): give up when the log stops coming.
+      let seen = f.streamSeq;
+      let movedAt = Date.now();
+      while (f.streamSeq < at.lastStreamSeq && failed === null) {
+        await new Promise((r) => setTimeout(r, 5));
+        if (f.streamSeq !== seen) [seen, movedAt] = [f.streamSeq, Date.now()];
+        else if (Date.now() - movedAt > REPLAY_STALL_MS) failed = new Error(`replay: no log entry for ${REPLAY_STALL_MS} ms at stream seq ${f.streamSeq} of ${at.lastStreamSeq}`);
+      }
       await f.stop();
-      await run;
+      await Promise.race([run, new Promise((r) => setTimeout(r, 1000))]);
       if (failed !== null) throw failed;
       entries = f.streamSeq - at.streamSeq + 1;
     }

@@ -38,14 +38,57 @@ export async function uploadSnapshot(log: LogClient, path: string, seq: number):
   return { name: info.name, seq, size: info.size };
 }
 
+/** A read of a snapshot object that receives nothing for this long is abandoned and made again. */
+const OBJECT_STALL_MS = 10_000;
+const OBJECT_READS = 3;
+
+/**
+ * The bytes of a snapshot object (its digest checked). Each read goes through
+ * an ephemeral consumer, which nats-server 2.9.10 may place on a replica of
+ * the bucket's stream that is not current (seen after NATS nodes were
+ * restarted): that consumer delivers nothing, and the read would wait for
+ * ever. A read that receives nothing for OBJECT_STALL_MS is cancelled (its
+ * consumer stopped) and made again with a new consumer, up to OBJECT_READS
+ * times; then it fails (the caller stops, as on any fault).
+ */
+export async function readSnapshotObject(log: LogClient, name: string): Promise<Uint8Array> {
+  const os = await log.snapshots();
+  for (let attempt = 1; ; attempt++) {
+    const r = await os.get(name);
+    if (r === null) throw new Error(`snapshot object ${name} vanished from bucket ${log.cfg.bucket}`);
+    r.error.catch(() => null); // awaited below when the read completes
+    const reader = r.data.getReader();
+    const parts: Uint8Array[] = [];
+    let stalled = false;
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const stall = new Promise<null>((res) => { timer = setTimeout(() => res(null), OBJECT_STALL_MS); });
+      const got = await Promise.race([reader.read(), stall]).finally(() => clearTimeout(timer));
+      if (got === null) {
+        stalled = true;
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+      if (got.done) break;
+      parts.push(got.value);
+    }
+    if (!stalled) {
+      const e = await r.error;
+      if (e) throw e;
+      return Buffer.concat(parts);
+    }
+    if (attempt >= OBJECT_READS) {
+      throw new Error(`snapshot object ${name}: nothing received for ${OBJECT_STALL_MS} ms, ${attempt} times (a replica of bucket ${log.cfg.bucket} that is not current?)`);
+    }
+  }
+}
+
 /**
  * Writes the object into <data dir>/snapshots/ (temp file, fsync, rename) and
  * checks it as recovery does; returns its path.
  */
 export async function downloadSnapshot(log: LogClient, o: SnapshotObject, dataDir: string): Promise<string> {
-  const os = await log.snapshots();
-  const bytes = await os.getBlob(o.name);
-  if (bytes === null) throw new Error(`snapshot object ${o.name} vanished from bucket ${log.cfg.bucket}`);
+  const bytes = await readSnapshotObject(log, o.name);
   const dir = join(dataDir, SNAPSHOT_DIR);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, snapshotName(o.seq));

@@ -4,8 +4,9 @@
 // command; damage in the middle, a missing segment or a wrong fingerprint
 // stops recovery with a JournalFault naming the file and the byte offset; a
 // damaged snapshot is skipped for the older one (or the journal), with the
-// same final state. tools/journal verify exits non-zero on each of them and
-// 0 on a good journal; dump's filters select exactly the matching records.
+// same final state. tools/journal verify exits non-zero on each of them (and
+// on a command whose ts is not after the previous one's) and 0 on a good
+// journal; dump's filters select exactly the matching records.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,6 +16,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
+import { crc32c } from '../../src/journal/crc32c.js';
 import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, JOURNAL_DIR, SEGMENT_MAGIC, segmentName, SNAPSHOT_DIR, SNAPSHOT_MAGIC } from '../../src/journal/format.js';
 import { planRecovery, recoverViews, type RecoveryPlan } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
@@ -243,6 +245,21 @@ test('corruption: a flipped bit in the middle of a segment (record, length or ch
     expectFault(dir, seg, victim.offset, /checksum mismatch|not a valid record length|differs from its frame/);
     assert.ok(existsSync(seg), `${what}: nothing removed`);
   }
+});
+
+test('corruption: a command whose ts is not after the previous command\'s is a verify fault (ts never goes backwards, across failovers too)', () => {
+  const dir = copy();
+  const seg = middleSegments(dir)[0]!;
+  const done = frames(seg).filter((f) => f.type === T_COMMAND_COMPLETED);
+  const [prev, victim] = [done[Math.floor(done.length / 2) - 1]!, done[Math.floor(done.length / 2)]!];
+  const b = readFileSync(seg);
+  // The victim's completion gets the previous command's ts (header ts at record bytes 24..31), with a valid checksum.
+  b.copy(b, victim.offset + 8 + 24, prev.offset + 8 + 24, prev.offset + 8 + 32);
+  b.writeUInt32LE(crc32c(b, victim.offset + 8, victim.offset + 8 + victim.len), victim.offset + 4);
+  writeFileSync(seg, b);
+  const v = verifyTool(dir);
+  assert.equal(v.code, 1, v.out);
+  assert.match(v.out, new RegExp(`FAULT ${seg} at byte ${victim.offset}: seq ${victim.seq}: ts \\d+ is not after the previous command's \\d+`), v.out);
 });
 
 test('corruption: a damaged segment header is a fault at byte 0', () => {

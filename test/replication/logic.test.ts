@@ -19,7 +19,7 @@ import { loadConfig } from '../../src/main/config.js';
 import { aligned, BatchBuilder, BatchFault, scanBatch } from '../../src/replication/batch.js';
 import { readNodeState, truncateJournalAfter, writeNodeState } from '../../src/replication/local_state.js';
 import {
-  entryOf, followStep, keepUpTo, msgIdOf, parseHeartbeat, publishVerdict, shouldClaim, subjectsOf, type LogEntry,
+  entryOf, followStalled, followStep, keepUpTo, msgIdOf, parseHeartbeat, publishVerdict, shouldClaim, subjectsOf, type LogEntry,
 } from '../../src/replication/protocol.js';
 import { ReplicationStatus } from '../../src/replication/status.js';
 import { journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
@@ -157,6 +157,12 @@ test('fencing: publish verdicts, the failure detector and the tail a former prim
   assert.equal(shouldClaim(10_600, 9_000, 0, 1500), true);
   assert.equal(shouldClaim(10_600, 0, 10_000, 1500), false, 'a node that just started following waits a whole lease');
   assert.equal(shouldClaim(11_600, 0, 10_000, 1500), true);
+
+  // A follower whose consumer delivers nothing while the primary's heartbeats show a longer stream follows again.
+  assert.equal(followStalled(10_000, 9_000, 40, 45, 1500), false, 'less than a lease without progress');
+  assert.equal(followStalled(10_600, 9_000, 40, 45, 1500), true);
+  assert.equal(followStalled(10_600, 9_000, 45, 45, 1500), false, 'caught up with the primary: an idle log is no stall');
+  assert.equal(followStalled(10_600, 9_000, 45, 0, 1500), false, 'no primary heard');
 
   assert.equal(keepUpTo(120, null, null, 200), 120, 'a node that only followed keeps its journal');
   assert.equal(keepUpTo(120, 3, 100, 200), 100, 'a former primary keeps what its epoch got into the log');

@@ -4,17 +4,20 @@
 // replay of the bucket plus the log); writes sent to it get 503 not_primary
 // naming the primary; min_seq gives read-your-writes across nodes (held until
 // applied, 503 replica_lagging after 200 ms); the health endpoints, /metrics
-// and tools/replication.js status say who is what. Needs /usr/sbin/nats-server.
+// and tools/replication.js status say who is what; binary WebSocket orders on
+// the standby and the replica are refused not_primary. Needs /usr/sbin/nats-server.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import test from 'node:test';
+import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder } from '../../src/client/binary_codec.js';
 import { DxApiError } from '../../src/client/errors.js';
 import { LogClient } from '../../src/replication/log_client.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaults, engineConfigOf } from '../../src/main/config.js';
 import { replayHash } from '../../src/replication/replay.js';
+import { WsClient } from '../ws/ws_client.js';
 import { atRest, fixture, Group, health, waitRole } from './harness.js';
 
 const TOOL = fileURLToPath(new URL('../../tools/replication.js', import.meta.url));
@@ -70,6 +73,23 @@ test('a late read replica boots from the newest snapshot object after a purge, s
       return true;
     });
     await assert.rejects(g.admin(r).createAccount(), (e: unknown) => e instanceof DxApiError && e.code === 'not_primary');
+    // Binary WebSocket order records on a standby and a replica: refused not_primary (RefusalCode 6), nothing sequenced.
+    for (const n of [b, r]) {
+      const ws = await WsClient.connect({ port: n.server.port }, { keyId: fx.key.key_id, secret: fx.key.secret });
+      try {
+        const started = await ws.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT });
+        assert.equal(started.type, 'ok', JSON.stringify(started));
+        const e = new FrameEncoder(fx.account);
+        e.place(41, { market_id: fx.market, side: 'buy', outcome: 'yes', tick: 2, qty: 1, client_order_id: String(++coid) });
+        ws.sendRaw(Buffer.from(e.bytes()), true);
+        await ws.framesUntil(1, 5000);
+        const res = decodeResults(ws.frames[0]!);
+        assert.deepEqual(res.map((x) => [n.name, x.correlation, x.status, x.code]), [[n.name, 41, 'refused', 'not_primary']]);
+      } finally {
+        await ws.close();
+      }
+    }
+    assert.equal((await ca.orders({ client_order_id: String(coid) })).orders.length, 0, 'a binary order sent to a non-primary was sequenced');
 
     // Read-your-writes: the seq of a write on the primary, read on the replica.
     for (let i = 0; i < 20; i++) {
