@@ -51,6 +51,7 @@ import { startHello } from '../test/support/loadgen/hello.js';
 import { startFastifyPeer } from './lib/fastify_peer.js';
 import { createTraders, openMarket, startBenchExchange, type TraderSetup } from './lib/population.js';
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
+import { probeList } from './lib/probes.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, max as maxOf, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
 
@@ -137,7 +138,11 @@ export interface Target {
 export async function measured<T>(s: Settings, target: Target, fn: () => Promise<T>): Promise<Measured<T>> {
   let last: Measured<T> | null = null;
   for (let attempt = 1; attempt <= s.max_attempts; attempt++) {
-    const quiet = await waitQuiet([target.pid, process.pid], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
+    const quiet = await waitQuiet([target.pid, process.pid], {
+      maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2,
+      windowMs: 500,
+      windows: 2,
+    });
     const w = new CpuWindow({ server: target.pid, generator: process.pid });
     const segs0 = tcpOutSegs();
     const value = await fn();
@@ -212,7 +217,13 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
     const probes: HelloPhase['probes'] = [];
     for (const c of HELLO_CONNECTIONS) {
       const m = await measured(s, target, () => load(c, s.probe_ms));
-      probes.push({ connections: c, per_s: okRate(m.value), server_pct: m.server_pct, generator_pct: m.generator_pct, p50_ms: m.value.latency_ms.p50 });
+      probes.push({
+        connections: c,
+        per_s: okRate(m.value),
+        server_pct: m.server_pct,
+        generator_pct: m.generator_pct,
+        p50_ms: m.value.latency_ms.p50,
+      });
     }
     const best = probes.slice().sort((a, b) => b.per_s - a.per_s)[0]!;
     const runs: Measured<LoadResult>[] = [];
@@ -239,7 +250,13 @@ interface GeneratorPhase {
  * request at once, so signed placements against it measure the generator's
  * cost of signing and sending at the connection counts used above.
  */
-async function generatorPhase(s: Settings, helloConnections: number, exchangeConnections: number, openRate: number, seed: number): Promise<GeneratorPhase> {
+async function generatorPhase(
+  s: Settings,
+  helloConnections: number,
+  exchangeConnections: number,
+  openRate: number,
+  seed: number,
+): Promise<GeneratorPhase> {
   const h = await startHello();
   try {
     const target = { pid: h.child.pid, gateways: [] };
@@ -291,7 +308,12 @@ export async function loadExchange(ex: ExchangeProcess, s: { keys: number; seed_
   const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
   if (gatewayTids.length !== ex.gateways) throw new Error(`found ${gatewayTids.length} gateway threads, expected ${ex.gateways}`);
   const market = await openMarket(ex.admin(30_000));
-  const setup = await createTraders(ex, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
+  const setup = await createTraders(ex, s.keys, {
+    deposit_cents: 100_000_000,
+    seed_shares: s.seed_shares,
+    market_id: market,
+    concurrency: 32,
+  });
   const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
   let offset = 0;
   let runs = 0;
@@ -312,7 +334,19 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
     const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number): Promise<LoadResult> => {
       const run = slice(connections);
-      return runLoad({ baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD });
+      return runLoad({
+        baseUrl: ex.base,
+        keys: run.keys,
+        markets: [market],
+        mode: 'closed',
+        connections,
+        durationMs,
+        mix,
+        workers: s.workers,
+        seed: run.seed,
+        mid: MID,
+        spread: SPREAD,
+      });
     };
     const alive = (): void => {
       if (!ex.child.running) throw new Error(`the exchange died: ${ex.stderrTail().slice(-2000)}`);
@@ -328,7 +362,9 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       const perS = okRate(m.value);
       const perKey = perS / c;
       const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
-      probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
+      probes.push({
+        connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted,
+      });
     }
     let orders = 2 * setup.traders.length; // the seeding placed two orders per account
     for (const p of probes) orders += okCount(p.statuses);
@@ -363,7 +399,11 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     };
   } finally {
     const how = await ex.stop();
-    if (how.killed || how.code !== 0) process.stderr.write(`gateway_place: the exchange ended with code ${how.code} signal ${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`);
+    if (how.killed || how.code !== 0)
+      process.stderr.write(
+        `gateway_place: the exchange ended with code ${how.code} signal ` +
+          `${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`,
+      );
   }
 }
 
@@ -371,7 +411,14 @@ interface FastifyPhase {
   setup_ms: number;
   keys: number;
   connections: number;
-  probes: { connections: number; per_s: number; per_key_per_s: number; statuses: Record<string, number>; server_pct: number; accepted: boolean }[];
+  probes: {
+    connections: number;
+    per_s: number;
+    per_key_per_s: number;
+    statuses: Record<string, number>;
+    server_pct: number;
+    accepted: boolean;
+  }[];
   place: Measured<LoadResult>[];
   open: Measured<LoadResult>;
   open_rate: number;
@@ -394,7 +441,19 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
     const closed = (connections: number, durationMs: number): Promise<LoadResult> => {
       const ks = rotate(keys, offset, connections);
       offset = (offset + connections) % keys.length;
-      return runLoad({ baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD });
+      return runLoad({
+        baseUrl: peer.url,
+        keys: ks,
+        markets: [market],
+        mode: 'closed',
+        connections,
+        durationMs,
+        mix: { place: 1, cancel: 0, read: 0 },
+        workers: s.workers,
+        seed: nextSeed(),
+        mid: MID,
+        spread: SPREAD,
+      });
     };
     const alive = (): void => {
       if (!peer.child.running) throw new Error(`the fastify peer died: ${peer.child.stderrTail().slice(-2000)}`);
@@ -407,7 +466,14 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       const perS = okRate(m.value);
       const perKey = perS / c;
       const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
-      probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
+      probes.push({
+        connections: c,
+        per_s: perS,
+        per_key_per_s: round1(perKey),
+        statuses: m.value.statuses,
+        server_pct: m.server_pct,
+        accepted,
+      });
     }
     const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
     const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
@@ -498,7 +564,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const wallS = Math.round((performance.now() - t0) / 1000);
 
   const metrics: Record<string, number> = {};
-  const notes: string[] = [DURABILITY_LABEL + ': the exchange ran with --durability none; the journal thread still writes every event and an answer still waits for that write, but no fsync (durable_place measures both modes).'];
+  const notes: string[] = [
+    DURABILITY_LABEL +
+      ': the exchange ran with --durability none; the journal thread still writes every event and an answer still waits for that write, ' +
+      'but no fsync (durable_place measures both modes).',
+  ];
   const flag = (what: string): void => {
     notes.push(`FLAG ${what}`);
   };
@@ -591,66 +661,184 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const ratio = helloMed > 0 ? placeMed / helloMed : NaN;
   const fm = fastifyMetrics(fastify);
   const fastifyMed = fm.placements_per_s!;
-  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open].reduce((a, m) => a + m.attempts - 1, 0);
+  const attempts = [
+    ...hello.runs,
+    ...ex.place,
+    ex.open,
+    ...ex.reads,
+    gen.hello_at_exchange,
+    gen.signed_at_exchange,
+    gen.signed_at_hello,
+    gen.open_floor,
+    ...fastify.place,
+    fastify.open,
+  ].reduce((a, m) => a + m.attempts - 1, 0);
   metrics.redone_runs = attempts;
 
   // Notes: how the counts were chosen, the targets, and anything to distrust.
-  notes.push(`hello ceiling: closed loop at ${HELLO_CONNECTIONS.join('/')} connections for ${s.probe_ms} ms each (${hello.probes.filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections)).map((p) => `${p.connections}: ${Math.round(p.per_s)}/s`).join(', ')}); the best, ${hello.connections}, was repeated. The hello server used ${metrics.hello_server_cpu_pct}% of a core while the generator's worker used ${metrics.hello_generator_workers_cores} cores: the ceiling is the generator's, not uWS's.`);
-  notes.push(`exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ${ex.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`).join(', ')}; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`);
-  notes.push(`generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ${hello.connections}. Placements through the exchange reached ${(100 * placeMed / Math.max(1, signedAtEx)).toFixed(0)}% of what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ${0.35 * helloMed > signedAtEx ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this machine with this generator' : 'within what the generator can offer'}.`);
-  notes.push(`fastify peer (bench/peers/fastify_place.ts): the same route table, signature check, replay guard, token buckets, TypeBox schemas, placement encoding and Engine + Views as the exchange, in one node:http process on Fastify ${FASTIFY_VERSION} with the engine called in-process (no rings, no journal: compare with durability none). ${fastify.keys} accounts with ${s.seed_shares} YES+NO shares each (setup ${fastify.setup_ms} ms in-process); probes ${fastify.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')}; chosen ${fastify.connections}; open loop at half of its own peak, ${fastify.open_rate}/s. Ours / fastify: ${(placeMed / Math.max(1, fastifyMed)).toFixed(2)}x placements/s; open-loop p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms vs ${(fm.p99_us! / 1000).toFixed(2)} ms (each at half of its own peak).`);
+  const helloProbes = hello.probes
+    .filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections))
+    .map((p) => `${p.connections}: ${Math.round(p.per_s)}/s`)
+    .join(', ');
+  notes.push(
+    `hello ceiling: closed loop at ${HELLO_CONNECTIONS.join('/')} connections for ${s.probe_ms} ms each (${helloProbes}); the best, ` +
+      `${hello.connections}, was repeated. The hello server used ${metrics.hello_server_cpu_pct}% of a core while the generator's ` +
+      `worker used ${metrics.hello_generator_workers_cores} cores: the ceiling is the generator's, not uWS's.`,
+  );
+  notes.push(
+    `exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed ` +
+      `loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ` +
+      `${probeList(ex.probes)}; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`,
+  );
+  notes.push(
+    `generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ` +
+      `${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} ` +
+      `connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ` +
+      `${hello.connections}. Placements through the exchange reached ${((100 * placeMed) / Math.max(1, signedAtEx)).toFixed(0)}% of ` +
+      `what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ` +
+      `${
+        0.35 * helloMed > signedAtEx
+          ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this ' +
+            'machine with this generator'
+          : 'within what the generator can offer'
+      }.`,
+  );
+  notes.push(
+    `fastify peer (bench/peers/fastify_place.ts): the same route table, signature check, replay guard, token buckets, TypeBox schemas, ` +
+      `placement encoding and Engine + Views as the exchange, in one node:http process on Fastify ${FASTIFY_VERSION} with the engine ` +
+      `called in-process (no rings, no journal: compare with durability none). ${fastify.keys} accounts with ${s.seed_shares} YES+NO ` +
+      `shares each (setup ${fastify.setup_ms} ms in-process); probes ` +
+      `${fastify.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')}; ` +
+      `chosen ${fastify.connections}; open loop at half of its own peak, ${fastify.open_rate}/s. Ours / fastify: ` +
+      `${(placeMed / Math.max(1, fastifyMed)).toFixed(2)}x placements/s; open-loop p99 ${(metrics.p99_us! / 1000).toFixed(2)} ` +
+      `ms vs ${(fm.p99_us! / 1000).toFixed(2)} ms (each at half of its own peak).`,
+  );
   notes.push(`target placements >= 35% of the hello ceiling: ${(ratio * 100).toFixed(1)}% (${ratio >= 0.35 ? 'met' : 'NOT met'}).`);
-  notes.push(`target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms (${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`);
-  notes.push(`open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
+  notes.push(
+    `target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms ` +
+      `(${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`,
+  );
+  notes.push(
+    `open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ` +
+      `${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer ` +
+      `granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ` +
+      `${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`,
+  );
   // The engine's and the read models' tables double when full (engine
   // order_capacity starts at 65,536); a doubling on the placement path was
   // measured as a 150-240 ms stall, so say when one fell inside the window.
   const crossed: number[] = [];
   for (let c = 65_536; c <= ex.orders_after_open; c *= 2) if (c > ex.orders_before_open) crossed.push(c);
-  notes.push(`open loop window: ${ex.orders_before_open} -> ${ex.orders_after_open} orders accepted since start${crossed.length > 0 ? `; it crossed ${crossed.join(', ')}, where order tables double (measured alone: max latency ~150 ms crossing 131,072 and ~240 ms crossing 262,144 orders), so the tail includes that stall` : '; no power-of-two table size was crossed in the window'}.`);
-  notes.push(`orders: the load generator's place op (YES-space tick ${MID}+-${SPREAD}, YES and NO, 70% buys / 30% sells, qty 1..10, unique client_order_id); not the qty-1 buys the brief described, which the loadgen cannot produce. Every account holds ${s.seed_shares} YES and NO shares minted at setup, so sells are placements; no cancels; the book grows during the run.`);
-  notes.push(`reads: the loadgen's read op is half GET /v1/markets/{id}/orderbook?depth=10 and half GET /v1/portfolio/balance (ops: ${JSON.stringify(readOps)}); it cannot send orderbook reads alone.`);
-  notes.push(`CPU: /proc/<pid>/stat deltas (10 ms ticks), % of one core; server = the whole exchange process (gateway ${metrics.place_gateway_thread_cpu_pct}%, engine (busiest other thread) ${metrics.place_engine_thread_cpu_pct}%, main ${metrics.place_main_thread_cpu_pct}% under placements), generator = this process (piscina workers + main). foreign = machine - server - generator; runs with foreign > ${FOREIGN_REDO_PCT}% were redone (${attempts} redone).`);
+  notes.push(
+    `open loop window: ${ex.orders_before_open} -> ${ex.orders_after_open} orders accepted since ` +
+      `start${
+        crossed.length > 0
+          ? `; it crossed ${crossed.join(', ')}, where order tables double (measured alone: max latency ~150 ms crossing ` +
+            '131,072 and ~240 ms crossing 262,144 orders), so the tail includes that stall'
+          : '; no power-of-two table size was crossed in the window'
+      }.`,
+  );
+  notes.push(
+    `orders: the load generator's place op (YES-space tick ${MID}+-${SPREAD}, YES and NO, 70% buys / 30% sells, qty 1..10, unique ` +
+      `client_order_id); not the qty-1 buys the brief described, which the loadgen cannot produce. Every account holds ${s.seed_shares} ` +
+      `YES and NO shares minted at setup, so sells are placements; no cancels; the book grows during the run.`,
+  );
+  notes.push(
+    `reads: the loadgen's read op is half GET /v1/markets/{id}/orderbook?depth=10 and half GET /v1/portfolio/balance (ops: ` +
+      `${JSON.stringify(readOps)}); it cannot send orderbook reads alone.`,
+  );
+  notes.push(
+    `CPU: /proc/<pid>/stat deltas (10 ms ticks), % of one core; server = the whole exchange process (gateway ` +
+      `${metrics.place_gateway_thread_cpu_pct}%, engine (busiest other thread) ${metrics.place_engine_thread_cpu_pct}%, main ` +
+      `${metrics.place_main_thread_cpu_pct}% under placements), generator = this process (piscina workers + main). foreign = machine - ` +
+      `server - generator; runs with foreign > ${FOREIGN_REDO_PCT}% were redone (${attempts} redone).`,
+  );
   if (metrics.place_tcp_segments_per_req! > 2 * metrics.generator_signed_place_tcp_segments_per_req!) {
-    flag(`placements cost ${metrics.place_tcp_segments_per_req} TCP segments per request against ${metrics.generator_signed_place_tcp_segments_per_req} for the same requests to the hello server: the exchange writes its responses in pieces (uncorked uWS writes?)`);
+    flag(
+      `placements cost ${metrics.place_tcp_segments_per_req} TCP segments per request against ` +
+        `${metrics.generator_signed_place_tcp_segments_per_req} for the same requests to the hello server: the exchange writes its ` +
+        `responses in pieces (uncorked uWS writes?)`,
+    );
   }
   const fastifyRates = fastify.place.map((m) => okRate(m.value));
-  for (const [name, xs] of [['placements_per_s', placeRates], ['hello_requests_per_s', helloRates], ['reads_per_s', readRates], ['fastify_place.placements_per_s', fastifyRates]] as const) {
-    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
+  for (const [name, xs] of [
+    ['placements_per_s', placeRates],
+    ['hello_requests_per_s', helloRates],
+    ['reads_per_s', readRates],
+    ['fastify_place.placements_per_s', fastifyRates],
+  ] as const) {
+    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG)
+      flag(
+        `${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ` +
+          `${xs.map((x) => Math.round(x)).join(', ')}`,
+      );
   }
   const misLabelled = ex.place.filter((m) => {
     const top = (m.cpu.threads.server ?? [])[0];
     return top !== undefined && m.gateway_pct < top.pct;
   });
-  if (misLabelled.length > 0) flag(`the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU split may be mislabelled`);
-  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open];
+  if (misLabelled.length > 0)
+    flag(
+      `the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU ` +
+        `split may be mislabelled`,
+    );
+  const all = [
+    ...hello.runs,
+    ...ex.place,
+    ex.open,
+    ...ex.reads,
+    gen.hello_at_exchange,
+    gen.signed_at_exchange,
+    gen.signed_at_hello,
+    gen.open_floor,
+    ...fastify.place,
+    fastify.open,
+  ];
   const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
-  if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`);
+  if (noisy.length > 0)
+    flag(
+      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
+        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`,
+    );
   const loud = all.filter((m) => !m.quiet.quiet);
-  if (loud.length > 0) flag(`${loud.length} run(s) started without a quiet machine (waited ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
+  if (loud.length > 0)
+    flag(`${loud.length} run(s) started without a quiet machine (waited ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
   if ((placeStatuses['429'] ?? 0) > 0) flag(`${placeStatuses['429']} placements answered 429: too few keys/connections for the rate`);
   const non2xx = Object.entries(placeStatuses).filter(([k]) => !/^2/.test(k));
   if (non2xx.length > 0) flag(`placements with non-2xx answers: ${JSON.stringify(Object.fromEntries(non2xx))}`);
   const openBad = Object.entries(o.statuses).filter(([k]) => !/^2/.test(k));
   if (openBad.length > 0 || o.unsent > 0) flag(`open loop: non-2xx ${JSON.stringify(Object.fromEntries(openBad))}, unsent ${o.unsent}`);
   if (noneAccepted(ex.probes)) flag(`no probed connection count avoided the per-key write bucket; ran at ${ex.connections}`);
-  if (noneAccepted(fastify.probes)) flag(`fastify peer: no probed connection count avoided the per-key write bucket; ran at ${fastify.connections}`);
+  if (noneAccepted(fastify.probes))
+    flag(`fastify peer: no probed connection count avoided the per-key write bucket; ran at ${fastify.connections}`);
   const fastifyBad = Object.entries(fm).filter(([k]) => /^(placements|open)_status_/.test(k) && !/_2[0-9][0-9]$/.test(k));
-  if (fastifyBad.length > 0 || fm.open_unsent! > 0) flag(`fastify peer: non-2xx answers ${JSON.stringify(Object.fromEntries(fastifyBad))}, open-loop unsent ${fm.open_unsent}`);
+  if (fastifyBad.length > 0 || fm.open_unsent! > 0)
+    flag(`fastify peer: non-2xx answers ${JSON.stringify(Object.fromEntries(fastifyBad))}, open-loop unsent ${fm.open_unsent}`);
 
   const env = environment();
   return {
     name: 'gateway_place',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}. Peers in the same run: the uWS hello-world ceiling and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). test/support/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}. Peers in the same run: the uWS hello-world ceiling and the same placement logic on Fastify/node:http ` +
+      `in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with ` +
+      `a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO ` +
+      `shares each). test/support/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms ` +
+      `each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders ` +
+      `(${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement ` +
+      `peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
     metrics,
     peers: {
       uws_hello: {
-        requests_per_s: round1(helloMed), requests_per_s_min: metrics.hello_requests_per_s_min!, requests_per_s_max: metrics.hello_requests_per_s_max!,
-        requests_per_s_spread_pct: metrics.hello_requests_per_s_spread_pct!, connections: hello.connections,
-        server_cpu_pct: metrics.hello_server_cpu_pct!, generator_cpu_pct: metrics.hello_generator_cpu_pct!,
-        server_cpu_us_per_req: metrics.hello_server_cpu_us_per_req!, generator_cpu_us_per_req: metrics.hello_generator_cpu_us_per_req!,
+        requests_per_s: round1(helloMed),
+        requests_per_s_min: metrics.hello_requests_per_s_min!,
+        requests_per_s_max: metrics.hello_requests_per_s_max!,
+        requests_per_s_spread_pct: metrics.hello_requests_per_s_spread_pct!,
+        connections: hello.connections,
+        server_cpu_pct: metrics.hello_server_cpu_pct!,
+        generator_cpu_pct: metrics.hello_generator_cpu_pct!,
+        server_cpu_us_per_req: metrics.hello_server_cpu_us_per_req!,
+        generator_cpu_us_per_req: metrics.hello_generator_cpu_us_per_req!,
       },
       fastify_place: fm,
     },

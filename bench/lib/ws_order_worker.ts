@@ -100,7 +100,16 @@ class Conn {
 }
 
 const conns: Conn[] = [];
-let run: { req: OrderRunRequest; start: number; end: number; ok: number; sent: number; behind: number; outcomes: Record<string, number>; hist: Histogram } | null = null;
+let run: {
+  req: OrderRunRequest;
+  start: number;
+  end: number;
+  ok: number;
+  sent: number;
+  behind: number;
+  outcomes: Record<string, number>;
+  hist: Histogram;
+} | null = null;
 
 function count(kind: string): void {
   const o = run!.outcomes;
@@ -119,7 +128,8 @@ function open(key: OrderWorkerData['keys'][number]): Promise<Conn> {
     ws.once('error', reject);
     ws.once('open', () => {
       ws.on('message', (data: Buffer, isBinary: boolean) => (isBinary ? onBinary(c, data) : onText(c, data, resolve)));
-      if (d.mode === 'binary') ws.send(JSON.stringify({ id: 0, cmd: 'start_binary', params: { layout_fingerprint: d.layout_fingerprint } }));
+      if (d.mode === 'binary')
+        ws.send(JSON.stringify({ id: 0, cmd: 'start_binary', params: { layout_fingerprint: d.layout_fingerprint } }));
       else resolve(c);
     });
   });
@@ -200,8 +210,10 @@ function send(c: Conn, intended: number): void {
   const lo = coidLo++ >>> 0;
   if (d.mode === 'json') {
     const coid = (BigInt(nonceHi) << 32n) | BigInt(lo);
-    c.ws.send(`{"id":${id},"cmd":"place_order","params":{"market_id":${d.market_id},"side":"${SIDES[o.side]}","outcome":"${OUTCOMES[o.outcome]}",`
-      + `"tick":${o.tick},"qty":${o.qty},"client_order_id":"${coid}"}}`);
+    c.ws.send(
+      `{"id":${id},"cmd":"place_order","params":{"market_id":${d.market_id},"side":"${SIDES[o.side]}","outcome":"${OUTCOMES[o.outcome]}",` +
+        `"tick":${o.tick},"qty":${o.qty},"client_order_id":"${coid}"}}`,
+    );
     return;
   }
   const m = c.mem;
@@ -284,14 +296,29 @@ parentPort!.on('message', (msg: OrderRunRequest | { type: 'close' }) => {
     return;
   }
   const start = performance.now();
-  const r = { req: msg, start, end: start + msg.duration_ms, ok: 0, sent: 0, behind: 0, outcomes: {} as Record<string, number>, hist: new Histogram() };
+  const r = {
+    req: msg,
+    start,
+    end: start + msg.duration_ms,
+    ok: 0,
+    sent: 0,
+    behind: 0,
+    outcomes: {} as Record<string, number>,
+    hist: new Histogram(),
+  };
   run = r;
   if (msg.loop === 'closed') for (const c of conns) afterAnswer(c);
   else openLoop(r);
   setTimeout(() => {
     // Count only what was answered within the duration; then wait for the stragglers before the next run.
     const report: OrderWorkerReport = {
-      type: 'report', ok: r.ok, outcomes: { ...r.outcomes }, sent: r.sent, behind: r.behind, latency: r.hist.toData(), elapsed_ms: performance.now() - start,
+      type: 'report',
+      ok: r.ok,
+      outcomes: { ...r.outcomes },
+      sent: r.sent,
+      behind: r.behind,
+      latency: r.hist.toData(),
+      elapsed_ms: performance.now() - start,
     };
     run = null;
     const drained = (): void => {

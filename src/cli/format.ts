@@ -32,7 +32,12 @@ export function countdown(ns: string, nowMs = Date.now()): string {
   if (ns === '0' || ns === '') return '-';
   const s = Math.round((Number(BigInt(ns) / 1_000_000n) - nowMs) / 1000);
   const a = Math.abs(s);
-  const txt = a >= 3600 ? `${Math.floor(a / 3600)}h${String(Math.floor((a % 3600) / 60)).padStart(2, '0')}m` : a >= 60 ? `${Math.floor(a / 60)}m${String(a % 60).padStart(2, '0')}s` : `${a}s`;
+  const txt =
+    a >= 3600
+      ? `${Math.floor(a / 3600)}h${String(Math.floor((a % 3600) / 60)).padStart(2, '0')}m`
+      : a >= 60
+        ? `${Math.floor(a / 60)}m${String(a % 60).padStart(2, '0')}s`
+        : `${a}s`;
   return s < 0 ? `-${txt}` : txt;
 }
 

@@ -69,7 +69,15 @@ export function snapshot(args: SnapshotArgs): SnapshotDone {
   const p = planRecovery(args.dataDir, { repair: false, uptoSeq: args.seq });
   const base = p.snapshot?.seq ?? 0;
   if (base === args.seq && p.snapshot !== null) {
-    return { seq: args.seq, path: p.snapshot.path, bytes: 0, replayed: 0, ms: performance.now() - t0, prunedSnapshots: [], prunedSegments: [] };
+    return {
+      seq: args.seq,
+      path: p.snapshot.path,
+      bytes: 0,
+      replayed: 0,
+      ms: performance.now() - t0,
+      prunedSnapshots: [],
+      prunedSegments: [],
+    };
   }
   const views = recoverViews(p, args.engine, args.views);
   if (views.asOfSeq !== args.seq) throw new Error(`snapshot: replay reached seq ${views.asOfSeq}, not ${args.seq}`);

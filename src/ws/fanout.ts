@@ -456,7 +456,9 @@ export class Fanout {
     const seq = Header.seq(m, o);
     this.bookTouched(market);
     if (this.tradesAll !== undefined || this.tradeStream[market] !== undefined) {
-      const body = `{"market_id":${market},"tick_yes":${Filled.tick_yes(m, o)},"qty":${Filled.qty(m, o)},"taker_outcome":"${OUTCOME_NAMES[Filled.taker_outcome(m, o)]}","taker_side":"${SIDE_NAMES[Filled.taker_side(m, o)]}","trade_seq":"${seq}","fill_id":"${Filled.fill_id(m, o)}","ts":"${hiLoToString(Header.ts_hi(m, o), Header.ts_lo(m, o))}"}`;
+      const body = `{"market_id":${market},"tick_yes":${Filled.tick_yes(m, o)},"qty":${Filled.qty(m, o)}` +
+        `,"taker_outcome":"${OUTCOME_NAMES[Filled.taker_outcome(m, o)]}","taker_side":"${SIDE_NAMES[Filled.taker_side(m, o)]}` +
+        `","trade_seq":"${seq}","fill_id":"${Filled.fill_id(m, o)}","ts":"${hiLoToString(Header.ts_hi(m, o), Header.ts_lo(m, o))}"}`;
       const one = this.tradeStream[market];
       if (one !== undefined) this.publish(one, 'trade', body);
       if (this.tradesAll !== undefined) this.publish(this.tradesAll, 'trade', body);
@@ -544,7 +546,11 @@ export class Fanout {
       const was = previous[k]!;
       const ladder = i >= BOOK_ROW ? 1 : 0;
       const tick = i - ladder * BOOK_ROW;
-      this.publish(s, 'orderbook_delta', `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`);
+      this.publish(
+        s,
+        'orderbook_delta',
+        `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`,
+      );
     }
   }
 
@@ -567,7 +573,12 @@ export class Fanout {
         if (free === last[2 * outcome] && res === last[2 * outcome + 1]) continue;
         last[2 * outcome] = free;
         last[2 * outcome + 1] = res;
-        this.emitUser(log, seq, 'position', `{"market_id":${market},"outcome":"${OUTCOME_NAMES[outcome]}","free":${free},"reserved_for_sale":${res},"seq":"${seq}"}`);
+        this.emitUser(
+          log,
+          seq,
+          'position',
+          `{"market_id":${market},"outcome":"${OUTCOME_NAMES[outcome]}","free":${free},"reserved_for_sale":${res},"seq":"${seq}"}`,
+        );
       }
     }
     log.markets.length = 0;

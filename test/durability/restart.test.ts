@@ -27,7 +27,14 @@ interface Ctx {
 }
 
 function start(dir: string, opts: { segmentBytes?: number } = {}): Promise<ExchangeProcess> {
-  return spawnExchange({ data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: 1, segment_bytes: opts.segmentBytes });
+  return spawnExchange({
+    data_dir: dir,
+    admin_token: TOKEN,
+    durability: 'fsync',
+    demo: false,
+    gateways: 1,
+    segment_bytes: opts.segmentBytes,
+  });
 }
 
 /** A fresh data directory and a started exchange; `body` runs, and whatever server is current is killed afterwards. */
@@ -49,7 +56,11 @@ async function withExchange(tag: string, body: (ctx: Ctx) => Promise<void>, opts
  * connections first) and requires exit 0; `signalled` is for a SIGTERM the
  * test already sent: close the connections and require exit 0.
  */
-async function restart(ctx: Ctx, how: 'SIGKILL' | 'SIGTERM' | 'signalled', opts: { segmentBytes?: number; between?: () => void | Promise<void> } = {}): Promise<ExchangeProcess> {
+async function restart(
+  ctx: Ctx,
+  how: 'SIGKILL' | 'SIGTERM' | 'signalled',
+  opts: { segmentBytes?: number; between?: () => void | Promise<void> } = {},
+): Promise<ExchangeProcess> {
   if (how === 'SIGKILL') await ctx.server.kill();
   else if (how === 'signalled') {
     await closeFetchConnections();
@@ -59,7 +70,11 @@ async function restart(ctx: Ctx, how: 'SIGKILL' | 'SIGTERM' | 'signalled', opts:
   } else {
     await closeFetchConnections();
     const x = await ctx.server.terminate(30_000);
-    assert.deepEqual({ code: x.code, signal: x.signal, killed: x.killed }, { code: 0, signal: null, killed: false }, ctx.server.stderrTail());
+    assert.deepEqual(
+      { code: x.code, signal: x.signal, killed: x.killed },
+      { code: 0, signal: null, killed: false },
+      ctx.server.stderrTail(),
+    );
   }
   await opts.between?.();
   ctx.server = await start(ctx.dir, opts);
@@ -121,7 +136,8 @@ async function until<T>(get: () => Promise<T>, done: (x: T) => boolean, deadline
 
 const ms = (ns: string): number => Number(BigInt(ns) / 1_000_000n);
 
-test('restart: SIGTERM under load exits 0, and the next start has every acknowledged order and none of the refused ones', { timeout: 90_000 }, async () => {
+test('restart: SIGTERM under load exits 0, and the next start has every acknowledged order and none of the refused ' +
+  'ones', { timeout: 90_000 }, async () => {
   await withExchange('sigterm', async (ctx) => {
     const m = await market(ctx.server);
     const accts = [await account(ctx.server, 10_000_000), await account(ctx.server, 10_000_000), await account(ctx.server, 10_000_000)];
@@ -134,7 +150,14 @@ test('restart: SIGTERM under load exits 0, and the next start has every acknowle
       for (let i = 0; !stop; i++) {
         const t0 = Date.now();
         const outcome = (seed + i) % 2 === 0 ? 'yes' : 'no';
-        const req: OrderRequest = { market_id: m, side: 'buy', outcome, tick: 45 + ((seed * 7 + i * 3) % 11), qty: 1 + (i % 5), client_order_id: String(++coid) };
+        const req: OrderRequest = {
+          market_id: m,
+          side: 'buy',
+          outcome,
+          tick: 45 + ((seed * 7 + i * 3) % 11),
+          qty: 1 + (i % 5),
+          client_order_id: String(++coid),
+        };
         const s: Sent = { acct: a, req };
         sent.push(s);
         s.out = await attempt(() => c.placeOrder(req));
@@ -161,18 +184,24 @@ test('restart: SIGTERM under load exits 0, and the next start has every acknowle
       for (const x of acked.filter((y) => y.acct === a)) {
         const body = (x.out as { body: { order_id: string; seq: string } }).body;
         const o = listed.get(x.req.client_order_id!);
-        assert.ok(o !== undefined, `acknowledged order ${body.order_id} (client_order_id ${x.req.client_order_id}) is missing after SIGTERM`);
+        assert.ok(
+          o !== undefined,
+          `acknowledged order ${body.order_id} (client_order_id ${x.req.client_order_id}) is missing after SIGTERM`,
+        );
         assert.equal(o.order_id, body.order_id);
         assert.equal(o.created_seq, body.seq);
       }
-      for (const x of refused.filter((y) => y.acct === a)) assert.equal(listed.has(x.req.client_order_id!), false, `refused placement ${x.req.client_order_id} exists`);
+      for (const x of refused.filter((y) => y.acct === a))
+        assert.equal(listed.has(x.req.client_order_id!), false, `refused placement ${x.req.client_order_id} exists`);
       // What SIGTERM cut off is there at most once.
-      for (const x of sent.filter((y) => y.acct === a && y.out?.kind === 'uncertain')) assert.ok((await orderByCoid(c, x.req.client_order_id!)).length <= 1);
+      for (const x of sent.filter((y) => y.acct === a && y.out?.kind === 'uncertain'))
+        assert.ok((await orderByCoid(c, x.req.client_order_id!)).length <= 1);
     }
   });
 });
 
-test('restart: dead-man timers and gtd expiries survive a SIGKILL (still armed, fire on time), and those due while the exchange was down fire at the start', { timeout: 90_000 }, async () => {
+test('restart: dead-man timers and gtd expiries survive a SIGKILL (still armed, fire on time), and those due while the exchange was down ' +
+  'fire at the start', { timeout: 90_000 }, async () => {
   await withExchange('timers', async (ctx) => {
     const s0 = ctx.server;
     const m = await market(s0);
@@ -182,12 +211,29 @@ test('restart: dead-man timers and gtd expiries survive a SIGKILL (still armed, 
     const ca = client(s0, a);
     const cb = client(s0, b);
     const cg = client(s0, g);
-    for (const c of [ca, cb]) for (let i = 0; i < 3; i++) await c.placeOrder({ market_id: m, side: 'buy', outcome: 'yes', tick: 20 + i, qty: 2 });
+    for (const c of [ca, cb])
+      for (let i = 0; i < 3; i++) await c.placeOrder({ market_id: m, side: 'buy', outcome: 'yes', tick: 20 + i, qty: 2 });
     const armA = await ca.armDeadman(15_000);
     const armB = await cb.armDeadman(1000);
     const nowNs = BigInt(Date.now()) * 1_000_000n;
-    const gLate = await cg.placeOrder({ market_id: m, side: 'buy', outcome: 'no', tick: 30, qty: 1, tif: 'gtd', expiry_ts: String(nowNs + 17_000_000_000n) });
-    const gSoon = await cg.placeOrder({ market_id: m, side: 'buy', outcome: 'no', tick: 31, qty: 1, tif: 'gtd', expiry_ts: String(nowNs + 800_000_000n) });
+    const gLate = await cg.placeOrder({
+      market_id: m,
+      side: 'buy',
+      outcome: 'no',
+      tick: 30,
+      qty: 1,
+      tif: 'gtd',
+      expiry_ts: String(nowNs + 17_000_000_000n),
+    });
+    const gSoon = await cg.placeOrder({
+      market_id: m,
+      side: 'buy',
+      outcome: 'no',
+      tick: 31,
+      qty: 1,
+      tif: 'gtd',
+      expiry_ts: String(nowNs + 800_000_000n),
+    });
     assert.equal(gLate.status, 'resting');
     assert.equal(gSoon.status, 'resting');
     const firesA = ms(armA.fires_at_ts!);
@@ -209,23 +255,36 @@ test('restart: dead-man timers and gtd expiries survive a SIGKILL (still armed, 
     const bDone = await until(() => cb2.orders({ limit: 100 }), (p) => p.orders.every((o) => o.remaining_qty === 0), Date.now() + 5000);
     assert.deepEqual(bDone.value.orders.map((o) => o.reason), ['deadman', 'deadman', 'deadman']);
     assert.equal((await cb2.deadman()).armed, false);
-    const soon = await until(() => cg2.orders({ limit: 100 }), (p) => p.orders.find((o) => o.order_id === gSoon.order_id)!.remaining_qty === 0, Date.now() + 5000);
+    const soon = await until(
+      () => cg2.orders({ limit: 100 }),
+      (p) => p.orders.find((o) => o.order_id === gSoon.order_id)!.remaining_qty === 0,
+      Date.now() + 5000,
+    );
     assert.equal(soon.value.orders.find((o) => o.order_id === gSoon.order_id)!.reason, 'expired');
 
     // Still pending after the restart: live now, fired at their time.
     const before = await ca2.orders({ limit: 100 });
-    if (Date.now() < firesA - 300) assert.ok(before.orders.every((o) => o.remaining_qty === 2), 'A\'s orders are live before its dead-man is due');
+    if (Date.now() < firesA - 300)
+      assert.ok(
+        before.orders.every((o) => o.remaining_qty === 2),
+        "A's orders are live before its dead-man is due",
+      );
     const aDone = await until(() => ca2.orders({ limit: 100 }), (p) => p.orders.every((o) => o.remaining_qty === 0), firesA + 5000);
     assert.deepEqual(aDone.value.orders.map((o) => o.reason), ['deadman', 'deadman', 'deadman'], 'A\'s dead-man fired after the restart');
     assert.ok(aDone.at >= firesA, `A's orders were seen canceled at ${aDone.at}, before the fire time ${firesA}`);
     assert.equal((await ca2.deadman()).armed, false);
-    const late = await until(() => cg2.orders({ limit: 100 }), (p) => p.orders.find((o) => o.order_id === gLate.order_id)!.remaining_qty === 0, expiresLate + 5000);
+    const late = await until(
+      () => cg2.orders({ limit: 100 }),
+      (p) => p.orders.find((o) => o.order_id === gLate.order_id)!.remaining_qty === 0,
+      expiresLate + 5000,
+    );
     assert.equal(late.value.orders.find((o) => o.order_id === gLate.order_id)!.reason, 'expired');
     assert.ok(late.at >= expiresLate, 'the gtd order expired no earlier than its expiry_ts');
   });
 });
 
-test('restart: withdrawal states (pending, confirmed, failed) and their balances survive a SIGKILL; a retry answers the same wid', { timeout: 60_000 }, async () => {
+test('restart: withdrawal states (pending, confirmed, failed) and their balances survive a SIGKILL; a retry answers the same ' +
+  'wid', { timeout: 60_000 }, async () => {
   await withExchange('withdrawals', async (ctx) => {
     const f = await account(ctx.server, 1_000_000, ['read', 'withdraw']);
     const c = client(ctx.server, f);
@@ -241,7 +300,10 @@ test('restart: withdrawal states (pending, confirmed, failed) and their balances
     const c2 = client(s, f);
     const admin2 = s.admin();
     const status = async (cwid: string): Promise<string> => (await c2.withdrawal(cwid)).status;
-    assert.deepEqual([await status('101'), await status('102'), await status('103'), await status('104')], ['confirmed', 'failed', 'pending', 'pending']);
+    assert.deepEqual(
+      [await status('101'), await status('102'), await status('103'), await status('104')],
+      ['confirmed', 'failed', 'pending', 'pending'],
+    );
     for (const [cwid, w] of [['101', w1], ['103', w3]] as const) {
       const now = await c2.withdrawal(cwid);
       assert.equal(now.wid, w.wid);
@@ -262,7 +324,8 @@ test('restart: withdrawal states (pending, confirmed, failed) and their balances
   });
 });
 
-test('restart: after POST /admin/snapshot the next start loads that snapshot (recovery line snapshot_seq) and replays only what follows', { timeout: 60_000 }, async () => {
+test('restart: after POST /admin/snapshot the next start loads that snapshot (recovery line snapshot_seq) and replays only what ' +
+  'follows', { timeout: 60_000 }, async () => {
   await withExchange('snapshot', async (ctx) => {
     const m = await market(ctx.server);
     const a = await account(ctx.server, 1_000_000);
@@ -274,7 +337,8 @@ test('restart: after POST /admin/snapshot the next start loads that snapshot (re
     const snapSeq = Number(snap.seq);
     assert.ok(snapSeq > 0 && snap.path.endsWith('.dxs'), JSON.stringify(snap));
     let last = 0;
-    for (let i = 0; i < 10; i++) last = Number((await cb.placeOrder({ market_id: m, side: 'buy', outcome: 'no', tick: 55 + (i % 5), qty: 2 })).seq);
+    for (let i = 0; i < 10; i++)
+      last = Number((await cb.placeOrder({ market_id: m, side: 'buy', outcome: 'no', tick: 55 + (i % 5), qty: 2 })).seq);
     const stateA = await accountState(ca);
     const stateB = await accountState(cb);
     const s = await restart(ctx, 'SIGKILL');
@@ -289,7 +353,8 @@ test('restart: after POST /admin/snapshot the next start loads that snapshot (re
   });
 });
 
-test('restart: a damaged newest snapshot is reported and the start falls back to the older one plus the journal after it', { timeout: 60_000 }, async () => {
+test('restart: a damaged newest snapshot is reported and the start falls back to the older one plus the journal after ' +
+  'it', { timeout: 60_000 }, async () => {
   await withExchange('snapfallback', async (ctx) => {
     const m = await market(ctx.server);
     const a = await account(ctx.server, 1_000_000);
@@ -326,7 +391,8 @@ test('restart: a damaged newest snapshot is reported and the start falls back to
   }, { segmentBytes: 4096 });
 });
 
-test('restart: a segment that a kill left without its header (killed between creating the file and writing it) is removed at the next start, not a fault', { timeout: 60_000 }, async () => {
+test('restart: a segment that a kill left without its header (killed between creating the file and writing it) is removed at the next ' +
+  'start, not a fault', { timeout: 60_000 }, async () => {
   await withExchange('tornsegment', async (ctx) => {
     const m = await market(ctx.server);
     const a = await account(ctx.server, 1_000_000);
@@ -338,7 +404,8 @@ test('restart: a segment that a kill left without its header (killed between cre
     let torn = '';
     const s = await restart(ctx, 'SIGKILL', {
       between: () => {
-        // Each start opens a segment at its next seq and writes its 64-byte header at once; cut it back to what a kill between the two leaves.
+        // Each start opens a segment at its next seq and writes its 64-byte header at once; cut it back to what a kill between the two
+        // leaves.
         const dir = join(ctx.dir, 'journal');
         const last = readdirSync(dir).filter((n) => n.endsWith('.dxj')).sort().pop()!;
         torn = join(dir, last);

@@ -22,7 +22,8 @@ import { atRest, fixture, Group, health, waitRole } from './harness.js';
 
 const TOOL = fileURLToPath(new URL('../../tools/replication.js', import.meta.url));
 
-test('a late read replica boots from the newest snapshot object after a purge, serves reads with min_seq and refuses writes', { timeout: 240_000 }, async () => {
+test('a late read replica boots from the newest snapshot object after a purge, serves reads with min_seq and refuses ' +
+  'writes', { timeout: 240_000 }, async () => {
   const g = await Group.start();
   try {
     const a = await g.primary('a');
@@ -32,11 +33,33 @@ test('a late read replica boots from the newest snapshot object after a purge, s
     let coid = 5_000_000;
     const place = async (n: number): Promise<number> => {
       let seq = 0;
-      for (let i = 0; i < n; i++) seq = Number((await ca.placeOrder({ market_id: fx.market, side: i % 2 === 0 ? 'buy' : 'sell', outcome: 'yes', tick: i % 2 === 0 ? 40 + (i % 5) : 60 + (i % 5), qty: 1, client_order_id: String(++coid) }).catch(async (e: unknown) => {
-        // A sell needs shares: buy NO instead when the account holds none.
-        if (e instanceof DxApiError && e.code === 'insufficient_position') return ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'no', tick: 30, qty: 1, client_order_id: String(++coid) });
-        throw e;
-      })).seq);
+      for (let i = 0; i < n; i++)
+        seq = Number(
+          (
+            await ca
+              .placeOrder({
+                market_id: fx.market,
+                side: i % 2 === 0 ? 'buy' : 'sell',
+                outcome: 'yes',
+                tick: i % 2 === 0 ? 40 + (i % 5) : 60 + (i % 5),
+                qty: 1,
+                client_order_id: String(++coid),
+              })
+              .catch(async (e: unknown) => {
+                // A sell needs shares: buy NO instead when the account holds none.
+                if (e instanceof DxApiError && e.code === 'insufficient_position')
+                  return ca.placeOrder({
+                    market_id: fx.market,
+                    side: 'buy',
+                    outcome: 'no',
+                    tick: 30,
+                    qty: 1,
+                    client_order_id: String(++coid),
+                  });
+                throw e;
+              })
+          ).seq,
+        );
       return seq;
     };
     await place(30);
@@ -65,13 +88,16 @@ test('a late read replica boots from the newest snapshot object after a purge, s
 
     // Writes to a replica: 503 not_primary with the primary's address.
     const cr = g.client(r, fx.key);
-    await assert.rejects(cr.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1, client_order_id: String(++coid) }), (e: unknown) => {
-      assert.ok(e instanceof DxApiError);
-      assert.equal(e.status, 503);
-      assert.equal(e.code, 'not_primary');
-      assert.equal(e.details?.primary_url, a.server.base);
-      return true;
-    });
+    await assert.rejects(
+      cr.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1, client_order_id: String(++coid) }),
+      (e: unknown) => {
+        assert.ok(e instanceof DxApiError);
+        assert.equal(e.status, 503);
+        assert.equal(e.code, 'not_primary');
+        assert.equal(e.details?.primary_url, a.server.base);
+        return true;
+      },
+    );
     await assert.rejects(g.admin(r).createAccount(), (e: unknown) => e instanceof DxApiError && e.code === 'not_primary');
     // Binary WebSocket order records on a standby and a replica: refused not_primary (RefusalCode 6), nothing sequenced.
     for (const n of [b, r]) {
@@ -89,12 +115,26 @@ test('a late read replica boots from the newest snapshot object after a purge, s
         await ws.close();
       }
     }
-    assert.equal((await ca.orders({ client_order_id: String(coid) })).orders.length, 0, 'a binary order sent to a non-primary was sequenced');
+    assert.equal(
+      (await ca.orders({ client_order_id: String(coid) })).orders.length,
+      0,
+      'a binary order sent to a non-primary was sequenced',
+    );
 
     // Read-your-writes: the seq of a write on the primary, read on the replica.
     for (let i = 0; i < 20; i++) {
-      const w = await ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 35, qty: 1, client_order_id: String(++coid) });
-      const read = await cr.request<{ orders: { order_id: string }[]; as_of_seq: string }>('GET', `/v1/portfolio/orders?client_order_id=${coid}&min_seq=${w.seq}`);
+      const w = await ca.placeOrder({
+        market_id: fx.market,
+        side: 'buy',
+        outcome: 'yes',
+        tick: 35,
+        qty: 1,
+        client_order_id: String(++coid),
+      });
+      const read = await cr.request<{ orders: { order_id: string }[]; as_of_seq: string }>(
+        'GET',
+        `/v1/portfolio/orders?client_order_id=${coid}&min_seq=${w.seq}`,
+      );
       assert.ok(Number(read.as_of_seq) >= Number(w.seq), `as_of_seq ${read.as_of_seq} below min_seq ${w.seq}`);
       assert.equal(read.orders[0]?.order_id, w.order_id);
     }
@@ -106,12 +146,25 @@ test('a late read replica boots from the newest snapshot object after a purge, s
       return true;
     });
     assert.ok(performance.now() - t0 >= 190, 'replica_lagging came before the 200 ms hold');
-    await assert.rejects(cr.request('GET', '/v1/portfolio/balance?min_seq=abc'), (e: unknown) => e instanceof DxApiError && e.status === 400 && e.code === 'invalid_field');
+    await assert.rejects(
+      cr.request('GET', '/v1/portfolio/balance?min_seq=abc'),
+      (e: unknown) => e instanceof DxApiError && e.status === 400 && e.code === 'invalid_field',
+    );
 
     // At rest: the same state everywhere, and equal to a fresh replay of the bucket plus the log.
     const hs = await atRest(g, [a, b, r]);
     assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
-    const cfg = { urls: g.nats.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: 'test', url: '', max_batch_bytes: 0 };
+    const cfg = {
+      urls: g.nats.urls,
+      stream: 'DX',
+      bucket: 'DX-snapshots',
+      replicas: 3,
+      lease_ms: 3000,
+      heartbeat_ms: 500,
+      node: 'test',
+      url: '',
+      max_batch_bytes: 0,
+    };
     const replay = await replayHash(cfg, engineConfigOf(defaults()));
     assert.equal(replay.state_hash, hs[0]!.state_hash, JSON.stringify({ replay, hs }));
     assert.equal(String(replay.seq), hs[0]!.as_of_seq);
@@ -128,9 +181,16 @@ test('a late read replica boots from the newest snapshot object after a purge, s
     assert.match(mr, /^dx_replication_lag_seqs [0-9]+$/m);
 
     // The operator's tool: the stream, the epoch and every node's seq.
-    const out = spawnSync(process.execPath, [TOOL, 'status', '--json', '--nats-urls', g.nats.urls.join(',')], { encoding: 'utf8', timeout: 30_000 });
+    const out = spawnSync(process.execPath, [TOOL, 'status', '--json', '--nats-urls', g.nats.urls.join(',')], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(out.status, 0, out.stderr);
-    const st = JSON.parse(out.stdout) as { stream: { first_seq: number; last_seq: number }; epoch: { epoch: number; node: string }; nodes: { node: string; role: string; seq: number }[] };
+    const st = JSON.parse(out.stdout) as {
+      stream: { first_seq: number; last_seq: number };
+      epoch: { epoch: number; node: string };
+      nodes: { node: string; role: string; seq: number }[];
+    };
     assert.equal(st.epoch.epoch, 1);
     assert.ok(st.stream.first_seq > 1, 'the log was purged');
     assert.deepEqual(st.nodes.map((n) => `${n.node}:${n.role}`), ['a:primary', 'b:standby', 'r:replica']);

@@ -29,7 +29,8 @@ test('seq stamps: the time of the first stamp covering a seq; NaN before the wri
   assert.equal(late.timeOf(13), 210);
 });
 
-test('seq stamps: a reader lapped by the writer reports what was overwritten as unknown and goes on from the stamps still safe to read', () => {
+test('seq stamps: a reader lapped by the writer reports what was overwritten as unknown and goes on from the stamps still safe to ' +
+  'read', () => {
   const w = new SeqStamps(SeqStamps.allocate(128));
   const r = w.reader();
   for (let s = 1; s <= 1000; s++) w.stamp(s, s * 10);

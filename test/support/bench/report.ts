@@ -79,7 +79,10 @@ interface Row {
   /** Explicit min/max keys; default `<key>_min` / `<key>_max`. */
   oursMin?: string;
   oursMax?: string;
-  /** Per peer: its metric (result.peers[peer]); a key starting with "@" is read from our metrics instead (a benchmark that kept the peer's figures there). */
+  /**
+   * Per peer: its metric (result.peers[peer]); a key starting with "@" is read from our metrics instead (a benchmark that kept the peer's
+   * figures there).
+   */
   peers?: Record<string, Key>;
   unit?: Unit;
 }
@@ -105,13 +108,36 @@ const PLACE_ROWS = (): Row[] => [
     ours: 'placements_per_s',
     peers: { fastify_place: 'placements_per_s', uws_hello: 'requests_per_s' },
   },
-  { label: 'connections', ours: ['exchange_connections', 'connections'], peers: { fastify_place: 'connections', uws_hello: 'connections' }, unit: 'count' },
+  {
+    label: 'connections',
+    ours: ['exchange_connections', 'connections'],
+    peers: { fastify_place: 'connections', uws_hello: 'connections' },
+    unit: 'count',
+  },
   { label: 'open-loop rate (half of own peak)', ours: 'open_rate_per_s', peers: { fastify_place: 'open_rate_per_s' } },
   ...LAT_ROWS('', '_us', ['fastify_place']),
-  { label: 'server CPU, closed loop', ours: 'place_server_cpu_pct', peers: { fastify_place: 'server_cpu_pct', uws_hello: 'server_cpu_pct' } },
-  { label: 'load generator CPU, closed loop', ours: 'place_generator_cpu_pct', peers: { fastify_place: 'generator_cpu_pct', uws_hello: 'generator_cpu_pct' } },
-  { label: 'server CPU µs per request', ours: 'place_server_cpu_us_per_req', peers: { fastify_place: 'server_cpu_us_per_req', uws_hello: 'server_cpu_us_per_req' }, unit: 'plain' },
-  { label: 'generator CPU µs per request', ours: 'place_generator_cpu_us_per_req', peers: { fastify_place: 'generator_cpu_us_per_req', uws_hello: 'generator_cpu_us_per_req' }, unit: 'plain' },
+  {
+    label: 'server CPU, closed loop',
+    ours: 'place_server_cpu_pct',
+    peers: { fastify_place: 'server_cpu_pct', uws_hello: 'server_cpu_pct' },
+  },
+  {
+    label: 'load generator CPU, closed loop',
+    ours: 'place_generator_cpu_pct',
+    peers: { fastify_place: 'generator_cpu_pct', uws_hello: 'generator_cpu_pct' },
+  },
+  {
+    label: 'server CPU µs per request',
+    ours: 'place_server_cpu_us_per_req',
+    peers: { fastify_place: 'server_cpu_us_per_req', uws_hello: 'server_cpu_us_per_req' },
+    unit: 'plain',
+  },
+  {
+    label: 'generator CPU µs per request',
+    ours: 'place_generator_cpu_us_per_req',
+    peers: { fastify_place: 'generator_cpu_us_per_req', uws_hello: 'generator_cpu_us_per_req' },
+    unit: 'plain',
+  },
   { label: 'server CPU, open loop', ours: 'open_server_cpu_pct', peers: { fastify_place: 'open_server_cpu_pct' } },
   { label: 'load generator CPU, open loop', ours: 'open_generator_cpu_pct', peers: { fastify_place: 'open_generator_cpu_pct' } },
   { label: 'reads/s (orderbook + balance), closed loop', ours: 'reads_per_s' },
@@ -136,11 +162,25 @@ const SPECS: Record<string, Spec> = {
     ours: 'SpscRing',
     peers: { worker_postmessage: 'worker postMessage' },
     rows: [
-      { label: '64 B records/s, one way', ours: 'spsc_1p1c_64b_records_per_s', oursMin: 'spsc_1p1c_64b_min_records_per_s', oursMax: 'spsc_1p1c_64b_max_records_per_s' },
-      { label: '64 B records/s, batches of 16', ours: 'spsc_1p1c_64b_batch16_records_per_s', oursMin: 'spsc_1p1c_64b_batch16_min_records_per_s', oursMax: 'spsc_1p1c_64b_batch16_max_records_per_s' },
-      ...(['spin_spin', 'poll_spin', 'poll_parked', 'poll_parked_nospin'] as const).flatMap((v): Row[] => (['p50', 'p99', 'p999'] as const).map((p) => ({
-        label: `round trip ${v} ${p === 'p999' ? 'p99.9' : p}`, ours: `spsc_rtt_${v}_${p}_ns`, peers: { worker_postmessage: `rtt_${p}_ns` },
-      }))),
+      {
+        label: '64 B records/s, one way',
+        ours: 'spsc_1p1c_64b_records_per_s',
+        oursMin: 'spsc_1p1c_64b_min_records_per_s',
+        oursMax: 'spsc_1p1c_64b_max_records_per_s',
+      },
+      {
+        label: '64 B records/s, batches of 16',
+        ours: 'spsc_1p1c_64b_batch16_records_per_s',
+        oursMin: 'spsc_1p1c_64b_batch16_min_records_per_s',
+        oursMax: 'spsc_1p1c_64b_batch16_max_records_per_s',
+      },
+      ...(['spin_spin', 'poll_spin', 'poll_parked', 'poll_parked_nospin'] as const).flatMap((v): Row[] =>
+        (['p50', 'p99', 'p999'] as const).map((p) => ({
+          label: `round trip ${v} ${p === 'p999' ? 'p99.9' : p}`,
+          ours: `spsc_rtt_${v}_${p}_ns`,
+          peers: { worker_postmessage: `rtt_${p}_ns` },
+        })),
+      ),
       { label: 'single-thread cost per record', ours: 'spsc_single_thread_64b_ns_per_record', unit: 'ns' },
     ],
   },
@@ -161,19 +201,46 @@ const SPECS: Record<string, Spec> = {
         label: 'placements/s, closed loop (2xx)', ours: ['fsync_placements_per_s', 'durable_placements_per_s', 'placements_per_s'],
         peers: { durability_none_benchmarks_only: 'placements_per_s', uws_hello: 'requests_per_s', fastify_place: 'placements_per_s' },
       },
-      { label: 'connections', ours: ['fsync_connections', 'connections'], peers: { durability_none_benchmarks_only: '@none_connections', uws_hello: 'connections', fastify_place: 'connections' }, unit: 'count' },
-      { label: 'open-loop rate (half of own peak)', ours: ['fsync_open_rate_per_s', 'open_rate_per_s'], peers: { durability_none_benchmarks_only: 'open_rate_per_s', fastify_place: 'open_rate_per_s' } },
+      {
+        label: 'connections',
+        ours: ['fsync_connections', 'connections'],
+        peers: { durability_none_benchmarks_only: '@none_connections', uws_hello: 'connections', fastify_place: 'connections' },
+        unit: 'count',
+      },
+      {
+        label: 'open-loop rate (half of own peak)',
+        ours: ['fsync_open_rate_per_s', 'open_rate_per_s'],
+        peers: { durability_none_benchmarks_only: 'open_rate_per_s', fastify_place: 'open_rate_per_s' },
+      },
       ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({
         label: `open loop ${q === 'p999' ? 'p99.9' : q}`, ours: [`fsync_${q}_us`, `${q}_us`],
         peers: { durability_none_benchmarks_only: q === 'max' ? '@none_max_us' : `${q}_us`, fastify_place: `${q}_us` },
       })),
-      ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `the disk alone: 4 KiB append + fdatasync ${q === 'p999' ? 'p99.9' : q}`, ours: `disk_fdatasync_4k_${q}_us` })),
+      ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({
+        label: `the disk alone: 4 KiB append + fdatasync ${q === 'p999' ? 'p99.9' : q}`,
+        ours: `disk_fdatasync_4k_${q}_us`,
+      })),
       ...([10, 25] as const).flatMap((pct) => [
         { label: `open loop at ${pct}% of peak: rate`, ours: `fsync_at_${pct}pct_rate_per_s` },
-        ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}`, ours: `fsync_at_${pct}pct_${q}_us` })),
+        ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({
+          label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}`,
+          ours: `fsync_at_${pct}pct_${q}_us`,
+        })),
       ]),
-      { label: 'server CPU, closed loop', ours: ['fsync_server_cpu_pct', 'place_server_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_server_cpu_pct', uws_hello: 'server_cpu_pct', fastify_place: 'server_cpu_pct' } },
-      { label: 'load generator CPU, closed loop', ours: ['fsync_generator_cpu_pct', 'place_generator_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_generator_cpu_pct', uws_hello: 'generator_cpu_pct', fastify_place: 'generator_cpu_pct' } },
+      {
+        label: 'server CPU, closed loop',
+        ours: ['fsync_server_cpu_pct', 'place_server_cpu_pct'],
+        peers: { durability_none_benchmarks_only: '@none_server_cpu_pct', uws_hello: 'server_cpu_pct', fastify_place: 'server_cpu_pct' },
+      },
+      {
+        label: 'load generator CPU, closed loop',
+        ours: ['fsync_generator_cpu_pct', 'place_generator_cpu_pct'],
+        peers: {
+          durability_none_benchmarks_only: '@none_generator_cpu_pct',
+          uws_hello: 'generator_cpu_pct',
+          fastify_place: 'generator_cpu_pct',
+        },
+      },
       { label: 'recovery, s per million journaled events (spawn to ready)', ours: 'recovery_s_per_million_events', unit: 'plain' },
       { label: 'replay alone, s per million events', ours: 'replay_s_per_million_events', unit: 'plain' },
       { label: 'start from a snapshot, spawn to ready', ours: 'from_snapshot_spawn_to_ready_ms', unit: 'ms' },
@@ -189,11 +256,19 @@ const SPECS: Record<string, Spec> = {
       { label: 'connections', ours: 'connections', peers: { uws_hello: 'connections' }, unit: 'count' },
       { label: 'open-loop rate (half of own peak)', ours: 'open_rate_per_s' },
       ...LAT_ROWS('', '_us', []),
-      ...(['book', 'balance', 'orders', 'market', 'place'] as const).map((op): Row => ({ label: `open loop p99, ${op}`, ours: `open_${op}_p99_us` })),
+      ...(['book', 'balance', 'orders', 'market', 'place'] as const).map((op): Row => ({
+        label: `open loop p99, ${op}`,
+        ours: `open_${op}_p99_us`,
+      })),
       { label: 'server CPU, closed loop', ours: 'server_cpu_pct', peers: { uws_hello: 'server_cpu_pct' } },
       { label: 'load generator CPU, closed loop', ours: 'generator_cpu_pct', peers: { uws_hello: 'generator_cpu_pct' } },
       { label: 'server CPU µs per request', ours: 'server_cpu_us_per_req', peers: { uws_hello: 'server_cpu_us_per_req' }, unit: 'plain' },
-      { label: 'generator CPU µs per request', ours: 'generator_cpu_us_per_req', peers: { uws_hello: 'generator_cpu_us_per_req' }, unit: 'plain' },
+      {
+        label: 'generator CPU µs per request',
+        ours: 'generator_cpu_us_per_req',
+        peers: { uws_hello: 'generator_cpu_us_per_req' },
+        unit: 'plain',
+      },
       { label: 'server CPU, open loop', ours: 'open_server_cpu_pct' },
       { label: 'load generator CPU, open loop', ours: 'open_generator_cpu_pct' },
     ],
@@ -211,7 +286,10 @@ function wsFanoutSpec(r: BenchResult): Spec {
       { label: `${n} subscribers: messages delivered/s`, ours: `${p}delivered_msgs_per_s` },
       { label: `${n} subscribers: book deltas/s`, ours: `${p}deltas_per_s` },
       { label: `${n} subscribers: delivered % (worst run)`, ours: `${p}delivered_pct_min`, unit: 'pct' },
-      ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({ label: `${n} subscribers: placement -> delta ${q === 'p999' ? 'p99.9' : q}`, ours: `${p}${q}_us` })),
+      ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({
+        label: `${n} subscribers: placement -> delta ${q === 'p999' ? 'p99.9' : q}`,
+        ours: `${p}${q}_us`,
+      })),
       { label: `${n} subscribers: exchange CPU`, ours: `${p}server_cpu_pct` },
       { label: `${n} subscribers: gateway thread CPU`, ours: `${p}gateway_thread_cpu_pct` },
       { label: `${n} subscribers: client side CPU (subscribers + flow)`, ours: `${p}client_cpu_pct` },
@@ -261,7 +339,9 @@ const SPEC_BUILDERS: Record<string, (r: BenchResult) => Spec> = { ws_fanout: wsF
 /** Rows for a benchmark without a spec: throughputs and latency percentiles, ours and every peer's. */
 function genericRows(r: BenchResult): Row[] {
   const skip = /(_min|_max|_spread)(_|$)|probe|_min_|_max_/;
-  const keys = Object.keys(r.metrics).filter((k) => !skip.test(k) && (k.endsWith('_per_s') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k)));
+  const keys = Object.keys(r.metrics).filter(
+    (k) => !skip.test(k) && (k.endsWith('_per_s') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k)),
+  );
   const rows: Row[] = [];
   const peerNames = Object.keys(r.peers);
   const seen = new Set<string>();
@@ -294,7 +374,13 @@ function pick(obj: Record<string, number> | undefined, key: Key | undefined): { 
 }
 
 /** "median [min–max]" (or just the value) plus a spread flag. */
-function figure(obj: Record<string, number> | undefined, key: Key | undefined, unit: Unit | undefined, minKey?: string, maxKey?: string): string {
+function figure(
+  obj: Record<string, number> | undefined,
+  key: Key | undefined,
+  unit: Unit | undefined,
+  minKey?: string,
+  maxKey?: string,
+): string {
   const p = pick(obj, key);
   if (p === null) return '';
   const u = unit ?? unitOf(p.key);
@@ -369,17 +455,44 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       dpSource = ' (hello ceiling from the gateway_place run, not the same run)';
     }
   }
-  out.push(check('durable_place', 'signed durable placements >= 40% of the uWS hello-world ceiling', dpRatio, (v) => v >= 0.4, (v) => `${group(v * 100, 1)}%${dpSource}`));
+  out.push(
+    check(
+      'durable_place',
+      'signed durable placements >= 40% of the uWS hello-world ceiling',
+      dpRatio,
+      (v) => v >= 0.4,
+      (v) => `${group(v * 100, 1)}%${dpSource}`,
+    ),
+  );
   const dpLat = (p: 'p99' | 'p999'): number | null => (dp ? latencyMs(dp.metrics, p, 'fsync_') ?? latencyMs(dp.metrics, p) : null);
-  out.push(check('durable_place', 'placement p99 <= 2 ms at half of peak, fsync on', dpLat('p99'), (v) => v <= 2, (v) => `${group(v, 2)} ms`));
-  out.push(check('durable_place', 'placement p99.9 <= 5 ms at half of peak, fsync on', dpLat('p999'), (v) => v <= 5, (v) => `${group(v, 2)} ms`));
+  out.push(
+    check(
+      'durable_place',
+      'placement p99 <= 2 ms at half of peak, fsync on',
+      dpLat('p99'),
+      (v) => v <= 2,
+      (v) => `${group(v, 2)} ms`,
+    ),
+  );
+  out.push(
+    check(
+      'durable_place',
+      'placement p99.9 <= 5 ms at half of peak, fsync on',
+      dpLat('p999'),
+      (v) => v <= 5,
+      (v) => `${group(v, 2)} ms`,
+    ),
+  );
   const ws = byName.get('ws_fanout');
   let wsRate: number | null = null;
   let subs: number | undefined;
   if (ws) {
     // `s<N>_delivered_msgs_per_s` per subscriber count: the one at 1,000 (or the largest); else any messages/s figure.
-    const per = Object.keys(ws.metrics).map((k) => /^s([0-9]+)_delivered_msgs_per_s$/.exec(k)).filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ n: Number(m[1]), v: ws.metrics[m[0]]! })).sort((a, b) => b.n - a.n);
+    const per = Object.keys(ws.metrics)
+      .map((k) => /^s([0-9]+)_delivered_msgs_per_s$/.exec(k))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ n: Number(m[1]), v: ws.metrics[m[0]]! }))
+      .sort((a, b) => b.n - a.n);
     const at = per.find((x) => x.n === 1000) ?? per[0];
     if (at !== undefined) {
       wsRate = at.v;
@@ -390,36 +503,156 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       subs = ws.metrics.subscribers;
     }
   }
-  out.push(check('ws_fanout', `>= 2,000,000 messages/s to 1,000 subscribers${subs !== undefined ? ` (run: ${subs})` : ''}`, wsRate, (v) => v >= 2e6 && (subs === undefined || subs >= 1000), (v) => fmt(v, 'rate')));
+  out.push(
+    check(
+      'ws_fanout',
+      `>= 2,000,000 messages/s to 1,000 subscribers${subs !== undefined ? ` (run: ${subs})` : ''}`,
+      wsRate,
+      (v) => v >= 2e6 && (subs === undefined || subs >= 1000),
+      (v) => fmt(v, 'rate'),
+    ),
+  );
   const wo = byName.get('ws_orders');
   const wm = wo?.metrics ?? {};
-  out.push(check('ws_orders', 'JSON over WebSocket >= 3x REST placements/s (same run, fsync)', wo?.ratios.json_vs_rest ?? null, (v) => v >= 3, (v) => fmt(v, 'x')));
-  out.push(check('ws_orders', 'binary over WebSocket >= 10x REST placements/s (same run, fsync)', wo?.ratios.binary_vs_rest ?? null, (v) => v >= 10, (v) => fmt(v, 'x')));
-  out.push(check('ws_orders', 'server CPU per binary placement <= 5 us', wm.binary_server_cpu_us_per_placement ?? null, (v) => v <= 5, (v) => `${group(v, 1)} us`));
-  out.push(check('ws_orders', 'server CPU per JSON placement <= 15 us', wm.json_server_cpu_us_per_placement ?? null, (v) => v <= 15, (v) => `${group(v, 1)} us`));
+  out.push(
+    check(
+      'ws_orders',
+      'JSON over WebSocket >= 3x REST placements/s (same run, fsync)',
+      wo?.ratios.json_vs_rest ?? null,
+      (v) => v >= 3,
+      (v) => fmt(v, 'x'),
+    ),
+  );
+  out.push(
+    check(
+      'ws_orders',
+      'binary over WebSocket >= 10x REST placements/s (same run, fsync)',
+      wo?.ratios.binary_vs_rest ?? null,
+      (v) => v >= 10,
+      (v) => fmt(v, 'x'),
+    ),
+  );
+  out.push(
+    check(
+      'ws_orders',
+      'server CPU per binary placement <= 5 us',
+      wm.binary_server_cpu_us_per_placement ?? null,
+      (v) => v <= 5,
+      (v) => `${group(v, 1)} us`,
+    ),
+  );
+  out.push(
+    check(
+      'ws_orders',
+      'server CPU per JSON placement <= 15 us',
+      wm.json_server_cpu_us_per_placement ?? null,
+      (v) => v <= 15,
+      (v) => `${group(v, 1)} us`,
+    ),
+  );
   for (const mode of ['json', 'binary'] as const) {
     const limit = wm.latency_target_ms;
-    out.push(check('ws_orders', `${mode} server p99 at half peak <= 1 ms + disk fdatasync p99${limit !== undefined ? ` (${group(limit, 2)} ms)` : ''}`,
-      wm[`${mode}_half_peak_server_p99_ms`] ?? null, (v) => limit !== undefined && v <= limit, (v) => `${group(v, 2)} ms`));
+    out.push(
+      check(
+        'ws_orders',
+        `${mode} server p99 at half peak <= 1 ms + disk fdatasync p99${limit !== undefined ? ` (${group(limit, 2)} ms)` : ''}`,
+        wm[`${mode}_half_peak_server_p99_ms`] ?? null,
+        (v) => limit !== undefined && v <= limit,
+        (v) => `${group(v, 2)} ms`,
+      ),
+    );
   }
   const mem = byName.get('memory');
-  out.push(check('memory', 'engine allocates nothing in steady state: no GC in a long match loop', mem?.metrics.engine_long_gc_count ?? em?.metrics.gc_count_timed ?? null, (v) => v === 0,
-    (v) => `${v} GCs${mem?.metrics.engine_long_commands !== undefined ? ` over ${group(mem.metrics.engine_long_commands)} commands` : ' (engine_match timed runs)'}`));
-  out.push(check('memory', 'engine heap stable over the long run (growth < 1 MiB)', mem?.metrics.engine_long_heap_delta_mib ?? em?.metrics.heap_delta_max_mib ?? null, (v) => v < 1, (v) => fmt(v, 'mib')));
+  out.push(
+    check(
+      'memory',
+      'engine allocates nothing in steady state: no GC in a long match loop',
+      mem?.metrics.engine_long_gc_count ?? em?.metrics.gc_count_timed ?? null,
+      (v) => v === 0,
+      (v) => {
+        const n = mem?.metrics.engine_long_commands;
+        return `${v} GCs${n !== undefined ? ` over ${group(n)} commands` : ' (engine_match timed runs)'}`;
+      },
+    ),
+  );
+  out.push(
+    check(
+      'memory',
+      'engine heap stable over the long run (growth < 1 MiB)',
+      mem?.metrics.engine_long_heap_delta_mib ?? em?.metrics.heap_delta_max_mib ?? null,
+      (v) => v < 1,
+      (v) => fmt(v, 'mib'),
+    ),
+  );
   const gp = byName.get('gateway_place');
   if (gp) {
-    out.push(check('gateway_place (durability none: reference)', 'placements >= 40% of the uWS hello-world ceiling', gp.ratios.vs_uws_hello ?? null, (v) => v >= 0.4, (v) => `${group(v * 100, 1)}%`));
-    out.push(check('gateway_place (durability none: reference)', 'placement p99 <= 2 ms / p99.9 <= 5 ms at half of peak', latencyMs(gp.metrics, 'p99'), (v) => v <= 2 && (latencyMs(gp.metrics, 'p999') ?? Infinity) <= 5,
-      (v) => `${group(v, 2)} / ${group(latencyMs(gp.metrics, 'p999') ?? NaN, 2)} ms`));
+    out.push(
+      check(
+        'gateway_place (durability none: reference)',
+        'placements >= 40% of the uWS hello-world ceiling',
+        gp.ratios.vs_uws_hello ?? null,
+        (v) => v >= 0.4,
+        (v) => `${group(v * 100, 1)}%`,
+      ),
+    );
+    out.push(
+      check(
+        'gateway_place (durability none: reference)',
+        'placement p99 <= 2 ms / p99.9 <= 5 ms at half of peak',
+        latencyMs(gp.metrics, 'p99'),
+        (v) => v <= 2 && (latencyMs(gp.metrics, 'p999') ?? Infinity) <= 5,
+        (v) => `${group(v, 2)} / ${group(latencyMs(gp.metrics, 'p999') ?? NaN, 2)} ms`,
+      ),
+    );
   }
   // Issue 15: replication on NATS JetStream.
   const rp = byName.get('replicated_place');
   if (rp) {
-    out.push(check('replicated_place', 'replicated durable placements >= 70% of local-only (same run)', rp.ratios.replicated_vs_local ?? null, (v) => v >= 0.7, (v) => `${group(v * 100, 1)}%`));
-    out.push(check('replicated_place', 'server-side p99 added by replication <= 2 ms at half of peak', rp.metrics.added_server_p99_us ?? null, (v) => v <= 2000, (v) => `${group(v / 1000, 2)} ms`));
-    out.push(check('replicated_place', 'failover: first acknowledged write on the new primary <= 5 s after the kill', rp.metrics.failover_ms ?? null, (v) => v <= 5000, (v) => `${group(v, 0)} ms`));
-    out.push(check('replicated_place', 'a replica serves reads at >= 90% of a primary gateway thread', rp.ratios.replica_vs_primary_reads ?? null, (v) => v >= 0.9, (v) => `${group(v * 100, 1)}%`));
-    out.push(check('replicated_place', 'replica lag p99 <= 50 ms under placement load', rp.metrics.replica_lag_p99_ms ?? null, (v) => v <= 50, (v) => `${group(v, 1)} ms`));
+    out.push(
+      check(
+        'replicated_place',
+        'replicated durable placements >= 70% of local-only (same run)',
+        rp.ratios.replicated_vs_local ?? null,
+        (v) => v >= 0.7,
+        (v) => `${group(v * 100, 1)}%`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'server-side p99 added by replication <= 2 ms at half of peak',
+        rp.metrics.added_server_p99_us ?? null,
+        (v) => v <= 2000,
+        (v) => `${group(v / 1000, 2)} ms`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'failover: first acknowledged write on the new primary <= 5 s after the kill',
+        rp.metrics.failover_ms ?? null,
+        (v) => v <= 5000,
+        (v) => `${group(v, 0)} ms`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'a replica serves reads at >= 90% of a primary gateway thread',
+        rp.ratios.replica_vs_primary_reads ?? null,
+        (v) => v >= 0.9,
+        (v) => `${group(v * 100, 1)}%`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'replica lag p99 <= 50 ms under placement load',
+        rp.metrics.replica_lag_p99_ms ?? null,
+        (v) => v <= 50,
+        (v) => `${group(v, 1)} ms`,
+      ),
+    );
   }
   return out;
 }
@@ -447,7 +680,10 @@ function header(r: BenchResult): string[] {
   const lines: string[] = [];
   const m = r.machine;
   lines.push(`- machine: ${m.cpus} CPUs, ${m.model}, ${m.mem_gib} GiB; Node ${r.node}`);
-  lines.push(`- run: ${r.date ?? 'date not recorded'}${r.wall_s !== undefined ? `, ${r.wall_s} s` : ''}${r.quick ? ' — **--quick run: checks the tooling, not figures to quote**' : ''}`);
+  lines.push(
+    `- run: ${r.date ?? 'date not recorded'}${r.wall_s !== undefined ? `, ${r.wall_s} s` : ''}` +
+      `${r.quick ? ' — **--quick run: checks the tooling, not figures to quote**' : ''}`,
+  );
   if (r.workload !== '') lines.push(`- workload: ${r.workload}`);
   return lines;
 }
@@ -475,7 +711,10 @@ function table(r: BenchResult, spec: Spec): string[] {
   const out = [`| ${head.map(cell).join(' | ')} |`, `|${head.map((_h, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const x of rows) {
     out.push(`| ${[x.row.label, x.ours || '–', ...x.peers.map((c) => c || '–')].map(cell).join(' | ')} |`);
-    const who = [x.ours.endsWith('⚠') ? spec.ours : null, ...x.peers.map((c, i) => (c.endsWith('⚠') ? spec.peers[peerKeys[i]!] ?? peerKeys[i]! : null))].filter((w) => w !== null);
+    const who = [
+      x.ours.endsWith('⚠') ? spec.ours : null,
+      ...x.peers.map((c, i) => (c.endsWith('⚠') ? (spec.peers[peerKeys[i]!] ?? peerKeys[i]!) : null)),
+    ].filter((w) => w !== null);
     if (who.length > 0) spreadRows.push(`${x.row.label} (${who.join(', ')})`);
   }
   return out;
@@ -499,24 +738,52 @@ function memorySection(r: BenchResult): string[] {
     threads.set(x[1]!, t);
   }
   const out: string[] = [];
-  out.push(`Exchange process at ${group(m.resting_orders ?? NaN)} resting orders and ${group(m.accounts ?? NaN)} accounts: resident ${fmt(m.process_rss_mib, 'mib')} (idle before the load: ${fmt(m.process_rss_idle_mib, 'mib')}).`);
+  out.push(
+    `Exchange process at ${group(m.resting_orders ?? NaN)} resting orders and ${group(m.accounts ?? NaN)} accounts: resident ` +
+      `${fmt(m.process_rss_mib, 'mib')} (idle before the load: ${fmt(m.process_rss_idle_mib, 'mib')}).`,
+  );
   out.push('');
   if (threads.size > 0) {
-    out.push('| thread | heap used | heap used after a full GC | heap total | external | array buffers |', '|---|---:|---:|---:|---:|---:|');
+    out.push(
+      '| thread | heap used | heap used after a full GC | heap total | external | array buffers |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
     for (const [name, t] of threads) {
       if (t.reported === 0) {
         out.push(`| ${cell(name)} | could not report | | | | |`);
         continue;
       }
-      out.push(`| ${cell(name)} | ${fmt(t.heap_used_mib, 'mib')} | ${t.heap_used_after_gc_mib === undefined ? 'no GC run (thread busy or parked)' : fmt(t.heap_used_after_gc_mib, 'mib')} | ${fmt(t.heap_total_mib, 'mib')} | ${fmt(t.external_mib, 'mib')} | ${fmt(t.array_buffers_mib, 'mib')} |`);
+      out.push(
+        `| ${cell(name)} | ${fmt(t.heap_used_mib, 'mib')} | ` +
+          `${t.heap_used_after_gc_mib === undefined ? 'no GC run (thread busy or parked)' : fmt(t.heap_used_after_gc_mib, 'mib')} | ` +
+          `${fmt(t.heap_total_mib, 'mib')} | ${fmt(t.external_mib, 'mib')} | ${fmt(t.array_buffers_mib, 'mib')} |`,
+      );
     }
-    out.push('', 'External and array-buffer figures count every SharedArrayBuffer (rings, buckets, metrics) in each thread that maps it, so they do not add up; resident memory is for the whole process.');
+    out.push(
+      '',
+      'External and array-buffer figures count every SharedArrayBuffer (rings, buckets, metrics) in each thread that maps it, so they do ' +
+        'not add up; resident memory is for the whole process.',
+    );
   }
   if (m.engine_long_commands !== undefined) {
-    out.push('', `Engine steady state (in process, one long match loop on one engine): ${group(m.engine_long_commands)} commands, ${fmt(m.engine_long_gc_count, 'count')} GCs started inside the loop (${fmt(m.engine_long_gc_ms, 'ms')}), heap used ${fmt(m.engine_long_heap_before_mib, 'mib')} -> ${fmt(m.engine_long_heap_after_mib, 'mib')} (growth ${fmt(m.engine_long_heap_delta_mib, 'mib')}).`);
+    out.push(
+      '',
+      `Engine steady state (in process, one long match loop on one engine): ${group(m.engine_long_commands)} commands, ` +
+        `${fmt(m.engine_long_gc_count, 'count')} GCs started inside the loop (${fmt(m.engine_long_gc_ms, 'ms')}), heap used ` +
+        `${fmt(m.engine_long_heap_before_mib, 'mib')} -> ${fmt(m.engine_long_heap_after_mib, 'mib')} (growth ` +
+        `${fmt(m.engine_long_heap_delta_mib, 'mib')}).`,
+    );
   }
   if (m.engine_thread_heap_samples !== undefined) {
-    out.push('', `Engine thread of the running exchange under ${fmt(m.engine_thread_load_per_s, 'rate')} placements: heap used ${fmt(m.engine_thread_heap_first_mib, 'mib')} -> ${fmt(m.engine_thread_heap_last_mib, 'mib')} over ${m.engine_thread_heap_samples} samples 250 ms apart (largest rise between samples ${fmt(m.engine_thread_heap_max_rise_mib, 'mib')}; ${fmt(m.engine_thread_heap_drops, 'count')} drops: a drop is a GC in that thread, so something there allocates); idle with the same sampling: growth ${fmt(m.engine_thread_idle_heap_growth_mib, 'mib')}. The samples are in the JSON notes.`);
+    out.push(
+      '',
+      `Engine thread of the running exchange under ${fmt(m.engine_thread_load_per_s, 'rate')} placements: heap used ` +
+        `${fmt(m.engine_thread_heap_first_mib, 'mib')} -> ${fmt(m.engine_thread_heap_last_mib, 'mib')} over ` +
+        `${m.engine_thread_heap_samples} samples 250 ms apart (largest rise between samples ` +
+        `${fmt(m.engine_thread_heap_max_rise_mib, 'mib')}; ${fmt(m.engine_thread_heap_drops, 'count')} drops: a drop is a GC in that ` +
+        `thread, so something there allocates); idle with the same sampling: growth ` +
+        `${fmt(m.engine_thread_idle_heap_growth_mib, 'mib')}. The samples are in the JSON notes.`,
+    );
   }
   return out;
 }
@@ -559,14 +826,26 @@ export function renderReport(results: readonly BenchResult[], expected: readonly
   const order = [...expected.filter((n) => byName.has(n)), ...results.map((r) => r.name).filter((n) => !expected.includes(n)).sort()];
   const out: string[] = [];
   out.push('# dx benchmark report', '');
-  out.push(`Written ${new Date().toISOString()} by \`bench/report.ts\` from \`bench/results/*.json\` (\`npm run bench\` runs every benchmark and rewrites this file; \`node dist/bench/report.js\` rewrites it from the JSON alone).`);
-  out.push(`Each peer was measured in the same run as our figures. Repeated runs show as median [min – max]; ⚠ marks a spread above ${SPREAD_FLAG_PCT}% ((max − min) / median) or a benchmark's own FLAG note. Latencies under load are open loop: measured from the intended send time at half of the measured peak, so a stall is charged to every request it delays.`);
+  out.push(
+    `Written ${new Date().toISOString()} by \`bench/report.ts\` from \`bench/results/*.json\` (\`npm run bench\` runs every benchmark ` +
+      `and rewrites this file; \`node dist/bench/report.js\` rewrites it from the JSON alone).`,
+  );
+  out.push(
+    `Each peer was measured in the same run as our figures. Repeated runs show as median [min – max]; ⚠ marks a spread above ` +
+      `${SPREAD_FLAG_PCT}% ((max − min) / median) or a benchmark's own FLAG note. Latencies under load are open loop: measured from the ` +
+      `intended send time at half of the measured peak, so a stall is charged to every request it delays.`,
+  );
   const quick = results.filter((r) => r.quick).map((r) => r.name);
   if (quick.length > 0) out.push('', `**Quick runs (tooling checks, not figures to quote): ${quick.join(', ')}.**`);
   const machines = new Set(results.map((r) => `${r.machine.cpus} CPUs, ${r.machine.model}, ${r.machine.mem_gib} GiB, Node ${r.node}`));
-  if (machines.size > 1) out.push('', `**The results come from ${machines.size} different machines or Node versions:** ${[...machines].join('; ')}.`);
+  if (machines.size > 1)
+    out.push('', `**The results come from ${machines.size} different machines or Node versions:** ${[...machines].join('; ')}.`);
   out.push('', '## Targets (issues 8 and 15)', '', '| benchmark | target | measured | status |', '|---|---|---:|---|');
-  for (const t of targets(byName)) out.push(`| ${cell(t.bench)} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'met' ? 'met' : t.status === 'NOT met' ? '**NOT met**' : 'not measured'} |`);
+  for (const t of targets(byName))
+    out.push(
+      `| ${cell(t.bench)} | ${cell(t.target)} | ${cell(t.measured)} | ` +
+        `${t.status === 'met' ? 'met' : t.status === 'NOT met' ? '**NOT met**' : 'not measured'} |`,
+    );
   const missing = expected.filter((n) => !byName.has(n));
   if (missing.length > 0) out.push('', `Not run (no result file): ${missing.map((n) => `\`${n}\``).join(', ')}.`);
   const flagged = results.filter((r) => flags(r).length > 0 || hasSpreadCell(r)).map((r) => r.name);
@@ -576,7 +855,11 @@ export function renderReport(results: readonly BenchResult[], expected: readonly
   const profiles = dir !== undefined && existsSync(dir) ? readdirSync(dir).filter((f) => /^profile-.*\.md$/.test(f)).sort() : [];
   if (profiles.length > 0) {
     out.push('## Profiles', '');
-    for (const p of profiles) out.push(`- [${p}](${p}) (${statSync(join(dir!, p)).mtime.toISOString()}); the matching \`.cpuprofile\` opens in Chrome DevTools or VS Code (see bench/README.md)`);
+    for (const p of profiles)
+      out.push(
+        `- [${p}](${p}) (${statSync(join(dir!, p)).mtime.toISOString()}); the matching \`.cpuprofile\` opens in Chrome DevTools or VS ` +
+          `Code (see bench/README.md)`,
+      );
     out.push('');
   }
   return out.join('\n');
