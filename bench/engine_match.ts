@@ -51,6 +51,7 @@ import {
 } from '../src/layout/records.js';
 import { memOf, type Mem } from '../src/lib/mem.js';
 import { mulberry32 as prng } from '../src/lib/rng.js';
+import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max, median, min, percentiles, relativeSpread } from './lib/stats.js';
 
@@ -87,7 +88,6 @@ const REST_SWEEP_MAX = 4;
 /** Passive orders rest at ladder ticks 49 - offset, offset 0..PASSIVE_DEPTH-1. */
 const PASSIVE_TOP = 49;
 const PASSIVE_DEPTH = 10;
-const PRODUCER = 100; // tests and tools
 
 const KIND_PASSIVE = 0;
 const KIND_CROSSING = 1;
@@ -96,12 +96,6 @@ const KIND_NAMES = ['passive', 'crossing', 'cancel'] as const;
 
 /** Production defaults: tables sized from the configuration, nothing grows in steady state. */
 const ENGINE_CONFIG: Partial<EngineConfig> = {};
-
-// Base sequencer clock: 2026-01-01T00:00:00Z in ns, as (hi, lo); commands are 1 µs apart.
-const TWO32 = 4294967296;
-const T0_NS = 1_767_225_600n * 1_000_000_000n;
-const T0_HI = Number(T0_NS / BigInt(TWO32));
-const T0_LO = Number(T0_NS % BigInt(TWO32));
 
 /** The peer's view of a placement or a cancel (bid/ask space: YES-ladder tick y is a bid at y, NO-ladder tick n an ask at 100 - n). */
 interface PeerOps {
@@ -117,7 +111,14 @@ interface PeerOps {
 }
 
 function peerOps(capacity: number): PeerOps {
-  return { count: 0, kind: new Uint8Array(capacity), side: new Uint8Array(capacity), price: new Uint8Array(capacity), size: new Uint32Array(capacity), id: new Array<string>(capacity) };
+  return {
+    count: 0,
+    kind: new Uint8Array(capacity),
+    side: new Uint8Array(capacity),
+    price: new Uint8Array(capacity),
+    size: new Uint32Array(capacity),
+    id: new Array<string>(capacity),
+  };
 }
 
 /** A run of encoded command records in one buffer. */
@@ -172,9 +173,7 @@ class Generator {
   readonly out = new BufferEventOut(1 << 20);
   readonly engine = new Engine(ENGINE_CONFIG, this.out);
   private readonly rng: () => number;
-  private tsHi = T0_HI;
-  private tsLo = T0_LO;
-  private correlation = 0;
+  private readonly headers = new CommandHeaders();
   /** Live resting order ids, with positions for O(1) swap-removal. */
   private readonly liveIds: number[] = [];
   private readonly livePos = new Map<number, number>();
@@ -211,18 +210,7 @@ class Generator {
     const m = this.mem;
     const o = this.off;
     if (o + size > m.u8.length) throw new Error('engine_match: command buffer too small');
-    m.u32.fill(0, o >>> 2, (o + size) >>> 2);
-    Header.set_len(m, o, size);
-    Header.set_type(m, o, type);
-    Header.set_producer(m, o, PRODUCER);
-    Header.set_correlation(m, o, ++this.correlation);
-    Header.set_account(m, o, account);
-    this.tsLo += 1000;
-    if (this.tsLo >= TWO32) {
-      this.tsLo -= TWO32;
-      this.tsHi++;
-    }
-    Header.set_ts(m, o, this.tsHi, this.tsLo);
+    this.headers.write(m, o, type, size, account);
     return o;
   }
 
@@ -254,7 +242,10 @@ class Generator {
         }
         case T_COMMAND_COMPLETED:
           if (CommandCompleted.status(em, e) !== CompletionStatus.ok) {
-            throw new Error(`engine_match: generated command type ${Header.type(m, o)} at seq ${seq} was rejected with code ${CommandCompleted.code_num(em, e)}`);
+            throw new Error(
+              `engine_match: generated command type ${Header.type(m, o)} at seq ${seq} was rejected with code ` +
+                `${CommandCompleted.code_num(em, e)}`,
+            );
           }
           break;
       }
@@ -322,7 +313,7 @@ class Generator {
     OpenRound.set_market_id(this.mem, o, market);
     OpenRound.set_strike(this.mem, o, 50 * 1e8);
     // Far enough ahead (about 50 days) that no run reaches it.
-    OpenRound.set_close_ts(this.mem, o, this.tsHi + 1000, 0);
+    OpenRound.set_close_ts(this.mem, o, this.headers.tsHi + 1000, 0);
     this.run(o);
   }
 
@@ -1067,24 +1058,58 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
 
   const byType = [...st.eventsByType.entries()].sort((a, b) => a[0] - b[0]).map(([t, n]) => `${t}:${round(n / commands, 3)}`).join(' ');
   notes.push(
-    `Throughput: median of ${RUNS} runs, each a fresh engine (setup of ${w.setup.count} commands replayed untimed first), timing the loop execute + out.reset() over ${commands} pre-encoded commands, after one untimed full warm-up pass; all of ours first, then the peer's the same way (interleaving let the peer's GCs flush our optimized code).`,
-    `Latency: a separate pass on a fresh instance with process.hrtime.bigint() around each single execute (out.reset() outside the window); the median back-to-back hrtime.bigint() cost, ${round(overhead)} ns, is subtracted from every sample (clamped at 0). Percentiles are nearest-rank over all ${commands} commands. The BigInts of the timer reads are the only allocation in our pass; the young-generation collections they cause (gc_count_latency_pass) land in a handful of samples, above p99.9.`,
-    `GC: ${gcMode}; one full GC is forced after generating the workload, before the warm-up, and none between runs (a forced GC discards optimized code; timed loops run in spans of ${SPAN} commands per call so that they do not depend on on-stack replacement). Our engine allocates nothing; the peer runs in the steady state of its own garbage. gc_count_timed counts collections that started inside timed windows (PerformanceObserver 'gc').`,
-    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, as the exchange's engine thread sets them; process-wide, so the peer runs with them too).`,
+    `Throughput: median of ${RUNS} runs, each a fresh engine (setup of ${w.setup.count} commands replayed untimed first), timing the ` +
+      `loop execute + out.reset() over ${commands} pre-encoded commands, after one untimed full warm-up pass; all of ours first, then ` +
+      `the peer's the same way (interleaving let the peer's GCs flush our optimized code).`,
+    `Latency: a separate pass on a fresh instance with process.hrtime.bigint() around each single execute (out.reset() outside the ` +
+      `window); the median back-to-back hrtime.bigint() cost, ${round(overhead)} ns, is subtracted from every sample (clamped at 0). ` +
+      `Percentiles are nearest-rank over all ${commands} commands. The BigInts of the timer reads are the only allocation in our pass; ` +
+      `the young-generation collections they cause (gc_count_latency_pass) land in a handful of samples, above p99.9.`,
+    `GC: ${gcMode}; one full GC is forced after generating the workload, before the warm-up, and none between runs (a forced GC discards ` +
+      `optimized code; timed loops run in spans of ${SPAN} commands per call so that they do not depend on on-stack replacement). Our ` +
+      `engine allocates nothing; the peer runs in the steady state of its own garbage. gc_count_timed counts collections that started ` +
+      `inside timed windows (PerformanceObserver 'gc').`,
+    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, as the exchange's engine thread sets them; process-wide, so the peer runs ` +
+      `with them too).`,
     `Events per command by type id (64 CommandCompleted, 65 OrderAccepted, 67 OrderRested, 68 Filled, 69 OrderCanceled): ${byType}.`,
-    'Ours runs as the exchange\'s engine thread runs it (ExchangeState.enterMatchingOnly: the order columns only read models read, such as created ts or last update seq, are not kept, and ended orders without a client_order_id leave the engine\'s slab at once; the gateways\' read models keep them all). Ours per command: sequencing (seq, ts), validation, cash or share reservation with the worst-case fee, fees on every fill, positions and open interest, retention and id indexes, and every event written in place (32-byte header) and applied as it is written (the fused path; the read models apply the same changes through evolve). The peer: one price-time book (bids/asks) per call, no accounts, no reservations, no fees, no positions, no sequencing; it returns a JS response object per call (our events are its output equivalent).',
-    'Instruction budget (budget_*): from the latency pass, the median ns (timer overhead subtracted) and the mean event bytes written of a placement that rests without trading (rest), a crossing placement that fills exactly one maker (cross1) and a cancel; bytes are exact, so a change that writes more shows even on a noisy machine.',
-    'Peer mapping: a YES-ladder order at y is a bid at y, a NO-ladder order at n an ask at 100 - n (buy NO at n = ask YES at 100 - n, sell YES at t = ask at t, sell NO at t = bid at 100 - t); every order is a gtc limit with the string id String(our order_id); cancels by id. The peer is called with plain option objects built in the loop from typed arrays (the id strings are built before timing). No accountId/stpMode is passed (our stream never self-trades, so STP would not change its matching).',
-    `Peer equivalence check: ${peerMissing} of its cancels found no order, ${depthDiff} price levels differ from our final book (0 and 0 mean it matched the same orders).`,
+    "Ours runs as the exchange's engine thread runs it (ExchangeState.enterMatchingOnly: the order columns only read models read, such " +
+      "as created ts or last update seq, are not kept, and ended orders without a client_order_id leave the engine's slab at once; the " +
+      "gateways' read models keep them all). Ours per command: sequencing (seq, ts), validation, cash or share reservation with the " +
+      "worst-case fee, fees on every fill, positions and open interest, retention and id indexes, and every event written in place " +
+      "(32-byte header) and applied as it is written (the fused path; the read models apply the same changes through evolve). The " +
+      "peer: one price-time book (bids/asks) per call, no accounts, no reservations, no fees, no positions, no sequencing; it " +
+      "returns a JS response object per call (our events are its output equivalent).",
+    'Instruction budget (budget_*): from the latency pass, the median ns (timer overhead subtracted) and the mean event bytes written of ' +
+      'a placement that rests without trading (rest), a crossing placement that fills exactly one maker (cross1) and a cancel; bytes are ' +
+      'exact, so a change that writes more shows even on a noisy machine.',
+    'Peer mapping: a YES-ladder order at y is a bid at y, a NO-ladder order at n an ask at 100 - n (buy NO at n = ask YES at 100 - n, ' +
+      'sell YES at t = ask at t, sell NO at t = bid at 100 - t); every order is a gtc limit with the string id String(our order_id); ' +
+      'cancels by id. The peer is called with plain option objects built in the loop from typed arrays (the id strings are built ' +
+      'before timing). No accountId/stpMode is passed (our stream never self-trades, so STP would not change its matching).',
+    `Peer equivalence check: ${peerMissing} of its cancels found no order, ${depthDiff} price levels differ from our final book (0 and 0 ` +
+      `mean it matched the same orders).`,
   );
   notes.push(
-    `Machine-speed check: a fixed register-only loop timed before each of our runs took ${calib.map((x) => round(x, 3)).join(', ')} ns/iteration (our runs: ${oursRate.map((x) => round(x / 1e6, 3)).join(', ')} M commands/s, same order); a spread there is the machine, not the engine.`,
-    `CPU/wall of the timed runs (1.0 = never descheduled; process CPU time, so GC helper threads can push it above 1): ours ${oursCpu.map((x) => round(x, 2)).join(', ')}; peer ${peerCpu.map((x) => round(x, 2)).join(', ')}. commands_per_cpu_s = commands / process CPU time, median. Ours and the peer's runs are not interleaved, so on a shared machine the wall-clock ratio can favour either; vs_nodejs_order_book_cpu (per CPU second) and vs_nodejs_order_book_best (best run / best run) are the steadier comparisons.`,
+    `Machine-speed check: a fixed register-only loop timed before each of our runs took ${calib.map((x) => round(x, 3)).join(', ')} ` +
+      `ns/iteration (our runs: ${oursRate.map((x) => round(x / 1e6, 3)).join(', ')} M commands/s, same order); a spread there is the ` +
+      `machine, not the engine.`,
+    `CPU/wall of the timed runs (1.0 = never descheduled; process CPU time, so GC helper threads can push it above 1): ours ` +
+      `${oursCpu.map((x) => round(x, 2)).join(', ')}; peer ${peerCpu.map((x) => round(x, 2)).join(', ')}. commands_per_cpu_s = commands ` +
+      `/ process CPU time, median. Ours and the peer's runs are not interleaved, so on a shared machine the wall-clock ratio can ` +
+      `favour either; vs_nodejs_order_book_cpu (per CPU second) and vs_nodejs_order_book_best (best run / best run) are the steadier ` +
+      `comparisons.`,
   );
-  if (spread > 0.1) notes.push(`FLAG: our ${RUNS} runs spread ${round(spread * 100, 1)}% ((max-min)/median > 10%): the machine was noisy; treat the median with care.`);
+  if (spread > 0.1)
+    notes.push(
+      `FLAG: our ${RUNS} runs spread ${round(spread * 100, 1)}% ((max-min)/median > 10%): the machine was noisy; treat the median with ` +
+        `care.`,
+    );
   if (peerSpread > 0.1) notes.push(`FLAG: the peer's ${RUNS} runs spread ${round(peerSpread * 100, 1)}% ((max-min)/median > 10%).`);
   notes.push(
-    `Targets (reported, not asserted): >= 5,000,000 commands/s: ${ours >= 5e6 ? 'met' : 'NOT met'} (${round(ours / 1e6, 2)} M/s); p99 <= 1 µs: ${ourLat.p99_ns! <= 1000 ? 'met' : 'NOT met'} (${ourLat.p99_ns} ns); p99.9 <= 3 µs: ${ourLat.p999_ns! <= 3000 ? 'met' : 'NOT met'} (${ourLat.p999_ns} ns); >= 40x the peer: ${ratio >= 40 ? 'met' : 'NOT met'} (${round(ratio, 2)}x).`,
+    `Targets (reported, not asserted): >= 5,000,000 commands/s: ${ours >= 5e6 ? 'met' : 'NOT met'} (${round(ours / 1e6, 2)} M/s); p99 <= ` +
+      `1 µs: ${ourLat.p99_ns! <= 1000 ? 'met' : 'NOT met'} (${ourLat.p99_ns} ns); p99.9 <= 3 µs: ` +
+      `${ourLat.p999_ns! <= 3000 ? 'met' : 'NOT met'} (${ourLat.p999_ns} ns); >= 40x the peer: ${ratio >= 40 ? 'met' : 'NOT met'} ` +
+      `(${round(ratio, 2)}x).`,
   );
 
   const env = environment();
@@ -1094,10 +1119,13 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     machine: env.machine,
     workload:
       `engine_match single thread, in process: seed ${SEED}, ${commands} commands on one market after an untimed setup ` +
-      `(fee schedule taker ${TAKER_BPS} / maker ${MAKER_BPS} bps, no position limit, ${ACCOUNTS} accounts with ${DEPOSIT_CENTS} cents and ` +
+      `(fee schedule taker ${TAKER_BPS} / maker ${MAKER_BPS} bps, no position limit, ${ACCOUNTS} accounts with ${DEPOSIT_CENTS} cents ` +
+      `and ` +
       `${MINT_ROUNDS * MINT_QTY} YES + ${MINT_ROUNDS * MINT_QTY} NO shares each, book seeded to ${BOOK_TARGET} resting orders): ` +
-      `~${SHARE_PASSIVE * 100}% passive gtc limits at ladder ticks 40..49, ~${SHARE_CROSSING * 100}% crossing gtc limits aimed at 1..6 makers ` +
-      `(some sweep a thin best level and rest), ~${round((1 - SHARE_PASSIVE - SHARE_CROSSING) * 100)}% cancels of live orders; buys and sells of YES and NO; sizes 1 + Exp(20).`,
+      `~${SHARE_PASSIVE * 100}% passive gtc limits at ladder ticks 40..49, ~${SHARE_CROSSING * 100}% crossing gtc limits aimed at 1..6 ` +
+      `makers ` +
+      `(some sweep a thin best level and rest), ~${round((1 - SHARE_PASSIVE - SHARE_CROSSING) * 100)}% cancels of live orders; buys and ` +
+      `sells of YES and NO; sizes 1 + Exp(20).`,
     metrics,
     peers: { nodejs_order_book: peer },
     ratios: {

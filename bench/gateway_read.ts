@@ -31,6 +31,7 @@ import {
 } from './gateway_place.js';
 import type { ExchangeProcess } from '../test/support/exchange.js';
 import { startBenchExchange } from './lib/population.js';
+import { probeList } from './lib/probes.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, putLatencyUs, relativeSpread } from './lib/stats.js';
 
@@ -45,7 +46,13 @@ const SPREAD_FLAG = 0.1;
 const MID = 50;
 const SPREAD = 5;
 const OPS = ['read_book', 'read_balance', 'read_orders', 'read_market', 'place'] as const;
-const OP_LABEL: Record<(typeof OPS)[number], string> = { read_book: 'book', read_balance: 'balance', read_orders: 'orders', read_market: 'market', place: 'place' };
+const OP_LABEL: Record<(typeof OPS)[number], string> = {
+  read_book: 'book',
+  read_balance: 'balance',
+  read_orders: 'orders',
+  read_market: 'market',
+  place: 'place',
+};
 
 interface ExchangeReads {
   setup_ms: number;
@@ -102,11 +109,22 @@ async function exchangeReads(s: Settings, seed: number): Promise<ExchangeReads> 
     }));
     alive();
     return {
-      setup_ms: setup.setup_ms, keys: keys.length, prefill_orders: okCount(prefill.statuses), connections, probes, runs: measuredRuns, open, open_rate: openRate,
+      setup_ms: setup.setup_ms,
+      keys: keys.length,
+      prefill_orders: okCount(prefill.statuses),
+      connections,
+      probes,
+      runs: measuredRuns,
+      open,
+      open_rate: openRate,
     };
   } finally {
     const how = await ex.stop();
-    if (how.killed || how.code !== 0) process.stderr.write(`gateway_read: the exchange ended with code ${how.code} signal ${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`);
+    if (how.killed || how.code !== 0)
+      process.stderr.write(
+        `gateway_read: the exchange ended with code ${how.code} signal ` +
+          `${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`,
+      );
   }
 }
 
@@ -130,7 +148,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const wallS = Math.round((performance.now() - t0) / 1000);
 
   const metrics: Record<string, number> = {};
-  const notes: string[] = [`${DURABILITY_LABEL}: the exchange ran with --durability none (the 10% placements of the mix include no fsync).`];
+  const notes: string[] = [
+    `${DURABILITY_LABEL}: the exchange ran with --durability none (the 10% placements of the mix include no fsync).`,
+  ];
   const flag = (what: string): void => {
     notes.push(`FLAG ${what}`);
   };
@@ -189,37 +209,81 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   cpuMetrics(helloM, 'x', hello.runs, helloRates);
   const ratio = helloMed > 0 ? med / helloMed : NaN;
 
-  notes.push(`mix per request: ${MIX.place}% signed placements, ${MIX.read}% reads split ${Object.entries(READS).map(([k, v]) => `${k} ${v}`).join(' / ')} (orderbook depth 10, balance, own orders ?limit=20, one market); ops in the closed-loop runs: ${JSON.stringify(ops)}.`);
-  notes.push(`prefill: ${ex.prefill_orders} placements before the measured runs (so the book and each key's order list hold data); the mix's placements add more during the run.`);
-  notes.push(`connections: probes (${s.probe_ms} ms) ${ex.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`).join(', ')}; chosen ${ex.connections} (best with no 429 and <= ${READ_RATE_PER_KEY * KEY_HEADROOM}/s per key).`);
-  notes.push(`hello ceiling: ${Math.round(helloMed)}/s at ${hello.connections} connections (generator-bound on 2 cores: see gateway_place). requests / hello = ${(ratio * 100).toFixed(1)}%.`);
-  notes.push(`open loop at ${ex.open_rate}/s for ${s.open_ms} ms, latency from the intended send time: p50/p99/p99.9 ${metrics.p50_us}/${metrics.p99_us}/${metrics.p999_us} us; per op p99 ${OPS.filter((op) => metrics[`open_${OP_LABEL[op]}_p99_us`] !== undefined).map((op) => `${OP_LABEL[op]} ${metrics[`open_${OP_LABEL[op]}_p99_us`]}`).join(', ')} us; the generator sent late by p99 ${metrics.open_send_lag_p99_us} us.`);
-  notes.push(`CPU: server = the exchange process (gateway thread ${metrics.gateway_thread_cpu_pct}%, busiest other thread ${metrics.engine_thread_cpu_pct}%), generator = this process, % of one core; ${metrics.generator_workers_cores} cores for the generator's workers.`);
+  notes.push(
+    `mix per request: ${MIX.place}% signed placements, ${MIX.read}% reads split ${Object.entries(READS)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(' / ')} (orderbook depth 10, balance, own orders ?limit=20, one market); ops in the closed-loop runs: ${JSON.stringify(ops)}.`,
+  );
+  notes.push(
+    `prefill: ${ex.prefill_orders} placements before the measured runs (so the book and each key's order list hold data); the mix's ` +
+      `placements add more during the run.`,
+  );
+  notes.push(
+    `connections: probes (${s.probe_ms} ms) ` +
+      `${probeList(ex.probes)}; chosen ${ex.connections} (best with no 429 and <= ${READ_RATE_PER_KEY * KEY_HEADROOM}/s per key).`,
+  );
+  notes.push(
+    `hello ceiling: ${Math.round(helloMed)}/s at ${hello.connections} connections (generator-bound on 2 cores: see gateway_place). ` +
+      `requests / hello = ${(ratio * 100).toFixed(1)}%.`,
+  );
+  const opP99 = OPS.filter((op) => metrics[`open_${OP_LABEL[op]}_p99_us`] !== undefined)
+    .map((op) => `${OP_LABEL[op]} ${metrics[`open_${OP_LABEL[op]}_p99_us`]}`)
+    .join(', ');
+  notes.push(
+    `open loop at ${ex.open_rate}/s for ${s.open_ms} ms, latency from the intended send time: p50/p99/p99.9 ` +
+      `${metrics.p50_us}/${metrics.p99_us}/${metrics.p999_us} us; per op p99 ${opP99} us; the generator sent late by p99 ` +
+      `${metrics.open_send_lag_p99_us} us.`,
+  );
+  notes.push(
+    `CPU: server = the exchange process (gateway thread ${metrics.gateway_thread_cpu_pct}%, busiest other thread ` +
+      `${metrics.engine_thread_cpu_pct}%), generator = this process, % of one core; ${metrics.generator_workers_cores} cores for the ` +
+      `generator's workers.`,
+  );
   for (const [name, xs] of [['requests_per_s', rates], ['hello_requests_per_s', helloRates]] as const) {
-    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
+    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG)
+      flag(
+        `${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ` +
+          `${xs.map((x) => Math.round(x)).join(', ')}`,
+      );
   }
   const bad = Object.entries(statuses).filter(([k]) => !/^2/.test(k));
   if (bad.length > 0) flag(`closed-loop answers that were not 2xx: ${JSON.stringify(Object.fromEntries(bad))}`);
   const openBad = Object.entries(o.statuses).filter(([k]) => !/^2/.test(k));
   if (openBad.length > 0 || o.unsent > 0) flag(`open loop: non-2xx ${JSON.stringify(Object.fromEntries(openBad))}, unsent ${o.unsent}`);
-  if (ex.probes.every((p) => !p.accepted)) flag(`no probed connection count kept every key under its read bucket; ran at ${ex.connections}`);
+  if (ex.probes.every((p) => !p.accepted))
+    flag(`no probed connection count kept every key under its read bucket; ran at ${ex.connections}`);
   const all = [...hello.runs, ...ex.runs, ex.open];
   const noisy = all.filter((m) => m.foreign_pct > 25);
-  if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core)`);
+  if (noisy.length > 0)
+    flag(
+      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
+        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core)`,
+    );
 
   const env = environment();
   return {
     name: 'gateway_read',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}. Exchange as a separate process (${s.gateways} gateway thread(s)), one market, ${ex.keys} accounts with one key each; a read-heavy mix (${MIX.read}% reads: orderbook, balance, own orders, market; ${MIX.place}% placements) from test/support/loadgen (${s.workers} piscina worker, raw transport): ${s.repeats} x ${s.run_ms} ms closed loop at ${ex.connections} connections, then an open loop at half that rate (${ex.open_rate}/s, ${s.open_ms} ms), latency from the intended send time. Peer in the same run: the uWS hello-world server (${hello.connections} connections). All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}. Exchange as a separate process (${s.gateways} gateway thread(s)), one market, ${ex.keys} accounts ` +
+      `with one key each; a read-heavy mix (${MIX.read}% reads: orderbook, balance, own orders, market; ${MIX.place}% placements) from ` +
+      `test/support/loadgen (${s.workers} piscina worker, raw transport): ${s.repeats} x ${s.run_ms} ms closed loop at ` +
+      `${ex.connections} connections, then an open loop at half that rate (${ex.open_rate}/s, ${s.open_ms} ms), latency from the ` +
+      `intended send time. Peer in the same run: the uWS hello-world server (${hello.connections} connections). All on 127.0.0.1, ` +
+      `seed ${seed}.`,
     metrics,
     peers: {
       uws_hello: {
-        requests_per_s: helloM.requests_per_s!, requests_per_s_min: helloM.requests_per_s_min!, requests_per_s_max: helloM.requests_per_s_max!,
-        requests_per_s_spread_pct: helloM.requests_per_s_spread_pct!, connections: hello.connections,
-        server_cpu_pct: helloM.x_server_cpu_pct!, generator_cpu_pct: helloM.x_generator_cpu_pct!,
-        ...(helloM.x_server_cpu_us_per_req !== undefined ? { server_cpu_us_per_req: helloM.x_server_cpu_us_per_req, generator_cpu_us_per_req: helloM.x_generator_cpu_us_per_req! } : {}),
+        requests_per_s: helloM.requests_per_s!,
+        requests_per_s_min: helloM.requests_per_s_min!,
+        requests_per_s_max: helloM.requests_per_s_max!,
+        requests_per_s_spread_pct: helloM.requests_per_s_spread_pct!,
+        connections: hello.connections,
+        server_cpu_pct: helloM.x_server_cpu_pct!,
+        generator_cpu_pct: helloM.x_generator_cpu_pct!,
+        ...(helloM.x_server_cpu_us_per_req !== undefined
+          ? { server_cpu_us_per_req: helloM.x_server_cpu_us_per_req, generator_cpu_us_per_req: helloM.x_generator_cpu_us_per_req! }
+          : {}),
       },
     },
     ratios: { vs_uws_hello: Math.round(ratio * 1000) / 1000 },

@@ -279,12 +279,17 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         metrics.engine_thread_heap_max_rise_mib = round(maxRise / MIB, 3);
         metrics.engine_thread_heap_drops = drops;
       }
-      notes.push(`engine thread under ${Math.round(load.throughput_per_s)} placements/s for ${s.load_ms} ms (statuses ${JSON.stringify(load.statuses)}): heapUsed sampled ${samples.length} times through the inspector (each sample itself allocates a small result string in that thread): ${samples.map((x) => mib(x)).join(', ')} MiB.`);
+      notes.push(
+        `engine thread under ${Math.round(load.throughput_per_s)} placements/s for ${s.load_ms} ms (statuses ` +
+          `${JSON.stringify(load.statuses)}): heapUsed sampled ${samples.length} times through the inspector (each sample itself ` +
+          `allocates a small result string in that thread): ${samples.map((x) => mib(x)).join(', ')} MiB.`,
+      );
     }
   } finally {
     insp?.close();
     const how = await ex.stop();
-    if (how.killed || how.code !== 0) process.stderr.write(`memory: the exchange ended with code ${how.code} signal ${how.signal}${how.killed ? ' (SIGKILL)' : ''}\n`);
+    if (how.killed || how.code !== 0)
+      process.stderr.write(`memory: the exchange ended with code ${how.code} signal ${how.signal}${how.killed ? ' (SIGKILL)' : ''}\n`);
   }
 
   const lr = longEngineRun(s.engine_commands);
@@ -297,16 +302,33 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.engine_long_heap_delta_mib = round((lr.heap_after - lr.heap_before) / MIB, 3);
   metrics.engine_long_commands_per_s = round(lr.commands_per_s, 0);
   metrics.engine_long_build_ms = round(lr.build_ms, 0);
-  notes.push(`long engine run: the engine_match stream (${lr.commands} commands after its untimed setup, one engine, one loop, after a warm-up pass on another engine), ${lr.gc_count} GCs started inside the loop (${round(lr.gc_ms, 2)} ms), heapUsed ${mib(lr.heap_before)} -> ${mib(lr.heap_after)} MiB (max ${mib(lr.heap_max)}; the loop reads process.memoryUsage() 20 times, which allocates a little in this thread, not in the engine).`);
-  notes.push('per-thread figures: process.memoryUsage() evaluated inside each thread through the inspector (heapUsed/heapTotal/external/arrayBuffers are that thread\'s isolate), then again after HeapProfiler.collectGarbage; SharedArrayBuffers are counted by every thread that maps them. Resident memory is the whole process (/proc/<pid>/status VmRSS).');
-  notes.push(`targets (issue 8): the engine does not allocate in steady state: ${lr.gc_count === 0 && lr.heap_after - lr.heap_before < MIB ? 'met' : 'NOT met'} (${lr.gc_count} GCs, heap growth ${round((lr.heap_after - lr.heap_before) / MIB, 3)} MiB over ${lr.commands} commands).`);
+  notes.push(
+    `long engine run: the engine_match stream (${lr.commands} commands after its untimed setup, one engine, one loop, after a warm-up ` +
+      `pass on another engine), ${lr.gc_count} GCs started inside the loop (${round(lr.gc_ms, 2)} ms), heapUsed ${mib(lr.heap_before)} ` +
+      `-> ${mib(lr.heap_after)} MiB (max ${mib(lr.heap_max)}; the loop reads process.memoryUsage() 20 times, which allocates a little ` +
+      `in this thread, not in the engine).`,
+  );
+  notes.push(
+    "per-thread figures: process.memoryUsage() evaluated inside each thread through the inspector " +
+      "(heapUsed/heapTotal/external/arrayBuffers are that thread's isolate), then again after HeapProfiler.collectGarbage; " +
+      "SharedArrayBuffers are counted by every thread that maps them. Resident memory is the whole process (/proc/<pid>/status VmRSS).",
+  );
+  notes.push(
+    `targets (issue 8): the engine does not allocate in steady state: ` +
+      `${lr.gc_count === 0 && lr.heap_after - lr.heap_before < MIB ? 'met' : 'NOT met'} (${lr.gc_count} GCs, heap growth ` +
+      `${round((lr.heap_after - lr.heap_before) / MIB, 3)} MiB over ${lr.commands} commands).`,
+  );
 
   const env = environment();
   return {
     name: 'memory',
     node: env.node,
     machine: env.machine,
-    workload: `durability: none. Exchange as a separate process started with --inspect (loopback); ${metrics.accounts} accounts (control plane) and ${metrics.resting_orders} resting orders (batches of ${Math.ceil(s.orders / s.accounts)} non-crossing buys per account through the signed REST API) on one market; per-thread memory through the inspector; then ${s.load_ms} ms of placements (test/support/loadgen closed loop) with the engine thread's heap sampled; then, in the bench process, ${s.engine_commands} engine_match commands in one loop on one engine with GCs observed.`,
+    workload: `durability: none. Exchange as a separate process started with --inspect (loopback); ${metrics.accounts} accounts (control ` +
+      `plane) and ${metrics.resting_orders} resting orders (batches of ${Math.ceil(s.orders / s.accounts)} non-crossing buys per account ` +
+      `through the signed REST API) on one market; per-thread memory through the inspector; then ${s.load_ms} ms of placements ` +
+      `(test/support/loadgen closed loop) with the engine thread's heap sampled; then, in the bench process, ${s.engine_commands} ` +
+      `engine_match commands in one loop on one engine with GCs observed.`,
     metrics,
     peers: {},
     ratios: {},

@@ -145,8 +145,14 @@ interface Node {
 }
 
 async function startNode(name: string, dir: string, s: Settings, mode: 'off' | 'on' | 'replica', nats: NatsCluster | null): Promise<Node> {
-  const repl = mode === 'off' ? {} : { replicate: mode, nats_urls: nats!.urls.join(','), node_name: name, lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS };
-  const server = new ExchangeProcess({ data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: s.gateways, snapshot_every: 1_000_000_000, ...repl }, { logLevel: 'info' });
+  const repl =
+    mode === 'off'
+      ? {}
+      : { replicate: mode, nats_urls: nats!.urls.join(','), node_name: name, lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS };
+  const server = new ExchangeProcess(
+    { data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: s.gateways, snapshot_every: 1_000_000_000, ...repl },
+    { logLevel: 'info' },
+  );
   await server.ready(600_000);
   return { name, dir, server };
 }
@@ -180,17 +186,40 @@ interface Population {
 async function populate(n: Node, s: Settings): Promise<Population> {
   const a = admin(n);
   const market = await openMarket(a);
-  const setup = await createTraders(n.server, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32, adminTimeoutMs: 60_000 });
+  const setup = await createTraders(n.server, s.keys, {
+    deposit_cents: 100_000_000,
+    seed_shares: s.seed_shares,
+    market_id: market,
+    concurrency: 32,
+    adminTimeoutMs: 60_000,
+  });
   return { market, keys: setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret })) };
 }
 
 let runs = 0;
 
-function placeLoad(base: string, p: Population, s: Settings, mode: 'closed' | 'open', durationMs: number, rate?: number): Promise<LoadResult> {
+function placeLoad(
+  base: string,
+  p: Population,
+  s: Settings,
+  mode: 'closed' | 'open',
+  durationMs: number,
+  rate?: number,
+): Promise<LoadResult> {
   const seed = (0x51ed2705 + 0x9e3779b1 * ++runs) >>> 0;
   return runLoad({
-    baseUrl: base, keys: p.keys, markets: [p.market], mode, connections: s.place_connections, durationMs, ...(rate ? { rate } : {}),
-    mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed, mid: MID, spread: SPREAD,
+    baseUrl: base,
+    keys: p.keys,
+    markets: [p.market],
+    mode,
+    connections: s.place_connections,
+    durationMs,
+    ...(rate ? { rate } : {}),
+    mix: { place: 1, cancel: 0, read: 0 },
+    workers: s.workers,
+    seed,
+    mid: MID,
+    spread: SPREAD,
   });
 }
 
@@ -210,7 +239,11 @@ interface Measured {
 }
 
 async function measured(s: Settings, server: number, nats: NatsCluster | null, fn: () => Promise<LoadResult>): Promise<Measured> {
-  await waitQuiet([server, process.pid, ...(nats ? [0, 1, 2].map((i) => nats.pid(i)) : [])], { maxWaitMs: s.quiet_wait_ms, windowMs: 500, windows: 2 });
+  await waitQuiet([server, process.pid, ...(nats ? [0, 1, 2].map((i) => nats.pid(i)) : [])], {
+    maxWaitMs: s.quiet_wait_ms,
+    windowMs: 500,
+    windows: 2,
+  });
   const pids: Record<string, number> = { server };
   if (nats) for (let i = 0; i < nats.size; i++) if (nats.pid(i) > 0) pids[`nats${i}`] = nats.pid(i);
   const w = new CpuWindow(pids);
@@ -288,7 +321,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       const order: ('local' | 'replicated')[] = i % 2 === 0 ? ['local', 'replicated'] : ['replicated', 'local'];
       for (const m of order) {
         const n = m === 'local' ? local : a;
-        place[m].push(await measured(s, n.server.pid, nats, () => placeLoad(n.server.base, m === 'local' ? popLocal : popRepl, s, 'closed', s.run_ms)));
+        place[m].push(
+          await measured(s, n.server.pid, nats, () => placeLoad(n.server.base, m === 'local' ? popLocal : popRepl, s, 'closed', s.run_ms)),
+        );
       }
     }
     const localRates = place.local.map((m) => okRate(m.value));
@@ -314,7 +349,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       const route = 'route="place_order"';
       return {
         m,
-        server: histDelta(histogram(before, 'dx_http_request_duration_seconds', route), histogram(after, 'dx_http_request_duration_seconds', route)),
+        server: histDelta(
+          histogram(before, 'dx_http_request_duration_seconds', route),
+          histogram(after, 'dx_http_request_duration_seconds', route),
+        ),
         ack: histDelta(histogram(before, 'dx_replication_ack_seconds'), histogram(after, 'dx_replication_ack_seconds')),
       };
     };
@@ -358,8 +396,13 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     nodes.push(r);
     await waitRole(b, 'standby', 30_000);
     const subs = new Subscribers({
-      port: r.server.port, market_id: popRepl.market, sample_connections: 0,
-      keys: Array.from({ length: s.ws_subscribers }, (_v, i) => ({ key_id: popRepl.keys[i % popRepl.keys.length]!.keyId, secret: popRepl.keys[i % popRepl.keys.length]!.secret })),
+      port: r.server.port,
+      market_id: popRepl.market,
+      sample_connections: 0,
+      keys: Array.from({ length: s.ws_subscribers }, (_v, i) => ({
+        key_id: popRepl.keys[i % popRepl.keys.length]!.keyId,
+        secret: popRepl.keys[i % popRepl.keys.length]!.secret,
+      })),
     });
     await subs.ready();
     const lagBefore = { r: await admin(r).metrics(), b: await admin(b).metrics() };
@@ -370,8 +413,14 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     await subs.quiet(300, 10_000);
     const ws = await subs.stop();
     const lagAfter = { r: await admin(r).metrics(), b: await admin(b).metrics() };
-    const lagR = histDelta(histogram(lagBefore.r, 'dx_replication_apply_lag_seconds'), histogram(lagAfter.r, 'dx_replication_apply_lag_seconds'));
-    const lagB = histDelta(histogram(lagBefore.b, 'dx_replication_apply_lag_seconds'), histogram(lagAfter.b, 'dx_replication_apply_lag_seconds'));
+    const lagR = histDelta(
+      histogram(lagBefore.r, 'dx_replication_apply_lag_seconds'),
+      histogram(lagAfter.r, 'dx_replication_apply_lag_seconds'),
+    );
+    const lagB = histDelta(
+      histogram(lagBefore.b, 'dx_replication_apply_lag_seconds'),
+      histogram(lagAfter.b, 'dx_replication_apply_lag_seconds'),
+    );
     metrics.replica_lag_p50_ms = round1(quantile(lagR, 0.5) * 1000);
     metrics.replica_lag_p99_ms = round1(quantile(lagR, 0.99) * 1000);
     metrics.standby_lag_p50_ms = round1(quantile(lagB, 0.5) * 1000);
@@ -446,26 +495,93 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     metrics.loadgen_workers = s.workers;
     metrics.wall_s = Math.round((performance.now() - t0) / 1000);
 
-    notes.push(`target replicated durable placements >= 70% of local-only durable placements: ${(ratio * 100).toFixed(1)}% (${Math.round(replMed)}/s vs ${Math.round(localMed)}/s, medians of ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms, ${s.place_connections} connections) — ${ratio >= 0.7 ? 'met' : 'NOT met'}. Runs: replicated [${replRates.map(Math.round).join(', ')}], local [${localRates.map(Math.round).join(', ')}].`);
-    notes.push(`target server-side p99 added by replication <= 2 ms at half of peak: open loop at ${rate}/s (half the replicated peak) on both, p99 of each server's own place_order histogram (bucket bounds 0.1/0.25/0.5/1/2.5/5/10/25/50/100 ms..., interpolated): replicated ${metrics.replicated_server_p99_us} us vs local ${metrics.local_server_p99_us} us = +${metrics.added_server_p99_us} us — ${metrics.added_server_p99_us <= 2000 ? 'met' : 'NOT met'}. The load generator saw p50/p99 ${metrics.replicated_client_p50_us}/${metrics.replicated_client_p99_us} us vs ${metrics.local_client_p50_us}/${metrics.local_client_p99_us} us (+${metrics.added_client_p99_us} us at p99). Publish to quorum ack on the primary: p50 ${metrics.ack_p50_us} us, p99 ${metrics.ack_p99_us} us. At a quarter of the peak (${low}/s): server p50/p99 replicated ${metrics.quarter_replicated_server_p50_us}/${metrics.quarter_replicated_server_p99_us} us vs local ${metrics.quarter_local_server_p50_us}/${metrics.quarter_local_server_p99_us} us (+${metrics.quarter_added_server_p99_us} us at p99; ack p99 ${metrics.quarter_ack_p99_us} us).`);
-    notes.push(`target failover <= 5 s (SIGKILL of the primary to the first acknowledged write on the new primary, lease ${LEASE_MS} ms, heartbeat ${HEARTBEAT_MS} ms, an oracle tick through the control plane as the probe): [${failovers.join(', ')}] ms, median ${metrics.failover_ms} ms — ${metrics.failover_ms <= 5000 ? 'met' : 'NOT met'}.`);
-    notes.push(`target a replica serves reads at >= 90% of a primary gateway thread: ${(metrics.replica_vs_primary_reads * 100).toFixed(1)}% (${metrics.replica_reads_per_s}/s vs ${metrics.primary_reads_per_s}/s, read mix book 30 / balance 20 / own orders 25 / market 25, ${s.read_connections} connections, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms each, one gateway thread each, no writes meanwhile) — ${metrics.replica_vs_primary_reads >= 0.9 ? 'met' : 'NOT met'}.`);
-    notes.push(`target replica lag p99 <= 50 ms under the placement load: ${metrics.replica_lag_p99_ms} ms (p50 ${metrics.replica_lag_p50_ms} ms; the standby ${metrics.standby_lag_p99_ms} ms) while ${metrics.lag_load_placements_per_s} placements/s ran on the primary (closed loop, ${s.place_connections} connections); lag = apply time on the follower - the sequencer's stamp of the batch's last event (same clock: one machine), from each follower's dx_replication_apply_lag_seconds histogram (delta over the run, interpolated within buckets) — ${metrics.replica_lag_p99_ms <= 50 ? 'met' : 'NOT met'}.`);
-    notes.push(`WebSocket fan-out from the replica during that load: ${s.ws_subscribers} subscribers of the market's orderbook_delta on the replica's port received ${metrics.replica_ws_msgs_per_s} msgs/s (${ws.frames} frames, closes ${JSON.stringify(ws.closes)}).`);
-    notes.push(`one machine: the 3 NATS servers (${metrics.replicated_nats_cpu_pct}% of a core during the replicated closed loops), the exchanges, the followers and the load generator (${s.workers} worker(s)) share ${environment().machine.cpus} cores, so the replicated figures pay for NATS' CPU on the same cores; in a deployment the NATS nodes and followers are other hosts. Server CPU during the closed loops: replicated ${metrics.replicated_server_cpu_pct}%, local ${metrics.local_server_cpu_pct}% of a core. nats-server ${'2.9.10'} (Debian): its acks mean a quorum's page cache (see README "Replication").`);
+    notes.push(
+      `target replicated durable placements >= 70% of local-only durable placements: ${(ratio * 100).toFixed(1)}% ` +
+        `(${Math.round(replMed)}/s vs ${Math.round(localMed)}/s, medians of ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms, ` +
+        `${s.place_connections} connections) — ${ratio >= 0.7 ? 'met' : 'NOT met'}. Runs: replicated ` +
+        `[${replRates.map(Math.round).join(', ')}], local [${localRates.map(Math.round).join(', ')}].`,
+    );
+    notes.push(
+      `target server-side p99 added by replication <= 2 ms at half of peak: open loop at ${rate}/s (half the replicated peak) on both, ` +
+        `p99 of each server's own place_order histogram (bucket bounds 0.1/0.25/0.5/1/2.5/5/10/25/50/100 ms..., interpolated): ` +
+        `replicated ${metrics.replicated_server_p99_us} us vs local ${metrics.local_server_p99_us} us = ` +
+        `+${metrics.added_server_p99_us} us — ${metrics.added_server_p99_us <= 2000 ? 'met' : 'NOT met'}. The load generator saw ` +
+        `p50/p99 ${metrics.replicated_client_p50_us}/${metrics.replicated_client_p99_us} us vs ` +
+        `${metrics.local_client_p50_us}/${metrics.local_client_p99_us} us (+${metrics.added_client_p99_us} us at p99). Publish ` +
+        `to quorum ack on the primary: p50 ${metrics.ack_p50_us} us, p99 ${metrics.ack_p99_us} us. At a quarter of the peak ` +
+        `(${low}/s): server p50/p99 replicated ` +
+        `${metrics.quarter_replicated_server_p50_us}/${metrics.quarter_replicated_server_p99_us} us vs local ` +
+        `${metrics.quarter_local_server_p50_us}/${metrics.quarter_local_server_p99_us} us ` +
+        `(+${metrics.quarter_added_server_p99_us} us at p99; ack p99 ${metrics.quarter_ack_p99_us} us).`,
+    );
+    notes.push(
+      `target failover <= 5 s (SIGKILL of the primary to the first acknowledged write on the new primary, lease ${LEASE_MS} ms, ` +
+        `heartbeat ${HEARTBEAT_MS} ms, an oracle tick through the control plane as the probe): [${failovers.join(', ')}] ms, median ` +
+        `${metrics.failover_ms} ms — ${metrics.failover_ms <= 5000 ? 'met' : 'NOT met'}.`,
+    );
+    notes.push(
+      `target a replica serves reads at >= 90% of a primary gateway thread: ${(metrics.replica_vs_primary_reads * 100).toFixed(1)}% ` +
+        `(${metrics.replica_reads_per_s}/s vs ${metrics.primary_reads_per_s}/s, read mix book 30 / balance 20 / own orders 25 / market ` +
+        `25, ${s.read_connections} connections, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms each, one gateway thread ` +
+        `each, no writes meanwhile) — ${metrics.replica_vs_primary_reads >= 0.9 ? 'met' : 'NOT met'}.`,
+    );
+    notes.push(
+      `target replica lag p99 <= 50 ms under the placement load: ${metrics.replica_lag_p99_ms} ms (p50 ${metrics.replica_lag_p50_ms} ms; ` +
+        `the standby ${metrics.standby_lag_p99_ms} ms) while ${metrics.lag_load_placements_per_s} placements/s ran on the primary ` +
+        `(closed loop, ${s.place_connections} connections); lag = apply time on the follower - the sequencer's stamp of the batch's ` +
+        `last event (same clock: one machine), from each follower's dx_replication_apply_lag_seconds histogram (delta over the run, ` +
+        `interpolated within buckets) — ${metrics.replica_lag_p99_ms <= 50 ? 'met' : 'NOT met'}.`,
+    );
+    notes.push(
+      `WebSocket fan-out from the replica during that load: ${s.ws_subscribers} subscribers of the market's orderbook_delta on the ` +
+        `replica's port received ${metrics.replica_ws_msgs_per_s} msgs/s (${ws.frames} frames, closes ${JSON.stringify(ws.closes)}).`,
+    );
+    notes.push(
+      `one machine: the 3 NATS servers (${metrics.replicated_nats_cpu_pct}% of a core during the replicated closed loops), the ` +
+        `exchanges, the followers and the load generator (${s.workers} worker(s)) share ${environment().machine.cpus} cores, so the ` +
+        `replicated figures pay for NATS' CPU on the same cores; in a deployment the NATS nodes and followers are other hosts. Server ` +
+        `CPU during the closed loops: replicated ${metrics.replicated_server_cpu_pct}%, local ${metrics.local_server_cpu_pct}% of a ` +
+        `core. nats-server ${'2.9.10'} (Debian): its acks mean a quorum's page cache (see README "Replication").`,
+    );
     if (Math.abs(metrics.quarter_added_server_p99_us - metrics.added_server_p99_us) > 2000) {
-      notes.push(`FLAG the p99 added by replication differs by more than 2 ms between half (${metrics.added_server_p99_us} us) and a quarter (${metrics.quarter_added_server_p99_us} us) of the peak: one open loop per point on shared cores, the tail is noise-dominated; read both.`);
+      notes.push(
+        `FLAG the p99 added by replication differs by more than 2 ms between half (${metrics.added_server_p99_us} us) and a quarter ` +
+          `(${metrics.quarter_added_server_p99_us} us) of the peak: one open loop per point on shared cores, the tail is ` +
+          `noise-dominated; read both.`,
+      );
     }
-    for (const [name, xs] of [['replicated_placements_per_s', replRates], ['local_placements_per_s', localRates], ['replica_reads_per_s', rReads], ['primary_reads_per_s', pReads]] as const) {
-      if (xs.length > 1 && relativeSpread(xs) > 0.1) notes.push(`FLAG ${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs: ${xs.map((x) => Math.round(x)).join(', ')}`);
+    for (const [name, xs] of [
+      ['replicated_placements_per_s', replRates],
+      ['local_placements_per_s', localRates],
+      ['replica_reads_per_s', rReads],
+      ['primary_reads_per_s', pReads],
+    ] as const) {
+      if (xs.length > 1 && relativeSpread(xs) > 0.1)
+        notes.push(
+          `FLAG ${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs: ` +
+            `${xs.map((x) => Math.round(x)).join(', ')}`,
+        );
     }
     if (s.quick) notes.push('QUICK run: short runs, for checking the tooling; not figures to quote.');
     const env = environment();
     return {
-      name: 'replicated_place', node: env.node, machine: env.machine,
-      workload: `A 3-node NATS JetStream cluster (nats-server 2.9.10, 127.0.0.1, stream R3 file storage) and exchange processes (--durability fsync, ${s.gateways} gateway thread each): a local-only exchange beside a replicated primary, ${s.keys} funded accounts each, tools/loadgen signed placements (closed loops interleaved, ${s.repeats} x ${s.run_ms} ms; an open loop at half the replicated peak on both); then a standby and a read replica following under a closed placement loop with ${s.ws_subscribers} WebSocket subscribers on the replica; reads on the primary vs the replica; ${s.failovers} primary SIGKILLs (lease ${LEASE_MS} ms).`,
+      name: 'replicated_place',
+      node: env.node,
+      machine: env.machine,
+      workload: `A 3-node NATS JetStream cluster (nats-server 2.9.10, 127.0.0.1, stream R3 file storage) and exchange processes ` +
+        `(--durability fsync, ${s.gateways} gateway thread each): a local-only exchange beside a replicated primary, ${s.keys} funded ` +
+        `accounts each, tools/loadgen signed placements (closed loops interleaved, ${s.repeats} x ${s.run_ms} ms; an open loop at half ` +
+        `the replicated peak on both); then a standby and a read replica following under a closed placement loop with ` +
+        `${s.ws_subscribers} WebSocket subscribers on the replica; reads on the primary vs the replica; ${s.failovers} primary ` +
+        `SIGKILLs (lease ${LEASE_MS} ms).`,
       metrics,
-      peers: { local_only_durable: { placements_per_s: round1(localMed), server_p99_us: metrics.local_server_p99_us, client_p99_us: metrics.local_client_p99_us } },
+      peers: {
+        local_only_durable: {
+          placements_per_s: round1(localMed),
+          server_p99_us: metrics.local_server_p99_us,
+          client_p99_us: metrics.local_client_p99_us,
+        },
+      },
       ratios: { replicated_vs_local: round3(ratio), replica_vs_primary_reads: metrics.replica_vs_primary_reads },
       notes,
     };

@@ -198,7 +198,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const m = metrics;
   const notes = [
     `targets: spsc_1p1c_64b_records_per_s >= 10M (got ${(m.spsc_1p1c_64b_records_per_s! / 1e6).toFixed(1)}M per record, ` +
-      `${(m.spsc_1p1c_64b_batch16_records_per_s! / 1e6).toFixed(1)}M batched); spsc_rtt_spin_spin_p50_ns <= 2000 (got ${Math.round(lat.spin_spin!.p50)})`,
+      `${(m.spsc_1p1c_64b_batch16_records_per_s! / 1e6).toFixed(1)}M batched); spsc_rtt_spin_spin_p50_ns <= 2000 (got ` +
+      `${Math.round(lat.spin_spin!.p50)})`,
     'the peer is event-driven (both threads sleep between messages), so compare it with poll_parked as well as with the polling variants',
     'other processes on a 2-vCPU host distort these figures: see host_loadavg_1m_start/end; the spread between min and max runs shows it',
   ];

@@ -118,8 +118,25 @@ interface FlowResult {
  * makers and takers; calls atEnd the moment the window closes (before the
  * answers still in flight arrive), then waits for those answers.
  */
-async function flow(makers: DxClient[], takers: DxClient[], market: number, rate: number, durationMs: number, atEnd: () => Promise<void>): Promise<FlowResult> {
-  const r: FlowResult = { duration_ms: 0, accepted_in_window: 0, accepted: 0, rejected: 0, timed_out: 0, failed_batches: 0, sent_at: new Map(), answered_at: new Map(), batch_ms: [] };
+async function flow(
+  makers: DxClient[],
+  takers: DxClient[],
+  market: number,
+  rate: number,
+  durationMs: number,
+  atEnd: () => Promise<void>,
+): Promise<FlowResult> {
+  const r: FlowResult = {
+    duration_ms: 0,
+    accepted_in_window: 0,
+    accepted: 0,
+    rejected: 0,
+    timed_out: 0,
+    failed_batches: 0,
+    sent_at: new Map(),
+    answered_at: new Map(),
+    batch_ms: [],
+  };
   const maker: OrderRequest[] = Array.from({ length: BATCH }, () => ({ market_id: market, side: 'buy', outcome: 'yes', tick: 40, qty: 1 }));
   const taker: OrderRequest[] = Array.from({ length: BATCH }, () => ({ market_id: market, side: 'buy', outcome: 'no', tick: 60, qty: 1 }));
   const inflight = new Set<Promise<void>>();
@@ -252,7 +269,15 @@ interface RunResult {
 }
 
 async function oneRun(
-  s: Settings, ex: ExchangeProcess, gatewayTids: number[], subs: Subscribers, n: number, makers: DxClient[], takers: DxClient[], market: number, rate: number,
+  s: Settings,
+  ex: ExchangeProcess,
+  gatewayTids: number[],
+  subs: Subscribers,
+  n: number,
+  makers: DxClient[],
+  takers: DxClient[],
+  market: number,
+  rate: number,
 ): Promise<RunResult> {
   // Start from a drained stream (a backlog of the previous run must not count here), on a quiet machine.
   await subs.quiet(s.quiet_ms, s.drain_max_ms);
@@ -307,7 +332,13 @@ async function oneRun(
     frames: fin.frames,
     bytes_per_msg: fin.frames > 0 ? Math.round(fin.bytes / fin.frames) : 0,
     closes: fin.closes,
-    latency_us: { p50: Math.round(pc.get(50)!), p99: Math.round(pc.get(99)!), p999: Math.round(pc.get(99.9)!), max: Math.round(maxOf(lat)), samples: lat.length },
+    latency_us: {
+      p50: Math.round(pc.get(50)!),
+      p99: Math.round(pc.get(99)!),
+      p999: Math.round(pc.get(99.9)!),
+      max: Math.round(maxOf(lat)),
+      samples: lat.length,
+    },
     batch_p50_ms: round1(median(f.batch_ms)),
     vs_answer_p50_us: Math.round(median(vsAnswer)),
     cpu: win,
@@ -378,10 +409,21 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   } finally {
     await ex.stop();
   }
-  return result(s, byCount, probe, { setupMs, flowKeys, subKeys, wallS: Math.round((performance.now() - t0) / 1000), gateways: ex.gateways });
+  return result(s, byCount, probe, {
+    setupMs,
+    flowKeys,
+    subKeys,
+    wallS: Math.round((performance.now() - t0) / 1000),
+    gateways: ex.gateways,
+  });
 }
 
-function result(s: Settings, byCount: Map<number, RunResult[]>, probe: RunResult | null, o: { setupMs: number; flowKeys: number; subKeys: number; wallS: number; gateways: number }): BenchResult {
+function result(
+  s: Settings,
+  byCount: Map<number, RunResult[]>,
+  probe: RunResult | null,
+  o: { setupMs: number; flowKeys: number; subKeys: number; wallS: number; gateways: number },
+): BenchResult {
   const env = environment();
   const metrics: Record<string, number> = {};
   const notes: string[] = [];
@@ -400,13 +442,22 @@ function result(s: Settings, byCount: Map<number, RunResult[]>, probe: RunResult
     metrics[`${p}_delivered_msgs_per_s_max`] = Math.round(maxOf(rates));
     const spread = rates.length > 1 ? relativeSpread(rates) : 0;
     metrics[`${p}_spread_pct`] = round1(spread * 100);
-    if (spread > SPREAD_FLAG) flag(`${n} subscribers: spread ${round1(spread * 100)}% over ${rates.length} runs (> ${SPREAD_FLAG * 100}%): treat the median with care.`);
+    if (spread > SPREAD_FLAG)
+      flag(
+        `${n} subscribers: spread ${round1(spread * 100)}% over ${rates.length} runs (> ${SPREAD_FLAG * 100}%): treat the median with ` +
+          `care.`,
+      );
     const mid = runs.slice().sort((a, b) => a.delivered_per_s - b.delivered_per_s)[Math.floor(runs.length / 2)]!;
     metrics[`${p}_deltas_per_s`] = Math.round(median(runs.map((r) => r.deltas_per_s)));
     metrics[`${p}_delivered_pct_min`] = minOf(runs.map((r) => r.delivered_pct));
     metrics[`${p}_delivered_pct_max`] = maxOf(runs.map((r) => r.delivered_pct));
     metrics[`${p}_drain_ms_max`] = maxOf(runs.map((r) => r.drain_ms));
-    if (runs.some((r) => r.delivered_pct !== 100)) flag(`${n} subscribers: delivered ${minOf(runs.map((r) => r.delivered_pct))}..${maxOf(runs.map((r) => r.delivered_pct))}% of the expected messages (exactly 100% is expected: fewer is loss or a close; more comes from placements answered 504 sequencing_timeout that executed later: ${metrics[`${p}_sequencing_timeouts`]}).`);
+    if (runs.some((r) => r.delivered_pct !== 100))
+      flag(
+        `${n} subscribers: delivered ${minOf(runs.map((r) => r.delivered_pct))}..${maxOf(runs.map((r) => r.delivered_pct))}% of the ` +
+          `expected messages (exactly 100% is expected: fewer is loss or a close; more comes from placements answered 504 ` +
+          `sequencing_timeout that executed later: ${metrics[`${p}_sequencing_timeouts`]}).`,
+      );
     metrics[`${p}_p50_us`] = Math.round(median(runs.map((r) => r.latency_us.p50)));
     metrics[`${p}_p99_us`] = Math.round(median(runs.map((r) => r.latency_us.p99)));
     metrics[`${p}_p999_us`] = Math.round(median(runs.map((r) => r.latency_us.p999)));
@@ -429,11 +480,24 @@ function result(s: Settings, byCount: Map<number, RunResult[]>, probe: RunResult
     const closes: Record<string, number> = {};
     for (const r of runs) for (const [k, v] of Object.entries(r.closes)) closes[k] = (closes[k] ?? 0) + v;
     for (const [k, v] of Object.entries(closes)) metrics[`${p}_closes_${k}`] = v;
-    if (Object.keys(closes).length > 0) flag(`${n} subscribers: connections were closed during the runs: ${JSON.stringify(closes)} (4008 = slow consumer).`);
-    if (runs.some((r) => !r.quiet)) flag(`${n} subscribers: the machine was not quiet before every run (other processes above 15% of a core).`);
+    if (Object.keys(closes).length > 0)
+      flag(`${n} subscribers: connections were closed during the runs: ${JSON.stringify(closes)} (4008 = slow consumer).`);
+    if (runs.some((r) => !r.quiet))
+      flag(`${n} subscribers: the machine was not quiet before every run (other processes above 15% of a core).`);
     const gwUsPerMsg = med > 0 ? round1((metrics[`${p}_gateway_thread_cpu_pct`]! / 100) * 1e6 / med * 1000) : NaN;
     metrics[`${p}_gateway_cpu_ns_per_msg`] = gwUsPerMsg;
-    notes.push(`${n} subscribers of one market, ${runs.length} run(s) of ${s.run_ms} ms at ${s.rate} orders/s: delivered ${Math.round(med).toLocaleString('en-US')} msgs/s (median; min ${Math.round(minOf(rates)).toLocaleString('en-US')}, max ${Math.round(maxOf(rates)).toLocaleString('en-US')}), ${metrics[`${p}_delivered_pct_min`]}% of the expected messages arrived (worst run), latency placement-sent -> delta-received p50 ${metrics[`${p}_p50_us`]} us, p99 ${metrics[`${p}_p99_us`]} us (the REST batch answer took p50 ${metrics[`${p}_rest_batch_p50_ms`]} ms; the delta arrived p50 ${metrics[`${p}_delta_minus_rest_answer_p50_us`]} us after that answer, negative = before). CPU (% of one core, 200% = the whole machine): exchange ${metrics[`${p}_server_cpu_pct`]}% (gateway thread ${metrics[`${p}_gateway_thread_cpu_pct`]}%, engine ${metrics[`${p}_engine_thread_cpu_pct`]}%), client side ${metrics[`${p}_client_cpu_pct`]}% (subscriber thread ${metrics[`${p}_subscriber_thread_cpu_pct`]}%, order flow ${metrics[`${p}_flow_thread_cpu_pct`]}%), machine ${metrics[`${p}_machine_cpu_pct`]}%.`);
+    notes.push(
+      `${n} subscribers of one market, ${runs.length} run(s) of ${s.run_ms} ms at ${s.rate} orders/s: delivered ` +
+        `${Math.round(med).toLocaleString('en-US')} msgs/s (median; min ${Math.round(minOf(rates)).toLocaleString('en-US')}, max ` +
+        `${Math.round(maxOf(rates)).toLocaleString('en-US')}), ${metrics[`${p}_delivered_pct_min`]}% of the expected messages arrived ` +
+        `(worst run), latency placement-sent -> delta-received p50 ${metrics[`${p}_p50_us`]} us, p99 ${metrics[`${p}_p99_us`]} us ` +
+        `(the REST batch answer took p50 ${metrics[`${p}_rest_batch_p50_ms`]} ms; the delta arrived p50 ` +
+        `${metrics[`${p}_delta_minus_rest_answer_p50_us`]} us after that answer, negative = before). CPU (% of one core, 200% = ` +
+        `the whole machine): exchange ${metrics[`${p}_server_cpu_pct`]}% (gateway thread ` +
+        `${metrics[`${p}_gateway_thread_cpu_pct`]}%, engine ${metrics[`${p}_engine_thread_cpu_pct`]}%), client side ` +
+        `${metrics[`${p}_client_cpu_pct`]}% (subscriber thread ${metrics[`${p}_subscriber_thread_cpu_pct`]}%, order flow ` +
+        `${metrics[`${p}_flow_thread_cpu_pct`]}%), machine ${metrics[`${p}_machine_cpu_pct`]}%.`,
+    );
   }
   if (probe !== null) {
     const p = `s${probe.subscribers}_ceiling`;
@@ -448,13 +512,33 @@ function result(s: Settings, byCount: Map<number, RunResult[]>, probe: RunResult
     metrics[`${p}_gateway_thread_cpu_pct`] = probe.gateway_pct;
     metrics[`${p}_subscriber_thread_cpu_pct`] = probe.subscriber_thread_pct;
     metrics[`${p}_machine_cpu_pct`] = probe.cpu.machine_pct;
-    notes.push(`ceiling probe (one run, not the recorded figure): ${probe.subscribers} subscribers at ${s.probe_rate} orders/s offered (${(s.probe_rate * probe.subscribers).toLocaleString('en-US')} msgs/s): delivered ${probe.delivered_per_s.toLocaleString('en-US')} msgs/s while the flow ran, ${probe.delivered_pct}% of the accepted placements' deltas once drained (the backlog took ${probe.drain_ms} ms to clear after the flow's last answer; ${probe.timed_out} placements were answered 504 sequencing_timeout and may have executed later, which is how more than 100% can arrive), p50 ${probe.latency_us.p50} us, p99 ${probe.latency_us.p99} us; machine ${probe.cpu.machine_pct}% (gateway thread ${probe.gateway_pct}%, subscriber thread ${probe.subscriber_thread_pct}%). Where delivered/s falls short of the offer, this is the machine's ceiling with the client on it, and latency is queueing.`);
+    notes.push(
+      `ceiling probe (one run, not the recorded figure): ${probe.subscribers} subscribers at ${s.probe_rate} orders/s offered ` +
+        `(${(s.probe_rate * probe.subscribers).toLocaleString('en-US')} msgs/s): delivered ` +
+        `${probe.delivered_per_s.toLocaleString('en-US')} msgs/s while the flow ran, ${probe.delivered_pct}% of the accepted ` +
+        `placements' deltas once drained (the backlog took ${probe.drain_ms} ms to clear after the flow's last answer; ` +
+        `${probe.timed_out} placements were answered 504 sequencing_timeout and may have executed later, which is how more than ` +
+        `100% can arrive), p50 ${probe.latency_us.p50} us, p99 ${probe.latency_us.p99} us; machine ${probe.cpu.machine_pct}% ` +
+        `(gateway thread ${probe.gateway_pct}%, subscriber thread ${probe.subscriber_thread_pct}%). Where delivered/s falls ` +
+        `short of the offer, this is the machine's ceiling with the client on it, and latency is queueing.`,
+    );
   }
   const big = Math.max(...counts);
   const headline = metrics[`s${big}_delivered_msgs_per_s`]!;
-  notes.unshift(`${DURABILITY_LABEL}: the exchange ran with --durability none (no journal write or fsync between the engine and the fan-out).`);
-  notes.push(`target >= ${TARGET_PER_S.toLocaleString('en-US')} messages/s at 1,000 subscribers: ${headline.toLocaleString('en-US')} msgs/s at ${s.rate} deltas/s offered (${headline >= TARGET_PER_S ? 'met' : 'NOT met'}). Subscribers, order flow and exchange share this machine's ${env.machine.cpus} cores; the client side's CPU is in each line above.`);
-  notes.push(`setup: ${o.flowKeys} flow keys (makers and takers, ${FLOW_ORDERS_PER_KEY_S} orders/s each, under the 50/s write bucket), ${o.subKeys} read keys for the subscribers (${CONNECTIONS_PER_KEY} connections per key, the lane's cap), ${o.setupMs} ms; gateways ${o.gateways}; subscribers on raw sockets in one worker thread (frame counting, pings answered, no JSON), ${SAMPLE_CONNECTIONS} of them stamping arrivals for latency.`);
+  notes.unshift(
+    `${DURABILITY_LABEL}: the exchange ran with --durability none (no journal write or fsync between the engine and the fan-out).`,
+  );
+  notes.push(
+    `target >= ${TARGET_PER_S.toLocaleString('en-US')} messages/s at 1,000 subscribers: ${headline.toLocaleString('en-US')} msgs/s at ` +
+      `${s.rate} deltas/s offered (${headline >= TARGET_PER_S ? 'met' : 'NOT met'}). Subscribers, order flow and exchange share this ` +
+      `machine's ${env.machine.cpus} cores; the client side's CPU is in each line above.`,
+  );
+  notes.push(
+    `setup: ${o.flowKeys} flow keys (makers and takers, ${FLOW_ORDERS_PER_KEY_S} orders/s each, under the 50/s write bucket), ` +
+      `${o.subKeys} read keys for the subscribers (${CONNECTIONS_PER_KEY} connections per key, the lane's cap), ${o.setupMs} ms; ` +
+      `gateways ${o.gateways}; subscribers on raw sockets in one worker thread (frame counting, pings answered, no JSON), ` +
+      `${SAMPLE_CONNECTIONS} of them stamping arrivals for latency.`,
+  );
   metrics.rate_orders_per_s = s.rate;
   metrics.run_ms = s.run_ms;
   metrics.repeats = s.repeats;
@@ -464,7 +548,9 @@ function result(s: Settings, byCount: Map<number, RunResult[]>, probe: RunResult
     name: 'ws_fanout',
     node: env.node,
     machine: env.machine,
-    workload: `One market; a REST order flow of ${s.rate} orders/s (batches of ${BATCH}: makers buy YES 40, takers buy NO 60, qty 1, so each order is one book delta); ${s.subscribers.join(' and ')} WebSocket subscribers of its orderbook_delta stream on raw sockets in a worker thread of the bench process; ${s.repeats} run(s) of ${s.run_ms} ms per subscriber count; ${DURABILITY_LABEL}.`,
+    workload: `One market; a REST order flow of ${s.rate} orders/s (batches of ${BATCH}: makers buy YES 40, takers buy NO 60, qty 1, so ` +
+      `each order is one book delta); ${s.subscribers.join(' and ')} WebSocket subscribers of its orderbook_delta stream on raw sockets ` +
+      `in a worker thread of the bench process; ${s.repeats} run(s) of ${s.run_ms} ms per subscriber count; ${DURABILITY_LABEL}.`,
     metrics,
     peers: {},
     ratios: {},

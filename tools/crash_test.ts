@@ -56,8 +56,15 @@ const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gate
   + ' [--kills-per-part K] [--stress] [--verify] [--keep] [--json]';
 
 const OPTIONS = {
-  kills: { type: 'string' }, seed: { type: 'string' }, gateways: { type: 'string' }, traders: { type: 'string' }, 'load-ms': { type: 'string' },
-  'kills-per-part': { type: 'string' }, stress: { type: 'boolean' }, verify: { type: 'boolean' }, keep: { type: 'boolean' },
+  kills: { type: 'string' },
+  seed: { type: 'string' },
+  gateways: { type: 'string' },
+  traders: { type: 'string' },
+  'load-ms': { type: 'string' },
+  'kills-per-part': { type: 'string' },
+  stress: { type: 'boolean' },
+  verify: { type: 'boolean' },
+  keep: { type: 'boolean' },
   json: { type: 'boolean' },
 } as const;
 
@@ -110,12 +117,26 @@ function describe(r: CrashReport, title: string): string {
   return [
     `${title} ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.kills} kills (${r.kills_during_start} during a start), `
       + `${r.restarts} starts, ${r.epochs} epochs, ${r.seconds} s`,
-    `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had not); fills acknowledged ${c.fills_acked ?? 0}`,
-    `  cancels ${c.cancel_ok ?? 0} ok / ${c.cancel_uncertain ?? 0} cut off; decreases ${c.decrease_ok ?? 0} / ${c.decrease_uncertain ?? 0}; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ${c.withdraw_uncertain ?? 0}; confirms ${c.confirm_ok ?? 0} / ${c.confirm_uncertain ?? 0}; fails ${c.fail_ok ?? 0} / ${c.fail_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
-    `  over the WebSocket lane (each trader's second key): placements ${c.ws_place_ok ?? 0} acknowledged / ${c.ws_place_uncertain ?? 0} cut off, `
-      + `cancels ${c.ws_cancel_ok ?? 0} / ${c.ws_cancel_uncertain ?? 0}, decreases ${c.ws_decrease_ok ?? 0} / ${c.ws_decrease_uncertain ?? 0}`,
-    `  refused before sequencing: ${Object.entries(c).filter(([k]) => k.endsWith('_refused')).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
-    `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} conservation checks; recoveries from a snapshot ${c.recoveries_from_snapshot ?? 0}; torn tails ${c.recovery_fault_torn_tail_truncated ?? 0}; journal verify at the end: ${c.journal_verify_runs ? 'run' : 'not run'}`,
+    `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ` +
+      `${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had ` +
+      `not); fills acknowledged ${c.fills_acked ?? 0}`,
+    `  cancels ${c.cancel_ok ?? 0} ok / ${c.cancel_uncertain ?? 0} cut off; decreases ${c.decrease_ok ?? 0} / ` +
+      `${c.decrease_uncertain ?? 0}; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ` +
+      `${c.withdraw_uncertain ?? 0}; confirms ${c.confirm_ok ?? 0} / ${c.confirm_uncertain ?? 0}; fails ${c.fail_ok ?? 0} / ` +
+      `${c.fail_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
+    `  over the WebSocket lane (each trader's second key): placements ${c.ws_place_ok ?? 0} acknowledged / ${c.ws_place_uncertain ?? 0} ` +
+      `cut off, `
+      + `cancels ${c.ws_cancel_ok ?? 0} / ${c.ws_cancel_uncertain ?? 0}, decreases ${c.ws_decrease_ok ?? 0} / ` +
+        `${c.ws_decrease_uncertain ?? 0}`,
+    `  refused before sequencing: ${
+      Object.entries(c)
+        .filter(([k]) => k.endsWith('_refused'))
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }`,
+    `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} ` +
+      `conservation checks; recoveries from a snapshot ${c.recoveries_from_snapshot ?? 0}; torn tails ` +
+      `${c.recovery_fault_torn_tail_truncated ?? 0}; journal verify at the end: ${c.journal_verify_runs ? 'run' : 'not run'}`,
     `  kill points: ${killPoints(c)}; starts removed ${c.recovery_fault_empty_segment_removed ?? 0} empty segments `
       + `and ${c.recovery_fault_torn_tail_truncated ?? 0} torn tails`,
     `  recovery: ${r.recoveries.map((x) => `${x.spawn_to_ready_ms}ms@${x.seq}`).join(' ')}`,

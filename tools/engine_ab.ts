@@ -46,7 +46,9 @@ function parse(argv: string[]): Options {
   const o = { rounds: num('rounds', 3)!, runs: num('runs', 7)!, commands: num('commands', 300_000)!, cpu: num('cpu', null) };
   if (pos.length !== 2) throw new Error('two builds to compare are needed');
   const [a, b] = pos.map((p) => resolve(p)) as [string, string];
-  for (const d of [a, b]) if (!existsSync(resolve(d, 'bench', 'engine_match.js'))) throw new Error(`${d} has no bench/engine_match.js (a dist directory is expected)`);
+  for (const d of [a, b])
+    if (!existsSync(resolve(d, 'bench', 'engine_match.js')))
+      throw new Error(`${d} has no bench/engine_match.js (a dist directory is expected)`);
   if (o.rounds < 1 || o.runs < 1 || o.commands < 1000) throw new Error('rounds and runs must be >= 1, commands >= 1000');
   return { a, b, ...o };
 }

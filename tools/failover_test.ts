@@ -13,11 +13,19 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
 import { runFailoverTest, type FailoverOptions } from '../test/support/crash/failover.js';
 
-const USAGE = 'usage: node dist/tools/failover_test.js --kills N [--nats-kills M] [--seed S] [--lease-ms L] [--heartbeat-ms H] [--load-ms MIN..MAX] [--keep] [--json]';
+const USAGE =
+  'usage: node dist/tools/failover_test.js --kills N [--nats-kills M] [--seed S] [--lease-ms L] [--heartbeat-ms H] [--load-ms MIN..MAX] ' +
+    '[--keep] [--json]';
 
 const OPTIONS = {
-  kills: { type: 'string' }, 'nats-kills': { type: 'string' }, seed: { type: 'string' }, 'lease-ms': { type: 'string' }, 'heartbeat-ms': { type: 'string' },
-  'load-ms': { type: 'string' }, keep: { type: 'boolean' }, json: { type: 'boolean' },
+  kills: { type: 'string' },
+  'nats-kills': { type: 'string' },
+  seed: { type: 'string' },
+  'lease-ms': { type: 'string' },
+  'heartbeat-ms': { type: 'string' },
+  'load-ms': { type: 'string' },
+  keep: { type: 'boolean' },
+  json: { type: 'boolean' },
 } as const;
 
 function intArg(name: string, v: string | undefined): number | undefined {
@@ -64,17 +72,28 @@ async function main(argv: string[]): Promise<number> {
   if (json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
   const c = r.counts;
   const fo = r.failovers.map((f) => f.kill_to_ack_ms);
-  process.stdout.write([
-    `failover test ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.primary_kills} primary kills, ${r.nats_kills} NATS leader kills, ${r.epochs} epochs, ${r.seconds} s`,
-    `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} had not); fills acknowledged ${c.fills_acked ?? 0}`,
-    `  cancels ${c.cancel_ok ?? 0} / ${c.cancel_uncertain ?? 0} cut off; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ${c.withdraw_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
-    `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} conservation checks, ${c.convergence_checks ?? 0} convergence checks, ${c.journal_verify_runs ?? 0} journal verifies; rejoins that cut a tail ${c.rejoin_tail_truncated ?? 0}`,
-    `  failover (kill to first acknowledged write): ${fo.map((x) => `${x}ms`).join(' ')}${fo.length > 0 ? ` (median ${pct(fo, 50)} ms, max ${Math.max(...fo)} ms)` : ''}`,
-    `  NATS leader kills: ${r.nats_faults.map((x) => `${x.leader}${x.primary_stepped_down ? ' (primary stepped down)' : ''} outage ${x.outage_ms}ms`).join(', ') || 'none'}`,
-    r.convergence ? `  at rest: ${JSON.stringify(r.convergence)}` : '',
-    ...r.violations.map((v) => `  VIOLATION ${v}`),
-    r.ok ? '' : `  data dir kept: ${r.data_dir}`,
-  ].join('\n') + '\n');
+  process.stdout.write(
+    [
+      `failover test ${r.ok ? 'PASSED' : 'FAILED'}: seed ${r.seed}, ${r.primary_kills} primary kills, ${r.nats_kills} NATS leader kills, ` +
+        `${r.epochs} epochs, ${r.seconds} s`,
+      `  placements: ${c.place_ok ?? 0} acknowledged, ${c.place_rejected ?? 0} core rejects, ${c.place_refused ?? 0} refused, ` +
+        `${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, ${c.place_uncertain_had_not_landed ?? 0} ` +
+        `had not); fills acknowledged ${c.fills_acked ?? 0}`,
+      `  cancels ${c.cancel_ok ?? 0} / ${c.cancel_uncertain ?? 0} cut off; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; ` +
+        `withdrawals ${c.withdraw_ok ?? 0} / ${c.withdraw_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
+      `  checked: ${c.orders_checked ?? 0} order checks, ${c.withdrawals_checked ?? 0} withdrawal checks, ${c.conservation_checks ?? 0} ` +
+        `conservation checks, ${c.convergence_checks ?? 0} convergence checks, ${c.journal_verify_runs ?? 0} journal verifies; rejoins ` +
+        `that cut a tail ${c.rejoin_tail_truncated ?? 0}`,
+      `  failover (kill to first acknowledged write): ` +
+        `${fo.map((x) => `${x}ms`).join(' ')}${fo.length > 0 ? ` (median ${pct(fo, 50)} ms, max ${Math.max(...fo)} ms)` : ''}`,
+      `  NATS leader kills: ` +
+        `${r.nats_faults.map((x) => `${x.leader}${x.primary_stepped_down ? ' (primary stepped down)' : ''} outage ${x.outage_ms}ms`)
+          .join(', ') || 'none'}`,
+      r.convergence ? `  at rest: ${JSON.stringify(r.convergence)}` : '',
+      ...r.violations.map((v) => `  VIOLATION ${v}`),
+      r.ok ? '' : `  data dir kept: ${r.data_dir}`,
+    ].join('\n') + '\n',
+  );
   return r.ok ? 0 : 1;
 }
 

@@ -65,7 +65,8 @@ function layoutFields(owner, fields, start) {
     if (f.type === 'utf8' || f.type === 'bytes') {
       size = f.size;
       align = 8;
-      if (!Number.isInteger(size) || size <= 0 || size % 8 !== 0) fail(`${owner}.${f.name}: ${f.type} size must be a positive multiple of 8`);
+      if (!Number.isInteger(size) || size <= 0 || size % 8 !== 0)
+        fail(`${owner}.${f.name}: ${f.type} size must be a positive multiple of 8`);
     } else if (SIZES[f.type]) {
       size = SIZES[f.type];
       align = size;
@@ -105,7 +106,8 @@ for (const [kind, group, lo, hi] of [['command', commands, 1, 63], ['event', eve
     if (r.type < lo || r.type > hi) fail(`${r.name}: ${kind} type ${r.type} outside ${lo}..${hi}`);
     if (seenTypes.has(r.type)) fail(`${r.name}: type ${r.type} already used by ${seenTypes.get(r.type)}`);
     if (seenNames.has(r.name)) fail(`${r.name}: duplicate name`);
-    if (r.tail !== undefined && (kind !== 'wire' || !entryByName.has(r.tail))) fail(`${r.name}: tail ${r.tail} is not an entry of wire.json`);
+    if (r.tail !== undefined && (kind !== 'wire' || !entryByName.has(r.tail)))
+      fail(`${r.name}: tail ${r.tail} is not an entry of wire.json`);
     seenTypes.set(r.type, r.name);
     seenNames.add(r.name);
     const l = layoutFields(r.name, r.fields, header.size);
@@ -125,7 +127,8 @@ for (const e of enums) {
 const gatewayCodes = new Set(codes.codes.filter((c) => c.origin === 'gateway').map((c) => c.code));
 for (const e of enums.filter((x) => x.codes)) {
   // An enum of error codes for binary answers: each name (but none = 0) is a gateway code of codes.json.
-  for (const v of e.values) if (v.value !== 0 && !gatewayCodes.has(v.name)) fail(`enum ${e.name}.${v.name}: not a gateway code of codes.json`);
+  for (const v of e.values)
+    if (v.value !== 0 && !gatewayCodes.has(v.name)) fail(`enum ${e.name}.${v.name}: not a gateway code of codes.json`);
 }
 const nums = new Set();
 for (const c of codes.codes) {
@@ -184,7 +187,8 @@ function sharedRuns(from, to) {
 
 /** The statements copying one run: u32 words when both ends allow, else u16, else bytes. */
 function copyRun(run) {
-  const w = run.src % 4 === 0 && run.dst % 4 === 0 && run.len % 4 === 0 ? 4 : run.src % 2 === 0 && run.dst % 2 === 0 && run.len % 2 === 0 ? 2 : 1;
+  const w =
+    run.src % 4 === 0 && run.dst % 4 === 0 && run.len % 4 === 0 ? 4 : run.src % 2 === 0 && run.dst % 2 === 0 && run.len % 2 === 0 ? 2 : 1;
   const view = w === 4 ? 'u32' : w === 2 ? 'u16' : 'u8';
   const shift = w === 4 ? ' >>> 2' : w === 2 ? ' >>> 1' : '';
   const out = [];
@@ -253,13 +257,19 @@ function accessors(f) {
       if (f.js === 'safe') {
         lines.push(docWith('a safe integer < 2^53'));
         lines.push(`  ${n}(m: Mem, o: number): number { const i = ${U32_IDX(f.offset)}; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },`);
-        lines.push(`  set_${n}(m: Mem, o: number, v: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },`);
+        lines.push(
+          `  set_${n}(m: Mem, o: number, v: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * ` +
+            `2.3283064365386963e-10) >>> 0; },`,
+        );
       } else {
         lines.push(docWith('high 32 bits'));
         lines.push(`  ${n}_hi(m: Mem, o: number): number { return m.u32[${U32_IDX(f.offset + 4)}]!; },`);
         lines.push(`  /** ${f.doc} (low 32 bits) */`);
         lines.push(`  ${n}_lo(m: Mem, o: number): number { return m.u32[${U32_IDX(f.offset)}]!; },`);
-        lines.push(`  set_${n}(m: Mem, o: number, hi: number, lo: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = lo; m.u32[i + 1] = hi; },`);
+        lines.push(
+          `  set_${n}(m: Mem, o: number, hi: number, lo: number): void { const i = ${U32_IDX(f.offset)}; m.u32[i] = lo; m.u32[i + 1] = ` +
+            `hi; },`,
+        );
       }
       break;
     case 'utf8':
@@ -315,7 +325,9 @@ for (const e of enums) {
 }
 ts.push('// ---- reject codes ----');
 ts.push('export interface CodeInfo {');
-ts.push('  readonly code: string; readonly num: number | null; readonly http: number; readonly origin: \'gateway\' | \'core\'; readonly doc: string;');
+ts.push(
+  "  readonly code: string; readonly num: number | null; readonly http: number; readonly origin: 'gateway' | 'core'; readonly doc: string;",
+);
 ts.push('}');
 ts.push('export const CODES: readonly CodeInfo[] = [');
 for (const c of codes.codes) ts.push(`  ${JSON.stringify({ code: c.code, num: c.num, http: c.http, origin: c.origin, doc: c.doc })},`);
@@ -342,7 +354,8 @@ for (const r of records) {
   const reserved = r.fields.filter((f) => f.name.startsWith('reserved'));
   ts.push('  /** Zeroes the reserved fields (writers set every other field). */');
   ts.push(`  clear_reserved(${reserved.length ? 'm: Mem, o: number' : '_m: Mem, _o: number'}): void {${reserved.map((f) => {
-    const idx = f.type === 'u8' ? `m.u8[o + ${f.offset}]` : f.type === 'u16' ? `m.u16[(o + ${f.offset}) >>> 1]` : `m.u32[(o + ${f.offset}) >>> 2]`;
+    const idx =
+      f.type === 'u8' ? `m.u8[o + ${f.offset}]` : f.type === 'u16' ? `m.u16[(o + ${f.offset}) >>> 1]` : `m.u32[(o + ${f.offset}) >>> 2]`;
     return ` ${idx} = 0;`;
   }).join('')} },`);
   for (const f of r.fields) ts.push(...accessors(f));
@@ -360,8 +373,14 @@ for (const e of entries) {
   ts.push('');
 }
 ts.push('// ---- tables for tools, tests and generic decoding (not for hot paths) ----');
-ts.push('export interface FieldInfo { readonly name: string; readonly type: string; readonly offset: number; readonly size: number; readonly js?: string; readonly enum?: string; }');
-ts.push("export interface RecordInfo { readonly kind: 'command' | 'event' | 'wire'; readonly name: string; readonly type: number; readonly size: number; readonly fields: readonly FieldInfo[]; readonly tail?: string; }");
+ts.push(
+  'export interface FieldInfo { readonly name: string; readonly type: string; readonly offset: number; readonly size: number; readonly ' +
+    'js?: string; readonly enum?: string; }',
+);
+ts.push(
+  "export interface RecordInfo { readonly kind: 'command' | 'event' | 'wire'; readonly name: string; readonly type: number; readonly " +
+    "size: number; readonly fields: readonly FieldInfo[]; readonly tail?: string; }",
+);
 const fi = (f) => {
   const o = { name: f.name, type: f.type, offset: f.offset, size: f.size };
   if (f.js) o.js = f.js;
@@ -383,7 +402,9 @@ const tsOut = ts.join('\n');
 
 const md = [];
 const esc = (s) => String(s).replace(/\|/g, '\\|');
-const ftype = (f) => (f.type === 'u64' ? `u64 (${f.js})` : f.type === 'utf8' || f.type === 'bytes' ? `${f.type}[${f.size}]` : f.type) + (f.enum ? ` enum ${f.enum}` : '');
+const ftype = (f) =>
+  (f.type === 'u64' ? `u64 (${f.js})` : f.type === 'utf8' || f.type === 'bytes' ? `${f.type}[${f.size}]` : f.type) +
+  (f.enum ? ` enum ${f.enum}` : '');
 md.push('# Binary layout reference');
 md.push('');
 md.push('GENERATED by `tools/gen_layout.mjs` from `native-layout/*.json`; do not edit by hand.');
@@ -426,7 +447,8 @@ md.push('');
 for (const rule of wire.rules) md.push(`- ${rule}`);
 md.push('');
 md.push('| type | record | bytes |', '|---|---|---|');
-for (const r of records.filter((x) => x.kind === 'wire')) md.push(`| ${r.type} | [${r.name}](#${r.name.toLowerCase()}) | ${r.size}${r.tail ? ` + ${entryByName.get(r.tail).size} x n` : ''} |`);
+for (const r of records.filter((x) => x.kind === 'wire'))
+  md.push(`| ${r.type} | [${r.name}](#${r.name.toLowerCase()}) | ${r.size}${r.tail ? ` + ${entryByName.get(r.tail).size} x n` : ''} |`);
 md.push('');
 for (const r of records.filter((x) => x.kind === 'wire')) {
   md.push(`### ${r.name}`);
@@ -515,7 +537,9 @@ function exampleFrame(title, recs) {
   let base = 0;
   for (const x of recs) {
     for (const row of x.rows) {
-      out.push(`| ${base + row.at} | \`${x.buf.subarray(row.at, row.at + row.size).toString('hex')}\` | ${x.name} ${row.label} | ${row.value} |`);
+      out.push(
+        `| ${base + row.at} | \`${x.buf.subarray(row.at, row.at + row.size).toString('hex')}\` | ${x.name} ${row.label} | ${row.value} |`,
+      );
     }
     base += x.buf.length;
   }
@@ -567,5 +591,7 @@ if (process.argv.includes('--check')) {
     mkdirSync(dirname(p), { recursive: true });
     writeFileSync(p, s);
   }
-  console.log(`layout: wrote ${outputs.length} files (fingerprint 0x${fingerprint.toString(16).padStart(8, '0')}, ${records.length} records)`);
+  console.log(
+    `layout: wrote ${outputs.length} files (fingerprint 0x${fingerprint.toString(16).padStart(8, '0')}, ${records.length} records)`,
+  );
 }

@@ -2,7 +2,7 @@
 // snapshots. Read-only: it never writes, truncates or removes anything
 // (recovery plans are made with repair: false). One process, main thread.
 //
-//   node dist/tools/journal.js dump   [--data-dir DIR] [--from SEQ] [--to SEQ] [--account N] [--market N] [--type NAME[,NAME...]] [--secrets]
+// node dist/tools/journal.js dump   [--data-dir DIR] [--from SEQ] [--to SEQ] [--account N] [--market N] [--type NAME[,NAME...]] [--secrets]
 //   node dist/tools/journal.js verify [--data-dir DIR] [--check-every N] [--engine JSON]
 //   node dist/tools/journal.js hash   [--data-dir DIR] [--at SEQ] [--ignore-snapshots] [--engine JSON]
 //
@@ -27,7 +27,15 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../src/engine/config.js';
 import { verify as verifyState } from '../src/engine/verify.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../src/journal/format.js';
-import { isTornCreation, listSegments, loadBase, planRecovery, replay, type PlannedSegment, type RecoveryPlan } from '../src/journal/recovery.js';
+import {
+  isTornCreation,
+  listSegments,
+  loadBase,
+  planRecovery,
+  replay,
+  type PlannedSegment,
+  type RecoveryPlan,
+} from '../src/journal/recovery.js';
 import { forEachRecord, JournalFault, listDir, readWhole, scanSegment, type SegmentScan } from '../src/journal/segment.js';
 import { listSnapshots, readSnapshot, snapshotTemps } from '../src/journal/snapshot.js';
 import { decodeViews, stateHash } from '../src/journal/state_codec.js';
@@ -114,7 +122,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Args
 function intOption(args: Args, name: string): number | undefined {
   const raw = args.values.get(name);
   if (raw === undefined) return undefined;
-  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new UsageError(`${name}: expected a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new UsageError(`${name}: expected a non-negative integer, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 
@@ -130,7 +139,8 @@ function engineOption(args: Args): Partial<EngineConfig> | undefined {
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UsageError('--engine: expected a JSON object of engine settings');
   for (const [k, x] of Object.entries(v)) {
-    if (!(k in DEFAULT_ENGINE_CONFIG)) throw new UsageError(`--engine: unknown setting ${k}; settings: ${Object.keys(DEFAULT_ENGINE_CONFIG).join(', ')}`);
+    if (!(k in DEFAULT_ENGINE_CONFIG))
+      throw new UsageError(`--engine: unknown setting ${k}; settings: ${Object.keys(DEFAULT_ENGINE_CONFIG).join(', ')}`);
     if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) throw new UsageError(`--engine: ${k} must be a non-negative integer`);
   }
   return v as Partial<EngineConfig>;
@@ -215,7 +225,8 @@ function dump(args: Args, io: Io): number {
   if (typeArg !== undefined) {
     types = new Set();
     for (const name of typeArg.split(',')) {
-      if (!EVENT_NAMES.includes(name)) throw new UsageError(`--type: unknown event ${JSON.stringify(name)}; events: ${EVENT_NAMES.join(', ')}`);
+      if (!EVENT_NAMES.includes(name))
+        throw new UsageError(`--type: unknown event ${JSON.stringify(name)}; events: ${EVENT_NAMES.join(', ')}`);
       types.add(recordInfo(name).type);
     }
   }
@@ -240,7 +251,8 @@ function dump(args: Args, io: Io): number {
     try {
       const scan = scanSegment(f.path, bytes, null);
       end = scan.goodEnd;
-      if (expect !== null && scan.firstSeq !== expect) notes.push(`${f.path}: starts at seq ${scan.firstSeq}, the previous segment ended at ${expect - 1}`);
+      if (expect !== null && scan.firstSeq !== expect)
+        notes.push(`${f.path}: starts at seq ${scan.firstSeq}, the previous segment ended at ${expect - 1}`);
       if (scan.tail !== null) notes.push(`${f.path}: not dumped past byte ${scan.tail.offset}: ${scan.tail.kind} (${scan.tail.detail})`);
       expect = scan.lastSeq + 1;
     } catch (e) {
@@ -303,7 +315,12 @@ function planFromScratch(dataDir: string, uptoSeq: number | undefined): Recovery
   const upto = uptoSeq ?? Number.MAX_SAFE_INTEGER;
   const files = listSegments(dataDir);
   if (files.length > 0 && files[0]!.firstSeq !== 1) {
-    throw new JournalFault(files[0]!.path, 0, `the journal starts at seq ${files[0]!.firstSeq}, not 1 (older segments were pruned or lost): it cannot be replayed without a snapshot`);
+    throw new JournalFault(
+      files[0]!.path,
+      0,
+      `the journal starts at seq ${files[0]!.firstSeq}, not 1 (older segments were pruned or lost): it cannot be replayed without a ` +
+        `snapshot`,
+    );
   }
   const segments: PlannedSegment[] = [];
   const tails: RecoveryPlan['tails'] = [];
@@ -314,7 +331,8 @@ function planFromScratch(dataDir: string, uptoSeq: number | undefined): Recovery
     const bytes = readWhole(f.path);
     const scan = scanSegment(f.path, bytes, expect);
     if (scan.tail !== null && scan.lastSeq < upto) {
-      if (i < files.length - 1) throw new JournalFault(f.path, scan.tail.offset, `damaged end of a segment that is not the last (${scan.tail.detail})`);
+      if (i < files.length - 1)
+        throw new JournalFault(f.path, scan.tail.offset, `damaged end of a segment that is not the last (${scan.tail.detail})`);
       tails.push({ ...scan.tail, path: f.path, bytes: bytes.length - scan.goodEnd });
     }
     segments.push({ path: f.path, firstSeq: scan.firstSeq, lastSeq: scan.lastSeq, goodEnd: scan.goodEnd });
@@ -333,9 +351,11 @@ function hash(args: Args, io: Io): number {
   checkDataDir(args.dataDir);
   const plan = scratch ? planFromScratch(args.dataDir, at) : planRecovery(args.dataDir, { repair: false, uptoSeq: at });
   for (const r of plan.rejectedSnapshots) io.err(`note: snapshot rejected (${r.reason})\n`);
-  for (const t of plan.tails) io.err(`note: ${t.path}: ${t.kind} at byte ${t.offset} (${t.detail}); the state is that of the last complete command\n`);
+  for (const t of plan.tails)
+    io.err(`note: ${t.path}: ${t.kind} at byte ${t.offset} (${t.detail}); the state is that of the last complete command\n`);
   const cfg = plan.snapshot === null ? chooseEngineConfig(args, args.dataDir, io.env) : null;
-  if (cfg === null && args.values.has('--engine')) io.err(`note: --engine is not used: the state starts from ${plan.snapshot!.path}, which carries its configuration\n`);
+  if (cfg === null && args.values.has('--engine'))
+    io.err(`note: --engine is not used: the state starts from ${plan.snapshot!.path}, which carries its configuration\n`);
   const views = loadBase(plan, cfg?.engine ?? {}, {});
   const base = views.asOfSeq;
   const records = replay(plan, base, (m, o) => views.apply(m, o));
@@ -411,7 +431,12 @@ function verifyJournal(args: Args, io: Io): number {
       const bytes = readWhole(f.path);
       size = bytes.length;
       if (isTornCreation(bytes, isLast)) {
-        r.repair(f.path, 0, `a segment created but never written (${size} bytes, shorter than its header): the process died right after creating it; the next start removes it`);
+        r.repair(
+          f.path,
+          0,
+          `a segment created but never written (${size} bytes, shorter than its header): the process died right after creating it; the ` +
+            `next start removes it`,
+        );
         continue;
       }
       scan = scanSegment(f.path, bytes, expect);
@@ -421,7 +446,8 @@ function verifyJournal(args: Args, io: Io): number {
       expect = null;
       continue;
     }
-    const span = scan.lastSeq >= scan.firstSeq ? `seqs ${scan.firstSeq}..${scan.lastSeq}` : `no complete command (first seq ${scan.firstSeq})`;
+    const span =
+      scan.lastSeq >= scan.firstSeq ? `seqs ${scan.firstSeq}..${scan.lastSeq}` : `no complete command (first seq ${scan.firstSeq})`;
     r.line(`segment ${f.path}: ${span}, ${scan.records} records, ${size} bytes`);
     if (scan.firstSeq !== f.firstSeq) {
       r.fault(f.path, 16, `header first seq ${scan.firstSeq} differs from the file name's ${f.firstSeq}`);
@@ -455,7 +481,8 @@ function verifyJournal(args: Args, io: Io): number {
     } catch (e) {
       // Recovery skips a snapshot that fails its checks (it falls back to an older one, or to the journal).
       const reason = (e as Error).message.replace(`snapshot ${s.path}: `, '');
-      if ((e as Error).message.startsWith('decode: ')) r.fault(s.path, FILE_HEADER_BYTES, `its checksums pass but it does not decode (recovery would fail on it): ${reason}`);
+      if ((e as Error).message.startsWith('decode: '))
+        r.fault(s.path, FILE_HEADER_BYTES, `its checksums pass but it does not decode (recovery would fail on it): ${reason}`);
       else r.repair(s.path, 0, `rejected, recovery falls back past it: ${reason}`);
       continue;
     }
@@ -487,7 +514,12 @@ function verifyJournal(args: Args, io: Io): number {
   if (start !== 1) {
     const oldest = [...valid].reverse().find((s) => s.seq >= start - 1 && s.seq <= end);
     if (oldest === undefined) {
-      r.fault(files[0]!.path, 0, `the journal starts at seq ${start} and no valid snapshot holds seq ${start - 1} or later within the journal: records 1..${start - 1} are missing`);
+      r.fault(
+        files[0]!.path,
+        0,
+        `the journal starts at seq ${start} and no valid snapshot holds seq ${start - 1} or later within the journal: records ` +
+          `1..${start - 1} are missing`,
+      );
       return finish(r, t0, null);
     }
     base = oldest;
@@ -496,7 +528,13 @@ function verifyJournal(args: Args, io: Io): number {
   if (base === null) r.line(`engine configuration: ${source}: ${JSON.stringify(engine)}`);
   else r.line(`engine configuration: that of the base snapshot ${base.path}${engineGiven !== undefined ? ' (--engine is not used)' : ''}`);
   for (const s of valid) {
-    if (clean && s.seq > end) r.fault(s.path, 16, `the snapshot is at seq ${s.seq} but the journal ends at ${end}: records ${end + 1}..${s.seq} exist only in the snapshot (a lost segment?)`);
+    if (clean && s.seq > end)
+      r.fault(
+        s.path,
+        16,
+        `the snapshot is at seq ${s.seq} but the journal ends at ${end}: records ${end + 1}..${s.seq} exist only in the snapshot (a lost ` +
+          `segment?)`,
+      );
     else if (s.seq < start - 1) r.line(`note: ${s.path} (seq ${s.seq}) is older than the journal's first record; not cross-checked`);
   }
   if (planned.length === 0) return finish(r, t0, null);
@@ -504,7 +542,10 @@ function verifyJournal(args: Args, io: Io): number {
   const full = replayChecked(r, planned, base, engine, end, checkEvery, valid.filter((s) => s !== base));
   if (full === null) return finish(r, t0, null);
   const fromWhere = base === null ? 'the journal start' : `the snapshot ${base.path}`;
-  const checked = checkEvery > 0 ? `every ${checkEvery} records (${full.checks - 1} times) and at the end` : 'at the end (--check-every N checks on the way too)';
+  const checked =
+    checkEvery > 0
+      ? `every ${checkEvery} records (${full.checks - 1} times) and at the end`
+      : 'at the end (--check-every N checks on the way too)';
   r.line(`replay: seqs ${(base?.seq ?? 0) + 1}..${end} from ${fromWhere}: ${full.records} records; invariants checked ${checked}`);
   if (!clean) r.line(`note: the replay stopped at the first faulty segment (seq ${end}); later segments were checked, not replayed`);
 
@@ -512,10 +553,24 @@ function verifyJournal(args: Args, io: Io): number {
   const newest = valid.find((s) => s.seq <= end && s.seq >= start - 1);
   if (newest !== undefined && newest !== base) {
     const views = decodeViews(readSnapshot(newest.path).body);
-    const n = replay({ dataDir, snapshot: newest, rejectedSnapshots: [], segments: planned, lastSeq: end, tails: [], removed: [] }, views.asOfSeq, (m, o) => views.apply(m, o));
+    const n = replay(
+      { dataDir, snapshot: newest, rejectedSnapshots: [], segments: planned, lastSeq: end, tails: [], removed: [] },
+      views.asOfSeq,
+      (m, o) => views.apply(m, o),
+    );
     const h = stateHash(views.state);
-    if (h !== full.hash) r.fault(newest.path, FILE_HEADER_BYTES, `the newest snapshot (seq ${newest.seq}) plus the journal after it (${n} records) gives state hash ${h}, the full replay ${full.hash}`);
-    else r.line(`replay from the newest valid snapshot ${newest.path} (seq ${newest.seq}, ${n} records after it): same state hash as the full replay`);
+    if (h !== full.hash)
+      r.fault(
+        newest.path,
+        FILE_HEADER_BYTES,
+        `the newest snapshot (seq ${newest.seq}) plus the journal after it (${n} records) gives state hash ${h}, the full replay ` +
+          `${full.hash}`,
+      );
+    else
+      r.line(
+        `replay from the newest valid snapshot ${newest.path} (seq ${newest.seq}, ${n} records after it): same state hash as the full ` +
+          `replay`,
+      );
   } else if (newest === base && base !== null) {
     r.line('the newest valid snapshot is the replay\'s base: nothing more to cross-check');
   }
@@ -544,7 +599,13 @@ function tsString(hi: number, lo: number): string {
 }
 
 function replayChecked(
-  r: Report, planned: PlannedSegment[], base: ValidSnapshot | null, engine: Partial<EngineConfig>, end: number, checkEvery: number, snapshots: ValidSnapshot[],
+  r: Report,
+  planned: PlannedSegment[],
+  base: ValidSnapshot | null,
+  engine: Partial<EngineConfig>,
+  end: number,
+  checkEvery: number,
+  snapshots: ValidSnapshot[],
 ): { hash: string; records: number; checks: number } | null {
   const views = base === null ? new Views(engine, {}) : decodeViews(readSnapshot(base.path).body);
   const hashAt = new Map<number, ValidSnapshot>();
@@ -580,7 +641,12 @@ function replayChecked(
         const snap = hashAt.get(seq);
         if (snap !== undefined) {
           const h = stateHash(views.state);
-          if (h !== snap.hash) r.fault(snap.path, FILE_HEADER_BYTES, `state hash ${snap.hash} differs from the replay's ${h} at seq ${seq} (${s.path} byte ${at})`);
+          if (h !== snap.hash)
+            r.fault(
+              snap.path,
+              FILE_HEADER_BYTES,
+              `state hash ${snap.hash} differs from the replay's ${h} at seq ${seq} (${s.path} byte ${at})`,
+            );
           else r.line(`snapshot ${snap.path}: same state hash as the replay at seq ${seq}`);
         }
         if (checkEvery > 0 && since >= checkEvery) {
@@ -601,7 +667,12 @@ function replayChecked(
   }
   checks++;
   const bad = verifyState(views.state);
-  if (bad.length > 0) r.fault(planned[planned.length - 1]!.path, planned[planned.length - 1]!.goodEnd, `invariants broken at the end (seq ${end}): ${firstLines(bad)}`);
+  if (bad.length > 0)
+    r.fault(
+      planned[planned.length - 1]!.path,
+      planned[planned.length - 1]!.goodEnd,
+      `invariants broken at the end (seq ${end}): ${firstLines(bad)}`,
+    );
   return { hash: stateHash(views.state), records, checks };
 }
 

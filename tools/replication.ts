@@ -32,7 +32,10 @@ options: --nats-urls URL[,URL...]  --nats-stream NAME  --nats-bucket NAME`;
 
 function config(values: OptionValues<typeof OPTIONS>, env: NodeJS.ProcessEnv): ReplicationConfig {
   const stream = String(values['nats-stream'] ?? env.DX_NATS_STREAM ?? 'DX');
-  const urls = String(values['nats-urls'] ?? env.DX_NATS_URLS ?? 'nats://127.0.0.1:4222').split(',').map((u) => u.trim()).filter((u) => u !== '');
+  const urls = String(values['nats-urls'] ?? env.DX_NATS_URLS ?? 'nats://127.0.0.1:4222')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
   const bucket = String(values['nats-bucket'] ?? (env.DX_NATS_BUCKET || `${stream}-snapshots`));
   return { urls, stream, bucket, replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: `tool-${process.pid}`, url: '', max_batch_bytes: 0 };
 }
@@ -79,16 +82,26 @@ export async function status(cfg: ReplicationConfig, listenMs: number): Promise<
 function table(r: StatusReport): string {
   const s = r.stream;
   const lines = [
-    `stream ${s.name}: leader ${s.leader || '(none)'}, replicas ${s.replicas.map((x) => `${x.name}${x.current ? '' : ' (behind)'}`).join(', ') || '(none)'}`,
+    `stream ${s.name}: leader ${s.leader || '(none)'}, replicas ` +
+      `${s.replicas.map((x) => `${x.name}${x.current ? '' : ' (behind)'}`).join(', ') || '(none)'}`,
     `  ${s.messages} messages, ${s.bytes} bytes, stream seq ${s.first_seq}..${s.last_seq}`,
-    r.epoch === null ? '  epoch: none (an empty stream)'
-      : r.epoch.stream_seq === 0 ? `  epoch ${r.epoch.epoch} (its claim was purged with the log's prefix)`
-        : `  epoch ${r.epoch.epoch}: claimed by ${r.epoch.node} (${r.epoch.url}) after seq ${r.epoch.seq}, at stream seq ${r.epoch.stream_seq}`,
-    r.last === null ? '  last entry: none' : `  last entry: ${r.last.kind} of epoch ${r.last.epoch}, seq ${r.last.seq}, stream seq ${r.last.stream_seq}`,
+    r.epoch === null
+      ? '  epoch: none (an empty stream)'
+      : r.epoch.stream_seq === 0
+        ? `  epoch ${r.epoch.epoch} (its claim was purged with the log's prefix)`
+        : `  epoch ${r.epoch.epoch}: claimed by ${r.epoch.node} (${r.epoch.url}) after seq ${r.epoch.seq}, at stream seq ` +
+          `${r.epoch.stream_seq}`,
+    r.last === null
+      ? '  last entry: none'
+      : `  last entry: ${r.last.kind} of epoch ${r.last.epoch}, seq ${r.last.seq}, stream seq ${r.last.stream_seq}`,
     `  snapshots: ${r.snapshots.map((x) => `${x.name} (${x.size} bytes)`).join(', ') || 'none'}`,
     '',
     'node                 role      epoch          seq    durable_seq   stream_seq  age_ms  url',
-    ...r.nodes.map((n) => `${n.node.padEnd(20)} ${n.role.padEnd(8)} ${String(n.epoch).padStart(6)} ${String(n.seq).padStart(12)} ${String(n.durable_seq).padStart(14)} ${String(n.stream_seq).padStart(12)} ${String(n.age_ms).padStart(7)}  ${n.url}`),
+    ...r.nodes.map(
+      (n) =>
+        `${n.node.padEnd(20)} ${n.role.padEnd(8)} ${String(n.epoch).padStart(6)} ${String(n.seq).padStart(12)} ` +
+          `${String(n.durable_seq).padStart(14)} ${String(n.stream_seq).padStart(12)} ${String(n.age_ms).padStart(7)}  ${n.url}`,
+    ),
   ];
   if (r.nodes.length === 0) lines.push('(no heartbeat heard)');
   return `${lines.join('\n')}\n`;
@@ -109,9 +122,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
-    if (cl.positionals.length !== 1 || !['status', 'hash'].includes(cl.positionals[0]!)) throw new UsageError('a command is needed: status or hash');
+    if (cl.positionals.length !== 1 || !['status', 'hash'].includes(cl.positionals[0]!))
+      throw new UsageError('a command is needed: status or hash');
     command = cl.positionals[0]!;
-    if (values['listen-ms'] !== undefined && !/^[0-9]{1,6}$/.test(values['listen-ms'])) throw new UsageError('--listen-ms needs a number of milliseconds');
+    if (values['listen-ms'] !== undefined && !/^[0-9]{1,6}$/.test(values['listen-ms']))
+      throw new UsageError('--listen-ms needs a number of milliseconds');
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`replication: ${e.message}\n${USAGE}\n`);
@@ -124,8 +139,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       process.stdout.write(values.json ? `${JSON.stringify(r, null, 2)}\n` : table(r));
     } else {
       const r = await replayHash(cfg, serverEngineConfig(env));
-      process.stdout.write(values.json ? `${JSON.stringify(r)}\n`
-        : `state hash at seq ${r.seq}: ${r.state_hash} (snapshot ${r.snapshot ?? 'none'} at seq ${r.snapshot_seq}, then ${r.entries} log entries to stream seq ${r.stream_seq})\n`);
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(r)}\n`
+          : `state hash at seq ${r.seq}: ${r.state_hash} (snapshot ${r.snapshot ?? 'none'} at seq ${r.snapshot_seq}, then ${r.entries} ` +
+            `log entries to stream seq ${r.stream_seq})\n`,
+      );
     }
     return 0;
   } catch (e) {

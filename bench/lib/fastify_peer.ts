@@ -25,13 +25,26 @@ export interface FastifyPeer {
  * on a fresh port, with `keys` funded accounts holding `seed_shares` YES and
  * NO shares each (created by the peer itself, in-process).
  */
-export async function startFastifyPeer(opts: { keys: number; seed_shares: number; deposit_cents?: number; nodeArgs?: string[] }): Promise<FastifyPeer> {
+export async function startFastifyPeer(opts: {
+  keys: number;
+  seed_shares: number;
+  deposit_cents?: number;
+  nodeArgs?: string[];
+}): Promise<FastifyPeer> {
   let lastError: Error | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const child = new NodeChild('fastify_place', [
-      ...(opts.nodeArgs ?? []), FASTIFY_JS, '--port', String(port), '--keys', String(opts.keys), '--seed-shares', String(opts.seed_shares),
-      '--deposit', String(opts.deposit_cents ?? 100_000_000),
+      ...(opts.nodeArgs ?? []),
+      FASTIFY_JS,
+      '--port',
+      String(port),
+      '--keys',
+      String(opts.keys),
+      '--seed-shares',
+      String(opts.seed_shares),
+      '--deposit',
+      String(opts.deposit_cents ?? 100_000_000),
     ]);
     try {
       const m = await child.waitForLine(/^ready (\{.*\})$/, 60_000);

@@ -41,7 +41,12 @@ export async function pool<T>(n: number, concurrency: number, fn: (i: number) =>
 
 /** One market with a round in `trading`, closing `closeInMs` from now. No fees, no position limit. */
 export async function openMarket(admin: AdminClient, closeInMs = 3_600_000): Promise<number> {
-  const { market_id } = await admin.createMarket({ title: 'bench: gateway placements', category: 0, position_limit: 0, fee_schedule_id: 0 });
+  const { market_id } = await admin.createMarket({
+    title: 'bench: gateway placements',
+    category: 0,
+    position_limit: 0,
+    fee_schedule_id: 0,
+  });
   const closeNs = BigInt(Date.now() + closeInMs) * 1_000_000n;
   await admin.openRound(market_id, { strike: '100000000', close_ts: closeNs.toString() });
   return market_id;
@@ -106,7 +111,8 @@ export async function createTraders(ex: ExchangeProcess, n: number, opts: Trader
         clients[idx[j]!]!.placeOrder({ market_id: opts.market_id, side: 'buy', outcome, tick: 50, qty: q }));
       let filled = 0;
       for (const p of placed as Placement[]) {
-        if (expectFilled && p.status !== 'filled') throw new Error(`seeding: a crossing buy ended ${p.status} (filled ${p.filled_qty}/${q})`);
+        if (expectFilled && p.status !== 'filled')
+          throw new Error(`seeding: a crossing buy ended ${p.status} (filled ${p.filled_qty}/${q})`);
         filled += p.filled_qty;
       }
       return filled;

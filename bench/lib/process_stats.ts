@@ -193,7 +193,10 @@ export interface QuietResult {
  * On a shared machine another job's CPU burst otherwise lands in the middle
  * of a throughput run.
  */
-export async function waitQuiet(ownPids: number[], opts: { maxWaitMs: number; maxForeignPct?: number; windowMs?: number; windows?: number }): Promise<QuietResult> {
+export async function waitQuiet(
+  ownPids: number[],
+  opts: { maxWaitMs: number; maxForeignPct?: number; windowMs?: number; windows?: number },
+): Promise<QuietResult> {
   const limit = opts.maxForeignPct ?? 15;
   const windowMs = opts.windowMs ?? 1000;
   const need = opts.windows ?? 2;

@@ -86,7 +86,8 @@ export function serverSummary(before: LatencyReport, after: LatencyReport, s: Se
 /** Every stage of one route over the window (stages nobody passed have count 0). */
 export function serverStages(before: LatencyReport, after: LatencyReport, lane: string, route: string): Record<string, ServerSummary> {
   const out: Record<string, ServerSummary> = {};
-  for (const stage of ['total', 'verify', 'publish', 'sequence', 'durable', 'apply', 'reply']) out[stage] = serverSummary(before, after, { lane, routes: [route], stage });
+  for (const stage of ['total', 'verify', 'publish', 'sequence', 'durable', 'apply', 'reply'])
+    out[stage] = serverSummary(before, after, { lane, routes: [route], stage });
   return out;
 }
 
@@ -97,7 +98,10 @@ export function fsyncSummary(before: LatencyReport, after: LatencyReport): Serve
 }
 
 /** Runs fn between two reads of the exchange's histograms; the window's summaries come back beside fn's value. */
-export async function withServerLatency<T>(ex: AdminEndpoint, fn: () => Promise<T>): Promise<{ value: T; before: LatencyReport; after: LatencyReport }> {
+export async function withServerLatency<T>(
+  ex: AdminEndpoint,
+  fn: () => Promise<T>,
+): Promise<{ value: T; before: LatencyReport; after: LatencyReport }> {
   const before = await readLatency(ex);
   const value = await fn();
   const after = await readLatency(ex);
@@ -115,5 +119,10 @@ export function putServer(metrics: Record<string, number>, prefix: string, s: Se
 
 /** One line per stage: "verify p50/p99 12/40 us; publish ...". */
 export function stagesLine(stages: Record<string, ServerSummary>): string {
-  return Object.entries(stages).filter(([, s]) => s.count > 0).map(([k, s]) => `${k} ${s.p50_us}/${s.p99_us}/${s.max_us}`).join('; ') + ' (p50/p99/max µs)';
+  return (
+    Object.entries(stages)
+      .filter(([, s]) => s.count > 0)
+      .map(([k, s]) => `${k} ${s.p50_us}/${s.p99_us}/${s.max_us}`)
+      .join('; ') + ' (p50/p99/max µs)'
+  );
 }

@@ -20,6 +20,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { CancelAll, EntryResult, EntryStatus, Header, PlaceOrder, T_ENTRY_RESULT, T_PLACE_ORDER } from '../../src/layout/records.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
+import { mulberry32 } from '../../src/lib/rng.js';
 import { Histogram, type HistogramData } from '../../test/support/loadgen/histogram.js';
 
 export interface OrderWorkerData {
@@ -60,16 +61,8 @@ export interface OrderWorkerReport {
 }
 
 const d = workerData as OrderWorkerData;
-let state = d.seed >>> 0 || 1;
-function rand(): number {
-  // xorshift32: the worker's own stream (the PRNG of src/lib is for the exchange's tests and tools).
-  state ^= state << 13;
-  state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 4294967296;
-}
+/** The worker's own stream, seeded per worker. */
+const rand = mulberry32(d.seed);
 
 interface Order {
   side: number;
@@ -107,7 +100,16 @@ class Conn {
 }
 
 const conns: Conn[] = [];
-let run: { req: OrderRunRequest; start: number; end: number; ok: number; sent: number; behind: number; outcomes: Record<string, number>; hist: Histogram } | null = null;
+let run: {
+  req: OrderRunRequest;
+  start: number;
+  end: number;
+  ok: number;
+  sent: number;
+  behind: number;
+  outcomes: Record<string, number>;
+  hist: Histogram;
+} | null = null;
 
 function count(kind: string): void {
   const o = run!.outcomes;
@@ -126,7 +128,8 @@ function open(key: OrderWorkerData['keys'][number]): Promise<Conn> {
     ws.once('error', reject);
     ws.once('open', () => {
       ws.on('message', (data: Buffer, isBinary: boolean) => (isBinary ? onBinary(c, data) : onText(c, data, resolve)));
-      if (d.mode === 'binary') ws.send(JSON.stringify({ id: 0, cmd: 'start_binary', params: { layout_fingerprint: d.layout_fingerprint } }));
+      if (d.mode === 'binary')
+        ws.send(JSON.stringify({ id: 0, cmd: 'start_binary', params: { layout_fingerprint: d.layout_fingerprint } }));
       else resolve(c);
     });
   });
@@ -207,8 +210,10 @@ function send(c: Conn, intended: number): void {
   const lo = coidLo++ >>> 0;
   if (d.mode === 'json') {
     const coid = (BigInt(nonceHi) << 32n) | BigInt(lo);
-    c.ws.send(`{"id":${id},"cmd":"place_order","params":{"market_id":${d.market_id},"side":"${SIDES[o.side]}","outcome":"${OUTCOMES[o.outcome]}",`
-      + `"tick":${o.tick},"qty":${o.qty},"client_order_id":"${coid}"}}`);
+    c.ws.send(
+      `{"id":${id},"cmd":"place_order","params":{"market_id":${d.market_id},"side":"${SIDES[o.side]}","outcome":"${OUTCOMES[o.outcome]}",` +
+        `"tick":${o.tick},"qty":${o.qty},"client_order_id":"${coid}"}}`,
+    );
     return;
   }
   const m = c.mem;
@@ -291,14 +296,29 @@ parentPort!.on('message', (msg: OrderRunRequest | { type: 'close' }) => {
     return;
   }
   const start = performance.now();
-  const r = { req: msg, start, end: start + msg.duration_ms, ok: 0, sent: 0, behind: 0, outcomes: {} as Record<string, number>, hist: new Histogram() };
+  const r = {
+    req: msg,
+    start,
+    end: start + msg.duration_ms,
+    ok: 0,
+    sent: 0,
+    behind: 0,
+    outcomes: {} as Record<string, number>,
+    hist: new Histogram(),
+  };
   run = r;
   if (msg.loop === 'closed') for (const c of conns) afterAnswer(c);
   else openLoop(r);
   setTimeout(() => {
     // Count only what was answered within the duration; then wait for the stragglers before the next run.
     const report: OrderWorkerReport = {
-      type: 'report', ok: r.ok, outcomes: { ...r.outcomes }, sent: r.sent, behind: r.behind, latency: r.hist.toData(), elapsed_ms: performance.now() - start,
+      type: 'report',
+      ok: r.ok,
+      outcomes: { ...r.outcomes },
+      sent: r.sent,
+      behind: r.behind,
+      latency: r.hist.toData(),
+      elapsed_ms: performance.now() - start,
     };
     run = null;
     const drained = (): void => {

@@ -90,8 +90,11 @@ function open(index: number, key: { key_id: number; secret: string }): Promise<v
     let ready = false;
     let pending: Buffer | null = null;
     s.on('connect', () => {
-      s.write(`GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${wsKey}\r\nSec-WebSocket-Version: 13\r\n`
-        + `DX-ACCESS-KEY: ${key.key_id}\r\nDX-ACCESS-TIMESTAMP: ${ts}\r\nDX-ACCESS-SIGNATURE: ${sig}\r\n\r\n`);
+      s.write(
+        `GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ` +
+          `${wsKey}\r\nSec-WebSocket-Version: 13\r\n` +
+          `DX-ACCESS-KEY: ${key.key_id}\r\nDX-ACCESS-TIMESTAMP: ${ts}\r\nDX-ACCESS-SIGNATURE: ${sig}\r\n\r\n`,
+      );
     });
     s.on('error', (e) => {
       if (!ready) reject(e);
@@ -117,7 +120,11 @@ function open(index: number, key: { key_id: number; secret: string }): Promise<v
         }
         handshake = false;
         p = end + 4;
-        s.write(frame(Buffer.from(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ids: [d.market_id] } }))));
+        s.write(
+          frame(
+            Buffer.from(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ids: [d.market_id] } })),
+          ),
+        );
       }
       const n = buf.length;
       while (p + 2 <= n) {

@@ -149,7 +149,13 @@ function ok(c: Completion, what: string): number {
   return c.result;
 }
 
-function setup(core: InProcessCore, n: number, seedShares: number, depositCents: number, secretSeed: string): { market: number; keys: PeerKey[] } {
+function setup(
+  core: InProcessCore,
+  n: number,
+  seedShares: number,
+  depositCents: number,
+  secretSeed: string,
+): { market: number; keys: PeerKey[] } {
   const market = ok(core.execute(T_CREATE_MARKET, CreateMarket.SIZE, 0, (m, o) => {
     CreateMarket.set_category(m, o, 0);
     CreateMarket.set_position_limit(m, o, 0);
@@ -256,10 +262,23 @@ async function main(): Promise<void> {
     const q = url.indexOf('?');
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const f: InFlight = {
-      aborted: false, done: false, method: req.method, path: q >= 0 ? url.slice(0, q) : url, target: url, query: q >= 0 ? url.slice(q + 1) : '',
-      keyHeader: String(req.headers['dx-access-key'] ?? ''), tsHeader: String(req.headers['dx-access-timestamp'] ?? ''),
-      sigHeader: String(req.headers['dx-access-signature'] ?? ''), authorization: '', contentLengths: 1, chunks: [], size: raw.length,
-      tooLarge: false, routeName: route.name, mac: null, ...stageTimes(),
+      aborted: false,
+      done: false,
+      method: req.method,
+      path: q >= 0 ? url.slice(0, q) : url,
+      target: url,
+      query: q >= 0 ? url.slice(q + 1) : '',
+      keyHeader: String(req.headers['dx-access-key'] ?? ''),
+      tsHeader: String(req.headers['dx-access-timestamp'] ?? ''),
+      sigHeader: String(req.headers['dx-access-signature'] ?? ''),
+      authorization: '',
+      contentLengths: 1,
+      chunks: [],
+      size: raw.length,
+      tooLarge: false,
+      routeName: route.name,
+      mac: null,
+      ...stageTimes(),
     };
     try {
       // The same checks in the same order as the exchange's gateway (src/gateway/http.ts onRequest).

@@ -1,4 +1,4 @@
-// Control plane (DESIGN 6): the operator's listener, bound to 127.0.0.1 by
+// Control plane (docs/ARCHITECTURE.md section 8): the operator's listener, bound to 127.0.0.1 by
 // default, authenticated with `Authorization: Bearer <token>`. JSON in and
 // out, closed schemas, the same error envelope, u64 as strings. Every action
 // is a sequenced command on the control plane's own ring (producer 1), so it
@@ -21,8 +21,16 @@ import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
 import { compile, parseJson, safeField, validate, type Checker } from '../gateway/schemas.js';
 import {
-  AdminDepositBody, AdminFeeScheduleBody, AdminKeyBody, AdminKeyTierBody, AdminMarketBody, AdminOracleTickBody, AdminProposeBody, AdminRoundBody,
-  AdminSeriesBody, EmptyBody,
+  AdminDepositBody,
+  AdminFeeScheduleBody,
+  AdminKeyBody,
+  AdminKeyTierBody,
+  AdminMarketBody,
+  AdminOracleTickBody,
+  AdminProposeBody,
+  AdminRoundBody,
+  AdminSeriesBody,
+  EmptyBody,
 } from '../wire/requests.js';
 import type * as Q from '../wire/requests.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
@@ -63,7 +71,13 @@ interface AdminRoute {
   handler: (r: AdminRequest, ctx: AdminContext) => Reply | Promise<Reply>;
 }
 
-async function sequenced(core: GatewayCore, type: number, size: number, account: number, write: (m: Mem, o: number) => void): Promise<Completion> {
+async function sequenced(
+  core: GatewayCore,
+  type: number,
+  size: number,
+  account: number,
+  write: (m: Mem, o: number) => void,
+): Promise<Completion> {
   const r = await core.submit(type, size, account, false, write);
   if (r === null) throw new ApiError('sequencing_timeout');
   if (r.status === CompletionStatus.rejected) {
@@ -73,7 +87,13 @@ async function sequenced(core: GatewayCore, type: number, size: number, account:
   return r;
 }
 
-function route(name: string, method: AdminRoute['method'], path: string, body: AdminRoute['body'], handler: AdminRoute['handler']): AdminRoute {
+function route(
+  name: string,
+  method: AdminRoute['method'],
+  path: string,
+  body: AdminRoute['body'],
+  handler: AdminRoute['handler'],
+): AdminRoute {
   return { name, method, path, segments: path.split('/').filter((s) => s.length > 0), scope: 0, body, handler };
 }
 
@@ -129,8 +149,10 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     const b = r.body as Q.KeyTierRequest;
     const custom = b.tier === 'custom';
     for (const f of ['read', 'write'] as const) {
-      if (custom && b[f] === undefined) throw new ApiError('invalid_field', `tier custom needs ${f}`, { field: f, reason: 'required with tier custom' });
-      if (!custom && b[f] !== undefined) throw new ApiError('invalid_field', `${f} is given by tier ${b.tier}`, { field: f, reason: 'only with tier custom' });
+      if (custom && b[f] === undefined)
+        throw new ApiError('invalid_field', `tier custom needs ${f}`, { field: f, reason: 'required with tier custom' });
+      if (!custom && b[f] !== undefined)
+        throw new ApiError('invalid_field', `${f} is given by tier ${b.tier}`, { field: f, reason: 'only with tier custom' });
     }
     const c = await sequenced(ctx.core, T_SET_KEY_TIER, SetKeyTier.SIZE, 0, (m, o) => {
       SetKeyTier.set_key_id(m, o, key);
@@ -167,7 +189,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   }),
   route('create_market', 'POST', '/admin/markets', compile(AdminMarketBody), async (r, ctx) => {
     const b = r.body as Q.CreateMarketRequest;
-    if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
+    if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 ' +
+      'bytes', { field: 'title', reason: 'at most 128 bytes' });
     const c = await sequenced(ctx.core, T_CREATE_MARKET, CreateMarket.SIZE, 0, (m, o) => {
       CreateMarket.set_category(m, o, b.category);
       CreateMarket.set_position_limit(m, o, b.position_limit);
@@ -256,7 +279,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {
     const b = r.body as Q.SeriesRequest;
-    if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
+    if (Buffer.byteLength(b.title) > 128)
+      throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
     const c = await sequenced(ctx.core, T_CREATE_SERIES, CreateSeries.SIZE, 0, (m, o) => {
       CreateSeries.set_category(m, o, b.category);
       CreateSeries.set_position_limit(m, o, b.position_limit);
@@ -277,7 +301,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   route('list_series', 'GET', '/admin/series', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.series() })),
   route('stop_series', 'POST', '/admin/series/{category}/stop', compile(EmptyBody), async (r, ctx) => {
     const raw = r.params[0]!;
-    if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) throw new ApiError('invalid_field', 'category must be 0..65535', { field: 'category', reason: 'must be 0..65535' });
+    if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535)
+      throw new ApiError('invalid_field', 'category must be 0..65535', { field: 'category', reason: 'must be 0..65535' });
     const category = Number(raw);
     const c = await sequenced(ctx.core, T_STOP_SERIES, StopSeries.SIZE, 0, (m, o) => StopSeries.set_category(m, o, category));
     ctx.log({ event: 'operator', action: 'stop_series', category, market_id: c.result });
@@ -315,7 +340,8 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
     try {
       ctx.core.drain();
       if (!tokenOk(f.authorization, tok)) throw new ApiError('unauthorized', 'missing or invalid bearer token');
-      const match = matchRoute(ADMIN_ROUTES as never, f.method, f.path) as { route: AdminRoute; params: string[] } | { allowed: string[] } | null;
+      const match = matchRoute(ADMIN_ROUTES as never, f.method, f.path) as
+        { route: AdminRoute; params: string[] } | { allowed: string[] } | null;
       if (match === null) throw new ApiError('not_found', `no route ${f.method} ${f.path}`);
       if ('allowed' in match) {
         send(res, f, 405, new ApiError('method_not_allowed').body(), { allow: match.allowed.join(', ') });
@@ -329,7 +355,8 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
       } else {
         body = validate(match.route.body, parseJson(raw.length === 0 ? '{}' : raw.toString('utf8')));
       }
-      if (f.query.length > 0) throw new ApiError('unknown_field', 'the control plane takes no query parameters', { field: f.query.split('=')[0] });
+      if (f.query.length > 0)
+        throw new ApiError('unknown_field', 'the control plane takes no query parameters', { field: f.query.split('=')[0] });
       if (match.route.name === 'metrics') {
         sendText(res, f, 200, ctx.metrics());
         observe(observer, f, 200, null);

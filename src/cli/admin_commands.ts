@@ -1,7 +1,7 @@
 // admin_commands: `dx admin ...`, the operator's commands over the control
 // plane (bearer token): accounts, keys, deposits, fee schedules, markets,
 // rounds, series, oracle ticks and the simulated feeder, withdrawals,
-// snapshot, health and metrics. CLI process.
+// snapshot, health and metrics. CLI process, main thread.
 
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { adminSink, ORACLE_SCALE, SimulatedFeeder } from '../oracle/feeder.js';
@@ -33,7 +33,17 @@ function verbs(usage: string, table_: Record<string, Run>): Run {
 
 function seriesRow(s: J): (string | number)[] {
   const r = s.round as J | null;
-  return [s.category, s.market_id, s.title, `${s.period_s}s`, s.active ? 'yes' : 'stopped', r ? r.round_number : '-', r ? r.status : '-', r ? oracle(r.strike) : '-', r && r.status === 'trading' ? countdown(r.close_ts) : '-'];
+  return [
+    s.category,
+    s.market_id,
+    s.title,
+    `${s.period_s}s`,
+    s.active ? 'yes' : 'stopped',
+    r ? r.round_number : '-',
+    r ? r.status : '-',
+    r ? oracle(r.strike) : '-',
+    r && r.status === 'trading' ? countdown(r.close_ts) : '-',
+  ];
 }
 
 const ROUND_ACTIONS = ['freeze', 'unfreeze', 'settle', 'void', 'dispute'] as const;
@@ -91,11 +101,19 @@ const ADMIN: Record<string, Run> = {
       allowFlags(ctx.p, [], 'dx admin account show <id>');
       const [id] = positionals(ctx.p, from, 1, 1, 'dx admin account show <id>');
       const r = await ctx.admin().account(int('account_id', id, 1, 0xffffffff)) as unknown as J;
-      ctx.print(r, () => fields([
-        ['account_id', r.account_id], ['deleted', r.deleted], ['available', dollars(r.available)], ['reserved', dollars(r.reserved)],
-        ['positions', (r.positions as J[]).map((p) => `${p.market_id}/${p.outcome} ${p.free}+${p.reserved_for_sale}`).join('  ') || '-'],
-        ['keys', (r.keys as J[]).map((k) => `${k.key_id}[${(k.scopes as string[]).join(',')}]${k.revoked ? ' revoked' : ''}`).join('  ') || '-'],
-      ]));
+      ctx.print(r, () =>
+        fields([
+          ['account_id', r.account_id],
+          ['deleted', r.deleted],
+          ['available', dollars(r.available)],
+          ['reserved', dollars(r.reserved)],
+          ['positions', (r.positions as J[]).map((p) => `${p.market_id}/${p.outcome} ${p.free}+${p.reserved_for_sale}`).join('  ') || '-'],
+          [
+            'keys',
+            (r.keys as J[]).map((k) => `${k.key_id}[${(k.scopes as string[]).join(',')}]${k.revoked ? ' revoked' : ''}`).join('  ') || '-',
+          ],
+        ]),
+      );
     },
     delete: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx admin account delete <id>');
@@ -110,16 +128,26 @@ const ADMIN: Record<string, Run> = {
       const usage = 'dx admin key create <account_id> [--scopes read,trade,withdraw] [--save file.json]';
       allowFlags(ctx.p, ['scopes', 'save'], usage);
       const [id] = positionals(ctx.p, from, 1, 1, usage);
-      const scopes = (flag(ctx.p, 'scopes') ?? 'read,trade').split(',').map((s) => oneOf('--scopes', s, ['read', 'trade', 'withdraw'] as const));
+      const scopes = (flag(ctx.p, 'scopes') ?? 'read,trade')
+        .split(',')
+        .map((s) => oneOf('--scopes', s, ['read', 'trade', 'withdraw'] as const));
       const r = await ctx.admin().createKey(int('account_id', id, 1, 0xffffffff), scopes);
       const save = flag(ctx.p, 'save');
       if (save !== undefined) {
-        writeFileSync(save, `${JSON.stringify({ key_id: r.key_id, secret: r.secret, url: flag(ctx.p, 'url') ?? ctx.env.DX_API_URL ?? DEFAULT_API_URL })}\n`, { mode: 0o600 });
+        writeFileSync(
+          save,
+          `${JSON.stringify({ key_id: r.key_id, secret: r.secret, url: flag(ctx.p, 'url') ?? ctx.env.DX_API_URL ?? DEFAULT_API_URL })}\n`,
+          { mode: 0o600 },
+        );
         chmodSync(save, 0o600);
       }
-      ctx.print(r, () => fields([
-        ['key_id', r.key_id], ['secret', save !== undefined ? `(saved in ${save})` : `${r.secret}  (shown once: keep it)`], ['scopes', r.scopes.join(',')],
-      ]));
+      ctx.print(r, () =>
+        fields([
+          ['key_id', r.key_id],
+          ['secret', save !== undefined ? `(saved in ${save})` : `${r.secret}  (shown once: keep it)`],
+          ['scopes', r.scopes.join(',')],
+        ]),
+      );
     },
     tier: async (ctx, from) => {
       const usage = 'dx admin key tier <key_id> default|market_maker|institutional|custom [--read rate/burst --write rate/burst]';
@@ -139,7 +167,9 @@ const ADMIN: Record<string, Run> = {
       };
       const read = figures('read');
       const write = figures('write');
-      const r = await ctx.admin().setKeyTier(int('key_id', id!, 1, 0xffffffff), { tier, ...(read ? { read } : {}), ...(write ? { write } : {}) });
+      const r = await ctx
+        .admin()
+        .setKeyTier(int('key_id', id!, 1, 0xffffffff), { tier, ...(read ? { read } : {}), ...(write ? { write } : {}) });
       ctx.print(r, () => fields([
         ['key_id', r.key_id], ['tier', r.tier], ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
         ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`], ['seq', r.seq],
@@ -182,7 +212,9 @@ const ADMIN: Record<string, Run> = {
   }),
 
   round: async (ctx, from) => {
-    const usage = 'dx admin round open <market_id> --strike <price> (--close-in 5m | --close-ts ns) | round freeze|unfreeze|settle|void|dispute <market_id> | round propose <market_id> [yes|no]';
+    const usage =
+      'dx admin round open <market_id> --strike <price> (--close-in 5m | --close-ts ns) | round freeze|unfreeze|settle|void|dispute ' +
+        '<market_id> | round propose <market_id> [yes|no]';
     const verb = ctx.p.positionals[from];
     const a = ctx.admin();
     if (verb === 'open') {
@@ -191,15 +223,24 @@ const ADMIN: Record<string, Run> = {
       const closeIn = flag(ctx.p, 'close-in');
       const closeTs = flag(ctx.p, 'close-ts');
       if ((closeIn === undefined) === (closeTs === undefined)) throw new UsageError('give exactly one of --close-in and --close-ts', usage);
-      const close = closeTs !== undefined ? u64('--close-ts', closeTs, 1n) : String(BigInt(Date.now() + durationS('--close-in', closeIn) * 1000) * 1_000_000n);
-      const r = await a.openRound(int('market_id', m, 1, 0xffffffff), { strike: oraclePrice('--strike', flag(ctx.p, 'strike')), close_ts: close });
+      const close =
+        closeTs !== undefined
+          ? u64('--close-ts', closeTs, 1n)
+          : String(BigInt(Date.now() + durationS('--close-in', closeIn) * 1000) * 1_000_000n);
+      const r = await a.openRound(int('market_id', m, 1, 0xffffffff), {
+        strike: oraclePrice('--strike', flag(ctx.p, 'strike')),
+        close_ts: close,
+      });
       ctx.print(r, () => `round ${r.round_number} trading until ${time(close)} (seq ${r.seq})\n`);
       return;
     }
     if (verb === 'propose') {
       allowFlags(ctx.p, [], usage);
       const [m, outcome] = positionals(ctx.p, from + 1, 1, 2, usage);
-      const r = await a.proposeRound(int('market_id', m, 1, 0xffffffff), outcome === undefined ? undefined : oneOf('outcome', outcome, ['yes', 'no'] as const));
+      const r = await a.proposeRound(
+        int('market_id', m, 1, 0xffffffff),
+        outcome === undefined ? undefined : oneOf('outcome', outcome, ['yes', 'no'] as const),
+      );
       ctx.print(r, () => `round ${(r as J).round_number ?? ''} ${r.status} (seq ${r.seq})\n`);
       return;
     }
@@ -213,7 +254,8 @@ const ADMIN: Record<string, Run> = {
     throw new UsageError(verb === undefined ? 'missing action' : `unknown round action ${JSON.stringify(verb)}`, usage);
   },
 
-  series: verbs('dx admin series create <title> --category n --period 5m [--position-limit n] [--fee-schedule n] | series list | series stop <category>', {
+  series: verbs('dx admin series create <title> --category n --period 5m [--position-limit n] [--fee-schedule n] | series list | series ' +
+    'stop <category>', {
     create: async (ctx, from) => {
       const usage = 'dx admin series create <title> --category n --period 5m [--position-limit n] [--fee-schedule n]';
       allowFlags(ctx.p, ['category', 'period', 'position-limit', 'fee-schedule'], usage);
@@ -226,13 +268,23 @@ const ADMIN: Record<string, Run> = {
         category: int('--category', category, 0, 65535), title, period_s: durationS('--period', period),
         position_limit: optInt(ctx, 'position-limit', 0, 0xffffffff, 0), fee_schedule_id: optInt(ctx, 'fee-schedule', 0, 0xffffffff, 0),
       });
-      ctx.print(r, () => `series ${r.category}: market ${r.market_id}, ${r.period_s}s rounds; ${r.round_number === '0' ? 'the first round opens when the oracle quorum is fresh' : `round ${r.round_number} trading`}\n`);
+      ctx.print(
+        r,
+        () =>
+          `series ${r.category}: market ${r.market_id}, ${r.period_s}s rounds; ` +
+            `${r.round_number === '0' ? 'the first round opens when the oracle quorum is fresh' : `round ${r.round_number} trading`}\n`,
+      );
     },
     list: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx admin series list');
       positionals(ctx.p, from, 0, 0, 'dx admin series list');
       const r = await ctx.admin().request<J>('GET', '/admin/series');
-      ctx.print(r, () => table(['category', 'market', 'title', 'period', 'active', 'round', 'status', 'strike', 'closes_in'], (r.series as J[]).map(seriesRow)));
+      ctx.print(r, () =>
+        table(
+          ['category', 'market', 'title', 'period', 'active', 'round', 'status', 'strike', 'closes_in'],
+          (r.series as J[]).map(seriesRow),
+        ),
+      );
     },
     stop: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx admin series stop <category>');
@@ -242,7 +294,8 @@ const ADMIN: Record<string, Run> = {
     },
   }),
 
-  oracle: verbs('dx admin oracle tick <source_id> <price> | oracle feed [--sources 0,1,2] [--interval-ms 1000] [--start-price 65000] [--sigma 0.0005] [--seed n] [--rounds n]', {
+  oracle: verbs('dx admin oracle tick <source_id> <price> | oracle feed [--sources 0,1,2] [--interval-ms 1000] [--start-price 65000] ' +
+    '[--sigma 0.0005] [--seed n] [--rounds n]', {
     tick: async (ctx, from) => {
       const usage = 'dx admin oracle tick <source_id> <price>';
       allowFlags(ctx.p, [], usage);
@@ -252,13 +305,15 @@ const ADMIN: Record<string, Run> = {
       ctx.print(r, () => `tick ${oracle(units)} from source ${s} (seq ${r.seq})\n`);
     },
     feed: async (ctx, from) => {
-      const usage = 'dx admin oracle feed [--sources 0,1,2] [--interval-ms 1000] [--start-price 65000] [--sigma 0.0005] [--seed n] [--rounds n]';
+      const usage =
+        'dx admin oracle feed [--sources 0,1,2] [--interval-ms 1000] [--start-price 65000] [--sigma 0.0005] [--seed n] [--rounds n]';
       allowFlags(ctx.p, ['sources', 'interval-ms', 'start-price', 'sigma', 'seed', 'rounds'], usage);
       positionals(ctx.p, from, 0, 0, usage);
       const sources = (flag(ctx.p, 'sources') ?? '0,1,2').split(',').map((x) => int('--sources', x, 0, 63));
       const start = Number(oraclePrice('--start-price', flag(ctx.p, 'start-price') ?? '65000')) / ORACLE_SCALE;
       const sigmaRaw = flag(ctx.p, 'sigma') ?? '0.0005';
-      if (!/^[0-9]*\.?[0-9]+$/.test(sigmaRaw) || Number(sigmaRaw) > 0.1) throw new UsageError('--sigma must be a number 0..0.1 (volatility per sqrt second)', usage);
+      if (!/^[0-9]*\.?[0-9]+$/.test(sigmaRaw) || Number(sigmaRaw) > 0.1)
+        throw new UsageError('--sigma must be a number 0..0.1 (volatility per sqrt second)', usage);
       const rounds = optInt(ctx, 'rounds', 1, 1_000_000_000, 0);
       const intervalMs = optInt(ctx, 'interval-ms', 10, 3_600_000, 1000);
       let failures = 0;
@@ -273,7 +328,11 @@ const ADMIN: Record<string, Run> = {
       // Bounded runs tick back to back on the interval; unbounded ones run until Ctrl-C.
       for (let n = 0; rounds === 0 || n < rounds; n++) {
         await feeder.tickOnce();
-        if (!ctx.json) ctx.out(`${new Date().toISOString()} mid ${oracle(feeder.midPrice)}  ${sources.map((s) => `${s}:${oracle(feeder.last.get(s) ?? 0)}`).join('  ')}\n`);
+        if (!ctx.json)
+          ctx.out(
+            `${new Date().toISOString()} mid ${oracle(feeder.midPrice)}  ` +
+              `${sources.map((s) => `${s}:${oracle(feeder.last.get(s) ?? 0)}`).join('  ')}\n`,
+          );
         if (rounds !== 0 && n === rounds - 1) break;
         await new Promise((r) => setTimeout(r, intervalMs));
       }
@@ -323,7 +382,8 @@ export const ADMIN_COMMAND: Command = {
   run: async (ctx, from) => {
     const noun = ctx.p.positionals[from];
     const run = noun === undefined ? undefined : ADMIN[noun];
-    if (!run) throw new UsageError(noun === undefined ? 'missing admin command' : `unknown admin command ${JSON.stringify(noun)}`, ADMIN_USAGE);
+    if (!run)
+      throw new UsageError(noun === undefined ? 'missing admin command' : `unknown admin command ${JSON.stringify(noun)}`, ADMIN_USAGE);
     return run(ctx, from + 1);
   },
 };

@@ -67,7 +67,8 @@ export function positionals(p: Parsed, from: number, min: number, max: number, u
 }
 
 export function int(name: string, raw: string | undefined, min: number, max: number): number {
-  if (raw === undefined || !/^[0-9]+$/.test(raw)) throw new UsageError(`${name} must be an integer ${min}..${max}, got ${JSON.stringify(raw ?? '')}`);
+  if (raw === undefined || !/^[0-9]+$/.test(raw))
+    throw new UsageError(`${name} must be an integer ${min}..${max}, got ${JSON.stringify(raw ?? '')}`);
   const n = Number(raw);
   if (n < min || n > max) throw new UsageError(`${name} must be ${min}..${max}, got ${raw}`);
   return n;

@@ -1,7 +1,7 @@
 // client_commands: the signed commands of `dx` (REST lane and accounts
 // service), each a thin layer over one or a few API calls: it checks its
 // arguments, calls, and prints a table (or the server's JSON with --json).
-// CLI process.
+// CLI process, main thread.
 
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../lib/command_line.js';
@@ -20,7 +20,9 @@ export interface Command {
 }
 
 function q(params: Record<string, string | undefined>): string {
-  const parts = Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${encodeURIComponent(k)}=${v!.split(',').map(encodeURIComponent).join(',')}`);
+  const parts = Object.entries(params)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${v!.split(',').map(encodeURIComponent).join(',')}`);
   return parts.length === 0 ? '' : `?${parts.join('&')}`;
 }
 
@@ -63,17 +65,39 @@ function rawCall(method: string): Command {
 }
 
 function marketRow(m: J): (string | number)[] {
-  return [m.market_id, m.title, m.status, m.best_yes_bid || '-', m.best_yes_ask || '-', m.last_tick_yes || '-', m.volume, m.open_interest, m.round_number ?? '-', m.status === 'trading' ? countdown(m.close_ts) : '-'];
+  return [
+    m.market_id,
+    m.title,
+    m.status,
+    m.best_yes_bid || '-',
+    m.best_yes_ask || '-',
+    m.last_tick_yes || '-',
+    m.volume,
+    m.open_interest,
+    m.round_number ?? '-',
+    m.status === 'trading' ? countdown(m.close_ts) : '-',
+  ];
 }
 
 function roundRow(r: J): (string | number)[] {
-  return [r.round_number, r.market_id, r.category, r.status, oracle(r.strike), time(r.open_ts), time(r.close_ts), r.outcome || '-', r.settle_price === '0' ? '-' : oracle(r.settle_price)];
+  return [
+    r.round_number,
+    r.market_id,
+    r.category,
+    r.status,
+    oracle(r.strike),
+    time(r.open_ts),
+    time(r.close_ts),
+    r.outcome || '-',
+    r.settle_price === '0' ? '-' : oracle(r.settle_price),
+  ];
 }
 
 const ROUND_HEADERS = ['round', 'market', 'category', 'status', 'strike', 'opened', 'closes', 'outcome', 'settle_price'];
 
 function placementText(r: J): string {
-  const head = `order ${r.order_id} ${r.status}${r.reason ? ` (${r.reason})` : ''}: filled ${r.filled_qty}, resting ${r.resting_qty}  [seq ${r.seq}]\n`;
+  const head = `order ${r.order_id} ${r.status}${r.reason ? ` (${r.reason})` : ''}: filled ${r.filled_qty}, resting ${r.resting_qty}  ` +
+    `[seq ${r.seq}]\n`;
   const fills = (r.fills as J[]).map((f) => `  fill ${f.qty} @ ${f.tick_yes} (YES price) ${f.path}`).join('\n');
   return head + (fills ? `${fills}\n` : '');
 }
@@ -101,10 +125,16 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       allowFlags(ctx.p, [], 'dx limits');
       positionals(ctx.p, from, 0, 0, 'dx limits');
       const r = await ctx.dx().request<J>('GET', '/v1/account/limits');
-      ctx.print(r, () => fields([
-        ['scopes', (r.scopes as string[]).join(',')], ['tier', r.tier], ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
-        ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`], ['batch_cap', r.batch_cap], ['response_budget_ms', r.response_budget_ms],
-      ]));
+      ctx.print(r, () =>
+        fields([
+          ['scopes', (r.scopes as string[]).join(',')],
+          ['tier', r.tier],
+          ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
+          ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`],
+          ['batch_cap', r.batch_cap],
+          ['response_budget_ms', r.response_budget_ms],
+        ]),
+      );
     },
   },
 
@@ -115,8 +145,12 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.markets!.usage;
       allowFlags(ctx.p, ['status', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>('GET', `/v1/markets${q({ status: flag(ctx.p, 'status'), limit: optInt(ctx, 'limit', 1, 1000) })}`);
-      ctx.print(r, () => table(['id', 'title', 'status', 'bid', 'ask', 'last', 'volume', 'oi', 'round', 'closes_in'], (r.markets as J[]).map(marketRow)));
+      const r = await ctx
+        .dx()
+        .request<J>('GET', `/v1/markets${q({ status: flag(ctx.p, 'status'), limit: optInt(ctx, 'limit', 1, 1000) })}`);
+      ctx.print(r, () =>
+        table(['id', 'title', 'status', 'bid', 'ask', 'last', 'volume', 'oi', 'round', 'closes_in'], (r.markets as J[]).map(marketRow)),
+      );
     },
   },
 
@@ -135,7 +169,9 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
         return;
       }
       const mk = await c.request<J>('GET', `/v1/markets/${market}`);
-      const head = `market ${mk.market_id}  ${mk.title}  ${mk.status}${mk.status === 'trading' ? `, closes in ${countdown(mk.close_ts)}` : ''}  (round ${mk.round_number ?? '-'}, as_of_seq ${book.as_of_seq})\n`;
+      const head = `market ${mk.market_id}  ${mk.title}  ` +
+        `${mk.status}${mk.status === 'trading' ? `, closes in ${countdown(mk.close_ts)}` : ''}  (round ${mk.round_number ?? '-'}, ` +
+        `as_of_seq ${book.as_of_seq})\n`;
       ctx.out(head + ladder(book));
     },
   },
@@ -147,8 +183,18 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.trades!.usage;
       allowFlags(ctx.p, ['limit'], usage);
       const [m] = positionals(ctx.p, from, 1, 1, usage);
-      const r = await ctx.dx().request<J>('GET', `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/trades${q({ limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
-      ctx.print(r, () => table(['seq', 'time', 'tick_yes', 'qty', 'taker'], (r.trades as J[]).map((t) => [t.seq, time(t.ts), t.tick_yes, t.qty, `${t.taker_side ?? ''} ${t.taker_outcome ?? ''}`.trim()])));
+      const r = await ctx
+        .dx()
+        .request<J>(
+          'GET',
+          `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/trades${q({ limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`,
+        );
+      ctx.print(r, () =>
+        table(
+          ['seq', 'time', 'tick_yes', 'qty', 'taker'],
+          (r.trades as J[]).map((t) => [t.seq, time(t.ts), t.tick_yes, t.qty, `${t.taker_side ?? ''} ${t.taker_outcome ?? ''}`.trim()]),
+        ),
+      );
     },
   },
 
@@ -186,7 +232,13 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       allowFlags(ctx.p, [], 'dx oracle');
       positionals(ctx.p, from, 0, 0, 'dx oracle');
       const r = await ctx.dx().request<J>('GET', '/v1/oracle/price');
-      ctx.print(r, () => fields([['price', r.price === '0' ? '- (no fresh source)' : oracle(r.price)], ['fresh_source_count', r.fresh_source_count], ['seq', r.seq]]));
+      ctx.print(r, () =>
+        fields([
+          ['price', r.price === '0' ? '- (no fresh source)' : oracle(r.price)],
+          ['fresh_source_count', r.fresh_source_count],
+          ['seq', r.seq],
+        ]),
+      );
     },
   },
 
@@ -197,7 +249,9 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.rounds!.usage;
       allowFlags(ctx.p, ['category', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>('GET', `/v1/rounds${q({ category: optInt(ctx, 'category', 0, 65535), limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
+      const r = await ctx
+        .dx()
+        .request<J>('GET', `/v1/rounds${q({ category: optInt(ctx, 'category', 0, 65535), limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
       ctx.print(r, () => table(ROUND_HEADERS, (r.rounds as J[]).map(roundRow)));
     },
   },
@@ -231,8 +285,15 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.positions!.usage;
       allowFlags(ctx.p, ['market'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>('GET', `/v1/portfolio/positions${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: '1000' })}`);
-      ctx.print(r, () => table(['market', 'outcome', 'free', 'reserved_for_sale'], (r.positions as J[]).map((p) => [p.market_id, p.outcome, p.free, p.reserved_for_sale])));
+      const r = await ctx
+        .dx()
+        .request<J>('GET', `/v1/portfolio/positions${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: '1000' })}`);
+      ctx.print(r, () =>
+        table(
+          ['market', 'outcome', 'free', 'reserved_for_sale'],
+          (r.positions as J[]).map((p) => [p.market_id, p.outcome, p.free, p.reserved_for_sale]),
+        ),
+      );
     },
   },
 
@@ -243,11 +304,31 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.orders!.usage;
       allowFlags(ctx.p, ['status', 'market', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>('GET', `/v1/portfolio/orders${q({
-        market_id: optInt(ctx, 'market', 1, 0xffffffff), status: flag(ctx.p, 'status') ?? 'resting,partially_filled', limit: optInt(ctx, 'limit', 1, 1000) ?? '50',
-      })}`);
-      ctx.print(r, () => table(['order_id', 'market', 'side', 'outcome', 'tick', 'qty', 'filled', 'remaining', 'tif', 'reason'],
-        (r.orders as J[]).map((o) => [o.order_id, o.market_id, o.side, o.outcome, o.tick, o.qty, o.filled_qty, o.remaining_qty, o.tif, o.reason || '-'])));
+      const r = await ctx.dx().request<J>(
+        'GET',
+        `/v1/portfolio/orders${q({
+          market_id: optInt(ctx, 'market', 1, 0xffffffff),
+          status: flag(ctx.p, 'status') ?? 'resting,partially_filled',
+          limit: optInt(ctx, 'limit', 1, 1000) ?? '50',
+        })}`,
+      );
+      ctx.print(r, () =>
+        table(
+          ['order_id', 'market', 'side', 'outcome', 'tick', 'qty', 'filled', 'remaining', 'tif', 'reason'],
+          (r.orders as J[]).map((o) => [
+            o.order_id,
+            o.market_id,
+            o.side,
+            o.outcome,
+            o.tick,
+            o.qty,
+            o.filled_qty,
+            o.remaining_qty,
+            o.tif,
+            o.reason || '-',
+          ]),
+        ),
+      );
     },
   },
 
@@ -258,14 +339,36 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.fills!.usage;
       allowFlags(ctx.p, ['market', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>('GET', `/v1/portfolio/fills${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: optInt(ctx, 'limit', 1, 1000) ?? '50' })}`);
-      ctx.print(r, () => table(['fill_id', 'time', 'order_id', 'market', 'side', 'outcome', 'role', 'tick', 'qty', 'fee', 'path'],
-        (r.fills as J[]).map((f) => [f.fill_id, time(f.ts), f.order_id, f.market_id, f.side, f.outcome, f.role, f.tick, f.qty, dollars(f.fee), f.path])));
+      const r = await ctx
+        .dx()
+        .request<J>(
+          'GET',
+          `/v1/portfolio/fills${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: optInt(ctx, 'limit', 1, 1000) ?? '50' })}`,
+        );
+      ctx.print(r, () =>
+        table(
+          ['fill_id', 'time', 'order_id', 'market', 'side', 'outcome', 'role', 'tick', 'qty', 'fee', 'path'],
+          (r.fills as J[]).map((f) => [
+            f.fill_id,
+            time(f.ts),
+            f.order_id,
+            f.market_id,
+            f.side,
+            f.outcome,
+            f.role,
+            f.tick,
+            f.qty,
+            dollars(f.fee),
+            f.path,
+          ]),
+        ),
+      );
     },
   },
 
   order: {
-    usage: 'dx order <buy|sell> <yes|no> <market_id> <tick 1..99> <qty> [--tif gtc|gtd|ioc|fok] [--post-only] [--client-order-id id] [--max-cost cents] [--expiry-ts ns] [--group n] [--stp cancel_taker|cancel_maker|cancel_both]',
+    usage: 'dx order <buy|sell> <yes|no> <market_id> <tick 1..99> <qty> [--tif gtc|gtd|ioc|fok] [--post-only] [--client-order-id id] ' +
+      '[--max-cost cents] [--expiry-ts ns] [--group n] [--stp cancel_taker|cancel_maker|cancel_both]',
     summary: 'place an order; prints its sequenced outcome and fills',
     run: async (ctx, from) => {
       const usage = CLIENT_COMMANDS.order!.usage;
@@ -302,7 +405,12 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const ids = positionals(ctx.p, from, 1, 20, usage).map((x) => u64('order_id', x, 1n));
       const r = await ctx.dx().request<J>('DELETE', '/v1/portfolio/orders/batch', { order_ids: ids });
       const results = r.results as J[];
-      ctx.print(r, () => table(['order_id', 'result'], results.map((x, i) => [ids[i]!, x.error ? `${x.error.code}: ${x.error.message}` : `canceled ${x.canceled_qty} (seq ${x.seq})`])));
+      ctx.print(r, () =>
+        table(
+          ['order_id', 'result'],
+          results.map((x, i) => [ids[i]!, x.error ? `${x.error.code}: ${x.error.message}` : `canceled ${x.canceled_qty} (seq ${x.seq})`]),
+        ),
+      );
       if (results.some((x) => x.error)) return 1;
     },
   },
@@ -314,7 +422,12 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS['cancel-all']!.usage;
       allowFlags(ctx.p, ['market', 'group'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>('DELETE', `/v1/portfolio/orders${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 0, 0xffffffff) })}`);
+      const r = await ctx
+        .dx()
+        .request<J>(
+          'DELETE',
+          `/v1/portfolio/orders${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 0, 0xffffffff) })}`,
+        );
       ctx.print(r, () => `canceled (seq ${r.seq})\n`);
     },
   },
@@ -326,7 +439,9 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.decrease!.usage;
       allowFlags(ctx.p, [], usage);
       const [id, n] = positionals(ctx.p, from, 2, 2, usage);
-      const r = await ctx.dx().request<J>('POST', `/v1/portfolio/orders/${u64('order_id', id, 1n)}/decrease`, { new_qty: int('new_qty', n, 0, 0xffffffff) });
+      const r = await ctx
+        .dx()
+        .request<J>('POST', `/v1/portfolio/orders/${u64('order_id', id, 1n)}/decrease`, { new_qty: int('new_qty', n, 0, 0xffffffff) });
       ctx.print(r, () => `decreased to ${r.new_qty} (seq ${r.seq})\n`);
     },
   },
@@ -344,7 +459,9 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       else if (verb === 'disarm' && ms === undefined) r = await c.request<J>('DELETE', '/v1/portfolio/deadman');
       else if (verb === 'status' && ms === undefined) r = await c.request<J>('GET', '/v1/portfolio/deadman');
       else throw new UsageError(`unknown deadman action ${JSON.stringify(verb)}`, usage);
-      ctx.print(r, () => (r.armed ? `armed: ${r.timeout_ms} ms, fires at ${time(r.fires_at_ts)} (in ${countdown(r.fires_at_ts)})\n` : 'disarmed\n'));
+      ctx.print(r, () =>
+        r.armed ? `armed: ${r.timeout_ms} ms, fires at ${time(r.fires_at_ts)} (in ${countdown(r.fires_at_ts)})\n` : 'disarmed\n',
+      );
     },
   },
 
@@ -366,7 +483,13 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.withdraw!.usage;
       allowFlags(ctx.p, [], usage);
       const [id, amount, dest] = positionals(ctx.p, from, 3, 3, usage);
-      const r = await ctx.dx().request<J>('POST', '/v1/withdrawals', { client_withdrawal_id: u64('client_withdrawal_id', id), amount: u64('amount', amount, 1n), destination: dest });
+      const r = await ctx
+        .dx()
+        .request<J>('POST', '/v1/withdrawals', {
+          client_withdrawal_id: u64('client_withdrawal_id', id),
+          amount: u64('amount', amount, 1n),
+          destination: dest,
+        });
       ctx.print(r, () => `withdrawal ${r.wid} ${r.status}: ${dollars(r.amount ?? amount!)} to ${r.destination ?? dest} (seq ${r.seq})\n`);
     },
   },
@@ -378,7 +501,16 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       allowFlags(ctx.p, [], 'dx withdrawal <client_withdrawal_id>');
       const [id] = positionals(ctx.p, from, 1, 1, 'dx withdrawal <client_withdrawal_id>');
       const r = await ctx.dx().request<J>('GET', `/v1/withdrawals/${u64('client_withdrawal_id', id)}`);
-      ctx.print(r, () => fields([['wid', r.wid], ['client_withdrawal_id', r.client_withdrawal_id], ['status', r.status], ['amount', dollars(r.amount)], ['destination', r.destination], ['seq', r.seq]]));
+      ctx.print(r, () =>
+        fields([
+          ['wid', r.wid],
+          ['client_withdrawal_id', r.client_withdrawal_id],
+          ['status', r.status],
+          ['amount', dollars(r.amount)],
+          ['destination', r.destination],
+          ['seq', r.seq],
+        ]),
+      );
     },
   },
 
@@ -392,7 +524,12 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const a = ctx.accounts();
       if (verb === 'list' && id === undefined) {
         const r = await a.request<J>('GET', '/keys');
-        ctx.print(r, () => table(['key_id', 'scopes', 'revoked'], (r.keys as J[]).map((k) => [k.key_id, (k.scopes as string[]).join(','), k.revoked ? 'yes' : 'no'])));
+        ctx.print(r, () =>
+          table(
+            ['key_id', 'scopes', 'revoked'],
+            (r.keys as J[]).map((k) => [k.key_id, (k.scopes as string[]).join(','), k.revoked ? 'yes' : 'no']),
+          ),
+        );
       } else if (verb === 'create' && id === undefined) {
         const body: J = {};
         const label = flag(ctx.p, 'label');
@@ -400,7 +537,13 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
         const scopes = flag(ctx.p, 'scopes');
         if (scopes !== undefined) body.scopes = scopes.split(',').map((s) => oneOf('--scopes', s, ['read', 'trade', 'withdraw'] as const));
         const r = await a.request<J>('POST', '/keys', body);
-        ctx.print(r, () => fields([['key_id', r.key_id], ['secret', `${r.secret}  (shown once: keep it)`], ['scopes', (r.scopes as string[]).join(',')]]));
+        ctx.print(r, () =>
+          fields([
+            ['key_id', r.key_id],
+            ['secret', `${r.secret}  (shown once: keep it)`],
+            ['scopes', (r.scopes as string[]).join(',')],
+          ]),
+        );
       } else if (verb === 'revoke' && id !== undefined) {
         const r = await a.request<J>('DELETE', `/keys/${int('key_id', id, 1, 0xffffffff)}`);
         ctx.print(r, () => `key ${r.key_id} revoked (seq ${r.seq})\n`);

@@ -11,6 +11,7 @@
 //   DX_ADMIN_TOKEN                operator token, else the file
 //                                 $DX_DATA_DIR/admin-token (default ./data/admin-token)
 // The secret is never printed or logged. CLI process.
+// CLI process, main thread.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,7 +82,10 @@ export class Ctx {
       }
       k = { keyId: j.key_id, secret: j.secret, source: file, url: typeof j.url === 'string' ? j.url : undefined };
     } else {
-      throw new UsageError('this command needs a key: set DX_KEY_ID and DX_KEY_SECRET, or DX_KEY_FILE (or --key-file) to a JSON file {"key_id","secret","url"?}');
+      throw new UsageError(
+        'this command needs a key: set DX_KEY_ID and DX_KEY_SECRET, or DX_KEY_FILE (or --key-file) to a JSON file ' +
+          '{"key_id","secret","url"?}',
+      );
     }
     try {
       decodeSecret(k.secret);
@@ -127,7 +131,10 @@ export class Ctx {
       try {
         token = readFileSync(file, 'utf8').trim();
       } catch (e) {
-        throw new UsageError(`operator commands need the token: set DX_ADMIN_TOKEN, or run where ${file} exists (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+        throw new UsageError(
+          `operator commands need the token: set DX_ADMIN_TOKEN, or run where ${file} exists ` +
+            `(${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+        );
       }
     }
     return new AdminClient({ baseUrl: this.adminUrl(), token, timeoutMs: this.timeoutMs });

@@ -34,7 +34,8 @@ const MCP_COMMAND: Command = {
     try {
       mod = (await import(spec)) as typeof mod;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') throw new UsageError('this build has no MCP stdio server (dist/src/mcp/stdio.js is missing)');
+      if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND')
+        throw new UsageError('this build has no MCP stdio server (dist/src/mcp/stdio.js is missing)');
       throw e;
     }
     if (typeof mod.runMcpStdio !== 'function') throw new UsageError('dist/src/mcp/stdio.js does not export runMcpStdio');
@@ -79,12 +80,19 @@ function networkMessage(e: unknown): string | null {
   if (e.name === 'TimeoutError') return 'no answer within the timeout (--timeout-ms)';
   if (e instanceof TypeError && e.message === 'fetch failed') {
     const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    return c?.code === 'ECONNREFUSED' ? 'connection refused (is the exchange running? check the URL)' : c?.message ?? c?.code ?? 'fetch failed';
+    return c?.code === 'ECONNREFUSED'
+      ? 'connection refused (is the exchange running? check the URL)'
+      : (c?.message ?? c?.code ?? 'fetch failed');
   }
   return null;
 }
 
-export async function run(argv: readonly string[], env: NodeJS.ProcessEnv, write: (s: string) => void, writeErr: (s: string) => void): Promise<number> {
+export async function run(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  write: (s: string) => void,
+  writeErr: (s: string) => void,
+): Promise<number> {
   let p: Parsed;
   try {
     p = parseArgs(argv);

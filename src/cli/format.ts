@@ -2,7 +2,7 @@
 // timestamps as UTC times and countdowns, and the order book as a price
 // ladder (cents and oracle units: src/lib/units.ts, shared with the web
 // pages). --json bypasses all of this and prints the server's JSON. CLI
-// process.
+// process, main thread.
 
 /** An aligned text table; numbers-looking columns are right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
@@ -32,7 +32,12 @@ export function countdown(ns: string, nowMs = Date.now()): string {
   if (ns === '0' || ns === '') return '-';
   const s = Math.round((Number(BigInt(ns) / 1_000_000n) - nowMs) / 1000);
   const a = Math.abs(s);
-  const txt = a >= 3600 ? `${Math.floor(a / 3600)}h${String(Math.floor((a % 3600) / 60)).padStart(2, '0')}m` : a >= 60 ? `${Math.floor(a / 60)}m${String(a % 60).padStart(2, '0')}s` : `${a}s`;
+  const txt =
+    a >= 3600
+      ? `${Math.floor(a / 3600)}h${String(Math.floor((a % 3600) / 60)).padStart(2, '0')}m`
+      : a >= 60
+        ? `${Math.floor(a / 60)}m${String(a % 60).padStart(2, '0')}s`
+        : `${a}s`;
   return s < 0 ? `-${txt}` : txt;
 }
 

@@ -1,4 +1,4 @@
-// AccountsClient: the accounts service on its own listener (DESIGN 5,
+// AccountsClient: the accounts service on its own listener (docs/ARCHITECTURE.md section 8,
 // default port 8081): create, list and revoke the caller's API keys. Signed
 // with the same three headers as the REST surface. Runs in the caller's thread.
 

@@ -1,4 +1,4 @@
-// AdminClient: the operator control plane (DESIGN 6, default
+// AdminClient: the operator control plane (docs/ARCHITECTURE.md section 8, default
 // 127.0.0.1:8082), authenticated with `Authorization: Bearer <token>` rather
 // than request signatures. One method per endpoint; JSON in and out, u64
 // values as decimal strings, errors as DxApiError. Runs in the caller's thread.

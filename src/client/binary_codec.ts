@@ -163,7 +163,12 @@ export function decodeResults(frame: Uint8Array): EntryResultObject[] {
     }
     const status = ENTRY_STATUS_NAMES[EntryResult.status(m, o)] as EntryResultObject['status'];
     const codeNum = EntryResult.code(m, o);
-    const code = status === 'rejected' ? CORE_BY_NUM.get(codeNum) ?? `num_${codeNum}` : status === 'refused' ? REFUSAL_CODE_NAMES[codeNum] ?? `refusal_${codeNum}` : null;
+    const code =
+      status === 'rejected'
+        ? (CORE_BY_NUM.get(codeNum) ?? `num_${codeNum}`)
+        : status === 'refused'
+          ? (REFUSAL_CODE_NAMES[codeNum] ?? `refusal_${codeNum}`)
+          : null;
     // order_status means something for a placement that is ok, and for a duplicate client_order_id (the existing order's).
     const withStatus = (status === 'ok' && EntryResult.command_type(m, o) === PlaceOrder.TYPE) || code === 'duplicate_client_order_id';
     const fills: EntryResultObject['fills'] = [];

@@ -1,5 +1,5 @@
 // DxClient: the typed REST client of the exchange (`{base_url}/v1/...`), one
-// method per endpoint of the spec's table plus DESIGN's additions (deadman
+// method per endpoint of the spec's table plus the exchange's additions (deadman
 // GET, deposit address, withdrawals). Runs in the caller's thread.
 //
 // - Every request is signed (sign.ts) over the exact target and body sent.
@@ -121,7 +121,7 @@ export class DxClient {
     this.http = new HttpTransport(opts, (method, target, body) => {
       let ts = Math.floor(this.now());
       // The server refuses a mutation whose exact signature it has already
-      // seen inside the replay window (DESIGN 5). Two identical mutations in
+      // seen inside the replay window (docs/ARCHITECTURE.md section 8). Two identical mutations in
       // the same millisecond (two cancel-alls, say) would sign identically,
       // so mutation timestamps are made strictly increasing per client. The
       // drift this can add is one ms per mutation above 1000/s, far beyond

@@ -1,5 +1,6 @@
 // The client library's public surface: REST, accounts service and control
 // plane clients, request signing, errors and wire types.
+// Runs in the caller's thread.
 
 export { DxClient, paginatePages, type DxClientOptions, type PageKinds } from './client.js';
 export { AccountsClient, type AccountsClientOptions } from './accounts_client.js';

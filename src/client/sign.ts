@@ -4,7 +4,7 @@
 //
 // Canonical string (spec, Authentication): `${ts}\n${METHOD}\n${path?query}\n${body}`
 // where ts is Unix milliseconds in decimal, the path is the raw request target
-// exactly as it goes on the wire (DESIGN 5), and body is the exact body text
+// exactly as it goes on the wire (docs/rest.md), and body is the exact body text
 // sent ("" when there is none). The HMAC key is the 32 decoded secret bytes;
 // the signature is standard base64 with padding.
 

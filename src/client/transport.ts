@@ -5,7 +5,7 @@
 // Invariants:
 // - The request target (path?query) is built once from the URL the request is
 //   sent to, and that same string is what the auth function signs, so the
-//   signature always covers exactly the bytes on the wire (DESIGN 5).
+//   signature always covers exactly the bytes on the wire (docs/rest.md).
 // - The body is serialized once and the same string is signed and sent.
 // - No pipelining. The server (uWebSockets.js) closes a connection that sends a
 //   second request while the first is still held, with nothing answered.

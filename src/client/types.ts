@@ -7,7 +7,9 @@
 // seqs, cents, timestamps) are decimal strings; u32 and below are numbers.
 // Servers may add fields; clients ignore the extra. What stays declared here
 // is the client's own: the query options of the list calls.
+// Types only (erased at compile time): no thread runs this file.
 
+import type * as Q from '../wire/queries.js';
 import type { Candlesticks, ErrorObject, Fill, Order, OrderStatusName, Round, Withdrawal } from '../wire/responses.js';
 
 /** A decimal u64 string (`^[0-9]+$`). */
@@ -26,38 +28,9 @@ export type { ItemError } from '../wire/responses.js';
 
 // ---------------------------------------------------------------- query options
 
-export interface PageQuery {
-  /** Opaque string from a prior response; omit for the first page. */
-  cursor?: string;
-  /** 1..1000, default 100. */
-  limit?: number;
-}
-
-export interface MarketsQuery extends PageQuery {
-  /** Market statuses, sent comma-separated (e.g. `['trading', 'proposed']`). */
-  status?: string[];
-}
-
-export interface RoundsQuery extends PageQuery {
-  /** Series filter, 0..65535. */
-  category?: number;
-}
-
-export interface PositionsQuery extends PageQuery {
-  market_id?: number;
-}
-
-export interface FillsQuery extends PageQuery {
-  market_id?: number;
-  order_id?: U64;
-}
-
-export interface OrdersQuery extends PageQuery {
-  market_id?: number;
-  /** Order statuses, sent comma-separated (e.g. `['resting', 'partially_filled']`). */
-  status?: string[];
-  client_order_id?: U64;
-}
+export type { MarketsQuery, PageQuery, PositionsQuery, RoundsQuery } from '../wire/queries.js';
+export type FillsQuery = Q.FillsQuery<U64>;
+export type OrdersQuery = Q.OrdersQuery<U64>;
 
 export interface CandlesQuery {
   /** Default `1m`. */

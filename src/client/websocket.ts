@@ -289,7 +289,8 @@ export class DxWebSocket {
   private async order<T>(cmd: string, params: Record<string, unknown>): Promise<T> {
     const r = await this.command(cmd, params);
     if (r.type === 'error') throw new DxWsError(r.msg.code, r.msg.name, r.msg.msg, r.msg);
-    if (r.msg !== null && typeof r.msg === 'object' && 'error' in r.msg) throw new DxApiError(r.status ?? 0, r.msg.error as ErrorBody, `ws ${cmd}`);
+    if (r.msg !== null && typeof r.msg === 'object' && 'error' in r.msg)
+      throw new DxApiError(r.status ?? 0, r.msg.error as ErrorBody, `ws ${cmd}`);
     return r.msg as T;
   }
 
@@ -344,5 +345,9 @@ function refusal(status: number, text: string): DxApiError {
   } catch (e) {
     if (!(e instanceof SyntaxError)) throw e;
   }
-  return new DxApiError(status, { code: `http_${status}`, num: null, origin: 'client', message: text.slice(0, 200), details: null }, 'GET /v1/ws');
+  return new DxApiError(
+    status,
+    { code: `http_${status}`, num: null, origin: 'client', message: text.slice(0, 200), details: null },
+    'GET /v1/ws',
+  );
 }

@@ -105,8 +105,12 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const stateFile = join(o.dataDir, 'demo.json');
   const saved = readState(stateFile);
 
-  const mmKey = saved && (await keyWorks(o.apiUrl, saved.market_maker)) ? saved.market_maker : await newFundedKey(admin, MM_DEPOSIT, 'demo market maker');
-  const traderKey = saved && (await keyWorks(o.apiUrl, saved.trader)) ? saved.trader : await newFundedKey(admin, TRADER_DEPOSIT, 'demo trader');
+  const mmKey =
+    saved && (await keyWorks(o.apiUrl, saved.market_maker))
+      ? saved.market_maker
+      : await newFundedKey(admin, MM_DEPOSIT, 'demo market maker');
+  const traderKey =
+    saved && (await keyWorks(o.apiUrl, saved.trader)) ? saved.trader : await newFundedKey(admin, TRADER_DEPOSIT, 'demo trader');
   const mm = new DxClient({ baseUrl: o.apiUrl, keyId: mmKey.key_id, secret: mmKey.secret });
 
   // The oracle first, so the series' first round opens at once; after a
@@ -124,9 +128,22 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   let series: { market_id: number; period_s: number } | undefined = list.series.find((s) => s.category === category && s.active);
   if (!series) {
     const fees = await admin.createFeeSchedule({ taker_bps: 700, maker_bps: 0 });
-    const r = await admin.createSeries({ category, title: TITLE, period_s: o.period_s, position_limit: 0, fee_schedule_id: fees.fee_schedule_id });
+    const r = await admin.createSeries({
+      category,
+      title: TITLE,
+      period_s: o.period_s,
+      position_limit: 0,
+      fee_schedule_id: fees.fee_schedule_id,
+    });
     series = { market_id: r.market_id, period_s: o.period_s };
-    o.log('info', { event: 'demo', action: 'series_created', category, market_id: r.market_id, period_s: o.period_s, round_number: r.round_number });
+    o.log('info', {
+      event: 'demo',
+      action: 'series_created',
+      category,
+      market_id: r.market_id,
+      period_s: o.period_s,
+      round_number: r.round_number,
+    });
   } else {
     o.log('info', { event: 'demo', action: 'series_reused', category, market_id: series.market_id, period_s: series.period_s });
   }
@@ -140,7 +157,8 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   maker.start(o.quote_ms ?? 1000);
 
   const instructions = [
-    `demo: market ${marketId} "${TITLE}" (series ${category}): ${series.period_s} s rounds; the strike is the oracle price when a round opens,`,
+    `demo: market ${marketId} "${TITLE}" (series ${category}): ${series.period_s} s rounds; the strike is the oracle price when a round ` +
+      `opens,`,
     '      YES pays $1.00 when the oracle price at close is at or above it; a market maker quotes both sides.',
     `demo trader key: key_id ${traderKey.key_id} secret ${traderKey.secret}`,
     `      (funded with $1,000.00; saved in ${keyFile})`,
@@ -236,6 +254,8 @@ export class MarketMaker {
       await this.admin.deposit(this.accountId, { amount: MM_DEPOSIT, ref: 'demo market maker top-up' });
     }
     if (live.orders.length > 0) await this.c.cancelAll({ market_id: this.marketId });
-    await this.c.placeBatch(w.quotes.map(([outcome, tick, qty]) => ({ market_id: this.marketId, side: 'buy', outcome, tick, qty, post_only: true })));
+    await this.c.placeBatch(
+      w.quotes.map(([outcome, tick, qty]) => ({ market_id: this.marketId, side: 'buy', outcome, tick, qty, post_only: true })),
+    );
   }
 }

@@ -1,6 +1,7 @@
 // EngineConfig: the engine's tunables. Caps and the dispute window are read by
 // evolve too, so recovery and read models must run with the configuration the
 // journal was written with (they come from the same environment).
+// Plain data: the engine thread, every read model thread and tools.
 
 export interface EngineConfig {
   /** Largest qty a single order may carry. */

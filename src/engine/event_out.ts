@@ -2,6 +2,7 @@
 // broadcast event ring (src/ring); in tests, benchmarks and tools it is a
 // BufferEventOut. decide claims space, writes the record in place, and evolve
 // reads it back from the same memory, so there is exactly one encoding.
+// Engine thread (and whatever runs an engine: tests, benchmarks, tools).
 
 import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';

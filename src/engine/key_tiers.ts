@@ -22,8 +22,10 @@ export function setKeyTierReject(s: ExchangeState, cm: Mem, co: number): number 
   if (tier > RateTier.custom) return Reject.invalid_command;
   // Named tiers carry no figures; custom ones carry all four, each in range.
   const custom = tier === RateTier.custom;
-  if (!figureOk(SetKeyTier.read_rate_per_s(cm, co), custom) || !figureOk(SetKeyTier.read_burst(cm, co), custom)) return Reject.invalid_command;
-  if (!figureOk(SetKeyTier.write_rate_per_s(cm, co), custom) || !figureOk(SetKeyTier.write_burst(cm, co), custom)) return Reject.invalid_command;
+  if (!figureOk(SetKeyTier.read_rate_per_s(cm, co), custom) || !figureOk(SetKeyTier.read_burst(cm, co), custom))
+    return Reject.invalid_command;
+  if (!figureOk(SetKeyTier.write_rate_per_s(cm, co), custom) || !figureOk(SetKeyTier.write_burst(cm, co), custom))
+    return Reject.invalid_command;
   return 0;
 }
 

@@ -235,7 +235,13 @@ export function roundControl(e: Emitter, type: number, market: number, source: n
  */
 export function nextDueMs(e: Emitter): number {
   const s = e.state;
-  let due = Math.min(heapDueMs(s.expiries), heapDueMs(s.deadmen), heapDueMs(s.oracleExpiries), heapDueMs(s.closes), heapDueMs(s.disputeDeadlines));
+  let due = Math.min(
+    heapDueMs(s.expiries),
+    heapDueMs(s.deadmen),
+    heapDueMs(s.oracleExpiries),
+    heapDueMs(s.closes),
+    heapDueMs(s.disputeDeadlines),
+  );
   if ((s.awaitingProposal.size > 0 || s.seriesWaiting.size > 0) && freshPrices(e, s.tsHi, s.tsLo, -1, 0) >= s.config.oracle_quorum) {
     due = Math.min(due, heapDueMs(s.awaitingProposal), heapDueMs(s.seriesWaiting));
   }

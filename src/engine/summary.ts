@@ -1,6 +1,7 @@
 // summarize(state): a canonical, plain-object picture of the state for the
 // differential test (compared with the reference model) and for tools.
 // Not for hot paths.
+// Test and tool threads.
 
 import { NIL } from '../book/orders.js';
 import { Book } from '../book/book.js';
@@ -13,7 +14,16 @@ export interface Summary {
   open_pairs_total: number;
   accounts: { account_id: number; available: number; reserved: number; deleted: boolean }[];
   positions: { account_id: number; market_id: number; outcome: number; free: number; reserved_for_sale: number }[];
-  orders: { order_id: number; account_id: number; market_id: number; side: number; outcome: number; tick: number; remaining: number; filled: number }[];
+  orders: {
+    order_id: number;
+    account_id: number;
+    market_id: number;
+    side: number;
+    outcome: number;
+    tick: number;
+    remaining: number;
+    filled: number;
+  }[];
   book: { market_id: number; ladder: number; tick: number; qty: number; order_ids: number[] }[];
   markets: { market_id: number; status: number; round_number: number; volume: number; open_interest: number; last_tick_yes: number }[];
   deadman: { account_id: number; fires_at_ts: string }[];
@@ -71,7 +81,12 @@ export function summarize(s: ExchangeState): Summary {
     });
     out.open_pairs_total += mk.openInterest[market]!;
     if (mk.seriesPeriodS[market]! > 0) {
-      out.series.push({ market_id: market, category: mk.category[market]!, period_s: mk.seriesPeriodS[market]!, active: mk.seriesActive[market] === 1 });
+      out.series.push({
+        market_id: market,
+        category: mk.category[market]!,
+        period_s: mk.seriesPeriodS[market]!,
+        active: mk.seriesActive[market] === 1,
+      });
     }
   }
   for (let w = 0; w < acc.wTop; w++) {

@@ -25,7 +25,9 @@ export function verify(s: ExchangeState): string[] {
   let pairs = 0;
   for (let market = 1; market <= mk.count; market++) pairs += mk.openInterest[market]!;
   if (cash + 100 * pairs + acc.feesCollected !== acc.deposits - acc.withdrawn) {
-    bad.push(`money: cash ${cash} + 100 x pairs ${pairs} + fees ${acc.feesCollected} != deposits ${acc.deposits} - withdrawn ${acc.withdrawn}`);
+    bad.push(
+      `money: cash ${cash} + 100 x pairs ${pairs} + fees ${acc.feesCollected} != deposits ${acc.deposits} - withdrawn ${acc.withdrawn}`,
+    );
   }
 
   // Reservations recomputed from live orders and pending withdrawals.
@@ -54,7 +56,8 @@ export function verify(s: ExchangeState): string[] {
     reserved[acc.wAccount[w]!] = reserved[acc.wAccount[w]!]! + acc.wAmount[w]!;
   }
   for (let a = 1; a <= acc.count; a++) {
-    if (reserved[a] !== acc.reserved[a]) bad.push(`account ${a}: reserved ${acc.reserved[a]} but orders and withdrawals hold ${reserved[a]}`);
+    if (reserved[a] !== acc.reserved[a])
+      bad.push(`account ${a}: reserved ${acc.reserved[a]} but orders and withdrawals hold ${reserved[a]}`);
   }
 
   // Positions: no negatives; reserved_for_sale and buying match open orders; supply == open interest.
@@ -64,16 +67,20 @@ export function verify(s: ExchangeState): string[] {
     const market = acc.pMarket[p]!;
     for (let outcome = 0; outcome < 2; outcome++) {
       const k = 2 * p + outcome;
-      if (acc.pFree[k]! < 0 || acc.pReserved[k]! < 0 || acc.pBuying[k]! < 0) bad.push(`position ${acc.pAccount[p]}/${market}/${outcome}: negative`);
-      if (acc.pReserved[k] !== posRes[k]) bad.push(`position ${acc.pAccount[p]}/${market}/${outcome}: reserved_for_sale ${acc.pReserved[k]} != open sells ${posRes[k]}`);
-      if (acc.pBuying[k] !== posBuy[k]) bad.push(`position ${acc.pAccount[p]}/${market}/${outcome}: buying ${acc.pBuying[k]} != open buys ${posBuy[k]}`);
+      if (acc.pFree[k]! < 0 || acc.pReserved[k]! < 0 || acc.pBuying[k]! < 0)
+        bad.push(`position ${acc.pAccount[p]}/${market}/${outcome}: negative`);
+      if (acc.pReserved[k] !== posRes[k])
+        bad.push(`position ${acc.pAccount[p]}/${market}/${outcome}: reserved_for_sale ${acc.pReserved[k]} != open sells ${posRes[k]}`);
+      if (acc.pBuying[k] !== posBuy[k])
+        bad.push(`position ${acc.pAccount[p]}/${market}/${outcome}: buying ${acc.pBuying[k]} != open buys ${posBuy[k]}`);
     }
     yesSupply[market] = yesSupply[market]! + acc.pFree[2 * p]! + acc.pReserved[2 * p]!;
     noSupply[market] = noSupply[market]! + acc.pFree[2 * p + 1]! + acc.pReserved[2 * p + 1]!;
   }
   for (let market = 1; market <= mk.count; market++) {
     const oi = mk.openInterest[market]!;
-    if (yesSupply[market] !== oi || noSupply[market] !== oi) bad.push(`market ${market}: YES supply ${yesSupply[market]}, NO supply ${noSupply[market]}, open interest ${oi}`);
+    if (yesSupply[market] !== oi || noSupply[market] !== oi)
+      bad.push(`market ${market}: YES supply ${yesSupply[market]}, NO supply ${noSupply[market]}, open interest ${oi}`);
   }
 
   // Book: level totals, counts, best ticks, no crossed book at rest.
@@ -90,7 +97,8 @@ export function verify(s: ExchangeState): string[] {
           sum += ord.remaining[slot]!;
           count++;
           if (ord.prev[slot] !== prev) bad.push(`level ${market}/${ladder}/${t}: broken prev link at order ${ord.id[slot]}`);
-          if (ord.market[slot] !== market || ord.ladder[slot] !== ladder || ord.ladderTick[slot] !== t) bad.push(`order ${ord.id[slot]}: on the wrong level`);
+          if (ord.market[slot] !== market || ord.ladder[slot] !== ladder || ord.ladderTick[slot] !== t)
+            bad.push(`order ${ord.id[slot]}: on the wrong level`);
           if (ord.id[slot]! <= prevId) bad.push(`level ${market}/${ladder}/${t}: not in time priority at order ${ord.id[slot]}`);
           prevId = ord.id[slot]!;
           prev = slot;
@@ -100,9 +108,11 @@ export function verify(s: ExchangeState): string[] {
         if (count !== book.levelCount[lv]) bad.push(`level ${market}/${ladder}/${t}: count ${book.levelCount[lv]} != ${count}`);
         if (count > 0) best[ladder] = t;
       }
-      if (book.best[(market << 1) | ladder] !== best[ladder]) bad.push(`market ${market} ladder ${ladder}: best ${book.best[(market << 1) | ladder]} != ${best[ladder]}`);
+      if (book.best[(market << 1) | ladder] !== best[ladder])
+        bad.push(`market ${market} ladder ${ladder}: best ${book.best[(market << 1) | ladder]} != ${best[ladder]}`);
     }
-    if (best[0]! > 0 && best[1]! > 0 && best[0]! + best[1]! >= 100) bad.push(`market ${market}: crossed book at rest (${best[0]} + ${best[1]})`);
+    if (best[0]! > 0 && best[1]! > 0 && best[0]! + best[1]! >= 100)
+      bad.push(`market ${market}: crossed book at rest (${best[0]} + ${best[1]})`);
   }
   return bad;
 }

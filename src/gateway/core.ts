@@ -331,7 +331,10 @@ export class GatewayCore {
     const r = this.replication;
     if (r === null || r.writable) return;
     const role = r.role;
-    throw new ApiError('not_primary', `this node is a ${role === 'fenced' ? 'former primary' : role}: send writes to the primary`, { primary_url: r.primaryUrl, role });
+    throw new ApiError('not_primary', `this node is a ${role === 'fenced' ? 'former primary' : role}: send writes to the primary`, {
+      primary_url: r.primaryUrl,
+      role,
+    });
   }
 
   /** A primary that stepped down answers nothing more (every request gets 503 not_primary) until it exits. */
@@ -355,7 +358,12 @@ export class GatewayCore {
 
   /** True when n more sheddable commands would be refused now (batch places are shed whole). */
   wouldShed(n: number): boolean {
-    return this.pending + n > this.shedPending || this.freeSlots.length < n || this.producer.freeBytes() < n * 128 || this.engineLagging(Date.now());
+    return (
+      this.pending + n > this.shedPending ||
+      this.freeSlots.length < n ||
+      this.producer.freeBytes() < n * 128 ||
+      this.engineLagging(Date.now())
+    );
   }
 
   /**

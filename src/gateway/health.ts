@@ -19,14 +19,21 @@ export interface HealthSource {
 export function healthBody(h: HealthSource): { writable: boolean; body: Record<string, unknown> } {
   const applied = h.appliedSeq();
   const s = h.status;
-  if (s === null) return { writable: true, body: { role: 'off', as_of_seq: String(applied), durable_seq: String(h.durable?.get() ?? applied) } };
+  if (s === null)
+    return { writable: true, body: { role: 'off', as_of_seq: String(applied), durable_seq: String(h.durable?.get() ?? applied) } };
   const f = s.figures();
   const primarySeq = f.role === 'primary' ? applied : Math.max(applied, f.primary_seq);
   return {
     writable: s.writable,
     body: {
-      role: f.role, epoch: f.epoch, as_of_seq: String(applied), durable_seq: String(h.durable?.get() ?? applied), primary_url: f.primary_url,
-      primary_seq: String(primarySeq), lag_seqs: primarySeq - applied, lag_ms: f.role === 'primary' ? 0 : Math.round(f.lag_ms * 10) / 10,
+      role: f.role,
+      epoch: f.epoch,
+      as_of_seq: String(applied),
+      durable_seq: String(h.durable?.get() ?? applied),
+      primary_url: f.primary_url,
+      primary_seq: String(primarySeq),
+      lag_seqs: primarySeq - applied,
+      lag_ms: f.role === 'primary' ? 0 : Math.round(f.lag_ms * 10) / 10,
     },
   };
 }
@@ -36,7 +43,10 @@ export function mountHealth(app: TemplatedApp, h: HealthSource): void {
     const { writable, body } = healthBody(h);
     const ok = !primaryCheck || writable;
     res.cork(() => {
-      res.writeStatus(ok ? '200 OK' : '503 Service Unavailable').writeHeader('content-type', 'application/json').writeHeader('cache-control', 'no-store')
+      res
+        .writeStatus(ok ? '200 OK' : '503 Service Unavailable')
+        .writeHeader('content-type', 'application/json')
+        .writeHeader('cache-control', 'no-store')
         .end(JSON.stringify(body));
     });
   };

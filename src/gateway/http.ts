@@ -5,11 +5,11 @@
 // every write after an await happens inside res.cork; per-request state lives
 // in a plain object, never on `res`.
 //
-// Order of checks (DESIGN 5): 401 credentials -> 429 bucket (charged only
+// Order of checks (docs/ARCHITECTURE.md section 8): 401 credentials -> 429 bucket (charged only
 // after the signature verifies) -> 403 scope -> 400/413 body and query.
 //
 // Clients must not pipeline: this uWS build closes a connection that sends a
-// second request while the first is held (documented in the README).
+// second request while the first is held (documented in docs/rest.md).
 
 import { Scope } from '../layout/records.js';
 import { checkTimestamp, finishSignature, startSignature, type ReplayGuard } from './auth.js';
@@ -87,10 +87,29 @@ export interface InFlight extends StageTimes {
 /** The request line and the headers the lanes read (synchronously: uWS invalidates req after the handler returns). */
 export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
   const f: InFlight = {
-    aborted: false, done: false, method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), target: '', query: req.getQuery() ?? '',
-    keyHeader: '', tsHeader: '', sigHeader: '', authorization: '', contentLengths: 0, chunks: [], size: 0, tooLarge: false,
-    routeName, mac: null,
-    tHead: monoUs(), tVerified: NaN, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: NaN,
+    aborted: false,
+    done: false,
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    path: req.getUrl(),
+    target: '',
+    query: req.getQuery() ?? '',
+    keyHeader: '',
+    tsHeader: '',
+    sigHeader: '',
+    authorization: '',
+    contentLengths: 0,
+    chunks: [],
+    size: 0,
+    tooLarge: false,
+    routeName,
+    mac: null,
+    tHead: monoUs(),
+    tVerified: NaN,
+    tPublished: NaN,
+    tSequenced: NaN,
+    tDurable: NaN,
+    tApplied: NaN,
+    tReplied: NaN,
   };
   f.target = f.query.length > 0 ? `${f.path}?${f.query}` : f.path;
   req.forEach((k, v) => {
@@ -109,7 +128,12 @@ export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
  * Reads a request: headers, URL and query synchronously, then the body
  * (copied, capped at BODY_CAP_BYTES), then calls onBody once.
  */
-export function receive(res: HttpResponse, req: HttpRequest, onBody: (f: InFlight, raw: Buffer) => void, onHeaders?: (f: InFlight) => void): void {
+export function receive(
+  res: HttpResponse,
+  req: HttpRequest,
+  onBody: (f: InFlight, raw: Buffer) => void,
+  onHeaders?: (f: InFlight) => void,
+): void {
   const f = inFlightOf(req, '');
   res.onAborted(() => {
     f.aborted = true;
@@ -153,7 +177,13 @@ export function deferReply(write: () => void): void {
   }
 }
 
-export function send(res: HttpResponse, flight: { aborted: boolean; done: boolean; method?: string; closeAfter?: boolean }, status: number, body: unknown, headers?: Record<string, string>): void {
+export function send(
+  res: HttpResponse,
+  flight: { aborted: boolean; done: boolean; method?: string; closeAfter?: boolean },
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+): void {
   if (flight.aborted || flight.done) return;
   flight.done = true;
   const json = body === undefined ? '' : JSON.stringify(body);
@@ -180,7 +210,14 @@ export function observe(obs: Observer | undefined, f: InFlight, status: number, 
 
 /** Registers the REST lane (every route of `opts.routes`) on the App. */
 export function mountRest(app: TemplatedApp, opts: LaneOptions, pattern = '/v1/*'): void {
-  app.any(pattern, (res: HttpResponse, req: HttpRequest) => receive(res, req, (f, raw) => onRequest(res, f, raw, opts), (f) => startRequestSignature(opts.core, f)));
+  app.any(pattern, (res: HttpResponse, req: HttpRequest) =>
+    receive(
+      res,
+      req,
+      (f, raw) => onRequest(res, f, raw, opts),
+      (f) => startRequestSignature(opts.core, f),
+    ),
+  );
 }
 
 /**
@@ -212,7 +249,8 @@ export interface Caller {
 export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, now: number): Caller {
   const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
   const key = keyId > 0 ? opts.core.views.keyInfo(keyId) : null;
-  if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '') throw new ApiError('unauthorized', 'missing or invalid credentials');
+  if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '')
+    throw new ApiError('unauthorized', 'missing or invalid credentials');
   const why = f.mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? finishSignature(f.mac, f.sigHeader);
   if (why !== null) {
     opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: routeName });
@@ -230,7 +268,11 @@ export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now:
   const bucket = route.scope === Scope.read ? BUCKET_READ : BUCKET_WRITE;
   const wait = opts.buckets.take(caller, bucket, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
-  if ((caller.scopes & route.scope) === 0) throw new ApiError('missing_scope', `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`);
+  if ((caller.scopes & route.scope) === 0)
+    throw new ApiError(
+      'missing_scope',
+      `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`,
+    );
 }
 
 /**
@@ -239,7 +281,14 @@ export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now:
  * whichever lane (REST or MCP) carried it.
  */
 export function invokeRoute(
-  opts: LaneOptions, route: Route, caller: Caller, params: string[], query: QueryValues, body: unknown, now: number, times: StageTimes | null = null,
+  opts: LaneOptions,
+  route: Route,
+  caller: Caller,
+  params: string[],
+  query: QueryValues,
+  body: unknown,
+  now: number,
+  times: StageTimes | null = null,
 ): Reply | Promise<Reply> {
   if (route.scope !== Scope.read) opts.core.assertWritable();
   const extra = route.writeCost(body) - 1;
@@ -247,7 +296,15 @@ export function invokeRoute(
     const w = opts.buckets.take(caller, BUCKET_WRITE, extra, now);
     if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
   }
-  const ctx: RequestCtx = { keyId: caller.keyId, keyRow: caller.keyRow, account: caller.account, scopes: caller.scopes, params, query, body };
+  const ctx: RequestCtx = {
+    keyId: caller.keyId,
+    keyRow: caller.keyRow,
+    account: caller.account,
+    scopes: caller.scopes,
+    params,
+    query,
+    body,
+  };
   const core = opts.core;
   // The commands the handler submits (synchronously, before its first await) carry these stage times.
   core.tracing = times;
@@ -282,7 +339,9 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     const match = matchRoute(opts.routes, f.method, f.path);
     if (match === null) throw new ApiError('not_found', `no route ${f.method} ${f.path}`);
     if ('allowed' in match) {
-      sendError(res, f, new ApiError('method_not_allowed', `${f.method} is not allowed on ${f.path}`), observer, { allow: match.allowed.join(', ') });
+      sendError(res, f, new ApiError('method_not_allowed', `${f.method} is not allowed on ${f.path}`), observer, {
+        allow: match.allowed.join(', '),
+      });
       return;
     }
     const route = match.route;
@@ -296,7 +355,8 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
 
     // 413 and 400: body (before the query, so a batch cancel sent without /batch is named as such), then query.
     if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
-    if (f.contentLengths > 1) throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
+    if (f.contentLengths > 1)
+      throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
     let body: unknown;
     if (route.body === 'empty' || route.body === 'none') {
       if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);
@@ -312,9 +372,18 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     if (q.min_seq > core.views.asOfSeq) {
       core.waitApplied(q.min_seq, MIN_SEQ_WAIT_MS).then((ok) => deferReply(() => {
         try {
-          if (!ok) throw new ApiError('replica_lagging', `this node has not applied seq ${q.min_seq} within ${MIN_SEQ_WAIT_MS} ms (it is at ${core.views.asOfSeq})`, { min_seq: String(q.min_seq), as_of_seq: String(core.views.asOfSeq) });
+          if (!ok)
+            throw new ApiError(
+              'replica_lagging',
+              `this node has not applied seq ${q.min_seq} within ${MIN_SEQ_WAIT_MS} ms (it is at ${core.views.asOfSeq})`,
+              { min_seq: String(q.min_seq), as_of_seq: String(core.views.asOfSeq) },
+            );
           const held = invokeRoute(opts, route, caller, match.params, query, body, Date.now(), f);
-          if (held instanceof Promise) held.then((r) => deferReply(() => finish(res, f, r, observer)), (e) => deferReply(() => fail(res, f, e, opts)));
+          if (held instanceof Promise)
+            held.then(
+              (r) => deferReply(() => finish(res, f, r, observer)),
+              (e) => deferReply(() => fail(res, f, e, opts)),
+            );
           else finish(res, f, held, observer);
         } catch (e) {
           fail(res, f, e, opts);
@@ -339,7 +408,12 @@ export function finish(res: HttpResponse, f: InFlight, r: Reply, obs: Observer |
   observe(obs, f, r.status, null);
 }
 
-export function fail(res: HttpResponse, f: InFlight, e: unknown, opts: { observer?: Observer; log?: (fields: Record<string, unknown>) => void }): void {
+export function fail(
+  res: HttpResponse,
+  f: InFlight,
+  e: unknown,
+  opts: { observer?: Observer; log?: (fields: Record<string, unknown>) => void },
+): void {
   const api = asApiError(e);
   if (api !== null) {
     sendError(res, f, api, opts.observer);

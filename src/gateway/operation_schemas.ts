@@ -30,7 +30,9 @@ export interface OperationDoc {
   hint?: string;
 }
 
-const SEQUENCED_NOTE = 'The answer reports the sequenced outcome. On 504 sequencing_timeout the command may still be sequenced: check with the reads before retrying.';
+const SEQUENCED_NOTE =
+  'The answer reports the sequenced outcome. On 504 sequencing_timeout the command may still be sequenced: check with the reads before ' +
+    'retrying.';
 
 export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   get_exchange_status: { title: 'Exchange status', tag: 'exchange', status: 200, response: R.ExchangeStatus, errors: [] },
@@ -70,7 +72,11 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
       + 'is refused 409 duplicate_client_order_id with the original order, so an order is never doubled. ' + SEQUENCED_NOTE,
   },
   cancel_all_orders: {
-    title: 'Cancel all orders', tag: 'orders', status: 202, response: R.SequencedAck, errors: ['unexpected_body', 'shed', 'sequencing_timeout'],
+    title: 'Cancel all orders',
+    tag: 'orders',
+    status: 202,
+    response: R.SequencedAck,
+    errors: ['unexpected_body', 'shed', 'sequencing_timeout'],
     hint: 'Answers with the seq of the mass cancel; the individual cancels are visible through list_orders.',
   },
   place_batch: {
@@ -85,9 +91,21 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     title: 'Decrease an order', tag: 'orders', status: 200, response: R.DecreaseResult, errors: ['unknown_order', 'sequencing_timeout'],
     hint: 'There is no amend: to increase or reprice, cancel and place a new order.',
   },
-  get_queue_position: { title: 'Queue position of an order', tag: 'orders', status: 200, response: R.QueuePosition, errors: ['unknown_order'] },
+  get_queue_position: {
+    title: 'Queue position of an order',
+    tag: 'orders',
+    status: 200,
+    response: R.QueuePosition,
+    errors: ['unknown_order'],
+  },
   arm_deadman: { title: 'Arm the dead-man timer', tag: 'orders', status: 200, response: R.DeadmanArmed, errors: ['sequencing_timeout'] },
-  disarm_deadman: { title: 'Disarm the dead-man timer', tag: 'orders', status: 200, response: R.DeadmanDisarmed, errors: ['sequencing_timeout'] },
+  disarm_deadman: {
+    title: 'Disarm the dead-man timer',
+    tag: 'orders',
+    status: 200,
+    response: R.DeadmanDisarmed,
+    errors: ['sequencing_timeout'],
+  },
   get_deadman: { title: 'Dead-man timer status', tag: 'orders', status: 200, response: R.DeadmanState, errors: [] },
   get_deposit_address: { title: 'Deposit address', tag: 'funding', status: 200, response: R.DepositAddress, errors: [] },
   request_withdrawal: {

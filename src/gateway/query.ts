@@ -50,7 +50,9 @@ export function parseQuery(raw: string, spec: readonly QueryParam[]): QueryValue
       try {
         name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
         value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
-      } catch {
+      } catch (err) {
+        // decodeURIComponent throws URIError on a malformed escape; anything else is ours.
+        if (!(err instanceof URIError)) throw err;
         invalid('query', 'bad percent-encoding');
       }
       const p = spec.find((s) => s.name === name);

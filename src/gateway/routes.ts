@@ -1,4 +1,4 @@
-// routes: every REST operation of the spec and DESIGN, as a table. Each
+// routes: every REST operation of the spec and docs/rest.md, as a table. Each
 // operation names its scope, its closed schemas (body and query), its rate
 // cost and one handler; the HTTP server (http.ts) and the MCP lane call the
 // same handlers. Reads are served from the thread's read model at as_of_seq;
@@ -100,7 +100,7 @@ interface EncodedOrder {
   client_order_id: string;
 }
 
-/** Cross-field rules of DESIGN section 3 and the encoder of one order. */
+/** Cross-field rules of a placement (src/engine/README.md, "PlaceOrder", step 3) and the encoder of one order. */
 function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
   const tif = req.tif ?? 'gtc';
   const postOnly = req.post_only === true;
@@ -174,7 +174,8 @@ function rejection(c: Completion, g: GatewayCore, account: number): ApiError {
     });
   }
   if (info.code === 'duplicate_client_withdrawal_id') return new ApiError(info.code, undefined, { wid: String(c.result) });
-  if (info.code === 'unknown_order') return new ApiError(info.code, 'order id unknown, foreign or already terminal', { order_id: String(c.order_id) });
+  if (info.code === 'unknown_order')
+    return new ApiError(info.code, 'order id unknown, foreign or already terminal', { order_id: String(c.order_id) });
   return new ApiError(info.code);
 }
 
@@ -195,7 +196,11 @@ function placementBody(c: Completion, clientOrderId: string): R.Placement {
 
 async function placeOne(g: GatewayCore, account: number, enc: EncodedOrder): Promise<R.Placement | ApiError> {
   const c = await g.submit(T_PLACE_ORDER, PlaceOrder.SIZE, account, true, enc.write);
-  if (c === null) return new ApiError('sequencing_timeout', 'no sequenced outcome within the response budget; check GET /v1/portfolio/orders?client_order_id=');
+  if (c === null)
+    return new ApiError(
+      'sequencing_timeout',
+      'no sequenced outcome within the response budget; check GET /v1/portfolio/orders?client_order_id=',
+    );
   if (c.status === CompletionStatus.rejected) return rejection(c, g, account);
   return placementBody(c, enc.client_order_id);
 }
@@ -221,7 +226,13 @@ export const ROUTES: Route[] = [
     handler: (_c, g) => ok(g.views.exchangeStatus()),
   }),
   route({
-    name: 'get_exchange_schedule', method: 'GET', path: '/v1/exchange/schedule', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    name: 'get_exchange_schedule',
+    method: 'GET',
+    path: '/v1/exchange/schedule',
+    scope: Scope.read,
+    body: 'none',
+    query: [],
+    writeCost: none,
     description: 'Static list of maintenance windows (none are scheduled).',
     handler: (_c, g) => ok({ maintenance_windows: [], as_of_seq: String(g.views.asOfSeq) } satisfies R.ExchangeSchedule),
   }),
@@ -236,7 +247,12 @@ export const ROUTES: Route[] = [
     handler: (c, g, l) => {
       const t = keyLimits(g.views, c.keyRow);
       return ok({
-        scopes: scopeNames(c.scopes), tier: t.tier, read: t.read, write: t.write, batch_cap: BATCH_CAP, response_budget_ms: l.response_budget_ms,
+        scopes: scopeNames(c.scopes),
+        tier: t.tier,
+        read: t.read,
+        write: t.write,
+        batch_cap: BATCH_CAP,
+        response_budget_ms: l.response_budget_ms,
       } satisfies R.AccountLimits);
     },
   }),
@@ -244,7 +260,14 @@ export const ROUTES: Route[] = [
     name: 'list_markets', method: 'GET', path: '/v1/markets', scope: Scope.read, body: 'none', writeCost: none,
     query: [{ name: 'status', kind: 'statuses', values: MARKET_STATUSES }, ...PAGE],
     description: 'Markets with best bid/ask, last trade, volume and open interest; filter by comma-separated status.',
-    handler: (c, g) => ok(g.views.markets({ status: c.query.status as string[] | undefined, cursor: c.query.cursor as string | undefined, limit: c.query.limit as number })),
+    handler: (c, g) =>
+      ok(
+        g.views.markets({
+          status: c.query.status as string[] | undefined,
+          cursor: c.query.cursor as string | undefined,
+          limit: c.query.limit as number,
+        }),
+      ),
   }),
   route({
     name: 'get_market', method: 'GET', path: '/v1/markets/{market_id}', scope: Scope.read, body: 'none', query: [], writeCost: none,
@@ -266,7 +289,13 @@ export const ROUTES: Route[] = [
     },
   }),
   route({
-    name: 'list_trades', method: 'GET', path: '/v1/markets/{market_id}/trades', scope: Scope.read, body: 'none', writeCost: none, query: PAGE,
+    name: 'list_trades',
+    method: 'GET',
+    path: '/v1/markets/{market_id}/trades',
+    scope: Scope.read,
+    body: 'none',
+    writeCost: none,
+    query: PAGE,
     description: 'Public trade tape of a market, newest first.',
     handler: (c, g) => {
       const t = g.views.trades(marketParam(c), { cursor: c.query.cursor as string | undefined, limit: c.query.limit as number });
@@ -303,7 +332,14 @@ export const ROUTES: Route[] = [
     name: 'list_rounds', method: 'GET', path: '/v1/rounds', scope: Scope.read, body: 'none', writeCost: none,
     query: [{ name: 'category', kind: 'category' }, ...PAGE],
     description: 'Rounds by round_number, descending; optional category (series) filter.',
-    handler: (c, g) => ok(g.views.rounds({ category: c.query.category as number | undefined, cursor: c.query.cursor as string | undefined, limit: c.query.limit as number })),
+    handler: (c, g) =>
+      ok(
+        g.views.rounds({
+          category: c.query.category as number | undefined,
+          cursor: c.query.cursor as string | undefined,
+          limit: c.query.limit as number,
+        }),
+      ),
   }),
   route({
     name: 'get_round', method: 'GET', path: '/v1/rounds/{market_id}', scope: Scope.read, body: 'none', query: [], writeCost: none,
@@ -323,7 +359,14 @@ export const ROUTES: Route[] = [
     name: 'list_positions', method: 'GET', path: '/v1/portfolio/positions', scope: Scope.read, body: 'none', writeCost: none,
     query: [{ name: 'market_id', kind: 'market_id' }, ...PAGE],
     description: 'Positions per (market, outcome): free shares and shares reserved for sale.',
-    handler: (c, g) => ok(g.views.positions(c.account, { market_id: (c.query.market_id as number | undefined) || undefined, cursor: c.query.cursor as string | undefined, limit: c.query.limit as number })),
+    handler: (c, g) =>
+      ok(
+        g.views.positions(c.account, {
+          market_id: (c.query.market_id as number | undefined) || undefined,
+          cursor: c.query.cursor as string | undefined,
+          limit: c.query.limit as number,
+        }),
+      ),
   }),
   route({
     name: 'list_fills', method: 'GET', path: '/v1/portfolio/fills', scope: Scope.read, body: 'none', writeCost: none,
@@ -340,8 +383,14 @@ export const ROUTES: Route[] = [
   }),
   route({
     name: 'list_orders', method: 'GET', path: '/v1/portfolio/orders', scope: Scope.read, body: 'none', writeCost: none,
-    query: [{ name: 'market_id', kind: 'market_id' }, { name: 'status', kind: 'statuses', values: ORDER_STATUSES }, { name: 'client_order_id', kind: 'u64' }, ...PAGE],
-    description: 'The caller\'s retained orders (live, terminal and rejected), newest first; filter by market, comma-separated status, client_order_id.',
+    query: [
+      { name: 'market_id', kind: 'market_id' },
+      { name: 'status', kind: 'statuses', values: ORDER_STATUSES },
+      { name: 'client_order_id', kind: 'u64' },
+      ...PAGE,
+    ],
+    description: 'The caller\'s retained orders (live, terminal and rejected), newest first; filter by market, comma-separated status, ' +
+      'client_order_id.',
     handler: (c, g) => ok(g.views.orders(c.account, {
       market_id: (c.query.market_id as number | undefined) || undefined,
       status: c.query.status as string[] | undefined,
@@ -351,7 +400,8 @@ export const ROUTES: Route[] = [
   }),
   route({
     name: 'place_order', method: 'POST', path: '/v1/portfolio/orders', scope: Scope.trade, body: checkers.place, query: [], writeCost: one,
-    description: 'Place an order. Execution outcomes (post_only_cross, fok_infeasible, ioc_remainder, self_trade_prevention, max_cost_infeasible) are 201 with status canceled and a reason.',
+    description: 'Place an order. Execution outcomes (post_only_cross, fok_infeasible, ioc_remainder, self_trade_prevention, ' +
+      'max_cost_infeasible) are 201 with status canceled and a reason.',
     handler: async (c, g) => {
       const r = await placeOne(g, c.account, encodeOrder(c.body as PlaceOrderRequest, ''));
       if (r instanceof ApiError) throw r;
@@ -361,7 +411,8 @@ export const ROUTES: Route[] = [
   route({
     name: 'cancel_all_orders', method: 'DELETE', path: '/v1/portfolio/orders', scope: Scope.trade, body: 'empty', writeCost: one,
     query: [{ name: 'market_id', kind: 'market_id' }, { name: 'group_id', kind: 'group_id' }],
-    description: 'Cancel all of the caller\'s resting orders, optionally scoped by market_id and group_id (0 or absent = all). The body must be empty.',
+    description:
+      "Cancel all of the caller's resting orders, optionally scoped by market_id and group_id (0 or absent = all). The body must be empty.",
     handler: async (c, g) => {
       const market = (c.query.market_id as number | undefined) ?? 0;
       const group = (c.query.group_id as number | undefined) ?? 0;
@@ -396,7 +447,8 @@ export const ROUTES: Route[] = [
   route({
     name: 'cancel_batch', method: 'DELETE', path: '/v1/portfolio/orders/batch', scope: Scope.trade, body: checkers.batchCancel, query: [],
     writeCost: (b) => (b as { order_ids: unknown[] }).order_ids.length,
-    description: 'Cancel up to 20 orders by id as independent commands; results are index-aligned {status, canceled_qty, seq} or {error} (unknown_order).',
+    description: 'Cancel up to 20 orders by id as independent commands; results are index-aligned {status, canceled_qty, seq} or {error} ' +
+      '(unknown_order).',
     handler: async (c, g) => {
       const ids = (c.body as BatchCancelRequest).order_ids;
       const results = await Promise.all(ids.map(async (raw) => {
@@ -414,7 +466,13 @@ export const ROUTES: Route[] = [
     },
   }),
   route({
-    name: 'decrease_order', method: 'POST', path: '/v1/portfolio/orders/{order_id}/decrease', scope: Scope.trade, body: checkers.decrease, query: [], writeCost: one,
+    name: 'decrease_order',
+    method: 'POST',
+    path: '/v1/portfolio/orders/{order_id}/decrease',
+    scope: Scope.trade,
+    body: checkers.decrease,
+    query: [],
+    writeCost: one,
     description: 'Reduce a resting order to new_qty (an absolute target, so resends are idempotent); time priority is kept; 0 cancels.',
     handler: async (c, g) => {
       const id = orderParam(c.params[0]!);
@@ -429,7 +487,13 @@ export const ROUTES: Route[] = [
     },
   }),
   route({
-    name: 'get_queue_position', method: 'GET', path: '/v1/portfolio/orders/{order_id}/queue_position', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    name: 'get_queue_position',
+    method: 'GET',
+    path: '/v1/portfolio/orders/{order_id}/queue_position',
+    scope: Scope.read,
+    body: 'none',
+    query: [],
+    writeCost: none,
     description: 'Shares ahead of a resting order at its price level.',
     handler: (c, g) => {
       const q = g.views.queuePosition(c.account, orderParam(c.params[0]!));
@@ -438,8 +502,15 @@ export const ROUTES: Route[] = [
     },
   }),
   route({
-    name: 'arm_deadman', method: 'POST', path: '/v1/portfolio/deadman', scope: Scope.trade, body: checkers.deadman, query: [], writeCost: one,
-    description: 'Arm or refresh the dead-man timer; if not refreshed within timeout_ms every order of the account is canceled once. Refresh at a third of the timeout.',
+    name: 'arm_deadman',
+    method: 'POST',
+    path: '/v1/portfolio/deadman',
+    scope: Scope.trade,
+    body: checkers.deadman,
+    query: [],
+    writeCost: one,
+    description: 'Arm or refresh the dead-man timer; if not refreshed within timeout_ms every order of the account is canceled once. ' +
+      'Refresh at a third of the timeout.',
     handler: async (c, g) => {
       const t = (c.body as DeadmanRequest).timeout_ms;
       const r = await g.submit(T_ARM_DEADMAN, ArmDeadman.SIZE, c.account, false, (m, o) => ArmDeadman.set_timeout_ms(m, o, t));
@@ -464,18 +535,32 @@ export const ROUTES: Route[] = [
     handler: (c, g) => ok(g.views.deadman(c.account)),
   }),
   route({
-    name: 'get_deposit_address', method: 'GET', path: '/v1/funding/deposit_address', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    name: 'get_deposit_address',
+    method: 'GET',
+    path: '/v1/funding/deposit_address',
+    scope: Scope.read,
+    body: 'none',
+    query: [],
+    writeCost: none,
     description: 'The account\'s deposit address; deposits are credited by the operator.',
     handler: (c, g) => ok(g.views.depositAddress(c.account)),
   }),
   route({
-    name: 'request_withdrawal', method: 'POST', path: '/v1/withdrawals', scope: Scope.withdraw, body: checkers.withdrawal, query: [], writeCost: one,
-    description: 'Request a withdrawal; the amount moves to reserved until the operator confirms or fails it. Idempotent by client_withdrawal_id.',
+    name: 'request_withdrawal',
+    method: 'POST',
+    path: '/v1/withdrawals',
+    scope: Scope.withdraw,
+    body: checkers.withdrawal,
+    query: [],
+    writeCost: one,
+    description:
+      'Request a withdrawal; the amount moves to reserved until the operator confirms or fails it. Idempotent by client_withdrawal_id.',
     handler: async (c, g) => {
       const b = c.body as WithdrawalRequest;
       const [hi, lo] = u64Halves('client_withdrawal_id', b.client_withdrawal_id);
       const amount = safeField(b.amount, 'amount', 1);
-      if (Buffer.byteLength(b.destination) > 128) throw new ApiError('invalid_field', 'destination exceeds 128 bytes', { field: 'destination', reason: 'at most 128 bytes' });
+      if (Buffer.byteLength(b.destination) > 128)
+        throw new ApiError('invalid_field', 'destination exceeds 128 bytes', { field: 'destination', reason: 'at most 128 bytes' });
       const r = await g.submit(T_REQUEST_WITHDRAWAL, RequestWithdrawal.SIZE, c.account, false, (m, o) => {
         RequestWithdrawal.set_client_withdrawal_id(m, o, hi, lo);
         RequestWithdrawal.set_amount(m, o, amount);
@@ -491,7 +576,13 @@ export const ROUTES: Route[] = [
     },
   }),
   route({
-    name: 'get_withdrawal', method: 'GET', path: '/v1/withdrawals/{client_withdrawal_id}', scope: Scope.read, body: 'none', query: [], writeCost: none,
+    name: 'get_withdrawal',
+    method: 'GET',
+    path: '/v1/withdrawals/{client_withdrawal_id}',
+    scope: Scope.read,
+    body: 'none',
+    query: [],
+    writeCost: none,
     description: 'A withdrawal by its client_withdrawal_id.',
     handler: (c, g) => {
       const [hi, lo] = u64Halves('client_withdrawal_id', c.params[0]!);

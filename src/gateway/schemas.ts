@@ -37,7 +37,10 @@ export function validate<T extends TSchema>(c: Checker<T>, value: unknown): Stat
     if (!first) first = { path: e.path, message: e.message };
   }
   const field = first ? pointerToField(first.path) : '';
-  throw new ApiError('invalid_field', `invalid field ${field || '(body)'}: ${first?.message ?? 'invalid'}`, { field: field || '(body)', reason: first?.message ?? 'invalid' });
+  throw new ApiError('invalid_field', `invalid field ${field || '(body)'}: ${first?.message ?? 'invalid'}`, {
+    field: field || '(body)',
+    reason: first?.message ?? 'invalid',
+  });
 }
 
 /** The parsed u64 of a validated U64String, or an invalid_field error when above 2^64-1. */
@@ -50,7 +53,8 @@ export function u64Field(s: string, field: string): bigint {
 /** A u64 field that must also be a safe integer (cent amounts). */
 export function safeField(s: string, field: string, min = 0): number {
   const v = u64Field(s, field);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new ApiError('invalid_field', `${field} exceeds 2^53-1`, { field, reason: 'exceeds 2^53-1' });
+  if (v > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new ApiError('invalid_field', `${field} exceeds 2^53-1`, { field, reason: 'exceeds 2^53-1' });
   const n = Number(v);
   if (n < min) throw new ApiError('invalid_field', `${field} must be at least ${min}`, { field, reason: `minimum ${min}` });
   return n;

@@ -1,6 +1,7 @@
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), slice-by-8 tables.
 // The journal frames every record with it; snapshots checksum their body.
 // Node 20 has no built-in CRC-32C (zlib.crc32 is the other polynomial).
+// Pure: any thread (journal thread, piscina workers, start-up, tools).
 
 const POLY = 0x82f63b78;
 const T = new Int32Array(8 * 256);

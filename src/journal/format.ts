@@ -19,6 +19,8 @@
 // Snapshot = 64-byte header, then the body (src/journal/state_codec.ts).
 //   header: magic "DXSNAP01" (8) | version u32 | fingerprint u32 | seq u64 |
 //           body_len u64 | body crc32c u32 | reserved (24) | crc32c u32 of bytes 0..59
+//
+// Journal thread, piscina workers, start-up recovery and tools.
 
 import { HEADER_SIZE } from '../layout/records.js';
 import { crc32c } from './crc32c.js';

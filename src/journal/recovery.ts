@@ -109,7 +109,13 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
   for (let i = first; i < files.length; i++) {
     const f = files[i]!;
     if (i === first && f.firstSeq > base + 1) {
-      throw new JournalFault(f.path, 0, `the journal starts at seq ${f.firstSeq} but ${snapshot ? `the snapshot ${snapshot.path} holds seq ${base}` : 'there is no snapshot'}: records ${base + 1}..${f.firstSeq - 1} are missing (a missing segment)`);
+      throw new JournalFault(
+        f.path,
+        0,
+        `the journal starts at seq ${f.firstSeq} but ` +
+          `${snapshot ? `the snapshot ${snapshot.path} holds seq ${base}` : 'there is no snapshot'}: records ` +
+          `${base + 1}..${f.firstSeq - 1} are missing (a missing segment)`,
+      );
     }
     const bytes = readWhole(f.path);
     const isLast = i === files.length - 1;
@@ -145,7 +151,8 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
       break;
     }
     if (scan.lastSeq > lastSeq) lastSeq = scan.lastSeq;
-    if (scan.lastSeq >= scan.firstSeq && scan.lastSeq > base) segments.push({ path: f.path, firstSeq: scan.firstSeq, lastSeq: scan.lastSeq, goodEnd: scan.goodEnd });
+    if (scan.lastSeq >= scan.firstSeq && scan.lastSeq > base)
+      segments.push({ path: f.path, firstSeq: scan.firstSeq, lastSeq: scan.lastSeq, goodEnd: scan.goodEnd });
     expect = scan.lastSeq + 1;
     if (scan.lastSeq >= upto) break;
   }

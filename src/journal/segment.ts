@@ -88,10 +88,19 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
     throw new JournalFault(path, 0, (e as Error).message);
   }
   if (h.fingerprint !== LAYOUT_FINGERPRINT) {
-    throw new JournalFault(path, 12, `layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}: the journal was written by an incompatible version`);
+    throw new JournalFault(
+      path,
+      12,
+      `layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}: the journal ` +
+        `was written by an incompatible version`,
+    );
   }
   if (expectFirstSeq !== null && h.seq !== expectFirstSeq) {
-    throw new JournalFault(path, 16, `first seq ${h.seq} but the previous segment ended at seq ${expectFirstSeq - 1} (a missing segment or a gap)`);
+    throw new JournalFault(
+      path,
+      16,
+      `first seq ${h.seq} but the previous segment ended at seq ${expectFirstSeq - 1} (a missing segment or a gap)`,
+    );
   }
   const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -134,7 +143,12 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
       const own = rec + 4 <= size ? dv.getUint32(rec, true) : 0;
       const ownValid = own >= MIN_RECORD_BYTES && own <= MAX_RECORD_BYTES && own % 8 === 0 && rec + own <= size;
       if (own !== len && ownValid && crc32c(bytes, rec, rec + own) === sum) {
-        throw new JournalFault(path, at, `frame length ${len} is damaged: the record is whole at its own length ${own} and matches the frame's checksum (not a torn write)`);
+        throw new JournalFault(
+          path,
+          at,
+          `frame length ${len} is damaged: the record is whole at its own length ${own} and matches the frame's checksum (not a torn ` +
+            `write)`,
+        );
       }
       torn(`frame of ${len} bytes runs past the end of the file (${size - rec} bytes left)`);
       break;
@@ -166,7 +180,11 @@ export function scanSegment(path: string, bytes: Uint8Array, expectFirstSeq: num
     }
   }
   if (tail === null && goodEnd < size) {
-    tail = { offset: goodEnd, kind: 'incomplete_command', detail: `command ${cur} has ${records - goodRecords} event(s) but no completion record` };
+    tail = {
+      offset: goodEnd,
+      kind: 'incomplete_command',
+      detail: `command ${cur} has ${records - goodRecords} event(s) but no completion record`,
+    };
   }
   return { path, firstSeq: h.seq, goodEnd, lastSeq, records: goodRecords, tail };
 }

@@ -7,7 +7,16 @@ import { closeSync, fdatasyncSync, mkdirSync, openSync, renameSync, rmSync, writ
 import { join } from 'node:path';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { crc32c } from './crc32c.js';
-import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, FORMAT_VERSION, SNAPSHOT_DIR, SNAPSHOT_MAGIC, seqOfName, snapshotName } from './format.js';
+import {
+  decodeFileHeader,
+  encodeFileHeader,
+  FILE_HEADER_BYTES,
+  FORMAT_VERSION,
+  SNAPSHOT_DIR,
+  SNAPSHOT_MAGIC,
+  seqOfName,
+  snapshotName,
+} from './format.js';
 import { listDir, readWhole } from './segment.js';
 import { syncDir } from './writer.js';
 
@@ -41,7 +50,14 @@ export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fs
   mkdirSync(dir, { recursive: true });
   const path = join(dir, snapshotName(seq));
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  const h = encodeFileHeader({ magic: SNAPSHOT_MAGIC, version: FORMAT_VERSION, fingerprint: LAYOUT_FINGERPRINT, seq, extra: body.length, bodyCrc: crc32c(body) });
+  const h = encodeFileHeader({
+    magic: SNAPSHOT_MAGIC,
+    version: FORMAT_VERSION,
+    fingerprint: LAYOUT_FINGERPRINT,
+    seq,
+    extra: body.length,
+    bodyCrc: crc32c(body),
+  });
   const fd = openSync(tmp, 'wx', 0o644);
   try {
     try {
@@ -78,8 +94,10 @@ export function readSnapshot(path: string): { seq: number; body: Uint8Array } {
 export function checkSnapshot(bytes: Uint8Array, path: string): { seq: number; body: Uint8Array } {
   try {
     const h = decodeFileHeader(bytes, SNAPSHOT_MAGIC);
-    if (h.fingerprint !== LAYOUT_FINGERPRINT) throw new Error(`layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}`);
-    if (FILE_HEADER_BYTES + h.extra !== bytes.length) throw new Error(`body is ${bytes.length - FILE_HEADER_BYTES} bytes, header says ${h.extra}`);
+    if (h.fingerprint !== LAYOUT_FINGERPRINT)
+      throw new Error(`layout fingerprint 0x${h.fingerprint.toString(16)} differs from this build's 0x${LAYOUT_FINGERPRINT.toString(16)}`);
+    if (FILE_HEADER_BYTES + h.extra !== bytes.length)
+      throw new Error(`body is ${bytes.length - FILE_HEADER_BYTES} bytes, header says ${h.extra}`);
     const body = bytes.subarray(FILE_HEADER_BYTES);
     if (crc32c(body) !== h.bodyCrc) throw new Error('body checksum mismatch');
     return { seq: h.seq, body };

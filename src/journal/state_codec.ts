@@ -11,6 +11,8 @@
 // Each typed array is stored with its own bytes (Node's serializer copies
 // views, and packing slices them), so two views of one ArrayBuffer would come
 // back as two separate buffers: encoding refuses such aliasing.
+//
+// Threads: piscina workers (snapshots), start-up recovery, the control plane (state hash), tools.
 
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
@@ -69,7 +71,10 @@ function packTyped(v: Typed, path: string): unknown {
 }
 
 function unpackTyped(rec: Record<string, unknown>): Typed {
-  const out = new TYPED[rec[ARRAY_TAG] as string]!(rec.length as number) as unknown as { set(a: ArrayLike<number>): void; fill(x: number, from: number): void };
+  const out = new TYPED[rec[ARRAY_TAG] as string]!(rec.length as number) as unknown as {
+    set(a: ArrayLike<number>): void;
+    fill(x: number, from: number): void;
+  };
   const prefix = rec.prefix as unknown as ArrayLike<number>;
   out.set(prefix);
   // A new typed array is zeros already: filling it with 0 would only commit the pages of an unused table.
@@ -82,14 +87,18 @@ type Buffers = Map<ArrayBufferLike, string> | null;
 
 function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = false, buffers: Buffers = null): unknown {
   if (v === null || typeof v !== 'object') {
-    if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint') throw new Error(`state_codec: ${typeof v} at ${path} (state must be plain data)`);
+    if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint')
+      throw new Error(`state_codec: ${typeof v} at ${path} (state must be plain data)`);
     return v;
   }
   if (ArrayBuffer.isView(v)) {
     if (v.buffer instanceof SharedArrayBuffer) throw new Error(`state_codec: SharedArrayBuffer view at ${path}`);
     if (buffers !== null) {
       const first = buffers.get(v.buffer);
-      if (first !== undefined) throw new Error(`state_codec: ${path} and ${first} are views of one ArrayBuffer; a snapshot would split them (state must not alias memory)`);
+      if (first !== undefined)
+        throw new Error(
+          `state_codec: ${path} and ${first} are views of one ArrayBuffer; a snapshot would split them (state must not alias memory)`,
+        );
       buffers.set(v.buffer, path);
     }
     return pack && !(v instanceof DataView) ? packTyped(v as Typed, path) : v;
@@ -108,7 +117,11 @@ function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = fa
   }
   if (proto === Object.prototype || proto === null) return fields;
   const name = NAME_OF.get(proto);
-  if (name === undefined) throw new Error(`state_codec: instance of unregistered class ${(v as object).constructor?.name} at ${path}; add it to CLASSES in src/journal/state_codec.ts`);
+  if (name === undefined)
+    throw new Error(
+      `state_codec: instance of unregistered class ${(v as object).constructor?.name} at ${path}; add it to CLASSES in ` +
+        `src/journal/state_codec.ts`,
+    );
   return { [TAG]: name, fields };
 }
 
@@ -117,7 +130,10 @@ function fromTree(t: unknown): unknown {
   // v8.deserialize hands back typed arrays as views into the snapshot's bytes
   // (or into Node's shared Buffer pool when unaligned): copy each into its own
   // buffer, or the recovered state aliases memory and the next encode refuses it.
-  if (ArrayBuffer.isView(t)) return t instanceof DataView ? new DataView(t.buffer.slice(t.byteOffset, t.byteOffset + t.byteLength)) : (t as unknown as { slice(): unknown }).slice();
+  if (ArrayBuffer.isView(t))
+    return t instanceof DataView
+      ? new DataView(t.buffer.slice(t.byteOffset, t.byteOffset + t.byteLength))
+      : (t as unknown as { slice(): unknown }).slice();
   if (Array.isArray(t)) return t.map(fromTree);
   const rec = t as Record<string, unknown>;
   if (ARRAY_TAG in rec) return unpackTyped(rec);

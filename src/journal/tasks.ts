@@ -55,8 +55,11 @@ function yieldCpu(): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
     if (tid > 0) setPriority(tid, 19);
-  } catch {
-    // Not permitted or not available: normal priority.
+  } catch (err) {
+    // A system call refused: setPriority (ERR_SYSTEM_ERROR: EACCES, EPERM,
+    // ESRCH) or readlink (ENOENT, no /proc): normal priority. Anything else is a bug.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ERR_SYSTEM_ERROR' && code !== 'ENOENT' && code !== 'EACCES') throw err;
   }
 }
 let niced = false;
@@ -67,7 +70,15 @@ export function snapshot(args: SnapshotArgs): SnapshotDone {
   const p = planRecovery(args.dataDir, { repair: false, uptoSeq: args.seq });
   const base = p.snapshot?.seq ?? 0;
   if (base === args.seq && p.snapshot !== null) {
-    return { seq: args.seq, path: p.snapshot.path, bytes: 0, replayed: 0, ms: performance.now() - t0, prunedSnapshots: [], prunedSegments: [] };
+    return {
+      seq: args.seq,
+      path: p.snapshot.path,
+      bytes: 0,
+      replayed: 0,
+      ms: performance.now() - t0,
+      prunedSnapshots: [],
+      prunedSegments: [],
+    };
   }
   // The kept read model continues when the journal after it is planned (it is
   // at or after the newest snapshot file's seq); otherwise, the file. Dropped

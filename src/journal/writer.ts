@@ -93,7 +93,14 @@ export class JournalWriter {
     const path = join(this.dir, segmentName(firstSeq));
     // 'wx': never overwrite (recovery removed or kept whatever was there).
     this.fd = openSync(path, 'wx', 0o644);
-    const h = encodeFileHeader({ magic: SEGMENT_MAGIC, version: FORMAT_VERSION, fingerprint: LAYOUT_FINGERPRINT, seq: firstSeq, extra: Date.now(), bodyCrc: 0 });
+    const h = encodeFileHeader({
+      magic: SEGMENT_MAGIC,
+      version: FORMAT_VERSION,
+      fingerprint: LAYOUT_FINGERPRINT,
+      seq: firstSeq,
+      extra: Date.now(),
+      bodyCrc: 0,
+    });
     this.writeAll(h, FILE_HEADER_BYTES);
     if (this.fsync) {
       this.io.fdatasync(this.fd);

@@ -1,4 +1,4 @@
-// Keys service routes (the "accounts service" listener of DESIGN 5,
+// Keys service routes (the "accounts service" listener, docs/ARCHITECTURE.md section 8,
 // DX_ACCOUNTS_PORT): a key manages its own account's keys on a listener of
 // its own, signed with the same three headers as REST. Shapes: src/wire/keys.ts.
 //   POST /keys {label?, scopes?}  -> 201 {key_id, secret, scopes, label}   (secret shown once)
@@ -59,7 +59,13 @@ export const KEY_ROUTES: Route[] = [
     handler: (c, g) => ({ status: 200, body: { keys: g.views.keys(c.account), as_of_seq: String(g.views.asOfSeq) } satisfies KeyList }),
   }),
   route({
-    name: 'revoke_key', method: 'DELETE', path: '/keys/{key_id}', scope: Scope.read | Scope.trade, body: 'none', query: [], writeCost: () => 1,
+    name: 'revoke_key',
+    method: 'DELETE',
+    path: '/keys/{key_id}',
+    scope: Scope.read | Scope.trade,
+    body: 'none',
+    query: [],
+    writeCost: () => 1,
     description: 'Revoke a key of the caller\'s account: immediate, irreversible and idempotent.',
     handler: async (c, g) => {
       const keyId = pathId('key_id', c.params[0]!);

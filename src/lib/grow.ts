@@ -1,6 +1,7 @@
 // grow: doubling of preallocated typed arrays. Growth allocates, so it happens
 // only when a table is full (amortized, never in steady state); size the
 // tables from the configuration so that production never grows them.
+// Pure: any thread.
 
 type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 

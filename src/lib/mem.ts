@@ -3,6 +3,7 @@
 // scratch buffer). Every record starts 8-byte aligned and every field is
 // naturally aligned (the layout generator enforces it), so an accessor is a
 // single typed-array index. Little-endian only: checked once at start-up.
+// Pure: any thread.
 
 import { assert } from './assert.js';
 

@@ -212,7 +212,8 @@ export class U32x3Map {
   /** Calls fn for every entry (order unspecified; key words as u32). Not for hot paths. */
   forEach(fn: (a: number, b: number, c: number, v: number) => void): void {
     for (const t of this.old === null ? [this.t] : [this.t, this.old]) {
-      for (let e = 0; e < t.length; e += STRIDE) if (t[e + 3] !== EMPTY) fn(t[e]! >>> 0, t[e + 1]! >>> 0, t[e + 2]! >>> 0, (t[e + 3]! - 1) | 0);
+      for (let e = 0; e < t.length; e += STRIDE)
+        if (t[e + 3] !== EMPTY) fn(t[e]! >>> 0, t[e + 1]! >>> 0, t[e + 2]! >>> 0, (t[e + 3]! - 1) | 0);
     }
   }
 

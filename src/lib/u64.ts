@@ -2,6 +2,7 @@
 // epoch, > 2^53) and client ids travel as two u32 halves (hi, lo); amounts
 // and ids that stay below 2^53 travel as plain numbers. BigInt and decimal
 // strings appear only at the edges (parse, render, tools).
+// Pure: any thread.
 
 const TWO32 = 4294967296;
 

@@ -1,6 +1,7 @@
 // utf8: fixed-size, NUL-padded UTF-8 fields inside records (titles, refs,
 // destinations). Not for hot paths: used when markets, deposits and
 // withdrawals are created and when views render them.
+// Pure: any thread.
 
 import type { Mem } from './mem.js';
 

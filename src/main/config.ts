@@ -1,4 +1,4 @@
-// config: every option of DESIGN 9 as an environment variable and a flag
+// config: every option (README.md, "Configuration") as an environment variable and a flag
 // (flags win), with the embedded defaults `npm start` runs with. Main thread.
 
 import { availableParallelism } from 'node:os';
@@ -83,7 +83,12 @@ export interface ExchangeConfig {
   advertise_url: string;
 }
 
-const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate' }[] = [
+const OPTIONS: {
+  env: string;
+  flag: string;
+  key: keyof ExchangeConfig;
+  kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate';
+}[] = [
   { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'string' },
   { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'int' },
   { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'int' },
@@ -125,7 +130,9 @@ const OPTIONS: { env: string; flag: string; key: keyof ExchangeConfig; kind: 'st
 ];
 
 /** Every flag takes a value (booleans too: `--verify 1`). */
-const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]));
+const FLAG_SPECS: Record<string, { type: 'string' }> = Object.fromEntries(
+  OPTIONS.map((o) => [o.flag.slice(2), { type: 'string' as const }]),
+);
 
 /** dist/web beside the compiled sources (this file is dist/src/main/config.js). */
 const BUILT_WEB_DIR = fileURLToPath(new URL('../../web', import.meta.url));
@@ -174,7 +181,9 @@ export function waitRoles(setting: string, cores: number, gateways: number): Wai
   for (const part of s.split(',')) {
     const [role, kind] = part.split('=').map((x) => x.trim());
     if (!(WAIT_ROLES as readonly string[]).includes(role ?? '') || !(WAIT_KINDS as readonly string[]).includes(kind ?? '')) {
-      throw new Error(`wait: expected auto, ${WAIT_KINDS.join(', ')} or role=kind pairs (roles ${WAIT_ROLES.join(', ')}), got "${setting}"`);
+      throw new Error(
+        `wait: expected auto, ${WAIT_KINDS.join(', ')} or role=kind pairs (roles ${WAIT_ROLES.join(', ')}), got "${setting}"`,
+      );
     }
     roles[role as keyof WaitRoles] = kind as WaitKind;
   }
@@ -250,7 +259,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   if (cfg.oracle_quorum < 1 || cfg.oracle_quorum > 64) throw new Error('oracle-quorum must be 1..64');
   if (cfg.order_capacity < 1024 || cfg.order_capacity > 1 << 26) throw new Error('order-capacity must be 1024..67108864');
   if (cfg.replicate !== 'off') {
-    if (cfg.nats_urls.split(',').filter((u) => u.trim() !== '').length === 0) throw new Error('nats-urls: at least one NATS URL is needed with --replicate');
+    if (cfg.nats_urls.split(',').filter((u) => u.trim() !== '').length === 0)
+      throw new Error('nats-urls: at least one NATS URL is needed with --replicate');
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(cfg.nats_stream)) throw new Error('nats-stream: 1..64 of A-Z a-z 0-9 _ -');
     if (cfg.nats_bucket !== '' && !/^[A-Za-z0-9_-]{1,64}$/.test(cfg.nats_bucket)) throw new Error('nats-bucket: 1..64 of A-Z a-z 0-9 _ -');
     if (cfg.nats_replicas < 1 || cfg.nats_replicas > 5) throw new Error('nats-replicas must be 1..5');

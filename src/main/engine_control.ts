@@ -11,7 +11,9 @@ const I_STOP = 0;
 const I_PAUSE = 1;
 const I_RUNNING = 2;
 const I_CLOCK = 3;
-/** Follow mode (a standby, src/replication): 0 following, 1 asked to sequence, 2 sequencing. Int32 index 12 (byte 48, after the counters). */
+/**
+ * Follow mode (a standby, src/replication): 0 following, 1 asked to sequence, 2 sequencing. Int32 index 12 (byte 48, after the counters).
+ */
 const I_PROMOTE = 12;
 const F_SEQ = 2; // Float64 index (byte 16)
 const F_COMMANDS = 3;

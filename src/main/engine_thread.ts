@@ -64,7 +64,16 @@ const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGER
 const engine = new Engine(data.config, out, state);
 if (data.follow !== undefined) control.setSequencing();
 const wait = waitStrategy(data.wait, Doorbell.attach(data.doorbell), rings);
-const loop = new EngineLoop(engine, rings, out, control, wait, data.verify, new SeqStamps(data.sequencedStamps), data.clock ? new EngineClock() : null);
+const loop = new EngineLoop(
+  engine,
+  rings,
+  out,
+  control,
+  wait,
+  data.verify,
+  new SeqStamps(data.sequencedStamps),
+  data.clock ? new EngineClock() : null,
+);
 loop.run();
 parentPort?.postMessage({ type: 'stopped', seq: engine.state.seq, commands: loop.commands });
 

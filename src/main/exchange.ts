@@ -199,7 +199,16 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     throw new Error(`recovery refused to start: ${(e as Error).message}`);
   }
   for (const r of plan.rejectedSnapshots) log('warn', { event: 'recovery', fault: 'snapshot_rejected', path: r.path, reason: r.reason });
-  for (const t of plan.tails) log('warn', { event: 'recovery', fault: 'torn_tail_truncated', path: t.path, offset: t.offset, bytes: t.bytes, kind: t.kind, detail: t.detail });
+  for (const t of plan.tails)
+    log('warn', {
+      event: 'recovery',
+      fault: 'torn_tail_truncated',
+      path: t.path,
+      offset: t.offset,
+      bytes: t.bytes,
+      kind: t.kind,
+      detail: t.detail,
+    });
   for (const p of plan.removed) log('warn', { event: 'recovery', fault: 'empty_segment_removed', path: p });
 
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
@@ -273,8 +282,16 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   });
   if (repl?.mode !== 'replica') {
     const journalData: JournalThreadData = {
-      eventRing: pipeline.eventRing, consumerIndex: journalConsumer, durable: durableSab, control: journalControl.sab, durableStamps,
-      dataDir: cfg.data_dir, fsync: cfg.durability === 'fsync', nextSeq: plan.lastSeq + 1, segmentBytes: cfg.segment_bytes, wait: wait.journal,
+      eventRing: pipeline.eventRing,
+      consumerIndex: journalConsumer,
+      durable: durableSab,
+      control: journalControl.sab,
+      durableStamps,
+      dataDir: cfg.data_dir,
+      fsync: cfg.durability === 'fsync',
+      nextSeq: plan.lastSeq + 1,
+      segmentBytes: cfg.segment_bytes,
+      wait: wait.journal,
     };
     const j = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
     journal = j;
@@ -306,9 +323,19 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.
   const spec = metricsSpec(cfg.gateways);
   const metrics = new MetricsRegistry(allocateMetrics(spec), spec, {
-    engine: () => ({ seq: pipeline.control.seq, commands: pipeline.control.commands, batches: pipeline.control.batches, parks: pipeline.control.parks }),
-    commandRings: pipeline.commandRings.map((sab, i) => ({ name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`, sab })),
-    eventRing: pipeline.eventRing, durableSeq: () => durable.get(), journalFsync: journalControl.fsyncs,
+    engine: () => ({
+      seq: pipeline.control.seq,
+      commands: pipeline.control.commands,
+      batches: pipeline.control.batches,
+      parks: pipeline.control.parks,
+    }),
+    commandRings: pipeline.commandRings.map((sab, i) => ({
+      name: i === PRODUCER_TIMER ? 'timer' : i === PRODUCER_CONTROL ? 'control' : `gateway-${i - 2}`,
+      sab,
+    })),
+    eventRing: pipeline.eventRing,
+    durableSeq: () => durable.get(),
+    journalFsync: journalControl.fsyncs,
     // The control plane's read model (stage 4) holds the engine's state; rendered only once listeners are open.
     tables: () => ({ ...views.tables(), replay_guard: replayGuard.occupancy(Date.now()).live }),
   });
@@ -366,7 +393,10 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   // follows the log (and claims, or publishes once primary).
   if (repl !== null) {
     await repl.start({
-      eventRing: pipeline.eventRing, replicatorConsumer, durable: durableSab, engineControl: repl.mode === 'ha' ? pipeline.control.sab : null,
+      eventRing: pipeline.eventRing,
+      replicatorConsumer,
+      durable: durableSab,
+      engineControl: repl.mode === 'ha' ? pipeline.control.sab : null,
       appliedSeq: plan.lastSeq,
     }, (m) => {
       if (m.type === 'promoted') log('info', { event: 'replication_promoted', epoch: m.epoch, seq: pipeline.control.seq });
@@ -416,12 +446,27 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   let snapshotting: Promise<{ seq: number; path: string }> | null = null;
   const takeSnapshot = (): Promise<{ seq: number; path: string }> => {
     if (snapshotting) return snapshotting;
-    if (repl?.mode === 'replica') return Promise.reject(new ApiError('not_primary', 'a read replica keeps no journal: snapshots come from the primary', { primary_url: repl.status.primaryUrl, role: 'replica' }));
+    if (repl?.mode === 'replica')
+      return Promise.reject(
+        new ApiError('not_primary', 'a read replica keeps no journal: snapshots come from the primary', {
+          primary_url: repl.status.primaryUrl,
+          role: 'replica',
+        }),
+      );
     const seq = durable.get();
     lastSnapshotRecords = journalControl.counters.records;
     snapshotting = jobs.snapshot({ dataDir: cfg.data_dir, seq, engine: engineCfg, views: {}, fsync: cfg.durability === 'fsync' })
       .then((done) => {
-        log('info', { event: 'snapshot', seq: done.seq, path: done.path, bytes: done.bytes, replayed: done.replayed, ms: Math.round(done.ms), pruned_segments: done.prunedSegments.length, pruned_snapshots: done.prunedSnapshots.length });
+        log('info', {
+          event: 'snapshot',
+          seq: done.seq,
+          path: done.path,
+          bytes: done.bytes,
+          replayed: done.replayed,
+          ms: Math.round(done.ms),
+          pruned_segments: done.prunedSegments.length,
+          pruned_snapshots: done.prunedSnapshots.length,
+        });
         repl?.snapshotTaken(done.path, done.seq);
         return { seq: done.seq, path: done.path };
       }, (e: unknown) => {
@@ -432,7 +477,8 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     return snapshotting;
   };
   const snapshotTimer = setInterval(() => {
-    if (snapshotting === null && repl?.mode !== 'replica' && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every) takeSnapshot().catch(() => undefined);
+    if (snapshotting === null && repl?.mode !== 'replica' && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every)
+      takeSnapshot().catch(() => undefined);
   }, 1000);
 
   const controlMetrics = metrics.thread(SLICE_CONTROL);
@@ -573,15 +619,22 @@ async function main(): Promise<void> {
   if (!cfg.admin_token) process.stdout.write(`admin token: ${ex.admin_token} (also in ${join(cfg.data_dir, 'admin-token')})\n`);
   const admin = `http://${cfg.admin_host}:${ex.admin_port}`;
   if (demo) process.stdout.write(demo.instructions);
-  else process.stdout.write([
-    'get a trading key (the operator creates an account, funds it and issues a key):',
-    `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{}' ${admin}/admin/accounts`,
-    `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"amount":"100000"}' ${admin}/admin/accounts/<account_id>/deposits`,
-    `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ${admin}/admin/accounts/<account_id>/keys`,
-    '',
-  ].join('\n'));
+  else process.stdout.write(
+    [
+      'get a trading key (the operator creates an account, funds it and issues a key):',
+      `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{}' ${admin}/admin/accounts`,
+      `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"amount":"100000"}' ` +
+        `${admin}/admin/accounts/<account_id>/deposits`,
+      `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ` +
+        `${admin}/admin/accounts/<account_id>/keys`,
+      '',
+    ].join('\n'),
+  );
   process.stdout.write(`trader page: http://${cfg.host}:${ex.port}/   operator console: ${admin}/ (paste the admin token)\n`);
-  process.stdout.write(`ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} gateways=${cfg.gateways}\n`);
+  process.stdout.write(
+    `ready rest=${cfg.host}:${ex.port} accounts=${cfg.host}:${ex.accounts_port} admin=${cfg.admin_host}:${ex.admin_port} ` +
+      `gateways=${cfg.gateways}\n`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -54,7 +54,8 @@ export class Pipeline {
   private constructor(opts: PipelineOptions) {
     assert(opts.producers >= 1, 'pipeline: at least one producer');
     this.commandRings = [];
-    for (let i = 0; i < opts.producers; i++) this.commandRings.push(SpscRing.allocate(opts.command_ring_bytes ?? 1 << 20, LAYOUT_FINGERPRINT));
+    for (let i = 0; i < opts.producers; i++)
+      this.commandRings.push(SpscRing.allocate(opts.command_ring_bytes ?? 1 << 20, LAYOUT_FINGERPRINT));
     this.eventRing = BroadcastRing.allocate(opts.event_ring_bytes ?? 1 << 24, opts.event_consumers_max ?? 16, LAYOUT_FINGERPRINT);
     // Resident from the start (no first-touch page faults on the hot path; a flat RSS).
     for (const sab of [...this.commandRings, this.eventRing]) prefault(sab);
@@ -67,9 +68,17 @@ export class Pipeline {
       return;
     }
     const data: EngineThreadData = {
-      commandRings: this.commandRings, eventRing: this.eventRing, doorbell: this.doorbell,
-      control: this.control.sab, sequencedStamps: this.sequencedStamps, config: opts.engine ?? {}, verify: opts.verify ?? false,
-      recovery: opts.recovery ?? null, wait: opts.wait ?? 'park', clock: opts.clock ?? false, ...(opts.follow ? { follow: opts.follow } : {}),
+      commandRings: this.commandRings,
+      eventRing: this.eventRing,
+      doorbell: this.doorbell,
+      control: this.control.sab,
+      sequencedStamps: this.sequencedStamps,
+      config: opts.engine ?? {},
+      verify: opts.verify ?? false,
+      recovery: opts.recovery ?? null,
+      wait: opts.wait ?? 'park',
+      clock: opts.clock ?? false,
+      ...(opts.follow ? { follow: opts.follow } : {}),
     };
     const worker = new Worker(new URL('./engine_thread.js', import.meta.url), { workerData: data, name: 'engine' });
     this.worker = worker;

@@ -68,7 +68,15 @@ export class Replication {
   async replicaPlan(): Promise<RecoveryPlan> {
     clearDir(join(this.dataDir, SNAPSHOT_DIR));
     const newest = (await listSnapshotObjects(this.log))[0];
-    const plan: RecoveryPlan = { dataDir: this.dataDir, snapshot: null, rejectedSnapshots: [], segments: [], lastSeq: 0, tails: [], removed: [] };
+    const plan: RecoveryPlan = {
+      dataDir: this.dataDir,
+      snapshot: null,
+      rejectedSnapshots: [],
+      segments: [],
+      lastSeq: 0,
+      tails: [],
+      removed: [],
+    };
     if (newest !== undefined) {
       const path = await downloadSnapshot(this.log, newest, this.dataDir);
       plan.snapshot = { path, seq: newest.seq };
@@ -87,10 +95,14 @@ export class Replication {
     let bootstrap = false;
     if (state.primary_epoch !== null) {
       const next = await this.log.claimOf(state.primary_epoch + 1);
-      if (next === null && last !== null && last.epoch > state.primary_epoch) bootstrap = true; // that claim was purged: the cut cannot be placed
+      if (next === null && last !== null && last.epoch > state.primary_epoch)
+        bootstrap = true; // that claim was purged: the cut cannot be placed
       else keep = keepUpTo(plan.lastSeq, state.primary_epoch, next?.lastSeq ?? null, streamLast);
     } else if (plan.lastSeq > streamLast) {
-      throw new Error(`the local journal ends at seq ${plan.lastSeq} but the log ${this.cfg.stream} ends at seq ${streamLast}: this data directory does not belong to this log`);
+      throw new Error(
+        `the local journal ends at seq ${plan.lastSeq} but the log ${this.cfg.stream} ends at seq ${streamLast}: this data directory ` +
+          `does not belong to this log`,
+      );
     }
     if (!bootstrap && keep < plan.lastSeq) {
       const cut = truncateJournalAfter(this.dataDir, keep);
@@ -104,10 +116,20 @@ export class Replication {
     }
     if (bootstrap) {
       const snap = (await listSnapshotObjects(this.log))[0];
-      if (snap === undefined) throw new Error(`the log ${this.cfg.stream} no longer holds seq ${plan.lastSeq + 1} and the bucket ${this.cfg.bucket} has no snapshot`);
+      if (snap === undefined)
+        throw new Error(
+          `the log ${this.cfg.stream} no longer holds seq ${plan.lastSeq + 1} and the bucket ${this.cfg.bucket} has no snapshot`,
+        );
       const aside = moveJournalAside(this.dataDir);
       const path = await downloadSnapshot(this.log, snap, this.dataDir);
-      log('warn', { event: 'replication_bootstrap', reason: 'the log was purged past this journal', local_seq: plan.lastSeq, snapshot_seq: snap.seq, snapshot: path, moved_to: aside });
+      log('warn', {
+        event: 'replication_bootstrap',
+        reason: 'the log was purged past this journal',
+        local_seq: plan.lastSeq,
+        snapshot_seq: snap.seq,
+        snapshot: path,
+        moved_to: aside,
+      });
       plan = await replan();
     }
     if (state.primary_epoch !== null) writeNodeState(this.dataDir, { primary_epoch: null });
@@ -115,7 +137,10 @@ export class Replication {
   }
 
   /** Starts the replication thread; `on` receives its messages (promoted, step_down, fault). */
-  start(data: Omit<ReplicationThreadData, 'mode' | 'cfg' | 'status' | 'dataDir'>, on: (m: { type: string; epoch?: number; reason?: string; error?: string }) => void): Promise<void> {
+  start(
+    data: Omit<ReplicationThreadData, 'mode' | 'cfg' | 'status' | 'dataDir'>,
+    on: (m: { type: string; epoch?: number; reason?: string; error?: string }) => void,
+  ): Promise<void> {
     const full: ReplicationThreadData = { ...data, mode: this.mode, cfg: this.cfg, status: this.status.sab, dataDir: this.dataDir };
     const w = new Worker(new URL('./replication_thread.js', import.meta.url), { workerData: full, name: 'replication' });
     this.thread = w;
@@ -152,12 +177,30 @@ export class Replication {
   /** A primary's new local snapshot goes to the bucket (one upload at a time, in the background). */
   snapshotTaken(path: string, seq: number): void {
     if (this.status.role !== 'primary') return;
-    this.uploading = this.uploading.then(async () => {
-      const t0 = performance.now();
-      const up = await uploadSnapshot(this.log, path, seq);
-      const pr = await pruneSnapshotsAndLog(this.log);
-      log('info', { event: 'replication_snapshot_uploaded', seq, object: up.name, bytes: up.size, ms: Math.round(performance.now() - t0), deleted: pr.deleted, purged_messages: pr.purged, oldest_kept: pr.oldest_kept });
-    }).catch((e: unknown) => log('warn', { event: 'replication_snapshot_upload_failed', seq, error: (e as Error).message, note: 'the next snapshot is uploaded as usual' }));
+    this.uploading = this.uploading
+      .then(async () => {
+        const t0 = performance.now();
+        const up = await uploadSnapshot(this.log, path, seq);
+        const pr = await pruneSnapshotsAndLog(this.log);
+        log('info', {
+          event: 'replication_snapshot_uploaded',
+          seq,
+          object: up.name,
+          bytes: up.size,
+          ms: Math.round(performance.now() - t0),
+          deleted: pr.deleted,
+          purged_messages: pr.purged,
+          oldest_kept: pr.oldest_kept,
+        });
+      })
+      .catch((e: unknown) =>
+        log('warn', {
+          event: 'replication_snapshot_upload_failed',
+          seq,
+          error: (e as Error).message,
+          note: 'the next snapshot is uploaded as usual',
+        }),
+      );
   }
 
   /** Health fields: role, epoch, lag. */
@@ -165,9 +208,16 @@ export class Replication {
     const f = this.status.figures();
     const primarySeq = f.role === 'primary' ? localSeq : f.primary_seq;
     return {
-      role: f.role, epoch: f.epoch, node: this.cfg.node, primary_url: f.primary_url, stream: this.cfg.stream, stream_seq: f.stream_seq,
-      applied_seq: f.role === 'primary' ? localSeq : f.applied_seq, primary_seq: primarySeq,
-      lag_seqs: Math.max(0, primarySeq - (f.role === 'primary' ? localSeq : f.applied_seq)), lag_ms: f.role === 'primary' ? 0 : Math.round(f.lag_ms * 10) / 10,
+      role: f.role,
+      epoch: f.epoch,
+      node: this.cfg.node,
+      primary_url: f.primary_url,
+      stream: this.cfg.stream,
+      stream_seq: f.stream_seq,
+      applied_seq: f.role === 'primary' ? localSeq : f.applied_seq,
+      primary_seq: primarySeq,
+      lag_seqs: Math.max(0, primarySeq - (f.role === 'primary' ? localSeq : f.applied_seq)),
+      lag_ms: f.role === 'primary' ? 0 : Math.round(f.lag_ms * 10) / 10,
       last_primary_heartbeat_ms_ago: f.last_heartbeat_ms === 0 ? null : Date.now() - f.last_heartbeat_ms,
     };
   }
@@ -189,8 +239,16 @@ export class Replication {
     gauge('dx_replication_stream_seq', 'Last stream seq acknowledged (primary) or applied (follower).', f.stream_seq);
     const applied = f.role === 'primary' ? durableSeq : f.applied_seq;
     const primarySeq = f.role === 'primary' ? localSeq : f.primary_seq;
-    gauge('dx_replication_lag_seqs', 'Commands the primary has sequenced that this node has not applied from the log (primary: sequenced but not yet durable).', Math.max(0, primarySeq - applied));
-    gauge('dx_replication_lag_seconds', 'Follower: age of the newest event when it was applied (time behind the primary).', f.role === 'primary' ? 0 : f.lag_ms / 1000);
+    gauge(
+      'dx_replication_lag_seqs',
+      'Commands the primary has sequenced that this node has not applied from the log (primary: sequenced but not yet durable).',
+      Math.max(0, primarySeq - applied),
+    );
+    gauge(
+      'dx_replication_lag_seconds',
+      'Follower: age of the newest event when it was applied (time behind the primary).',
+      f.role === 'primary' ? 0 : f.lag_ms / 1000,
+    );
     gauge('dx_replication_inflight_messages', 'Primary: log messages published and not yet acknowledged.', f.inflight);
     counter('dx_replication_published_total', 'Primary: log messages published (first attempts).', f.published);
     counter('dx_replication_acked_total', 'Primary: log messages acknowledged by the stream.', f.acked);
@@ -207,7 +265,11 @@ export class Replication {
       lines.push(`${name}_sum ${Number(h.sum.toPrecision(12))}`, `${name}_count ${h.count}`);
     };
     hist('dx_replication_ack_seconds', 'Primary: from publishing a log message to its acknowledgement by the stream quorum.', 'ack');
-    hist('dx_replication_apply_lag_seconds', 'Follower: from the sequencer\'s stamp of a batch\'s last event to its application here.', 'lag');
+    hist(
+      'dx_replication_apply_lag_seconds',
+      "Follower: from the sequencer's stamp of a batch's last event to its application here.",
+      'lag',
+    );
     return `${lines.join('\n')}\n`;
   }
 }

@@ -37,7 +37,11 @@ interface McpHeaders {
 /** Registers POST /v1/mcp (and its 405s). Mount it before the REST lane's /v1/* wildcard. */
 export function mountMcp(app: TemplatedApp, opts: LaneOptions): void {
   app.any(MCP_PATH, (res: HttpResponse, req: HttpRequest) => {
-    const h: McpHeaders = { protocolVersion: req.getHeader('mcp-protocol-version'), origin: req.getHeader('origin'), host: req.getHeader('host') };
+    const h: McpHeaders = {
+      protocolVersion: req.getHeader('mcp-protocol-version'),
+      origin: req.getHeader('origin'),
+      host: req.getHeader('host'),
+    };
     receive(res, req, (f, raw) => onMessage(res, f, raw, opts, h), (f) => {
       if (f.method === 'POST') startRequestSignature(opts.core, f);
     });
@@ -72,7 +76,16 @@ function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
       throw new ApiError('shed', 'the exchange is shutting down');
     }
     if (f.method !== 'POST') {
-      send(res, f, 405, new ApiError('method_not_allowed', `${f.method} is not allowed on ${MCP_PATH}: this MCP endpoint is stateless and has no SSE stream; POST one JSON-RPC message`).body(), { allow: 'POST' });
+      send(
+        res,
+        f,
+        405,
+        new ApiError(
+          'method_not_allowed',
+          `${f.method} is not allowed on ${MCP_PATH}: this MCP endpoint is stateless and has no SSE stream; POST one JSON-RPC message`,
+        ).body(),
+        { allow: 'POST' },
+      );
       observe(opts.observer, f, 405, 'method_not_allowed');
       return;
     }
@@ -86,13 +99,26 @@ function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     const now = Date.now();
     const caller = authenticate(opts, f, 'mcp', now);
     if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
-    if (f.contentLengths > 1) throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
-    if (f.query.length > 0) throw new ApiError('unknown_field', `${MCP_PATH} takes no query parameters`, { field: f.query.split('&')[0]!.split('=')[0] });
+    if (f.contentLengths > 1)
+      throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
+    if (f.query.length > 0)
+      throw new ApiError('unknown_field', `${MCP_PATH} takes no query parameters`, { field: f.query.split('&')[0]!.split('=')[0] });
     if (h.protocolVersion !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(h.protocolVersion)) {
-      write(res, f, {
-        status: 400, route: 'mcp', code: null,
-        body: rpcError(null, INVALID_REQUEST, `unsupported MCP-Protocol-Version ${h.protocolVersion}; this server speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`),
-      }, opts);
+      write(
+        res,
+        f,
+        {
+          status: 400,
+          route: 'mcp',
+          code: null,
+          body: rpcError(
+            null,
+            INVALID_REQUEST,
+            `unsupported MCP-Protocol-Version ${h.protocolVersion}; this server speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+          ),
+        },
+        opts,
+      );
       return;
     }
     f.tVerified = monoUs();

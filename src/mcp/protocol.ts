@@ -48,9 +48,15 @@ function isId(v: unknown): v is RpcId {
 /** What one parsed JSON-RPC message is (requests with their params checked to be an object). */
 export function classify(msg: unknown): Classified {
   if (Array.isArray(msg)) {
-    return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message per POST' };
+    return {
+      kind: 'invalid',
+      id: null,
+      code: INVALID_REQUEST,
+      message: 'JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message per POST',
+    };
   }
-  if (msg === null || typeof msg !== 'object') return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'a JSON-RPC message is a JSON object' };
+  if (msg === null || typeof msg !== 'object')
+    return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'a JSON-RPC message is a JSON object' };
   const m = msg as Record<string, unknown>;
   const id = isId(m.id) ? m.id : null;
   if (m.jsonrpc !== '2.0') return { kind: 'invalid', id, code: INVALID_REQUEST, message: 'jsonrpc must be "2.0"' };
@@ -61,7 +67,8 @@ export function classify(msg: unknown): Classified {
     return { kind: 'invalid', id, code: INVALID_REQUEST, message: 'not a JSON-RPC request, notification or response' };
   }
   if (!('id' in m)) return { kind: 'notification', method: m.method };
-  if (!isId(m.id)) return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'id must be a string or an integer (MCP forbids null)' };
+  if (!isId(m.id))
+    return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'id must be a string or an integer (MCP forbids null)' };
   if (m.params !== undefined && (m.params === null || typeof m.params !== 'object' || Array.isArray(m.params))) {
     return { kind: 'invalid', id: m.id, code: INVALID_PARAMS, message: 'params must be an object' };
   }

@@ -74,14 +74,25 @@ function toolSuccess(id: RpcId, route: string, reply: Reply): McpOutcome {
 // the tool's outputSchema (the SDK client checks it even on errors), and the
 // envelope is not the success shape.
 function toolError(id: RpcId, route: string, e: ApiError): McpOutcome {
-  return { status: 200, route, code: e.code, body: rpcResult(id, { content: [{ type: 'text', text: JSON.stringify(e.body()) }], isError: true }) };
+  return {
+    status: 200,
+    route,
+    code: e.code,
+    body: rpcResult(id, { content: [{ type: 'text', text: JSON.stringify(e.body()) }], isError: true }),
+  };
 }
 
 /**
  * Answers one POSTed body (raw bytes) of an authenticated caller. Throws
  * ApiError only for the HTTP-level 429 of a protocol message.
  */
-export function handleMcp(opts: LaneOptions, caller: Caller, raw: Buffer, now: number, times: StageTimes | null = null): McpOutcome | Promise<McpOutcome> {
+export function handleMcp(
+  opts: LaneOptions,
+  caller: Caller,
+  raw: Buffer,
+  now: number,
+  times: StageTimes | null = null,
+): McpOutcome | Promise<McpOutcome> {
   let msg: unknown;
   try {
     msg = parseJson(raw.toString('utf8'));
@@ -149,7 +160,12 @@ function callTool(
     const api = asApiError(e);
     if (api !== null) return toolError(id, route, api);
     opts.log?.({ event: 'handler_fault', route: `mcp:${tool.route.name}`, error: (e as Error)?.stack ?? String(e) });
-    return { status: 200, route, code: 'internal', body: rpcError(id, INTERNAL_ERROR, 'internal error of the exchange (logged); the call may not have taken effect') };
+    return {
+      status: 200,
+      route,
+      code: 'internal',
+      body: rpcError(id, INTERNAL_ERROR, 'internal error of the exchange (logged); the call may not have taken effect'),
+    };
   };
   try {
     // The REST lane's order after authentication: 429, 403, 400, then the handler.

@@ -34,11 +34,13 @@ export function signingFetch(o: SigningFetchOptions): typeof fetch {
   const now = o.now ?? Date.now;
   let lastMutationTs = 0;
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    if (input instanceof Request) throw new TypeError('signingFetch: pass a URL and an init, not a Request (its body cannot be signed before it is sent)');
+    if (input instanceof Request)
+      throw new TypeError('signingFetch: pass a URL and an init, not a Request (its body cannot be signed before it is sent)');
     const url = new URL(input);
     const method = (init?.method ?? 'GET').toUpperCase();
     const body = init?.body;
-    if (body !== undefined && body !== null && typeof body !== 'string') throw new TypeError('signingFetch: only string bodies can be signed');
+    if (body !== undefined && body !== null && typeof body !== 'string')
+      throw new TypeError('signingFetch: only string bodies can be signed');
     let ts = Math.floor(now());
     if (method !== 'GET') {
       if (ts <= lastMutationTs) ts = lastMutationTs + 1;

@@ -134,7 +134,9 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   for await (const raw of lines) {
     const line = raw.trim();
     if (line.length === 0) continue;
-    const job: Promise<void> = forward(line).catch((e: unknown) => log(`forwarding failed: ${(e as Error)?.stack ?? String(e)}`)).finally(() => inFlight.delete(job));
+    const job: Promise<void> = forward(line)
+      .catch((e: unknown) => log(`forwarding failed: ${(e as Error)?.stack ?? String(e)}`))
+      .finally(() => inFlight.delete(job));
     inFlight.add(job);
   }
   await Promise.all([...inFlight]);

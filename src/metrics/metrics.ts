@@ -211,7 +211,7 @@ export class ThreadMetrics {
 
   /**
    * Samples a producer's held requests every `everyMs` (unref'd timer): the
-   * age of the oldest is the engine lag DESIGN 1 sheds on.
+   * age of the oldest is the engine lag shedding looks at (docs/ARCHITECTURE.md section 8).
    */
   watch(core: { pending: number; oldestHeldMs(nowMs: number): number }, everyMs = 100): void {
     this.unwatch();
@@ -400,9 +400,17 @@ export class MetricsRegistry {
     if (e) {
       x.family('dx_engine_seq', 'gauge', 'Last sequenced seq.');
       x.sample('dx_engine_seq', null, e.seq);
-      x.family('dx_engine_commands_total', 'counter', 'Commands the engine took from its rings (every ClockTick included, also those dropped with nothing due).');
+      x.family(
+        'dx_engine_commands_total',
+        'counter',
+        'Commands the engine took from its rings (every ClockTick included, also those dropped with nothing due).',
+      );
       x.sample('dx_engine_commands_total', null, e.commands);
-      x.family('dx_engine_commands_per_second', 'gauge', 'dx_engine_commands_total per second over the last sampling interval (about 1 s).');
+      x.family(
+        'dx_engine_commands_per_second',
+        'gauge',
+        'dx_engine_commands_total per second over the last sampling interval (about 1 s).',
+      );
       x.sample('dx_engine_commands_per_second', null, Math.round(this.rate * 100) / 100);
       x.family('dx_engine_batches_total', 'counter', 'Engine loop rounds that executed at least one command.');
       x.sample('dx_engine_batches_total', null, e.batches);
@@ -425,7 +433,12 @@ export class MetricsRegistry {
       held += this.word(s, G_HELD);
       ws += this.word(s, G_WS_CONNECTIONS);
     }
-    x.family('dx_engine_lag_seconds', 'gauge', 'Age of the oldest request held for its sequenced outcome, across threads (0 when none); placements are shed above half the response budget.');
+    x.family(
+      'dx_engine_lag_seconds',
+      'gauge',
+      'Age of the oldest request held for its sequenced outcome, across threads (0 when none); placements are shed above half the ' +
+        'response budget.',
+    );
     x.sample('dx_engine_lag_seconds', null, oldest / 1000);
     x.family('dx_held_requests', 'gauge', 'Requests held for their sequenced outcome, across threads.');
     x.sample('dx_held_requests', null, held);
@@ -433,7 +446,11 @@ export class MetricsRegistry {
     x.sample('dx_ws_connections', null, ws);
 
     if (src.commandRings && src.commandRings.length > 0) {
-      x.family('dx_command_ring_used_bytes', 'gauge', 'Bytes written to a producer\'s command ring and not yet released by the engine (released in batches).');
+      x.family(
+        'dx_command_ring_used_bytes',
+        'gauge',
+        "Bytes written to a producer's command ring and not yet released by the engine (released in batches).",
+      );
       const caps: [string, number][] = [];
       for (const r of src.commandRings) {
         const u = spscUsedBytes(r.sab);
@@ -445,7 +462,11 @@ export class MetricsRegistry {
     }
     if (src.eventRing) {
       const b = broadcastLag(src.eventRing);
-      x.family('dx_event_ring_lag_bytes', 'gauge', 'Bytes of events published but not yet released by a consumer (journal, read models); the engine waits when one reaches capacity.');
+      x.family(
+        'dx_event_ring_lag_bytes',
+        'gauge',
+        'Bytes of events published but not yet released by a consumer (journal, read models); the engine waits when one reaches capacity.',
+      );
       for (const c of b.consumers) x.sample('dx_event_ring_lag_bytes', { consumer: String(c.index) }, c.lag);
       x.family('dx_event_ring_capacity_bytes', 'gauge', 'Data capacity of the event ring.');
       x.sample('dx_event_ring_capacity_bytes', null, b.capacity);
@@ -479,13 +500,24 @@ export class MetricsRegistry {
     this.eachHistogram((lane, route, stage, h) => {
       if (stage === 'total') buckets('dx_http_request_duration_seconds', { lane, route }, h);
     });
-    x.family('dx_request_stage_seconds', 'histogram', 'Time a request spent in each stage, by lane, route and stage: verify (headers to body verified), publish (to the command published to the engine), sequence (to the end of the engine round that sequenced it), durable (to the end of the journal group commit that covered it), apply (to this thread applying its completion), reply (to the reply written; for reads, from verified).');
+    x.family(
+      'dx_request_stage_seconds',
+      'histogram',
+      'Time a request spent in each stage, by lane, route and stage: verify (headers to body verified), publish (to the command ' +
+        'published to the engine), sequence (to the end of the engine round that sequenced it), durable (to the end of the journal group ' +
+        'commit that covered it), apply (to this thread applying its completion), reply (to the reply written; for reads, from ' +
+        'verified).',
+    );
     this.eachHistogram((lane, route, stage, h) => {
       if (stage !== 'total') buckets('dx_request_stage_seconds', { lane, route, stage }, h);
     });
     const j = src.journalFsync;
     if (j) {
-      x.family('dx_journal_fsync_seconds', 'histogram', 'Duration of each fdatasync of the journal (group commit); none with --durability none.');
+      x.family(
+        'dx_journal_fsync_seconds',
+        'histogram',
+        'Duration of each fdatasync of the journal (group commit); none with --durability none.',
+      );
       buckets('dx_journal_fsync_seconds', {}, j);
     }
 

@@ -6,7 +6,7 @@
 // endpoint, so the document cannot drift from the server; the conformance
 // test validates real answers against it. `npm run openapi` writes it to
 // openapi.json; the control plane serves it at GET /admin/openapi.json.
-// Build time; the control plane builds it once on first request.
+// Build time; the control plane (main thread) builds it once on first request.
 
 import type { TSchema } from '@sinclair/typebox';
 import { CODES } from '../layout/records.js';
@@ -89,12 +89,14 @@ function schemaOrRef(schema: TSchema, refOf: (node: object) => string | undefine
   return target === undefined ? jsonSchema(schema, refOf) : { $ref: target };
 }
 
-/** The envelope of the errors of one HTTP status: `code` is one of that status's codes (DESIGN 4's registry). */
+/** The envelope of the errors of one HTTP status: `code` is one of that status's codes (native-layout/codes.json). */
 function errorSchema(status: number): JsonSchema {
   const codes = CODES.filter((c) => c.http === status);
   const inner = jsonSchema(R.ErrorObject) as { properties: Record<string, JsonSchema> };
-  inner.properties.code = { type: 'string', enum: codes.map((c) => c.code), description: codes.map((c) => `${c.code}: ${c.doc}`).join(' ') };
-  return { type: 'object', required: ['error'], properties: { error: inner }, description: `The error envelope of an HTTP ${status} answer.` };
+  inner.properties.code = { type: 'string', enum: codes.map((c) => c.code), description: codes.map((c) => `${c.code}: ` +
+    `${c.doc}`).join(' ') };
+  return { type: 'object', required: ['error'], properties: { error: inner }, description: `The error envelope of an HTTP ${status} ` +
+    `answer.` };
 }
 
 /**
@@ -150,7 +152,8 @@ function operation(route: Route, refOf: (node: object) => string | undefined, us
   if (read) {
     parameters.push({
       name: 'min_seq', in: 'query', required: false,
-      description: 'Read-your-writes across nodes: the seq of your own write. A node that has not applied it holds the read up to 200 ms, then answers 503 replica_lagging.',
+      description: 'Read-your-writes across nodes: the seq of your own write. A node that has not applied it holds the read up to 200 ' +
+        'ms, then answers 503 replica_lagging.',
       schema: { type: 'string', pattern: '^[0-9]{1,16}$' },
     });
   }
@@ -158,7 +161,8 @@ function operation(route: Route, refOf: (node: object) => string | undefined, us
   const o: Record<string, unknown> = {
     operationId: route.name,
     summary: doc.title,
-    description: [route.description, doc.hint ?? '', `Scope: ${scopeName(route.scope)}. Rate limit: ${cost}. MCP tool: ${route.name}.`].filter((x) => x !== '').join('\n\n'),
+    description: [route.description, doc.hint ?? '', `Scope: ${scopeName(route.scope)}. Rate limit: ${cost}. MCP tool: ` +
+      `${route.name}.`].filter((x) => x !== '').join('\n\n'),
     tags: [doc.tag],
     'x-dx-scope': scopeName(route.scope),
   };
@@ -183,7 +187,9 @@ function mcpPath(): Record<string, unknown> {
     post: {
       operationId: 'mcp',
       summary: 'Send one MCP message',
-      description: `JSON-RPC 2.0 over the MCP Streamable HTTP transport, protocol ${PROTOCOL_VERSION}, served stateless: one message per POST,
+      description:
+        `JSON-RPC 2.0 over the MCP Streamable HTTP transport, protocol ${PROTOCOL_VERSION}, ` +
+        `served stateless: one message per POST,
 answered with application/json; a notification (or a response) is answered 202 with no body. Signed like every
 operation here (the JSON-RPC body is the signed body); every POST is a mutation, so a signature is usable once.
 Methods: initialize, notifications/initialized, ping, tools/list, tools/call. There is one tool per operation of
@@ -195,7 +201,8 @@ read token. A JSON array (batch) is refused. GET and DELETE on this path answer 
 Allow: POST (no SSE stream, no session to delete).`,
       tags: ['mcp'],
       parameters: [{
-        name: 'MCP-Protocol-Version', in: 'header', required: false, description: 'the negotiated protocol version; an unsupported one is 400',
+        name: 'MCP-Protocol-Version', in: 'header', required: false, description: 'the negotiated protocol version; an unsupported one ' +
+          'is 400',
         schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] },
       }],
       requestBody: { required: true, content: { 'application/json': { schema: ref('JsonRpcMessage') } } },
@@ -203,13 +210,16 @@ Allow: POST (no SSE stream, no session to delete).`,
         200: { description: 'The JSON-RPC response to a request.', content: { 'application/json': { schema: ref('JsonRpcResponse') } } },
         202: { description: 'A notification or response was accepted; no body.' },
         400: {
-          description: 'A message that cannot be read (parse error, batch, not JSON-RPC) or an unsupported MCP-Protocol-Version: a JSON-RPC error with id null; or a transport error envelope (duplicate Content-Length, a query string).',
+          description: 'A message that cannot be read (parse error, batch, not JSON-RPC) or an unsupported MCP-Protocol-Version: a ' +
+            'JSON-RPC error with id null; or a transport error envelope (duplicate Content-Length, a query string).',
           content: { 'application/json': { schema: { anyOf: [ref('JsonRpcResponse'), envelope] } } },
         },
         401: { description: 'unauthorized', content: { 'application/json': { schema: envelope } } },
-        403: { description: 'An Origin header that does not name this host (DNS-rebinding protection).', content: { 'application/json': { schema: ref('JsonRpcResponse') } } },
+        403: { description: 'An Origin header that does not name this host (DNS-rebinding ' +
+          'protection).', content: { 'application/json': { schema: ref('JsonRpcResponse') } } },
         413: { description: 'body_too_large', content: { 'application/json': { schema: envelope } } },
-        429: { description: 'rate_limited (a protocol message; a tool call reports it as an isError result instead)', content: { 'application/json': { schema: envelope } } },
+        429: { description: 'rate_limited (a protocol message; a tool call reports it as an isError result ' +
+          'instead)', content: { 'application/json': { schema: envelope } } },
         503: { description: 'shed: the exchange is shutting down', content: { 'application/json': { schema: envelope } } },
       },
     },
@@ -237,14 +247,21 @@ export function buildOpenApi(): Record<string, unknown> {
       description: DESCRIPTION,
       license: { name: 'Proprietary', identifier: 'LicenseRef-dx-proprietary' },
     },
-    servers: [{ url: 'http://127.0.0.1:8080', description: 'the default of `npm start` ({base_url}); the control plane is a separate listener' }],
+    servers: [
+      { url: 'http://127.0.0.1:8080', description: 'the default of `npm start` ({base_url}); the control plane is a separate listener' },
+    ],
     security: [{ DxAccessKey: [], DxAccessTimestamp: [], DxAccessSignature: [] }],
     tags: TAGS,
     paths,
     components: {
       schemas,
       securitySchemes: {
-        DxAccessKey: { type: 'apiKey', in: 'header', name: 'DX-ACCESS-KEY', description: 'The key id (`key_id`), a small integer; not a secret.' },
+        DxAccessKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'DX-ACCESS-KEY',
+          description: 'The key id (`key_id`), a small integer; not a secret.',
+        },
         DxAccessTimestamp: {
           type: 'apiKey', in: 'header', name: 'DX-ACCESS-TIMESTAMP',
           description: 'Request time in Unix milliseconds, decimal; must be within 5000 ms of the server clock.',

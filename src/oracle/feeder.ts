@@ -78,7 +78,8 @@ export class SimulatedFeeder implements OracleFeeder {
   constructor(o: SimulatedFeederOptions) {
     this.sink = o.sink;
     this.sources = o.sources ?? [0, 1, 2];
-    for (const s of this.sources) if (!Number.isInteger(s) || s < 0 || s > 63) throw new RangeError(`oracle source ids are 0..63, got ${s}`);
+    for (const s of this.sources)
+      if (!Number.isInteger(s) || s < 0 || s > 63) throw new RangeError(`oracle source ids are 0..63, got ${s}`);
     this.intervalMs = o.interval_ms ?? 1000;
     this.mid = (o.start_price ?? 65_000) * ORACLE_SCALE;
     this.sigma = o.sigma_per_sqrt_s ?? 0.0005;

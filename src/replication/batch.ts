@@ -140,10 +140,12 @@ export function scanBatch(streamSeq: number, body: Uint8Array, firstSeq: number,
     if (size - at < FRAME_HEADER_BYTES) throw new BatchFault(streamSeq, at, `${size - at} bytes, less than a frame header`);
     const len = dv.getUint32(at, true);
     const rec = at + FRAME_HEADER_BYTES;
-    if (len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0) throw new BatchFault(streamSeq, at, `frame length ${len} is not a valid record length`);
+    if (len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0)
+      throw new BatchFault(streamSeq, at, `frame length ${len} is not a valid record length`);
     if (rec + len > size) throw new BatchFault(streamSeq, at, `frame of ${len} bytes runs past the end of the message`);
     if (crc32c(bytes, rec, rec + len) !== dv.getUint32(at + 4, true)) throw new BatchFault(streamSeq, at, 'record checksum mismatch');
-    if (Header.len(m, rec) !== len) throw new BatchFault(streamSeq, at, `record length ${Header.len(m, rec)} differs from its frame's ${len}`);
+    if (Header.len(m, rec) !== len)
+      throw new BatchFault(streamSeq, at, `record length ${Header.len(m, rec)} differs from its frame's ${len}`);
     const seq = Header.seq(m, rec);
     if (open) {
       if (seq !== cur) throw new BatchFault(streamSeq, at, `seq ${seq} inside command ${cur}`);
@@ -158,6 +160,7 @@ export function scanBatch(streamSeq: number, body: Uint8Array, firstSeq: number,
     at = rec + len;
   }
   if (open) throw new BatchFault(streamSeq, at, `command ${cur} has no completion record at the end of the message`);
-  if (offsets.length > 0 && cur !== lastSeq) throw new BatchFault(streamSeq, at, `the message ends at seq ${cur}, its header says ${lastSeq}`);
+  if (offsets.length > 0 && cur !== lastSeq)
+    throw new BatchFault(streamSeq, at, `the message ends at seq ${cur}, its header says ${lastSeq}`);
   return { firstSeq, lastSeq, records: offsets.length, mem: m, offsets };
 }

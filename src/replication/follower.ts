@@ -96,7 +96,10 @@ export class Follower {
   async run(from: number, epoch: number): Promise<void> {
     this.epoch = epoch;
     this.streamSeq = from - 1;
-    const c = await this.log.js.consumers.get(this.log.cfg.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, from) });
+    const c = await this.log.js.consumers.get(this.log.cfg.stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Math.max(1, from),
+    });
     if (this.stopped) return;
     // Short expiry and heartbeats: a follower whose consumer lived on a NATS node that died notices within ~2 s.
     const it = await c.consume({ max_messages: 256, expires: 2000, idle_heartbeat: 500 });
@@ -105,7 +108,8 @@ export class Follower {
       if (this.stopped) break;
       // An ordered consumer that resets (its NATS node went away) may deliver the last message again.
       if (m.seq <= this.streamSeq) continue;
-      if (m.seq !== this.streamSeq + 1) throw new BatchFault(m.seq, 0, `stream seq ${m.seq} after ${this.streamSeq}: a gap (purged or missing messages)`);
+      if (m.seq !== this.streamSeq + 1)
+        throw new BatchFault(m.seq, 0, `stream seq ${m.seq} after ${this.streamSeq}: a gap (purged or missing messages)`);
       const e = entryOf(this.log.subjects, m.subject, m.seq, m.headers);
       await this.take(e, m.data);
     }

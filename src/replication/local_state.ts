@@ -9,7 +9,18 @@
 // (the log was purged after a snapshot) moves its journal aside and starts
 // from the snapshot bucket instead. Main thread, start-up only (sync I/O).
 
-import { closeSync, existsSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR, MAX_RECORD_BYTES, SNAPSHOT_DIR } from '../journal/format.js';
 import { listSegments } from '../journal/recovery.js';
@@ -31,7 +42,8 @@ export function readNodeState(dataDir: string): NodeState {
   if (!existsSync(p)) return { primary_epoch: null };
   const v = JSON.parse(readFileSync(p, 'utf8')) as Partial<NodeState>;
   const e = v.primary_epoch;
-  if (e !== null && (typeof e !== 'number' || !Number.isInteger(e) || e < 1)) throw new Error(`${p}: primary_epoch ${JSON.stringify(e)} is not an epoch`);
+  if (e !== null && (typeof e !== 'number' || !Number.isInteger(e) || e < 1))
+    throw new Error(`${p}: primary_epoch ${JSON.stringify(e)} is not an epoch`);
   return { primary_epoch: e ?? null };
 }
 
@@ -57,8 +69,15 @@ export function writeNodeState(dataDir: string, s: NodeState): void {
  * record; snapshots past keepSeq are removed too. Returns what was cut.
  * A damaged tail (torn frame) is left to recovery's own repair.
  */
-export function truncateJournalAfter(dataDir: string, keepSeq: number): { segments_removed: string[]; truncated: { path: string; from: number; bytes: number } | null; snapshots_removed: string[] } {
-  const out = { segments_removed: [] as string[], truncated: null as { path: string; from: number; bytes: number } | null, snapshots_removed: [] as string[] };
+export function truncateJournalAfter(
+  dataDir: string,
+  keepSeq: number,
+): { segments_removed: string[]; truncated: { path: string; from: number; bytes: number } | null; snapshots_removed: string[] } {
+  const out = {
+    segments_removed: [] as string[],
+    truncated: null as { path: string; from: number; bytes: number } | null,
+    snapshots_removed: [] as string[],
+  };
   const segs = listSegments(dataDir);
   for (let i = segs.length - 1; i >= 0; i--) {
     const s = segs[i]!;

@@ -22,7 +22,10 @@ export interface ReplicationConfig {
   bucket: string;
   /** Replicas of the stream and the bucket (3 in production). */
   replicas: number;
-  /** A primary that cannot get its log acknowledged for this long steps down; a standby claims after this long without a primary's heartbeat. */
+  /**
+   * A primary that cannot get its log acknowledged for this long steps down; a standby claims after this long without a primary's
+   * heartbeat.
+   */
   lease_ms: number;
   heartbeat_ms: number;
   /** This node's name in heartbeats and claims. */
@@ -88,11 +91,20 @@ export class LogClient {
       throw new Error(`stream ${this.cfg.stream} exists with subjects ${JSON.stringify(c.subjects)}, not ${s.log} and ${s.claims}`);
     }
     if (c.storage !== StorageType.File || c.discard !== DiscardPolicy.New) {
-      throw new Error(`stream ${this.cfg.stream} exists with storage ${c.storage} and discard ${c.discard}; the log needs file storage and discard new`);
+      throw new Error(
+        `stream ${this.cfg.stream} exists with storage ${c.storage} and discard ${c.discard}; the log needs file storage and discard new`,
+      );
     }
   }
 
-  async info(): Promise<{ first_seq: number; last_seq: number; messages: number; bytes: number; leader: string; replicas: { name: string; current: boolean; lag?: number }[] }> {
+  async info(): Promise<{
+    first_seq: number;
+    last_seq: number;
+    messages: number;
+    bytes: number;
+    leader: string;
+    replicas: { name: string; current: boolean; lag?: number }[];
+  }> {
     const i = await this.jsm.streams.info(this.cfg.stream);
     return {
       first_seq: i.state.first_seq, last_seq: i.state.last_seq, messages: i.state.messages, bytes: i.state.bytes,
@@ -144,7 +156,8 @@ export class LogClient {
     if (i.messages === 0) return { streamSeq: i.last_seq + 1, firstStored: null, lastSeqInStream: 0, lastStreamSeq: i.last_seq };
     const first = (await this.entry(i.first_seq))!.entry;
     const last = (await this.entry(i.last_seq))!.entry;
-    if (last.lastSeq <= seq) return { streamSeq: i.last_seq + 1, firstStored: first, lastSeqInStream: last.lastSeq, lastStreamSeq: i.last_seq };
+    if (last.lastSeq <= seq)
+      return { streamSeq: i.last_seq + 1, firstStored: first, lastSeqInStream: last.lastSeq, lastStreamSeq: i.last_seq };
     let lo = i.first_seq;
     let hi = i.last_seq;
     while (lo < hi) {
@@ -175,7 +188,10 @@ export class LogClient {
     h.set(H_NODE, this.cfg.node);
     h.set(H_URL, this.cfg.url);
     const ack = await this.js.publish(this.subjects.claim(epoch), new Uint8Array(0), {
-      headers: h, expect: { lastSequence: expectStreamSeq }, msgID: `claim-${epoch}-${this.cfg.node}`, timeout: Math.max(1000, this.cfg.lease_ms),
+      headers: h,
+      expect: { lastSequence: expectStreamSeq },
+      msgID: `claim-${epoch}-${this.cfg.node}`,
+      timeout: Math.max(1000, this.cfg.lease_ms),
     });
     if (ack.duplicate) throw new Error(`claim of epoch ${epoch} was a duplicate (stream seq ${ack.seq})`);
     return ack.seq;
@@ -191,7 +207,8 @@ export class LogClient {
 
   /** The snapshot bucket (created with the stream's replicas when missing). */
   async snapshots(): Promise<ObjectStore> {
-    if (this.store === null) this.store = await new Objm(this.nc).create(this.cfg.bucket, { storage: StorageType.File, replicas: this.cfg.replicas });
+    if (this.store === null)
+      this.store = await new Objm(this.nc).create(this.cfg.bucket, { storage: StorageType.File, replicas: this.cfg.replicas });
     return this.store;
   }
 

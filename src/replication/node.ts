@@ -99,14 +99,22 @@ export class ReplicationNode {
     while (this.o.status.primaryUrl === '' && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
-  /** Follows the log from the entry after `applied` (in the background); `wait`: returns once the log is applied as far as it reached when we looked. */
+  /**
+   * Follows the log from the entry after `applied` (in the background); `wait`: returns once the log is applied as far as it reached when
+   * we looked.
+   */
   private async follow(applied: number, wait = true): Promise<void> {
     const at = await this.log.locate(applied);
     if (at.firstStored !== null && at.streamSeq < at.firstStored.streamSeq) {
-      throw new Error(`the log starts at stream seq ${at.firstStored.streamSeq} (seqs from ${at.firstStored.firstSeq}) but this node needs seq ${applied + 1}: boot from a snapshot`);
+      throw new Error(
+        `the log starts at stream seq ${at.firstStored.streamSeq} (seqs from ${at.firstStored.firstSeq}) but this node needs seq ` +
+          `${applied + 1}: boot from a snapshot`,
+      );
     }
     if (at.firstStored !== null && at.streamSeq === at.firstStored.streamSeq && at.firstStored.firstSeq > applied + 1) {
-      throw new Error(`the log starts at seq ${at.firstStored.firstSeq} (purged) but this node needs seq ${applied + 1}: boot from a snapshot`);
+      throw new Error(
+        `the log starts at seq ${at.firstStored.firstSeq} (purged) but this node needs seq ${applied + 1}: boot from a snapshot`,
+      );
     }
     const sink = new RingSink(this.o.eventRing, this.o.durable, this.o.status);
     // A new entry of the current epoch shows a live primary as well as its heartbeat does.
@@ -121,7 +129,8 @@ export class ReplicationNode {
       failed = e as Error;
       if (!this.stopped && this.follower === f) this.o.onFault(e as Error);
     });
-    // Ready (the caller's await) once the log is applied as far as it reached when we looked (by this follower, or the one that replaced it after a stall).
+    // Ready (the caller's await) once the log is applied as far as it reached when we looked (by this follower, or the one that replaced it
+    // after a stall).
     for (;;) {
       const cur = this.follower;
       if (!wait || cur === null || cur.streamSeq >= at.lastStreamSeq || failed !== null || this.stopped) return;
@@ -132,7 +141,12 @@ export class ReplicationNode {
   /** The stall detector's remedy (protocol.ts followStalled): the same follow again with a new consumer. */
   private refollow(f: Follower): void {
     this.refollowing = true;
-    this.o.log('warn', { event: 'replication_follow_restarted', stream_seq: f.streamSeq, primary_stream_seq: this.primaryStreamSeq, applied: f.applied });
+    this.o.log('warn', {
+      event: 'replication_follow_restarted',
+      stream_seq: f.streamSeq,
+      primary_stream_seq: this.primaryStreamSeq,
+      applied: f.applied,
+    });
     (async () => {
       await f.stop();
       await this.following;
@@ -188,7 +202,8 @@ export class ReplicationNode {
       this.log.nc.flush().then(() => {
         this.lastFlushOk = Date.now();
       }, () => undefined);
-      if (now - this.lastFlushOk > this.o.cfg.lease_ms) this.stepDown(`no round trip to NATS for ${now - this.lastFlushOk} ms (lease ${this.o.cfg.lease_ms} ms)`);
+      if (now - this.lastFlushOk > this.o.cfg.lease_ms)
+        this.stepDown(`no round trip to NATS for ${now - this.lastFlushOk} ms (lease ${this.o.cfg.lease_ms} ms)`);
       return;
     }
     const f = this.follower;
@@ -196,11 +211,19 @@ export class ReplicationNode {
       if (f.streamSeq !== this.progressSeq) [this.progressSeq, this.progressAt] = [f.streamSeq, now];
       else if (followStalled(now, this.progressAt, f.streamSeq, this.primaryStreamSeq, this.o.cfg.lease_ms)) this.refollow(f);
     }
-    if (this.o.mode === 'ha' && role === 'standby' && !this.claiming && !this.refollowing && shouldClaim(now, this.lastPrimaryHeartbeat, this.followingSince, this.o.cfg.lease_ms)) {
+    if (
+      this.o.mode === 'ha' &&
+      role === 'standby' &&
+      !this.claiming &&
+      !this.refollowing &&
+      shouldClaim(now, this.lastPrimaryHeartbeat, this.followingSince, this.o.cfg.lease_ms)
+    ) {
       this.claiming = true;
-      this.claim().catch((e: unknown) => this.o.onFault(e as Error)).finally(() => {
-        this.claiming = false;
-      });
+      this.claim()
+        .catch((e: unknown) => this.o.onFault(e as Error))
+        .finally(() => {
+          this.claiming = false;
+        });
     }
   }
 

@@ -77,7 +77,8 @@ export interface HeaderSource {
 
 function headerInt(h: HeaderSource | undefined, name: string, streamSeq: number): number {
   const raw = h?.get(name) ?? '';
-  if (!/^[0-9]{1,16}$/.test(raw)) throw new Error(`replicated log message ${streamSeq}: header ${name} is ${JSON.stringify(raw)}, not a number`);
+  if (!/^[0-9]{1,16}$/.test(raw))
+    throw new Error(`replicated log message ${streamSeq}: header ${name} is ${JSON.stringify(raw)}, not a number`);
   return Number(raw);
 }
 
@@ -103,7 +104,8 @@ export function entryOf(subjects: Subjects, subject: string, streamSeq: number, 
 export function followStep(appliedSeq: number, epoch: number, e: LogEntry): { action: 'apply' | 'claim' | 'skip' } | { fault: string } {
   if (e.kind === 'claim') {
     if (e.epoch <= epoch) return { fault: `claim of epoch ${e.epoch} after epoch ${epoch}` };
-    if (e.lastSeq !== appliedSeq) return { fault: `claim of epoch ${e.epoch} at seq ${e.lastSeq}, but the log was applied up to seq ${appliedSeq}` };
+    if (e.lastSeq !== appliedSeq)
+      return { fault: `claim of epoch ${e.epoch} at seq ${e.lastSeq}, but the log was applied up to seq ${appliedSeq}` };
     return { action: 'claim' };
   }
   if (epoch !== 0 && e.epoch !== epoch) return { fault: `a batch of epoch ${e.epoch} in epoch ${epoch}` };
@@ -165,7 +167,16 @@ export function parseHeartbeat(raw: string): Heartbeat | null {
   const h = v as Partial<Heartbeat>;
   if (typeof h !== 'object' || h === null || typeof h.node !== 'string' || !ROLE_CODES.includes(h.role as Role)) return null;
   for (const k of ['epoch', 'seq', 'durable_seq', 'stream_seq', 'ts_ms'] as const) if (typeof h[k] !== 'number') return null;
-  return { node: h.node, role: h.role as Role, epoch: h.epoch!, seq: h.seq!, durable_seq: h.durable_seq!, stream_seq: h.stream_seq!, url: String(h.url ?? ''), ts_ms: h.ts_ms! };
+  return {
+    node: h.node,
+    role: h.role as Role,
+    epoch: h.epoch!,
+    seq: h.seq!,
+    durable_seq: h.durable_seq!,
+    stream_seq: h.stream_seq!,
+    url: String(h.url ?? ''),
+    ts_ms: h.ts_ms!,
+  };
 }
 
 /**
@@ -184,7 +195,13 @@ export function shouldClaim(nowMs: number, lastPrimaryHeartbeatMs: number, follo
  * 2.9.10 may place an ephemeral consumer there after NATS restarts) and will
  * deliver nothing: the node starts following again with a new consumer.
  */
-export function followStalled(nowMs: number, lastProgressMs: number, followerStreamSeq: number, primaryStreamSeq: number, leaseMs: number): boolean {
+export function followStalled(
+  nowMs: number,
+  lastProgressMs: number,
+  followerStreamSeq: number,
+  primaryStreamSeq: number,
+  leaseMs: number,
+): boolean {
   return primaryStreamSeq > followerStreamSeq && nowMs - lastProgressMs > leaseMs;
 }
 
@@ -196,7 +213,12 @@ export function followStalled(nowMs: number, lastProgressMs: number, followerStr
  * when no later claim exists. A node that only followed keeps everything
  * (its journal is a prefix of the stream). Returns the seq to truncate after.
  */
-export function keepUpTo(localLastSeq: number, myPrimaryEpoch: number | null, nextClaimLastSeq: number | null, streamLastSeq: number): number {
+export function keepUpTo(
+  localLastSeq: number,
+  myPrimaryEpoch: number | null,
+  nextClaimLastSeq: number | null,
+  streamLastSeq: number,
+): number {
   if (myPrimaryEpoch === null) return localLastSeq;
   const end = nextClaimLastSeq ?? streamLastSeq;
   return Math.min(localLastSeq, end);

@@ -64,20 +64,29 @@ export async function replayHash(cfg: ReplicationConfig, engine: Partial<EngineC
       const run = f.run(at.streamSeq, 0).catch((e: unknown) => {
         failed = e;
       });
-      // The consumer may sit on a NATS replica that is not current and deliver nothing (see readSnapshotObject): give up when the log stops coming.
+      // The consumer may sit on a NATS replica that is not current and deliver nothing (see readSnapshotObject): give up when the log stops
+      // coming.
       let seen = f.streamSeq;
       let movedAt = Date.now();
       while (f.streamSeq < at.lastStreamSeq && failed === null) {
         await new Promise((r) => setTimeout(r, 5));
         if (f.streamSeq !== seen) [seen, movedAt] = [f.streamSeq, Date.now()];
-        else if (Date.now() - movedAt > REPLAY_STALL_MS) failed = new Error(`replay: no log entry for ${REPLAY_STALL_MS} ms at stream seq ${f.streamSeq} of ${at.lastStreamSeq}`);
+        else if (Date.now() - movedAt > REPLAY_STALL_MS)
+          failed = new Error(`replay: no log entry for ${REPLAY_STALL_MS} ms at stream seq ${f.streamSeq} of ${at.lastStreamSeq}`);
       }
       await f.stop();
       await Promise.race([run, new Promise((r) => setTimeout(r, 1000))]);
       if (failed !== null) throw failed;
       entries = f.streamSeq - at.streamSeq + 1;
     }
-    return { seq: views.asOfSeq, state_hash: stateHash(views.state), snapshot: snap?.name ?? null, snapshot_seq: base, entries, stream_seq: f.streamSeq };
+    return {
+      seq: views.asOfSeq,
+      state_hash: stateHash(views.state),
+      snapshot: snap?.name ?? null,
+      snapshot_seq: base,
+      entries,
+      stream_seq: f.streamSeq,
+    };
   } finally {
     await log.close();
   }

@@ -249,7 +249,14 @@ export class Replicator {
     if (advanced) {
       // Threads that answer park on durable_seq's doorbell (src/journal/durable.ts).
       this.durable.doorbell.wake();
-      this.status.set({ stream_seq: this.streamSeq, acked: this.acked, published: this.published, resent: this.resent, bytes: this.bytes, inflight: this.queue.length });
+      this.status.set({
+        stream_seq: this.streamSeq,
+        acked: this.acked,
+        published: this.published,
+        resent: this.resent,
+        bytes: this.bytes,
+        inflight: this.queue.length,
+      });
       this.kick();
     }
   }
@@ -262,7 +269,10 @@ export class Replicator {
       if (verdict === 'wrong_last') {
         const last = await this.log.lastEntry();
         if (last === null || last.epoch !== this.epoch) {
-          this.fail(`fenced: the log moved on to ${last === null ? 'nothing' : `epoch ${last.epoch} (${last.kind} at stream seq ${last.streamSeq})`}`);
+          this.fail(
+            `fenced: the log moved on to ` +
+              `${last === null ? 'nothing' : `epoch ${last.epoch} (${last.kind} at stream seq ${last.streamSeq})`}`,
+          );
           return;
         }
         // One of our messages was lost in flight: everything up to the
@@ -278,7 +288,13 @@ export class Replicator {
         for (const p of this.queue) p.expect = expect++;
         this.nextExpect = expect;
         this.durable.doorbell.wake();
-        this.log_('warn', { event: 'replication_resync', epoch: this.epoch, stream_seq: last.streamSeq, seq: last.lastSeq, resend: this.queue.length });
+        this.log_('warn', {
+          event: 'replication_resync',
+          epoch: this.epoch,
+          stream_seq: last.streamSeq,
+          seq: last.lastSeq,
+          resend: this.queue.length,
+        });
       } else {
         // A lost or late answer: back off a little (no responders comes back
         // at once while a stream leader is being elected), then resend.

@@ -78,7 +78,10 @@ export async function readSnapshotObject(log: LogClient, name: string): Promise<
       return Buffer.concat(parts);
     }
     if (attempt >= OBJECT_READS) {
-      throw new Error(`snapshot object ${name}: nothing received for ${OBJECT_STALL_MS} ms, ${attempt} times (a replica of bucket ${log.cfg.bucket} that is not current?)`);
+      throw new Error(
+        `snapshot object ${name}: nothing received for ${OBJECT_STALL_MS} ms, ${attempt} times (a replica of bucket ${log.cfg.bucket} ` +
+          `that is not current?)`,
+      );
     }
   }
 }

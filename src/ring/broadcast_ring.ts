@@ -255,7 +255,10 @@ export class BroadcastConsumer {
 
   constructor(readonly sab: SharedArrayBuffer, fingerprint: number, readonly consumerIndex: number) {
     const a = attach('broadcast_ring', sab, fingerprint);
-    assert(Number.isInteger(consumerIndex) && consumerIndex >= 0 && consumerIndex < a.maxConsumers, 'broadcast_ring: consumer index out of range');
+    assert(
+      Number.isInteger(consumerIndex) && consumerIndex >= 0 && consumerIndex < a.maxConsumers,
+      'broadcast_ring: consumer index out of range',
+    );
     this.hdr = a.hdr;
     this.mem = a.mem;
     this.capacity = a.capacity;

@@ -22,6 +22,8 @@
 // Times are monoUs() (src/lib/mono_clock.ts); this file reads no clock.
 // For measurement only. No allocation after construction.
 
+import { fail } from '../lib/assert.js';
+
 const HEADER_BYTES = 64;
 export const SEQ_STAMP_ENTRIES = 1 << 14;
 /** Entries a reader keeps away from the writer's next slot. */
@@ -46,6 +48,8 @@ export class SeqStamps {
   /** Writer: every seq up to `seq` passed the stage at `timeUs`. Call before publishing those seqs. */
   stamp(seq: number, timeUs: number): void {
     const n = Atomics.load(this.count, 0) >>> 0;
+    // Readers find a seq's stamp by moving a cursor forward: stamps must not go back.
+    if (n > 0 && seq < this.pairs[((n - 1) & this.mask) * 2]!) fail(`seq_stamps: seq ${seq} stamped after a later one`);
     const at = (n & this.mask) * 2;
     this.pairs[at] = seq;
     this.pairs[at + 1] = timeUs;

@@ -205,11 +205,19 @@ export class BlockingWaitStrategy implements WaitStrategy {
 }
 
 /** The blocking strategy of a kind, over a doorbell and the sources it guards. */
-export function waitStrategy(kind: WaitKind, doorbell: Doorbell, sources: IdleSource | readonly IdleSource[], opts: WaitOptions = {}): WaitStrategy {
+export function waitStrategy(
+  kind: WaitKind,
+  doorbell: Doorbell,
+  sources: IdleSource | readonly IdleSource[],
+  opts: WaitOptions = {},
+): WaitStrategy {
   switch (kind) {
-    case 'spin': return new BusySpinWaitStrategy();
-    case 'backoff': return new BackoffWaitStrategy(opts);
-    case 'park': return new BlockingWaitStrategy(doorbell, sources, opts);
+    case 'spin':
+      return new BusySpinWaitStrategy();
+    case 'backoff':
+      return new BackoffWaitStrategy(opts);
+    case 'park':
+      return new BlockingWaitStrategy(doorbell, sources, opts);
   }
 }
 

@@ -176,7 +176,10 @@ export function keyList(v: ViewsData, account: number): KeyItem[] {
   if (!accountKnown(v.state, account)) return out;
   for (let k = acc.keyHead[account]!; k !== NIL; k = acc.keyNext[k]!) {
     out.push({
-      key_id: acc.keyId[k]!, scopes: scopeNames(acc.keyScopes[k]!), revoked: acc.keyRevoked[k] === 1, tier: RATE_TIER_NAMES[acc.keyTier[k]!]!,
+      key_id: acc.keyId[k]!,
+      scopes: scopeNames(acc.keyScopes[k]!),
+      revoked: acc.keyRevoked[k] === 1,
+      tier: RATE_TIER_NAMES[acc.keyTier[k]!]!,
     });
   }
   return out;

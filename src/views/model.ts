@@ -11,6 +11,7 @@
 import type { ExchangeState } from '../engine/state.js';
 import { CODES } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
+import type * as Q from '../wire/queries.js';
 import type { Candlesticks } from '../wire/responses.js';
 import { ViewError } from './cursor.js';
 import type { RecordRing } from './record_ring.js';
@@ -45,38 +46,19 @@ export interface ViewsData {
 
 // ---- query arguments ---------------------------------------------------------------
 
-export interface PageQuery {
-  cursor?: string;
-  /** 1..1000, validated by the gateway. */
-  limit: number;
-}
-export interface MarketsQuery extends PageQuery {
-  /** Market status names (closed, trading, frozen, proposed); any of them matches. */
-  status?: string[];
-}
-export interface RoundsQuery extends PageQuery {
-  category?: number;
-}
-export interface PositionsQuery extends PageQuery {
-  market_id?: number;
-}
-export interface FillsQuery extends PageQuery {
-  market_id?: number;
-  order_id?: number;
-}
+export type PageQuery = Q.Parsed<Q.PageQuery>;
+export type MarketsQuery = Q.Parsed<Q.MarketsQuery>;
+export type RoundsQuery = Q.Parsed<Q.RoundsQuery>;
+export type PositionsQuery = Q.Parsed<Q.PositionsQuery>;
+export type FillsQuery = Q.Parsed<Q.FillsQuery<number>>;
 export interface CandlesQuery {
   period: Candlesticks['period'];
   /** u64 ns as [hi, lo] halves (the REST query parser's form). */
   start_ts?: [number, number];
   end_ts?: [number, number];
 }
-export interface OrdersQuery extends PageQuery {
-  market_id?: number;
-  /** Order status names (resting, partially_filled, filled, canceled, rejected); any of them matches. */
-  status?: string[];
-  /** [hi, lo] halves of the client_order_id. */
-  client_order_id?: [number, number];
-}
+/** client_order_id as [hi, lo] halves. */
+export type OrdersQuery = Q.Parsed<Q.OrdersQuery<[number, number]>>;
 
 // ---- checks every query makes ----------------------------------------------------------
 

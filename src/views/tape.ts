@@ -4,7 +4,7 @@
 // (GET /v1/markets/{market_id}/candlesticks). Runs on the thread that owns
 // the Views.
 //
-// Candle rules (README, "Candlesticks"):
+// Candle rules (docs/rest.md, "Candlesticks"):
 //   - Periods are aligned to multiples of the period since the Unix epoch
 //     (UTC): a 1d candle runs from midnight UTC to midnight UTC.
 //   - A candle aggregates every retained trade whose ts lies in

@@ -8,7 +8,7 @@
 // Everything is bundled (no CDN); the exchange serves the build (src/gateway/
 // static_site.ts). The dev server proxies /v1 (and the WebSocket lane) to
 // DX_API_URL and /admin and /metrics to DX_ADMIN_URL, so the pages talk to
-// the exchange as if it served them. Build time (node), run from the
+// the exchange as if it served them. Build time (node, its main thread), run from the
 // repository root (npm scripts).
 
 import { defineConfig } from 'vite';

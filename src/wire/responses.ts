@@ -41,7 +41,7 @@ const EXECUTION_OUTCOMES = CANCEL_REASON_NAMES.slice(1, 6);
 // ---- errors ------------------------------------------------------------------
 
 export const ErrorObject = Type.Object({
-  code: Type.String({ description: 'machine-readable error code (see the error table of the spec and DESIGN 4)' }),
+  code: Type.String({ description: 'machine-readable error code (the error table of the spec and native-layout/codes.json)' }),
   num: Type.Union([Type.Integer(), Type.Null()], { description: 'core reject number (260+), null for gateway errors' }),
   origin: oneOf(['gateway', 'core'], 'gateway: refused before sequencing; core: a sequenced reject'),
   message: Type.String({ description: 'human-readable explanation' }),
@@ -85,7 +85,8 @@ const Bucket = Type.Object({
 
 export const AccountLimits = Type.Object({
   scopes: Type.Array(oneOf(['read', 'trade', 'withdraw'], 'a scope of the calling key')),
-  tier: oneOf(RATE_TIER_NAMES, 'the key\'s rate tier, set by the operator: default (the figures above), market_maker, institutional or custom'),
+  tier: oneOf(RATE_TIER_NAMES, 'the key\'s rate tier, set by the operator: default (the figures above), market_maker, institutional or ' +
+    'custom'),
   read: Bucket,
   write: Bucket,
   batch_cap: Type.Integer({ minimum: 1, description: 'most items per batch' }),
@@ -116,7 +117,8 @@ export const MarketWithSeq = Type.Object({ ...marketFields, as_of_seq: asOfSeq }
 export const MarketsPage = Type.Object({ markets: Type.Array(Market), cursor, as_of_seq: asOfSeq });
 
 /** `[tick, aggregate_qty]`: a price level (emitted as prefixItems). */
-export const Level = Type.Tuple([int(1, 99, 'tick in the ladder\'s own space'), Type.Integer({ minimum: 1, description: 'aggregate shares at the tick' })], {
+export const Level = Type.Tuple([int(1, 99, 'tick in the ladder\'s own ' +
+  'space'), Type.Integer({ minimum: 1, description: 'aggregate shares at the tick' })], {
   description: '[tick, aggregate_qty]',
 });
 
@@ -185,7 +187,8 @@ const roundFields = {
 };
 export const Round = Type.Object(roundFields);
 export const RoundWithSeq = Type.Object({ ...roundFields, as_of_seq: asOfSeq });
-export const RoundsPage = Type.Object({ rounds: Type.Array(Round, { description: 'descending round_number' }), cursor, as_of_seq: asOfSeq });
+export const RoundsPage = Type.Object({ rounds: Type.Array(Round, { description: 'descending ' +
+  'round_number' }), cursor, as_of_seq: asOfSeq });
 
 // ---- portfolio ----------------------------------------------------------------
 
@@ -279,7 +282,8 @@ export const CancelResult = Type.Object({
 });
 
 export const BatchCancelResult = Type.Object({
-  results: Type.Array(Type.Union([CancelResult, ItemError]), { description: 'index-aligned with order_ids: a cancel result or {error} (unknown_order)' }),
+  results: Type.Array(Type.Union([CancelResult, ItemError]), { description: 'index-aligned with order_ids: a cancel result or {error} ' +
+    '(unknown_order)' }),
 });
 
 export const DecreaseResult = Type.Object({
@@ -348,7 +352,8 @@ export const WithdrawalCreated = Type.Object({
  * refers to them with $ref (MCP tool schemas inline everything).
  */
 export const NAMED_SCHEMAS: Readonly<Record<string, TSchema>> = {
-  ErrorEnvelope, ErrorObject, ItemError, ExchangeStatus, ExchangeSchedule, RetentionLimits, AccountLimits, Market, MarketWithSeq, MarketsPage, Level,
+  ErrorEnvelope, ErrorObject, ItemError, ExchangeStatus, ExchangeSchedule, RetentionLimits, AccountLimits,
+  Market, MarketWithSeq, MarketsPage, Level,
   Orderbook, Trade, TradesPage, Candle, Candlesticks,
   OraclePrice, Round, RoundWithSeq, RoundsPage, Balance, Position, PositionsPage, Fill, FillsPage, Order,
   OrdersPage, PlacementFill, Placement, BatchPlaceResult, SequencedAck, CancelResult, BatchCancelResult, DecreaseResult, QueuePosition,

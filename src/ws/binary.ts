@@ -17,8 +17,28 @@ import { BUCKET_WRITE } from '../gateway/buckets.js';
 import { ApiError, codeByNum, codeInfo } from '../gateway/envelope.js';
 import type { LaneOptions, Observer } from '../gateway/http.js';
 import {
-  CancelAll, CancelOrder, CompletionStatus, DecreaseOrder, EntryFill, EntryResult, EntryStatus, HEADER_SIZE, Header, LAYOUT_FINGERPRINT,
-  PATH_NAMES, PlaceOrder, REFUSAL_CODE_NAMES, RefusalCode, Reject, Scope, Side, T_CANCEL_ALL, T_CANCEL_ORDER, T_DECREASE_ORDER, T_ENTRY_RESULT, T_PLACE_ORDER,
+  CancelAll,
+  CancelOrder,
+  CompletionStatus,
+  DecreaseOrder,
+  EntryFill,
+  EntryResult,
+  EntryStatus,
+  HEADER_SIZE,
+  Header,
+  LAYOUT_FINGERPRINT,
+  PATH_NAMES,
+  PlaceOrder,
+  REFUSAL_CODE_NAMES,
+  RefusalCode,
+  Reject,
+  Scope,
+  Side,
+  T_CANCEL_ALL,
+  T_CANCEL_ORDER,
+  T_DECREASE_ORDER,
+  T_ENTRY_RESULT,
+  T_PLACE_ORDER,
   Tif,
 } from '../layout/records.js';
 import { memOf, type Mem } from '../lib/mem.js';
@@ -115,7 +135,7 @@ export function recordFault(m: Mem, o: number, account: number): number {
   }
 }
 
-/** PlaceOrder: ranges and enums of PlaceOrderBody, then the flag combinations of DESIGN 3 (routes.ts encodeOrder). */
+/** PlaceOrder: ranges and enums of PlaceOrderBody, then the flag combinations of routes.ts encodeOrder. */
 function placeFault(m: Mem, o: number): number {
   if (PlaceOrder.market_id(m, o) < 1) return 32;
   const qty = PlaceOrder.qty(m, o);

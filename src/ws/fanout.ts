@@ -10,7 +10,7 @@
 // message, and each message is serialized once and published once to the
 // topic, whatever the number of subscribers: a public subscription IS a
 // stream, so "sid + per-subscription seq" and "one serialization per message
-// per thread" hold together (README, WebSocket lane, explains the choice).
+// per thread" hold together (docs/websocket.md explains the choice).
 //
 // The private user channel is per connection: messages of an account are
 // rendered once (the `msg` body) and wrapped per subscription with its own
@@ -197,26 +197,13 @@ export class Fanout {
     if (s === undefined) {
       s = new Stream(topic, this.allocateSid(), channel, market);
       this.streams.set(topic, s);
-      switch (channel) {
-        case 'orderbook_delta': {
-          this.obStream[market] = s;
-          const m = new Float64Array(LEVELS_PER_MARKET);
-          this.views.bookLevels(market, m);
-          this.mirror[market] = m;
-          break;
-        }
-        case 'trades':
-          if (market === 0) this.tradesAll = s;
-          else this.tradeStream[market] = s;
-          break;
-        case 'rounds':
-          if (market === 0) this.roundsAll = s;
-          else this.roundStream[market] = s;
-          break;
-        case 'oracle':
-          this.oracle = s;
-          this.views.oracleNumbers(this.lastOracle);
-          break;
+      this.bind(channel, market, s);
+      if (channel === 'orderbook_delta') {
+        const m = new Float64Array(LEVELS_PER_MARKET);
+        this.views.bookLevels(market, m);
+        this.mirror[market] = m;
+      } else if (channel === 'oracle') {
+        this.views.oracleNumbers(this.lastOracle);
       }
     }
     s.subscribers++;
@@ -228,22 +215,26 @@ export class Fanout {
     s.subscribers--;
     if (s.subscribers > 0) return;
     this.streams.delete(s.topic);
-    const m = s.market;
-    switch (s.channel) {
+    this.bind(s.channel, s.market, undefined);
+    if (s.channel === 'orderbook_delta') this.mirror[s.market] = undefined;
+  }
+
+  /** Sets (or, with undefined, clears) the stream of a channel and market (0: every market) that the fold writes to. */
+  private bind(channel: Stream['channel'], market: number, s: Stream | undefined): void {
+    switch (channel) {
       case 'orderbook_delta':
-        this.obStream[m] = undefined;
-        this.mirror[m] = undefined;
+        this.obStream[market] = s;
         break;
       case 'trades':
-        if (m === 0) this.tradesAll = undefined;
-        else this.tradeStream[m] = undefined;
+        if (market === 0) this.tradesAll = s;
+        else this.tradeStream[market] = s;
         break;
       case 'rounds':
-        if (m === 0) this.roundsAll = undefined;
-        else this.roundStream[m] = undefined;
+        if (market === 0) this.roundsAll = s;
+        else this.roundStream[market] = s;
         break;
       case 'oracle':
-        this.oracle = undefined;
+        this.oracle = s;
         break;
     }
   }
@@ -465,7 +456,9 @@ export class Fanout {
     const seq = Header.seq(m, o);
     this.bookTouched(market);
     if (this.tradesAll !== undefined || this.tradeStream[market] !== undefined) {
-      const body = `{"market_id":${market},"tick_yes":${Filled.tick_yes(m, o)},"qty":${Filled.qty(m, o)},"taker_outcome":"${OUTCOME_NAMES[Filled.taker_outcome(m, o)]}","taker_side":"${SIDE_NAMES[Filled.taker_side(m, o)]}","trade_seq":"${seq}","fill_id":"${Filled.fill_id(m, o)}","ts":"${hiLoToString(Header.ts_hi(m, o), Header.ts_lo(m, o))}"}`;
+      const body = `{"market_id":${market},"tick_yes":${Filled.tick_yes(m, o)},"qty":${Filled.qty(m, o)}` +
+        `,"taker_outcome":"${OUTCOME_NAMES[Filled.taker_outcome(m, o)]}","taker_side":"${SIDE_NAMES[Filled.taker_side(m, o)]}` +
+        `","trade_seq":"${seq}","fill_id":"${Filled.fill_id(m, o)}","ts":"${hiLoToString(Header.ts_hi(m, o), Header.ts_lo(m, o))}"}`;
       const one = this.tradeStream[market];
       if (one !== undefined) this.publish(one, 'trade', body);
       if (this.tradesAll !== undefined) this.publish(this.tradesAll, 'trade', body);
@@ -553,7 +546,11 @@ export class Fanout {
       const was = previous[k]!;
       const ladder = i >= BOOK_ROW ? 1 : 0;
       const tick = i - ladder * BOOK_ROW;
-      this.publish(s, 'orderbook_delta', `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`);
+      this.publish(
+        s,
+        'orderbook_delta',
+        `{"market_id":${market},"side":"${LADDER_NAMES[ladder]}","tick":${tick},"qty":${now},"delta":${now - was},"as_of_seq":"${seq}"}`,
+      );
     }
   }
 
@@ -576,7 +573,12 @@ export class Fanout {
         if (free === last[2 * outcome] && res === last[2 * outcome + 1]) continue;
         last[2 * outcome] = free;
         last[2 * outcome + 1] = res;
-        this.emitUser(log, seq, 'position', `{"market_id":${market},"outcome":"${OUTCOME_NAMES[outcome]}","free":${free},"reserved_for_sale":${res},"seq":"${seq}"}`);
+        this.emitUser(
+          log,
+          seq,
+          'position',
+          `{"market_id":${market},"outcome":"${OUTCOME_NAMES[outcome]}","free":${free},"reserved_for_sale":${res},"seq":"${seq}"}`,
+        );
       }
     }
     log.markets.length = 0;

@@ -35,7 +35,16 @@
 // closes a connection whose unsent bytes pass slow_consumer_bytes with 4008,
 // checked after every private write and by a sweep every SWEEP_MS.
 
-import { asApiError, authenticate, inFlightOf, send, startRequestSignature, type InFlight, type LaneOptions, type Observer } from '../gateway/http.js';
+import {
+  asApiError,
+  authenticate,
+  inFlightOf,
+  send,
+  startRequestSignature,
+  type InFlight,
+  type LaneOptions,
+  type Observer,
+} from '../gateway/http.js';
 import { stageTimes } from '../gateway/core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from '../gateway/envelope.js';
@@ -195,7 +204,10 @@ export class WsLane {
       if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');
       const cap = this.cfg.max_connections_per_key;
       if (!this.counts.tryAdd(caller.keyRow, KEY_CONNECTIONS, 1, cap)) {
-        throw new ApiError('rate_limited', `at most ${cap} WebSocket connections per key`, { retry_after_ms: '1000', max_connections_per_key: cap });
+        throw new ApiError('rate_limited', `at most ${cap} WebSocket connections per key`, {
+          retry_after_ms: '1000',
+          max_connections_per_key: cap,
+        });
       }
       f.done = true;
       res.upgrade({ conn: new Conn(caller.keyId, caller.keyRow, caller.account, caller.scopes) }, wsKey, wsProtocol, wsExtensions, context);
@@ -404,13 +416,23 @@ export class WsLane {
 
   private startBinary(conn: Conn, id: number | null, fingerprint: string): void {
     if (fingerprint !== FINGERPRINT_TEXT) {
-      throw new WsCommandError('layout_mismatch', `this exchange speaks native layout ${FINGERPRINT_TEXT}, the client ${fingerprint}: `
-        + 'rebuild the client from this exchange\'s native-layout (LAYOUT.md); binary frames stay refused', { layout_fingerprint: FINGERPRINT_TEXT });
+      throw new WsCommandError(
+        'layout_mismatch',
+        `this exchange speaks native layout ${FINGERPRINT_TEXT}, the client ${fingerprint}: ` +
+          "rebuild the client from this exchange's native-layout (LAYOUT.md); binary frames stay refused",
+        { layout_fingerprint: FINGERPRINT_TEXT },
+      );
     }
     conn.binary = true;
-    this.fanout.queue(conn, reply(id, 'ok', {
-      layout_fingerprint: FINGERPRINT_TEXT, account_id: conn.account, max_records_per_frame: this.cfg.max_records_per_frame, max_in_flight: this.cfg.max_in_flight,
-    }));
+    this.fanout.queue(
+      conn,
+      reply(id, 'ok', {
+        layout_fingerprint: FINGERPRINT_TEXT,
+        account_id: conn.account,
+        max_records_per_frame: this.cfg.max_records_per_frame,
+        max_in_flight: this.cfg.max_in_flight,
+      }),
+    );
   }
 
   private execute(conn: Conn, env: Envelope): void {
@@ -558,7 +580,10 @@ export class WsLane {
       return;
     }
     if (sub.channel === 'user' || !MARKET_CHANNELS.has(sub.channel) || sub.stream.market === 0) {
-      throw new WsCommandError('bad_params', `${c.action} needs the sid of a ${[...MARKET_CHANNELS].join(', ')} subscription to one market`);
+      throw new WsCommandError(
+        'bad_params',
+        `${c.action} needs the sid of a ${[...MARKET_CHANNELS].join(', ')} subscription to one market`,
+      );
     }
     if (c.action === 'add_markets') {
       this.subscribe(conn, id, [sub.channel], c.market_ids, null);

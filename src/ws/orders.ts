@@ -117,7 +117,9 @@ export function runOrderCommand(
       : routeInput(checker, params);
     const n = itemsOf(cmd, input);
     if (peer.inFlight + n > maxInFlight) {
-      throw new ApiError('shed', `more than ${maxInFlight} commands in flight on this connection; wait for answers`, { max_in_flight: maxInFlight });
+      throw new ApiError('shed', `more than ${maxInFlight} commands in flight on this connection; wait for answers`, {
+        max_in_flight: maxInFlight,
+      });
     }
     if (times !== null) times.tVerified = monoUs();
     const out = invokeRoute(lane, route, caller, input.params, input.query, input.body, now, times);

@@ -1,7 +1,7 @@
 // protocol: the WebSocket lane's wire vocabulary (channels, reply and data
 // message types, error codes, close codes), its tunables, and the parsing and
 // validation of client commands. Pure functions over JSON values; gateway
-// threads only. README "WebSocket lane" documents every item here.
+// threads only. docs/websocket.md documents every item here.
 //
 // Commands are closed schemas like REST bodies: an unknown field is refused
 // (code 3 bad_params, or 1 invalid_message at the envelope level). u64-domain
@@ -58,7 +58,10 @@ export interface WsConfig {
   max_subscriptions_per_key: number;
   /** Unsent bytes queued for one connection above which it is closed with 4008. */
   slow_consumer_bytes: number;
-  /** uWS idleTimeout in seconds (a multiple of 4, at least 8; 0 disables): the server pings an idle connection and closes one that stays silent. */
+  /**
+   * uWS idleTimeout in seconds (a multiple of 4, at least 8; 0 disables): the server pings an idle connection and closes one that stays
+   * silent.
+   */
   idle_timeout_s: number;
   /** User-channel messages retained per account for resume_from_seq. */
   user_log_cap: number;
@@ -174,7 +177,8 @@ export function parseCommand(text: string, cfg: WsConfig): Envelope {
   }
   if (!isObject(v)) throw new WsCommandError('invalid_message', 'a command is a JSON object {id, cmd, params}');
   for (const k of Object.keys(v)) {
-    if (!ENVELOPE_FIELDS.has(k)) throw new WsCommandError('invalid_message', `unknown field ${JSON.stringify(k)}; a command is {id, cmd, params}`);
+    if (!ENVELOPE_FIELDS.has(k))
+      throw new WsCommandError('invalid_message', `unknown field ${JSON.stringify(k)}; a command is {id, cmd, params}`);
   }
   const id = commandId(v);
   if (id === null) throw new WsCommandError('invalid_message', 'id must be a non-negative integer');
@@ -189,7 +193,10 @@ export function parseCommand(text: string, cfg: WsConfig): Envelope {
     case 'update_subscription': return { id, command: parseUpdate(params, cfg) };
     case 'start_binary': return { id, command: parseStartBinary(params) };
     default:
-      throw new WsCommandError('unknown_command', `unknown command ${JSON.stringify(v.cmd).slice(0, 64)}; one of ${COMMAND_NAMES.join(', ')}`);
+      throw new WsCommandError(
+        'unknown_command',
+        `unknown command ${JSON.stringify(v.cmd).slice(0, 64)}; one of ${COMMAND_NAMES.join(', ')}`,
+      );
   }
 }
 
@@ -199,20 +206,25 @@ function parseStartBinary(p: Record<string, unknown>): StartBinaryCmd {
   closed(p, ['layout_fingerprint'], 'start_binary');
   const f = p.layout_fingerprint;
   if (typeof f !== 'string' || !/^0x[0-9a-fA-F]{8}$/.test(f)) {
-    throw new WsCommandError('bad_params', 'start_binary: layout_fingerprint must be "0x" and 8 hex digits (the fingerprint at the top of native-layout/LAYOUT.md)');
+    throw new WsCommandError(
+      'bad_params',
+      'start_binary: layout_fingerprint must be "0x" and 8 hex digits (the fingerprint at the top of native-layout/LAYOUT.md)',
+    );
   }
   return { cmd: 'start_binary', layout_fingerprint: f.toLowerCase() };
 }
 
 function closed(params: Record<string, unknown>, allowed: readonly string[], cmd: string): void {
   for (const k of Object.keys(params)) {
-    if (!allowed.includes(k)) throw new WsCommandError('bad_params', `${cmd}: unknown param ${JSON.stringify(k).slice(0, 64)}; allowed: ${allowed.join(', ')}`);
+    if (!allowed.includes(k))
+      throw new WsCommandError('bad_params', `${cmd}: unknown param ${JSON.stringify(k).slice(0, 64)}; allowed: ${allowed.join(', ')}`);
   }
 }
 
 function marketIds(v: unknown, cfg: WsConfig, cmd: string): number[] | null {
   if (v === undefined) return null;
-  if (!Array.isArray(v) || v.length === 0) throw new WsCommandError('bad_params', `${cmd}: market_ids must be a non-empty array of integers`);
+  if (!Array.isArray(v) || v.length === 0)
+    throw new WsCommandError('bad_params', `${cmd}: market_ids must be a non-empty array of integers`);
   if (v.length > cfg.max_market_ids) throw new WsCommandError('bad_params', `${cmd}: at most ${cfg.max_market_ids} market_ids per command`);
   const out: number[] = [];
   const seen = new Set<number>();
@@ -236,12 +248,16 @@ function sid(v: unknown, what: string): number {
 function parseSubscribe(p: Record<string, unknown>, cfg: WsConfig): SubscribeCmd {
   closed(p, ['channels', 'market_ids', 'resume_from_seq'], 'subscribe');
   const ch = p.channels;
-  if (!Array.isArray(ch) || ch.length === 0) throw new WsCommandError('bad_params', 'subscribe: channels must be a non-empty array of channel names');
+  if (!Array.isArray(ch) || ch.length === 0)
+    throw new WsCommandError('bad_params', 'subscribe: channels must be a non-empty array of channel names');
   const channels: Channel[] = [];
   for (const c of ch) {
     if (typeof c !== 'string') throw new WsCommandError('bad_params', 'subscribe: channel names are strings');
     if (!(CHANNELS as readonly string[]).includes(c)) {
-      throw new WsCommandError('unknown_channel', `unknown or unimplemented channel ${JSON.stringify(c).slice(0, 64)}; channels: ${CHANNELS.join(', ')}`);
+      throw new WsCommandError(
+        'unknown_channel',
+        `unknown or unimplemented channel ${JSON.stringify(c).slice(0, 64)}; channels: ${CHANNELS.join(', ')}`,
+      );
     }
     if (!channels.includes(c as Channel)) channels.push(c as Channel);
   }
@@ -263,7 +279,8 @@ function parseSubscribe(p: Record<string, unknown>, cfg: WsConfig): SubscribeCmd
 
 function parseUnsubscribe(p: Record<string, unknown>): UnsubscribeCmd {
   closed(p, ['sids'], 'unsubscribe');
-  if (!Array.isArray(p.sids) || p.sids.length === 0) throw new WsCommandError('bad_params', 'unsubscribe: sids must be a non-empty array of sids');
+  if (!Array.isArray(p.sids) || p.sids.length === 0)
+    throw new WsCommandError('bad_params', 'unsubscribe: sids must be a non-empty array of sids');
   const sids: number[] = [];
   for (const s of p.sids) {
     const n = sid(s, 'unsubscribe: each sid');
@@ -282,8 +299,10 @@ function parseUpdate(p: Record<string, unknown>, cfg: WsConfig): UpdateCmd {
     throw new WsCommandError('bad_params', `update_subscription: action must be one of ${ACTIONS.join(', ')}`);
   }
   const market_ids = marketIds(p.market_ids, cfg, 'update_subscription');
-  if (action === 'get_snapshot' && market_ids !== null) throw new WsCommandError('bad_params', 'update_subscription: get_snapshot takes no market_ids');
-  if (action !== 'get_snapshot' && market_ids === null) throw new WsCommandError('bad_params', `update_subscription: ${action} needs market_ids`);
+  if (action === 'get_snapshot' && market_ids !== null)
+    throw new WsCommandError('bad_params', 'update_subscription: get_snapshot takes no market_ids');
+  if (action !== 'get_snapshot' && market_ids === null)
+    throw new WsCommandError('bad_params', `update_subscription: ${action} needs market_ids`);
   return { cmd: 'update_subscription', sid: s, action: action as UpdateCmd['action'], market_ids };
 }
 

@@ -11,21 +11,36 @@ const ENGINE = new Set(['placeOrder', 'execute', 'get length']);
 const isEngine = (fn: string): boolean => ENGINE.has(fn);
 
 const TRACE = [
-  '[bailout (kind: deopt-eager, reason: Insufficient type feedback for call): begin. deoptimizing 0x24c9d35e0f19 <JSFunction (sfi = 0x244117e6b161)>, 0x24c9d35e1b89 <Code TURBOFAN>, opt id 1, bytecode offset 95, deopt exit 4, FP to SP delta 120, caller SP 0x7ffdd8f530a0, pc 0x7fb834007b52]',
-  '[bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x2b0ef00035c1 <JSFunction placeOrder (sfi = 0x244117e6b2c9)>, 0x24c9d35e17b1 <Code TURBOFAN>, opt id 0, bytecode offset 0, deopt exit 1, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc 0x7fb83400792a]',
-  '[marking dependent code 0x1f135f9e5df9 <Code TURBOFAN> (0x0aa0cf825791 <SharedFunctionInfo place>) (opt id 20) for deoptimization, reason: weak objects]',
+  '[bailout (kind: deopt-eager, reason: Insufficient type feedback for call): begin. deoptimizing 0x24c9d35e0f19 <JSFunction (sfi = ' +
+    '0x244117e6b161)>, 0x24c9d35e1b89 <Code TURBOFAN>, opt id 1, bytecode offset 95, deopt exit 4, FP to SP delta 120, caller SP ' +
+    '0x7ffdd8f530a0, pc 0x7fb834007b52]',
+  '[bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x2b0ef00035c1 <JSFunction placeOrder (sfi = 0x244117e6b2c9)>, ' +
+    '0x24c9d35e17b1 <Code TURBOFAN>, opt id 0, bytecode offset 0, deopt exit 1, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc ' +
+    '0x7fb83400792a]',
+  '[marking dependent code 0x1f135f9e5df9 <Code TURBOFAN> (0x0aa0cf825791 <SharedFunctionInfo place>) (opt id 20) for deoptimization, ' +
+    'reason: weak objects]',
   '[deoptimize marked code in all contexts]',
   'some output of the program',
   '',
   '=== steady pass 1',
-  '[bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x2b0ef00035c1 <JSFunction placeOrder (sfi = 0x244117e6b2c9)>, 0x24c9d35e17b1 <Code TURBOFAN>, opt id 3, bytecode offset 0, deopt exit 1, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc 0x7fb83400792a]',
-  '[bailout (kind: deopt-lazy, reason: (unknown)): begin. deoptimizing 0x2b0ef00035c1 <JSFunction oursSpan (sfi = 0x244117e6b2d9)>, 0x24c9d35e17b1 <Code TURBOFAN>, opt id 4, bytecode offset 12, deopt exit 2, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc 0x7fb83400792a]',
+  '[bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x2b0ef00035c1 <JSFunction placeOrder (sfi = 0x244117e6b2c9)>, ' +
+    '0x24c9d35e17b1 <Code TURBOFAN>, opt id 3, bytecode offset 0, deopt exit 1, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc ' +
+    '0x7fb83400792a]',
+  '[bailout (kind: deopt-lazy, reason: (unknown)): begin. deoptimizing 0x2b0ef00035c1 <JSFunction oursSpan (sfi = 0x244117e6b2d9)>, ' +
+    '0x24c9d35e17b1 <Code TURBOFAN>, opt id 4, bytecode offset 12, deopt exit 2, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc ' +
+    '0x7fb83400792a]',
   '',
   '=== steady pass 2',
-  '[marking dependent code 0x3983cf5a6351 <Code TURBOFAN> (0x0aa0cf825881 <SharedFunctionInfo placeOnLadder>) (opt id 72) for deoptimization, reason: weak objects]',
-  '[marking dependent code 0x3983cf5a6351 <Code TURBOFAN> (0x0aa0cf825881 <SharedFunctionInfo execute>) (opt id 73) for deoptimization, reason: code dependencies]',
-  '[bailout (kind: deopt-soft, reason: Insufficient type feedback for generic named access): begin. deoptimizing 0x2b0ef00035c1 <JSFunction get length (sfi = 0x244117e6b2e9)>, 0x24c9d35e17b1 <Code TURBOFAN>, opt id 5, bytecode offset 3, deopt exit 0, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc 0x7fb83400792a]',
-  '[bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x2b0ef00035c1 <JSFunction placeOrder (sfi = 0x244117e6b2c9)>, 0x24c9d35e17b1 <Code TURBOFAN>, opt id 6, bytecode offset 0, deopt exit 1, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc 0x7fb83400792a]',
+  '[marking dependent code 0x3983cf5a6351 <Code TURBOFAN> (0x0aa0cf825881 <SharedFunctionInfo placeOnLadder>) (opt id 72) for ' +
+    'deoptimization, reason: weak objects]',
+  '[marking dependent code 0x3983cf5a6351 <Code TURBOFAN> (0x0aa0cf825881 <SharedFunctionInfo execute>) (opt id 73) for deoptimization, ' +
+    'reason: code dependencies]',
+  '[bailout (kind: deopt-soft, reason: Insufficient type feedback for generic named access): begin. deoptimizing 0x2b0ef00035c1 ' +
+    '<JSFunction get length (sfi = 0x244117e6b2e9)>, 0x24c9d35e17b1 <Code TURBOFAN>, opt id 5, bytecode offset 3, deopt exit 0, FP to SP ' +
+    'delta 32, caller SP 0x7ffdd8f53020, pc 0x7fb83400792a]',
+  '[bailout (kind: deopt-eager, reason: wrong map): begin. deoptimizing 0x2b0ef00035c1 <JSFunction placeOrder (sfi = 0x244117e6b2c9)>, ' +
+    '0x24c9d35e17b1 <Code TURBOFAN>, opt id 6, bytecode offset 0, deopt exit 1, FP to SP delta 32, caller SP 0x7ffdd8f53020, pc ' +
+    '0x7fb83400792a]',
 ].join('\n');
 
 test('deopt trace: split at the pass markers; bailouts of any function count, marked code only for engine functions', () => {

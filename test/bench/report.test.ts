@@ -11,8 +11,25 @@ import { fmt, renderReport } from '../support/bench/report.js';
 
 const MACHINE = { cpus: 2, model: 'test cpu', mem_gib: 4 };
 
-function result(name: string, metrics: Record<string, number>, peers: Record<string, Record<string, number>> = {}, ratios: Record<string, number> = {}, notes: string[] = []): BenchResult {
-  return { name, node: 'v20.0.0', machine: MACHINE, workload: `${name} workload`, metrics, peers, ratios, notes, date: '2026-01-01T00:00:00.000Z', quick: false };
+function result(
+  name: string,
+  metrics: Record<string, number>,
+  peers: Record<string, Record<string, number>> = {},
+  ratios: Record<string, number> = {},
+  notes: string[] = [],
+): BenchResult {
+  return {
+    name,
+    node: 'v20.0.0',
+    machine: MACHINE,
+    workload: `${name} workload`,
+    metrics,
+    peers,
+    ratios,
+    notes,
+    date: '2026-01-01T00:00:00.000Z',
+    quick: false,
+  };
 }
 
 test('report: peers of one run sit beside our figures, with min-max, ratios and a spread flag', () => {
@@ -32,15 +49,33 @@ test('report: peers of one run sit beside our figures, with min-max, ratios and 
 });
 
 test('report: engine targets are checked against the run\'s own figures', () => {
-  const text = renderReport([
-    result('engine_match', { commands_per_s: 12e6, p99_ns: 900, p999_ns: 2500, gc_count_timed: 0 }, { nodejs_order_book: { commands_per_s: 1e6 } }, { vs_nodejs_order_book: 12 }),
-    result('engine_scale', { o1k_m10_a10k_commands_per_s: 3e6, o1k_m10_a10k_resting_orders: 1000, o1k_m10_a10k_markets: 10, o1k_m10_a10k_accounts: 10000,
-      ratio_1m_orders_1000_markets_vs_1k: 0.5, max_command_ns: 400_000, bytes_per_resting_order: 150 }),
-  ], []);
+  const text = renderReport(
+    [
+      result(
+        'engine_match',
+        { commands_per_s: 12e6, p99_ns: 900, p999_ns: 2500, gc_count_timed: 0 },
+        { nodejs_order_book: { commands_per_s: 1e6 } },
+        { vs_nodejs_order_book: 12 },
+      ),
+      result('engine_scale', {
+        o1k_m10_a10k_commands_per_s: 3e6,
+        o1k_m10_a10k_resting_orders: 1000,
+        o1k_m10_a10k_markets: 10,
+        o1k_m10_a10k_accounts: 10000,
+        ratio_1m_orders_1000_markets_vs_1k: 0.5,
+        max_command_ns: 400_000,
+        bytes_per_resting_order: 150,
+      }),
+    ],
+    [],
+  );
   assert.match(text, /\| engine_match \| >= 5,000,000 commands\/s with full features \| 12 M\/s \| met \|/);
   assert.match(text, /\| engine_match \| p99 <= 1 µs, p99.9 <= 3 µs \| 900 ns \/ 2.5 µs \| met \|/);
   assert.match(text, /\| engine_match \| >= 40x nodejs-order-book \(same run\) \| 12x \| \*\*NOT met\*\* \|/);
-  assert.match(text, /\| engine_scale \| at 1 M resting orders and 1,000 markets, >= 70% of the 1 k-order throughput \| 50% \| \*\*NOT met\*\* \|/);
+  assert.match(
+    text,
+    /\| engine_scale \| at 1 M resting orders and 1,000 markets, >= 70% of the 1 k-order throughput \| 50% \| \*\*NOT met\*\* \|/,
+  );
   assert.match(text, /\| engine_scale \| no single command over 1 ms at any size \| 400 µs \| met \|/);
   assert.match(text, /\| 1,000 orders, 10 markets, 10,000 accounts: commands\/s \| 3 M\/s/);
 });
@@ -81,10 +116,24 @@ test('report: units follow the metric suffix', () => {
 
 test('profile summary: self time at the leaf, total time once per sample even through recursion', () => {
   const frame = (id: number, functionName: string, children: number[] = []): CpuProfile['nodes'][number] => ({
-    id, callFrame: { functionName, scriptId: '1', url: functionName === '(root)' ? '' : 'file:///repo/dist/src/x.js', lineNumber: id, columnNumber: 0 }, children,
+    id,
+    callFrame: {
+      functionName,
+      scriptId: '1',
+      url: functionName === '(root)' ? '' : 'file:///repo/dist/src/x.js',
+      lineNumber: id,
+      columnNumber: 0,
+    },
+    children,
   });
   // root -> a -> b -> a(again, same function) ; root -> c
-  const nodes = [frame(1, '(root)', [2, 5]), frame(2, 'a', [3]), frame(3, 'b', [4]), { ...frame(4, 'a'), callFrame: { ...frame(2, 'a').callFrame } }, frame(5, 'c')];
+  const nodes = [
+    frame(1, '(root)', [2, 5]),
+    frame(2, 'a', [3]),
+    frame(3, 'b', [4]),
+    { ...frame(4, 'a'), callFrame: { ...frame(2, 'a').callFrame } },
+    frame(5, 'c'),
+  ];
   const p: CpuProfile = { nodes, startTime: 0, endTime: 400, samples: [4, 4, 3, 5], timeDeltas: [0, 100, 100, 100] };
   const s = summarize(p, '/repo');
   const a = s.rows.find((r) => r.name === 'a')!;

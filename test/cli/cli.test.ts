@@ -54,7 +54,13 @@ before(async () => {
   // staleness, so the source had gone stale (not what it tests).
   tx = await startTestExchange({ oracle_staleness_ms: 60_000 });
   dir = mkdtempSync(join(tmpdir(), 'dx-cli-test-'));
-  baseEnv = { PATH: process.env.PATH ?? '', DX_API_URL: tx.base, DX_ADMIN_URL: tx.adminBase, DX_ACCOUNTS_URL: tx.accountsBase, DX_ADMIN_TOKEN: ADMIN_TOKEN };
+  baseEnv = {
+    PATH: process.env.PATH ?? '',
+    DX_API_URL: tx.base,
+    DX_ADMIN_URL: tx.adminBase,
+    DX_ACCOUNTS_URL: tx.accountsBase,
+    DX_ADMIN_TOKEN: ADMIN_TOKEN,
+  };
 });
 
 after(async () => {
@@ -67,7 +73,10 @@ test('dx: help, version, and usage mistakes exit 2 with a message naming the pro
   assert.equal(help.code, 0);
   assert.match(help.stdout, /usage: dx <command>/);
   assert.match(help.stdout, /order\s+place an order/);
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string; bin: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as {
+    version: string;
+    bin: Record<string, string>;
+  };
   assert.equal(pkg.bin.dx, 'dist/src/cli/dx.js');
   assert.equal((await dx(['--version'])).stdout.trim(), pkg.version);
   assert.equal((await dx([])).code, 2);
@@ -94,7 +103,8 @@ test('dx: help, version, and usage mistakes exit 2 with a message naming the pro
   assert.match(notoken.stderr, /DX_ADMIN_TOKEN/);
 });
 
-test('dx: the server\'s refusals exit 1 (message on stderr, or the envelope on stdout with --json); an unreachable exchange exits 3', async () => {
+test("dx: the server's refusals exit 1 (message on stderr, or the envelope on stdout with --json); an unreachable exchange exits " +
+  "3", async () => {
   const wrong = await dx(['admin', 'health'], { DX_ADMIN_TOKEN: 'not-the-token' });
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /401 unauthorized/);
@@ -121,7 +131,21 @@ test('dx admin: an operator sets up a series, an oracle and a funded key; dx the
   assert.equal(tick.code, 0, tick.stderr);
   assert.match(tick.stdout, /tick 65,000\.25 from source 0/);
   const fees = json(await dx(['admin', 'fee-schedule', 'create', '700', '0', '--json']));
-  const series = json(await dx(['admin', 'series', 'create', 'BTC above strike', '--category', '5', '--period', '10m', '--fee-schedule', String(fees.fee_schedule_id), '--json']));
+  const series = json(
+    await dx([
+      'admin',
+      'series',
+      'create',
+      'BTC above strike',
+      '--category',
+      '5',
+      '--period',
+      '10m',
+      '--fee-schedule',
+      String(fees.fee_schedule_id),
+      '--json',
+    ]),
+  );
   assert.equal(series.period_s, 600);
   assert.equal(series.round_number, '1', 'the oracle is fresh: the first round is open');
   const m = series.market_id as number;
@@ -166,7 +190,9 @@ test('dx admin: an operator sets up a series, an oracle and a funded key; dx the
   assert.match(orders.stdout, new RegExp(`${placed.order_id}\\s+${m}\\s+buy\\s+yes\\s+40\\s+5\\s+0\\s+5\\s+gtc`));
   const markets = json(await dx(['get', `/v1/markets?status=trading`], env));
   assert.ok(markets.markets.some((x: any) => x.market_id === m && x.best_yes_bid === 40 && x.best_yes_ask === 45));
-  const viaPost = json(await dx(['post', '/v1/portfolio/orders', '-'], env, JSON.stringify({ market_id: m, side: 'buy', outcome: 'yes', tick: 30, qty: 1 })));
+  const viaPost = json(
+    await dx(['post', '/v1/portfolio/orders', '-'], env, JSON.stringify({ market_id: m, side: 'buy', outcome: 'yes', tick: 30, qty: 1 })),
+  );
   assert.equal(viaPost.status, 'resting');
 
   const cancel = await dx(['cancel', placed.order_id, '999999999'], env);
@@ -266,7 +292,24 @@ test('dx admin: rounds by hand, health, metrics, account view, snapshot', async 
   assert.equal(typeof snap.path, 'string');
   const rawGet = json(await dx(['admin', 'get', '/admin/series']));
   assert.ok(Array.isArray(rawGet.series));
-  const feed = json(await dx(['admin', 'oracle', 'feed', '--sources', '5,6', '--rounds', '2', '--interval-ms', '10', '--start-price', '100', '--seed', '3', '--json']));
+  const feed = json(
+    await dx([
+      'admin',
+      'oracle',
+      'feed',
+      '--sources',
+      '5,6',
+      '--rounds',
+      '2',
+      '--interval-ms',
+      '10',
+      '--start-price',
+      '100',
+      '--seed',
+      '3',
+      '--json',
+    ]),
+  );
   assert.equal(feed.delivered, 4);
   assert.equal(feed.failures, 0);
   const badFeed = await dx(['admin', 'oracle', 'feed', '--sources', '64', '--rounds', '1']);
@@ -276,11 +319,19 @@ test('dx admin: rounds by hand, health, metrics, account view, snapshot', async 
 test('dx mcp: a stdio MCP server holding the key from the environment answers initialize', async () => {
   const acct = json(await dx(['admin', 'account', 'create', '--json']));
   const key = json(await dx(['admin', 'key', 'create', String(acct.account_id), '--json']));
-  const child = spawn(process.execPath, [DX, 'mcp'], { env: { ...baseEnv, DX_KEY_ID: String(key.key_id), DX_KEY_SECRET: key.secret }, cwd: dir });
+  const child = spawn(process.execPath, [DX, 'mcp'], {
+    env: { ...baseEnv, DX_KEY_ID: String(key.key_id), DX_KEY_SECRET: key.secret },
+    cwd: dir,
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number>((r) => child.once('exit', (c) => r(c ?? -1)));
-  child.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } } })}\n`);
+  child.stdin.end(
+    `${JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } },
+    })}\n`,
+  );
   assert.equal(await exited, 0, 'it ends when its input ends');
   const reply = JSON.parse(out.trim().split('\n')[0]!);
   assert.equal(reply.id, 1);
@@ -306,7 +357,9 @@ test('dx admin key tier: sets a named or custom tier; dx limits shows it; a bad 
   const mm = await dx(['admin', 'key', 'tier', String(key.key_id), 'market_maker']);
   assert.equal(mm.code, 0, mm.stderr);
   assert.match(mm.stdout, /tier\s+market_maker/);
-  const custom = json(await dx(['admin', 'key', 'tier', String(key.key_id), 'custom', '--read', '300/600', '--write', '700/1400', '--json']));
+  const custom = json(
+    await dx(['admin', 'key', 'tier', String(key.key_id), 'custom', '--read', '300/600', '--write', '700/1400', '--json']),
+  );
   assert.deepEqual([custom.tier, custom.write], ['custom', { sustained_rate_per_s: 700, burst: 1400 }]);
   const limits = await dx(['limits'], { DX_KEY_ID: String(key.key_id), DX_KEY_SECRET: key.secret });
   assert.equal(limits.code, 0, limits.stderr);

@@ -93,7 +93,13 @@ test('client: every endpoint sends the method, target and body of the contract, 
     ['round', () => c.round(4), 'GET', '/v1/rounds/4', ''],
     ['balance', () => c.balance(), 'GET', '/v1/portfolio/balance', ''],
     ['positions', () => c.positions({ market_id: 2 }), 'GET', '/v1/portfolio/positions?market_id=2', ''],
-    ['fills', () => c.fills({ market_id: 2, order_id: '18446744073709551615' }), 'GET', '/v1/portfolio/fills?market_id=2&order_id=18446744073709551615', ''],
+    [
+      'fills',
+      () => c.fills({ market_id: 2, order_id: '18446744073709551615' }),
+      'GET',
+      '/v1/portfolio/fills?market_id=2&order_id=18446744073709551615',
+      '',
+    ],
     [
       'orders',
       () => c.orders({ market_id: 1, status: ['resting', 'partially_filled'], client_order_id: '77', limit: 1000 }),
@@ -162,7 +168,9 @@ test('client: identical mutations in one millisecond get distinct timestamps (no
 test('client: a non-2xx answer throws DxApiError with the status and the envelope', async () => {
   const c = client();
   reply = (_s, res) =>
-    json(res, 429, { error: { code: 'rate_limited', num: null, origin: 'gateway', message: 'slow down', details: { retry_after_ms: '250' } } });
+    json(res, 429, {
+      error: { code: 'rate_limited', num: null, origin: 'gateway', message: 'slow down', details: { retry_after_ms: '250' } },
+    });
   const e = await c.balance().then(
     () => assert.fail('resolved'),
     (err: unknown) => err,
@@ -176,7 +184,8 @@ test('client: a non-2xx answer throws DxApiError with the status and the envelop
   assert.equal(e.body.message, 'slow down');
   assert.equal(e.request, 'GET /v1/portfolio/balance');
 
-  reply = (_s, res) => json(res, 404, { error: { code: 'unknown_order', num: 260, origin: 'core', message: 'no such order', details: null } });
+  reply = (_s, res) =>
+    json(res, 404, { error: { code: 'unknown_order', num: 260, origin: 'core', message: 'no such order', details: null } });
   await assert.rejects(c.decrease('8', 1), (err: unknown) => err instanceof DxApiError && err.status === 404 && err.num === 260);
 
   reply = (_s, res) => {
@@ -261,7 +270,12 @@ test('admin client: every control-plane endpoint with a bearer token', async () 
     [() => a.voidRound(2), 'POST', '/admin/rounds/2/void', '{}'],
     [() => a.proposeRound(2), 'POST', '/admin/rounds/2/propose', '{}'],
     [() => a.proposeRound(2, 'no'), 'POST', '/admin/rounds/2/propose', '{"outcome":"no"}'],
-    [() => a.oracleTick({ source_id: 1, price: '6500000000000' }), 'POST', '/admin/oracle/ticks', '{"source_id":1,"price":"6500000000000"}'],
+    [
+      () => a.oracleTick({ source_id: 1, price: '6500000000000' }),
+      'POST',
+      '/admin/oracle/ticks',
+      '{"source_id":1,"price":"6500000000000"}',
+    ],
     [
       () => a.createSeries({ category: 1, title: 'S', period_s: 60, position_limit: 0, fee_schedule_id: 0 }),
       'POST',

@@ -99,7 +99,15 @@ before(async () => {
         return answer(
           res,
           201,
-          JSON.stringify({ order_id: id, client_order_id: o.client_order_id, status: 'resting', seq: id, filled_qty: 0, resting_qty: 1, fills: [] }),
+          JSON.stringify({
+            order_id: id,
+            client_order_id: o.client_order_id,
+            status: 'resting',
+            seq: id,
+            filled_qty: 0,
+            resting_qty: 1,
+            fills: [],
+          }),
         );
       }
       if (req.method === 'DELETE' && req.url === '/v1/portfolio/orders/batch') {
@@ -157,7 +165,10 @@ test('loadgen: a closed loop over two workers and two keys stops on time, signs 
   assert.equal(st.badSignatures, 0);
   assert.equal(st.pipelined, 0, 'one request at a time per connection');
   assert.equal(st.unknownCancels, 0, 'cancels name only orders this run placed');
-  assert.ok((r.ops['place'] ?? 0) > 0 && (r.ops['cancel'] ?? 0) > 0 && (r.ops['read_book'] ?? 0) + (r.ops['read_balance'] ?? 0) > 0, JSON.stringify(r.ops));
+  assert.ok(
+    (r.ops['place'] ?? 0) > 0 && (r.ops['cancel'] ?? 0) > 0 && (r.ops['read_book'] ?? 0) + (r.ops['read_balance'] ?? 0) > 0,
+    JSON.stringify(r.ops),
+  );
   assert.ok((r.statuses['201'] ?? 0) > 0 && (r.statuses['200'] ?? 0) > 0);
   assert.ok(r.latency_ms.p50 > 0 && r.latency_ms.p50 <= r.latency_ms.p90 && r.latency_ms.p99 <= r.latency_ms.max);
   assert.equal(r.generator_cpu.per_worker_ms.length, 2);
@@ -304,12 +315,37 @@ test('loadgen: node:http and fetch transports work too (hello path)', async () =
 
 test('loadgen: refuses a non-loopback target and parses its command line', async () => {
   await assert.rejects(
-    runLoad({ baseUrl: 'http://192.0.2.1:8080', keys: [], markets: [], mode: 'closed', connections: 1, durationMs: 10, mix: { place: 0, cancel: 0, read: 1 }, path: 'hello' }),
+    runLoad({
+      baseUrl: 'http://192.0.2.1:8080',
+      keys: [],
+      markets: [],
+      mode: 'closed',
+      connections: 1,
+      durationMs: 10,
+      mix: { place: 0, cancel: 0, read: 1 },
+      path: 'hello',
+    }),
     /non-loopback/,
   );
   const o = parseArgs([
-    '--url', 'http://127.0.0.1:8080', '--key', `7:${Buffer.alloc(32, 9).toString('base64')}`, '--markets', '1,2',
-    '--mode', 'open', '--rate', '500', '--connections', '8', '--duration', '250ms', '--mix', 'place=5,cancel=1,read=4', '--transport', 'http',
+    '--url',
+    'http://127.0.0.1:8080',
+    '--key',
+    `7:${Buffer.alloc(32, 9).toString('base64')}`,
+    '--markets',
+    '1,2',
+    '--mode',
+    'open',
+    '--rate',
+    '500',
+    '--connections',
+    '8',
+    '--duration',
+    '250ms',
+    '--mix',
+    'place=5,cancel=1,read=4',
+    '--transport',
+    'http',
   ]);
   assert.deepEqual(
     [o.baseUrl, o.keys[0]!.keyId, o.markets, o.mode, o.rate, o.connections, o.durationMs, o.mix, o.transport],

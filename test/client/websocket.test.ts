@@ -87,8 +87,14 @@ it('client ws: JSON order entry answers REST bodies and throws DxApiError with t
     const bc = await ws.batchCancelOrders(b.results.map((x) => (x as { order_id: string }).order_id));
     assert.equal(bc.results.length, 2);
     assert.match((await ws.cancelAll({ market_id: market })).seq, /^[0-9]+$/);
-    await assert.rejects(ws.cancelOrder(p.order_id), (e: unknown) => e instanceof DxApiError && e.status === 404 && e.code === 'unknown_order' && e.num === 260);
-    await assert.rejects(ws.placeOrder({ ...order(market), tick: 0 }), (e: unknown) => e instanceof DxApiError && e.code === 'invalid_field');
+    await assert.rejects(
+      ws.cancelOrder(p.order_id),
+      (e: unknown) => e instanceof DxApiError && e.status === 404 && e.code === 'unknown_order' && e.num === 260,
+    );
+    await assert.rejects(
+      ws.placeOrder({ ...order(market), tick: 0 }),
+      (e: unknown) => e instanceof DxApiError && e.code === 'invalid_field',
+    );
     await assert.rejects(ws.subscribe(['ticker']), (e: unknown) => e instanceof DxWsError && e.code === 4);
   } finally {
     await ws.close();
@@ -101,7 +107,12 @@ it('client ws: a refused upgrade rejects with the DxApiError of its envelope', a
 });
 
 it('client ws: after a cut connection it reconnects, subscribes again and resumes the user channel without a gap', async () => {
-  const ws = new DxWebSocket({ url: `http://127.0.0.1:${proxy.port}`, keyId: k.keyId, secret: k.secret, backoff: { minMs: 20, maxMs: 200 } });
+  const ws = new DxWebSocket({
+    url: `http://127.0.0.1:${proxy.port}`,
+    keyId: k.keyId,
+    secret: k.secret,
+    backoff: { minMs: 20, maxMs: 200 },
+  });
   const user: WsMessage[] = [];
   const book: { m: WsMessage; sub: Subscription }[] = [];
   ws.onData((m, sub) => {
@@ -120,7 +131,10 @@ it('client ws: after a cut connection it reconnects, subscribes again and resume
     // While it is away: more orders over REST. The user channel must deliver them after the resume.
     for (let i = 0; i < 3; i++) placed.push((await k.client.placeOrder(order(market, { tick: 30 + i }))).order_id);
     assert.ok(await eventually(() => ws.connections === 2 && ws.connected, 5000), 'reconnected');
-    assert.ok(await eventually(() => user.some((m) => m.type === 'order' && m.msg.order_id === placed[5]), 5000), 'the missed orders arrived');
+    assert.ok(
+      await eventually(() => user.some((m) => m.type === 'order' && m.msg.order_id === placed[5]), 5000),
+      'the missed orders arrived',
+    );
     // The resume replays exactly what was missed: each order accepted once, exchange seqs strictly increasing.
     const accepted = user.filter((m) => m.type === 'order' && m.msg.status === 'resting').map((m) => m.msg.order_id as string);
     assert.deepEqual(accepted, placed);
@@ -139,7 +153,12 @@ it('client ws: after a cut connection it reconnects, subscribes again and resume
 });
 
 it('client ws: a command held when the connection drops fails with DxConnectionLost; the next one works after the reconnect', async () => {
-  const ws = new DxWebSocket({ url: `http://127.0.0.1:${proxy.port}`, keyId: k.keyId, secret: k.secret, backoff: { minMs: 20, maxMs: 100 } });
+  const ws = new DxWebSocket({
+    url: `http://127.0.0.1:${proxy.port}`,
+    keyId: k.keyId,
+    secret: k.secret,
+    backoff: { minMs: 20, maxMs: 100 },
+  });
   await ws.connect();
   try {
     tx.ex.pipeline.control.setPaused(true);

@@ -17,7 +17,8 @@ function describe(r: CrashReport): string {
   return `seed ${r.seed}, data dir ${r.data_dir}\n${r.violations.join('\n')}\ncounts ${JSON.stringify(r.counts)}`;
 }
 
-test('crash: 3 SIGKILLs under load (one during a restart) lose nothing acknowledged, retries apply at most once, seqs keep increasing', { timeout: 120_000 }, async () => {
+test('crash: 3 SIGKILLs under load (one during a restart) lose nothing acknowledged, retries apply at most once, seqs keep ' +
+  'increasing', { timeout: 120_000 }, async () => {
   const lines: string[] = [];
   const r = await runCrashTest({
     kills: 3, seed: 20261121, verify: true, loadMinMs: 500, loadMaxMs: 1500, log: (l) => lines.push(l),
@@ -47,11 +48,23 @@ test('crash: 3 SIGKILLs under load (one during a restart) lose nothing acknowled
   assert.equal(c.kills_aimed_at_snapshot, 1, describe(r));
 });
 
-test('crash: the checker reports an acknowledged order that is missing after a restart and money that does not add up', { timeout: 60_000 }, async () => {
-  const r = await runCrashTest({ kills: 1, seed: 77, injectFaults: true, loadMinMs: 300, loadMaxMs: 600, traders: 2, log: () => undefined });
+test('crash: the checker reports an acknowledged order that is missing after a restart and money that does not add ' +
+  'up', { timeout: 60_000 }, async () => {
+  const r = await runCrashTest({
+    kills: 1,
+    seed: 77,
+    injectFaults: true,
+    loadMinMs: 300,
+    loadMaxMs: 600,
+    traders: 2,
+    log: () => undefined,
+  });
   try {
     assert.equal(r.ok, false);
-    assert.ok(r.violations.some((v) => /acknowledged order 1 \(client_order_id \d+, seq 1\) is missing after restart/.test(v)), describe(r));
+    assert.ok(
+      r.violations.some((v) => /acknowledged order 1 \(client_order_id \d+, seq 1\) is missing after restart/.test(v)),
+      describe(r),
+    );
     assert.ok(r.violations.some((v) => /^\[epoch 0\] money: /.test(v)), describe(r));
     assert.ok(r.violations.some((v) => /funding account \d+: available/.test(v)), describe(r));
   } finally {

@@ -36,13 +36,17 @@ test('reference model: money, reservations and shares balance after every comman
         model.execute(cmd);
         model.checkInvariants();
       } catch (e) {
-        assert.fail(`seed=${seed} command #${i} ${JSON.stringify(cmd, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}: ${(e as Error).message}`);
+        assert.fail(
+          `seed=${seed} command #${i} ${JSON.stringify(cmd, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}: ` +
+            `${(e as Error).message}`,
+        );
       }
     }
   }
 });
 
-test(`engine: emits exactly the reference model's events on seeds 1..${SEEDS} x ${COMMANDS} random commands, and its fused path writes the same bytes and reaches the same state hash as applying every event through evolve`, () => {
+test(`engine: emits exactly the reference model's events on seeds 1..${SEEDS} x ${COMMANDS} random commands, and its fused path writes ` +
+  `the same bytes and reaches the same state hash as applying every event through evolve`, () => {
   for (let seed = 1; seed <= SEEDS; seed++) {
     const f = runSeed(seed, COMMANDS, { coverage });
     if (f) assert.fail(formatFailure(f));
@@ -67,8 +71,18 @@ test('differential: the runs produced every command type, fill path, cancel reas
   const missingCodes = [...rejectNames.entries()].filter(([num]) => !coverage.codes.has(num)).map(([, n]) => n);
   t.diagnostic(`commands: ${[...coverage.commands].map(([k, v]) => `${k}=${v}`).join(' ')} (dropped ticks ${coverage.dropped})`);
   t.diagnostic(`fills by path: ${[...coverage.paths].map(([k, v]) => `${PATH_NAMES[k]}=${v}`).join(' ')}`);
-  t.diagnostic(`cancels by reason: ${[...coverage.reasons].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${CANCEL_REASON_NAMES[k]}=${v}`).join(' ')}`);
-  t.diagnostic(`rejects by code: ${[...coverage.codes].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${rejectNames.get(k)}=${v}`).join(' ')}`);
+  t.diagnostic(
+    `cancels by reason: ${[...coverage.reasons]
+      .sort((a, b) => a[0] - b[0])
+      .map(([k, v]) => `${CANCEL_REASON_NAMES[k]}=${v}`)
+      .join(' ')}`,
+  );
+  t.diagnostic(
+    `rejects by code: ${[...coverage.codes]
+      .sort((a, b) => a[0] - b[0])
+      .map(([k, v]) => `${rejectNames.get(k)}=${v}`)
+      .join(' ')}`,
+  );
   const unreachableSeen = missingReasons.filter(([, i]) => UNREACHABLE_REASONS.has(i)).map(([n]) => n);
   if (unreachableSeen.length > 0) t.diagnostic(`never produced (unreachable under README.md): ${unreachableSeen.join(', ')}`);
   assert.deepEqual(missingCommands, []);

@@ -127,10 +127,23 @@ export class ScenarioRunner {
         const [t, mk] = opts.get('fees')!.split('/').map(Number);
         fs = this.completion(this.send({ type: 'CreateFeeSchedule', taker_bps: t, maker_bps: mk })).result as number;
       }
-      const ev = this.send({ type: 'CreateMarket', category: 1, position_limit: Number(opts.get('limit') ?? 0), fee_schedule_id: fs, title: 'scenario market' });
+      const ev = this.send({
+        type: 'CreateMarket',
+        category: 1,
+        position_limit: Number(opts.get('limit') ?? 0),
+        fee_schedule_id: fs,
+        title: 'scenario market',
+      });
       this.market = this.completion(ev).result as number;
       if (opts.get('round') !== 'none') {
-        this.expectOk(this.send({ type: 'OpenRound', market_id: this.market, strike: Number(opts.get('strike') ?? 100), close_ts: this.now + BigInt(opts.get('close') ?? 3_600_000) * NS_PER_MS }));
+        this.expectOk(
+          this.send({
+            type: 'OpenRound',
+            market_id: this.market,
+            strike: Number(opts.get('strike') ?? 100),
+            close_ts: this.now + BigInt(opts.get('close') ?? 3_600_000) * NS_PER_MS,
+          }),
+        );
       }
       return;
     }
@@ -147,8 +160,12 @@ export class ScenarioRunner {
         fs = this.completion(this.send({ type: 'CreateFeeSchedule', taker_bps: t, maker_bps: mk })).result as number;
       }
       const ev = this.send({
-        type: 'CreateSeries', category: Number(opts.get('category') ?? 1), position_limit: Number(opts.get('limit') ?? 0), fee_schedule_id: fs,
-        period_s: Number(opts.get('period') ?? 60), title: 'scenario series',
+        type: 'CreateSeries',
+        category: Number(opts.get('category') ?? 1),
+        position_limit: Number(opts.get('limit') ?? 0),
+        fee_schedule_id: fs,
+        period_s: Number(opts.get('period') ?? 60),
+        title: 'scenario series',
       });
       const c = this.completion(ev);
       if (c.status === 0) this.market = c.result as number;
@@ -164,11 +181,23 @@ export class ScenarioRunner {
       return;
     }
     if (head === 'open') {
-      const ev = this.send({ type: 'OpenRound', market_id: m, strike: Number(opts.get('strike') ?? 100), close_ts: this.now + BigInt(Number((opts.get('close') ?? '+3600000').replace('+', ''))) * NS_PER_MS });
+      const ev = this.send({
+        type: 'OpenRound',
+        market_id: m,
+        strike: Number(opts.get('strike') ?? 100),
+        close_ts: this.now + BigInt(Number((opts.get('close') ?? '+3600000').replace('+', ''))) * NS_PER_MS,
+      });
       this.expectGeneric(ev, rhs ?? 'ok');
       return;
     }
-    const roundCmds: Record<string, string> = { freeze: 'FreezeRound', unfreeze: 'UnfreezeRound', dispute: 'DisputeRound', settle: 'SettleRound', void: 'VoidRound', propose: 'ProposeRound' };
+    const roundCmds: Record<string, string> = {
+      freeze: 'FreezeRound',
+      unfreeze: 'UnfreezeRound',
+      dispute: 'DisputeRound',
+      settle: 'SettleRound',
+      void: 'VoidRound',
+      propose: 'ProposeRound',
+    };
     if (head in roundCmds) {
       const cmd: RecordObject = { type: roundCmds[head]!, market_id: m };
       if (head === 'propose') cmd.source = ProposeSource[plain[1] as keyof typeof ProposeSource];
@@ -176,7 +205,10 @@ export class ScenarioRunner {
       return;
     }
     if (head === 'confirm' || head === 'fail') {
-      this.expectGeneric(this.send({ type: head === 'confirm' ? 'ConfirmWithdrawal' : 'FailWithdrawal', wid: Number(plain[1]) }), rhs ?? 'ok');
+      this.expectGeneric(
+        this.send({ type: head === 'confirm' ? 'ConfirmWithdrawal' : 'FailWithdrawal', wid: Number(plain[1]) }),
+        rhs ?? 'ok',
+      );
       return;
     }
     if (head === 'check') return this.check(plain, opts);
@@ -220,14 +252,35 @@ export class ScenarioRunner {
     };
     let ev: RecordObject[];
     switch (verb) {
-      case 'cancel': ev = this.send({ type: 'CancelOrder', account, order_id: orderRef(plain[2]!) }); break;
-      case 'decrease': ev = this.send({ type: 'DecreaseOrder', account, order_id: orderRef(plain[2]!), new_qty: Number(plain[3]) }); break;
-      case 'cancel-all': ev = this.send({ type: 'CancelAll', account, market_id: Number(opts.get('m') ?? 0), group_id: Number(opts.get('group') ?? 0) }); break;
-      case 'deadman': ev = this.send({ type: 'ArmDeadman', account, timeout_ms: Number(plain[2]) }); break;
-      case 'disarm': ev = this.send({ type: 'DisarmDeadman', account }); break;
-      case 'deposit': ev = this.send({ type: 'Deposit', account, amount: Number(plain[2]) }); break;
-      case 'withdraw': ev = this.send({ type: 'RequestWithdrawal', account, client_withdrawal_id: BigInt(plain[2]!), amount: Number(plain[3]), destination: plain[4] ?? 'addr' }); break;
-      default: throw new Error(`unknown verb ${verb}`);
+      case 'cancel':
+        ev = this.send({ type: 'CancelOrder', account, order_id: orderRef(plain[2]!) });
+        break;
+      case 'decrease':
+        ev = this.send({ type: 'DecreaseOrder', account, order_id: orderRef(plain[2]!), new_qty: Number(plain[3]) });
+        break;
+      case 'cancel-all':
+        ev = this.send({ type: 'CancelAll', account, market_id: Number(opts.get('m') ?? 0), group_id: Number(opts.get('group') ?? 0) });
+        break;
+      case 'deadman':
+        ev = this.send({ type: 'ArmDeadman', account, timeout_ms: Number(plain[2]) });
+        break;
+      case 'disarm':
+        ev = this.send({ type: 'DisarmDeadman', account });
+        break;
+      case 'deposit':
+        ev = this.send({ type: 'Deposit', account, amount: Number(plain[2]) });
+        break;
+      case 'withdraw':
+        ev = this.send({
+          type: 'RequestWithdrawal',
+          account,
+          client_withdrawal_id: BigInt(plain[2]!),
+          amount: Number(plain[3]),
+          destination: plain[4] ?? 'addr',
+        });
+        break;
+      default:
+        throw new Error(`unknown verb ${verb}`);
     }
     this.expectGeneric(ev, rhs ?? 'ok');
   }
@@ -319,10 +372,15 @@ export class ScenarioRunner {
       const r = mk.round[market]!;
       const st = r < 0 ? 0 : mk.rStatus[r]!;
       const want: Record<string, string> = {
-        round: String(r + 1), strike: r < 0 ? '0' : String(mk.rStrike[r]), settle_price: r < 0 ? '0' : String(mk.rSettlePrice[r]),
-        closes_in: r < 0 ? '0' : String((BigInt(mk.rCloseHi[r]!) << 32n | BigInt(mk.rCloseLo[r]!)) / NS_PER_MS - this.now / NS_PER_MS),
-        status: st <= 3 ? MARKET_STATUS_NAMES[st]! : 'closed', volume: String(mk.volume[market]), oi: String(mk.openInterest[market]),
-        last: String(mk.lastTickYes[market]), round_status: r < 0 ? 'none' : ['none', 'trading', 'frozen', 'proposed', 'settled', 'void'][mk.rStatus[r]!]!,
+        round: String(r + 1),
+        strike: r < 0 ? '0' : String(mk.rStrike[r]),
+        settle_price: r < 0 ? '0' : String(mk.rSettlePrice[r]),
+        closes_in: r < 0 ? '0' : String(((BigInt(mk.rCloseHi[r]!) << 32n) | BigInt(mk.rCloseLo[r]!)) / NS_PER_MS - this.now / NS_PER_MS),
+        status: st <= 3 ? MARKET_STATUS_NAMES[st]! : 'closed',
+        volume: String(mk.volume[market]),
+        oi: String(mk.openInterest[market]),
+        last: String(mk.lastTickYes[market]),
+        round_status: r < 0 ? 'none' : ['none', 'trading', 'frozen', 'proposed', 'settled', 'void'][mk.rStatus[r]!]!,
         outcome: r < 0 ? 'none' : ['none', 'yes', 'no'][mk.rOutcome[r]!]!,
       };
       for (const [k, v] of opts) assert.equal(want[k], v, `market ${k}`);

@@ -407,7 +407,8 @@ test('withdrawals: held in reserved, idempotent by id, confirm pays out, fail re
   `);
 });
 
-test('series: the first round opens at once at the fresh reference; close, proposal and settlement run by themselves; the next round opens at settlement', () => {
+test('series: the first round opens at once at the fresh reference; close, proposal and settlement run by themselves; the next round ' +
+  'opens at settlement', () => {
   scenario(`
     oracle 1 100
     oracle 2 120                          # lower median of 100 and 120 is 100
@@ -440,7 +441,8 @@ test('series: the first round opens at once at the fresh reference; close, propo
   `, { oracle_staleness_ms: 30_000, dispute_window_ms: 5_000 });
 });
 
-test('series: a stale oracle holds back the first round, the proposal and the next round; fresh ticks release them; a stopped series opens no more rounds', () => {
+test('series: a stale oracle holds back the first round, the proposal and the next round; fresh ticks release them; a stopped series ' +
+  'opens no more rounds', () => {
   scenario(`
     oracle 1 100
     series category=7 period=20 -> ok

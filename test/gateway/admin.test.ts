@@ -1,4 +1,4 @@
-// Control plane (DESIGN 6), black box: the operator listener of
+// Control plane (docs/ARCHITECTURE.md section 8), black box: the operator listener of
 // src/admin/admin.ts. Every request needs `Authorization: Bearer <token>`;
 // JSON in and out, closed schemas, the REST lane's error envelope, u64 as
 // strings. Each endpoint's success shape and its effect as seen through the
@@ -27,8 +27,18 @@ after(async () => {
   await tx.stop();
 });
 
-function admin(method: string, target: string, body?: string, headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` }): Promise<RawReply> {
-  return raw(tx.ex.admin_port, { method, target, body, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' } });
+function admin(
+  method: string,
+  target: string,
+  body?: string,
+  headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` },
+): Promise<RawReply> {
+  return raw(tx.ex.admin_port, {
+    method,
+    target,
+    body,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+  });
 }
 
 test('control plane: every request needs the bearer token, else 401 unauthorized', async () => {
@@ -64,7 +74,8 @@ test('control plane: it is not reachable through the public REST listener', asyn
   }
 });
 
-test('control plane: POST /admin/accounts answers 201 {account_id} and GET /admin/accounts/{id} the balance, positions and keys', async () => {
+test('control plane: POST /admin/accounts answers 201 {account_id} and GET /admin/accounts/{id} the balance, positions and ' +
+  'keys', async () => {
   const r = await admin('POST', '/admin/accounts', '{}');
   assert.equal(r.status, 201, r.text);
   assertWireShape(C.AccountCreated, r.json);
@@ -79,12 +90,16 @@ test('control plane: POST /admin/accounts answers 201 {account_id} and GET /admi
   assert.equal(got.json.account_id, id);
   assert.equal(got.json.available, '0');
   assert.deepEqual(got.json.positions, []);
-  assert.deepEqual(got.json.keys.map((x: { key_id: number }) => x.key_id), [k.key_id]);
+  assert.deepEqual(
+    got.json.keys.map((x: { key_id: number }) => x.key_id),
+    [k.key_id],
+  );
   assert.ok(!got.text.includes(k.secret), 'no secret in the operator view');
   assertErrorReply(await admin('GET', '/admin/accounts/99999'), 404, 'unknown_account', { num: 269, origin: 'core' });
 });
 
-test('control plane: POST /admin/accounts/{id}/keys answers 201 {key_id, secret, scopes}, withdraw included, and the key signs at once', async () => {
+test('control plane: POST /admin/accounts/{id}/keys answers 201 {key_id, secret, scopes}, withdraw included, and the key signs at ' +
+  'once', async () => {
   const { account_id } = await tx.admin.createAccount();
   const r = await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":["read","trade","withdraw"]}');
   assert.equal(r.status, 201, r.text);
@@ -97,7 +112,10 @@ test('control plane: POST /admin/accounts/{id}/keys answers 201 {key_id, secret,
   assert.deepEqual((await c.limits()).scopes, ['read', 'trade', 'withdraw']);
   assertErrorReply(await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":[]}'), 400, 'invalid_field');
   assertErrorReply(await admin('POST', `/admin/accounts/${account_id}/keys`, '{"scopes":["admin"]}'), 400, 'invalid_field');
-  assertErrorReply(await admin('POST', '/admin/accounts/99999/keys', '{"scopes":["read"]}'), 404, 'unknown_account', { num: 269, origin: 'core' });
+  assertErrorReply(await admin('POST', '/admin/accounts/99999/keys', '{"scopes":["read"]}'), 404, 'unknown_account', {
+    num: 269,
+    origin: 'core',
+  });
 });
 
 test('control plane: POST /admin/accounts/{id}/deposits answers 201 {seq} and credits the cents', async () => {
@@ -109,7 +127,10 @@ test('control plane: POST /admin/accounts/{id}/deposits answers 201 {seq} and cr
   assert.equal((await k.client.balance()).available, '12345');
   assertErrorReply(await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":"0"}'), 400, 'invalid_field');
   assertErrorReply(await admin('POST', `/admin/accounts/${k.accountId}/deposits`, '{"amount":100}'), 400, 'invalid_field');
-  assertErrorReply(await admin('POST', '/admin/accounts/99999/deposits', '{"amount":"1"}'), 404, 'unknown_account', { num: 269, origin: 'core' });
+  assertErrorReply(await admin('POST', '/admin/accounts/99999/deposits', '{"amount":"1"}'), 404, 'unknown_account', {
+    num: 269,
+    origin: 'core',
+  });
 });
 
 test('control plane: DELETE /admin/accounts/{id} answers 200 {seq} and revokes every key of the account', async () => {
@@ -145,19 +166,36 @@ test('control plane: POST /admin/fee_schedules answers 201 {fee_schedule_id} and
 });
 
 test('control plane: POST /admin/markets answers 201 {market_id}; the market is closed until a round opens', async () => {
-  const r = await admin('POST', '/admin/markets', JSON.stringify({ title: 'ETH above strike', category: 3, position_limit: 500, fee_schedule_id: 0 }));
+  const r = await admin(
+    'POST',
+    '/admin/markets',
+    JSON.stringify({ title: 'ETH above strike', category: 3, position_limit: 500, fee_schedule_id: 0 }),
+  );
   assert.equal(r.status, 201, r.text);
   assertWireShape(C.MarketCreated, r.json);
   const m = r.json.market_id as number;
   const k = await newAccount(tx);
   const mk = await k.client.market(m);
-  assert.deepEqual({ title: mk.title, position_limit: mk.position_limit, status: mk.status, close_ts: mk.close_ts }, { title: 'ETH above strike', position_limit: 500, status: 'closed', close_ts: '0' });
+  assert.deepEqual(
+    { title: mk.title, position_limit: mk.position_limit, status: mk.status, close_ts: mk.close_ts },
+    { title: 'ETH above strike', position_limit: 500, status: 'closed', close_ts: '0' },
+  );
   await rejects(k.client.round(m), 404, 'round_not_found');
-  assertErrorReply(await admin('POST', '/admin/markets', JSON.stringify({ title: 'x', category: 1, position_limit: 1, fee_schedule_id: 9999 })), 404, 'unknown_fee_schedule', { num: 271, origin: 'core' });
-  assertErrorReply(await admin('POST', '/admin/markets', JSON.stringify({ title: 'x', category: 70000, position_limit: 1, fee_schedule_id: 0 })), 400, 'invalid_field');
+  assertErrorReply(
+    await admin('POST', '/admin/markets', JSON.stringify({ title: 'x', category: 1, position_limit: 1, fee_schedule_id: 9999 })),
+    404,
+    'unknown_fee_schedule',
+    { num: 271, origin: 'core' },
+  );
+  assertErrorReply(
+    await admin('POST', '/admin/markets', JSON.stringify({ title: 'x', category: 70000, position_limit: 1, fee_schedule_id: 0 })),
+    400,
+    'invalid_field',
+  );
 });
 
-test('control plane: POST /admin/markets/{id}/rounds answers 201 {round_number}; a second open round is 409 round_state_conflict', async () => {
+test('control plane: POST /admin/markets/{id}/rounds answers 201 {round_number}; a second open round is 409 ' +
+  'round_state_conflict', async () => {
   const m = await newMarket(tx, { round: false });
   const close = closeInAnHour();
   const r = await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '5000000000000', close_ts: close }));
@@ -165,12 +203,30 @@ test('control plane: POST /admin/markets/{id}/rounds answers 201 {round_number};
   assertWireShape(C.RoundOpened, r.json);
   const k = await newAccount(tx);
   const round = await k.client.round(m);
-  assert.deepEqual({ round_number: round.round_number, status: round.status, strike: round.strike, close_ts: round.close_ts }, { round_number: r.json.round_number, status: 'trading', strike: '5000000000000', close_ts: close });
-  assertErrorReply(await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '1', close_ts: close })), 409, 'round_state_conflict', { num: 272, origin: 'core' });
-  assertErrorReply(await admin('POST', '/admin/markets/9999/rounds', JSON.stringify({ strike: '1', close_ts: close })), 404, 'unknown_market', { num: 265, origin: 'core' });
+  assert.deepEqual(
+    { round_number: round.round_number, status: round.status, strike: round.strike, close_ts: round.close_ts },
+    { round_number: r.json.round_number, status: 'trading', strike: '5000000000000', close_ts: close },
+  );
+  assertErrorReply(
+    await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '1', close_ts: close })),
+    409,
+    'round_state_conflict',
+    { num: 272, origin: 'core' },
+  );
+  assertErrorReply(
+    await admin('POST', '/admin/markets/9999/rounds', JSON.stringify({ strike: '1', close_ts: close })),
+    404,
+    'unknown_market',
+    { num: 265, origin: 'core' },
+  );
   const past = String(BigInt(Date.now() - 1000) * 1_000_000n);
   const m2 = await newMarket(tx, { round: false });
-  assertErrorReply(await admin('POST', `/admin/markets/${m2}/rounds`, JSON.stringify({ strike: '1', close_ts: past })), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  assertErrorReply(
+    await admin('POST', `/admin/markets/${m2}/rounds`, JSON.stringify({ strike: '1', close_ts: past })),
+    409,
+    'round_state_conflict',
+    { num: 272, origin: 'core' },
+  );
 });
 
 /** A market where `yes` holds 2 YES shares (bought at 40) and `no` holds 2 NO shares (bought at 60), plus a resting order. */
@@ -201,9 +257,13 @@ test('control plane: freeze and unfreeze answer 200 {status, seq}; freezing canc
   assertErrorReply(await admin('POST', '/admin/rounds/9999/freeze', '{}'), 404, 'unknown_market', { num: 265, origin: 'core' });
 });
 
-test('control plane: propose, dispute, propose from the oracle and settle walk the round to settled and pay 100 cents per winning share', async () => {
+test('control plane: propose, dispute, propose from the oracle and settle walk the round to settled and pay 100 cents per winning ' +
+  'share', async () => {
   const { m, yes, no } = await heldMarket();
-  assertErrorReply(await admin('POST', `/admin/rounds/${m}/propose`, '{"outcome":"no"}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
+  assertErrorReply(await admin('POST', `/admin/rounds/${m}/propose`, '{"outcome":"no"}'), 409, 'round_state_conflict', {
+    num: 272,
+    origin: 'core',
+  });
   await tx.admin.freezeRound(m);
   const p = await admin('POST', `/admin/rounds/${m}/propose`, '{"outcome":"no"}');
   assert.equal(p.status, 200, p.text);
@@ -244,7 +304,11 @@ test('control plane: void answers 200 {status, seq} and pays 50 cents per share 
   assert.equal(v.json.status, 'void');
   assert.equal((await yes.client.round(m)).status, 'void');
   assert.equal((await yes.client.market(m)).status, 'closed', 'a market without an open round is closed');
-  assert.equal(BigInt((await yes.client.balance()).available) - before.yes, 100n + 10n, '2 x 50 cents plus the released reservation of the canceled 1 @ 10');
+  assert.equal(
+    BigInt((await yes.client.balance()).available) - before.yes,
+    100n + 10n,
+    '2 x 50 cents plus the released reservation of the canceled 1 @ 10',
+  );
   assert.equal(BigInt((await no.client.balance()).available) - before.no, 100n);
   assertErrorReply(await admin('POST', `/admin/rounds/${m}/void`, '{}'), 409, 'round_state_conflict', { num: 272, origin: 'core' });
   const again = await admin('POST', `/admin/markets/${m}/rounds`, JSON.stringify({ strike: '1', close_ts: closeInAnHour() }));
@@ -259,14 +323,18 @@ test('control plane: POST /admin/oracle/ticks answers 201 {seq} and refuses an u
   assertErrorReply(await admin('POST', '/admin/oracle/ticks', '{"source_id":1,"price":"0"}'), 400, 'invalid_field');
 });
 
-test('control plane: withdrawal confirm and fail answer 200 {status, seq}; an unknown or finished withdrawal is 404 unknown_withdrawal', async () => {
+test('control plane: withdrawal confirm and fail answer 200 {status, seq}; an unknown or finished withdrawal is 404 ' +
+  'unknown_withdrawal', async () => {
   const k = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
   const w = await k.client.withdraw({ client_withdrawal_id: '5', amount: '100', destination: 'd' });
   const c = await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}');
   assert.equal(c.status, 200, c.text);
   assertWireShape(C.WithdrawalSettled, c.json);
   assert.equal(c.json.status, 'confirmed');
-  assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
+  assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/confirm`, '{}'), 404, 'unknown_withdrawal', {
+    num: 274,
+    origin: 'core',
+  });
   assertErrorReply(await admin('POST', `/admin/withdrawals/${w.wid}/fail`, '{}'), 404, 'unknown_withdrawal', { num: 274, origin: 'core' });
   const w2 = await k.client.withdraw({ client_withdrawal_id: '6', amount: '100', destination: 'd' });
   const f = await admin('POST', `/admin/withdrawals/${w2.wid}/fail`, '{}');

@@ -1,5 +1,5 @@
 // REST lane, black box: authentication (every failure is 401 unauthorized),
-// scopes (403), replay refusal, the order of checks of DESIGN 5 (401 -> 429
+// scopes (403), replay refusal, the order of checks of docs/ARCHITECTURE.md section 8 (401 -> 429
 // -> 403 -> 400/413), revocation on every gateway thread, and
 // read-your-writes across connections. Two gateway threads share the public
 // port; the kernel spreads connections between them, so tests that must reach
@@ -37,7 +37,8 @@ function connections(n: number): Agent[] {
   return out;
 }
 
-const ORDER = (o: Record<string, unknown> = {}): string => JSON.stringify({ market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, ...o });
+const ORDER = (o: Record<string, unknown> = {}): string =>
+  JSON.stringify({ market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, ...o });
 
 function unauthorized(r: RawReply, what: string): void {
   assert.equal(r.status, 401, `${what}: expected 401, got ${r.status} ${r.text}`);
@@ -67,24 +68,47 @@ test('auth: a bad signature is 401 unauthorized', async () => {
   const other = Buffer.alloc(32, 9).toString('base64');
   unauthorized(await signedRaw(tx.port, { keyId: k.keyId, secret: other }, 'GET', '/v1/portfolio/balance'), 'another secret');
   const h = signHeaders(k, 'GET', '/v1/portfolio/balance');
-  for (const sig of ['not base64!', h['DX-ACCESS-SIGNATURE']!.replace(/=+$/, ''), `${h['DX-ACCESS-SIGNATURE']}AA`, Buffer.alloc(32).toString('base64')]) {
-    unauthorized(await raw(tx.port, { method: 'GET', target: '/v1/portfolio/balance', headers: { ...h, 'DX-ACCESS-SIGNATURE': sig } }), `signature ${sig}`);
+  for (const sig of [
+    'not base64!',
+    h['DX-ACCESS-SIGNATURE']!.replace(/=+$/, ''),
+    `${h['DX-ACCESS-SIGNATURE']}AA`,
+    Buffer.alloc(32).toString('base64'),
+  ]) {
+    unauthorized(
+      await raw(tx.port, { method: 'GET', target: '/v1/portfolio/balance', headers: { ...h, 'DX-ACCESS-SIGNATURE': sig } }),
+      `signature ${sig}`,
+    );
   }
-  assert.equal((await raw(tx.port, { method: 'GET', target: '/v1/portfolio/balance', headers: h })).status, 200, 'the untouched request passes');
+  assert.equal(
+    (await raw(tx.port, { method: 'GET', target: '/v1/portfolio/balance', headers: h })).status,
+    200,
+    'the untouched request passes',
+  );
 });
 
 test('auth: a timestamp more than 5 s old is 401 unauthorized', async () => {
   unauthorized(await signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance', undefined, { ts: Date.now() - 6000 }), '6 s old');
   unauthorized(await signedRaw(tx.port, k, 'POST', '/v1/portfolio/orders', ORDER(), { ts: Date.now() - 60_000 }), 'a minute old');
-  assert.equal((await signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance', undefined, { ts: Date.now() - 4000 })).status, 200, '4 s old is inside the window');
+  assert.equal(
+    (await signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance', undefined, { ts: Date.now() - 4000 })).status,
+    200,
+    '4 s old is inside the window',
+  );
 });
 
 test('auth: a timestamp more than 5 s in the future is 401 unauthorized', async () => {
   unauthorized(await signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance', undefined, { ts: Date.now() + 6000 }), '6 s ahead');
-  assert.equal((await signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance', undefined, { ts: Date.now() + 4000 })).status, 200, '4 s ahead is inside the window');
+  assert.equal(
+    (await signedRaw(tx.port, k, 'GET', '/v1/portfolio/balance', undefined, { ts: Date.now() + 4000 })).status,
+    200,
+    '4 s ahead is inside the window',
+  );
   const h = signHeaders(k, 'GET', '/v1/portfolio/balance');
   for (const ts of ['abc', '', `${Date.now()}.5`, `+${Date.now()}`]) {
-    unauthorized(await raw(tx.port, { method: 'GET', target: '/v1/portfolio/balance', headers: { ...h, 'DX-ACCESS-TIMESTAMP': ts } }), `timestamp ${ts}`);
+    unauthorized(
+      await raw(tx.port, { method: 'GET', target: '/v1/portfolio/balance', headers: { ...h, 'DX-ACCESS-TIMESTAMP': ts } }),
+      `timestamp ${ts}`,
+    );
   }
 });
 
@@ -99,10 +123,18 @@ test('auth: a body changed after signing is 401 unauthorized', async () => {
 });
 
 test('auth: a query or path or method changed after signing is 401 unauthorized', async () => {
-  unauthorized(await signedRaw(tx.port, k, 'GET', '/v1/markets?limit=6', undefined, { sign: { target: '/v1/markets?limit=5' } }), 'query value');
+  unauthorized(
+    await signedRaw(tx.port, k, 'GET', '/v1/markets?limit=6', undefined, { sign: { target: '/v1/markets?limit=5' } }),
+    'query value',
+  );
   unauthorized(await signedRaw(tx.port, k, 'GET', '/v1/markets?limit=5', undefined, { sign: { target: '/v1/markets' } }), 'query added');
   unauthorized(await signedRaw(tx.port, k, 'GET', '/v1/markets', undefined, { sign: { target: '/v1/markets?limit=5' } }), 'query removed');
-  unauthorized(await signedRaw(tx.port, k, 'DELETE', `/v1/portfolio/orders?market_id=${market}`, undefined, { sign: { target: '/v1/portfolio/orders?market_id=9' } }), 'cancel-all scope');
+  unauthorized(
+    await signedRaw(tx.port, k, 'DELETE', `/v1/portfolio/orders?market_id=${market}`, undefined, {
+      sign: { target: '/v1/portfolio/orders?market_id=9' },
+    }),
+    'cancel-all scope',
+  );
   unauthorized(await signedRaw(tx.port, k, 'GET', '/v1/portfolio/fills', undefined, { sign: { target: '/v1/portfolio/orders' } }), 'path');
   unauthorized(await signedRaw(tx.port, k, 'DELETE', '/v1/portfolio/orders', undefined, { sign: { method: 'GET' } }), 'method');
 });
@@ -110,7 +142,11 @@ test('auth: a query or path or method changed after signing is 401 unauthorized'
 test('auth: a key lacking the required scope is 403 missing_scope', async () => {
   const reader = await newKey(tx, k.accountId, ['read']);
   assertErrorReply(await signedRaw(tx.port, reader, 'POST', '/v1/portfolio/orders', ORDER()), 403, 'missing_scope');
-  assertErrorReply(await signedRaw(tx.port, k, 'POST', '/v1/withdrawals', '{"client_withdrawal_id":"1","amount":"1","destination":"d"}'), 403, 'missing_scope');
+  assertErrorReply(
+    await signedRaw(tx.port, k, 'POST', '/v1/withdrawals', '{"client_withdrawal_id":"1","amount":"1","destination":"d"}'),
+    403,
+    'missing_scope',
+  );
 });
 
 test('auth: a replayed mutation (the same signature sent twice) is 401 unauthorized, on the same or another connection', async () => {
@@ -120,12 +156,18 @@ test('auth: a replayed mutation (the same signature sent twice) is 401 unauthori
   const first = await raw(tx.port, { method: 'POST', target: '/v1/portfolio/orders', body, headers, agent: a });
   assert.equal(first.status, 201, first.text);
   unauthorized(await raw(tx.port, { method: 'POST', target: '/v1/portfolio/orders', body, headers, agent: a }), 'replay, same connection');
-  unauthorized(await raw(tx.port, { method: 'POST', target: '/v1/portfolio/orders', body, headers, agent: b }), 'replay, another connection');
+  unauthorized(
+    await raw(tx.port, { method: 'POST', target: '/v1/portfolio/orders', body, headers, agent: b }),
+    'replay, another connection',
+  );
   unauthorized(await raw(tx.port, { method: 'POST', target: '/v1/portfolio/orders', body, headers }), 'replay, a fresh connection');
   const cancelBody = JSON.stringify({ order_ids: [first.json.order_id] });
   const ch = { ...signHeaders(k, 'DELETE', '/v1/portfolio/orders/batch', cancelBody), 'content-type': 'application/json' };
   assert.equal((await raw(tx.port, { method: 'DELETE', target: '/v1/portfolio/orders/batch', body: cancelBody, headers: ch })).status, 200);
-  unauthorized(await raw(tx.port, { method: 'DELETE', target: '/v1/portfolio/orders/batch', body: cancelBody, headers: ch }), 'replayed cancel');
+  unauthorized(
+    await raw(tx.port, { method: 'DELETE', target: '/v1/portfolio/orders/batch', body: cancelBody, headers: ch }),
+    'replayed cancel',
+  );
   const listed = await k.client.orders({ client_order_id: '8080' });
   assert.equal(listed.orders.length, 1, 'the order was placed once');
 });
@@ -159,7 +201,10 @@ test('auth: a revoked key is refused on every gateway thread within a second', a
   }
   assert.ok(Math.max(...refusedAt) <= deadline);
   for (const agent of conns) {
-    unauthorized(await signedRaw(tx.port, victim, 'POST', '/v1/portfolio/orders', ORDER({ tick: 2 }), { agent }), 'a write after revocation');
+    unauthorized(
+      await signedRaw(tx.port, victim, 'POST', '/v1/portfolio/orders', ORDER({ tick: 2 }), { agent }),
+      'a write after revocation',
+    );
   }
   assert.equal((await owner.client.balance()).available, '100000000', 'the owner\'s other key still works');
 });
@@ -185,14 +230,22 @@ test('auth: order of checks: a bad signature with an invalid body is 401, not 40
   unauthorized(await signedRaw(tx.port, bad, 'DELETE', '/v1/portfolio/orders', '{"order_ids":[]}'), 'bad signature, body on cancel-all');
   unauthorized(await signedRaw(tx.port, bad, 'GET', '/v1/markets?bogus=1'), 'bad signature, unknown query parameter');
   const big = JSON.stringify({ pad: 'x'.repeat(70 * 1024) });
-  const noKey = await raw(tx.port, { method: 'POST', target: '/v1/portfolio/orders', body: big, headers: { 'content-type': 'application/json' } });
+  const noKey = await raw(tx.port, {
+    method: 'POST',
+    target: '/v1/portfolio/orders',
+    body: big,
+    headers: { 'content-type': 'application/json' },
+  });
   unauthorized(noKey, 'no credentials, 70 KiB body');
 });
 
 test('auth: order of checks: a bad signature with a 70 KiB body is 401, not 413', async () => {
   const bad = { keyId: k.keyId, secret: Buffer.alloc(32, 1).toString('base64') };
   const big = JSON.stringify({ orders: [], pad: 'x'.repeat(70 * 1024) });
-  unauthorized(await signedRaw(tx.port, bad, 'POST', '/v1/portfolio/orders/batch', big), 'a known key id, a forged signature, a 70 KiB body');
+  unauthorized(
+    await signedRaw(tx.port, bad, 'POST', '/v1/portfolio/orders/batch', big),
+    'a known key id, a forged signature, a 70 KiB body',
+  );
 });
 
 test('auth: order of checks: an exhausted bucket with an invalid body is 429, not 400', async () => {
@@ -201,7 +254,11 @@ test('auth: order of checks: an exhausted bucket with an invalid body is 429, no
   const twenty = JSON.stringify({ orders: Array.from({ length: 20 }, () => JSON.parse(ORDER({ market_id: bare }))) });
   for (let i = 0; i < 5; i++) assert.equal((await signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders/batch', twenty)).status, 201);
   // What refilled meanwhile (50/s) is spent by the first few; the rest find the bucket empty.
-  const rs = await Promise.all(Array.from({ length: 60 }, (_, i) => signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders', i % 2 ? `{"not json ${i}` : ORDER({ colour: i }))));
+  const rs = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders', i % 2 ? `{"not json ${i}` : ORDER({ colour: i })),
+    ),
+  );
   const limited = rs.filter((r) => r.status === 429);
   for (const r of rs) assert.ok(r.status === 400 || r.status === 429, `${r.status} ${r.text}`);
   assert.ok(limited.length >= 30, `most of the invalid requests met an empty bucket (${limited.length} of 60)`);
@@ -220,7 +277,11 @@ test('auth: order of checks: a read-only key posting an invalid order is 403, no
 test('auth: forged requests on a key id do not drain that key\'s bucket', async () => {
   const key = await newKey(tx, k.accountId);
   const forged = { keyId: key.keyId, secret: Buffer.alloc(32, 3).toString('base64') };
-  const flood = await Promise.all(Array.from({ length: 150 }, (_, i) => signedRaw(tx.port, forged, 'POST', '/v1/portfolio/orders', ORDER({ client_order_id: String(i + 1) }))));
+  const flood = await Promise.all(
+    Array.from({ length: 150 }, (_, i) =>
+      signedRaw(tx.port, forged, 'POST', '/v1/portfolio/orders', ORDER({ client_order_id: String(i + 1) })),
+    ),
+  );
   for (const r of flood) unauthorized(r, 'forged');
   const bare = await newMarket(tx, { round: false });
   const twenty = JSON.stringify({ orders: Array.from({ length: 20 }, () => JSON.parse(ORDER({ market_id: bare }))) });
@@ -232,7 +293,8 @@ test('auth: forged requests on a key id do not drain that key\'s bucket', async 
 
 // ---- read-your-writes -----------------------------------------------------------------
 
-test('consistency: a write acknowledged on one connection is visible to an immediate read on another, as of a seq at least the write\'s', async () => {
+test('consistency: a write acknowledged on one connection is visible to an immediate read on another, as of a seq at least the ' +
+  'write\'s', async () => {
   const a = await newAccount(tx);
   const writers = connections(10);
   const readers = connections(10);
@@ -243,11 +305,17 @@ test('consistency: a write acknowledged on one connection is visible to an immed
     const seq = BigInt(w.json.seq);
     const r = await signedRaw(tx.port, a, 'GET', `/v1/portfolio/orders?client_order_id=${5000 + i}`, undefined, { agent: readers[i] });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json.orders.map((o: { order_id: string }) => o.order_id), [w.json.order_id], `order ${i} is visible on the other connection`);
+    assert.deepEqual(
+      r.json.orders.map((o: { order_id: string }) => o.order_id),
+      [w.json.order_id],
+      `order ${i} is visible on the other connection`,
+    );
     assert.ok(BigInt(r.json.as_of_seq) >= seq, `as_of_seq ${r.json.as_of_seq} >= write seq ${seq}`);
     const b = await signedRaw(tx.port, a, 'GET', '/v1/portfolio/balance', undefined, { agent: readers[(i + 5) % 10] });
     assert.ok(BigInt(b.json.as_of_seq) >= seq);
-    const book = await signedRaw(tx.port, a, 'GET', `/v1/markets/${market}/orderbook?depth=99`, undefined, { agent: readers[(i + 3) % 10] });
+    const book = await signedRaw(tx.port, a, 'GET', `/v1/markets/${market}/orderbook?depth=99`, undefined, {
+      agent: readers[(i + 3) % 10],
+    });
     assert.ok(book.json.yes.some((l: [number, number]) => l[0] === 20 + i), 'the order is on the book read from another connection');
 
     const cb = JSON.stringify({ order_ids: [w.json.order_id] });

@@ -1,4 +1,4 @@
-// REST lane, black box: every error of the spec and of DESIGN section 4 with
+// REST lane, black box: every error of the spec and of native-layout/codes.json with
 // its HTTP status, code, num and origin. Gateway errors have num null and
 // origin gateway; core rejects carry their num and origin core. Malformed
 // requests are hand-made over node:http (signed by the harness, not by the
@@ -25,7 +25,8 @@ after(async () => {
   await tx.stop();
 });
 
-const ORDER = (o: Record<string, unknown> = {}): string => JSON.stringify({ market_id: market, side: 'buy', outcome: 'yes', tick: 40, qty: 1, ...o });
+const ORDER = (o: Record<string, unknown> = {}): string =>
+  JSON.stringify({ market_id: market, side: 'buy', outcome: 'yes', tick: 40, qty: 1, ...o });
 
 function post(target: string, body: string, key: Key = k): ReturnType<typeof signedRaw> {
   return signedRaw(tx.port, key, 'POST', target, body);
@@ -190,11 +191,16 @@ test('errors: a duplicated Content-Length header is 400 invalid_field', async ()
   const body = ORDER({ tick: 3 });
   const h = signHeaders(k, 'POST', '/v1/portfolio/orders', body);
   const head = Object.entries(h).map(([n, v]) => `${n}: ${v}\r\n`).join('');
-  const text = `POST /v1/portfolio/orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${head}Content-Length: ${body.length}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  const text = `POST /v1/portfolio/orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${head}Content-Length: ` +
+    `${body.length}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
   const out = await rawSocket(tx.port, text);
   assert.match(out, /^HTTP\/1\.1 400 /, out.slice(0, 200));
   assert.match(out, /"code":"invalid_field"/);
-  assert.equal((await k.client.orders({ market_id: market, status: ['resting'] })).orders.filter((o) => o.tick === 3).length, 0, 'nothing was placed');
+  assert.equal(
+    (await k.client.orders({ market_id: market, status: ['resting'] })).orders.filter((o) => o.tick === 3).length,
+    0,
+    'nothing was placed',
+  );
 });
 
 // ---- 404 / 405 -------------------------------------------------------------------------
@@ -256,14 +262,21 @@ test('errors: an unknown, foreign or terminal order is 404 unknown_order on decr
     await rejects(k.client.decrease(id, 0), 404, 'unknown_order', { num: 260, origin: 'core' });
     await rejects(k.client.queuePosition(id), 404, 'unknown_order', { num: 260, origin: 'core' });
   }
-  assert.equal((await other.client.orders({ status: ['resting'] })).orders[0]?.order_id, foreign.order_id, 'the foreign order is untouched');
+  assert.equal(
+    (await other.client.orders({ status: ['resting'] })).orders[0]?.order_id,
+    foreign.order_id,
+    'the foreign order is untouched',
+  );
 });
 
 // ---- core rejects --------------------------------------------------------------------------
 
 test('errors: a buy beyond available cash is 422 insufficient_balance and is kept as a rejected order', async () => {
   const poor = await newAccount(tx, { deposit: '100' });
-  await rejects(poor.client.placeOrder(order(market, { tick: 40, qty: 3, client_order_id: '55' })), 422, 'insufficient_balance', { num: 261, origin: 'core' });
+  await rejects(poor.client.placeOrder(order(market, { tick: 40, qty: 3, client_order_id: '55' })), 422, 'insufficient_balance', {
+    num: 261,
+    origin: 'core',
+  });
   const rej = await poor.client.orders({ status: ['rejected'] });
   assert.equal(rej.orders.length, 1);
   assert.equal(rej.orders[0]!.reason, 'insufficient_balance');
@@ -271,7 +284,10 @@ test('errors: a buy beyond available cash is 422 insufficient_balance and is kep
 });
 
 test('errors: a sell beyond free shares is 422 insufficient_position', async () => {
-  await rejects(k.client.placeOrder(order(market, { side: 'sell', tick: 60, qty: 1 })), 422, 'insufficient_position', { num: 262, origin: 'core' });
+  await rejects(k.client.placeOrder(order(market, { side: 'sell', tick: 60, qty: 1 })), 422, 'insufficient_position', {
+    num: 262,
+    origin: 'core',
+  });
 });
 
 test('errors: a buy past the market\'s position limit is 422 position_limit_exceeded', async () => {
@@ -293,17 +309,29 @@ test('errors: an order on a market whose round is not trading is 409 market_not_
 test('errors: a reused client_order_id is 409 duplicate_client_order_id with details.order_id, live, terminal or rejected', async () => {
   const a = await newAccount(tx, { deposit: '10000' });
   const live = await a.client.placeOrder(order(market, { tick: 4, client_order_id: '700' }));
-  const e1 = await rejects(a.client.placeOrder(order(market, { tick: 5, client_order_id: '700' })), 409, 'duplicate_client_order_id', { num: 266, origin: 'core' });
+  const e1 = await rejects(a.client.placeOrder(order(market, { tick: 5, client_order_id: '700' })), 409, 'duplicate_client_order_id', {
+    num: 266,
+    origin: 'core',
+  });
   assert.equal(e1.details?.order_id, live.order_id);
   assert.equal(e1.details?.status, 'resting', 'details carry the order\'s state');
   await a.client.cancelBatch([live.order_id]);
-  const e2 = await rejects(a.client.placeOrder(order(market, { client_order_id: '700' })), 409, 'duplicate_client_order_id', { num: 266, origin: 'core' });
+  const e2 = await rejects(a.client.placeOrder(order(market, { client_order_id: '700' })), 409, 'duplicate_client_order_id', {
+    num: 266,
+    origin: 'core',
+  });
   assert.equal(e2.details?.order_id, live.order_id, 'a terminal order keeps its client_order_id');
   assert.equal(e2.details?.status, 'canceled');
-  await rejects(a.client.placeOrder(order(market, { tick: 99, qty: 1000, client_order_id: '701' })), 422, 'insufficient_balance', { num: 261, origin: 'core' });
+  await rejects(a.client.placeOrder(order(market, { tick: 99, qty: 1000, client_order_id: '701' })), 422, 'insufficient_balance', {
+    num: 261,
+    origin: 'core',
+  });
   const rejected = (await a.client.orders({ client_order_id: '701' })).orders[0];
   assert.ok(rejected, 'the rejected order is retained with its client_order_id');
-  const e3 = await rejects(a.client.placeOrder(order(market, { client_order_id: '701' })), 409, 'duplicate_client_order_id', { num: 266, origin: 'core' });
+  const e3 = await rejects(a.client.placeOrder(order(market, { client_order_id: '701' })), 409, 'duplicate_client_order_id', {
+    num: 266,
+    origin: 'core',
+  });
   assert.equal(e3.details?.order_id, rejected.order_id);
   assert.equal(e3.details?.status, 'rejected');
   const other = await newAccount(tx);
@@ -321,15 +349,26 @@ test('errors: a gtd order whose expiry_ts is not in the future is 422 expiry_in_
 
 test('errors: a withdrawal above available cash is 422 withdrawal_exceeds_available', async () => {
   const a = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
-  await rejects(a.client.withdraw({ client_withdrawal_id: '1', amount: '1001', destination: 'd' }), 422, 'withdrawal_exceeds_available', { num: 268, origin: 'core' });
+  await rejects(a.client.withdraw({ client_withdrawal_id: '1', amount: '1001', destination: 'd' }), 422, 'withdrawal_exceeds_available', {
+    num: 268,
+    origin: 'core',
+  });
   await a.client.withdraw({ client_withdrawal_id: '2', amount: '600', destination: 'd' });
-  await rejects(a.client.withdraw({ client_withdrawal_id: '3', amount: '401', destination: 'd' }), 422, 'withdrawal_exceeds_available', { num: 268, origin: 'core' });
+  await rejects(a.client.withdraw({ client_withdrawal_id: '3', amount: '401', destination: 'd' }), 422, 'withdrawal_exceeds_available', {
+    num: 268,
+    origin: 'core',
+  });
 });
 
 test('errors: a reused client_withdrawal_id with another body is 409 duplicate_client_withdrawal_id naming the withdrawal', async () => {
   const a = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
   const w = await a.client.withdraw({ client_withdrawal_id: '9', amount: '100', destination: 'd' });
-  const e = await rejects(a.client.withdraw({ client_withdrawal_id: '9', amount: '200', destination: 'd' }), 409, 'duplicate_client_withdrawal_id', { num: 275, origin: 'core' });
+  const e = await rejects(
+    a.client.withdraw({ client_withdrawal_id: '9', amount: '200', destination: 'd' }),
+    409,
+    'duplicate_client_withdrawal_id',
+    { num: 275, origin: 'core' },
+  );
   assert.equal(e.details?.wid, w.wid);
   assert.equal((await a.client.balance()).available, '900', 'only the first withdrawal moved money');
 });
@@ -369,7 +408,8 @@ test('errors: a key without the operation\'s scope is 403 missing_scope', async 
 
 // ---- 429 -----------------------------------------------------------------------------------
 
-test('errors: an empty write bucket is 429 rate_limited with details.retry_after_ms a decimal string and no Retry-After header', async () => {
+test('errors: an empty write bucket is 429 rate_limited with details.retry_after_ms a decimal string and no Retry-After ' +
+  'header', async () => {
   const key = await newKey(tx, k.accountId);
   const bare = await newMarket(tx, { round: false });
   const twenty = Array.from({ length: 20 }, () => order(bare));

@@ -173,7 +173,14 @@ test('listings: positions paginate to exhaustion by market, yes before no', asyn
 
 test('listings: limit accepts 1 and 1000 and refuses 0, 1001 and non-integers on every list endpoint', async () => {
   const m = await newMarket(tx);
-  const lists = ['/v1/markets', `/v1/markets/${m}/trades`, '/v1/rounds', '/v1/portfolio/positions', '/v1/portfolio/fills', '/v1/portfolio/orders'];
+  const lists = [
+    '/v1/markets',
+    `/v1/markets/${m}/trades`,
+    '/v1/rounds',
+    '/v1/portfolio/positions',
+    '/v1/portfolio/fills',
+    '/v1/portfolio/orders',
+  ];
   for (const path of lists) {
     for (const limit of ['1', '1000']) {
       const r = await signedRaw(tx.port, k, 'GET', `${path}?limit=${limit}`);
@@ -240,7 +247,14 @@ test('listings: market status filters take a comma list and match any listed sta
 
 // ---- retention ---------------------------------------------------------------------------
 
-let big: Promise<{ m: number; maker: Key; taker: Key; n: number; caps: { tape_cap: number; terminal_cap: number; fill_cap: number }; resting: string[] }> | null = null;
+let big: Promise<{
+  m: number;
+  maker: Key;
+  taker: Key;
+  n: number;
+  caps: { tape_cap: number; terminal_cap: number; fill_cap: number };
+  resting: string[];
+}> | null = null;
 
 /** One market with more trades than every cap: `maker` rests cap+10 one-share bids, `taker` takes them with one order. */
 function bigMarket(): NonNullable<typeof big> {
@@ -320,7 +334,15 @@ test('batches: a batch with partial success answers 201 with index-aligned resul
   const res = assertWireShape(R.BatchPlaceResult, r.json).results;
   assert.equal(res.length, reqs.length, 'one result per order');
   const codes = res.map((x) => (isItemError(x) ? x.error.code : (x as Placement).status));
-  assert.deepEqual(codes, ['resting', 'insufficient_balance', 'unknown_market', 'market_not_trading', 'duplicate_client_order_id', 'insufficient_position', 'resting']);
+  assert.deepEqual(codes, [
+    'resting',
+    'insufficient_balance',
+    'unknown_market',
+    'market_not_trading',
+    'duplicate_client_order_id',
+    'insufficient_position',
+    'resting',
+  ]);
   assert.equal((res[0] as Placement).client_order_id, '1');
   assert.equal((res[6] as Placement).client_order_id, '3');
   for (const x of res) {
@@ -342,7 +364,13 @@ test('batches: a batch of 21 orders or 21 ids is 400 invalid_field and places no
   await rejects(a.client.cancelBatch(Array.from({ length: 21 }, (_, i) => String(i + 1))), 400, 'invalid_field');
   const ok = await a.client.placeBatch(Array.from({ length: 20 }, () => order(m)));
   assert.equal(ok.results.length, 20);
-  const invalidItem = await signedRaw(tx.port, a, 'POST', '/v1/portfolio/orders/batch', JSON.stringify({ orders: [order(m), { ...order(m), tick: 0 }] }));
+  const invalidItem = await signedRaw(
+    tx.port,
+    a,
+    'POST',
+    '/v1/portfolio/orders/batch',
+    JSON.stringify({ orders: [order(m), { ...order(m), tick: 0 }] }),
+  );
   assertErrorReply(invalidItem, 400, 'invalid_field');
   assert.match(String(invalidItem.json.error.details.field), /orders\.1\.tick/);
 });

@@ -45,7 +45,9 @@ test('overload: a placement, a cancel-all and a decrease held past the response 
   pause();
   const t0 = Date.now();
   const [p, c, d, r] = await Promise.all([
-    rejects(k.client.placeOrder(order(market, { tick: 8, client_order_id: '7001' })), 504, 'sequencing_timeout').then(() => Date.now() - t0),
+    rejects(k.client.placeOrder(order(market, { tick: 8, client_order_id: '7001' })), 504, 'sequencing_timeout').then(
+      () => Date.now() - t0,
+    ),
     rejects(k.client.cancelAll({ market_id: market, group_id: 99 }), 504, 'sequencing_timeout').then(() => Date.now() - t0),
     rejects(k.client.decrease(resting.order_id, 4), 504, 'sequencing_timeout').then(() => Date.now() - t0),
     signedRaw(tx.port, k, 'POST', '/v1/portfolio/orders', JSON.stringify(order(market, { tick: 9 }))),
@@ -56,8 +58,15 @@ test('overload: a placement, a cancel-all and a decrease held past the response 
   // The commands were not lost: their outcome shows in the reads once sequenced.
   const landed = await eventually(async () => (await k.client.orders({ client_order_id: '7001' })).orders.length === 1, 2000);
   assert.ok(landed, 'the timed-out placement was sequenced after all');
-  const e = await rejects(k.client.placeOrder(order(market, { tick: 8, client_order_id: '7001' })), 409, 'duplicate_client_order_id', { num: 266, origin: 'core' });
-  assert.equal(e.details?.order_id, (await k.client.orders({ client_order_id: '7001' })).orders[0]!.order_id, 'a retry finds the order instead of doubling it');
+  const e = await rejects(k.client.placeOrder(order(market, { tick: 8, client_order_id: '7001' })), 409, 'duplicate_client_order_id', {
+    num: 266,
+    origin: 'core',
+  });
+  assert.equal(
+    e.details?.order_id,
+    (await k.client.orders({ client_order_id: '7001' })).orders[0]!.order_id,
+    'a retry finds the order instead of doubling it',
+  );
   const live = (await k.client.orders({ status: ['resting'], market_id: market })).orders.find((o) => o.order_id === resting.order_id);
   assert.equal(live?.remaining_qty, 4, 'the timed-out decrease took effect');
 });
@@ -113,7 +122,13 @@ function overloaded(): Promise<Flood> {
         if (first !== null && first.status === 503) shed = first;
         else held.push(pending);
       }
-      const batchP = signedRaw(tx.port, batcher, 'POST', '/v1/portfolio/orders/batch', JSON.stringify({ orders: [order(bare), order(bare)] }));
+      const batchP = signedRaw(
+        tx.port,
+        batcher,
+        'POST',
+        '/v1/portfolio/orders/batch',
+        JSON.stringify({ orders: [order(bare), order(bare)] }),
+      );
       const cancelAllP = signedRaw(tx.port, canceller, 'DELETE', '/v1/portfolio/orders?market_id=1');
       const decreaseP = signedRaw(tx.port, k, 'POST', `/v1/portfolio/orders/${toDecrease.order_id}/decrease`, '{"new_qty":2}');
       const cancelP = signedRaw(tx.port, k, 'DELETE', '/v1/portfolio/orders/batch', JSON.stringify({ order_ids: [toCancel.order_id] }));
@@ -158,7 +173,8 @@ test('overload: past the gateway\'s in-flight limit a decrease and a batch cance
 
 test('overload: every held request is answered, and placements are admitted again once the backlog is gone', async () => {
   const f = await overloaded();
-  for (const r of f.answers) assert.ok([201, 409, 503, 504].includes(r.status), `held request answered (409: the flood market has no round)  ${r.status} ${r.text}`);
+  for (const r of f.answers)
+    assert.ok([201, 409, 503, 504].includes(r.status), `held request answered (409: the flood market has no round)  ${r.status} ${r.text}`);
   assert.equal(f.after.status, 201, f.after.text);
   assert.equal(f.after.json.status, 'resting');
 });
@@ -182,7 +198,13 @@ test('overload: a client that disconnects while its placement is held does not c
   assert.deepEqual(new Set(await Promise.all(aborted)), new Set(['AbortError']), 'every request was held until its client went away');
   await sleep(50);
   resume();
-  const landed = await eventually(async () => (await k.client.orders({ status: ['resting'], market_id: market, limit: 1000 })).orders.filter((o) => BigInt(o.client_order_id) >= 20_000n).length === 50, 3000);
+  const landed = await eventually(
+    async () =>
+      (await k.client.orders({ status: ['resting'], market_id: market, limit: 1000 })).orders.filter(
+        (o) => BigInt(o.client_order_id) >= 20_000n,
+      ).length === 50,
+    3000,
+  );
   assert.ok(landed, 'the abandoned placements were still sequenced');
   const p = await k.client.placeOrder(order(market, { tick: 1 }));
   assert.equal(p.status, 'resting', 'the gateway still serves placements');
@@ -195,8 +217,16 @@ test('overload: a client that disconnects in the middle of sending its body does
     const body = JSON.stringify(order(market, { tick: 1 }));
     await new Promise<void>((resolve) => {
       const req = request({
-        host: '127.0.0.1', port: tx.port, method: 'POST', path: '/v1/portfolio/orders', agent: false,
-        headers: { ...signHeaders(k, 'POST', '/v1/portfolio/orders', body), 'content-type': 'application/json', 'content-length': String(body.length + 100) },
+        host: '127.0.0.1',
+        port: tx.port,
+        method: 'POST',
+        path: '/v1/portfolio/orders',
+        agent: false,
+        headers: {
+          ...signHeaders(k, 'POST', '/v1/portfolio/orders', body),
+          'content-type': 'application/json',
+          'content-length': String(body.length + 100),
+        },
       });
       req.on('error', () => resolve());
       req.on('response', () => resolve());

@@ -1,5 +1,5 @@
 // REST lane, black box: the success shape of every endpoint of the spec's
-// table and of DESIGN's additions (deposit address, dead-man GET/POST/DELETE,
+// table and of the exchange's additions (deposit address, dead-man GET/POST/DELETE,
 // withdrawals), the keys service, and the execution outcomes (201 canceled
 // with a reason). Every answer is checked against its declaration in
 // src/wire, closed (assertWireShape: every field, no other, u64-domain values
@@ -89,7 +89,10 @@ test('rest: the market list and one market carry every Market field and as_of_se
 test('rest: the orderbook lists bids of both ladders as [tick, qty], best first, limited by depth', async () => {
   const m = await newMarket(tx);
   await maker.client.placeBatch([
-    order(m, { tick: 38, qty: 2 }), order(m, { tick: 40, qty: 5 }), order(m, { tick: 40, qty: 1 }), order(m, { outcome: 'no', tick: 55, qty: 3 }),
+    order(m, { tick: 38, qty: 2 }),
+    order(m, { tick: 40, qty: 5 }),
+    order(m, { tick: 40, qty: 1 }),
+    order(m, { outcome: 'no', tick: 55, qty: 3 }),
   ]);
   const b = await taker.client.orderbook(m);
   assertWireShape(R.Orderbook, b);
@@ -148,12 +151,25 @@ test('rest: a crossing placement fills at the maker\'s price and shows in the ta
   assert.equal(fills.fills.length, 2);
   const f = fills.fills[1]!;
   assert.deepEqual(
-    { order_id: f.order_id, side: f.side, outcome: f.outcome, role: f.role, tick_yes: f.tick_yes, tick: f.tick, qty: f.qty, fee: f.fee, path: f.path },
+    {
+      order_id: f.order_id,
+      side: f.side,
+      outcome: f.outcome,
+      role: f.role,
+      tick_yes: f.tick_yes,
+      tick: f.tick,
+      qty: f.qty,
+      fee: f.fee,
+      path: f.path,
+    },
     { order_id: rest.order_id, side: 'buy', outcome: 'yes', role: 'maker', tick_yes: 40, tick: 40, qty: 2, fee: '0', path: 'mint' },
   );
   const tf = (await taker.client.fills({ order_id: p.order_id })).fills;
   assert.equal(tf.length, 1);
-  assert.deepEqual({ role: tf[0]!.role, outcome: tf[0]!.outcome, tick: tf[0]!.tick, tick_yes: tf[0]!.tick_yes }, { role: 'taker', outcome: 'no', tick: 60, tick_yes: 40 });
+  assert.deepEqual(
+    { role: tf[0]!.role, outcome: tf[0]!.outcome, tick: tf[0]!.tick, tick_yes: tf[0]!.tick_yes },
+    { role: 'taker', outcome: 'no', tick: 60, tick_yes: 40 },
+  );
 
   const pos = await maker.client.positions({ market_id: m });
   assertWireShape(R.PositionsPage, pos);
@@ -199,8 +215,40 @@ test('rest: order list items carry the spec\'s fields plus side, outcome, tif, p
   assert.deepEqual(page.orders.map((o) => o.order_id), [b.order_id, a.order_id]);
   const o = page.orders[1]!;
   assert.deepEqual(
-    { client_order_id: o.client_order_id, market_id: o.market_id, tick: o.tick, qty: o.qty, group_id: o.group_id, reason: o.reason, filled_qty: o.filled_qty, remaining_qty: o.remaining_qty, side: o.side, outcome: o.outcome, tif: o.tif, post_only: o.post_only, stp: o.stp, max_cost: o.max_cost, expiry_ts: o.expiry_ts },
-    { client_order_id: '424242', market_id: m, tick: 20, qty: 3, group_id: 7, reason: '', filled_qty: 0, remaining_qty: 3, side: 'buy', outcome: 'yes', tif: 'gtc', post_only: false, stp: 'cancel_taker', max_cost: '0', expiry_ts: '0' },
+    {
+      client_order_id: o.client_order_id,
+      market_id: o.market_id,
+      tick: o.tick,
+      qty: o.qty,
+      group_id: o.group_id,
+      reason: o.reason,
+      filled_qty: o.filled_qty,
+      remaining_qty: o.remaining_qty,
+      side: o.side,
+      outcome: o.outcome,
+      tif: o.tif,
+      post_only: o.post_only,
+      stp: o.stp,
+      max_cost: o.max_cost,
+      expiry_ts: o.expiry_ts,
+    },
+    {
+      client_order_id: '424242',
+      market_id: m,
+      tick: 20,
+      qty: 3,
+      group_id: 7,
+      reason: '',
+      filled_qty: 0,
+      remaining_qty: 3,
+      side: 'buy',
+      outcome: 'yes',
+      tif: 'gtc',
+      post_only: false,
+      stp: 'cancel_taker',
+      max_cost: '0',
+      expiry_ts: '0',
+    },
   );
   assert.equal(o.created_seq, a.order_id, 'order_id = the seq that accepted the order');
   const ob = page.orders[0]!;
@@ -298,7 +346,15 @@ test('rest: the round list and one round carry the round record, with as_of_seq'
   const one = await maker.client.round(m);
   assertWireShape(R.RoundWithSeq, one);
   assert.deepEqual(
-    { market_id: one.market_id, category: one.category, status: one.status, strike: one.strike, outcome: one.outcome, settle_price: one.settle_price, settled_ts: one.settled_ts },
+    {
+      market_id: one.market_id,
+      category: one.category,
+      status: one.status,
+      strike: one.strike,
+      outcome: one.outcome,
+      settle_price: one.settle_price,
+      settled_ts: one.settled_ts,
+    },
     { market_id: m, category: 77, status: 'trading', strike: '6000000000000', outcome: '', settle_price: '0', settled_ts: '0' },
   );
   const page = await maker.client.rounds({ category: 77 });
@@ -331,7 +387,10 @@ test('rest: the dead-man timer answers armed, timeout_ms, fires_at_ts and seq on
   const now = BigInt(Date.now()) * 1_000_000n;
   assert.ok(fires > now + 25_000_000_000n && fires < now + 35_000_000_000n, 'fires_at_ts is about now + timeout_ms, in ns');
   const got = await k.client.deadman();
-  assert.deepEqual({ armed: got.armed, timeout_ms: got.timeout_ms, fires_at_ts: got.fires_at_ts }, { armed: true, timeout_ms: 30000, fires_at_ts: armed.fires_at_ts });
+  assert.deepEqual(
+    { armed: got.armed, timeout_ms: got.timeout_ms, fires_at_ts: got.fires_at_ts },
+    { armed: true, timeout_ms: 30000, fires_at_ts: armed.fires_at_ts },
+  );
   const refreshed = await k.client.armDeadman(30000);
   assert.ok(BigInt(refreshed.fires_at_ts!) >= fires, 'POSTing again refreshes the timer');
   const off = await k.client.disarmDeadman();
@@ -376,7 +435,12 @@ test('rest: a withdrawal with an operator-granted withdraw key is 201 pending, r
   const got = await k.client.withdrawal('31');
   assertWireShape(R.Withdrawal, got);
   assert.deepEqual({ wid: got.wid, status: got.status }, { wid: created.wid, status: 'pending' });
-  const status = await fetchStatus(w, 'POST', '/v1/withdrawals', JSON.stringify({ client_withdrawal_id: '32', amount: '1', destination: 'x' }));
+  const status = await fetchStatus(
+    w,
+    'POST',
+    '/v1/withdrawals',
+    JSON.stringify({ client_withdrawal_id: '32', amount: '1', destination: 'x' }),
+  );
   assert.equal(status, 201);
 });
 
@@ -500,7 +564,11 @@ test('accounts service: requests are signed like the REST lane; unsigned or badl
   const k = await newAccount(tx);
   const port = tx.ex.accounts_port;
   assertErrorReply(await raw(port, { method: 'GET', target: '/keys' }), 401, 'unauthorized');
-  assertErrorReply(await signedRaw(port, { keyId: k.keyId, secret: Buffer.alloc(32, 5).toString('base64') }, 'POST', '/keys', '{}'), 401, 'unauthorized');
+  assertErrorReply(
+    await signedRaw(port, { keyId: k.keyId, secret: Buffer.alloc(32, 5).toString('base64') }, 'POST', '/keys', '{}'),
+    401,
+    'unauthorized',
+  );
   assertErrorReply(await signedRaw(port, k, 'POST', '/keys', '{}', { ts: Date.now() - 10_000 }), 401, 'unauthorized');
   assert.equal((await signedRaw(port, k, 'GET', '/keys')).status, 200);
   assertErrorReply(await signedRaw(port, k, 'POST', '/keys', '{"label":"x","colour":1}'), 400, 'unknown_field');

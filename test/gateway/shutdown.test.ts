@@ -11,10 +11,15 @@ import { test } from 'node:test';
 import { startTestExchange } from '../support/exchange.js';
 import { closeFetchConnections, newAccount, newMarket, order, raw, signedRaw, sleep } from '../support/harness.js';
 
-function runChild(gateways: number): Promise<{ code: number | null; signal: string | null; out: string; err: string; exitedAfterStopMs: number }> {
+function runChild(
+  gateways: number,
+): Promise<{ code: number | null; signal: string | null; out: string; err: string; exitedAfterStopMs: number }> {
   const file = fileURLToPath(new URL('./shutdown_child.js', import.meta.url));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, String(gateways)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DX_LOG_LEVEL: 'error' } });
+    const child = spawn(process.execPath, [file, String(gateways)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DX_LOG_LEVEL: 'error' },
+    });
     let out = '';
     let err = '';
     let stoppedAt = 0;
@@ -48,7 +53,11 @@ test('shutdown: stop() closes the public, accounts and control-plane listeners',
   await closeFetchConnections();
   await tx.stop();
   for (const port of [tx.port, tx.ex.accounts_port, tx.ex.admin_port]) {
-    await assert.rejects(raw(port, { method: 'GET', target: '/v1/exchange/status' }), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED', `port ${port} is closed`);
+    await assert.rejects(
+      raw(port, { method: 'GET', target: '/v1/exchange/status' }),
+      (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED',
+      `port ${port} is closed`,
+    );
   }
 });
 

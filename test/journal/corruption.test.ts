@@ -17,7 +17,16 @@ import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { crc32c } from '../../src/journal/crc32c.js';
-import { decodeFileHeader, encodeFileHeader, FILE_HEADER_BYTES, JOURNAL_DIR, SEGMENT_MAGIC, segmentName, SNAPSHOT_DIR, SNAPSHOT_MAGIC } from '../../src/journal/format.js';
+import {
+  decodeFileHeader,
+  encodeFileHeader,
+  FILE_HEADER_BYTES,
+  JOURNAL_DIR,
+  SEGMENT_MAGIC,
+  segmentName,
+  SNAPSHOT_DIR,
+  SNAPSHOT_MAGIC,
+} from '../../src/journal/format.js';
 import { planRecovery, recoverViews, type RecoveryPlan } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
 import { listSnapshots, writeSnapshot } from '../../src/journal/snapshot.js';
@@ -130,7 +139,9 @@ function lastMultiEventCommand(fs: FrameInfo[]): { first: FrameInfo; completion:
 test('corruption: the good journal recovers to the live hash and verifies (exit 0)', (t) => {
   const dir = copy();
   const segs = segmentFiles(dir);
-  t.diagnostic(`seed=${SEED}: ${COMMANDS} commands -> seq ${liveSeq}, ${segs.length} segments, snapshots at seqs ${snapshotSeqs.join(', ')}`);
+  t.diagnostic(
+    `seed=${SEED}: ${COMMANDS} commands -> seq ${liveSeq}, ${segs.length} segments, snapshots at seqs ${snapshotSeqs.join(', ')}`,
+  );
   assert.ok(middleSegments(dir).length >= 2, 'segments after the newest snapshot');
   const plan = planRecovery(dir, { repair: true });
   assert.deepEqual([plan.tails, plan.removed, plan.rejectedSnapshots], [[], [], []]);
@@ -144,7 +155,8 @@ test('corruption: the good journal recovers to the live hash and verifies (exit 
   assert.equal(segmentFiles(dir).length, segs.length);
 });
 
-test('corruption: a torn last frame is truncated and reported; recovery ends at the last complete command, and the journal continues', () => {
+test('corruption: a torn last frame is truncated and reported; recovery ends at the last complete command, and the journal ' +
+  'continues', () => {
   const dir = copy();
   const last = lastSegment(dir);
   const fs = frames(last);
@@ -159,7 +171,10 @@ test('corruption: a torn last frame is truncated and reported; recovery ends at 
 
   const look = planRecovery(dir, { repair: false });
   assert.equal(look.lastSeq, liveSeq - 1);
-  assert.deepEqual(look.tails.map((x) => [x.path, x.offset, x.kind]), [[last, lastFrame.offset, 'torn_frame']]);
+  assert.deepEqual(
+    look.tails.map((x) => [x.path, x.offset, x.kind]),
+    [[last, lastFrame.offset, 'torn_frame']],
+  );
   assert.equal(statSync(last).size, lastFrame.offset + 18, 'repair: false changes nothing');
 
   const plan = planRecovery(dir, { repair: true });
@@ -201,7 +216,8 @@ test('corruption: trailing zeros after the last frame are a torn tail; nothing c
   assert.equal(recoveredHash(plan), liveHash);
 });
 
-test('corruption: a last segment created but never written (empty or a partial header) is repairable: verify says so, start-up removes it', () => {
+test('corruption: a last segment created but never written (empty or a partial header) is repairable: verify says so, start-up removes ' +
+  'it', () => {
   for (const size of [0, FILE_HEADER_BYTES - 1]) {
     const dir = copy();
     const torn = join(dir, JOURNAL_DIR, segmentName(liveSeq + 1));
@@ -247,7 +263,8 @@ test('corruption: a flipped bit in the middle of a segment (record, length or ch
   }
 });
 
-test('corruption: a command whose ts is not after the previous command\'s is a verify fault (ts never goes backwards, across failovers too)', () => {
+test("corruption: a command whose ts is not after the previous command's is a verify fault (ts never goes backwards, across failovers " +
+  "too)", () => {
   const dir = copy();
   const seg = middleSegments(dir)[0]!;
   const done = frames(seg).filter((f) => f.type === T_COMMAND_COMPLETED);
@@ -259,7 +276,11 @@ test('corruption: a command whose ts is not after the previous command\'s is a v
   writeFileSync(seg, b);
   const v = verifyTool(dir);
   assert.equal(v.code, 1, v.out);
-  assert.match(v.out, new RegExp(`FAULT ${seg} at byte ${victim.offset}: seq ${victim.seq}: ts \\d+ is not after the previous command's \\d+`), v.out);
+  assert.match(
+    v.out,
+    new RegExp(`FAULT ${seg} at byte ${victim.offset}: seq ${victim.seq}: ts \\d+ is not after the previous command's \\d+`),
+    v.out,
+  );
 });
 
 test('corruption: a damaged segment header is a fault at byte 0', () => {
@@ -362,7 +383,10 @@ for (const how of ['flip', 'truncate', 'fingerprint'] as const) {
     const plan = planRecovery(dir, { repair: true });
     assert.equal(plan.snapshot?.path, older!.path);
     assert.deepEqual(plan.rejectedSnapshots.map((r) => r.path), [newest!.path]);
-    assert.match(plan.rejectedSnapshots[0]!.reason, { flip: /body checksum mismatch/, truncate: /header says/, fingerprint: /layout fingerprint/ }[how]);
+    assert.match(
+      plan.rejectedSnapshots[0]!.reason,
+      { flip: /body checksum mismatch/, truncate: /header says/, fingerprint: /layout fingerprint/ }[how],
+    );
     assert.equal(plan.lastSeq, liveSeq);
     assert.equal(recoveredHash(plan), liveHash);
     assert.equal(stateHash(recoverState(plan)), liveHash);
@@ -492,9 +516,14 @@ test('tools/journal: dump prints every record once, and its filters select exact
 
   const from = Math.floor(liveSeq / 3);
   const to = from + 400;
-  same(run('--from', String(from), '--to', String(to)), all.filter((x) => (x.r.seq as number) >= from && (x.r.seq as number) <= to), 'seq range');
+  same(
+    run('--from', String(from), '--to', String(to)),
+    all.filter((x) => (x.r.seq as number) >= from && (x.r.seq as number) <= to),
+    'seq range',
+  );
   same(run('--type', 'Filled,OrderCanceled'), all.filter((x) => x.r.type === 'Filled' || x.r.type === 'OrderCanceled'), 'types');
-  const concerns = (x: Rec, a: number): boolean => x.r.account === a || x.r.account_id === a || x.r.maker_account === a || x.r.taker_account === a;
+  const concerns = (x: Rec, a: number): boolean =>
+    x.r.account === a || x.r.account_id === a || x.r.maker_account === a || x.r.taker_account === a;
   same(run('--account', '3'), all.filter((x) => concerns(x, 3)), 'account');
   assert.ok(all.some((x) => concerns(x, 3) && x.r.account !== 3), 'the account filter also matches fills where the account is the maker');
   same(run('--market', '2'), all.filter((x) => x.r.market_id === 2), 'market');
@@ -520,6 +549,11 @@ test('tools/journal: dump of a damaged journal prints what is readable and exits
   const r = tool('dump', '--data-dir', dir, '--from', String(fs[0]!.seq), '--to', String(fs.at(-1)!.seq));
   assert.equal(r.code, 1);
   assert.ok(r.err.includes(`FAULT journal fault in ${seg} at byte ${victim.offset}`), r.err);
-  const offsets = r.out.trimEnd().split('\n').map((l) => JSON.parse(l) as { file: string; offset: number }).filter((g) => g.file === basename(seg)).map((g) => g.offset);
+  const offsets = r.out
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { file: string; offset: number })
+    .filter((g) => g.file === basename(seg))
+    .map((g) => g.offset);
   assert.deepEqual(offsets, fs.slice(0, 10).map((f) => f.offset));
 });

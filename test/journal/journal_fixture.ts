@@ -48,7 +48,12 @@ export interface JournaledRunOptions {
  * the end, and left open. `out` is the engine's (empty) event buffer, for
  * commands run on the engine afterwards.
  */
-export function journaledRun(dataDir: string, seed: number, count: number, opts: JournaledRunOptions = {}): { engine: Engine; writer: JournalWriter; out: BufferEventOut } {
+export function journaledRun(
+  dataDir: string,
+  seed: number,
+  count: number,
+  opts: JournaledRunOptions = {},
+): { engine: Engine; writer: JournalWriter; out: BufferEventOut } {
   const model = new ReferenceModel(DIFF_CONFIG);
   const gen = new CommandGenerator(seed, model);
   const out = new BufferEventOut(1 << 22);

@@ -50,7 +50,15 @@ function timerCommands(s: ExchangeState, rearm: number | null): RecordObject[] {
   const account = s.accounts.count + 1;
   const market = s.markets.count + 1;
   let k = 0n;
-  const c = (type: string, acct: number, fields: Record<string, unknown>): RecordObject => ({ type, producer: 1, correlation: 0, account: acct, seq: 0, ts: now + ++k * MS, ...fields });
+  const c = (type: string, acct: number, fields: Record<string, unknown>): RecordObject => ({
+    type,
+    producer: 1,
+    correlation: 0,
+    account: acct,
+    seq: 0,
+    ts: now + ++k * MS,
+    ...fields,
+  });
   const place = (outcome: number, tif: number, expiry: bigint): RecordObject => c('PlaceOrder', account, {
     market_id: market, qty: 3, group_id: 0, tick: 2, side: Side.buy, outcome, tif, stp: 0, post_only: 1,
     has_client_order_id: 0, has_max_cost: 0, client_order_id: 0n, expiry_ts: expiry, max_cost: 0,
@@ -120,7 +128,10 @@ before(() => {
   longTailDir = tempDataDir('replay-long-tail');
   symlinkSync(join(dataDir, JOURNAL_DIR), join(longTailDir, JOURNAL_DIR));
   mkdirSync(join(longTailDir, SNAPSHOT_DIR));
-  symlinkSync(snapshotPaths[SNAPSHOT_AFTER.length - 1]!, join(longTailDir, SNAPSHOT_DIR, basename(snapshotPaths[SNAPSHOT_AFTER.length - 1]!)));
+  symlinkSync(
+    snapshotPaths[SNAPSHOT_AFTER.length - 1]!,
+    join(longTailDir, SNAPSHOT_DIR, basename(snapshotPaths[SNAPSHOT_AFTER.length - 1]!)),
+  );
 });
 
 after(() => {
@@ -128,7 +139,10 @@ after(() => {
 });
 
 test(`replay: ${COMMANDS} seeded commands are journaled, with snapshots of a read model fed the same events`, (t) => {
-  t.diagnostic(`seed=${SEED}: ${COMMANDS} commands -> seq ${liveSeq} in ${Math.round(runMs)} ms (engine, reference model, journal writer and mirror read model), snapshots at seqs ${snapshotSeqs.join(', ')}`);
+  t.diagnostic(
+    `seed=${SEED}: ${COMMANDS} commands -> seq ${liveSeq} in ${Math.round(runMs)} ms (engine, reference model, journal writer and mirror ` +
+      `read model), snapshots at seqs ${snapshotSeqs.join(', ')}`,
+  );
   assert.equal(snapshotSeqs.length, SNAPSHOT_AFTER.length + 1);
   assert.ok(liveSeq > snapshotSeqs.at(-1)!, 'the newest snapshot leaves a tail of the journal to replay');
   assert.ok(liveSeq - snapshotSeqs.at(-2)! > 4000, 'the snapshot after 95,000 commands leaves a long tail');
@@ -173,9 +187,14 @@ function runTool(args: string[], env: Record<string, string>): { status: number 
 
 test('replay: in a child process with TZ=Pacific/Chatham and a Turkish locale, tools/journal prints the same hash', () => {
   // The environment must really change the child's zone and locale, or this test proves nothing.
-  const probe = spawnSync(process.execPath, ['-e', 'const o = Intl.DateTimeFormat().resolvedOptions(); console.log(o.timeZone, o.locale, new Date(0).getHours())'], {
-    env: { ...process.env, ...FOREIGN_ENV }, encoding: 'utf8',
-  });
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', 'const o = Intl.DateTimeFormat().resolvedOptions(); console.log(o.timeZone, o.locale, new Date(0).getHours())'],
+    {
+      env: { ...process.env, ...FOREIGN_ENV },
+      encoding: 'utf8',
+    },
+  );
   assert.equal(probe.stdout.trim(), 'Pacific/Chatham tr-TR 12');
 
   const alone = runTool(['hash', '--data-dir', journalOnlyDir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG)], FOREIGN_ENV);
@@ -243,14 +262,24 @@ test('replay: dead-man timers, gtd expiries and withdrawal states survive recove
     { name: 'older snapshot + long tail', state: recoverState(planRecovery(longTailDir, { repair: false })) },
   ];
   const s = live.engine.state;
-  type Picture = { deadman: { account: number; timeout_ms: number }[]; gtd: { order_id: number; account: number }[]; withdrawals: { wid: number; account: number; status: number }[] };
+  type Picture = {
+    deadman: { account: number; timeout_ms: number }[];
+    gtd: { order_id: number; account: number }[];
+    withdrawals: { wid: number; account: number; status: number }[];
+  };
   const picture = timePicture(s) as Picture;
   // The first timer group is inside the newest snapshot; the tail re-arms its timer and adds a second group.
   const inSnapshot = timePicture(decodeViews(readSnapshot(snapshotPaths.at(-1)!).body).state) as Picture;
   assert.deepEqual(inSnapshot.deadman.filter((d) => d.account === timerAccount).map((d) => d.timeout_ms), [3_600_000]);
   assert.equal(inSnapshot.gtd.filter((g) => g.account === timerAccount).length, 1);
   assert.ok(inSnapshot.withdrawals.some((w) => w.account === timerAccount && w.status === WithdrawalStatus.pending));
-  assert.deepEqual(picture.deadman.filter((d) => d.account >= timerAccount).map((d) => [d.account, d.timeout_ms]), [[timerAccount, 1_800_000], [timerAccount + 1, 3_600_000]]);
+  assert.deepEqual(
+    picture.deadman.filter((d) => d.account >= timerAccount).map((d) => [d.account, d.timeout_ms]),
+    [
+      [timerAccount, 1_800_000],
+      [timerAccount + 1, 3_600_000],
+    ],
+  );
   // The stream must leave something of each kind pending, or the comparison is empty.
   assert.ok(picture.deadman.length > 0, 'armed dead-man timers at the end of the stream');
   assert.ok(picture.gtd.length > 0, 'resting gtd orders at the end of the stream');
@@ -278,14 +307,34 @@ test('replay: dead-man timers, gtd expiries and withdrawal states survive recove
   const later = hiLoToBigInt(s.tsHi, s.tsLo) + 3n * 86_400_000n * MS;
   const commands: RecordObject[] = [
     clockTick(later),
-    ...pending.map((wid, i): RecordObject => ({ type: i % 2 === 0 ? 'ConfirmWithdrawal' : 'FailWithdrawal', producer: 1, correlation: 0, account: 0, seq: 0, ts: later + 1n, wid })),
+    ...pending.map((wid, i): RecordObject => ({
+      type: i % 2 === 0 ? 'ConfirmWithdrawal' : 'FailWithdrawal',
+      producer: 1,
+      correlation: 0,
+      account: 0,
+      seq: 0,
+      ts: later + 1n,
+      wid,
+    })),
   ];
   const events = engines.map((e) => commands.flatMap((c) => executeDecoded(e.engine, e.out, c)));
   for (let i = 1; i < engines.length; i++) assert.deepEqual(events[i], events[0], engines[i]!.name);
   const fired = events[0]!;
-  assert.equal(fired.filter((e) => e.type === 'OrderCanceled' && e.reason === CancelReason.expired).length, gtdIds.size, 'every gtd order expired');
-  assert.equal(fired.filter((e) => e.type === 'OrderCanceled' && e.reason === CancelReason.deadman).length, deadmanCancels, 'dead-man cancels');
-  assert.equal(fired.filter((e) => e.type === 'DeadmanDisarmed' && e.fired === 1).length, picture.deadman.length, 'every armed timer fired');
+  assert.equal(
+    fired.filter((e) => e.type === 'OrderCanceled' && e.reason === CancelReason.expired).length,
+    gtdIds.size,
+    'every gtd order expired',
+  );
+  assert.equal(
+    fired.filter((e) => e.type === 'OrderCanceled' && e.reason === CancelReason.deadman).length,
+    deadmanCancels,
+    'dead-man cancels',
+  );
+  assert.equal(
+    fired.filter((e) => e.type === 'DeadmanDisarmed' && e.fired === 1).length,
+    picture.deadman.length,
+    'every armed timer fired',
+  );
   assert.equal(fired.filter((e) => e.type === 'WithdrawalConfirmed' || e.type === 'WithdrawalFailed').length, pending.length);
   const hashes = engines.map((e) => stateHash(e.engine.state));
   assert.deepEqual(hashes, engines.map(() => hashes[0]));

@@ -167,10 +167,21 @@ test('state_codec: typed-array edge values, empty and sparse containers round-tr
   const sparse: string[] = [];
   sparse[4] = 'ü → 😀';
   const probe = {
-    nil, negZero, nanFill: new Float64Array(100).fill(Number.NaN), empty: new Uint8Array(0), short: Uint16Array.of(1, 2, 3),
-    f32: Float32Array.of(1.5, -0, Number.POSITIVE_INFINITY), clamped: new Uint8ClampedArray(90).fill(255),
-    offset: new Uint32Array(new ArrayBuffer(4096), 1024, 200).fill(9), map: new Map<number, unknown>([[2, [1, 'x', null]], [1, { y: undefined }]]),
-    sparse, big: 2 ** 53 - 1, neg: -0,
+    nil,
+    negZero,
+    nanFill: new Float64Array(100).fill(Number.NaN),
+    empty: new Uint8Array(0),
+    short: Uint16Array.of(1, 2, 3),
+    f32: Float32Array.of(1.5, -0, Number.POSITIVE_INFINITY),
+    clamped: new Uint8ClampedArray(90).fill(255),
+    offset: new Uint32Array(new ArrayBuffer(4096), 1024, 200).fill(9),
+    map: new Map<number, unknown>([
+      [2, [1, 'x', null]],
+      [1, { y: undefined }],
+    ]),
+    sparse,
+    big: 2 ** 53 - 1,
+    neg: -0,
   };
   (v as unknown as { probe: unknown }).probe = probe;
   const back = (decodeViews(encodeViews(v)) as unknown as { probe: typeof probe }).probe;
@@ -200,15 +211,78 @@ test('state_codec: a function, symbol, bigint, unregistered class, shared or ali
     n = 1;
   }
   const cases: [string, (v: Views) => void, RegExp, RegExp | null][] = [
-    ['function', (v) => { (v.state.accounts as unknown as Record<string, unknown>).onChange = () => 0; }, /function at views\.state\.accounts\.onChange /, /function at state\.accounts\.onChange /],
-    ['symbol', (v) => { (v.state.markets as unknown as Record<string, unknown>).tag = Symbol('x'); }, /symbol at views\.state\.markets\.tag /, /symbol at state\.markets\.tag /],
-    ['bigint', (v) => { (v.state as unknown as Record<string, unknown>).total = 5n; }, /bigint at views\.state\.total /, /bigint at state\.total /],
-    ['class', (v) => { (v.state.markets as unknown as Record<string, unknown>).extra = new Stranger(); }, /unregistered class Stranger at views\.state\.markets\.extra;/, /unregistered class Stranger at state\.markets\.extra;/],
-    ['class in a map', (v) => { (v.state as unknown as Record<string, unknown>).probe = new Map([[5, [1, new Stranger()]]]); }, /unregistered class Stranger at views\.state\.probe\.get\(5\)\[1\]/, /Stranger at state\.probe\.get\(5\)\[1\]/],
-    ['date', (v) => { (v as unknown as Record<string, unknown>).when = new Date(0); }, /unregistered class Date at views\.when/, null],
-    ['shared memory', (v) => { (v.state.orders as unknown as Record<string, unknown>).shared = new Int32Array(new SharedArrayBuffer(64)); }, /SharedArrayBuffer view at views\.state\.orders\.shared/, /SharedArrayBuffer view at state\.orders\.shared/],
-    ['aliased memory', (v) => { (v.state.accounts as unknown as Record<string, unknown>).alias = new Uint8Array(v.state.accounts.available.buffer); }, /views\.state\.accounts\.alias and views\.state\.accounts\.available are views of one ArrayBuffer/, null],
-    ['unsupported typed array', (v) => { (v.state as unknown as Record<string, unknown>).wide = new BigInt64Array(4); }, /BigInt64Array at views\.state\.wide is not supported/, null],
+    [
+      'function',
+      (v) => {
+        (v.state.accounts as unknown as Record<string, unknown>).onChange = () => 0;
+      },
+      /function at views\.state\.accounts\.onChange /,
+      /function at state\.accounts\.onChange /,
+    ],
+    [
+      'symbol',
+      (v) => {
+        (v.state.markets as unknown as Record<string, unknown>).tag = Symbol('x');
+      },
+      /symbol at views\.state\.markets\.tag /,
+      /symbol at state\.markets\.tag /,
+    ],
+    [
+      'bigint',
+      (v) => {
+        (v.state as unknown as Record<string, unknown>).total = 5n;
+      },
+      /bigint at views\.state\.total /,
+      /bigint at state\.total /,
+    ],
+    [
+      'class',
+      (v) => {
+        (v.state.markets as unknown as Record<string, unknown>).extra = new Stranger();
+      },
+      /unregistered class Stranger at views\.state\.markets\.extra;/,
+      /unregistered class Stranger at state\.markets\.extra;/,
+    ],
+    [
+      'class in a map',
+      (v) => {
+        (v.state as unknown as Record<string, unknown>).probe = new Map([[5, [1, new Stranger()]]]);
+      },
+      /unregistered class Stranger at views\.state\.probe\.get\(5\)\[1\]/,
+      /Stranger at state\.probe\.get\(5\)\[1\]/,
+    ],
+    [
+      'date',
+      (v) => {
+        (v as unknown as Record<string, unknown>).when = new Date(0);
+      },
+      /unregistered class Date at views\.when/,
+      null,
+    ],
+    [
+      'shared memory',
+      (v) => {
+        (v.state.orders as unknown as Record<string, unknown>).shared = new Int32Array(new SharedArrayBuffer(64));
+      },
+      /SharedArrayBuffer view at views\.state\.orders\.shared/,
+      /SharedArrayBuffer view at state\.orders\.shared/,
+    ],
+    [
+      'aliased memory',
+      (v) => {
+        (v.state.accounts as unknown as Record<string, unknown>).alias = new Uint8Array(v.state.accounts.available.buffer);
+      },
+      /views\.state\.accounts\.alias and views\.state\.accounts\.available are views of one ArrayBuffer/,
+      null,
+    ],
+    [
+      'unsupported typed array',
+      (v) => {
+        (v.state as unknown as Record<string, unknown>).wide = new BigInt64Array(4);
+      },
+      /BigInt64Array at views\.state\.wide is not supported/,
+      null,
+    ],
   ];
   for (const [what, poison, encodeError, hashError] of cases) {
     const v = new Views(JOURNAL_ENGINE_CONFIG);

@@ -16,7 +16,14 @@ const goldenPath = `${root}test/layout/golden_records.txt`;
 
 function sample(typeIndex: number): RecordObject {
   const info = RECORDS[typeIndex]!;
-  const obj: RecordObject = { type: info.name, producer: 2, correlation: 0x01020304, account: 7, seq: 123456789012, ts: 1_750_000_000_123_456_789n };
+  const obj: RecordObject = {
+    type: info.name,
+    producer: 2,
+    correlation: 0x01020304,
+    account: 7,
+    seq: 123456789012,
+    ts: 1_750_000_000_123_456_789n,
+  };
   info.fields.forEach((f, i) => {
     if (f.name.startsWith('reserved')) return;
     const k = info.type * 16 + i;

@@ -42,11 +42,26 @@ test('command line: repeatable options keep every value in order; -- ends the op
 });
 
 test('command line: unknown options, missing and unexpected values, and unwanted arguments are ArgumentErrors', () => {
-  assert.deepEqual(problem(() => parseCommandLine(['--bogus', '1'], OPTIONS)), { problem: 'unknown_option', arg: '--bogus', option: '--bogus', message: 'unknown option --bogus' });
-  assert.deepEqual(problem(() => parseCommandLine(['--bogus=1'], OPTIONS)), { problem: 'unknown_option', arg: '--bogus=1', option: '--bogus', message: 'unknown option --bogus' });
-  assert.deepEqual(problem(() => parseCommandLine(['x', '--url'], OPTIONS)), { problem: 'missing_value', arg: '--url', option: '--url', message: '--url needs a value' });
-  assert.deepEqual(problem(() => parseCommandLine(['--json=1'], OPTIONS)), { problem: 'unexpected_value', arg: '--json=1', option: '--json', message: '--json takes no value' });
-  assert.deepEqual(problem(() => parseCommandLine(['--json', 'x'], OPTIONS, { positionals: false })), { problem: 'unexpected_argument', arg: 'x', option: 'x', message: 'unexpected argument "x"' });
+  assert.deepEqual(
+    problem(() => parseCommandLine(['--bogus', '1'], OPTIONS)),
+    { problem: 'unknown_option', arg: '--bogus', option: '--bogus', message: 'unknown option --bogus' },
+  );
+  assert.deepEqual(
+    problem(() => parseCommandLine(['--bogus=1'], OPTIONS)),
+    { problem: 'unknown_option', arg: '--bogus=1', option: '--bogus', message: 'unknown option --bogus' },
+  );
+  assert.deepEqual(
+    problem(() => parseCommandLine(['x', '--url'], OPTIONS)),
+    { problem: 'missing_value', arg: '--url', option: '--url', message: '--url needs a value' },
+  );
+  assert.deepEqual(
+    problem(() => parseCommandLine(['--json=1'], OPTIONS)),
+    { problem: 'unexpected_value', arg: '--json=1', option: '--json', message: '--json takes no value' },
+  );
+  assert.deepEqual(
+    problem(() => parseCommandLine(['--json', 'x'], OPTIONS, { positionals: false })),
+    { problem: 'unexpected_argument', arg: 'x', option: 'x', message: 'unexpected argument "x"' },
+  );
 });
 
 test('command line: with unknown: keep, an undeclared --name is kept with its inline value or true', () => {

@@ -86,9 +86,20 @@ test('engine thread: concurrent producers, one completion per command, contiguou
   for (let i = 0; i < N; i++) {
     const pi = i & 1;
     const r = rand();
-    const cmd: RecordObject = r < 0.8
-      ? { type: 'PlaceOrder', account: 1 + Math.floor(rand() * 4), market_id: 1, side: Side.buy, outcome: rand() < 0.5 ? Outcome.yes : Outcome.no, tick: 40 + Math.floor(rand() * 21), qty: 1 + Math.floor(rand() * 5), tif: Tif.gtc, stp: Stp.cancel_maker }
-      : { type: 'CancelAll', account: 1 + Math.floor(rand() * 4), market_id: 1 };
+    const cmd: RecordObject =
+      r < 0.8
+        ? {
+            type: 'PlaceOrder',
+            account: 1 + Math.floor(rand() * 4),
+            market_id: 1,
+            side: Side.buy,
+            outcome: rand() < 0.5 ? Outcome.yes : Outcome.no,
+            tick: 40 + Math.floor(rand() * 21),
+            qty: 1 + Math.floor(rand() * 5),
+            tif: Tif.gtc,
+            stp: Stp.cancel_maker,
+          }
+        : { type: 'CancelAll', account: 1 + Math.floor(rand() * 4), market_id: 1 };
     await submit(pi, cmd);
     if ((i & 63) === 0) {
       producers[0]!.publish();

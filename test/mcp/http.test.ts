@@ -25,12 +25,35 @@ let market: number;
 let mcp: McpSession;
 let readerMcp: McpSession;
 
-/** Every read and write of the spec's endpoint table plus DESIGN's additions, by operation name. */
+/** Every read and write of the spec's endpoint table plus the exchange's additions, by operation name. */
 const SPEC_OPERATIONS = [
-  'get_exchange_status', 'get_exchange_schedule', 'get_retention', 'get_account_limits', 'list_markets', 'get_market', 'get_orderbook',
-  'list_trades', 'get_oracle_price', 'list_rounds', 'get_round', 'get_balance', 'list_positions', 'list_fills', 'list_orders', 'place_order',
-  'cancel_all_orders', 'place_batch', 'cancel_batch', 'decrease_order', 'get_queue_position', 'arm_deadman', 'disarm_deadman', 'get_deadman',
-  'get_deposit_address', 'request_withdrawal', 'get_withdrawal',
+  'get_exchange_status',
+  'get_exchange_schedule',
+  'get_retention',
+  'get_account_limits',
+  'list_markets',
+  'get_market',
+  'get_orderbook',
+  'list_trades',
+  'get_oracle_price',
+  'list_rounds',
+  'get_round',
+  'get_balance',
+  'list_positions',
+  'list_fills',
+  'list_orders',
+  'place_order',
+  'cancel_all_orders',
+  'place_batch',
+  'cancel_batch',
+  'decrease_order',
+  'get_queue_position',
+  'arm_deadman',
+  'disarm_deadman',
+  'get_deadman',
+  'get_deposit_address',
+  'request_withdrawal',
+  'get_withdrawal',
 ];
 
 before(async () => {
@@ -69,7 +92,12 @@ test('mcp: initialize negotiates 2025-11-25 and declares tools, serverInfo and i
 });
 
 test('mcp: initialize with a version the server does not speak answers its own; a malformed initialize is -32602', async () => {
-  const r = await mcpPost(trader, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '1999-01-01', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const r = await mcpPost(trader, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '1999-01-01', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+  });
   assert.equal(r.status, 200);
   assert.match(String(r.headers['content-type']), /^application\/json/);
   assert.equal(r.json.result.protocolVersion, '2025-11-25');
@@ -78,7 +106,8 @@ test('mcp: initialize with a version the server does not speak answers its own; 
   assert.equal(bad.json.error.code, -32602);
 });
 
-test('mcp: tools/list has one tool per REST operation, named after it, with closed input schemas, output schemas and annotations', async () => {
+test('mcp: tools/list has one tool per REST operation, named after it, with closed input schemas, output schemas and ' +
+  'annotations', async () => {
   const { tools } = await mcp.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, ROUTES.map((r) => r.name).sort(), 'one tool per route');
@@ -95,13 +124,29 @@ test('mcp: tools/list has one tool per REST operation, named after it, with clos
     if (a.readOnlyHint) assert.equal(a.destructiveHint, false, `${t.name}: a read is not destructive`);
   }
   const byName = new Map(tools.map((t) => [t.name, t]));
-  for (const n of ['place_order', 'place_batch', 'cancel_all_orders', 'request_withdrawal']) assert.equal(byName.get(n)!.annotations!.destructiveHint, true, `${n} destructive`);
+  for (const n of ['place_order', 'place_batch', 'cancel_all_orders', 'request_withdrawal'])
+    assert.equal(byName.get(n)!.annotations!.destructiveHint, true, `${n} destructive`);
   for (const n of ['decrease_order', 'disarm_deadman']) assert.equal(byName.get(n)!.annotations!.idempotentHint, true, `${n} idempotent`);
   assert.equal(byName.get('place_order')!.annotations!.idempotentHint, false);
   // The merged input: path parameters + query + body, same names as REST.
   const place = byName.get('place_order')!.inputSchema as { properties: Record<string, unknown>; required: string[] };
-  assert.deepEqual(Object.keys(place.properties).sort(),
-    ['client_order_id', 'expiry_ts', 'group_id', 'market_id', 'max_cost', 'outcome', 'post_only', 'qty', 'side', 'stp', 'tick', 'tif'].sort());
+  assert.deepEqual(
+    Object.keys(place.properties).sort(),
+    [
+      'client_order_id',
+      'expiry_ts',
+      'group_id',
+      'market_id',
+      'max_cost',
+      'outcome',
+      'post_only',
+      'qty',
+      'side',
+      'stp',
+      'tick',
+      'tif',
+    ].sort(),
+  );
   assert.deepEqual([...place.required].sort(), ['market_id', 'outcome', 'qty', 'side', 'tick']);
   const book = byName.get('get_orderbook')!;
   assert.deepEqual((book.inputSchema as { required: string[] }).required, ['market_id']);
@@ -147,7 +192,14 @@ test('mcp: reads through tools equal the REST answers', async () => {
 });
 
 test('mcp: an order placed through a tool is the order REST lists; queue position, decrease and cancel act on it', async () => {
-  const placed = await callOk(mcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 31, qty: 7, client_order_id: '7001' });
+  const placed = await callOk(mcp, 'place_order', {
+    market_id: market,
+    side: 'buy',
+    outcome: 'yes',
+    tick: 31,
+    qty: 7,
+    client_order_id: '7001',
+  });
   assert.equal(placed.status, 'resting');
   assert.equal(placed.client_order_id, '7001');
   assert.equal(placed.resting_qty, 7);
@@ -194,7 +246,12 @@ test('mcp: a trade through tools fills like REST: fills, positions and balance a
 test('mcp: batch place, cancel-all and the dead-man timer through tools', async () => {
   const m = await newMarket(tx);
   // One item failing the closed schema refuses the whole batch, as on REST.
-  const refused = await callError(mcp, 'place_batch', { orders: [{ market_id: m, side: 'buy', outcome: 'yes', tick: 0, qty: 1 }] }, 'invalid_field');
+  const refused = await callError(
+    mcp,
+    'place_batch',
+    { orders: [{ market_id: m, side: 'buy', outcome: 'yes', tick: 0, qty: 1 }] },
+    'invalid_field',
+  );
   assert.match(String(refused.details.field), /orders\.0\.tick/);
 
   const ok = await callOk(mcp, 'place_batch', { orders: [
@@ -241,9 +298,15 @@ test('mcp: a withdrawal through a tool needs the withdraw scope and is the one R
 
 // ---- refusals --------------------------------------------------------------------------
 
-test('mcp: the closed input schema refuses an unknown argument (unknown_field) and a bad value (invalid_field); nothing is placed', async () => {
+test('mcp: the closed input schema refuses an unknown argument (unknown_field) and a bad value (invalid_field); nothing is ' +
+  'placed', async () => {
   const before = (await trader.client.orders()).orders.length;
-  const unknown = await callError(mcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, colour: 'red' }, 'unknown_field');
+  const unknown = await callError(
+    mcp,
+    'place_order',
+    { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, colour: 'red' },
+    'unknown_field',
+  );
   assert.equal(unknown.details.field, 'colour');
   assert.equal(unknown.num, null);
   assert.equal(unknown.origin, 'gateway');
@@ -255,14 +318,24 @@ test('mcp: the closed input schema refuses an unknown argument (unknown_field) a
   await callError(mcp, 'list_orders', { status: ['open'] }, 'invalid_field');
   await callError(mcp, 'get_market', {}, 'invalid_field');
   // Cross-field rules are the REST handler's own.
-  const combo = await callError(mcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, post_only: true, tif: 'ioc' }, 'invalid_field');
+  const combo = await callError(
+    mcp,
+    'place_order',
+    { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, post_only: true, tif: 'ioc' },
+    'invalid_field',
+  );
   assert.equal(combo.details.field, 'post_only');
   assert.equal((await trader.client.orders()).orders.length, before, 'no order was placed');
 });
 
 test('mcp: scopes are enforced per tool: a read-only key reads but every write is missing_scope', async () => {
   await callOk(readerMcp, 'get_balance');
-  const e = await callError(readerMcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1 }, 'missing_scope');
+  const e = await callError(
+    readerMcp,
+    'place_order',
+    { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1 },
+    'missing_scope',
+  );
   assert.equal(e.num, null);
   await callError(readerMcp, 'cancel_all_orders', {}, 'missing_scope');
   await callError(readerMcp, 'arm_deadman', { timeout_ms: 5000 }, 'missing_scope');
@@ -280,14 +353,24 @@ test('mcp: REST errors become isError results carrying the envelope (core reject
   const broke = await newAccount(tx, { deposit: '0' });
   const s = await connectMcp(tx, broke);
   try {
-    const e = await callError(s, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1 }, 'insufficient_balance');
+    const e = await callError(
+      s,
+      'place_order',
+      { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1 },
+      'insufficient_balance',
+    );
     assert.equal(e.num, 261);
     await callError(s, 'decrease_order', { order_id: '123456789', new_qty: 0 }, 'unknown_order');
   } finally {
     await s.close();
   }
   await callOk(mcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 5, qty: 1, client_order_id: '8001' });
-  const dup = await callError(mcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 5, qty: 1, client_order_id: '8001' }, 'duplicate_client_order_id');
+  const dup = await callError(
+    mcp,
+    'place_order',
+    { market_id: market, side: 'buy', outcome: 'yes', tick: 5, qty: 1, client_order_id: '8001' },
+    'duplicate_client_order_id',
+  );
   assert.match(String(dup.details.order_id), /^[0-9]+$/);
 });
 
@@ -301,7 +384,12 @@ test('mcp: an unknown tool and malformed tools/call params are JSON-RPC -32602',
   const noName = await mcpPost(trader, { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { arguments: {} } });
   assert.equal(noName.status, 200);
   assert.deepEqual({ id: noName.json.id, code: noName.json.error.code }, { id: 'a', code: -32602 });
-  const arrayArgs = await mcpPost(trader, { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'get_balance', arguments: [1] } });
+  const arrayArgs = await mcpPost(trader, {
+    jsonrpc: '2.0',
+    id: 'b',
+    method: 'tools/call',
+    params: { name: 'get_balance', arguments: [1] },
+  });
   assert.equal(arrayArgs.json.error.code, -32602);
   const badParams = await mcpPost(trader, { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: 'get_balance' });
   assert.equal(badParams.json.error.code, -32602);
@@ -383,7 +471,8 @@ test('mcp: a foreign Origin is 403; a query string is refused', async () => {
   assertErrorReply(q, 400, 'unknown_field');
 });
 
-test('mcp: a tool call costs the REST twin\'s tokens: five 20-id cancel batches through MCP empty the write bucket that REST then finds empty', async () => {
+test("mcp: a tool call costs the REST twin's tokens: five 20-id cancel batches through MCP empty the write bucket that REST then finds " +
+  "empty", async () => {
   const key = await newKey(tx, trader.accountId);
   const s = await connectMcp(tx, key);
   try {

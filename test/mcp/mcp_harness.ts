@@ -16,7 +16,9 @@ export interface McpSession {
 
 export async function connectMcp(tx: TestExchange, key: { keyId: number; secret: string }): Promise<McpSession> {
   const client = new Client({ name: 'dx-mcp-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${tx.base}/v1/mcp`), { fetch: signingFetch({ keyId: key.keyId, secret: key.secret }) });
+  const transport = new StreamableHTTPClientTransport(new URL(`${tx.base}/v1/mcp`), {
+    fetch: signingFetch({ keyId: key.keyId, secret: key.secret }),
+  });
   await client.connect(transport);
   return { client, transport, close: () => client.close() };
 }

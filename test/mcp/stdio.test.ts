@@ -41,7 +41,12 @@ after(async () => {
 });
 
 async function spawnMcp(env: Record<string, string>): Promise<McpSession & { stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [STDIO_JS], env: { DX_LOG_LEVEL: 'error', ...env }, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [STDIO_JS],
+    env: { DX_LOG_LEVEL: 'error', ...env },
+    stderr: 'pipe',
+  });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString('utf8')));
   const client = new Client({ name: 'dx-stdio-test', version: '1.0.0' });
@@ -57,14 +62,24 @@ test('stdio: an agent host drives the exchange through `dx mcp` (SDK stdio clien
     const { tools } = await s.client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), ROUTES.map((r) => r.name).sort());
     assert.deepEqual(stable(await callOk(s, 'get_balance')), stable(await trader.client.balance()));
-    const placed = await callOk(s, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 22, qty: 2, client_order_id: '4242' });
+    const placed = await callOk(s, 'place_order', {
+      market_id: market,
+      side: 'buy',
+      outcome: 'yes',
+      tick: 22,
+      qty: 2,
+      client_order_id: '4242',
+    });
     assert.equal(placed.status, 'resting');
     const viaRest = await trader.client.orders({ client_order_id: '4242' });
     assert.equal(viaRest.orders[0]!.order_id, placed.order_id);
     await callError(s, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 22, qty: 2, extra: 1 }, 'unknown_field');
     const e = await callError(s, 'get_market', { market_id: 424242 }, 'unknown_market');
     assert.equal(e.num, 265);
-    await assert.rejects(s.client.callTool({ name: 'nope', arguments: {} }), (x: unknown) => x instanceof McpError && x.code === ErrorCode.InvalidParams);
+    await assert.rejects(
+      s.client.callTool({ name: 'nope', arguments: {} }),
+      (x: unknown) => x instanceof McpError && x.code === ErrorCode.InvalidParams,
+    );
     assert.deepEqual(await s.client.ping(), {});
     // Several calls at once: each is its own signed POST.
     const many = await Promise.all(Array.from({ length: 8 }, () => callOk(s, 'get_exchange_status')));
@@ -89,7 +104,10 @@ test('stdio: the key can come from DX_KEY_FILE with the exchange url in it', asy
 test('stdio: a wrong secret makes initialize fail with a JSON-RPC error naming the 401, and the reason is on stderr', async () => {
   const wrong = Buffer.alloc(32, 7).toString('base64');
   const transport = new StdioClientTransport({
-    command: process.execPath, args: [STDIO_JS], env: { DX_API_URL: tx.base, DX_KEY_ID: String(trader.keyId), DX_KEY_SECRET: wrong }, stderr: 'pipe',
+    command: process.execPath,
+    args: [STDIO_JS],
+    env: { DX_API_URL: tx.base, DX_KEY_ID: String(trader.keyId), DX_KEY_SECRET: wrong },
+    stderr: 'pipe',
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString('utf8')));
@@ -124,8 +142,20 @@ test('stdio: runMcpStdio (the CLI entry) forwards lines from an input stream and
       buf = buf.slice(i + 1);
     }
   });
-  const done = runMcpStdio({ baseUrl: tx.base, keyId: String(trader.keyId), secret: trader.secret, input, output, log: (l) => logs.push(l) });
-  input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+  const done = runMcpStdio({
+    baseUrl: tx.base,
+    keyId: String(trader.keyId),
+    secret: trader.secret,
+    input,
+    output,
+    log: (l) => logs.push(l),
+  });
+  input.write(
+    `${JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    })}\n`,
+  );
   input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
   input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_oracle_price', arguments: {} } })}\n`);
   input.write('this is not json\n');
@@ -141,7 +171,11 @@ test('stdio: runMcpStdio (the CLI entry) forwards lines from an input stream and
 });
 
 test('stdio: configuration from the environment, and its errors', () => {
-  assert.deepEqual(stdioConfigFromEnv({ DX_KEY_ID: '7', DX_KEY_SECRET: 's' }), { baseUrl: 'http://127.0.0.1:8080', keyId: '7', secret: 's' });
+  assert.deepEqual(stdioConfigFromEnv({ DX_KEY_ID: '7', DX_KEY_SECRET: 's' }), {
+    baseUrl: 'http://127.0.0.1:8080',
+    keyId: '7',
+    secret: 's',
+  });
   assert.equal(stdioConfigFromEnv({ DX_KEY_ID: '7', DX_KEY_SECRET: 's', DX_API_URL: 'http://h:1' }).baseUrl, 'http://h:1');
   assert.throws(() => stdioConfigFromEnv({}), /DX_KEY_ID and DX_KEY_SECRET, or DX_KEY_FILE/);
   assert.throws(() => stdioConfigFromEnv({ DX_KEY_ID: 'abc', DX_KEY_SECRET: 's' }), /key id/);

@@ -40,9 +40,14 @@ function parse(text: string): { samples: Sample[]; types: Map<string, string> } 
     m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|\+Inf)$/.exec(line);
     assert.ok(m, `a sample line: ${JSON.stringify(line)}`);
     const name = m[1]!;
-    assert.ok(name === family || (types.get(family) === 'histogram' && /^(.*)_(bucket|sum|count)$/.exec(name)?.[1] === family), `${name} belongs to family ${family}`);
+    assert.ok(
+      name === family || (types.get(family) === 'histogram' && /^(.*)_(bucket|sum|count)$/.exec(name)?.[1] === family),
+      `${name} belongs to family ${family}`,
+    );
     const labels: Record<string, string> = {};
-    if (m[2]) for (const kv of m[2].match(/[a-z_]+="(?:[^"\\]|\\.)*"/g) ?? []) labels[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 2, -1);
+    if (m[2])
+      for (const kv of m[2].match(/[a-z_]+="(?:[^"\\]|\\.)*"/g) ?? [])
+        labels[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 2, -1);
     samples.push({ name, labels, value: m[3] === '+Inf' ? Infinity : Number(m[3]) });
   }
   return { samples, types };
@@ -79,7 +84,11 @@ test('metrics registry: counts from two slices are merged; buckets are cumulativ
   assert.equal(types.get('dx_http_request_duration_seconds'), 'histogram');
   assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: 'get_balance' }), 3);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.000064' }), 1, '0.05 ms');
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.000096' }), 2, '0.08 ms and 0.05 ms');
+  assert.equal(
+    value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.000096' }),
+    2,
+    '0.08 ms and 0.05 ms',
+  );
   assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.002048' }), 2);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '0.003072' }), 3);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_bucket', { route: 'get_balance', le: '+Inf' }), 3);
@@ -88,7 +97,11 @@ test('metrics registry: counts from two slices are merged; buckets are cumulativ
   assert.ok(Math.abs(value(samples, 'dx_http_request_duration_seconds_sum', { route: 'place_order' })! - 0.7) < 1e-9);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: '(unmatched)' }), 1);
   assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'rest', route: '(other)' }), 1);
-  assert.equal(value(samples, 'dx_http_request_duration_seconds_count', { lane: 'admin', route: 'health' }), undefined, 'routes never called are left out');
+  assert.equal(
+    value(samples, 'dx_http_request_duration_seconds_count', { lane: 'admin', route: 'health' }),
+    undefined,
+    'routes never called are left out',
+  );
   assert.equal(value(samples, 'dx_http_responses_total', { status: '200', code: '' }), 3);
   assert.equal(value(samples, 'dx_http_responses_total', { status: '201', code: '' }), 1);
   assert.equal(value(samples, 'dx_http_responses_total', { status: '429', code: 'rate_limited' }), 1);
@@ -107,13 +120,31 @@ test('metrics registry: a sequenced request is split into its stages, which add 
   const reg = new MetricsRegistry(allocateMetrics(spec), spec, {});
   const g = reg.thread(0);
   // head 0, verified +40, published +10, sequenced +100, durable +300, applied +50, replied +20 µs.
-  g.onResponse('place_order', 201, null, { tHead: 5000, tVerified: 5040, tPublished: 5050, tSequenced: 5150, tDurable: 5450, tApplied: 5500, tReplied: 5520 });
+  g.onResponse('place_order', 201, null, {
+    tHead: 5000,
+    tVerified: 5040,
+    tPublished: 5050,
+    tSequenced: 5150,
+    tDurable: 5450,
+    tApplied: 5500,
+    tReplied: 5520,
+  });
   // A read: verified, then answered.
-  g.onResponse('get_balance', 200, null, { tHead: 0, tVerified: 30, tPublished: NaN, tSequenced: NaN, tDurable: NaN, tApplied: NaN, tReplied: 45 });
+  g.onResponse('get_balance', 200, null, {
+    tHead: 0,
+    tVerified: 30,
+    tPublished: NaN,
+    tSequenced: NaN,
+    tDurable: NaN,
+    tApplied: NaN,
+    tReplied: 45,
+  });
   const report = reg.latency();
-  const get = (route: string, stage: string): { count: number; sum_us: number } | undefined => report.histograms.find((h) => h.route === route && h.stage === stage);
+  const get = (route: string, stage: string): { count: number; sum_us: number } | undefined =>
+    report.histograms.find((h) => h.route === route && h.stage === stage);
   const want: Record<string, number> = { total: 520, verify: 40, publish: 10, sequence: 100, durable: 300, apply: 50, reply: 20 };
-  for (const [stage, us] of Object.entries(want)) assert.deepEqual(get('place_order', stage), { ...get('place_order', stage), count: 1, sum_us: us }, stage);
+  for (const [stage, us] of Object.entries(want))
+    assert.deepEqual(get('place_order', stage), { ...get('place_order', stage), count: 1, sum_us: us }, stage);
   assert.equal(get('get_balance', 'verify')?.sum_us, 30);
   assert.equal(get('get_balance', 'reply')?.sum_us, 15);
   assert.equal(get('get_balance', 'sequence'), undefined, 'a read has no engine stages');
@@ -143,7 +174,8 @@ async function scrape(): Promise<Sample[]> {
   return parse(r.text).samples;
 }
 
-test('GET /metrics: needs the operator token, and merges the gateway threads\' counts of responses, rate-limit refusals and latencies', async () => {
+test('GET /metrics: needs the operator token, and merges the gateway threads\' counts of responses, rate-limit refusals and ' +
+  'latencies', async () => {
   const unauth = await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics' });
   assert.equal(unauth.status, 401);
   assert.equal(unauth.json.error.code, 'unauthorized');
@@ -171,7 +203,10 @@ test('GET /metrics: needs the operator token, and merges the gateway threads\' c
   assert.equal(grew('dx_rate_limited_total'), limited);
   assert.equal(grew('dx_http_responses_total', { status: '401', code: 'unauthorized' }), 1);
   assert.ok(grew('dx_http_responses_total', { status: '200', code: '' }) >= ok, 'successes counted (the admin calls of the set-up too)');
-  assert.ok((value(after_, 'dx_http_request_duration_seconds_count', { lane: 'admin', route: 'create_account' }) ?? 0) >= 1, 'control-plane requests are counted in their lane');
+  assert.ok(
+    (value(after_, 'dx_http_request_duration_seconds_count', { lane: 'admin', route: 'create_account' }) ?? 0) >= 1,
+    'control-plane requests are counted in their lane',
+  );
   assert.ok((value(after_, 'dx_engine_seq') ?? 0) > 0);
   assert.ok((value(after_, 'dx_engine_commands_total') ?? 0) > 0);
   assert.ok(value(after_, 'dx_engine_commands_per_second') !== undefined);
@@ -241,7 +276,8 @@ test('GET /admin/latency: placements are timed through every stage across the th
   // Each stage is rounded to the µs; a negative one (clocks of two threads disagreeing) would count as 0 and break the sum.
   assert.ok(Math.abs(parts - total.sum_us) <= 4 * n, `stages ${parts} µs vs whole ${total.sum_us} µs`);
   assert.ok(after_.journal_fsync === null || after_.journal_fsync.count > 0);
-  const text = (await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text;
+  const text = (await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
+    .text;
   const { samples } = parse(text);
   assert.ok((value(samples, 'dx_request_stage_seconds_count', { lane: 'rest', route: 'place_order', stage: 'sequence' }) ?? 0) >= n);
 });

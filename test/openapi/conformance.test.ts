@@ -18,7 +18,8 @@ import { documentAjv } from '../support/wire_shapes.js';
 const doc = buildOpenApi() as any;
 const ajv = documentAjv(doc, { closed: true });
 const validators = new Map<string, ValidateFunction>();
-const templates = Object.keys(doc.paths).map((t) => ({ t, re: new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`), params: (t.match(/\{/g) ?? []).length }))
+const templates = Object.keys(doc.paths)
+  .map((t) => ({ t, re: new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`), params: (t.match(/\{/g) ?? []).length }))
   .sort((a, b) => a.params - b.params);
 
 /** Operations answered with their documented success status at least once. */
@@ -65,7 +66,13 @@ function conform(method: string, target: string, r: RawReply): RawReply {
   return r;
 }
 
-async function call(k: { keyId: number; secret: string }, method: string, target: string, body?: unknown, o: { status?: number } = {}): Promise<any> {
+async function call(
+  k: { keyId: number; secret: string },
+  method: string,
+  target: string,
+  body?: unknown,
+  o: { status?: number } = {},
+): Promise<any> {
   const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const r = conform(method, target, await signedRaw(tx.port, k, method, target, text));
   if (o.status !== undefined) assert.equal(r.status, o.status, `${method} ${target}: ${r.text.slice(0, 300)}`);
@@ -77,27 +84,52 @@ test('conformance: every operation\'s real success answers match the document', 
   await tx.admin.oracleTick({ source_id: 0, price: '6000000000000' });
   const withdrawer = await newKey(tx, taker.accountId, ['read', 'withdraw']);
 
-  const rest = await call(maker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'no', tick: 60, qty: 5, client_order_id: '11' }), { status: 201 });
+  const rest = await call(maker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'no', tick: 60, qty: 5, client_order_id: '11' }), {
+    status: 201,
+  });
   assert.equal(rest.status, 'resting');
-  const fill = await call(taker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'yes', tick: 40, qty: 3, tif: 'ioc' }), { status: 201 });
+  const fill = await call(taker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'yes', tick: 40, qty: 3, tif: 'ioc' }), {
+    status: 201,
+  });
   assert.equal(fill.status, 'filled');
   const partial = await call(taker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'yes', tick: 40, qty: 4 }), { status: 201 });
   assert.equal(partial.status, 'partially_filled');
   await call(taker, 'POST', '/v1/portfolio/orders', order(m, { side: 'sell', outcome: 'yes', tick: 70, qty: 1 }), { status: 201 });
-  const crossing = await call(maker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'yes', tick: 75, qty: 1, post_only: true }), { status: 201 });
+  const crossing = await call(maker, 'POST', '/v1/portfolio/orders', order(m, { outcome: 'yes', tick: 75, qty: 1, post_only: true }), {
+    status: 201,
+  });
   assert.equal(crossing.status, 'canceled');
   assert.equal(crossing.reason, 'post_only_cross');
-  const batch = await call(maker, 'POST', '/v1/portfolio/orders/batch', { orders: [order(m, { tick: 10, qty: 2, group_id: 3 }), order(m, { tick: 11, qty: 2 }), order(999_999)] }, { status: 201 });
+  const batch = await call(
+    maker,
+    'POST',
+    '/v1/portfolio/orders/batch',
+    { orders: [order(m, { tick: 10, qty: 2, group_id: 3 }), order(m, { tick: 11, qty: 2 }), order(999_999)] },
+    { status: 201 },
+  );
   assert.ok(batch.results[2].error);
 
   for (const target of [
-    '/v1/exchange/status', '/v1/exchange/schedule', '/v1/exchange/retention', '/v1/account/limits', '/v1/markets?status=trading,closed&limit=5',
-    `/v1/markets/${m}`, `/v1/markets/${m}/orderbook?depth=3`, `/v1/markets/${m}/trades?limit=2`,
+    '/v1/exchange/status',
+    '/v1/exchange/schedule',
+    '/v1/exchange/retention',
+    '/v1/account/limits',
+    '/v1/markets?status=trading,closed&limit=5',
+    `/v1/markets/${m}`,
+    `/v1/markets/${m}/orderbook?depth=3`,
+    `/v1/markets/${m}/trades?limit=2`,
     `/v1/markets/${m}/candlesticks?period=1h`,
     `/v1/markets/${m}/candlesticks?start_ts=${Date.now() - 3_600_000}000000&end_ts=${Date.now()}000000`,
-    '/v1/oracle/price', '/v1/rounds?category=1',
-    `/v1/rounds/${m}`, '/v1/portfolio/balance', '/v1/portfolio/positions', `/v1/portfolio/fills?market_id=${m}`, '/v1/portfolio/orders',
-    '/v1/portfolio/orders?status=canceled', '/v1/portfolio/deadman', '/v1/funding/deposit_address',
+    '/v1/oracle/price',
+    '/v1/rounds?category=1',
+    `/v1/rounds/${m}`,
+    '/v1/portfolio/balance',
+    '/v1/portfolio/positions',
+    `/v1/portfolio/fills?market_id=${m}`,
+    '/v1/portfolio/orders',
+    '/v1/portfolio/orders?status=canceled',
+    '/v1/portfolio/deadman',
+    '/v1/funding/deposit_address',
   ]) {
     await call(maker, 'GET', target, undefined, { status: 200 });
     await call(taker, 'GET', target, undefined, { status: 200 });
@@ -115,10 +147,17 @@ test('conformance: every operation\'s real success answers match the document', 
   await call(maker, 'GET', '/v1/portfolio/deadman', undefined, { status: 200 });
   await call(maker, 'DELETE', '/v1/portfolio/deadman', undefined, { status: 200 });
   await call(maker, 'DELETE', `/v1/portfolio/orders?market_id=${m}&group_id=3`, undefined, { status: 202 });
-  await call(withdrawer, 'POST', '/v1/withdrawals', { client_withdrawal_id: '77', amount: '150', destination: 'bank:NL00' }, { status: 201 });
+  await call(
+    withdrawer,
+    'POST',
+    '/v1/withdrawals',
+    { client_withdrawal_id: '77', amount: '150', destination: 'bank:NL00' },
+    { status: 201 },
+  );
   await call(withdrawer, 'GET', '/v1/withdrawals/77', undefined, { status: 200 });
   for (const k of [maker, taker]) {
-    for (const target of ['/v1/portfolio/orders', '/v1/portfolio/fills', '/v1/portfolio/positions', '/v1/portfolio/balance']) await call(k, 'GET', target, undefined, { status: 200 });
+    for (const target of ['/v1/portfolio/orders', '/v1/portfolio/fills', '/v1/portfolio/positions', '/v1/portfolio/balance'])
+      await call(k, 'GET', target, undefined, { status: 200 });
   }
 
   assert.deepEqual([...succeeded].sort(), ROUTES.map((r) => r.name).sort(), 'every operation answered with success at least once');
@@ -171,11 +210,22 @@ test('conformance: error answers match the document (status listed, code listed 
 });
 
 test('conformance: the MCP endpoint\'s answers match the document', async () => {
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+  const init = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  };
   const r = await call(maker, 'POST', '/v1/mcp', init, { status: 200 });
   assert.equal(r.result.protocolVersion, '2025-11-25');
   await call(maker, 'POST', '/v1/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, { status: 202 });
-  await call(maker, 'POST', '/v1/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_balance', arguments: {} } }, { status: 200 });
+  await call(
+    maker,
+    'POST',
+    '/v1/mcp',
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_balance', arguments: {} } },
+    { status: 200 },
+  );
   await call(maker, 'POST', '/v1/mcp', [{ jsonrpc: '2.0', id: 3, method: 'ping' }], { status: 400 });
   conform('POST', '/v1/mcp', await raw(tx.port, { method: 'POST', target: '/v1/mcp', body: '{}' }));
 });

@@ -36,19 +36,27 @@ test('openapi: an OpenAPI 3.1 document with one operation per route, named by op
     const query = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name);
     // Every read also takes min_seq (read-your-writes across replicated nodes, src/gateway/http.ts).
     assert.deepEqual(query, [...r.query.map((q) => q.name), ...(r.method === 'GET' ? ['min_seq'] : [])], `${r.name}: query parameters`);
-    assert.equal('requestBody' in op, r.body !== 'none' && r.body !== 'empty', `${r.name}: a request body exactly when the route takes one`);
+    assert.equal(
+      'requestBody' in op,
+      r.body !== 'none' && r.body !== 'empty',
+      `${r.name}: a request body exactly when the route takes one`,
+    );
     const ok = Object.keys(op.responses).filter((s) => s.startsWith('2'));
     assert.equal(ok.length, 1, `${r.name}: one success status`);
     for (const s of ['400', '401', '403', '429']) assert.ok(op.responses[s], `${r.name}: documents ${s}`);
     for (const [status, resp] of Object.entries(op.responses as Record<string, any>)) {
       if (Number(status) < 400) continue;
-      for (const code of resp['x-dx-error-codes']) assert.equal(CODES.find((c) => c.code === code)?.http, Number(status), `${r.name}: ${code} answers ${status}`);
+      for (const code of resp['x-dx-error-codes'])
+        assert.equal(CODES.find((c) => c.code === code)?.http, Number(status), `${r.name}: ${code} answers ${status}`);
     }
   }
   assert.equal(ids.size, ROUTES.length, 'operationIds are unique');
   assert.ok(doc.paths['/v1/mcp'].post, 'the MCP endpoint is described');
   const statusParam = doc.paths['/v1/portfolio/orders'].get.parameters.find((p: any) => p.name === 'status');
-  assert.deepEqual({ style: statusParam.style, explode: statusParam.explode, type: statusParam.schema.type }, { style: 'form', explode: false, type: 'array' });
+  assert.deepEqual(
+    { style: statusParam.style, explode: statusParam.explode, type: statusParam.schema.type },
+    { style: 'form', explode: false, type: 'array' },
+  );
 });
 
 test('openapi: the security scheme is described in words: three headers, required together on every operation', () => {
@@ -102,7 +110,10 @@ test('openapi: the closed request schemas accept what the exchange accepts and r
   assert.equal(place({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1, colour: 'red' }), false);
   assert.equal(place({ market_id: 1, side: 'buy', outcome: 'maybe', tick: 40, qty: 1 }), false);
   const batch = ajv.compile({ $ref: '#/components/schemas/BatchPlaceRequest' });
-  assert.equal(batch({ orders: Array.from({ length: 21 }, () => ({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1 })) }), false);
+  assert.equal(
+    batch({ orders: Array.from({ length: 21 }, () => ({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1 })) }),
+    false,
+  );
 });
 
 test('openapi: openapi.json at the repository root is what `npm run openapi` writes now', () => {
@@ -123,8 +134,15 @@ test('openapi: @redocly/cli lint (recommended-strict) finds no problem, offline'
       timeout: 60_000,
     });
     assert.equal(r.error, undefined, String(r.error));
-    const report = JSON.parse(r.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
-    assert.deepEqual(report.totals, { errors: 0, warnings: 0, ignored: 0 }, report.problems.map((p) => `${p.ruleId}: ${p.message}`).join('\n'));
+    const report = JSON.parse(r.stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    };
+    assert.deepEqual(
+      report.totals,
+      { errors: 0, warnings: 0, ignored: 0 },
+      report.problems.map((p) => `${p.ruleId}: ${p.message}`).join('\n'),
+    );
     assert.equal(r.status, 0, r.stderr);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -90,7 +90,10 @@ test('demo: a live series with a market maker on both ladders, and the three pri
 
   // Rounds follow each other by themselves.
   const first = Number((await c.round(demo.market_id)).round_number);
-  assert.ok(await eventually(async () => Number((await c.round(demo!.market_id)).round_number) > first, 10_000, 100), 'a next round opened');
+  assert.ok(
+    await eventually(async () => Number((await c.round(demo!.market_id)).round_number) > first, 10_000, 100),
+    'a next round opened',
+  );
 });
 
 test('demo: starting again (as after a restart) reuses the series, the market maker and the trader key', async () => {

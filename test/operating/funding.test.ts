@@ -43,7 +43,8 @@ test('funding: the deposit address is fixed per account and differs between acco
   assert.deepEqual(await cash(a.client), ['12345', '0']);
 });
 
-test('funding: a withdrawal holds the amount in reserved and is idempotent: the same id and body answer the same record, another body is 409', async () => {
+test('funding: a withdrawal holds the amount in reserved and is idempotent: the same id and body answer the same record, another body is ' +
+  '409', async () => {
   const k = await newAccount(tx, { deposit: '50000', scopes: ['read', 'trade'] });
   const w = await newKey(tx, k.accountId, ['read', 'withdraw']);
   const req = { client_withdrawal_id: '7001', amount: '20000', destination: 'bc1-dest-a' };
@@ -58,9 +59,15 @@ test('funding: a withdrawal holds the amount in reserved and is idempotent: the 
   assert.equal(again.seq, first.seq, 'and is not a second one');
   assert.deepEqual(await cash(k.client), ['30000', '20000'], 'nothing more reserved');
 
-  const other = await rejects(w.client.withdraw({ ...req, amount: '20001' }), 409, 'duplicate_client_withdrawal_id', { num: 275, origin: 'core' });
+  const other = await rejects(w.client.withdraw({ ...req, amount: '20001' }), 409, 'duplicate_client_withdrawal_id', {
+    num: 275,
+    origin: 'core',
+  });
   assert.equal(other.details?.wid, first.wid);
-  await rejects(w.client.withdraw({ ...req, destination: 'bc1-dest-b' }), 409, 'duplicate_client_withdrawal_id', { num: 275, origin: 'core' });
+  await rejects(w.client.withdraw({ ...req, destination: 'bc1-dest-b' }), 409, 'duplicate_client_withdrawal_id', {
+    num: 275,
+    origin: 'core',
+  });
   assert.deepEqual(await cash(k.client), ['30000', '20000'], 'refusals change nothing');
 
   const got = await k.client.withdrawal('7001');
@@ -105,11 +112,22 @@ test('funding: confirm pays the withdrawal out; fail returns the money to availa
 
 test('funding: more than available is 422 and reserves nothing; bad bodies are 400 and reserve nothing', async () => {
   const k = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
-  await rejects(k.client.withdraw({ client_withdrawal_id: '1', amount: '1001', destination: 'd' }), 422, 'withdrawal_exceeds_available', { num: 268, origin: 'core' });
+  await rejects(k.client.withdraw({ client_withdrawal_id: '1', amount: '1001', destination: 'd' }), 422, 'withdrawal_exceeds_available', {
+    num: 268,
+    origin: 'core',
+  });
   await rejects(k.client.withdraw({ client_withdrawal_id: '1', amount: '0', destination: 'd' }), 400, 'invalid_field');
   await rejects(k.client.withdraw({ client_withdrawal_id: '1', amount: '10', destination: '' }), 400, 'invalid_field');
-  await rejects(k.client.request('POST', '/v1/withdrawals', { client_withdrawal_id: 1, amount: '10', destination: 'd' }), 400, 'invalid_field');
-  await rejects(k.client.request('POST', '/v1/withdrawals', { client_withdrawal_id: '1', amount: '10', destination: 'd', memo: 'x' }), 400, 'unknown_field');
+  await rejects(
+    k.client.request('POST', '/v1/withdrawals', { client_withdrawal_id: 1, amount: '10', destination: 'd' }),
+    400,
+    'invalid_field',
+  );
+  await rejects(
+    k.client.request('POST', '/v1/withdrawals', { client_withdrawal_id: '1', amount: '10', destination: 'd', memo: 'x' }),
+    400,
+    'unknown_field',
+  );
   assert.deepEqual(await cash(k.client), ['1000', '0']);
   // The refused id is still free.
   assert.equal((await k.client.withdraw({ client_withdrawal_id: '1', amount: '1000', destination: 'd' })).status, 'pending');

@@ -76,21 +76,28 @@ async function cash(k: Key): Promise<{ available: number; reserved: number }> {
   return { available: Number(b.available), reserved: Number(b.reserved) };
 }
 
-test('series: rounds run by themselves on the simulated oracle; payouts to the cent, a stale oracle holds a round, a void pays 50/50', async () => {
+test('series: rounds run by themselves on the simulated oracle; payouts to the cent, a stale oracle holds a round, a void pays ' +
+  '50/50', async () => {
   const a = await newAccount(tx, { deposit: String(DEPOSIT) });
   const b = await newAccount(tx, { deposit: String(DEPOSIT) });
   const c = await newAccount(tx, { deposit: String(DEPOSIT) });
   assert.ok(await eventually(async () => (await a.client.oraclePrice()).fresh_source_count === 2, 5000), 'both sources fresh');
 
   const { fee_schedule_id } = await tx.admin.createFeeSchedule({ taker_bps: TAKER_BPS, maker_bps: MAKER_BPS });
-  const created = await tx.admin.createSeries({ category: CATEGORY, title: 'BTC/USD 3 s', period_s: PERIOD_S, position_limit: 1000, fee_schedule_id });
+  const created = await tx.admin.createSeries({
+    category: CATEGORY,
+    title: 'BTC/USD 3 s',
+    period_s: PERIOD_S,
+    position_limit: 1000,
+    fee_schedule_id,
+  });
   assertWireShape(C.SeriesCreated, created);
   const market = created.market_id;
   assert.equal(created.round_number, '1', 'the oracle is fresh: the first round opened with the series');
   assert.equal(created.period_s, PERIOD_S);
 
   // ---- round 1: trade, settle from the oracle after the dispute window ----
-  const r1 = await a.client.round(market) as unknown as J;
+  const r1 = (await a.client.round(market)) as unknown as J;
   assert.equal(r1.status, 'trading');
   assert.equal(r1.category, CATEGORY);
   assert.ok(sent.has(r1.strike), `the strike ${r1.strike} is a price the oracle sent`);
@@ -119,7 +126,11 @@ test('series: rounds run by themselves on the simulated oracle; payouts to the c
   const cCash = DEPOSIT - 165 - cFee + (yes1 ? 300 : 0);
   assert.deepEqual(await cash(a), { available: aCash, reserved: 0 });
   assert.deepEqual(await cash(b), { available: bCash, reserved: 0 });
-  assert.deepEqual(await cash(c), { available: cCash, reserved: 0 }, "c's unfilled share was canceled at the freeze and its reservation returned");
+  assert.deepEqual(
+    await cash(c),
+    { available: cCash, reserved: 0 },
+    "c's unfilled share was canceled at the freeze and its reservation returned",
+  );
   for (const k of [a, b, c]) assert.deepEqual((await k.client.positions({ market_id: market })).positions, [], 'positions paid out');
   const cOrders = await c.client.orders({ market_id: market });
   assert.equal(cOrders.orders[0]!.reason, 'round_frozen');
@@ -190,20 +201,49 @@ test('series: rounds run by themselves on the simulated oracle; payouts to the c
   assert.deepEqual(feedErrors, [], 'every oracle tick was accepted');
 });
 
-test('series admin: GET /admin/series lists it with its current round; stop lets the round end and opens no more; bad input is refused whole', async () => {
+test('series admin: GET /admin/series lists it with its current round; stop lets the round end and opens no more; bad input is refused ' +
+  'whole', async () => {
   const k = await newAccount(tx, { deposit: '1000' });
-  const created = await tx.admin.request<J>('POST', '/admin/series', { category: 77, title: 'stop me', period_s: 1, position_limit: 0, fee_schedule_id: 0 });
+  const created = await tx.admin.request<J>('POST', '/admin/series', {
+    category: 77,
+    title: 'stop me',
+    period_s: 1,
+    position_limit: 0,
+    fee_schedule_id: 0,
+  });
   const list = assertWireShape(C.SeriesList, await tx.admin.listSeries());
   const mine = list.series.find((s) => s.category === 77)!;
   assert.equal(mine.market_id, created.market_id);
   assert.equal(mine.active, true);
   assert.equal(mine.period_s, 1);
   assert.equal(mine.round!.round_number, created.round_number);
-  await rejects(tx.admin.request('POST', '/admin/series', { category: 77, title: 'again', period_s: 5, position_limit: 0, fee_schedule_id: 0 }), 409, 'duplicate_series', { num: 277, origin: 'core' });
-  await rejects(tx.admin.request('POST', '/admin/series', { category: 78, title: 'x', period_s: 0, position_limit: 0, fee_schedule_id: 0 }), 400, 'invalid_field');
-  await rejects(tx.admin.request('POST', '/admin/series', { category: 78, title: 'x', period_s: 5, position_limit: 0, fee_schedule_id: 0, extra: 1 }), 400, 'unknown_field');
-  await rejects(tx.admin.request('POST', '/admin/series', { category: 78, title: 'x', period_s: 5, position_limit: 0, fee_schedule_id: 999 }), 404, 'unknown_fee_schedule', { num: 271, origin: 'core' });
-  await rejects(tx.admin.request('POST', '/admin/series', { category: 65536, title: 'x', period_s: 5, position_limit: 0, fee_schedule_id: 0 }), 400, 'invalid_field');
+  await rejects(
+    tx.admin.request('POST', '/admin/series', { category: 77, title: 'again', period_s: 5, position_limit: 0, fee_schedule_id: 0 }),
+    409,
+    'duplicate_series',
+    { num: 277, origin: 'core' },
+  );
+  await rejects(
+    tx.admin.request('POST', '/admin/series', { category: 78, title: 'x', period_s: 0, position_limit: 0, fee_schedule_id: 0 }),
+    400,
+    'invalid_field',
+  );
+  await rejects(
+    tx.admin.request('POST', '/admin/series', { category: 78, title: 'x', period_s: 5, position_limit: 0, fee_schedule_id: 0, extra: 1 }),
+    400,
+    'unknown_field',
+  );
+  await rejects(
+    tx.admin.request('POST', '/admin/series', { category: 78, title: 'x', period_s: 5, position_limit: 0, fee_schedule_id: 999 }),
+    404,
+    'unknown_fee_schedule',
+    { num: 271, origin: 'core' },
+  );
+  await rejects(
+    tx.admin.request('POST', '/admin/series', { category: 65536, title: 'x', period_s: 5, position_limit: 0, fee_schedule_id: 0 }),
+    400,
+    'invalid_field',
+  );
   const after = await tx.admin.request<J>('GET', '/admin/series');
   assert.equal((after.series as J[]).filter((s) => s.category === 78).length, 0, 'refused requests created nothing');
 

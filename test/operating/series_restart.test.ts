@@ -25,7 +25,8 @@ async function stop(ex: RunningExchange): Promise<void> {
   await ex.stop();
 }
 
-test('series restart: a round that closed while the exchange was down is proposed, settled and followed by the next after recovery', async () => {
+test('series restart: a round that closed while the exchange was down is proposed, settled and followed by the next after ' +
+  'recovery', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dx-series-restart-'));
   let current: RunningExchange | null = null;
   try {
@@ -40,7 +41,8 @@ test('series restart: a round that closed while the exchange was down is propose
       await first.admin.deposit(account_id, { amount: '10000', ref: 'r' });
       keys.push({ id: account_id, key: await first.admin.createKey(account_id, ['read', 'trade']) });
     }
-    const client = (port: number, i: number): DxClient => new DxClient({ baseUrl: `http://127.0.0.1:${port}`, keyId: keys[i]!.key.key_id, secret: keys[i]!.key.secret });
+    const client = (port: number, i: number): DxClient =>
+      new DxClient({ baseUrl: `http://127.0.0.1:${port}`, keyId: keys[i]!.key.key_id, secret: keys[i]!.key.secret });
     await client(first.ex.port, 0).placeOrder({ market_id: series.market_id, side: 'buy', outcome: 'yes', tick: 30, qty: 10 });
     const fill = await client(first.ex.port, 1).placeOrder({ market_id: series.market_id, side: 'buy', outcome: 'no', tick: 70, qty: 10 });
     assert.equal(fill.filled_qty, 10);
@@ -55,14 +57,24 @@ test('series restart: a round that closed while the exchange was down is propose
     const second = await start(dir);
     current = second.ex;
     const listed = await second.admin.listSeries();
-    assert.deepEqual(listed.series.map((s) => [s.category, s.market_id, s.active, s.period_s]), [[3, series.market_id, true, 2]]);
+    assert.deepEqual(
+      listed.series.map((s) => [s.category, s.market_id, s.active, s.period_s]),
+      [[3, series.market_id, true, 2]],
+    );
     const c0 = client(second.ex.port, 0);
     let last = '';
-    const settled = await eventually(async () => {
-      const page = await c0.rounds({ category: 3 });
-      last = JSON.stringify(page.rounds);
-      return page.rounds.some((r) => r.round_number === '1' && r.status === 'settled') && page.rounds.some((r) => r.round_number === '2' && r.status === 'trading');
-    }, 8000, 50);
+    const settled = await eventually(
+      async () => {
+        const page = await c0.rounds({ category: 3 });
+        last = JSON.stringify(page.rounds);
+        return (
+          page.rounds.some((r) => r.round_number === '1' && r.status === 'settled') &&
+          page.rounds.some((r) => r.round_number === '2' && r.status === 'trading')
+        );
+      },
+      8000,
+      50,
+    );
     assert.ok(settled, `round 1 settled and round 2 trading after recovery: ${last}`);
     const one = (await c0.rounds({ category: 3 })).rounds.find((r) => r.round_number === '1')!;
     assert.deepEqual([one.outcome, one.settle_price], ['yes', '6000000000000'], 'the reference equals the strike: yes');

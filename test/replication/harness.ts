@@ -50,10 +50,21 @@ export class Group {
   /** Starts a node (a new data directory unless `dataDir` is given) and waits for its ready line. */
   async node(name: string, mode: 'on' | 'replica' = 'on', dataDir?: string): Promise<GroupNode> {
     const dir = dataDir ?? mkdtempSync(join(this.dir, `${name}-`));
-    const server = new ExchangeProcess({
-      data_dir: dir, admin_token: TOKEN, durability: 'fsync', demo: false, gateways: 1, replicate: mode, nats_urls: this.nats.urls.join(','),
-      node_name: name, lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS,
-    }, { logFile: join(this.dir, `${name}.log`) });
+    const server = new ExchangeProcess(
+      {
+        data_dir: dir,
+        admin_token: TOKEN,
+        durability: 'fsync',
+        demo: false,
+        gateways: 1,
+        replicate: mode,
+        nats_urls: this.nats.urls.join(','),
+        node_name: name,
+        lease_ms: LEASE_MS,
+        heartbeat_ms: HEARTBEAT_MS,
+      },
+      { logFile: join(this.dir, `${name}.log`) },
+    );
     const n: GroupNode = { name, mode, dataDir: dir, server };
     const old = this.nodes.findIndex((x) => x.name === name);
     if (old >= 0) this.nodes.splice(old, 1);
@@ -109,7 +120,11 @@ export async function waitRole(n: GroupNode, role: string, timeoutMs: number): P
 }
 
 /** Waits until every node's control plane shows the same as_of_seq; returns their state hashes. */
-export async function atRest(g: Group, nodes: GroupNode[], timeoutMs = 30_000): Promise<{ name: string; as_of_seq: string; state_hash: string }[]> {
+export async function atRest(
+  g: Group,
+  nodes: GroupNode[],
+  timeoutMs = 30_000,
+): Promise<{ name: string; as_of_seq: string; state_hash: string }[]> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const hs = await Promise.all(nodes.map(async (n) => ({ name: n.name, ...(await g.admin(n).stateHash()) })));
@@ -120,7 +135,10 @@ export async function atRest(g: Group, nodes: GroupNode[], timeoutMs = 30_000): 
 }
 
 /** An account with money, a read+trade key and one open market. */
-export async function fixture(g: Group, primary: GroupNode): Promise<{ account: number; key: { key_id: number; secret: string }; market: number }> {
+export async function fixture(
+  g: Group,
+  primary: GroupNode,
+): Promise<{ account: number; key: { key_id: number; secret: string }; market: number }> {
   const admin = g.admin(primary);
   const a = await admin.createAccount();
   await admin.deposit(a.account_id, { amount: '10000000', ref: 'replication-test' });

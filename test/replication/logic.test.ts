@@ -25,7 +25,11 @@ import { ReplicationStatus } from '../../src/replication/status.js';
 import { journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
 
 /** A journaled run whose events also go through a BatchBuilder, cut after every `cutEvery` events (mid-command too). */
-function run(seed: number, count: number, cutEvery: number): { dir: string; bodies: Uint8Array[]; cuts: { firstSeq: number; lastSeq: number }[] } {
+function run(
+  seed: number,
+  count: number,
+  cutEvery: number,
+): { dir: string; bodies: Uint8Array[]; cuts: { firstSeq: number; lastSeq: number }[] } {
   const dir = tempDataDir('repl-batch');
   const b = new BatchBuilder(256);
   const bodies: Uint8Array[] = [];
@@ -122,14 +126,27 @@ const hdr = (h: Record<string, string>): { get(k: string): string } => ({ get: (
 function entry(kind: 'batch' | 'claim', epoch: number, first: number, last: number, streamSeq = 5): LogEntry {
   return kind === 'batch'
     ? entryOf(S, S.log, streamSeq, hdr({ 'Dx-Epoch': String(epoch), 'Dx-First-Seq': String(first), 'Dx-Last-Seq': String(last) }))
-    : entryOf(S, S.claim(epoch), streamSeq, hdr({ 'Dx-Epoch': String(epoch), 'Dx-Last-Seq': String(last), 'Dx-Node': 'b', 'Dx-Url': 'http://b' }));
+    : entryOf(
+        S,
+        S.claim(epoch),
+        streamSeq,
+        hdr({ 'Dx-Epoch': String(epoch), 'Dx-Last-Seq': String(last), 'Dx-Node': 'b', 'Dx-Url': 'http://b' }),
+      );
 }
 
 test('log entries: subjects, headers and the follower\'s step', () => {
   assert.throws(() => subjectsOf('a.b'), /stream name/);
   assert.equal(S.claim(3), 'dx.DX.claim.3');
   assert.equal(msgIdOf(4, 1234), '4-1234');
-  assert.deepEqual(entry('claim', 2, 0, 10), { kind: 'claim', streamSeq: 5, epoch: 2, firstSeq: 11, lastSeq: 10, node: 'b', url: 'http://b' });
+  assert.deepEqual(entry('claim', 2, 0, 10), {
+    kind: 'claim',
+    streamSeq: 5,
+    epoch: 2,
+    firstSeq: 11,
+    lastSeq: 10,
+    node: 'b',
+    url: 'http://b',
+  });
   assert.throws(() => entryOf(S, 'dx.DX.other', 1, hdr({ 'Dx-Epoch': '1', 'Dx-Last-Seq': '1' })), /neither/);
   assert.throws(() => entryOf(S, S.claim(2), 1, hdr({ 'Dx-Epoch': '3', 'Dx-Last-Seq': '1' })), /neither/);
   assert.throws(() => entryOf(S, S.log, 1, hdr({ 'Dx-Epoch': '1', 'Dx-First-Seq': '5', 'Dx-Last-Seq': '4' })), /seqs 5\.\.4/);
@@ -171,8 +188,10 @@ test('fencing: publish verdicts, the failure detector and the tail a former prim
 
   assert.equal(parseHeartbeat('not json'), null);
   assert.equal(parseHeartbeat('{"node":"a","role":"boss","epoch":1,"seq":1,"durable_seq":1,"stream_seq":1,"ts_ms":1}'), null);
-  assert.deepEqual(parseHeartbeat('{"node":"a","role":"primary","epoch":2,"seq":5,"durable_seq":4,"stream_seq":9,"ts_ms":1,"url":"http://a"}'),
-    { node: 'a', role: 'primary', epoch: 2, seq: 5, durable_seq: 4, stream_seq: 9, url: 'http://a', ts_ms: 1 });
+  assert.deepEqual(
+    parseHeartbeat('{"node":"a","role":"primary","epoch":2,"seq":5,"durable_seq":4,"stream_seq":9,"ts_ms":1,"url":"http://a"}'),
+    { node: 'a', role: 'primary', epoch: 2, seq: 5, durable_seq: 4, stream_seq: 9, url: 'http://a', ts_ms: 1 },
+  );
 });
 
 test('durable_seq: fsynced alone, min(fsynced, replicated), or replicated alone', () => {
@@ -224,7 +243,10 @@ test('min_seq is taken out of a read\'s query', () => {
 
 test('replication options: off by default, checked when on', () => {
   assert.equal(loadConfig([], {}).replicate, 'off');
-  const c = loadConfig(['--replicate', 'on', '--nats-urls', 'nats://a:4222,nats://b:4222', '--lease-ms', '2000', '--heartbeat-ms', '250'], {});
+  const c = loadConfig(
+    ['--replicate', 'on', '--nats-urls', 'nats://a:4222,nats://b:4222', '--lease-ms', '2000', '--heartbeat-ms', '250'],
+    {},
+  );
   assert.equal(c.replicate, 'on');
   assert.equal(c.lease_ms, 2000);
   assert.equal(loadConfig([], { DX_REPLICATE: 'replica', DX_NATS_STREAM: 'EX_1' }).nats_stream, 'EX_1');

@@ -26,8 +26,17 @@ test('without a NATS quorum nothing is acknowledged; with it back the exchange r
     const outcomes: Record<string, number> = {};
     const until = Date.now() + 4000;
     for (let coid = 9_100_000; Date.now() < until; coid++) {
-      const out = await attempt(() => ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 41, qty: 1, client_order_id: String(coid) }));
-      const k = out.kind === 'ok' ? 'ok' : out.kind === 'refused' ? `${out.status} ${out.code}` : out.kind === 'uncertain' ? `uncertain ${out.why.split(':')[0]}` : `${out.status} ${out.code}`;
+      const out = await attempt(() =>
+        ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 41, qty: 1, client_order_id: String(coid) }),
+      );
+      const k =
+        out.kind === 'ok'
+          ? 'ok'
+          : out.kind === 'refused'
+            ? `${out.status} ${out.code}`
+            : out.kind === 'uncertain'
+              ? `uncertain ${out.why.split(':')[0]}`
+              : `${out.status} ${out.code}`;
       outcomes[k] = (outcomes[k] ?? 0) + 1;
       assert.notEqual(out.kind, 'ok', `a write was acknowledged without a NATS quorum: ${JSON.stringify(out)}`);
       if (out.kind === 'uncertain') cut.push(String(coid));
@@ -51,7 +60,9 @@ test('without a NATS quorum nothing is acknowledged; with it back the exchange r
     const cp = g.client(primary, fx.key);
     let resumed = false;
     for (let i = 0; i < 200 && !resumed; i++) {
-      const out = await attempt(() => cp.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 42, qty: 1, client_order_id: String(9_200_000 + i) }));
+      const out = await attempt(() =>
+        cp.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 42, qty: 1, client_order_id: String(9_200_000 + i) }),
+      );
       resumed = out.kind === 'ok';
       if (!resumed) await sleep(100);
     }
@@ -66,7 +77,10 @@ test('without a NATS quorum nothing is acknowledged; with it back the exchange r
       if (n === primary) continue;
       const h = await health(n);
       if (h?.role === 'standby') continue;
-      const gone: { code: number | null; signal: string | null } | null = await Promise.race([n.server.exited, sleep(45_000).then(() => null)]);
+      const gone: { code: number | null; signal: string | null } | null = await Promise.race([
+        n.server.exited,
+        sleep(45_000).then(() => null),
+      ]);
       assert.ok(gone !== null, `${n.name} is ${h?.role ?? 'down'} and did not exit`);
       assert.equal(gone.code, 75, `${n.name} exited ${JSON.stringify(gone)}: ${n.server.stderrTail().slice(-3000)}`);
       await waitRole(await g.node(n.name, 'on', n.dataDir), 'standby', 30_000);

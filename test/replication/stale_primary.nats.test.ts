@@ -21,7 +21,14 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     let coid = 7_000_000;
     let lastSeq = 0;
     for (let i = 0; i < 20; i++) {
-      const p = await ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 30 + (i % 20), qty: 1, client_order_id: String(++coid) });
+      const p = await ca.placeOrder({
+        market_id: fx.market,
+        side: 'buy',
+        outcome: 'yes',
+        tick: 30 + (i % 20),
+        qty: 1,
+        client_order_id: String(++coid),
+      });
       lastSeq = Number(p.seq);
     }
 
@@ -30,15 +37,32 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     const admin = g.admin(a);
     const dueMs = Date.now() + 8000;
     const dueNs = String(BigInt(dueMs) * 1_000_000n);
-    const m2 = (await admin.createMarket({ title: 'closes after the takeover', category: 0, position_limit: 0, fee_schedule_id: 0 })).market_id;
+    const m2 = (await admin.createMarket({ title: 'closes after the takeover', category: 0, position_limit: 0, fee_schedule_id: 0 }))
+      .market_id;
     await admin.openRound(m2, { strike: '100000000', close_ts: dueNs });
-    const gtd = await ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 5, qty: 1, tif: 'gtd', expiry_ts: dueNs, client_order_id: String(++coid) });
+    const gtd = await ca.placeOrder({
+      market_id: fx.market,
+      side: 'buy',
+      outcome: 'yes',
+      tick: 5,
+      qty: 1,
+      tif: 'gtd',
+      expiry_ts: dueNs,
+      client_order_id: String(++coid),
+    });
     const onM2 = await ca.placeOrder({ market_id: m2, side: 'buy', outcome: 'yes', tick: 5, qty: 1, client_order_id: String(++coid) });
     const sleeperAcct = await admin.createAccount();
     await admin.deposit(sleeperAcct.account_id, { amount: '100000', ref: 'replication-test' });
     const sk = await admin.createKey(sleeperAcct.account_id, ['read', 'trade']);
     const sleeper = g.client(a, { key_id: sk.key_id, secret: sk.secret });
-    const sleeperOrder = await sleeper.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'no', tick: 5, qty: 1, client_order_id: '1' });
+    const sleeperOrder = await sleeper.placeOrder({
+      market_id: fx.market,
+      side: 'buy',
+      outcome: 'no',
+      tick: 5,
+      qty: 1,
+      client_order_id: '1',
+    });
     const armed = await sleeper.armDeadman(Math.max(1000, dueMs - Date.now()));
     lastSeq = Number(onM2.seq);
 
@@ -49,7 +73,14 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     assert.ok(takeover >= Number(armed.seq), `the standby took over at seq ${takeover}, below ${armed.seq} acknowledged before`);
     const cb = g.client(b, fx.key);
     const lastOnA = String(coid);
-    const onB = await cb.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'no', tick: 20, qty: 1, client_order_id: String(++coid) });
+    const onB = await cb.placeOrder({
+      market_id: fx.market,
+      side: 'buy',
+      outcome: 'no',
+      tick: 20,
+      qty: 1,
+      client_order_id: String(++coid),
+    });
     assert.ok(Number(onB.seq) > takeover);
     // seq and ts continue on the new primary: the old primary's last order is there, and ts never went back.
     const a1 = (await cb.orders({ client_order_id: lastOnA })).orders[0]!;
@@ -58,12 +89,17 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     assert.ok(BigInt(b1.created_ts) > BigInt(a1.created_ts), `ts ${b1.created_ts} after ${a1.created_ts}`);
 
     // The new primary's clock runs (engine loop, started at the promotion): the timers fire, at or after their due time.
-    const reasonOf = async (c: typeof ca, id: string): Promise<string> => (await c.orders({ limit: 1000 })).orders.find((o) => o.order_id === id)?.reason ?? 'gone';
+    const reasonOf = async (c: typeof ca, id: string): Promise<string> =>
+      (await c.orders({ limit: 1000 })).orders.find((o) => o.order_id === id)?.reason ?? 'gone';
     const sb = g.client(b, { key_id: sk.key_id, secret: sk.secret });
     const until = Date.now() + 25_000;
-    const fired = async (): Promise<boolean> => (await reasonOf(cb, gtd.order_id)) === 'expired' && (await cb.round(m2)).status === 'frozen' && !(await sb.deadman()).armed;
+    const fired = async (): Promise<boolean> =>
+      (await reasonOf(cb, gtd.order_id)) === 'expired' && (await cb.round(m2)).status === 'frozen' && !(await sb.deadman()).armed;
     while (!(await fired())) {
-      assert.ok(Date.now() < until, JSON.stringify({ gtd: await reasonOf(cb, gtd.order_id), round: (await cb.round(m2)).status, deadman: await sb.deadman() }));
+      assert.ok(
+        Date.now() < until,
+        JSON.stringify({ gtd: await reasonOf(cb, gtd.order_id), round: (await cb.round(m2)).status, deadman: await sb.deadman() }),
+      );
       await sleep(100);
     }
     assert.equal(await reasonOf(sb, sleeperOrder.order_id), 'deadman');
@@ -72,7 +108,9 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     // The old primary wakes up with a write in hand: it must not acknowledge it.
     a.server.child.proc.kill('SIGCONT');
     const lateCoid = String(++coid);
-    const late = await attempt(() => ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 10, qty: 1, client_order_id: lateCoid }));
+    const late = await attempt(() =>
+      ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 10, qty: 1, client_order_id: lateCoid }),
+    );
     assert.notEqual(late.kind, 'ok', `the stale primary acknowledged a write: ${JSON.stringify(late)}`);
     const exit = await Promise.race([a.server.exited, sleep(20_000).then(() => null)]);
     assert.ok(exit !== null, 'the stale primary did not exit');
@@ -86,7 +124,9 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     // Started again on its data directory, it rejoins as a standby and converges.
     const a2 = await g.node('a', 'on', a.dataDir);
     await waitRole(a2, 'standby', 20_000);
-    const more = await cb.placeOrder({ market_id: fx.market, side: 'sell', outcome: 'no', tick: 90, qty: 1, client_order_id: String(++coid) }).catch(() => null);
+    const more = await cb
+      .placeOrder({ market_id: fx.market, side: 'sell', outcome: 'no', tick: 90, qty: 1, client_order_id: String(++coid) })
+      .catch(() => null);
     void more;
     const hs = await atRest(g, [b, a2]);
     assert.equal(hs[0]!.as_of_seq, hs[1]!.as_of_seq, JSON.stringify(hs));

@@ -31,7 +31,10 @@ function drain(c: BroadcastConsumer, seq: number): number {
 
 test('broadcast_ring: attaching with another fingerprint throws an error naming both fingerprints', () => {
   const sab = BroadcastRing.allocate(4 * KIB, 4, FP);
-  assert.throws(() => new BroadcastProducer(sab, 0xdeadbeef), /fingerprint mismatch: ring has 0x0f1a3b05, attaching code expects 0xdeadbeef/);
+  assert.throws(
+    () => new BroadcastProducer(sab, 0xdeadbeef),
+    /fingerprint mismatch: ring has 0x0f1a3b05, attaching code expects 0xdeadbeef/,
+  );
   assert.throws(() => new BroadcastConsumer(sab, 0xdeadbeef, 0), /fingerprint mismatch/);
   assert.throws(() => BroadcastRing.allocate(4 * KIB, 33, FP), /maxConsumers/);
 });
@@ -163,7 +166,8 @@ function drainN(c: BroadcastConsumer, seq: number, n: number): number {
   return seq;
 }
 
-test('broadcast_ring: one producer and three consumer threads, one of them slow, each see every record in order; a fourth that closes early stops blocking', { timeout: 60_000 }, async () => {
+test('broadcast_ring: one producer and three consumer threads, one of them slow, each see every record in order; a fourth that closes ' +
+  'early stops blocking', { timeout: 60_000 }, async () => {
   const count = 400_000;
   const sab = BroadcastRing.allocate(64 * KIB, 16, FP, 2 ** 32 - 4 * 1024 * KIB);
   const ctl = newControl();

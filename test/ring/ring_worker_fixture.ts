@@ -15,10 +15,27 @@ import { BlockingWaitStrategy } from '../../src/ring/wait.js';
 import { STOP_TYPE, checkTestRecord, mix32, testRecordLen, writeTestRecord } from './ring_records.js';
 
 export type FixtureRole =
-  | { role: 'spsc_produce'; sab: SharedArrayBuffer; fp: number; count: number; maxBatch: number; bell?: SharedArrayBuffer; pauseEvery?: number }
+  | {
+      role: 'spsc_produce';
+      sab: SharedArrayBuffer;
+      fp: number;
+      count: number;
+      maxBatch: number;
+      bell?: SharedArrayBuffer;
+      pauseEvery?: number;
+    }
   | { role: 'spsc_consume'; sab: SharedArrayBuffer; fp: number; count: number }
   | { role: 'bcast_produce'; sab: SharedArrayBuffer; fp: number; count: number; maxBatch: number; consumers: number }
-  | { role: 'bcast_consume'; sab: SharedArrayBuffer; fp: number; count: number; index: number; slowEvery?: number; slow_ms?: number; closeAfter?: number }
+  | {
+      role: 'bcast_consume';
+      sab: SharedArrayBuffer;
+      fp: number;
+      count: number;
+      index: number;
+      slowEvery?: number;
+      slow_ms?: number;
+      closeAfter?: number;
+    }
   | { role: 'park_echo'; req: SharedArrayBuffer; rep: SharedArrayBuffer; fp: number; count: number };
 
 export interface FixtureResult {

@@ -1,6 +1,6 @@
 // SeqStamps: a reader finds the first stamp at or after a seq, its cursor
 // only moves forward, and stamps the writer lapped are reported missing (NaN)
-// rather than read torn or wrong.
+// rather than read torn or wrong; a stamp never goes back.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -29,7 +29,8 @@ test('seq stamps: the time of the first stamp covering a seq; NaN before the wri
   assert.equal(late.timeOf(13), 210);
 });
 
-test('seq stamps: a reader lapped by the writer reports what was overwritten as unknown and goes on from the stamps still safe to read', () => {
+test('seq stamps: a reader lapped by the writer reports what was overwritten as unknown and goes on from the stamps still safe to ' +
+  'read', () => {
   const w = new SeqStamps(SeqStamps.allocate(128));
   const r = w.reader();
   for (let s = 1; s <= 1000; s++) w.stamp(s, s * 10);
@@ -37,4 +38,11 @@ test('seq stamps: a reader lapped by the writer reports what was overwritten as 
   assert.ok(Number.isNaN(r.timeOf(1)));
   assert.equal(r.timeOf(999), 9990);
   assert.equal(r.timeOf(1000), 10_000);
+});
+
+test('seq stamps: a stamp below the previous one is our bug (readers only move forward): an assertion, not a silent entry', () => {
+  const w = new SeqStamps(SeqStamps.allocate(128));
+  w.stamp(5, 100);
+  w.stamp(5, 110); // a group commit or a round that moved nothing on: the same seq again is fine
+  assert.throws(() => w.stamp(4, 120), /seq_stamps: seq 4 stamped after a later one/);
 });

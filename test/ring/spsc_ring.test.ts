@@ -183,14 +183,18 @@ test('spsc_ring: positions wrap mod 2^32 without losing or reordering records', 
   assert.ok(c.position() < 2 ** 20, 'the position counter wrapped past 2^32');
 });
 
-test('spsc_ring: 3 million variable-length records cross threads through a 64 KiB ring with no loss, reordering or torn record', { timeout: 60_000 }, async () => {
-  const count = 3_000_000;
-  const sab = SpscRing.allocate(64 * KIB, FP, 2 ** 32 - 16 * 1024 * KIB);
-  const ctl = newControl();
-  const consumer = startWorker({ role: 'spsc_consume', sab, fp: FP, count }, ctl);
-  const producer = startWorker({ role: 'spsc_produce', sab, fp: FP, count, maxBatch: 16 }, ctl);
-  const [pr, cr] = await Promise.all([producer.done, consumer.done]);
-  assert.deepEqual([pr.error, cr.error], [null, null]);
-  assert.equal(cr.count, count);
-  assert.ok(pr.fulls > 0, 'the producer met a full ring at least once (wrap-around under pressure)');
-});
+test(
+  'spsc_ring: 3 million variable-length records cross threads through a 64 KiB ring with no loss, reordering or torn record',
+  { timeout: 60_000 },
+  async () => {
+    const count = 3_000_000;
+    const sab = SpscRing.allocate(64 * KIB, FP, 2 ** 32 - 16 * 1024 * KIB);
+    const ctl = newControl();
+    const consumer = startWorker({ role: 'spsc_consume', sab, fp: FP, count }, ctl);
+    const producer = startWorker({ role: 'spsc_produce', sab, fp: FP, count, maxBatch: 16 }, ctl);
+    const [pr, cr] = await Promise.all([producer.done, consumer.done]);
+    assert.deepEqual([pr.error, cr.error], [null, null]);
+    assert.equal(cr.count, count);
+    assert.ok(pr.fulls > 0, 'the producer met a full ring at least once (wrap-around under pressure)');
+  },
+);

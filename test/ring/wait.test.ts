@@ -61,7 +61,8 @@ test('wait: a blocking strategy does not park when a record arrived before the r
   assert.equal(idle.rechecks, 1);
 });
 
-test('wait: a consumer thread parked on its ring is woken by every publish, 10,000 round trips with no lost wake-up', { timeout: 60_000 }, async () => {
+test('wait: a consumer thread parked on its ring is woken by every publish, 10,000 round trips with no lost ' +
+  'wake-up', { timeout: 60_000 }, async () => {
   const rounds = 10_000;
   const reqSab = SpscRing.allocate(4096, FP);
   const repSab = SpscRing.allocate(4096, FP);
@@ -109,13 +110,16 @@ test('wait: a consumer thread parked on its ring is woken by every publish, 10,0
   assert.ok(sink !== 0.5);
 });
 
-test('wait: one shared Doorbell lets any of several producers wake a consumer that serves all their rings', { timeout: 60_000 }, async () => {
+test('wait: one shared Doorbell lets any of several producers wake a consumer that serves all their ' +
+  'rings', { timeout: 60_000 }, async () => {
   const count = 40_000;
   const bellSab = Doorbell.allocate();
   const sabs = [SpscRing.allocate(16 * 1024, FP), SpscRing.allocate(16 * 1024, FP)];
   const rings = sabs.map((s) => new SpscRing(s, FP));
   const ctl = newControl();
-  const producers = sabs.map((sab) => startWorker({ role: 'spsc_produce', sab, fp: FP, count, maxBatch: 4, bell: bellSab, pauseEvery: 400 }, ctl));
+  const producers = sabs.map((sab) =>
+    startWorker({ role: 'spsc_produce', sab, fp: FP, count, maxBatch: 4, bell: bellSab, pauseEvery: 400 }, ctl),
+  );
   await Promise.all(producers.map(online));
   const idle = new BlockingWaitStrategy(Doorbell.attach(bellSab), rings, { spin_us: 10, park_timeout_ms: 5000 });
   const next = [0, 0];

@@ -123,7 +123,10 @@ export class NodeChild {
           throw new Error(`${this.label} exited (code ${code}, signal ${signal}) before printing ${re}; stderr: ${this.tail.slice(-3000)}`);
         }),
         new Promise<never>((_r, reject) => {
-          timer = setTimeout(() => reject(new Error(`${this.label}: no ${re} on stdout within ${timeoutMs} ms; stderr: ${this.tail.slice(-3000)}`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`${this.label}: no ${re} on stdout within ${timeoutMs} ms; stderr: ${this.tail.slice(-3000)}`)),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {

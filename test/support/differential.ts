@@ -187,14 +187,26 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
       }
       if (!sameOutput(out, twinOut)) {
         return {
-          seed, index: i, command, message: 'the matching-only engine (ExchangeState.enterMatchingOnly) wrote other events than the full one',
-          expectedEvents: out.take(), actualEvents: twinOut.take(), sides: ['full engine', 'matching-only engine'],
+          seed,
+          index: i,
+          command,
+          message: 'the matching-only engine (ExchangeState.enterMatchingOnly) wrote other events than the full one',
+          expectedEvents: out.take(),
+          actualEvents: twinOut.take(),
+          sides: ['full engine', 'matching-only engine'],
         };
       }
       viaEvolveOut.reset();
       twinOut.reset();
     } catch (e) {
-      return { seed, index: i, command, message: `engine threw: ${(e as Error).stack ?? String(e)}`, expectedEvents: expected, actualEvents: [] };
+      return {
+        seed,
+        index: i,
+        command,
+        message: `engine threw: ${(e as Error).stack ?? String(e)}`,
+        expectedEvents: expected,
+        actualEvents: [],
+      };
     }
     let at = 0;
     for (const e of expected) at += encodeRecord(encoded, at, e);
@@ -224,7 +236,8 @@ function runSeedChecked(seed: number, count: number, opts: RunOptions): Failure 
       return { seed, index: i, command, message: `the fused engine's state hash differs from the evolve engine's after command #${i}` };
     }
     const expectedSeq = expected.length === 0 ? 0 : model.seq;
-    if (seq !== expectedSeq) return { seed, index: i, command, message: 'execute() returned another seq', expected: expectedSeq, actual: seq };
+    if (seq !== expectedSeq)
+      return { seed, index: i, command, message: 'execute() returned another seq', expected: expectedSeq, actual: seq };
     if (cov) {
       bump(cov.commands, command.type);
       if (expected.length === 0) cov.dropped++;

@@ -149,8 +149,18 @@ export class ExchangeProcess {
     this.dataDir = cfg.data_dir ?? freshDataDir();
     this.token = cfg.admin_token ?? ADMIN_TOKEN;
     const args = [
-      ...(o.nodeArgs ?? []), EXCHANGE_JS,
-      ...flagsOf({ host: HOST, admin_host: HOST, port: 0, accounts_port: 0, admin_port: 0, ...cfg, data_dir: this.dataDir, admin_token: this.token }),
+      ...(o.nodeArgs ?? []),
+      EXCHANGE_JS,
+      ...flagsOf({
+        host: HOST,
+        admin_host: HOST,
+        port: 0,
+        accounts_port: 0,
+        admin_port: 0,
+        ...cfg,
+        data_dir: this.dataDir,
+        admin_token: this.token,
+      }),
     ];
     this.child = new NodeChild('exchange', args, { ...process.env, DX_LOG_LEVEL: o.logLevel ?? 'info', ...o.env }, {
       onStdoutLine: (line) => this.onStdoutLine(line),
@@ -281,7 +291,10 @@ export class ExchangeProcess {
  * killed (its data directory removed when the launcher made it) and, with
  * `attempts` > 1, tried again.
  */
-export async function spawnExchange(cfg: ProcessConfig = {}, o: ProcessOptions & { readyTimeoutMs?: number; attempts?: number } = {}): Promise<ExchangeProcess> {
+export async function spawnExchange(
+  cfg: ProcessConfig = {},
+  o: ProcessOptions & { readyTimeoutMs?: number; attempts?: number } = {},
+): Promise<ExchangeProcess> {
   let lastError: Error | null = null;
   for (let attempt = 0; attempt < (o.attempts ?? 1); attempt++) {
     const ex = new ExchangeProcess(cfg, o);

@@ -57,7 +57,10 @@ export async function newMarket(
   o: { title?: string; category?: number; position_limit?: number; fee_schedule_id?: number; round?: boolean } = {},
 ): Promise<number> {
   const { market_id } = await tx.admin.createMarket({
-    title: o.title ?? 'BTC above strike', category: o.category ?? 1, position_limit: o.position_limit ?? 0, fee_schedule_id: o.fee_schedule_id ?? 0,
+    title: o.title ?? 'BTC above strike',
+    category: o.category ?? 1,
+    position_limit: o.position_limit ?? 0,
+    fee_schedule_id: o.fee_schedule_id ?? 0,
   });
   if (o.round !== false) await tx.admin.openRound(market_id, { strike: '6000000000000', close_ts: closeInAnHour() });
   return market_id;
@@ -150,8 +153,17 @@ export function signHeaders(
 
 /** A signed raw request; `sign` overrides what is signed (to tamper), `ts` the timestamp. */
 export function signedRaw(
-  port: number, k: { keyId: number; secret: string }, method: string, target: string, body?: string,
-  o: { sign?: { method?: string; target?: string; body?: string }; ts?: number; agent?: Agent | false; headers?: Record<string, string> } = {},
+  port: number,
+  k: { keyId: number; secret: string },
+  method: string,
+  target: string,
+  body?: string,
+  o: {
+    sign?: { method?: string; target?: string; body?: string };
+    ts?: number;
+    agent?: Agent | false;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<RawReply> {
   const h = signHeaders(k, o.sign?.method ?? method, o.sign?.target ?? target, o.sign?.body ?? body ?? '', o.ts ?? Date.now());
   const headers: Record<string, string> = { ...h, ...(o.headers ?? {}) };
@@ -181,7 +193,12 @@ export function assertEnvelope(body: unknown, code: string, o: { num?: number | 
 }
 
 /** Awaits a client call that must fail with a DxApiError of this status and code; returns it. */
-export async function rejects(p: Promise<unknown>, status: number, code: string, o: { num?: number | null; origin?: string } = {}): Promise<DxApiError> {
+export async function rejects(
+  p: Promise<unknown>,
+  status: number,
+  code: string,
+  o: { num?: number | null; origin?: string } = {},
+): Promise<DxApiError> {
   try {
     const v = await p;
     assert.fail(`expected ${status} ${code}, got success ${JSON.stringify(v)}`);

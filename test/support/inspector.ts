@@ -68,7 +68,13 @@ export class InspectorClient {
   }
 
   private onMessage(text: string): void {
-    const m = JSON.parse(text) as { id?: number; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { message: string } };
+    const m = JSON.parse(text) as {
+      id?: number;
+      method?: string;
+      params?: Record<string, unknown>;
+      result?: unknown;
+      error?: { message: string };
+    };
     if (m.id !== undefined) {
       this.settle(`main:${m.id}`, m);
       return;
@@ -137,15 +143,22 @@ export class InspectorClient {
     if (this.closed) return Promise.reject(new Error('inspector: closed'));
     const id = ++this.nextId;
     const p = this.wait<T>(`${w.sessionId}:${id}`, `${w.name}: ${method}`, timeoutMs);
-    void this.call('NodeWorker.sendMessageToWorker', { sessionId: w.sessionId, message: JSON.stringify({ id, method, params }) }, timeoutMs).catch(() => undefined);
+    void this.call(
+      'NodeWorker.sendMessageToWorker',
+      { sessionId: w.sessionId, message: JSON.stringify({ id, method, params }) },
+      timeoutMs,
+    ).catch(() => undefined);
     return p;
   }
 
   /** Evaluates an expression that yields JSON text; on `w` or the main thread (null). */
   async evaluateJson<T>(w: WorkerTarget | null, expression: string, timeoutMs = 10_000): Promise<T> {
     const params = { expression, returnByValue: true };
-    const r = (w === null ? await this.call('Runtime.evaluate', params, timeoutMs) : await this.callWorker(w, 'Runtime.evaluate', params, timeoutMs)) as {
-      result: { value?: unknown }; exceptionDetails?: { text: string };
+    const r = (
+      w === null ? await this.call('Runtime.evaluate', params, timeoutMs) : await this.callWorker(w, 'Runtime.evaluate', params, timeoutMs)
+    ) as {
+      result: { value?: unknown };
+      exceptionDetails?: { text: string };
     };
     if (r.exceptionDetails !== undefined) throw new Error(`inspector: evaluate failed: ${r.exceptionDetails.text}`);
     return JSON.parse(String(r.result.value)) as T;

@@ -167,9 +167,20 @@ export class CommandGenerator {
     s.push(() => this.cmd('CreateFeeSchedule', 0, { taker_bps: 700, maker_bps: 200 }, { producer: 1 }));
     s.push(() => this.cmd('CreateFeeSchedule', 0, { taker_bps: 10_001, maker_bps: 0 }, { producer: 1 }));
     s.push(() => this.cmd('CreateFeeSchedule', 0, { taker_bps: 100, maker_bps: 500 }, { producer: 1 }));
-    s.push(() => this.cmd('CreateMarket', 0, { category: 7, position_limit: 0, fee_schedule_id: 2, title: 'BTC/USD above strike' }, { producer: 1 }));
-    s.push(() => this.cmd('CreateMarket', 0, { category: 8, position_limit: r.int(40, 80), fee_schedule_id: r.pick([1, 3]), title: 'ETH/USD above strike' }, { producer: 1 }));
-    s.push(() => this.cmd('CreateMarket', 0, { category: 9, position_limit: 0, fee_schedule_id: 99, title: 'bad fee schedule' }, { producer: 1 }));
+    s.push(() =>
+      this.cmd('CreateMarket', 0, { category: 7, position_limit: 0, fee_schedule_id: 2, title: 'BTC/USD above strike' }, { producer: 1 }),
+    );
+    s.push(() =>
+      this.cmd(
+        'CreateMarket',
+        0,
+        { category: 8, position_limit: r.int(40, 80), fee_schedule_id: r.pick([1, 3]), title: 'ETH/USD above strike' },
+        { producer: 1 },
+      ),
+    );
+    s.push(() =>
+      this.cmd('CreateMarket', 0, { category: 9, position_limit: 0, fee_schedule_id: 99, title: 'bad fee schedule' }, { producer: 1 }),
+    );
     for (let i = 0; i < 6; i++) s.push(() => this.cmd('CreateAccount', 0, {}, { producer: 1 }));
     for (let a = 1; a <= 6; a++) {
       const amount = a === 6 ? r.int(200, 600) : r.int(20_000, 200_000);
@@ -180,7 +191,14 @@ export class CommandGenerator {
     s.push(() => this.openRoundCmd(1, false));
     s.push(() => this.openRoundCmd(2, false));
     // A series from the start, so automated rounds cycle in every stream.
-    s.push(() => this.cmd('CreateSeries', 0, { category: 20, position_limit: 0, fee_schedule_id: 2, period_s: r.int(5, 30), title: 'BTC/USD series' }, { producer: 1 }));
+    s.push(() =>
+      this.cmd(
+        'CreateSeries',
+        0,
+        { category: 20, position_limit: 0, fee_schedule_id: 2, period_s: r.int(5, 30), title: 'BTC/USD series' },
+        { producer: 1 },
+      ),
+    );
   }
 
   // ------------------------------------------------------------ the stream
@@ -201,7 +219,10 @@ export class CommandGenerator {
       case 'cancel': return this.cancelOrDecrease(false);
       case 'decrease': return this.cancelOrDecrease(true);
       case 'cancelAll': return this.cancelAll();
-      case 'arm': return this.cmd('ArmDeadman', this.pickTrader(), { timeout_ms: this.rng.chance(0.7) ? this.rng.int(1000, 8000) : this.rng.int(1000, 60_000) });
+      case 'arm':
+        return this.cmd('ArmDeadman', this.pickTrader(), {
+          timeout_ms: this.rng.chance(0.7) ? this.rng.int(1000, 8000) : this.rng.int(1000, 60_000),
+        });
       case 'disarm': return this.cmd('DisarmDeadman', this.pickTrader(), {});
       case 'tick': return this.cmd('ClockTick', 0, {}, { tick: true });
       case 'round': return this.roundOp();
@@ -210,8 +231,10 @@ export class CommandGenerator {
       case 'withdraw': return this.withdrawCmd();
       case 'finish': return this.finishCmd();
       case 'createAccount': return this.cmd('CreateAccount', 0, {}, { producer: 1 });
-      case 'deleteAccount': return this.cmd('DeleteAccount', this.rng.chance(0.8) ? this.pickAccount() : this.pickAccountMaybeBad(), {}, { producer: 1 });
-      case 'createKey': return this.cmd('CreateKey', this.pickAccountMaybeBad(), { scopes: this.rng.int(1, 7), secret: this.rng.hex(32) }, { producer: 1 });
+      case 'deleteAccount':
+        return this.cmd('DeleteAccount', this.rng.chance(0.8) ? this.pickAccount() : this.pickAccountMaybeBad(), {}, { producer: 1 });
+      case 'createKey':
+        return this.cmd('CreateKey', this.pickAccountMaybeBad(), { scopes: this.rng.int(1, 7), secret: this.rng.hex(32) }, { producer: 1 });
       case 'revokeKey': return this.revokeKeyCmd();
       case 'keyTier': return this.keyTierCmd();
       case 'feeSchedule': {
@@ -266,7 +289,12 @@ export class CommandGenerator {
       const free = outcome === Outcome.yes ? freeYes : freeNo;
       qty = free > 0 && r.chance(0.85) ? r.int(1, free) : free + r.int(1, 5);
     } else {
-      const [lo, hi] = r.weighted<[number, number]>([[[1, 10], 60], [[10, 40], 30], [[40, 150], 9], [[DIFF_CONFIG.max_qty >> 1, DIFF_CONFIG.max_qty], 1]]);
+      const [lo, hi] = r.weighted<[number, number]>([
+        [[1, 10], 60],
+        [[10, 40], 30],
+        [[40, 150], 9],
+        [[DIFF_CONFIG.max_qty >> 1, DIFF_CONFIG.max_qty], 1],
+      ]);
       qty = r.int(lo, hi);
     }
     const tif = r.weighted<number>([[Tif.gtc, 45], [Tif.gtd, 15], [Tif.ioc, 20], [Tif.fok, 20]]);
@@ -324,8 +352,13 @@ export class CommandGenerator {
       case 9: f.tif = Tif.gtd; f.expiry_ts = 0n; f.has_max_cost = 0; f.max_cost = 0; break;
       case 10: f.tif = r.pick([Tif.gtc, Tif.ioc, Tif.fok]); f.expiry_ts = now + 5000n * MS; break;
       case 11: f.side = Side.sell; f.has_max_cost = 1; f.max_cost = r.int(1, 5000); break;
-      case 12: f.side = Side.buy; f.tif = Tif.gtc; f.expiry_ts = 0n; f.post_only = 1; f.has_max_cost = 1; f.max_cost = r.int(1, 5000); break;
-      case 13: f.side = Side.buy; f.tif = Tif.gtd; f.expiry_ts = now + 5000n * MS; f.post_only = 0; f.has_max_cost = 1; f.max_cost = r.int(1, 5000); break;
+      case 12:
+        f.side = Side.buy; f.tif = Tif.gtc; f.expiry_ts = 0n; f.post_only = 1; f.has_max_cost = 1; f.max_cost = r.int(1, 5000);
+        break;
+      case 13:
+        f.side = Side.buy; f.tif = Tif.gtd; f.expiry_ts = now + 5000n * MS; f.post_only = 0;
+        f.has_max_cost = 1; f.max_cost = r.int(1, 5000);
+        break;
     }
   }
 
@@ -383,7 +416,9 @@ export class CommandGenerator {
     const ids = this.marketIds();
     if (ids.length === 0 || r.chance(0.03)) {
       const bad = ids.length + r.int(1, 3);
-      return r.chance(0.5) ? this.openRoundCmd(bad, true) : this.cmd(r.pick(['FreezeRound', 'VoidRound', 'SettleRound']), 0, { market_id: bad }, { producer: 1 });
+      return r.chance(0.5)
+        ? this.openRoundCmd(bad, true)
+        : this.cmd(r.pick(['FreezeRound', 'VoidRound', 'SettleRound']), 0, { market_id: bad }, { producer: 1 });
     }
     const closed = ids.filter((id) => {
       const rd = this.model.markets.get(id)!.round;
@@ -393,10 +428,43 @@ export class CommandGenerator {
     const rd = this.model.markets.get(market)!.round;
     const st = rd && rd.status !== RoundStatus.settled && rd.status !== RoundStatus.void ? rd.status : RoundStatus.none;
     let op: string;
-    if (st === RoundStatus.none) op = r.weighted([['OpenRound', 88], ['FreezeRound', 3], ['ProposeRound', 3], ['SettleRound', 3], ['UnfreezeRound', 3]]);
-    else if (st === RoundStatus.trading) op = r.weighted([['FreezeRound', 30], ['VoidRound', 8], ['UnfreezeRound', 8], ['ProposeRound', 8], ['SettleRound', 6], ['DisputeRound', 6], ['OpenRound', 8]]);
-    else if (st === RoundStatus.frozen) op = r.weighted([['UnfreezeRound', 30], ['ProposeRound', 40], ['VoidRound', 10], ['DisputeRound', 5], ['FreezeRound', 5], ['SettleRound', 5], ['OpenRound', 5]]);
-    else op = r.weighted([['SettleRound', 35], ['DisputeRound', 35], ['VoidRound', 12], ['ProposeRound', 6], ['UnfreezeRound', 6], ['OpenRound', 6]]);
+    if (st === RoundStatus.none)
+      op = r.weighted([
+        ['OpenRound', 88],
+        ['FreezeRound', 3],
+        ['ProposeRound', 3],
+        ['SettleRound', 3],
+        ['UnfreezeRound', 3],
+      ]);
+    else if (st === RoundStatus.trading)
+      op = r.weighted([
+        ['FreezeRound', 30],
+        ['VoidRound', 8],
+        ['UnfreezeRound', 8],
+        ['ProposeRound', 8],
+        ['SettleRound', 6],
+        ['DisputeRound', 6],
+        ['OpenRound', 8],
+      ]);
+    else if (st === RoundStatus.frozen)
+      op = r.weighted([
+        ['UnfreezeRound', 30],
+        ['ProposeRound', 40],
+        ['VoidRound', 10],
+        ['DisputeRound', 5],
+        ['FreezeRound', 5],
+        ['SettleRound', 5],
+        ['OpenRound', 5],
+      ]);
+    else
+      op = r.weighted([
+        ['SettleRound', 35],
+        ['DisputeRound', 35],
+        ['VoidRound', 12],
+        ['ProposeRound', 6],
+        ['UnfreezeRound', 6],
+        ['OpenRound', 6],
+      ]);
     if (op === 'OpenRound') return this.openRoundCmd(market, true);
     if (op === 'ProposeRound') {
       const source = r.weighted<number>([[ProposeSource.oracle, 50], [ProposeSource.yes, 25], [ProposeSource.no, 25]]);
@@ -446,7 +514,8 @@ export class CommandGenerator {
     const prev = this.cwids.get(acct) ?? [];
     if (prev.length > 0 && r.chance(0.25)) {
       const p = r.pick(prev);
-      if (r.chance(0.6)) return this.cmd('RequestWithdrawal', acct, { client_withdrawal_id: p.cwid, amount: p.amount, destination: p.destination });
+      if (r.chance(0.6))
+        return this.cmd('RequestWithdrawal', acct, { client_withdrawal_id: p.cwid, amount: p.amount, destination: p.destination });
       const changeAmount = r.chance(0.5);
       return this.cmd('RequestWithdrawal', acct, {
         client_withdrawal_id: p.cwid,
@@ -487,7 +556,8 @@ export class CommandGenerator {
     const key_id = keys.length === 0 || r.chance(0.1) ? keys.length + r.int(1, 3) : r.pick(keys).key_id;
     const tier = r.chance(0.05) ? r.int(4, 255) : r.int(0, 3);
     const bad = r.chance(0.15);
-    const figure = (): number => (tier === 3 ? (bad && r.chance(0.3) ? r.pick([0, 10_000_001]) : r.int(1, 10_000_000)) : bad && r.chance(0.3) ? r.int(1, 100) : 0);
+    const figure = (): number =>
+      tier === 3 ? (bad && r.chance(0.3) ? r.pick([0, 10_000_001]) : r.int(1, 10_000_000)) : bad && r.chance(0.3) ? r.int(1, 100) : 0;
     return this.cmd('SetKeyTier', 0, {
       key_id, tier, read_rate_per_s: figure(), read_burst: figure(), write_rate_per_s: figure(), write_burst: figure(),
     }, { producer: 1 });
@@ -496,7 +566,8 @@ export class CommandGenerator {
   private revokeKeyCmd(): RecordObject {
     const r = this.rng;
     const keys = [...this.model.keys.values()];
-    if (keys.length === 0 || r.chance(0.1)) return this.cmd('RevokeKey', r.chance(0.5) ? 0 : this.pickAccount(), { key_id: keys.length + r.int(1, 3) });
+    if (keys.length === 0 || r.chance(0.1))
+      return this.cmd('RevokeKey', r.chance(0.5) ? 0 : this.pickAccount(), { key_id: keys.length + r.int(1, 3) });
     const k = r.pick(keys);
     const who = r.weighted<string>([['owner', 50], ['operator', 30], ['other', 20]]);
     let hdr = k.account_id;

@@ -438,22 +438,31 @@ export class ReferenceModel {
     while (r.terminal.length > this.config.terminal_cap) r.terminal.shift();
   }
 
-  private cancel(o: MOrder, reason: number): void {
-    if (!this.live.has(o.order_id)) throw new Error(`reference_model: cancel of non-live order ${o.order_id}`);
-    const qty = o.remaining;
-    let release = 0;
-    if (o.side === Side.buy) {
-      release = o.has_max_cost ? o.reserve_left : qty * (o.tick + o.fee_per_share);
-      if (!o.has_max_cost && release !== o.reserve_left) throw new Error('reference_model: buy reservation drifted');
-      const a = this.account(o.account);
-      o.reserve_left -= release;
-      a.reserved -= release;
-      a.available += release;
-    } else {
+  /**
+   * Gives back what `qty` shares of live order o held: a buy's cash (all of a
+   * max-cost reservation, which is not per share) to available, a sell's
+   * shares to free. Returns the cash released (0 for a sell).
+   */
+  private unreserve(o: MOrder, qty: number): number {
+    if (o.side !== Side.buy) {
       const p = this.position(o.account, o.market_id, o.outcome);
       p.rfs -= qty;
       p.free += qty;
+      return 0;
     }
+    const release = o.has_max_cost ? o.reserve_left : qty * (o.tick + o.fee_per_share);
+    const a = this.account(o.account);
+    o.reserve_left -= release;
+    a.reserved -= release;
+    a.available += release;
+    return release;
+  }
+
+  private cancel(o: MOrder, reason: number): void {
+    if (!this.live.has(o.order_id)) throw new Error(`reference_model: cancel of non-live order ${o.order_id}`);
+    const qty = o.remaining;
+    const release = this.unreserve(o, qty);
+    if (o.side === Side.buy && o.reserve_left !== 0) throw new Error('reference_model: buy reservation drifted');
     o.remaining = 0;
     o.status = OrderStatus.canceled;
     o.reason = reason;
@@ -541,7 +550,8 @@ export class ReferenceModel {
         const p = this.peekPosition(acct, req.market_id, req.outcome);
         let buying = 0;
         for (const o of this.live.values()) {
-          if (o.account === acct && o.market_id === req.market_id && o.outcome === req.outcome && o.side === Side.buy) buying += o.remaining;
+          if (o.account === acct && o.market_id === req.market_id && o.outcome === req.outcome && o.side === Side.buy)
+            buying += o.remaining;
         }
         if (p.free + p.rfs + buying + req.qty > market.position_limit) return rejectPlacement(Reject.position_limit_exceeded);
       }
@@ -622,7 +632,8 @@ export class ReferenceModel {
   findClientOrder(acct: number, coid: bigint): MOrder | undefined {
     let best: MOrder | undefined;
     const consider = (o: MOrder): void => {
-      if (o.account === acct && o.has_client_order_id !== 0 && o.client_order_id === coid && (!best || o.order_id > best.order_id)) best = o;
+      if (o.account === acct && o.has_client_order_id !== 0 && o.client_order_id === coid && (!best || o.order_id > best.order_id))
+        best = o;
     };
     for (const o of this.live.values()) consider(o);
     const r = this.retained.get(acct);
@@ -792,19 +803,7 @@ export class ReferenceModel {
     if (n === 0) {
       this.cancel(o, CancelReason.decreased_to_zero);
     } else if (n < o.remaining) {
-      const removed = o.remaining - n;
-      let release = 0;
-      if (o.side === Side.buy) {
-        release = o.has_max_cost ? o.reserve_left : removed * (o.tick + o.fee_per_share);
-        const a = this.account(o.account);
-        o.reserve_left -= release;
-        a.reserved -= release;
-        a.available += release;
-      } else {
-        const p = this.position(o.account, o.market_id, o.outcome);
-        p.rfs -= removed;
-        p.free += removed;
-      }
+      const release = this.unreserve(o, o.remaining - n);
       o.remaining = n;
       this.emit('OrderDecreased', o.account, { order_id: id, new_qty: n, release_cash: release });
     }
@@ -816,7 +815,9 @@ export class ReferenceModel {
     const market = c.market_id as number;
     const group = c.group_id as number;
     if (!this.liveAccount(acct)) return this.reject(Reject.unknown_account);
-    for (const o of this.liveOrdersSorted((x) => x.account === acct && (market === 0 || x.market_id === market) && (group === 0 || x.group_id === group))) {
+    for (const o of this.liveOrdersSorted(
+      (x) => x.account === acct && (market === 0 || x.market_id === market) && (group === 0 || x.group_id === group),
+    )) {
       this.cancel(o, CancelReason.mass_canceled);
     }
     this.complete({});
@@ -885,7 +886,9 @@ export class ReferenceModel {
       const proposing = [...this.markets.values()]
         .filter((m) => m.round && m.round.status === RoundStatus.frozen && !m.round.disputed && m.round.close_ts <= ts)
         .sort((a, b) => a.market_id - b.market_id);
-      proposing.sort((a, b) => (a.round!.close_ts < b.round!.close_ts ? -1 : a.round!.close_ts > b.round!.close_ts ? 1 : a.market_id - b.market_id));
+      proposing.sort((a, b) =>
+        a.round!.close_ts < b.round!.close_ts ? -1 : a.round!.close_ts > b.round!.close_ts ? 1 : a.market_id - b.market_id,
+      );
       for (const m of proposing) this.propose(m, ref >= m.round!.strike ? RoundOutcome.yes : RoundOutcome.no, ref);
     }
     // 5. proposed rounds past the dispute window, by (proposed_ts + window, market_id)
@@ -902,7 +905,13 @@ export class ReferenceModel {
     // strike = the reference at ts, by (time they became roundless, market_id)
     const waiting = [...this.markets.values()]
       .filter((m) => m.series_active && (!m.round || isTerminalRound(m.round.status)))
-      .sort((a, b) => (a.series_waiting_since < b.series_waiting_since ? -1 : a.series_waiting_since > b.series_waiting_since ? 1 : a.market_id - b.market_id));
+      .sort((a, b) =>
+        a.series_waiting_since < b.series_waiting_since
+          ? -1
+          : a.series_waiting_since > b.series_waiting_since
+            ? 1
+            : a.market_id - b.market_id,
+      );
     if (waiting.length > 0) {
       const o = this.oracleAt(ts);
       if (o.count >= this.config.oracle_quorum) for (const m of waiting) this.openSeriesRound(m, o.ref);
@@ -1038,7 +1047,8 @@ export class ReferenceModel {
         this.endRound(m, false);
         break;
       case 'VoidRound':
-        if (st !== RoundStatus.trading && st !== RoundStatus.frozen && st !== RoundStatus.proposed) return this.reject(Reject.round_state_conflict);
+        if (st !== RoundStatus.trading && st !== RoundStatus.frozen && st !== RoundStatus.proposed)
+          return this.reject(Reject.round_state_conflict);
         this.endRound(m, true);
         break;
     }
@@ -1087,7 +1097,13 @@ export class ReferenceModel {
     this.nextKey += 1;
     const k: MKey = { key_id: this.nextKey, account_id: acct, scopes: c.scopes as number, revoked: false };
     this.keys.set(k.key_id, k);
-    this.emit('KeyCreated', acct, { key_id: k.key_id, account_id: acct, scopes: k.scopes, secret: c.secret as string, label: (c.label as string) ?? '' });
+    this.emit('KeyCreated', acct, {
+      key_id: k.key_id,
+      account_id: acct,
+      scopes: k.scopes,
+      secret: c.secret as string,
+      label: (c.label as string) ?? '',
+    });
     this.complete({ result: k.key_id });
   }
 
@@ -1154,7 +1170,14 @@ export class ReferenceModel {
     if (amount > a.available) return this.reject(Reject.withdrawal_exceeds_available);
     if (amount === 0) return this.reject(Reject.invalid_command);
     this.nextWid += 1;
-    const w: MWithdrawal = { wid: this.nextWid, account_id: acct, client_withdrawal_id: cwid, amount, destination, status: WithdrawalStatus.pending };
+    const w: MWithdrawal = {
+      wid: this.nextWid,
+      account_id: acct,
+      client_withdrawal_id: cwid,
+      amount,
+      destination,
+      status: WithdrawalStatus.pending,
+    };
     this.withdrawals.set(w.wid, w);
     a.available -= amount;
     a.reserved += amount;
@@ -1228,7 +1251,13 @@ export class ReferenceModel {
       series_period_s: period, series_active: true, series_waiting_since: this.now.ts,
     };
     this.markets.set(m.market_id, m);
-    this.emit('MarketCreated', 0, { market_id: m.market_id, category, position_limit: m.position_limit, fee_schedule_id: fsId, title: m.title });
+    this.emit('MarketCreated', 0, {
+      market_id: m.market_id,
+      category,
+      position_limit: m.position_limit,
+      fee_schedule_id: fsId,
+      title: m.title,
+    });
     this.emit('SeriesCreated', 0, { market_id: m.market_id, category, period_s: period });
     const o = this.oracleAt(this.now.ts);
     if (o.count >= this.config.oracle_quorum) this.openSeriesRound(m, o.ref);
@@ -1300,7 +1329,9 @@ export class ReferenceModel {
         open_interest: m.open_interest, last_tick_yes: m.last_tick_yes,
       };
     });
-    const deadman = [...this.deadman.entries()].sort((a, b) => a[0] - b[0]).map(([a, d]) => ({ account_id: a, fires_at_ts: d.fires_at_ts.toString() }));
+    const deadman = [...this.deadman.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([a, d]) => ({ account_id: a, fires_at_ts: d.fires_at_ts.toString() }));
     const withdrawals = [...this.withdrawals.values()].sort((a, b) => a.wid - b.wid)
       .map((w) => ({ wid: w.wid, account_id: w.account_id, amount: w.amount, status: w.status }));
     let openPairs = 0;
@@ -1338,7 +1369,8 @@ export class ReferenceModel {
     }
     for (const a of this.accounts.values()) {
       if (a.available < 0 || a.reserved < 0) fail(`account ${a.account_id} negative cash`);
-      if (a.reserved !== (heldReserve.get(a.account_id) ?? 0)) fail(`account ${a.account_id} reserved ${a.reserved} != ${heldReserve.get(a.account_id) ?? 0}`);
+      if (a.reserved !== (heldReserve.get(a.account_id) ?? 0))
+        fail(`account ${a.account_id} reserved ${a.reserved} != ${heldReserve.get(a.account_id) ?? 0}`);
       cash += a.available + a.reserved;
     }
     if (cash + 100 * openPairs + this.fees_collected !== this.deposits_total - this.confirmed_total) {
@@ -1362,7 +1394,8 @@ export class ReferenceModel {
     }
     for (const m of this.markets.values()) {
       const s = shares.get(m.market_id) ?? [0, 0];
-      if (s[0] !== m.open_interest || s[1] !== m.open_interest) fail(`market ${m.market_id} shares ${s[0]}/${s[1]} vs open interest ${m.open_interest}`);
+      if (s[0] !== m.open_interest || s[1] !== m.open_interest)
+        fail(`market ${m.market_id} shares ${s[0]}/${s[1]} vs open interest ${m.open_interest}`);
     }
     for (const [acct, r] of this.retained) {
       if (r.terminal.length > this.config.terminal_cap || r.rejected.length > this.config.reject_cap) fail(`retention of ${acct}`);

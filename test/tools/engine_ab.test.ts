@@ -16,7 +16,13 @@ test('engine_ab: compares a build with itself, one line per process and a summar
   assert.equal(lines.length, 3, r.stdout);
   assert.match(lines[0]!, /^round 1 A .*: median [0-9.]+ M\/s, best [0-9.]+ M\/s, per CPU second [0-9.]+ M\/s$/);
   assert.match(lines[1]!, /^round 1 B /);
-  assert.match(lines[2]!, /^A [0-9.]+ M\/s {2}B [0-9.]+ M\/s {2}B\/A [0-9.]+; per CPU second A [0-9.]+ M\/s {2}B [0-9.]+ M\/s {2}B\/A [0-9.]+ \(medians of 1 rounds x 1 runs of 2000 commands\)$/);
+  assert.match(
+    lines[2]!,
+    new RegExp(
+      String.raw`^A [0-9.]+ M/s {2}B [0-9.]+ M/s {2}B/A [0-9.]+; per CPU second A [0-9.]+ M/s {2}B [0-9.]+ M/s {2}B/A [0-9.]+ ` +
+        String.raw`\(medians of 1 rounds x 1 runs of 2000 commands\)$`,
+    ),
+  );
 });
 
 test('engine_ab: usage errors exit 2 with the usage line', () => {

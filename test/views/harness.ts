@@ -75,9 +75,15 @@ export class Harness {
   }
 
   /** A market with a trading round (unless round is false). */
-  market(o: { category?: number; fees?: number; limit?: number; title?: string; round?: boolean; strike?: number; close_ms?: number } = {}): number {
+  market(
+    o: { category?: number; fees?: number; limit?: number; title?: string; round?: boolean; strike?: number; close_ms?: number } = {},
+  ): number {
     const id = this.ok({
-      type: 'CreateMarket', category: o.category ?? 1, position_limit: o.limit ?? 0, fee_schedule_id: o.fees ?? 0, title: o.title ?? 'test market',
+      type: 'CreateMarket',
+      category: o.category ?? 1,
+      position_limit: o.limit ?? 0,
+      fee_schedule_id: o.fees ?? 0,
+      title: o.title ?? 'test market',
     });
     if (o.round !== false) this.openRound(id, o.strike ?? 100, o.close_ms ?? 3_600_000);
     return id;

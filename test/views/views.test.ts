@@ -71,7 +71,10 @@ test('views: markets list in ascending market_id with a status filter, and marke
   // A NO buy at 70 takes the YES bid at 30: last 30; one-sided book -> last.
   h.order(a2, { market: m4, outcome: 'no', tick: 70, qty: 1 });
   let v4 = h.views.market(m4)!;
-  assert.deepEqual([v4.best_yes_bid, v4.best_yes_ask, v4.last_tick_yes, v4.display_tick, v4.volume, v4.open_interest], [0, 50, 30, 30, '1', '1']);
+  assert.deepEqual(
+    [v4.best_yes_bid, v4.best_yes_ask, v4.last_tick_yes, v4.display_tick, v4.volume, v4.open_interest],
+    [0, 50, 30, 30, '1', '1'],
+  );
   // Bid 45, ask 50 (spread 5): midpoint 47 (rounded down).
   h.order(a1, { market: m4, tick: 45, qty: 1 });
   v4 = h.views.market(m4)!;
@@ -100,12 +103,20 @@ test('views: markets list in ascending market_id with a status filter, and marke
   assert.throws(() => h.views.markets({ status: ['open'], limit: 100 }), (e) => e instanceof ViewError && e.field === 'status');
 
   for (const limit of [1, 2, 3, 4, 5]) {
-    assert.deepEqual(drain<{ market_id: number }>((cursor) => h.views.markets({ cursor, limit }), 'markets').map((m) => m.market_id), [m1, m2, m3, m4]);
+    assert.deepEqual(
+      drain<{ market_id: number }>((cursor) => h.views.markets({ cursor, limit }), 'markets').map((m) => m.market_id),
+      [m1, m2, m3, m4],
+    );
   }
   const first = h.views.markets({ limit: 2 });
   assert.notEqual(first.cursor, '');
   assert.equal(h.views.markets({ limit: 4 }).cursor, '', 'a page that reaches the end says so');
-  assert.deepEqual(h.views.markets({ status: ['trading'], limit: 1, cursor: h.views.markets({ status: ['trading'], limit: 1 }).cursor }).markets.map((m) => m.market_id), [m4]);
+  assert.deepEqual(
+    h.views
+      .markets({ status: ['trading'], limit: 1, cursor: h.views.markets({ status: ['trading'], limit: 1 }).cursor })
+      .markets.map((m) => m.market_id),
+    [m4],
+  );
 });
 
 test('views: orderbook lists bids of both ladders best first, sells on the opposite ladder, cut at depth', () => {
@@ -123,7 +134,20 @@ test('views: orderbook lists bids of both ladders best first, sells on the oppos
 
   const b = h.views.orderbook(m, 10)!;
   assertWireShape(R.Orderbook, b);
-  assert.deepEqual(b, { market_id: m, yes: [[40, 15], [38, 3], [35, 1]], no: [[52, 4], [50, 4], [30, 2]], as_of_seq: String(h.views.asOfSeq) });
+  assert.deepEqual(b, {
+    market_id: m,
+    yes: [
+      [40, 15],
+      [38, 3],
+      [35, 1],
+    ],
+    no: [
+      [52, 4],
+      [50, 4],
+      [30, 2],
+    ],
+    as_of_seq: String(h.views.asOfSeq),
+  });
   const d2 = h.views.orderbook(m, 2)!;
   assert.deepEqual([d2.yes, d2.no], [[[40, 15], [38, 3]], [[52, 4], [50, 4]]]);
   assert.deepEqual(h.views.orderbook(m, 1)!.yes, [[40, 15]]);
@@ -154,7 +178,10 @@ test('views: trade tape is newest first, pages to exhaustion without repeats, an
   });
   assert.ok(BigInt(p.trades[0]!.ts) > BigInt(p.trades[1]!.ts));
   for (const limit of [1, 2, 3, 5]) {
-    assert.deepEqual(drain<{ qty: number }>((cursor) => h.views.trades(m, { cursor, limit })!, 'trades').map((t) => t.qty), [8, 7, 6, 5, 4]);
+    assert.deepEqual(
+      drain<{ qty: number }>((cursor) => h.views.trades(m, { cursor, limit })!, 'trades').map((t) => t.qty),
+      [8, 7, 6, 5, 4],
+    );
   }
   assert.deepEqual(h.views.trades(m, { limit: 2 })!.trades.map((t) => t.qty), [8, 7]);
   assert.deepEqual(h.views.trades(quiet, { limit: 10 })!, { trades: [], cursor: '', as_of_seq: String(h.views.asOfSeq) });
@@ -167,7 +194,10 @@ test('views: trade tape is newest first, pages to exhaustion without repeats, an
   h2.order(b1, { tick: 60, qty: 1 });
   h2.order(b1, { tick: 59, qty: 1 });
   h2.order(b2, { outcome: 'no', tick: 41, qty: 2 });
-  const t2 = drain<{ seq: string; tick_yes: number; taker_outcome: string }>((cursor) => h2.views.trades(m2, { cursor, limit: 1 })!, 'trades');
+  const t2 = drain<{ seq: string; tick_yes: number; taker_outcome: string }>(
+    (cursor) => h2.views.trades(m2, { cursor, limit: 1 })!,
+    'trades',
+  );
   assert.deepEqual(t2.map((t) => t.tick_yes), [59, 60]);
   assert.equal(t2[0]!.seq, t2[1]!.seq);
 });
@@ -206,8 +236,27 @@ test('views: fills list both roles with fees, paths, own-space ticks and client_
   };
   assert.deepEqual(f1.fills[3], mint);
   // fee = ceil(bps x q x p x (100 - p) / 1e6), p in the payer's own space.
-  assert.deepEqual(f1.fills[2], { ...f1.fills[2]!, order_id: String(o3), side: 'sell', outcome: 'yes', tick_yes: 65, tick: 65, qty: 4, fee: '1', client_order_id: '0' });
-  assert.deepEqual(f1.fills[1], { ...f1.fills[1]!, order_id: String(o6), side: 'sell', outcome: 'yes', tick_yes: 70, tick: 70, qty: 3, fee: '5' });
+  assert.deepEqual(f1.fills[2], {
+    ...f1.fills[2]!,
+    order_id: String(o3),
+    side: 'sell',
+    outcome: 'yes',
+    tick_yes: 65,
+    tick: 65,
+    qty: 4,
+    fee: '1',
+    client_order_id: '0',
+  });
+  assert.deepEqual(f1.fills[1], {
+    ...f1.fills[1]!,
+    order_id: String(o6),
+    side: 'sell',
+    outcome: 'yes',
+    tick_yes: 70,
+    tick: 70,
+    qty: 3,
+    fee: '5',
+  });
 
   const f2 = h.views.fills(a2, { limit: 100 }).fills;
   assert.deepEqual(f2.map((f) => [f.order_id, f.role, f.side, f.outcome, f.tick_yes, f.tick, f.qty, f.fee, f.path, f.client_order_id]), [
@@ -279,7 +328,10 @@ test('views: orders list every retained order newest first, with status filters,
   const item1 = list.orders.find((o) => Number(o.order_id) === o1)!;
   assert.deepEqual([item1.client_order_id, item1.group_id, item1.remaining_qty, item1.filled_qty], ['1', 9, 10, 0]);
   const itemR1 = list.orders.find((o) => Number(o.order_id) === rej1)!;
-  assert.deepEqual([itemR1.client_order_id, itemR1.remaining_qty, itemR1.filled_qty, itemR1.side, itemR1.outcome, itemR1.flags], ['2', 0, 0, 'sell', 'no', 3]);
+  assert.deepEqual(
+    [itemR1.client_order_id, itemR1.remaining_qty, itemR1.filled_qty, itemR1.side, itemR1.outcome, itemR1.flags],
+    ['2', 0, 0, 'sell', 'no', 3],
+  );
 
   const ids = (q: Parameters<Views['orders']>[1]): number[] => h.views.orders(a1, q).orders.map((o) => Number(o.order_id));
   assert.deepEqual(ids({ status: ['resting'], limit: 100 }), [o1]);
@@ -288,7 +340,10 @@ test('views: orders list every retained order newest first, with status filters,
   assert.deepEqual(ids({ status: ['filled', 'canceled'], limit: 100 }), [o5, o4, o3]);
   assert.deepEqual(ids({ status: ['rejected'], limit: 100 }), [rej2, rej1]);
   assert.deepEqual(ids({ status: ['rejected', 'resting'], limit: 100 }), [rej2, rej1, o1]);
-  assert.throws(() => h.views.orders(a1, { status: ['open'], limit: 10 }), (e) => e instanceof ViewError && e.code === 'invalid_field' && e.field === 'status');
+  assert.throws(
+    () => h.views.orders(a1, { status: ['open'], limit: 10 }),
+    (e) => e instanceof ViewError && e.code === 'invalid_field' && e.field === 'status',
+  );
   assert.deepEqual(ids({ client_order_id: [0, 1], limit: 100 }), [o1]);
   assert.deepEqual(ids({ client_order_id: [0, 2], limit: 100 }), [rej1]);
   assert.deepEqual(ids({ client_order_id: [0, 1], status: ['filled'], limit: 100 }), []);
@@ -365,7 +420,9 @@ test('views: positions per (market, outcome) with free and reserved_for_sale, an
     { market_id: m1, outcome: 'no', free: 10, reserved_for_sale: 0 },
     { market_id: m2, outcome: 'no', free: 2, reserved_for_sale: 0 },
   ]);
-  assert.deepEqual(h.views.positions(a1, { market_id: m2, limit: 100 }).positions, [{ market_id: m2, outcome: 'yes', free: 2, reserved_for_sale: 0 }]);
+  assert.deepEqual(h.views.positions(a1, { market_id: m2, limit: 100 }).positions, [
+    { market_id: m2, outcome: 'yes', free: 2, reserved_for_sale: 0 },
+  ]);
   assert.deepEqual(h.views.positions(a1, { market_id: 77, limit: 100 }).positions, []);
   assert.deepEqual(h.views.positions(a5, { limit: 100 }).positions, []);
   assert.deepEqual(drain((cursor) => h.views.positions(a1, { cursor, limit: 1 }), 'positions'), p1.positions);
@@ -374,7 +431,12 @@ test('views: positions per (market, outcome) with free and reserved_for_sale, an
   h.order(a1, { market: m1, outcome: 'no', tick: 45, qty: 1 });
   h.order(a2, { market: m1, tick: 55, qty: 1 });
   assert.deepEqual(h.views.positions(a1, { market_id: m1, limit: 100 }).positions.map((p) => p.outcome), ['yes', 'no']);
-  assert.deepEqual(drain<{ market_id: number; outcome: string }>((cursor) => h.views.positions(a1, { cursor, limit: 2 }), 'positions').map((p) => `${p.market_id}${p.outcome}`), [`${m1}yes`, `${m1}no`, `${m2}yes`]);
+  assert.deepEqual(
+    drain<{ market_id: number; outcome: string }>((cursor) => h.views.positions(a1, { cursor, limit: 2 }), 'positions').map(
+      (p) => `${p.market_id}${p.outcome}`,
+    ),
+    [`${m1}yes`, `${m1}no`, `${m2}yes`],
+  );
 
   const s = h.engine.state.accounts;
   for (const a of [a1, a2, a5]) {
@@ -385,7 +447,13 @@ test('views: positions per (market, outcome) with free and reserved_for_sale, an
   assert.deepEqual(h.views.balance(a5), { available: '999990', reserved: '10', as_of_seq: String(h.views.asOfSeq) });
   // Every position of the engine's summary appears in the views.
   const fromViews = [a1, a2, a5].flatMap((a) => h.views.positions(a, { limit: 100 }).positions.map((p) => ({ account_id: a, ...p })));
-  const fromEngine = summarize(h.engine.state).positions.map((p) => ({ account_id: p.account_id, market_id: p.market_id, outcome: p.outcome ? 'no' : 'yes', free: p.free, reserved_for_sale: p.reserved_for_sale }));
+  const fromEngine = summarize(h.engine.state).positions.map((p) => ({
+    account_id: p.account_id,
+    market_id: p.market_id,
+    outcome: p.outcome ? 'no' : 'yes',
+    free: p.free,
+    reserved_for_sale: p.reserved_for_sale,
+  }));
   assert.deepEqual(fromViews, fromEngine);
 });
 
@@ -420,7 +488,12 @@ test('views: dead-man timer armed, refreshed, disarmed and fired', () => {
   h.ok({ type: 'ArmDeadman', account: a1, timeout_ms: 5000 });
   const d = h.views.deadman(a1);
   assertWireShape(R.DeadmanState, d);
-  assert.deepEqual(d, { armed: true, timeout_ms: 5000, fires_at_ts: String(BigInt(h.lastTs()) + 5000n * NS_PER_MS), seq: String(h.views.asOfSeq) });
+  assert.deepEqual(d, {
+    armed: true,
+    timeout_ms: 5000,
+    fires_at_ts: String(BigInt(h.lastTs()) + 5000n * NS_PER_MS),
+    seq: String(h.views.asOfSeq),
+  });
   h.ok({ type: 'DisarmDeadman', account: a1 });
   assert.deepEqual(h.views.deadman(a1), { armed: false, timeout_ms: 0, fires_at_ts: '0', seq: String(h.views.asOfSeq) });
   h.ok({ type: 'ArmDeadman', account: a1, timeout_ms: 1000 });
@@ -466,7 +539,10 @@ test('views: rounds are listed by descending round_number, filtered by category,
   assert.equal(h.views.market(m1)!.status, 'frozen');
   h.ok({ type: 'ProposeRound', market_id: m1, source: ProposeSource.yes });
   const proposed = h.views.round(m1)!;
-  assert.deepEqual([proposed.status, proposed.outcome, proposed.settle_price, proposed.proposed_ts === '0'], ['proposed', 'yes', '0', false]);
+  assert.deepEqual(
+    [proposed.status, proposed.outcome, proposed.settle_price, proposed.proposed_ts === '0'],
+    ['proposed', 'yes', '0', false],
+  );
   assert.deepEqual(h.views.markets({ status: ['proposed'], limit: 10 }).markets.map((m) => m.market_id), [m1]);
   h.ok({ type: 'SettleRound', market_id: m1 });
   const settled = h.views.round(m1)!;
@@ -495,7 +571,10 @@ test('views: rounds are listed by descending round_number, filtered by category,
   assert.deepEqual(numbers({ category: 2, limit: 100 }), ['2']);
   assert.deepEqual(numbers({ category: 5, limit: 100 }), []);
   for (const limit of [1, 2]) assert.deepEqual(drain((cursor) => h.views.rounds({ cursor, limit }), 'rounds'), all.rounds);
-  assert.deepEqual(drain<{ round_number: string }>((cursor) => h.views.rounds({ category: 1, cursor, limit: 1 }), 'rounds').map((r) => r.round_number), ['4', '3']);
+  assert.deepEqual(
+    drain<{ round_number: string }>((cursor) => h.views.rounds({ category: 1, cursor, limit: 1 }), 'rounds').map((r) => r.round_number),
+    ['4', '3'],
+  );
   assert.equal(h.views.rounds({ limit: 3 }).cursor, '');
 
   assert.equal(h.views.round(m1)!.round_number, '4');
@@ -613,7 +692,15 @@ test('views: withdrawals are found by client_withdrawal_id, per account', () => 
   const lo = Number(cwid & 0xffffffffn);
   const w = h.views.withdrawal(a1, hi, lo)!;
   assertWireShape(R.Withdrawal, w);
-  assert.deepEqual(w, { wid: '1', client_withdrawal_id: String(cwid), status: 'pending', amount: '500', destination: 'bc1qexample', seq: String(seq), as_of_seq: String(seq) });
+  assert.deepEqual(w, {
+    wid: '1',
+    client_withdrawal_id: String(cwid),
+    status: 'pending',
+    amount: '500',
+    destination: 'bc1qexample',
+    seq: String(seq),
+    as_of_seq: String(seq),
+  });
   assert.deepEqual(h.views.balance(a1), { available: '9500', reserved: '500', as_of_seq: String(seq) });
   h.ok({ type: 'ConfirmWithdrawal', wid: 1 });
   assert.deepEqual([h.views.withdrawal(a1, hi, lo)!.status, h.views.withdrawal(a1, hi, lo)!.seq], ['confirmed', String(seq)]);
@@ -692,7 +779,16 @@ test('views: a malformed or foreign cursor is a ViewError invalid_field on curso
   ];
   const valid = encodeCursor(CursorKind.markets, 1);
   for (const [name, list] of lists) {
-    for (const bad of ['!!', 'abc', 'bTE=', 'bTE', `${valid.slice(0, 2)}-`, 'x'.repeat(40), Buffer.from('m-1').toString('base64url'), Buffer.from('m99999999999999999').toString('base64url')]) {
+    for (const bad of [
+      '!!',
+      'abc',
+      'bTE=',
+      'bTE',
+      `${valid.slice(0, 2)}-`,
+      'x'.repeat(40),
+      Buffer.from('m-1').toString('base64url'),
+      Buffer.from('m99999999999999999').toString('base64url'),
+    ]) {
       if (name === 'markets' && bad === 'bTE') continue; // 'bTE' is the markets cursor for key 1
       assert.throws(() => list(bad), isCursorError, `${name} cursor ${bad}`);
     }

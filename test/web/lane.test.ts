@@ -67,7 +67,8 @@ async function started(): Promise<{ lane: Lane; ws: FakeSocket; statuses: string
   return { lane, ws, statuses, errors };
 }
 
-test('lane: a book subscription takes its snapshot and deltas in seq order; a gap asks for a snapshot and drops what is stale', async () => {
+test('lane: a book subscription takes its snapshot and deltas in seq order; a gap asks for a snapshot and drops what is ' +
+  'stale', async () => {
   const { lane, ws, statuses } = await started();
   assert.deepEqual(statuses, ['live']);
   const got: [string, number][] = [];
@@ -84,7 +85,12 @@ test('lane: a book subscription takes its snapshot and deltas in seq order; a ga
   ws.push({ id: ask.id, type: 'ok', msg: { sid: 3, action: 'get_snapshot' } });
   ws.push({ type: 'orderbook_snapshot', sid: 3, seq: 14, msg: {} });
   ws.push({ type: 'orderbook_delta', sid: 3, seq: 15, msg: {} });
-  assert.deepEqual(got, [['orderbook_snapshot', 10], ['orderbook_delta', 11], ['orderbook_snapshot', 14], ['orderbook_delta', 15]]);
+  assert.deepEqual(got, [
+    ['orderbook_snapshot', 10],
+    ['orderbook_delta', 11],
+    ['orderbook_snapshot', 14],
+    ['orderbook_delta', 15],
+  ]);
   // Another stream's messages go to their own handlers only.
   ws.push({ type: 'orderbook_delta', sid: 99, seq: 1, msg: {} });
   assert.equal(got.length, 4);

@@ -91,7 +91,10 @@ describe('ws binary order entry', () => {
     e.cancel(8, '999999');
     const rs = await exchange(c, e, 2);
     const p = rs.get(7)!;
-    assert.deepEqual([p.status, p.order_status, p.filled_qty, p.resting_qty, p.client_order_id, p.command_type], ['ok', 'partially_filled', 4, 6, '1001', 1]);
+    assert.deepEqual(
+      [p.status, p.order_status, p.filled_qty, p.resting_qty, p.client_order_id, p.command_type],
+      ['ok', 'partially_filled', 4, 6, '1001', 1],
+    );
     assert.deepEqual(p.fills, [{ tick_yes: 40, qty: 4, path: 'mint' }]);
     assert.ok(Number(p.seq) > 0 && BigInt(p.ts) > 0n);
     const rest = (await alice.client.orders({ client_order_id: '1001' })).orders[0]!;
@@ -113,7 +116,8 @@ describe('ws binary order entry', () => {
     assert.equal((await alice.client.orders({ status: ['resting'] })).orders.length, 0);
   });
 
-  it('binary: execution outcomes are ok with a reason; core rejects carry the num; a reused client_order_id names the first order', async () => {
+  it('binary: execution outcomes are ok with a reason; core rejects carry the num; a reused client_order_id names the first ' +
+    'order', async () => {
     const c = await binaryClient(alice);
     const e = new FrameEncoder(alice.accountId);
     e.place(1, order(market, { tick: 3, qty: 1, tif: 'ioc' }));
@@ -123,7 +127,10 @@ describe('ws binary order entry', () => {
     const rs = await exchange(c, e, 4);
     assert.deepEqual([rs.get(1)!.status, rs.get(1)!.order_status, rs.get(1)!.reason], ['ok', 'canceled', 'ioc_remainder']);
     const dup = rs.get(3)!;
-    assert.deepEqual([dup.status, dup.code, dup.num, dup.order_id, dup.order_status], ['rejected', 'duplicate_client_order_id', 266, rs.get(2)!.order_id, 'resting']);
+    assert.deepEqual(
+      [dup.status, dup.code, dup.num, dup.order_id, dup.order_status],
+      ['rejected', 'duplicate_client_order_id', 266, rs.get(2)!.order_id, 'resting'],
+    );
     assert.deepEqual([rs.get(4)!.status, rs.get(4)!.code], ['rejected', 'insufficient_position']);
   });
 
@@ -183,7 +190,10 @@ describe('ws binary order entry', () => {
     e.cancel(1, '18446744073709551615');
     e.place(2, order(market, { tick: 2, qty: 1, tif: 'ioc', max_cost: '18446744073709551615' }));
     const rs = await exchange(c, e, 2);
-    assert.deepEqual([rs.get(1)!.status, rs.get(1)!.code, rs.get(1)!.seq, rs.get(1)!.order_id], ['rejected', 'unknown_order', '0', '18446744073709551615']);
+    assert.deepEqual(
+      [rs.get(1)!.status, rs.get(1)!.code, rs.get(1)!.seq, rs.get(1)!.order_id],
+      ['rejected', 'unknown_order', '0', '18446744073709551615'],
+    );
     assert.equal(rs.get(2)!.status, 'ok');
     const o = (await alice.client.orders({ limit: 1 })).orders[0]!;
     assert.equal(o.max_cost, String(Number.MAX_SAFE_INTEGER));
@@ -197,7 +207,11 @@ describe('ws binary order entry', () => {
     const r = await one(c, e);
     assert.deepEqual([r.status, r.code, r.seq], ['refused', 'missing_scope', '0']);
     const k = await newAccount(tx);
-    await tx.admin.setKeyTier(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 10, burst: 10 }, write: { sustained_rate_per_s: 1, burst: 3 } });
+    await tx.admin.setKeyTier(k.keyId, {
+      tier: 'custom',
+      read: { sustained_rate_per_s: 10, burst: 10 },
+      write: { sustained_rate_per_s: 1, burst: 3 },
+    });
     const d = await binaryClient(k);
     const f = new FrameEncoder(k.accountId);
     for (let i = 1; i <= 5; i++) f.cancel(i, String(100 + i));
@@ -217,7 +231,14 @@ describe('ws binary order entry', () => {
     c.sendRaw(Buffer.from(e.bytes()), true);
     e.reset();
     const early = decodeResults((await c.framesUntil(c.frames.length + 1))[c.frames.length - 1]!);
-    assert.deepEqual(early.map((r) => [r.correlation, r.status, r.code]), [[995, 'refused', 'shed'], [994, 'refused', 'shed']], 'the last two, at once');
+    assert.deepEqual(
+      early.map((r) => [r.correlation, r.status, r.code]),
+      [
+        [995, 'refused', 'shed'],
+        [994, 'refused', 'shed'],
+      ],
+      'the last two, at once',
+    );
     tx.ex.pipeline.control.setPaused(false);
     const rest = new Map<number, EntryResultObject>();
     while (rest.size < 4) {
@@ -255,7 +276,9 @@ describe('ws binary order entry', () => {
     const s = await DxOrderStream.open({ url: tx.base, keyId: bob.keyId, secret: bob.secret });
     try {
       assert.equal(s.account, bob.accountId);
-      const placed = await Promise.all([1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))));
+      const placed = await Promise.all(
+        [1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))),
+      );
       for (const p of placed) assert.equal(p.status, 'ok');
       const [d, k] = await Promise.all([s.decrease(placed[0]!.order_id, 1), s.cancel(placed[1]!.order_id)]);
       assert.deepEqual([d.result, k.result], [1, 3]);
@@ -322,6 +345,9 @@ describe('ws binary order entry', () => {
       [placed!.correlation, placed!.status, placed!.seq, placed!.order_id, placed!.filled_qty, placed!.resting_qty, placed!.fills],
       [7, 'ok', '4711', '4711', 4, 6, [{ tick_yes: 40, qty: 4, path: 'mint' }]],
     );
-    assert.deepEqual([rejected!.correlation, rejected!.status, rejected!.code, rejected!.order_id], [8, 'rejected', 'unknown_order', '4700']);
+    assert.deepEqual(
+      [rejected!.correlation, rejected!.status, rejected!.code, rejected!.order_id],
+      [8, 'rejected', 'unknown_order', '4700'],
+    );
   });
 });

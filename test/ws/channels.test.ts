@@ -127,7 +127,15 @@ describe('ws public channels', () => {
     assert.equal(t1.msg.trade_seq, p.seq);
     const tape = (await alice.client.trades(m, { limit: 1 })).trades[0]!;
     assert.deepEqual(
-      { market_id: t1.msg.market_id, tick_yes: t1.msg.tick_yes, qty: t1.msg.qty, taker_side: t1.msg.taker_side, taker_outcome: t1.msg.taker_outcome, seq: t1.msg.trade_seq, ts: t1.msg.ts },
+      {
+        market_id: t1.msg.market_id,
+        tick_yes: t1.msg.tick_yes,
+        qty: t1.msg.qty,
+        taker_side: t1.msg.taker_side,
+        taker_outcome: t1.msg.taker_outcome,
+        seq: t1.msg.trade_seq,
+        ts: t1.msg.ts,
+      },
       { market_id: m, tick_yes: tape.tick_yes, qty: 2, taker_side: 'buy', taker_outcome: 'no', seq: tape.seq, ts: tape.ts },
     );
     assert.equal(t1.msg.tick_yes, 45);
@@ -230,7 +238,10 @@ describe('ws user channel', () => {
     const posA = atSeq(ca, sa, take.seq).filter((x) => x.type === 'position');
     assert.deepEqual(posA.map((x) => [x.msg.market_id, x.msg.outcome, x.msg.free, x.msg.reserved_for_sale]), [[m, 'yes', 4, 0]]);
     const ordA = atSeq(ca, sa, take.seq).filter((x) => x.type === 'order');
-    assert.deepEqual(ordA.map((x) => [x.msg.order_id, x.msg.status, x.msg.remaining_qty, x.msg.filled_qty]), [[buy.order_id, 'partially_filled', 6, 4]]);
+    assert.deepEqual(
+      ordA.map((x) => [x.msg.order_id, x.msg.status, x.msg.remaining_qty, x.msg.filled_qty]),
+      [[buy.order_id, 'partially_filled', 6, 4]],
+    );
     // Other accounts' activity sends a nothing.
     const before = ca.data(sa).length;
     await bob.client.placeOrder(order(m, { tick: 5, qty: 1 }));
@@ -333,7 +344,11 @@ describe('ws user channel', () => {
     await Promise.all(keys.map(async (key, j) => {
       for (let b = 0; b < 5; b++) {
         const base = (j * 5 + b) * 20;
-        await key.client.placeBatch(Array.from({ length: 20 }, (_x, i) => order(m, { tick: 1 + ((base + i) % 60), qty: 1, client_order_id: String(1000 + base + i) })));
+        await key.client.placeBatch(
+          Array.from({ length: 20 }, (_x, i) =>
+            order(m, { tick: 1 + ((base + i) % 60), qty: 1, client_order_id: String(1000 + base + i) }),
+          ),
+        );
       }
     }));
     const c = await connect(k);

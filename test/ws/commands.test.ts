@@ -179,7 +179,14 @@ describe('ws commands', () => {
     const id = c.send('subscribe', { channels: ['trades', 'oracle'], market_ids: [market, market2] });
     const replies = [await c.reply(id), await c.reply(id), await c.reply(id)];
     assert.deepEqual(replies.map((r) => r.type), ['subscribed', 'subscribed', 'subscribed']);
-    assert.deepEqual(replies.map((r) => [r.msg.channel, r.msg.market_id]), [['trades', market], ['trades', market2], ['oracle', undefined]]);
+    assert.deepEqual(
+      replies.map((r) => [r.msg.channel, r.msg.market_id]),
+      [
+        ['trades', market],
+        ['trades', market2],
+        ['oracle', undefined],
+      ],
+    );
     const sids = replies.map((r) => r.msg.sid);
     assert.equal(new Set(sids).size, 3);
     for (const s of sids) assert.ok(Number.isInteger(s) && s > 0);
@@ -288,8 +295,18 @@ describe('ws commands', () => {
     const sids: number[] = [];
     for (let i = 0; i < 4; i++) sids.push((await a.reply(first)).msg.sid);
     // Two more fit (6), three do not: the cap counts the key's subscriptions on every connection.
-    await b.expectError('subscribe', { channels: ['orderbook_delta', 'trades', 'rounds'], market_ids: [market] }, 7, 'too_many_subscriptions');
-    await b.expectError('subscribe', { channels: ['oracle', 'user', 'orderbook_delta'], market_ids: [market] }, 7, 'too_many_subscriptions');
+    await b.expectError(
+      'subscribe',
+      { channels: ['orderbook_delta', 'trades', 'rounds'], market_ids: [market] },
+      7,
+      'too_many_subscriptions',
+    );
+    await b.expectError(
+      'subscribe',
+      { channels: ['oracle', 'user', 'orderbook_delta'], market_ids: [market] },
+      7,
+      'too_many_subscriptions',
+    );
     const two = b.send('subscribe', { channels: ['oracle', 'user'] });
     assert.equal((await b.reply(two)).type, 'subscribed');
     assert.equal((await b.reply(two)).type, 'subscribed');

@@ -48,7 +48,13 @@ function stream(seed: number): ((ids: string[]) => Cmd)[] {
   const r = new Rng(seed);
   const out: ((ids: string[]) => Cmd)[] = [];
   const placement = (market: number): Params => {
-    const o: Params = { market_id: market, side: r.chance(0.25) ? 'sell' : 'buy', outcome: r.chance(0.5) ? 'yes' : 'no', tick: r.int(30, 70), qty: r.int(1, 20) };
+    const o: Params = {
+      market_id: market,
+      side: r.chance(0.25) ? 'sell' : 'buy',
+      outcome: r.chance(0.5) ? 'yes' : 'no',
+      tick: r.int(30, 70),
+      qty: r.int(1, 20),
+    };
     const tif = r.weighted<string>([['gtc', 6], ['ioc', 2], ['fok', 1], ['gtd', 1]]);
     if (tif !== 'gtc') o.tif = tif;
     if (tif === 'gtd') o.expiry_ts = r.chance(0.8) ? closeInAnHour() : '1';
@@ -57,7 +63,7 @@ function stream(seed: number): ((ids: string[]) => Cmd)[] {
     if (o.side === 'buy' && tif === 'ioc' && r.chance(0.3)) o.max_cost = String(r.int(0, 2000));
     if (r.chance(0.3)) o.group_id = r.int(1, 3);
     if (r.chance(0.2)) o.stp = r.pick(['cancel_taker', 'cancel_maker', 'cancel_both']);
-    // Now and then a mistake the schema or the DESIGN rules refuse.
+    // Now and then a mistake the schema or the placement rules refuse.
     const bad = r.int(0, 40);
     if (bad === 0) o.tick = 0;
     if (bad === 1) o.colour = 'red';
@@ -116,7 +122,8 @@ function stream(seed: number): ((ids: string[]) => Cmd)[] {
 
 /** markets[i] of the stream -> this leg's market id. */
 function localize(c: Cmd, leg: Leg): Cmd {
-  const fix = (o: Params): Params => ('market_id' in o && typeof o.market_id === 'number' && o.market_id < 2 ? { ...o, market_id: leg.markets[o.market_id]! } : o);
+  const fix = (o: Params): Params =>
+    'market_id' in o && typeof o.market_id === 'number' && o.market_id < 2 ? { ...o, market_id: leg.markets[o.market_id]! } : o;
   const params = c.params.orders !== undefined ? { ...c.params, orders: (c.params.orders as Params[]).map(fix) } : fix(c.params);
   return { ...c, params };
 }
@@ -216,8 +223,21 @@ it(`ws differential: ${COMMANDS} seeded order commands answer the same over REST
     seen.set(key, (seen.get(key) ?? 0) + 1);
   }
   // The stream reached every command with successes and refusals.
-  for (const want of ['place_order 201', 'place_order 400', 'place_order 409', 'place_order 422', 'batch_place_orders 201', 'batch_place_orders 400',
-    'cancel_order 200', 'cancel_order 404', 'batch_cancel_orders 200', 'decrease_order 200', 'decrease_order 404', 'decrease_order 400', 'cancel_all 202']) {
+  for (const want of [
+    'place_order 201',
+    'place_order 400',
+    'place_order 409',
+    'place_order 422',
+    'batch_place_orders 201',
+    'batch_place_orders 400',
+    'cancel_order 200',
+    'cancel_order 404',
+    'batch_cancel_orders 200',
+    'decrease_order 200',
+    'decrease_order 404',
+    'decrease_order 400',
+    'cancel_all 202',
+  ]) {
     assert.ok((seen.get(want) ?? 0) > 0, `the stream never produced ${want}: ${JSON.stringify([...seen])}`);
   }
 });

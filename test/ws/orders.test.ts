@@ -37,7 +37,14 @@ async function call(c: WsClient, cmd: string, params: unknown): Promise<Msg> {
   return r;
 }
 
-async function expectError(c: WsClient, cmd: string, params: unknown, status: number, code: string, o: { num?: number | null; origin?: string } = {}): Promise<Msg> {
+async function expectError(
+  c: WsClient,
+  cmd: string,
+  params: unknown,
+  status: number,
+  code: string,
+  o: { num?: number | null; origin?: string } = {},
+): Promise<Msg> {
   const r = await call(c, cmd, params);
   assert.equal(r.status, status, JSON.stringify(r));
   assertEnvelope(r.msg, code, o);
@@ -80,9 +87,12 @@ describe('ws order entry (JSON)', () => {
     assert.deepEqual(Object.keys(viaRest).sort(), Object.keys(r.msg).sort());
   });
 
-  it('ws orders: batch_place_orders, cancel_order, batch_cancel_orders, decrease_order and cancel_all answer their REST bodies', async () => {
+  it('ws orders: batch_place_orders, cancel_order, batch_cancel_orders, decrease_order and cancel_all answer their REST ' +
+    'bodies', async () => {
     const c = await connect(alice);
-    const b = await call(c, 'batch_place_orders', { orders: [order(market, { tick: 20 }), order(market, { tick: 21, qty: 5 }), order(999, { tick: 5 })] });
+    const b = await call(c, 'batch_place_orders', {
+      orders: [order(market, { tick: 20 }), order(market, { tick: 21, qty: 5 }), order(999, { tick: 5 })],
+    });
     assert.equal(b.status, 201);
     assert.equal(b.msg.results.length, 3, 'one result per order, index-aligned');
     assert.equal(b.msg.results[0].status, 'resting');
@@ -110,7 +120,10 @@ describe('ws order entry (JSON)', () => {
     assert.equal(ca.status, 202);
     assertWireShape(R.SequencedAck, ca.msg);
     const live = await alice.client.orders({ status: ['resting'], market_id: market2 });
-    assert.ok(live.orders.some((x) => x.order_id === o4), 'group 8 stays');
+    assert.ok(
+      live.orders.some((x) => x.order_id === o4),
+      'group 8 stays',
+    );
     assert.ok(!live.orders.some((x) => x.order_id === o3), 'group 9 is canceled');
     const all = await call(c, 'cancel_all', {});
     assert.equal(all.status, 202);
@@ -134,19 +147,32 @@ describe('ws order entry (JSON)', () => {
     await expectError(c, 'cancel_all', { market_id: -1 }, 400, 'invalid_field');
     await expectError(c, 'batch_cancel_orders', { order_ids: [] }, 400, 'invalid_field');
     // A REST path parameter out of range: an id above 2^53 cannot exist.
-    await expectError(c, 'decrease_order', { order_id: '18446744073709551615', new_qty: 1 }, 404, 'unknown_order', { num: 260, origin: 'core' });
+    await expectError(c, 'decrease_order', { order_id: '18446744073709551615', new_qty: 1 }, 404, 'unknown_order', {
+      num: 260,
+      origin: 'core',
+    });
   });
 
   it('ws orders: core rejects carry num and origin core; a reused client_order_id answers 409 with the first order', async () => {
     const poor = await newAccount(tx, { deposit: '10' });
     const c = await connect(poor);
     await expectError(c, 'place_order', order(market, { tick: 50, qty: 10 }), 422, 'insufficient_balance', { num: 261, origin: 'core' });
-    await expectError(c, 'place_order', order(market, { side: 'sell', tick: 50, qty: 10 }), 422, 'insufficient_position', { num: 262, origin: 'core' });
+    await expectError(c, 'place_order', order(market, { side: 'sell', tick: 50, qty: 10 }), 422, 'insufficient_position', {
+      num: 262,
+      origin: 'core',
+    });
     await expectError(c, 'place_order', order(999, { tick: 5 }), 404, 'unknown_market', { num: 265, origin: 'core' });
     const a = await connect(alice);
     const first = await call(a, 'place_order', order(market, { tick: 11, client_order_id: '424242' }));
     assert.equal(first.status, 201);
-    const dup = await expectError(a, 'place_order', order(market, { tick: 12, client_order_id: '424242' }), 409, 'duplicate_client_order_id', { num: 266, origin: 'core' });
+    const dup = await expectError(
+      a,
+      'place_order',
+      order(market, { tick: 12, client_order_id: '424242' }),
+      409,
+      'duplicate_client_order_id',
+      { num: 266, origin: 'core' },
+    );
     assert.equal(dup.msg.error.details.order_id, first.msg.order_id);
     // The same id over REST is refused the same way: one idempotency key across lanes.
     await assert.rejects(alice.client.placeOrder(order(market, { tick: 12, client_order_id: '424242' })), /duplicate_client_order_id/);
@@ -178,7 +204,9 @@ describe('ws order entry (JSON)', () => {
   it('ws orders: more than max_in_flight commands held on one connection are shed (503), never dropped', async () => {
     const c = await connect(bob);
     tx.ex.pipeline.control.setPaused(true);
-    const ids = [1, 2, 3, 4].map((i) => c.send('place_order', order(market, { tick: 3, qty: 1, client_order_id: String(9100 + i) }), 200 + i));
+    const ids = [1, 2, 3, 4].map((i) =>
+      c.send('place_order', order(market, { tick: 3, qty: 1, client_order_id: String(9100 + i) }), 200 + i),
+    );
     // A batch of two would take the connection over 4.
     const over = await call(c, 'batch_place_orders', { orders: [order(market, { tick: 3 }), order(market, { tick: 3 })] });
     assert.equal(over.status, 503);
@@ -212,7 +240,11 @@ describe('ws order entry (JSON)', () => {
 
   it('ws orders: order commands pay the write bucket, not the read bucket', async () => {
     const k = await newAccount(tx);
-    await tx.admin.setKeyTier(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 1, burst: 2 }, write: { sustained_rate_per_s: 1, burst: 5 } });
+    await tx.admin.setKeyTier(k.keyId, {
+      tier: 'custom',
+      read: { sustained_rate_per_s: 1, burst: 2 },
+      write: { sustained_rate_per_s: 1, burst: 5 },
+    });
     const c = await connect(k); // the upgrade takes one read token
     for (let i = 0; i < 5; i++) assert.notEqual((await call(c, 'cancel_order', { order_id: String(1000 + i) })).status, 429);
     const r = await expectError(c, 'cancel_order', { order_id: '1' }, 429, 'rate_limited');
@@ -235,7 +267,11 @@ describe('rate tiers', () => {
     assert.equal(l.tier, 'market_maker');
     assert.deepEqual(l.write, mm.write);
     assert.ok(l.write.sustained_rate_per_s > 50);
-    const custom = await tx.admin.setKeyTier(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 7, burst: 8 }, write: { sustained_rate_per_s: 9, burst: 10 } });
+    const custom = await tx.admin.setKeyTier(k.keyId, {
+      tier: 'custom',
+      read: { sustained_rate_per_s: 7, burst: 8 },
+      write: { sustained_rate_per_s: 9, burst: 10 },
+    });
     assert.deepEqual([custom.read, custom.write], [{ sustained_rate_per_s: 7, burst: 8 }, { sustained_rate_per_s: 9, burst: 10 }]);
     assert.equal((await k.client.limits()).tier, 'custom');
     assert.equal((await tx.admin.account(k.accountId)).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
@@ -248,14 +284,21 @@ describe('rate tiers', () => {
     const k = await newAccount(tx);
     const bad = async (key: number, body: unknown, status: number, code: string): Promise<void> => {
       const r = await fetch(`${tx.adminBase}/admin/keys/${key}/tier`, {
-        method: 'POST', headers: { authorization: `Bearer ${tx.ex.admin_token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+        method: 'POST',
+        headers: { authorization: `Bearer ${tx.ex.admin_token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
       });
       assert.equal(r.status, status);
       assert.equal(((await r.json()) as { error: { code: string } }).error.code, code);
     };
     await bad(k.keyId, { tier: 'market_maker', read: { sustained_rate_per_s: 1, burst: 1 } }, 400, 'invalid_field');
     await bad(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 1, burst: 1 } }, 400, 'invalid_field');
-    await bad(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 0, burst: 1 }, write: { sustained_rate_per_s: 1, burst: 1 } }, 400, 'invalid_field');
+    await bad(
+      k.keyId,
+      { tier: 'custom', read: { sustained_rate_per_s: 0, burst: 1 }, write: { sustained_rate_per_s: 1, burst: 1 } },
+      400,
+      'invalid_field',
+    );
     await bad(k.keyId, { tier: 'gold' }, 400, 'invalid_field');
     await bad(999_999, { tier: 'default' }, 404, 'unknown_key');
     await k.accounts.revokeKey(k.keyId);
@@ -264,7 +307,11 @@ describe('rate tiers', () => {
 
   it('tiers: REST and WebSocket orders of one key draw from one write bucket, one token per batch item', async () => {
     const k = await newAccount(tx);
-    await tx.admin.setKeyTier(k.keyId, { tier: 'custom', read: { sustained_rate_per_s: 100, burst: 100 }, write: { sustained_rate_per_s: 1, burst: 6 } });
+    await tx.admin.setKeyTier(k.keyId, {
+      tier: 'custom',
+      read: { sustained_rate_per_s: 100, burst: 100 },
+      write: { sustained_rate_per_s: 1, burst: 6 },
+    });
     const c = await connect(k);
     await k.client.cancelBatch(['5000', '5001']); // two tokens over REST
     const ws = await call(c, 'batch_cancel_orders', { order_ids: ['5002', '5003', '5004'] }); // three over WS

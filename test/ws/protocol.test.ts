@@ -19,15 +19,24 @@ function code(text: string): string {
 
 describe('ws protocol', () => {
   it('protocol: subscribe keeps channel and market order, drops duplicates', () => {
-    const env = parseCommand(JSON.stringify({ id: 7, cmd: 'subscribe', params: { channels: ['trades', 'oracle', 'trades'], market_ids: [3, 1, 3] } }), cfg);
-    assert.deepEqual(env, { id: 7, command: { cmd: 'subscribe', channels: ['trades', 'oracle'], market_ids: [3, 1], resume_from_seq: null } });
+    const env = parseCommand(
+      JSON.stringify({ id: 7, cmd: 'subscribe', params: { channels: ['trades', 'oracle', 'trades'], market_ids: [3, 1, 3] } }),
+      cfg,
+    );
+    assert.deepEqual(env, {
+      id: 7,
+      command: { cmd: 'subscribe', channels: ['trades', 'oracle'], market_ids: [3, 1], resume_from_seq: null },
+    });
   });
 
   it('protocol: resume_from_seq is a u64 string for the user channel', () => {
     const env = parseCommand(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['user'], resume_from_seq: '42' } }), cfg);
     assert.equal(env.command.cmd === 'subscribe' && env.command.resume_from_seq, 42);
     assert.equal(code(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['user'], resume_from_seq: '-1' } })), 'bad_params');
-    assert.equal(code(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['user'], resume_from_seq: '123456789012345678901' } })), 'bad_params');
+    assert.equal(
+      code(JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['user'], resume_from_seq: '123456789012345678901' } })),
+      'bad_params',
+    );
   });
 
   it('protocol: each kind of mistake maps to its code', () => {
@@ -41,7 +50,14 @@ describe('ws protocol', () => {
       [{ id: 1, cmd: 'ping' }, 'unknown_command'],
       [{ id: 1, cmd: 'subscribe', params: { channels: ['ticker'] } }, 'unknown_channel'],
       [{ id: 1, cmd: 'subscribe', params: { channels: [7] } }, 'bad_params'],
-      [{ id: 1, cmd: 'subscribe', params: { channels: ['trades'], market_ids: Array.from({ length: DEFAULT_WS_CONFIG.max_market_ids + 1 }, (_x, i) => i + 1) } }, 'bad_params'],
+      [
+        {
+          id: 1,
+          cmd: 'subscribe',
+          params: { channels: ['trades'], market_ids: Array.from({ length: DEFAULT_WS_CONFIG.max_market_ids + 1 }, (_x, i) => i + 1) },
+        },
+        'bad_params',
+      ],
       [{ id: 1, cmd: 'subscribe', params: { channels: ['trades'], market_ids: [4294967296] } }, 'bad_params'],
       [{ id: 1, cmd: 'unsubscribe', params: { sids: [0] } }, 'bad_params'],
       [{ id: 1, cmd: 'unsubscribe', params: {} }, 'bad_params'],

@@ -56,9 +56,14 @@ export class WsClient {
   }
 
   /** Opens a signed connection; rejects with an UpgradeRefusal when the server answers the upgrade with an HTTP status. */
-  static connect(tx: Pick<TestExchange, 'port'>, key: { keyId: number; secret: string }, o: { target?: string; signTarget?: string; ts?: number; headers?: Record<string, string> | null } = {}): Promise<WsClient> {
+  static connect(
+    tx: Pick<TestExchange, 'port'>,
+    key: { keyId: number; secret: string },
+    o: { target?: string; signTarget?: string; ts?: number; headers?: Record<string, string> | null } = {},
+  ): Promise<WsClient> {
     const target = o.target ?? '/v1/ws';
-    const headers = o.headers === null ? {} : { ...signHeaders(key, 'GET', o.signTarget ?? target, '', o.ts ?? Date.now()), ...(o.headers ?? {}) };
+    const headers =
+      o.headers === null ? {} : { ...signHeaders(key, 'GET', o.signTarget ?? target, '', o.ts ?? Date.now()), ...(o.headers ?? {}) };
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`ws://127.0.0.1:${tx.port}${target}`, { headers, perMessageDeflate: false });
       const c = new WsClient(ws);

@@ -13,9 +13,17 @@ import { startHello } from '../../test/support/loadgen/hello.js';
 import { runLoad } from '../../test/support/loadgen/loadgen.js';
 import { TRANSPORT_KINDS } from '../../test/support/loadgen/transports.js';
 
-const { values } = parseCommandLine(process.argv.slice(2), {
-  connections: { type: 'string' }, duration: { type: 'string' }, rounds: { type: 'string' }, server: { type: 'string' }, workers: { type: 'string' },
-}, { positionals: false });
+const { values } = parseCommandLine(
+  process.argv.slice(2),
+  {
+    connections: { type: 'string' },
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
+    server: { type: 'string' },
+    workers: { type: 'string' },
+  },
+  { positionals: false },
+);
 const connections = Number(values.connections ?? '8');
 const duration = values.duration ?? '3s';
 const durationMs = parseFloat(duration) * (duration.endsWith('ms') ? 1 : 1000);
@@ -26,7 +34,10 @@ const workers = Number(values.workers ?? '1');
 if (server !== 'uws' && server !== 'http') throw new Error(`--server is uws or http, got ${server}`);
 const hello = await startHello(server);
 
-const rows: Record<string, { throughput_per_s: number[]; p50_ms: number[]; p99_ms: number[]; p999_ms: number[]; cpu_us_per_req: number[] }> = {};
+const rows: Record<
+  string,
+  { throughput_per_s: number[]; p50_ms: number[]; p99_ms: number[]; p999_ms: number[]; cpu_us_per_req: number[] }
+> = {};
 try {
   for (let r = 0; r < rounds; r++) {
     for (const transport of TRANSPORT_KINDS) {
@@ -54,5 +65,9 @@ try {
   await hello.child.terminate(5000);
 }
 process.stdout.write(
-  JSON.stringify({ name: 'loadgen_transport_hello_throughput', server, connections, workers, duration_ms: durationMs, results: rows }, null, 2) + '\n',
+  JSON.stringify(
+    { name: 'loadgen_transport_hello_throughput', server, connections, workers, duration_ms: durationMs, results: rows },
+    null,
+    2,
+  ) + '\n',
 );

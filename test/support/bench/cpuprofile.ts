@@ -153,7 +153,14 @@ export function summarize(p: CpuProfile, root: string | null = null): ProfileSum
   const rows: FunctionRow[] = [...info.values()]
     .filter((r) => r.self > 0 || r.total > 0)
     .filter((r) => r.name !== '(root)')
-    .map((r) => ({ name: r.name, where: r.where, self_ms: ms(r.self), self_pct: pct(r.self), total_ms: ms(r.total), total_pct: pct(r.total) }));
+    .map((r) => ({
+      name: r.name,
+      where: r.where,
+      self_ms: ms(r.self),
+      self_pct: pct(r.self),
+      total_ms: ms(r.total),
+      total_pct: pct(r.total),
+    }));
   return { sampled_ms: ms(sampled), samples: samples.length, wall_ms: ms(p.endTime - p.startTime), rows };
 }
 
@@ -166,7 +173,9 @@ export function topFunctionsMarkdown(s: ProfileSummary, n = 30): string {
   const out: string[] = [];
   const table = (rows: FunctionRow[]): void => {
     out.push('| # | function | where | self ms | self % | total ms | total % |', '|---:|---|---|---:|---:|---:|---:|');
-    rows.forEach((r, i) => out.push(`| ${i + 1} | \`${cell(r.name)}\` | ${cell(r.where)} | ${r.self_ms} | ${r.self_pct} | ${r.total_ms} | ${r.total_pct} |`));
+    rows.forEach((r, i) =>
+      out.push(`| ${i + 1} | \`${cell(r.name)}\` | ${cell(r.where)} | ${r.self_ms} | ${r.self_pct} | ${r.total_ms} | ${r.total_pct} |`),
+    );
   };
   out.push(`Sampled ${s.sampled_ms} ms in ${s.samples} samples over ${s.wall_ms} ms of wall time.`, '');
   out.push(`### Top ${n} by self time`, '');
@@ -199,7 +208,12 @@ export function selfByArea(s: ProfileSummary): { area: string; self_ms: number; 
     }
     acc.set(area, (acc.get(area) ?? 0) + r.self_ms);
   }
-  return [...acc].map(([area, ms]) => ({ area, self_ms: Math.round(ms * 100) / 100, self_pct: s.sampled_ms > 0 ? Math.round((ms / s.sampled_ms) * 1000) / 10 : 0 }))
+  return [...acc]
+    .map(([area, ms]) => ({
+      area,
+      self_ms: Math.round(ms * 100) / 100,
+      self_pct: s.sampled_ms > 0 ? Math.round((ms / s.sampled_ms) * 1000) / 10 : 0,
+    }))
     .sort((a, b) => b.self_ms - a.self_ms);
 }
 

@@ -51,7 +51,11 @@ async function allFills(c: DxClient): Promise<{ fills: Fill[]; as_of: string[] }
  * balance at the same as_of_seq (clock-driven expiries may move it between
  * reads; then read again).
  */
-async function traderView(ledger: Ledger, link: ExchangeLink, t: Trader): Promise<{ orders: Order[]; fills: Fill[]; positions: Position[]; available: number; reserved: number; at: number }> {
+async function traderView(
+  ledger: Ledger,
+  link: ExchangeLink,
+  t: Trader,
+): Promise<{ orders: Order[]; fills: Fill[]; positions: Position[]; available: number; reserved: number; at: number }> {
   const c = link.client(t.keys[1]!);
   for (let i = 0; ; i++) {
     const at = Date.now();
@@ -64,7 +68,14 @@ async function traderView(ledger: Ledger, link: ExchangeLink, t: Trader): Promis
     for (const s of seqs) ledger.seen(s);
     if (seqs.size === 1 || i >= 10) {
       if (seqs.size !== 1) ledger.count('inconsistent_views_skipped');
-      return { orders: o.orders, fills: f.fills, positions: p.body.positions, available: Number(b.body.available), reserved: Number(b.body.reserved), at: seqs.size === 1 ? at : -1 };
+      return {
+        orders: o.orders,
+        fills: f.fills,
+        positions: p.body.positions,
+        available: Number(b.body.available),
+        reserved: Number(b.body.reserved),
+        at: seqs.size === 1 ? at : -1,
+      };
     }
     await sleep(150);
   }
@@ -75,8 +86,19 @@ function checkOrder(ledger: Ledger, rec: OrderRec, o: Order, now: number): void 
   const r = rec.req;
   if (o.created_seq !== rec.created_seq) ledger.violate(`${id}: created_seq ${o.created_seq}, acknowledged seq ${rec.created_seq}`);
   if (o.client_order_id !== rec.coid) ledger.violate(`${id}: client_order_id ${o.client_order_id}`);
-  if (o.market_id !== r.market_id || o.side !== r.side || o.outcome !== r.outcome || o.tick !== r.tick || o.qty !== r.qty || o.tif !== (r.tif ?? 'gtc')) {
-    ledger.violate(`${id}: fields changed: ${JSON.stringify({ market_id: o.market_id, side: o.side, outcome: o.outcome, tick: o.tick, qty: o.qty, tif: o.tif })} vs sent ${JSON.stringify(r)}`);
+  if (
+    o.market_id !== r.market_id ||
+    o.side !== r.side ||
+    o.outcome !== r.outcome ||
+    o.tick !== r.tick ||
+    o.qty !== r.qty ||
+    o.tif !== (r.tif ?? 'gtc')
+  ) {
+    ledger.violate(
+      `${id}: fields changed: ` +
+        `${JSON.stringify({ market_id: o.market_id, side: o.side, outcome: o.outcome, tick: o.tick, qty: o.qty, tif: o.tif })} vs sent ` +
+        `${JSON.stringify(r)}`,
+    );
   }
   if (o.filled_qty + o.remaining_qty > o.qty) ledger.violate(`${id}: filled ${o.filled_qty} + remaining ${o.remaining_qty} > qty ${o.qty}`);
   const a = rec.ack;
@@ -84,7 +106,10 @@ function checkOrder(ledger: Ledger, rec: OrderRec, o: Order, now: number): void 
     if (o.filled_qty < a.filled_qty) ledger.violate(`${id}: filled_qty ${o.filled_qty} below the acknowledged ${a.filled_qty}`);
     if (a.status === 'filled' || a.status === 'canceled') {
       if (o.filled_qty !== a.filled_qty || o.remaining_qty !== 0 || o.reason !== (a.reason ?? '') || o.last_update_seq !== a.seq) {
-        ledger.violate(`${id}: acknowledged terminal (${a.status} ${a.reason ?? ''}, filled ${a.filled_qty}, seq ${a.seq}) but now reason "${o.reason}" filled ${o.filled_qty} remaining ${o.remaining_qty} last_update_seq ${o.last_update_seq}`);
+        ledger.violate(
+          `${id}: acknowledged terminal (${a.status} ${a.reason ?? ''}, filled ${a.filled_qty}, seq ${a.seq}) but now reason ` +
+            `"${o.reason}" filled ${o.filled_qty} remaining ${o.remaining_qty} last_update_seq ${o.last_update_seq}`,
+        );
       }
       return;
     }
@@ -92,12 +117,17 @@ function checkOrder(ledger: Ledger, rec: OrderRec, o: Order, now: number): void 
   }
   if (rec.cancelAck !== undefined) {
     if (o.remaining_qty !== 0 || o.reason !== 'user_canceled' || o.last_update_seq !== rec.cancelAck.seq) {
-      ledger.violate(`${id}: cancel acknowledged at seq ${rec.cancelAck.seq} but now reason "${o.reason}" remaining ${o.remaining_qty} last_update_seq ${o.last_update_seq}`);
+      ledger.violate(
+        `${id}: cancel acknowledged at seq ${rec.cancelAck.seq} but now reason "${o.reason}" remaining ${o.remaining_qty} ` +
+          `last_update_seq ${o.last_update_seq}`,
+      );
     }
     return;
   }
   if (rec.decreaseAck !== undefined && o.remaining_qty > rec.decreaseAck.new_qty) {
-    ledger.violate(`${id}: decrease to ${rec.decreaseAck.new_qty} acknowledged at seq ${rec.decreaseAck.seq} but remaining ${o.remaining_qty}`);
+    ledger.violate(
+      `${id}: decrease to ${rec.decreaseAck.new_qty} acknowledged at seq ${rec.decreaseAck.seq} but remaining ${o.remaining_qty}`,
+    );
   }
   if (o.remaining_qty === 0) {
     const allowed = new Set<string>(['']);
@@ -106,12 +136,15 @@ function checkOrder(ledger: Ledger, rec: OrderRec, o: Order, now: number): void 
     if (r.tif === 'gtd') allowed.add('expired');
     if (rec.state === 'landed' || rec.state === 'acked') {
       // A landed-after-kill order was never seen answered: its execution outcome is whatever the engine decided.
-      if (rec.ack === undefined) for (const x of ['post_only_cross', 'fok_infeasible', 'ioc_remainder', 'self_trade_prevention']) allowed.add(x);
+      if (rec.ack === undefined)
+        for (const x of ['post_only_cross', 'fok_infeasible', 'ioc_remainder', 'self_trade_prevention']) allowed.add(x);
     }
     if (!allowed.has(o.reason)) ledger.violate(`${id}: terminal with reason "${o.reason}", which nothing sent explains`);
     if (o.reason === '' && o.filled_qty === 0) ledger.violate(`${id}: terminal without a reason and without fills`);
   } else if (r.tif === 'gtd' && now > 0 && Number(BigInt(r.expiry_ts!) / 1_000_000n) < now - GTD_MARGIN_MS) {
-    ledger.violate(`${id}: gtd expiry ${r.expiry_ts} passed ${now - Number(BigInt(r.expiry_ts!) / 1_000_000n)} ms ago but it is still live`);
+    ledger.violate(
+      `${id}: gtd expiry ${r.expiry_ts} passed ${now - Number(BigInt(r.expiry_ts!) / 1_000_000n)} ms ago but it is still live`,
+    );
   }
 }
 
@@ -122,9 +155,15 @@ async function verifyTrader(ledger: Ledger, link: ExchangeLink, t: Trader): Prom
     byId.set(o.order_id, o);
     const rec = t.byCoid.get(o.client_order_id);
     if (rec === undefined) ledger.violate(`account ${t.id}: order ${o.order_id} with client_order_id ${o.client_order_id} was never sent`);
-    else if (rec.state === 'refused') ledger.violate(`account ${t.id}: order ${o.order_id} (client_order_id ${o.client_order_id}) exists, but its placement was refused before sequencing`);
-    else if (rec.state === 'absent' || rec.state === 'uncertain' || rec.state === 'sent') ledger.violate(`account ${t.id}: order ${o.order_id} (client_order_id ${o.client_order_id}) is in state ${rec.state} in the ledger`);
-    else if (rec.order_id !== undefined && rec.order_id !== o.order_id) ledger.violate(`account ${t.id}: client_order_id ${o.client_order_id} is order ${o.order_id}, acknowledged as ${rec.order_id}`);
+    else if (rec.state === 'refused')
+      ledger.violate(
+        `account ${t.id}: order ${o.order_id} (client_order_id ${o.client_order_id}) exists, but its placement was refused before ` +
+          `sequencing`,
+      );
+    else if (rec.state === 'absent' || rec.state === 'uncertain' || rec.state === 'sent')
+      ledger.violate(`account ${t.id}: order ${o.order_id} (client_order_id ${o.client_order_id}) is in state ${rec.state} in the ledger`);
+    else if (rec.order_id !== undefined && rec.order_id !== o.order_id)
+      ledger.violate(`account ${t.id}: client_order_id ${o.client_order_id} is order ${o.order_id}, acknowledged as ${rec.order_id}`);
   }
   let terminalListed = 0;
   for (const o of v.orders) if (o.remaining_qty === 0 && !isRejectReason(o.reason)) terminalListed++;
@@ -134,7 +173,11 @@ async function verifyTrader(ledger: Ledger, link: ExchangeLink, t: Trader): Prom
     const o = byId.get(rec.order_id!);
     if (o === undefined) {
       // Only retention may drop an order: a terminal one, once terminal_cap newer terminal orders exist.
-      if (terminalListed < ledger.retention.terminal_cap) ledger.violate(`account ${t.id}: acknowledged order ${rec.order_id} (client_order_id ${rec.coid}, seq ${rec.created_seq}) is missing after restart`);
+      if (terminalListed < ledger.retention.terminal_cap)
+        ledger.violate(
+          `account ${t.id}: acknowledged order ${rec.order_id} (client_order_id ${rec.coid}, seq ${rec.created_seq}) is missing after ` +
+            `restart`,
+        );
       continue;
     }
     checkOrder(ledger, rec, o, v.at);
@@ -152,13 +195,17 @@ async function verifyTrader(ledger: Ledger, link: ExchangeLink, t: Trader): Prom
   }
   for (const o of v.orders) {
     const sum = (fillsByOrder.get(o.order_id) ?? []).reduce((s, f) => s + f.qty, 0);
-    if (sum !== o.filled_qty) ledger.violate(`account ${t.id}: order ${o.order_id} has filled_qty ${o.filled_qty} but its fills add up to ${sum}`);
+    if (sum !== o.filled_qty)
+      ledger.violate(`account ${t.id}: order ${o.order_id} has filled_qty ${o.filled_qty} but its fills add up to ${sum}`);
   }
   for (const rec of t.orders) {
     if (rec.ack === undefined || rec.ack.fills.length === 0) continue;
     const taker = (fillsByOrder.get(rec.order_id!) ?? []).filter((f) => f.role === 'taker' && f.seq === rec.ack!.seq);
     if (!sameFills(rec.ack.fills, taker)) {
-      ledger.violate(`account ${t.id}: order ${rec.order_id} was acknowledged with fills ${JSON.stringify(rec.ack.fills)} at seq ${rec.ack.seq}; its taker fills now are ${JSON.stringify(taker.map((f) => ({ tick_yes: f.tick_yes, qty: f.qty, path: f.path, seq: f.seq })))}`);
+      ledger.violate(
+        `account ${t.id}: order ${rec.order_id} was acknowledged with fills ${JSON.stringify(rec.ack.fills)} at seq ${rec.ack.seq}; its ` +
+          `taker fills now are ${JSON.stringify(taker.map((f) => ({ tick_yes: f.tick_yes, qty: f.qty, path: f.path, seq: f.seq })))}`,
+      );
     }
   }
   if (v.at < 0) return; // no consistent instant: the money check needs one
@@ -183,14 +230,20 @@ async function verifyTrader(ledger: Ledger, link: ExchangeLink, t: Trader): Prom
     if (o.side === 'buy') reservedCash += o.remaining_qty * o.tick;
     else reservedShares.set(`${o.market_id}:${o.outcome}`, (reservedShares.get(`${o.market_id}:${o.outcome}`) ?? 0) + o.remaining_qty);
   }
-  if (v.available + v.reserved !== cash) ledger.violate(`account ${t.id}: available ${v.available} + reserved ${v.reserved} = ${v.available + v.reserved}, its deposit and fills give ${cash}`);
+  if (v.available + v.reserved !== cash)
+    ledger.violate(
+      `account ${t.id}: available ${v.available} + reserved ${v.reserved} = ${v.available + v.reserved}, its deposit and fills give ` +
+        `${cash}`,
+    );
   if (v.reserved !== reservedCash) ledger.violate(`account ${t.id}: reserved ${v.reserved}, its live buy orders hold ${reservedCash}`);
   const held = new Map<string, { free: number; rfs: number }>();
   for (const p of v.positions) held.set(`${p.market_id}:${p.outcome}`, { free: p.free, rfs: p.reserved_for_sale });
   for (const k of new Set([...held.keys(), ...pos.keys(), ...reservedShares.keys()])) {
     const h = held.get(k) ?? { free: 0, rfs: 0 };
-    if (h.free + h.rfs !== (pos.get(k) ?? 0)) ledger.violate(`account ${t.id}: position ${k} holds ${h.free} free + ${h.rfs} reserved, its fills give ${pos.get(k) ?? 0}`);
-    if (h.rfs !== (reservedShares.get(k) ?? 0)) ledger.violate(`account ${t.id}: position ${k} reserves ${h.rfs} shares for sale, its live sells hold ${reservedShares.get(k) ?? 0}`);
+    if (h.free + h.rfs !== (pos.get(k) ?? 0))
+      ledger.violate(`account ${t.id}: position ${k} holds ${h.free} free + ${h.rfs} reserved, its fills give ${pos.get(k) ?? 0}`);
+    if (h.rfs !== (reservedShares.get(k) ?? 0))
+      ledger.violate(`account ${t.id}: position ${k} reserves ${h.rfs} shares for sale, its live sells hold ${reservedShares.get(k) ?? 0}`);
   }
 }
 
@@ -199,7 +252,10 @@ async function verifyFunding(ledger: Ledger, link: ExchangeLink, f: Funding, eve
   ledger.seen(a.as_of_seq);
   const exp = ledger.expectedFunding(f);
   if (Number(a.available) !== exp.available || Number(a.reserved) !== exp.reserved) {
-    ledger.violate(`funding account ${f.id}: available ${a.available} reserved ${a.reserved}; deposits and withdrawals in the ledger give ${exp.available} and ${exp.reserved}`);
+    ledger.violate(
+      `funding account ${f.id}: available ${a.available} reserved ${a.reserved}; deposits and withdrawals in the ledger give ` +
+        `${exp.available} and ${exp.reserved}`,
+    );
   }
   let k = 0;
   for (const w of f.withdrawals) {
@@ -213,12 +269,19 @@ async function verifyFunding(ledger: Ledger, link: ExchangeLink, f: Funding, eve
       continue;
     }
     if (look.kind !== 'ok') {
-      ledger.violate(`acknowledged withdrawal ${w.cwid} (wid ${w.wid}, seq ${w.seq}) is missing after restart: ${look.kind} ${'code' in look ? look.code : ''}`);
+      ledger.violate(
+        `acknowledged withdrawal ${w.cwid} (wid ${w.wid}, seq ${w.seq}) is missing after restart: ${look.kind} ` +
+          `${'code' in look ? look.code : ''}`,
+      );
       continue;
     }
     const l = look.body;
     if (l.wid !== w.wid || l.seq !== w.seq || l.amount !== String(w.amount) || l.destination !== w.destination || l.status !== want) {
-      ledger.violate(`withdrawal ${w.cwid}: now ${JSON.stringify({ wid: l.wid, seq: l.seq, amount: l.amount, destination: l.destination, status: l.status })}, ledger ${JSON.stringify({ wid: w.wid, seq: w.seq, amount: String(w.amount), destination: w.destination, status: want })}`);
+      ledger.violate(
+        `withdrawal ${w.cwid}: now ` +
+          `${JSON.stringify({ wid: l.wid, seq: l.seq, amount: l.amount, destination: l.destination, status: l.status })}, ledger ` +
+          `${JSON.stringify({ wid: w.wid, seq: w.seq, amount: String(w.amount), destination: w.destination, status: want })}`,
+      );
     }
   }
 }
@@ -252,9 +315,13 @@ async function verifyConservation(ledger: Ledger, link: ExchangeLink): Promise<v
   }
   ledger.count('conservation_checks');
   if (cash + 100 * pairs !== deposits - confirmed) {
-    ledger.violate(`money: available + reserved over ${accounts} accounts (${cash}) + 100 x ${pairs} open pairs = ${cash + 100 * pairs}, but deposits ${deposits} - confirmed withdrawals ${confirmed} = ${deposits - confirmed}`);
+    ledger.violate(
+      `money: available + reserved over ${accounts} accounts (${cash}) + 100 x ${pairs} open pairs = ${cash + 100 * pairs}, but deposits ` +
+        `${deposits} - confirmed withdrawals ${confirmed} = ${deposits - confirmed}`,
+    );
   }
-  if (accounts !== ledger.traders.length + ledger.funding.length) ledger.violate(`${accounts} accounts exist, the ledger created ${ledger.traders.length + ledger.funding.length}`);
+  if (accounts !== ledger.traders.length + ledger.funding.length)
+    ledger.violate(`${accounts} accounts exist, the ledger created ${ledger.traders.length + ledger.funding.length}`);
 }
 
 function frozenView(a: AdminAccount): string {
@@ -296,14 +363,31 @@ export async function retire(ledger: Ledger, link: ExchangeLink, ts: Trader[]): 
       await sleep(20);
     }
     if (a.reserved !== '0') ledger.violate(`account ${t.id}: reserved ${a.reserved} after cancel-all`);
-    for (const p of a.positions ?? []) if (p.reserved_for_sale !== 0) ledger.violate(`account ${t.id}: ${p.reserved_for_sale} shares reserved for sale after cancel-all`);
+    for (const p of a.positions ?? [])
+      if (p.reserved_for_sale !== 0) ledger.violate(`account ${t.id}: ${p.reserved_for_sale} shares reserved for sale after cancel-all`);
     t.frozen = frozenView(a);
   }
 }
 
 function isRejectReason(reason: string): boolean {
-  return reason !== '' && !['user_canceled', 'mass_canceled', 'deadman', 'expired', 'decreased_to_zero', 'round_frozen', 'round_settled', 'round_void',
-    'post_only_cross', 'fok_infeasible', 'ioc_remainder', 'self_trade_prevention', 'max_cost_infeasible'].includes(reason);
+  return (
+    reason !== '' &&
+    ![
+      'user_canceled',
+      'mass_canceled',
+      'deadman',
+      'expired',
+      'decreased_to_zero',
+      'round_frozen',
+      'round_settled',
+      'round_void',
+      'post_only_cross',
+      'fok_infeasible',
+      'ioc_remainder',
+      'self_trade_prevention',
+      'max_cost_infeasible',
+    ].includes(reason)
+  );
 }
 
 function sameFills(acked: PlacementFill[], now: Fill[]): boolean {

@@ -182,13 +182,24 @@ export class CrashRun {
     }
     this.restarts++;
     const rec = s.recovery();
-    const faults = s.recoveryFaults().map((f) => `${String(f.fault)}${f.path ? ` ${String(f.path)}` : ''}${f.kind ? ` (${String(f.kind)})` : ''}`);
+    const faults = s
+      .recoveryFaults()
+      .map((f) => `${String(f.fault)}${f.path ? ` ${String(f.path)}` : ''}${f.kind ? ` (${String(f.kind)})` : ''}`);
     for (const f of faults) L.count(`recovery_fault_${f.split(' ')[0]}`);
     if (rec === null) {
       L.violate('the start log has no recovery line');
     } else {
-      this.recoveries.push({ spawn_to_ready_ms: Math.round(s.spawnToReadyMs), seq: rec.seq, snapshot_seq: rec.snapshot_seq, ms: rec.ms, faults });
-      if (rec.seq < L.seqFloor) L.violate(`recovered seq ${rec.seq} is below seq ${L.seqFloor} that answers showed before the kill: acknowledged or shown state was lost`);
+      this.recoveries.push({
+        spawn_to_ready_ms: Math.round(s.spawnToReadyMs),
+        seq: rec.seq,
+        snapshot_seq: rec.snapshot_seq,
+        ms: rec.ms,
+        faults,
+      });
+      if (rec.seq < L.seqFloor)
+        L.violate(
+          `recovered seq ${rec.seq} is below seq ${L.seqFloor} that answers showed before the kill: acknowledged or shown state was lost`,
+        );
       if (rec.snapshot_seq > rec.seq) L.violate(`recovery line: snapshot_seq ${rec.snapshot_seq} > seq ${rec.seq}`);
       if (rec.snapshot_seq > 0) L.count('recoveries_from_snapshot');
     }
@@ -272,7 +283,17 @@ export class CrashRun {
       const d = await this.link.admin().deposit(id, { amount: String(TRADER_DEPOSIT), ref: `crash-trader-${id}` });
       L.freshSeq(d.seq, 'deposit');
       const keys = [await this.newKey(id, ['read', 'trade']), await this.newKey(id, ['read', 'trade'])];
-      const t: Trader = { id, epoch: L.epoch, deposit: TRADER_DEPOSIT, keys, orders: [], byCoid: new Map(), free: new Map(), massCancel: 'none', frozen: null };
+      const t: Trader = {
+        id,
+        epoch: L.epoch,
+        deposit: TRADER_DEPOSIT,
+        keys,
+        orders: [],
+        byCoid: new Map(),
+        free: new Map(),
+        massCancel: 'none',
+        frozen: null,
+      };
       L.traders.push(t);
       out.push(t);
     }
@@ -341,7 +362,9 @@ export class CrashRun {
         L.violate('SIGTERM under load: the exchange did not exit within 30 s');
         await this.server.kill();
       } else if (x.code !== 0 || x.signal !== null) {
-        L.violate(`SIGTERM under load: the exchange ended with code ${x.code} signal ${x.signal}; stderr: ${this.server.stderrTail().slice(-1500)}`);
+        L.violate(
+          `SIGTERM under load: the exchange ended with code ${x.code} signal ${x.signal}; stderr: ${this.server.stderrTail().slice(-1500)}`,
+        );
       }
       this.checkLog();
       L.raiseFloors();
@@ -373,7 +396,8 @@ export class CrashRun {
     this.inflight++;
     try {
       const out = await attempt(call);
-      if (out.kind === 'uncertain' && /^5[0-9][0-9] /.test(out.why) && !out.why.startsWith('504 ')) this.ledger.violate(`a running exchange answered ${out.why}`);
+      if (out.kind === 'uncertain' && /^5[0-9][0-9] /.test(out.why) && !out.why.startsWith('504 '))
+        this.ledger.violate(`a running exchange answered ${out.why}`);
       return out;
     } finally {
       this.inflight--;
@@ -408,7 +432,10 @@ export class CrashRun {
         }
         await this.start();
         const rec = this.recoveries[this.recoveries.length - 1];
-        this.log(`restart ${this.restarts}: ready in ${rec?.spawn_to_ready_ms} ms, recovered seq ${rec?.seq} (snapshot ${rec?.snapshot_seq}, ${rec?.ms} ms)${rec && rec.faults.length > 0 ? `, ${rec.faults.join('; ')}` : ''}`);
+        this.log(
+          `restart ${this.restarts}: ready in ${rec?.spawn_to_ready_ms} ms, recovered seq ${rec?.seq} (snapshot ${rec?.snapshot_seq}, ` +
+            `${rec?.ms} ms)${rec && rec.faults.length > 0 ? `, ${rec.faults.join('; ')}` : ''}`,
+        );
         await resolveCutOff(L, this.link);
         if (this.o.injectFaults && L.epoch === 0) this.inject(active[0]!);
         await verify(L, this.link, this.restarts % 5 === 0);
@@ -465,9 +492,14 @@ export class CrashRun {
       this.log('tools/journal.js is not built: skipping journal verify');
       return;
     }
-    const r = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', this.dataDir], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, DX_LOG_LEVEL: 'warn' } });
+    const r = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', this.dataDir], {
+      encoding: 'utf8',
+      timeout: 300_000,
+      env: { ...process.env, DX_LOG_LEVEL: 'warn' },
+    });
     this.ledger.count('journal_verify_runs');
-    if (r.status !== 0) this.ledger.violate(`journal verify exited ${r.status ?? r.signal}: ${`${r.stdout}\n${r.stderr}`.trim().slice(-1500)}`);
+    if (r.status !== 0)
+      this.ledger.violate(`journal verify exited ${r.status ?? r.signal}: ${`${r.stdout}\n${r.stderr}`.trim().slice(-1500)}`);
   }
 
   /** Checker self-test: an acknowledged order that never existed and a deposit that never happened. */
@@ -475,10 +507,18 @@ export class CrashRun {
     const L = this.ledger;
     const coid = L.coid();
     const rec: OrderRec = {
-      trader: t, coid, req: { market_id: L.markets[0]!, side: 'buy', outcome: 'yes', tick: 50, qty: 1, client_order_id: coid }, epoch: L.epoch,
+      trader: t,
+      coid,
+      req: { market_id: L.markets[0]!, side: 'buy', outcome: 'yes', tick: 50, qty: 1, client_order_id: coid },
+      epoch: L.epoch,
       // Seq 1 created the first market: no account has an order with that id.
-      state: 'acked', order_id: '1', created_seq: '1', cancelSent: false, cancelUncertain: false,
-      decreaseSent: false, terminalSeen: false,
+      state: 'acked',
+      order_id: '1',
+      created_seq: '1',
+      cancelSent: false,
+      cancelUncertain: false,
+      decreaseSent: false,
+      terminalSeen: false,
       ack: { order_id: '1', client_order_id: coid, status: 'resting', seq: '1', filled_qty: 0, resting_qty: 1, fills: [] },
     };
     t.orders.push(rec);

@@ -85,7 +85,12 @@ class FailoverRun extends CrashRun {
 
   constructor(opts: FailoverOptions) {
     const natsKills = opts.natsKills ?? 0;
-    super({ ...opts, kills: opts.kills + natsKills, startKillEvery: 0, dataDir: opts.dataDir ?? mkdtempSync(join(tmpdir(), 'dx-failover-')) });
+    super({
+      ...opts,
+      kills: opts.kills + natsKills,
+      startKillEvery: 0,
+      dataDir: opts.dataDir ?? mkdtempSync(join(tmpdir(), 'dx-failover-')),
+    });
     this.fo = { leaseMs: opts.leaseMs ?? 1500, heartbeatMs: opts.heartbeatMs ?? 250, natsKills };
     this.nodes = ['ha-a', 'ha-b'].map((name) => ({ name, dataDir: join(this.dataDir, name), server: null }));
     for (const n of this.nodes) mkdirSync(n.dataDir, { recursive: true });
@@ -97,11 +102,24 @@ class FailoverRun extends CrashRun {
 
   private spawn(node: Node, mode: 'on' | 'replica' = 'on'): ExchangeProcess {
     const c = this.cluster!;
-    return new ExchangeProcess({
-      data_dir: node.dataDir, admin_token: this.token, durability: 'fsync', demo: false, gateways: this.o.gateways, snapshot_every: this.o.snapshotEvery,
-      segment_bytes: this.o.segmentBytes, verify: this.o.verify, replicate: mode, nats_urls: c.urls.join(','), node_name: node.name,
-      lease_ms: this.fo.leaseMs, heartbeat_ms: this.fo.heartbeatMs,
-    }, { logFile: join(this.dataDir, `${node.name}.log`) });
+    return new ExchangeProcess(
+      {
+        data_dir: node.dataDir,
+        admin_token: this.token,
+        durability: 'fsync',
+        demo: false,
+        gateways: this.o.gateways,
+        snapshot_every: this.o.snapshotEvery,
+        segment_bytes: this.o.segmentBytes,
+        verify: this.o.verify,
+        replicate: mode,
+        nats_urls: c.urls.join(','),
+        node_name: node.name,
+        lease_ms: this.fo.leaseMs,
+        heartbeat_ms: this.fo.heartbeatMs,
+      },
+      { logFile: join(this.dataDir, `${node.name}.log`) },
+    );
   }
 
   private async role(s: ExchangeProcess): Promise<string> {
@@ -174,9 +192,14 @@ class FailoverRun extends CrashRun {
       const claim = p.server!.events('replication_claimed').at(-1);
       const takeover = Number(claim?.seq ?? -1);
       this.takeoverSeq = takeover;
-      if (f.kind === 'primary') this.failovers.push({ kill_to_ack_ms: Math.round(ms), takeover_seq: takeover, seen_before_kill: this.ledger.seqFloor });
+      if (f.kind === 'primary')
+        this.failovers.push({ kill_to_ack_ms: Math.round(ms), takeover_seq: takeover, seen_before_kill: this.ledger.seqFloor });
       this.recoveries.push({ spawn_to_ready_ms: Math.round(ms), seq: takeover, snapshot_seq: 0, ms: Math.round(ms), faults: [] });
-      if (takeover < this.ledger.seqFloor) this.ledger.violate(`the standby took over at seq ${takeover}, below seq ${this.ledger.seqFloor} that answers showed before the kill: acknowledged or shown state was lost`);
+      if (takeover < this.ledger.seqFloor)
+        this.ledger.violate(
+          `the standby took over at seq ${takeover}, below seq ${this.ledger.seqFloor} that answers showed before the kill: acknowledged ` +
+            `or shown state was lost`,
+        );
       this.server = p.server!;
       // The killed node rejoins as a standby.
       const old = f.node!;
@@ -189,7 +212,8 @@ class FailoverRun extends CrashRun {
       }
       const cut = old.server.events('replication_tail_truncated');
       if (cut.length > 0) this.ledger.count('rejoin_tail_truncated');
-      if (await this.role(old.server) !== 'standby') this.ledger.violate(`${old.name} rejoined as ${await this.role(old.server)}, not standby`);
+      if ((await this.role(old.server)) !== 'standby')
+        this.ledger.violate(`${old.name} rejoined as ${await this.role(old.server)}, not standby`);
     } else {
       const c = this.cluster;
       await c.restart(f.natsIndex, 60_000);
@@ -203,7 +227,10 @@ class FailoverRun extends CrashRun {
         const claim = p.server!.events('replication_claimed').at(-1);
         const takeover = Number(claim?.seq ?? -1);
         this.takeoverSeq = takeover;
-        if (takeover < this.ledger.seqFloor) this.ledger.violate(`after the NATS leader kill the new primary took over at seq ${takeover}, below seq ${this.ledger.seqFloor} shown before`);
+        if (takeover < this.ledger.seqFloor)
+          this.ledger.violate(
+            `after the NATS leader kill the new primary took over at seq ${takeover}, below seq ${this.ledger.seqFloor} shown before`,
+          );
       }
       this.server = p.server!;
       // Every other node a standby again (a primary that stepped down stops and exits 75: start it again).
@@ -266,9 +293,20 @@ class FailoverRun extends CrashRun {
       this.lastFault = { kind: 'primary', at, node: primary, natsIndex: -1, leader: '' };
       this.primaryKills++;
     } else {
-      const log = await LogClient.open({
-        urls: this.cluster!.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: 'failover-test', url: '', max_batch_bytes: 0,
-      }, 'failover test');
+      const log = await LogClient.open(
+        {
+          urls: this.cluster!.urls,
+          stream: 'DX',
+          bucket: 'DX-snapshots',
+          replicas: 3,
+          lease_ms: 3000,
+          heartbeat_ms: 500,
+          node: 'failover-test',
+          url: '',
+          max_batch_bytes: 0,
+        },
+        'failover test',
+      );
       const leader = (await log.info()).leader;
       await log.close();
       const i = this.cluster!.indexOf(leader);
@@ -277,7 +315,11 @@ class FailoverRun extends CrashRun {
       this.lastFault = { kind: 'nats', at, node: null, natsIndex: i, leader };
       this.natsKillsDone++;
     }
-    for (const n of this.nodes) if (n.server !== null && n.server !== this.server) for (const l of n.server.errors()) if (l.event !== 'replication_step_down' && l.event !== 'replication_stopped_answering') this.ledger.violate(`${n.name} logged an error: ${JSON.stringify(l).slice(0, 600)}`);
+    for (const n of this.nodes)
+      if (n.server !== null && n.server !== this.server)
+        for (const l of n.server.errors())
+          if (l.event !== 'replication_step_down' && l.event !== 'replication_stopped_answering')
+            this.ledger.violate(`${n.name} logged an error: ${JSON.stringify(l).slice(0, 600)}`);
     this.checkLog();
     this.kills++;
     this.ledger.raiseFloors();
@@ -304,7 +346,17 @@ class FailoverRun extends CrashRun {
     const servers = [...this.nodes.map((n) => ({ name: n.name, s: n.server! })), { name: r.name, s: this.replicaServer }];
     const admins = servers.map((x) => ({ name: x.name, a: x.s.admin(30_000) }));
     // At rest: every node at the same seq with the same hash, equal to a fresh replay of the bucket and the log.
-    const cfg = { urls: this.cluster!.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: 'failover-test', url: '', max_batch_bytes: 0 };
+    const cfg = {
+      urls: this.cluster!.urls,
+      stream: 'DX',
+      bucket: 'DX-snapshots',
+      replicas: 3,
+      lease_ms: 3000,
+      heartbeat_ms: 500,
+      node: 'failover-test',
+      url: '',
+      max_batch_bytes: 0,
+    };
     let hashes: { name: string; as_of_seq: string; state_hash: string }[] = [];
     let tool: HashReport | null = null;
     let same = false;
@@ -319,8 +371,16 @@ class FailoverRun extends CrashRun {
       same = tool !== null && hashes.every((h) => h.as_of_seq === String(tool!.seq) && h.state_hash === tool!.state_hash);
       if (!same) await sleep(500);
     }
-    this.convergence = { nodes: hashes, replay: tool, replica_snapshot: this.replicaServer.events('replication_snapshot_loaded').at(-1) ?? null };
-    if (!same) this.ledger.violate(`state hashes differ at rest: ${[...hashes.map((h) => `${h.name}@${h.as_of_seq}:${h.state_hash}`), tool === null ? `replay failed: ${replayError}` : `replay@${tool.seq}:${tool.state_hash}`].join(', ')}`);
+    this.convergence = {
+      nodes: hashes,
+      replay: tool,
+      replica_snapshot: this.replicaServer.events('replication_snapshot_loaded').at(-1) ?? null,
+    };
+    if (!same) {
+      const replay = tool === null ? `replay failed: ${replayError}` : `replay@${tool.seq}:${tool.state_hash}`;
+      const all = [...hashes.map((h) => `${h.name}@${h.as_of_seq}:${h.state_hash}`), replay];
+      this.ledger.violate(`state hashes differ at rest: ${all.join(', ')}`);
+    }
     this.ledger.count('convergence_checks');
     for (const x of servers) {
       const y = await x.s.terminate(30_000);
@@ -328,9 +388,16 @@ class FailoverRun extends CrashRun {
     }
     for (const n of this.nodes) {
       if (!existsSync(JOURNAL_TOOL_JS)) break;
-      const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', n.dataDir], { encoding: 'utf8', timeout: 300_000, env: { ...process.env, DX_LOG_LEVEL: 'warn' } });
+      const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', n.dataDir], {
+        encoding: 'utf8',
+        timeout: 300_000,
+        env: { ...process.env, DX_LOG_LEVEL: 'warn' },
+      });
       this.ledger.count('journal_verify_runs');
-      if (v.status !== 0) this.ledger.violate(`journal verify of ${n.name} exited ${v.status ?? v.signal}: ${`${v.stdout}\n${v.stderr}`.trim().slice(-1500)}`);
+      if (v.status !== 0)
+        this.ledger.violate(
+          `journal verify of ${n.name} exited ${v.status ?? v.signal}: ${`${v.stdout}\n${v.stderr}`.trim().slice(-1500)}`,
+        );
     }
   }
 
@@ -345,7 +412,14 @@ class FailoverRun extends CrashRun {
   }
 
   report(r: CrashReport): FailoverReport {
-    return { ...r, primary_kills: this.primaryKills, nats_kills: this.natsKillsDone, failovers: this.failovers, nats_faults: this.natsFaults, convergence: this.convergence };
+    return {
+      ...r,
+      primary_kills: this.primaryKills,
+      nats_kills: this.natsKillsDone,
+      failovers: this.failovers,
+      nats_faults: this.natsFaults,
+      convergence: this.convergence,
+    };
   }
 }
 

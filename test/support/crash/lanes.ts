@@ -44,7 +44,11 @@ interface OrderApi {
 }
 
 function overWebSocket(ws: DxWebSocket): OrderApi {
-  return { placeOrder: (r) => ws.placeOrder(r), cancelBatch: (ids) => ws.batchCancelOrders(ids), decrease: (id, q) => ws.decreaseOrder(id, q) };
+  return {
+    placeOrder: (r) => ws.placeOrder(r),
+    cancelBatch: (ids) => ws.batchCancelOrders(ids),
+    decrease: (id, q) => ws.decreaseOrder(id, q),
+  };
 }
 
 /**
@@ -73,7 +77,13 @@ export function traderLane(t: Trader, k: Key, rng: Rng, via: 'rest' | 'ws' = 're
         if (ops++ % 15 === 0) await refreshPositions(ctx, t, c);
         else {
           const r = rng.float();
-          const live = t.orders.filter((o) => (o.state === 'acked' && (o.ack!.status === 'resting' || o.ack!.status === 'partially_filled')) && !o.cancelSent && !o.terminalSeen);
+          const live = t.orders.filter(
+            (o) =>
+              o.state === 'acked' &&
+              (o.ack!.status === 'resting' || o.ack!.status === 'partially_filled') &&
+              !o.cancelSent &&
+              !o.terminalSeen,
+          );
           if (r < 0.18 && live.length > 0) await cancelOne(ctx, orders, rng.pick(live), via);
           else if (r < 0.23 && live.length > 0) await decreaseOne(ctx, orders, rng.pick(live), rng, via);
           else await placeOne(ctx, t, orders, rng, via);
@@ -154,7 +164,9 @@ export function fundingLane(rng: Rng): Lane {
       const t0 = performance.now();
       const f = rng.pick(ctx.ledger.funding);
       const r = rng.float();
-      const pending = ctx.ledger.funding.flatMap((x) => x.withdrawals).filter((w) => (w.state === 'acked' || w.state === 'landed') && w.action === undefined);
+      const pending = ctx.ledger.funding
+        .flatMap((x) => x.withdrawals)
+        .filter((w) => (w.state === 'acked' || w.state === 'landed') && w.action === undefined);
       if (r < 0.3) await depositOne(ctx, admin, f, rng);
       else if (r < 0.65) await withdrawOne(ctx, f, rng);
       else if (r < 0.95 && pending.length > 0) await settleOne(ctx, admin, rng.pick(pending), rng.float() < 0.6 ? 'confirm' : 'fail');

@@ -145,7 +145,8 @@ export class Ledger {
   /** A seq acknowledged for a command sequenced after the last restart: must be above everything seen before the kill. */
   freshSeq(seq: string, what: string): void {
     this.seen(seq);
-    if (Number(seq) <= this.seqFloor) this.violate(`${what}: acknowledged seq ${seq} is not above seq ${this.seqFloor} seen before the last kill`);
+    if (Number(seq) <= this.seqFloor)
+      this.violate(`${what}: acknowledged seq ${seq} is not above seq ${this.seqFloor} seen before the last kill`);
   }
 
   /** Applies a placement outcome to its ledger entry (also for retries after a kill). */
@@ -160,7 +161,8 @@ export class Ledger {
         this.freshSeq(p.seq, `placement ${rec.coid}`);
         if (p.order_id !== p.seq) this.violate(`placement ${rec.coid}: order_id ${p.order_id} differs from its seq ${p.seq}`);
         if (p.client_order_id !== rec.coid) this.violate(`placement ${rec.coid}: answer names client_order_id ${p.client_order_id}`);
-        if (p.filled_qty + p.resting_qty > rec.req.qty) this.violate(`placement ${rec.coid}: filled ${p.filled_qty} + resting ${p.resting_qty} > qty ${rec.req.qty}`);
+        if (p.filled_qty + p.resting_qty > rec.req.qty)
+          this.violate(`placement ${rec.coid}: filled ${p.filled_qty} + resting ${p.resting_qty} > qty ${rec.req.qty}`);
         if (p.fills.length > 0) this.count('fills_acked', p.fills.length);
         if (rec.req.side === 'buy' && p.filled_qty > 0) {
           const key = `${rec.req.market_id}:${rec.req.outcome}`;
@@ -214,7 +216,8 @@ export class Ledger {
     rec.decreaseUncertain = undefined;
     this.freshSeq(out.body.seq, `decrease of ${rec.order_id}`);
     if (out.body.new_qty > target) this.violate(`decrease of ${rec.order_id} to ${target} answered new_qty ${out.body.new_qty}`);
-    if (rec.decreaseAck === undefined || out.body.new_qty < rec.decreaseAck.new_qty) rec.decreaseAck = { new_qty: out.body.new_qty, seq: out.body.seq };
+    if (rec.decreaseAck === undefined || out.body.new_qty < rec.decreaseAck.new_qty)
+      rec.decreaseAck = { new_qty: out.body.new_qty, seq: out.body.seq };
   }
 
   /** What a funding account can surely withdraw: landed deposits minus every request that may hold money. */
@@ -228,7 +231,11 @@ export class Ledger {
     return f.deposits - held;
   }
 
-  onWithdrawal(w: WithdrawalRec, out: Outcome<{ wid: string; seq: string; status: string; client_withdrawal_id: string }>, retryOfLanded: boolean): void {
+  onWithdrawal(
+    w: WithdrawalRec,
+    out: Outcome<{ wid: string; seq: string; status: string; client_withdrawal_id: string }>,
+    retryOfLanded: boolean,
+  ): void {
     switch (out.kind) {
       case 'ok': {
         const b = out.body;
@@ -236,7 +243,8 @@ export class Ledger {
         if (!retryOfLanded) {
           if (b.status !== 'pending') this.violate(`withdrawal ${w.cwid}: new request answered status ${b.status}`);
           this.freshSeq(b.seq, `withdrawal ${w.cwid}`);
-          if (Number(b.wid) <= this.widFloor) this.violate(`withdrawal ${w.cwid}: wid ${b.wid} is not above wid ${this.widFloor} seen before the last kill`);
+          if (Number(b.wid) <= this.widFloor)
+            this.violate(`withdrawal ${w.cwid}: wid ${b.wid} is not above wid ${this.widFloor} seen before the last kill`);
           w.state = 'acked';
           w.wid = b.wid;
           w.seq = b.seq;
@@ -262,7 +270,8 @@ export class Ledger {
       case 'ok':
         w.actionState = 'acked';
         this.freshSeq(out.body.seq, `${w.action} of withdrawal ${w.wid}`);
-        if (out.body.status !== (w.action === 'confirm' ? 'confirmed' : 'failed')) this.violate(`${w.action} of withdrawal ${w.wid} answered status ${out.body.status}`);
+        if (out.body.status !== (w.action === 'confirm' ? 'confirmed' : 'failed'))
+          this.violate(`${w.action} of withdrawal ${w.wid} answered status ${out.body.status}`);
         return;
       case 'rejected':
         w.actionState = 'rejected';
@@ -281,7 +290,8 @@ export class Ledger {
   /** The status a withdrawal must have, from the ledger alone. */
   expectedStatus(w: WithdrawalRec): WStatus | null {
     if (w.state !== 'acked' && w.state !== 'landed') return null;
-    if (w.action !== undefined && (w.actionState === 'acked' || w.actionState === 'landed')) return w.action === 'confirm' ? 'confirmed' : 'failed';
+    if (w.action !== undefined && (w.actionState === 'acked' || w.actionState === 'landed'))
+      return w.action === 'confirm' ? 'confirmed' : 'failed';
     return 'pending';
   }
 

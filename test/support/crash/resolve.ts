@@ -63,24 +63,39 @@ async function resolvePlacement(ledger: Ledger, link: ExchangeLink, c: DxClient,
     if (Number(found.created_seq) > ledger.seqFloor && ledger.seqFloor > 0) {
       // Sequenced before the kill, so it cannot be above what the recovery reached.
       const rs = link.recoveredSeq();
-      if (Number(found.created_seq) > rs) ledger.violate(`client_order_id ${rec.coid}: landed at seq ${found.created_seq}, above the recovered seq ${rs}`);
+      if (Number(found.created_seq) > rs)
+        ledger.violate(`client_order_id ${rec.coid}: landed at seq ${found.created_seq}, above the recovered seq ${rs}`);
     }
     if (retry.kind !== 'rejected' || retry.code !== 'duplicate_client_order_id') {
-      ledger.violate(`client_order_id ${rec.coid} had landed as order ${found.order_id} but its retry answered ${retry.kind}${retry.kind === 'ok' ? ` order ${retry.body.order_id}` : ` ${'code' in retry ? retry.code : ''}`} instead of 409 duplicate_client_order_id`);
+      ledger.violate(
+        `client_order_id ${rec.coid} had landed as order ${found.order_id} but its retry answered ` +
+          `${retry.kind}${retry.kind === 'ok' ? ` order ${retry.body.order_id}` : ` ${'code' in retry ? retry.code : ''}`} instead of ` +
+          `409 duplicate_client_order_id`,
+      );
     } else if (String(retry.details?.order_id) !== found.order_id) {
-      ledger.violate(`client_order_id ${rec.coid}: duplicate refusal names order ${String(retry.details?.order_id)}, the lookup found ${found.order_id}`);
+      ledger.violate(
+        `client_order_id ${rec.coid}: duplicate refusal names order ${String(retry.details?.order_id)}, the lookup found ${found.order_id}`,
+      );
     }
   } else {
     ledger.count('place_uncertain_had_not_landed');
     if (retry.kind === 'rejected' && retry.code === 'duplicate_client_order_id') {
-      ledger.violate(`client_order_id ${rec.coid}: the lookup found no order but the retry was refused as a duplicate of ${String(retry.details?.order_id)}`);
+      ledger.violate(
+        `client_order_id ${rec.coid}: the lookup found no order but the retry was refused as a duplicate of ` +
+          `${String(retry.details?.order_id)}`,
+      );
     }
     ledger.onPlacement(rec, retry);
-    if (rec.state === 'refused') throw new Error(`placement retry ${rec.coid} refused: ${retry.kind === 'refused' ? `${retry.status} ${retry.code}` : ''}`);
+    if (rec.state === 'refused')
+      throw new Error(`placement retry ${rec.coid} refused: ${retry.kind === 'refused' ? `${retry.status} ${retry.code}` : ''}`);
   }
   const after = await lookup(ledger, c, rec.coid);
   const expect = rec.state === 'acked' || rec.state === 'landed' || rec.state === 'rejected' ? 1 : 0;
-  if (after.length !== expect) ledger.violate(`client_order_id ${rec.coid}: ${after.length} orders after the retry, expected ${expect} (applied ${after.length > 1 ? 'more than once' : 'not at all'})`);
+  if (after.length !== expect)
+    ledger.violate(
+      `client_order_id ${rec.coid}: ${after.length} orders after the retry, expected ${expect} (applied ` +
+        `${after.length > 1 ? 'more than once' : 'not at all'})`,
+    );
   else if (expect === 1 && rec.order_id !== undefined && after[0]!.order_id !== rec.order_id) {
     ledger.violate(`client_order_id ${rec.coid}: order ${after[0]!.order_id} after the retry, expected ${rec.order_id}`);
   }
@@ -94,14 +109,18 @@ async function resolveWithdrawal(ledger: Ledger, link: ExchangeLink, f: Funding,
   if (look.kind === 'ok') {
     ledger.count('withdraw_uncertain_had_landed');
     const l = look.body;
-    if (l.amount !== String(w.amount) || l.destination !== w.destination) ledger.violate(`withdrawal ${w.cwid}: landed with amount ${l.amount} to ${l.destination}, sent ${w.amount} to ${w.destination}`);
+    if (l.amount !== String(w.amount) || l.destination !== w.destination)
+      ledger.violate(`withdrawal ${w.cwid}: landed with amount ${l.amount} to ${l.destination}, sent ${w.amount} to ${w.destination}`);
     if (l.status !== 'pending') ledger.violate(`withdrawal ${w.cwid}: nobody confirmed or failed it, yet it is ${l.status}`);
     w.state = 'landed';
     w.wid = l.wid;
     w.seq = l.seq;
     const retry = await definite(`withdrawal retry ${w.cwid}`, () => c.withdraw(body));
     if (retry.kind !== 'ok' || retry.body.wid !== l.wid || retry.body.seq !== l.seq) {
-      ledger.violate(`withdrawal ${w.cwid} had landed as wid ${l.wid} (seq ${l.seq}) but its retry answered ${retry.kind === 'ok' ? `wid ${retry.body.wid} seq ${retry.body.seq}` : `${retry.kind} ${'code' in retry ? retry.code : ''}`}`);
+      ledger.violate(
+        `withdrawal ${w.cwid} had landed as wid ${l.wid} (seq ${l.seq}) but its retry answered ` +
+          `${retry.kind === 'ok' ? `wid ${retry.body.wid} seq ${retry.body.seq}` : `${retry.kind} ${'code' in retry ? retry.code : ''}`}`,
+      );
     }
     if (retry.kind === 'ok') ledger.onWithdrawal(w, retry, true);
   } else if (look.kind === 'refused' && look.status === 404) {
@@ -130,7 +149,10 @@ async function resolveSettle(ledger: Ledger, link: ExchangeLink, w: WithdrawalRe
     if (look.body.status !== want) ledger.violate(`withdrawal ${w.wid}: ${w.action} was sent, it is ${look.body.status}`);
     w.actionState = 'landed';
     const out = await definite(`${w.action} retry ${w.wid}`, again);
-    if (out.kind !== 'rejected' || out.code !== 'unknown_withdrawal') ledger.violate(`withdrawal ${w.wid}: a second ${w.action} answered ${out.kind} ${'code' in out ? out.code : ''}, not unknown_withdrawal`);
+    if (out.kind !== 'rejected' || out.code !== 'unknown_withdrawal')
+      ledger.violate(
+        `withdrawal ${w.wid}: a second ${w.action} answered ${out.kind} ${'code' in out ? out.code : ''}, not unknown_withdrawal`,
+      );
   }
 }
 
@@ -152,7 +174,10 @@ async function resolveDeposits(ledger: Ledger, link: ExchangeLink): Promise<void
       }
     }
     if (match < 0) {
-      ledger.violate(`funding account ${f.id}: available ${a.available} differs from the ledger's ${exp.available} by ${diff}, which no subset of the interrupted deposits (${u.map((x) => x.amount).join(', ')}) explains`);
+      ledger.violate(
+        `funding account ${f.id}: available ${a.available} differs from the ledger's ${exp.available} by ${diff}, which no subset of the ` +
+          `interrupted deposits (${u.map((x) => x.amount).join(', ')}) explains`,
+      );
     } else {
       for (let i = 0; i < u.length; i++) {
         if (match & (1 << i)) {

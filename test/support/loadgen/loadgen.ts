@@ -405,7 +405,8 @@ export function parseArgs(argv: string[]): LoadOptions {
   }
   if (v.workers !== undefined) o.workers = Number(v.workers);
   if (v.transport !== undefined) {
-    if (!(TRANSPORT_KINDS as readonly string[]).includes(v.transport)) throw new Error(`--transport is one of ${TRANSPORT_KINDS.join(', ')}`);
+    if (!(TRANSPORT_KINDS as readonly string[]).includes(v.transport))
+      throw new Error(`--transport is one of ${TRANSPORT_KINDS.join(', ')}`);
     o.transport = v.transport as TransportKind;
   }
   if (v.seed !== undefined) o.seed = Number(v.seed);

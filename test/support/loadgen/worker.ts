@@ -99,7 +99,9 @@ export interface WorkerResult {
   completed: number;
   errors: number;
   unsent: number;
-  /** Requests still unanswered when the grace period ended (cut off): in `errors`, and in the histogram at their age then (a lower bound). */
+  /**
+   * Requests still unanswered when the grace period ended (cut off): in `errors`, and in the histogram at their age then (a lower bound).
+   */
   cutOff: number;
   /** Wall time from the first scheduled send to the last answer, ms. */
   elapsedMs: number;
@@ -310,7 +312,8 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         const tick = outcome === 'yes' ? p : 100 - p;
         const qty = 1 + Math.floor(rand() * 10);
         const clientOrderId = ((nonce << 32n) | BigInt(coid++ >>> 0)).toString();
-        body = `{"market_id":${market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty},"client_order_id":"${clientOrderId}"}`;
+        body = `{"market_id":${market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty}` +
+          `,"client_order_id":"${clientOrderId}"}`;
         break;
       }
     }

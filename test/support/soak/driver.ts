@@ -152,7 +152,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     if (server.running) await server.kill();
     await closeFetchConnections();
   }
-  const judgement = judge(samples, { warmupMs: o.warmupMs ?? 5 * 60_000, minWindowMs: o.minWindowMs ?? 10 * 60_000, bounds: bounds(samples) });
+  const judgement = judge(samples, {
+    warmupMs: o.warmupMs ?? 5 * 60_000,
+    minWindowMs: o.minWindowMs ?? 10 * 60_000,
+    bounds: bounds(samples),
+  });
   const ok = problems.length === 0 && judgement.ok;
   if (ok && !o.keep) {
     rmSync(server.dataDir, { recursive: true, force: true });
