@@ -51,6 +51,7 @@ import {
 } from '../src/layout/records.js';
 import { memOf, type Mem } from '../src/lib/mem.js';
 import { mulberry32 as prng } from '../src/lib/rng.js';
+import { CommandStamp } from './lib/command_stamp.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max, median, min, percentiles, relativeSpread } from './lib/stats.js';
 
@@ -87,7 +88,6 @@ const REST_SWEEP_MAX = 4;
 /** Passive orders rest at ladder ticks 49 - offset, offset 0..PASSIVE_DEPTH-1. */
 const PASSIVE_TOP = 49;
 const PASSIVE_DEPTH = 10;
-const PRODUCER = 100; // tests and tools
 
 const KIND_PASSIVE = 0;
 const KIND_CROSSING = 1;
@@ -97,11 +97,6 @@ const KIND_NAMES = ['passive', 'crossing', 'cancel'] as const;
 /** Production defaults: tables sized from the configuration, nothing grows in steady state. */
 const ENGINE_CONFIG: Partial<EngineConfig> = {};
 
-// Base sequencer clock: 2026-01-01T00:00:00Z in ns, as (hi, lo); commands are 1 µs apart.
-const TWO32 = 4294967296;
-const T0_NS = 1_767_225_600n * 1_000_000_000n;
-const T0_HI = Number(T0_NS / BigInt(TWO32));
-const T0_LO = Number(T0_NS % BigInt(TWO32));
 
 /** The peer's view of a placement or a cancel (bid/ask space: YES-ladder tick y is a bid at y, NO-ladder tick n an ask at 100 - n). */
 interface PeerOps {
@@ -172,9 +167,8 @@ class Generator {
   readonly out = new BufferEventOut(1 << 20);
   readonly engine = new Engine(ENGINE_CONFIG, this.out);
   private readonly rng: () => number;
-  private tsHi = T0_HI;
-  private tsLo = T0_LO;
-  private correlation = 0;
+  /** Command headers: commands 1 µs apart from 2026-01-01T00:00:00Z. */
+  private readonly stamp = new CommandStamp();
   /** Live resting order ids, with positions for O(1) swap-removal. */
   private readonly liveIds: number[] = [];
   private readonly livePos = new Map<number, number>();
@@ -211,18 +205,7 @@ class Generator {
     const m = this.mem;
     const o = this.off;
     if (o + size > m.u8.length) throw new Error('engine_match: command buffer too small');
-    m.u32.fill(0, o >>> 2, (o + size) >>> 2);
-    Header.set_len(m, o, size);
-    Header.set_type(m, o, type);
-    Header.set_producer(m, o, PRODUCER);
-    Header.set_correlation(m, o, ++this.correlation);
-    Header.set_account(m, o, account);
-    this.tsLo += 1000;
-    if (this.tsLo >= TWO32) {
-      this.tsLo -= TWO32;
-      this.tsHi++;
-    }
-    Header.set_ts(m, o, this.tsHi, this.tsLo);
+    this.stamp.write(m, o, type, size, account);
     return o;
   }
 
@@ -322,7 +305,7 @@ class Generator {
     OpenRound.set_market_id(this.mem, o, market);
     OpenRound.set_strike(this.mem, o, 50 * 1e8);
     // Far enough ahead (about 50 days) that no run reaches it.
-    OpenRound.set_close_ts(this.mem, o, this.tsHi + 1000, 0);
+    OpenRound.set_close_ts(this.mem, o, this.stamp.tsHi + 1000, 0);
     this.run(o);
   }
 

@@ -58,6 +58,7 @@ import {
 } from '../src/layout/records.js';
 import { memOf, type Mem } from '../src/lib/mem.js';
 import { mulberry32 } from '../src/lib/rng.js';
+import { CommandStamp } from './lib/command_stamp.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, percentiles } from './lib/stats.js';
 
@@ -104,12 +105,9 @@ const SHARE_CROSS_REST = 0.2;
 const REST_SWEEP_MAX = 4;
 const PASSIVE_TOP = 49;
 const PASSIVE_DEPTH = 10;
-const PRODUCER = 100;
 const WARM_SHARE = 0.05;
 const LATENCY_SHARE = 0.3;
 const SEGMENTS = 5;
-const TWO32 = 4294967296;
-const T0_NS = 1_767_225_600n * 1_000_000_000n;
 const MIB = 2 ** 20;
 const round = (x: number, d = 0): number => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -131,9 +129,8 @@ class Generator {
   readonly out = new BufferEventOut(1 << 20);
   readonly engine: Engine;
   private readonly rng = mulberry32(SEED);
-  private tsHi = Number(T0_NS / BigInt(TWO32));
-  private tsLo = Number(T0_NS % BigInt(TWO32));
-  private correlation = 0;
+  /** Command headers: commands 1 µs apart from 2026-01-01T00:00:00Z. */
+  private readonly stamp = new CommandStamp();
   private readonly scratch = memOf(new ArrayBuffer(256));
   /** Live resting order ids and, by id, their index + 1 in liveIds (0 = not live). */
   private readonly liveIds: Float64Array;
@@ -174,18 +171,7 @@ class Generator {
       o = this.bytes;
       if (o + size > m.u8.length) throw new Error('engine_scale: stream buffer too small');
     }
-    m.u32.fill(0, o >>> 2, (o + size) >>> 2);
-    Header.set_len(m, o, size);
-    Header.set_type(m, o, type);
-    Header.set_producer(m, o, PRODUCER);
-    Header.set_correlation(m, o, ++this.correlation);
-    Header.set_account(m, o, account);
-    this.tsLo += 1000;
-    if (this.tsLo >= TWO32) {
-      this.tsLo -= TWO32;
-      this.tsHi++;
-    }
-    Header.set_ts(m, o, this.tsHi, this.tsLo);
+    this.stamp.write(m, o, type, size, account);
     return { m, o };
   }
 
@@ -262,7 +248,7 @@ class Generator {
       h = this.header(OpenRound.TYPE, OpenRound.SIZE, 0);
       OpenRound.set_market_id(h.m, h.o, k);
       OpenRound.set_strike(h.m, h.o, 50 * 1e8);
-      OpenRound.set_close_ts(h.m, h.o, this.tsHi + 100_000, 0);
+      OpenRound.set_close_ts(h.m, h.o, this.stamp.tsHi + 100_000, 0);
       this.run(h.m, h.o);
     }
     for (let a = 1; a <= c.accounts; a++) {
