@@ -125,7 +125,12 @@ interface Exchange {
   runs: number;
 }
 
-function startServer(dir: string, mode: Mode, s: Settings, opts: { snapshotEvery?: number; logLevel?: 'info' | 'warn' } = {}): Promise<ExchangeProcess> {
+function startServer(
+  dir: string,
+  mode: Mode,
+  s: Settings,
+  opts: { snapshotEvery?: number; logLevel?: 'info' | 'warn' } = {},
+): Promise<ExchangeProcess> {
   return spawnExchange(
     { data_dir: dir, admin_token: TOKEN, durability: mode, gateways: s.gateways, snapshot_every: opts.snapshotEvery, demo: false },
     { logLevel: opts.logLevel ?? 'warn', readyTimeoutMs: 600_000 },
@@ -135,8 +140,23 @@ function startServer(dir: string, mode: Mode, s: Settings, opts: { snapshotEvery
 /** A started exchange with its market and funded keys (the benchmarks' population). */
 async function population(server: ExchangeProcess, mode: Mode, dir: string, keys: number, s: Settings): Promise<Exchange> {
   const market = await openMarket(server.admin(60_000));
-  const setup = await createTraders(server, keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32, adminTimeoutMs: 60_000 });
-  return { mode, server, dir, market, keys: setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret })), setup_ms: setup.setup_ms, offset: 0, runs: 0 };
+  const setup = await createTraders(server, keys, {
+    deposit_cents: 100_000_000,
+    seed_shares: s.seed_shares,
+    market_id: market,
+    concurrency: 32,
+    adminTimeoutMs: 60_000,
+  });
+  return {
+    mode,
+    server,
+    dir,
+    market,
+    keys: setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret })),
+    setup_ms: setup.setup_ms,
+    offset: 0,
+    runs: 0,
+  };
 }
 
 async function stopServer(server: ExchangeProcess): Promise<{ code: number | null; signal: string | null; killed: boolean }> {
@@ -163,11 +183,24 @@ interface Measured {
   quiet: QuietResult;
 }
 
-/** Waits for a quiet machine (bounded), runs under a CPU window, redoes (at most twice) when other processes took more than FOREIGN_REDO_PCT. */
-async function measured(s: Settings, ex: Exchange, others: number[], fn: (start: () => void) => Promise<LoadResult>, timed = false): Promise<Measured> {
+/**
+ * Waits for a quiet machine (bounded), runs under a CPU window, redoes (at most twice) when other processes took more than
+ * FOREIGN_REDO_PCT.
+ */
+async function measured(
+  s: Settings,
+  ex: Exchange,
+  others: number[],
+  fn: (start: () => void) => Promise<LoadResult>,
+  timed = false,
+): Promise<Measured> {
   let last: Measured | null = null;
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const quiet = await waitQuiet([ex.server.pid, process.pid, ...others], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
+    const quiet = await waitQuiet([ex.server.pid, process.pid, ...others], {
+      maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2,
+      windowMs: 500,
+      windows: 2,
+    });
     const pids: Record<string, number> = { server: ex.server.pid, generator: process.pid };
     others.forEach((p, i) => (pids[`other${i}`] = p));
     const admin = { adminBase: ex.server.adminBase, token: TOKEN };
@@ -179,8 +212,16 @@ async function measured(s: Settings, ex: Exchange, others: number[], fn: (start:
     const after = before !== null ? await readLatency(admin) : null;
     let own = 0;
     for (const v of Object.values(cpu.process_pct)) own += Number.isFinite(v) ? v : 0;
-    last = { value, server_pct: cpu.process_pct.server!, generator_pct: cpu.process_pct.generator!, foreign_pct: round1(cpu.machine_pct - own), attempts: attempt, quiet };
-    if (before !== null && after !== null) last.server = { stages: serverStages(before, after, 'rest', 'place_order'), fsync: fsyncSummary(before, after) };
+    last = {
+      value,
+      server_pct: cpu.process_pct.server!,
+      generator_pct: cpu.process_pct.generator!,
+      foreign_pct: round1(cpu.machine_pct - own),
+      attempts: attempt,
+      quiet,
+    };
+    if (before !== null && after !== null)
+      last.server = { stages: serverStages(before, after, 'rest', 'place_order'), fsync: fsyncSummary(before, after) };
     if (!ex.server.running) throw new Error(`the ${ex.mode} exchange died: ${ex.server.stderrTail().slice(-2000)}`);
     if (last.foreign_pct <= FOREIGN_REDO_PCT) break;
   }
@@ -188,24 +229,63 @@ async function measured(s: Settings, ex: Exchange, others: number[], fn: (start:
 }
 
 /** A closed loop; `ahead`: sign ahead at the rate a probe measured (the peak runs). */
-function closed(s: Settings, ex: Exchange, connections: number, durationMs: number, seed: number, ahead?: { rate: number; start: () => void }): Promise<LoadResult> {
+function closed(
+  s: Settings,
+  ex: Exchange,
+  connections: number,
+  durationMs: number,
+  seed: number,
+  ahead?: { rate: number; start: () => void },
+): Promise<LoadResult> {
   const ks: { keyId: number; secret: string }[] = [];
   for (let i = 0; i < connections; i++) ks.push(ex.keys[(ex.offset + i) % ex.keys.length]!);
   ex.offset = (ex.offset + connections) % ex.keys.length;
   // Every run gets its own seed: the generator derives its client_order_id nonce from it.
   const runSeed = (seed + 0x9e3779b1 * ++ex.runs) >>> 0;
   return runLoad({
-    baseUrl: ex.server.base, keys: ks, markets: [ex.market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 },
-    workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD, presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
+    baseUrl: ex.server.base,
+    keys: ks,
+    markets: [ex.market],
+    mode: 'closed',
+    connections,
+    durationMs,
+    mix: { place: 1, cancel: 0, read: 0 },
+    workers: s.workers,
+    seed: runSeed,
+    mid: MID,
+    spread: SPREAD,
+    presign: ahead !== undefined && ahead.rate > 0,
+    expectedRate: ahead?.rate,
+    onStart: ahead?.start,
   });
 }
 
 /** An open loop, signed ahead (every due request, stamped with its due time). */
-function open(s: Settings, ex: Exchange, connections: number, rate: number, seed: number, start: () => void, durationMs = s.open_ms): Promise<LoadResult> {
+function open(
+  s: Settings,
+  ex: Exchange,
+  connections: number,
+  rate: number,
+  seed: number,
+  start: () => void,
+  durationMs = s.open_ms,
+): Promise<LoadResult> {
   const runSeed = (seed + 0x9e3779b1 * ++ex.runs) >>> 0;
   return runLoad({
-    baseUrl: ex.server.base, keys: ex.keys, markets: [ex.market], mode: 'open', rate, connections, durationMs,
-    mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: runSeed, mid: MID, spread: SPREAD, presign: true, onStart: start,
+    baseUrl: ex.server.base,
+    keys: ex.keys,
+    markets: [ex.market],
+    mode: 'open',
+    rate,
+    connections,
+    durationMs,
+    mix: { place: 1, cancel: 0, read: 0 },
+    workers: s.workers,
+    seed: runSeed,
+    mid: MID,
+    spread: SPREAD,
+    presign: true,
+    onStart: start,
   });
 }
 
@@ -251,7 +331,13 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
         const m = await measured(s, ex[mode], other(mode), () => closed(s, ex[mode], c, s.probe_ms, seed));
         const perS = okRate(m.value);
         const perKey = perS / c;
-        probes[mode].push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, accepted: (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM });
+        probes[mode].push({
+          connections: c,
+          per_s: perS,
+          per_key_per_s: round1(perKey),
+          statuses: m.value.statuses,
+          accepted: (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM,
+        });
       }
     }
     const chosen = (mode: Mode): number => {
@@ -266,7 +352,9 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
       const order: Mode[] = i % 2 === 0 ? ['fsync', 'none'] : ['none', 'fsync'];
       for (const mode of order) {
         const rate = probes[mode].find((p) => p.connections === conns[mode])!.per_s;
-        place[mode].push(await measured(s, ex[mode], other(mode), (start) => closed(s, ex[mode], conns[mode], s.run_ms, seed, { rate, start })));
+        place[mode].push(
+          await measured(s, ex[mode], other(mode), (start) => closed(s, ex[mode], conns[mode], s.run_ms, seed, { rate, start })),
+        );
       }
     }
 
@@ -277,7 +365,13 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     const curve: ModeResult['curve'] = [];
     for (const fraction of CURVE_FRACTIONS) {
       const rate = Math.max(1, Math.round(median(place.fsync.map((m) => okRate(m.value))) * fraction));
-      const m = await measured(s, ex.fsync, other('fsync'), (start) => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, start, s.curve_ms), true);
+      const m = await measured(
+        s,
+        ex.fsync,
+        other('fsync'),
+        (start) => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, start, s.curve_ms),
+        true,
+      );
       curve.push({ fraction, rate, m });
     }
     const half = curve.find((c) => c.fraction === 0.5)!;
@@ -285,15 +379,35 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     const noneRate = Math.max(1, Math.round(median(place.none.map((m) => okRate(m.value))) / 2));
     const noneOpen = await measured(s, ex.none, other('none'), (start) => open(s, ex.none, conns.none, noneRate, seed, start), true);
     return {
-      fsync: { setup_ms: ex.fsync.setup_ms, probes: probes.fsync, connections: conns.fsync, place: place.fsync, open: half.m, open_rate: half.rate, curve },
-      none: { setup_ms: ex.none.setup_ms, probes: probes.none, connections: conns.none, place: place.none, open: noneOpen, open_rate: noneRate, curve: [] },
+      fsync: {
+        setup_ms: ex.fsync.setup_ms,
+        probes: probes.fsync,
+        connections: conns.fsync,
+        place: place.fsync,
+        open: half.m,
+        open_rate: half.rate,
+        curve,
+      },
+      none: {
+        setup_ms: ex.none.setup_ms,
+        probes: probes.none,
+        connections: conns.none,
+        place: place.none,
+        open: noneOpen,
+        open_rate: noneRate,
+        curve: [],
+      },
     };
   } finally {
     for (const mode of MODES) {
       const e = exs[mode];
       if (e === undefined) continue;
       const how = await stopServer(e.server);
-      if (how.killed || how.code !== 0) process.stderr.write(`durable_place: the ${mode} exchange ended with code ${how.code} signal ${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`);
+      if (how.killed || how.code !== 0)
+        process.stderr.write(
+          `durable_place: the ${mode} exchange ended with code ${how.code} signal ` +
+            `${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`,
+        );
     }
     for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
   }
@@ -349,7 +463,13 @@ async function coldStart(dir: string, s: Settings): Promise<ColdStart> {
   try {
     const rec = server.recovery();
     if (rec === null) throw new Error(`cold start on ${dir}: no recovery line; stderr: ${server.stderrTail().slice(-1500)}`);
-    return { spawn_to_ready_ms: Math.round(server.spawnToReadyMs), recovery_log_ms: rec.ms, seq: rec.seq, snapshot_seq: rec.snapshot_seq, replayed_commands: rec.replayed_commands };
+    return {
+      spawn_to_ready_ms: Math.round(server.spawnToReadyMs),
+      recovery_log_ms: rec.ms,
+      seq: rec.seq,
+      snapshot_seq: rec.snapshot_seq,
+      replayed_commands: rec.replayed_commands,
+    };
   } finally {
     await stopServer(server);
   }
@@ -384,8 +504,17 @@ async function recoveryPhase(s: Settings, seed: number): Promise<RecoveryResult>
         if (records >= s.journal_events) break;
         const ks = ex.keys;
         await runLoad({
-          baseUrl: server.base, keys: ks, markets: [ex.market], mode: 'closed', connections: ks.length, durationMs: s.build_run_ms,
-          mix: { place: 4, cancel: 1, read: 0 }, workers: s.workers, seed: (seed + 0x51ed27 * ++runs) >>> 0, mid: MID, spread: SPREAD,
+          baseUrl: server.base,
+          keys: ks,
+          markets: [ex.market],
+          mode: 'closed',
+          connections: ks.length,
+          durationMs: s.build_run_ms,
+          mix: { place: 4, cancel: 1, read: 0 },
+          workers: s.workers,
+          seed: (seed + 0x51ed27 * ++runs) >>> 0,
+          mid: MID,
+          spread: SPREAD,
         });
         if (!server.running) throw new Error(`the build exchange died: ${server.stderrTail().slice(-2000)}`);
       }
@@ -414,7 +543,17 @@ async function recoveryPhase(s: Settings, seed: number): Promise<RecoveryResult>
     }
     const fromSnapshot: ColdStart[] = [];
     for (let i = 0; i < s.cold_starts; i++) fromSnapshot.push(await coldStart(dir, s));
-    return { build_ms: buildMs, build_runs: runs, journal, data_dir_bytes: dirBytes(dir), full, empty, snapshot, from_snapshot: fromSnapshot, reached: journal.events >= s.journal_events };
+    return {
+      build_ms: buildMs,
+      build_runs: runs,
+      journal,
+      data_dir_bytes: dirBytes(dir),
+      full,
+      empty,
+      snapshot,
+      from_snapshot: fromSnapshot,
+      reached: journal.events >= s.journal_events,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     rmSync(emptyDir, { recursive: true, force: true });
@@ -453,7 +592,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const us = (ms: number): number => Math.round(ms * 1000);
 
   // Throughput first (run.ts prints the first *_per_s metric): fsync, then none.
-  const rates: Record<Mode, number[]> = { fsync: tp.fsync.place.map((m) => okRate(m.value)), none: tp.none.place.map((m) => okRate(m.value)) };
+  const rates: Record<Mode, number[]> = {
+    fsync: tp.fsync.place.map((m) => okRate(m.value)),
+    none: tp.none.place.map((m) => okRate(m.value)),
+  };
   const fsyncMed = triple(metrics, 'fsync_placements_per_s', rates.fsync);
   const noneMed = triple(metrics, 'none_placements_per_s', rates.none);
   for (const mode of MODES) {
@@ -483,14 +625,27 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.disk_fdatasync_4k_p99_us = disk.p99_us;
   metrics.disk_fdatasync_4k_p999_us = disk.p999_us;
   metrics.disk_fdatasync_4k_max_us = disk.max_us;
-  notes.push(`the disk's own floor: ${disk.samples} appends of 4 KiB + fdatasync to a file in ${tmpdir()} (where the exchanges' data directories are), each timed: p50/p99/p99.9/max ${disk.p50_us}/${disk.p99_us}/${disk.p999_us}/${disk.max_us} us. With fsync on, every answer waits for at least one such sync, so the placement p99 cannot be below this p99.`);
+  notes.push(
+    `the disk's own floor: ${disk.samples} appends of 4 KiB + fdatasync to a file in ${tmpdir()} (where the exchanges' data directories ` +
+      `are), each timed: p50/p99/p99.9/max ${disk.p50_us}/${disk.p99_us}/${disk.p999_us}/${disk.max_us} us. With fsync on, every answer ` +
+        `waits for at least one such sync, so the placement p99 cannot be below this p99.`,
+  );
   const helloRates = hello.runs.map((m) => okRate(m.value));
   const helloMed = median(helloRates);
-  notes.push(`uWS hello-world ceiling in this run (test/support/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s [${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`);
+  notes.push(
+    `uWS hello-world ceiling in this run (test/support/loadgen/hello_server.js, GET / closed loop, ${hello.connections} connections, ` +
+      `${helloRates.length} runs): ${Math.round(helloMed).toLocaleString('en-US')} requests/s ` +
+        `[${helloRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')}]; signed durable placements = ` +
+          `${round1((fsyncMed / helloMed) * 100)}% of it (target >= 40%).`,
+  );
   const wrkMed = wrk === null ? NaN : median(wrk.runs.map((m) => m.value.requests_per_s));
   if (wrk !== null) {
     metrics.hello_wrk_requests_per_s = round1(wrkMed);
-    notes.push(`uWS hello-world ceiling with wrk in this run (${wrk.connections} connections, ${wrk.runs.length} runs): ${Math.round(wrkMed).toLocaleString('en-US')} requests/s; signed durable placements = ${round1((fsyncMed / wrkMed) * 100)}% of it (target >= 40%).`);
+    notes.push(
+      `uWS hello-world ceiling with wrk in this run (${wrk.connections} connections, ${wrk.runs.length} runs): ` +
+        `${Math.round(wrkMed).toLocaleString('en-US')} requests/s; signed durable placements = ${round1((fsyncMed / wrkMed) * 100)}% of ` +
+          `it (target >= 40%).`,
+    );
   } else flag('wrk is not installed: no wrk hello ceiling in this run');
   for (const c of tp.fsync.curve) {
     const pct = Math.round(c.fraction * 100);
@@ -528,7 +683,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.presign_requests = signed;
   metrics.presign_cpu_us_per_req = round1(signed > 0 ? (signedRuns.reduce((a, m) => a + m.value.presign.cpu_ms, 0) * 1000) / signed : 0);
   metrics.presign_inline = signedRuns.reduce((a, m) => a + m.value.presign.inline, 0);
-  notes.push(`signing ahead: the closed-loop runs and the open loops signed ${signed} requests in the generator's workers before sending started (${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows); ${metrics.presign_inline} were signed when sent instead (past the signed ones, or a stamp over 3 s off). Probes sign when sending.`);
+  notes.push(
+    `signing ahead: the closed-loop runs and the open loops signed ${signed} requests in the generator's workers before sending started ` +
+      `(${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows); ${metrics.presign_inline} were signed ` +
+        `when sent instead (past the signed ones, or a stamp over 3 s off). Probes sign when sending.`,
+  );
 
   // Recovery.
   const million = rc.journal.events / 1e6;
@@ -541,8 +700,16 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.journal_segments = rc.journal.segments;
   metrics.journal_mib = round1(rc.journal.bytes / 2 ** 20);
   metrics.journal_build_ms = rc.build_ms;
-  triple(metrics, 'recovery_spawn_to_ready_ms', rc.full.map((c) => c.spawn_to_ready_ms));
-  triple(metrics, 'recovery_log_ms', rc.full.map((c) => c.recovery_log_ms));
+  triple(
+    metrics,
+    'recovery_spawn_to_ready_ms',
+    rc.full.map((c) => c.spawn_to_ready_ms),
+  );
+  triple(
+    metrics,
+    'recovery_log_ms',
+    rc.full.map((c) => c.recovery_log_ms),
+  );
   metrics.recovery_s_per_million_events = round3(fullReady / 1000 / million);
   metrics.recovery_log_s_per_million_events = round3(fullLog / 1000 / million);
   metrics.empty_start_spawn_to_ready_ms = round1(emptyReady);
@@ -551,7 +718,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.snapshot_seq = rc.snapshot.seq;
   metrics.snapshot_write_ms = rc.snapshot.ms;
   metrics.snapshot_mib = round1(rc.snapshot.bytes / 2 ** 20);
-  triple(metrics, 'from_snapshot_spawn_to_ready_ms', rc.from_snapshot.map((c) => c.spawn_to_ready_ms));
+  triple(
+    metrics,
+    'from_snapshot_spawn_to_ready_ms',
+    rc.from_snapshot.map((c) => c.spawn_to_ready_ms),
+  );
   metrics.from_snapshot_recovery_log_ms = round1(median(rc.from_snapshot.map((c) => c.recovery_log_ms)));
 
   // Settings.
@@ -567,43 +738,134 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const all = [...tp.fsync.place, ...tp.none.place, tp.fsync.open, tp.none.open];
   metrics.redone_runs = all.reduce((a, m) => a + m.attempts - 1, 0);
 
-  notes.push(`${NONE_LABEL}: every figure named none_* (and the peer durability_none) was taken with --durability none, where the journal writes without fdatasync; it exists for benchmarks only. fsync_* figures are the production mode: an answer waits for the group-commit fdatasync that covers its command.`);
-  notes.push(`target fsync throughput >= 50% of none: ${(ratio * 100).toFixed(1)}% (${Math.round(fsyncMed)}/s vs ${Math.round(noneMed)}/s, medians of ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms) — ${ratio >= 0.5 ? 'met' : 'NOT met'}.`);
-  notes.push(`target recovery <= 3 s per 1,000,000 journaled events: ${metrics.recovery_s_per_million_events} s per million from spawn to the ready line (median of ${s.cold_starts} cold starts replaying ${rc.journal.events} events = ${rc.journal.last_seq} commands, ${metrics.journal_mib} MiB, no snapshot) — ${metrics.recovery_s_per_million_events! <= 3 ? 'met' : 'NOT met'}. The recovery log line's own ms give ${metrics.recovery_log_s_per_million_events} s per million; a start on an empty directory takes ${emptyReady} ms to ready (${emptyLog} ms in its recovery line), so the replay itself costs about ${metrics.replay_s_per_million_events} s per million.`);
-  notes.push(`recovery: the start plans in a piscina worker (every segment checksummed), then the engine thread, each of the ${s.gateways} gateway thread(s) and the control plane load and replay the same records in parallel; the ready line comes after all of them. Cold start = a new process; the segment files were in the page cache (no cache drop: not possible without root), so disk read time is not in these figures.`);
-  notes.push(`journal built through the real server (durability none, to build faster; the records are the same) with the load generator's placements and cancels (4:1) from ${Math.min(512, s.keys)} keys in ${rc.build_runs} closed-loop runs of ${s.build_run_ms} ms, ${rc.build_ms} ms in all; events counted from the segment files (every frame's checksum verified).${rc.reached ? '' : ` It did NOT reach ${s.journal_events} events within ${s.build_max_ms} ms: the per-million figure is scaled from ${rc.journal.events}.`}`);
-  notes.push(`snapshot for comparison: POST /admin/snapshot at seq ${rc.snapshot.seq} took ${rc.snapshot.ms} ms (${metrics.snapshot_mib} MiB; the piscina worker replays the journal to build it), after which a start is ready in ${metrics.from_snapshot_spawn_to_ready_ms} ms (recovery line ${metrics.from_snapshot_recovery_log_ms} ms).`);
-  notes.push(`connections: the generator binds each connection to one key and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms): ${MODES.map((m) => `${m}: ${tp[m].probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')} -> ${tp[m].connections}`).join('; ')}.`);
-  notes.push(`both exchanges ran side by side (${s.gateways} gateway thread(s) each, separate processes and data directories under ${tmpdir()} on the same disk); the idle one's CPU is counted as ours, not foreign. Setup: ${s.keys} accounts per exchange, one key each, ${s.seed_shares} YES+NO shares minted per account (fsync ${tp.fsync.setup_ms} ms, none ${tp.none.setup_ms} ms). Orders: the load generator's place op (YES-space ${MID}+-${SPREAD}, both outcomes, 70% buys / 30% sells, qty 1..10), no cancels, the book grows during the run.`);
-  notes.push(`open loop latency from the intended send time at half of each mode's median closed-loop peak: fsync ${tp.fsync.open_rate}/s p50/p99/p99.9 ${metrics.fsync_p50_us}/${metrics.fsync_p99_us}/${metrics.fsync_p999_us} us; none (benchmarks only) ${tp.none.open_rate}/s ${metrics.none_p50_us}/${metrics.none_p99_us}/${metrics.none_p999_us} us. The generator's own send lag p99: fsync ${metrics.fsync_open_send_lag_p99_us} us, none ${metrics.none_open_send_lag_p99_us} us.`);
-  notes.push(`latency against load (fsync, open loop at ${CURVE_CONNECTIONS} connections, ${s.curve_ms} ms each; client = the load generator from the intended send time, server = the exchange's own histograms over the same run, head to reply written): ${tp.fsync.curve.map((c) => `${Math.round(c.fraction * 100)}% of peak = ${c.rate}/s: client p50/p99/p99.9/max ${us(c.m.value.latency_ms.p50)}/${us(c.m.value.latency_ms.p99)}/${us(c.m.value.latency_ms.p999)}/${us(c.m.value.latency_ms.max)} us, server ${c.m.server ? `${c.m.server.stages.total!.p50_us}/${c.m.server.stages.total!.p99_us}/${c.m.server.stages.total!.p999_us}/${c.m.server.stages.total!.max_us}` : '–'} us (generator send lag p99 ${us(c.m.value.send_lag_ms.p99)} us; server ${round1(c.m.server_pct)}%, generator ${round1(c.m.generator_pct)}% CPU)`).join('; ')}.`);
-  for (const c of tp.fsync.curve) if (c.m.server) notes.push(`stages at ${Math.round(c.fraction * 100)}% of peak: ${stagesLine(c.m.server.stages)}; journal write+fdatasync ${c.m.server.fsync.p50_us}/${c.m.server.fsync.p99_us}/${c.m.server.fsync.max_us} (p50/p99/max µs, ${c.m.server.fsync.count} group commits).`);
+  notes.push(
+    `${NONE_LABEL}: every figure named none_* (and the peer durability_none) was taken with --durability none, where the journal writes ` +
+      `without fdatasync; it exists for benchmarks only. fsync_* figures are the production mode: an answer waits for the group-commit ` +
+        `fdatasync that covers its command.`,
+  );
+  notes.push(
+    `target fsync throughput >= 50% of none: ${(ratio * 100).toFixed(1)}% (${Math.round(fsyncMed)}/s vs ${Math.round(noneMed)}/s, ` +
+      `medians of ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms) — ${ratio >= 0.5 ? 'met' : 'NOT met'}.`,
+  );
+  notes.push(
+    `target recovery <= 3 s per 1,000,000 journaled events: ${metrics.recovery_s_per_million_events} s per million from spawn to the ` +
+      `ready line (median of ${s.cold_starts} cold starts replaying ${rc.journal.events} events = ${rc.journal.last_seq} commands, ` +
+        `${metrics.journal_mib} MiB, no snapshot) — ${metrics.recovery_s_per_million_events! <= 3 ? 'met' : 'NOT met'}. The recovery log ` +
+          `line's own ms give ${metrics.recovery_log_s_per_million_events} s per million; a start on an empty directory takes ` +
+            `${emptyReady} ms to ready (${emptyLog} ms in its recovery line), so the replay itself costs about ` +
+              `${metrics.replay_s_per_million_events} s per million.`,
+  );
+  notes.push(
+    `recovery: the start plans in a piscina worker (every segment checksummed), then the engine thread, each of the ${s.gateways} ` +
+      `gateway thread(s) and the control plane load and replay the same records in parallel; the ready line comes after all of them. ` +
+        `Cold start = a new process; the segment files were in the page cache (no cache drop: not possible without root), so disk read ` +
+          `time is not in these figures.`,
+  );
+  notes.push(
+    `journal built through the real server (durability none, to build faster; the records are the same) with the load generator's ` +
+      `placements and cancels (4:1) from ${Math.min(512, s.keys)} keys in ${rc.build_runs} closed-loop runs of ${s.build_run_ms} ms, ` +
+        `${rc.build_ms} ms in all; events counted from the segment files (every frame's checksum ` +
+          'verified).' +
+          (rc.reached
+            ? ''
+            : ` It did NOT reach ${s.journal_events} events within ${s.build_max_ms} ms: ` +
+              `the per-million figure is scaled from ${rc.journal.events}.`),
+  );
+  notes.push(
+    `snapshot for comparison: POST /admin/snapshot at seq ${rc.snapshot.seq} took ${rc.snapshot.ms} ms (${metrics.snapshot_mib} MiB; the ` +
+      `piscina worker replays the journal to build it), after which a start is ready in ${metrics.from_snapshot_spawn_to_ready_ms} ms ` +
+        `(recovery line ${metrics.from_snapshot_recovery_log_ms} ms).`,
+  );
+  notes.push(
+    `connections: the generator binds each connection to one key and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs ` +
+      `connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms): ` +
+        MODES.map((m) => {
+          const probes = tp[m].probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`);
+          return `${m}: ${probes.join(', ')} -> ${tp[m].connections}`;
+        }).join('; ') + '.',
+  );
+  notes.push(
+    `both exchanges ran side by side (${s.gateways} gateway thread(s) each, separate processes and data directories under ${tmpdir()} on ` +
+      `the same disk); the idle one's CPU is counted as ours, not foreign. Setup: ${s.keys} accounts per exchange, one key each, ` +
+        `${s.seed_shares} YES+NO shares minted per account (fsync ${tp.fsync.setup_ms} ms, none ${tp.none.setup_ms} ms). Orders: the ` +
+          `load generator's place op (YES-space ${MID}+-${SPREAD}, both outcomes, 70% buys / 30% sells, qty 1..10), no cancels, the book ` +
+            `grows during the run.`,
+  );
+  notes.push(
+    `open loop latency from the intended send time at half of each mode's median closed-loop peak: fsync ${tp.fsync.open_rate}/s ` +
+      `p50/p99/p99.9 ${metrics.fsync_p50_us}/${metrics.fsync_p99_us}/${metrics.fsync_p999_us} us; none (benchmarks only) ` +
+        `${tp.none.open_rate}/s ${metrics.none_p50_us}/${metrics.none_p99_us}/${metrics.none_p999_us} us. The generator's own send lag ` +
+          `p99: fsync ${metrics.fsync_open_send_lag_p99_us} us, none ${metrics.none_open_send_lag_p99_us} us.`,
+  );
+  notes.push(
+    `latency against load (fsync, open loop at ${CURVE_CONNECTIONS} connections, ${s.curve_ms} ms each; client = the load generator from ` +
+      `the intended send time, server = the exchange's own histograms over the same run, head to reply written): ` +
+        tp.fsync.curve.map((c) => {
+          const l = c.m.value.latency_ms;
+          const t = c.m.server?.stages.total;
+          const server = t ? `${t.p50_us}/${t.p99_us}/${t.p999_us}/${t.max_us}` : '–';
+          return `${Math.round(c.fraction * 100)}% of peak = ${c.rate}/s: client p50/p99/p99.9/max ` +
+            `${us(l.p50)}/${us(l.p99)}/${us(l.p999)}/${us(l.max)} us, server ${server} us ` +
+            `(generator send lag p99 ${us(c.m.value.send_lag_ms.p99)} us; server ${round1(c.m.server_pct)}%, ` +
+            `generator ${round1(c.m.generator_pct)}% CPU)`;
+        }).join('; ') + '.',
+  );
+  for (const c of tp.fsync.curve)
+    if (c.m.server)
+      notes.push(
+        `stages at ${Math.round(c.fraction * 100)}% of peak: ${stagesLine(c.m.server.stages)}; journal write+fdatasync ` +
+          `${c.m.server.fsync.p50_us}/${c.m.server.fsync.p99_us}/${c.m.server.fsync.max_us} (p50/p99/max µs, ${c.m.server.fsync.count} ` +
+            `group commits).`,
+      );
   const diskP99 = disk.p99_us;
   const srvTarget = (pct: number, q: 'p99' | 'p999', budget: number): void => {
     const v = metrics[`server_${q}_us_${pct}pct`];
     if (v === undefined) return;
-    notes.push(`target server-side ${q === 'p999' ? 'p99.9' : 'p99'} at ${pct}% of peak <= ${budget / 1000} ms + the disk's fdatasync p99 (${diskP99} us) = ${budget + diskP99} us: ${v} us — ${v <= budget + diskP99 ? 'met' : 'NOT met'}.`);
+    notes.push(
+      `target server-side ${q === 'p999' ? 'p99.9' : 'p99'} at ${pct}% of peak <= ${budget / 1000} ms + the disk's fdatasync p99 ` +
+        `(${diskP99} us) = ${budget + diskP99} us: ${v} us — ${v <= budget + diskP99 ? 'met' : 'NOT met'}.`,
+    );
   };
   for (const pct of [1, 10, 25]) {
     srvTarget(pct, 'p99', 1000);
     srvTarget(pct, 'p999', 3000);
   }
   srvTarget(50, 'p99', 2000);
-  if (metrics.client_p99_us_10pct !== undefined) notes.push(`target client-side p99 at 10% of peak <= 3 ms: ${metrics.client_p99_us_10pct} us — ${metrics.client_p99_us_10pct <= 3000 ? 'met' : 'NOT met'}.`);
-  for (const [name, xs] of [['fsync_placements_per_s', rates.fsync], ['none_placements_per_s', rates.none], ['recovery_spawn_to_ready_ms', rc.full.map((c) => c.spawn_to_ready_ms)]] as const) {
-    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
+  if (metrics.client_p99_us_10pct !== undefined)
+    notes.push(
+      `target client-side p99 at 10% of peak <= 3 ms: ${metrics.client_p99_us_10pct} us — ` +
+        `${metrics.client_p99_us_10pct <= 3000 ? 'met' : 'NOT met'}.`,
+    );
+  for (const [name, xs] of [
+    ['fsync_placements_per_s', rates.fsync],
+    ['none_placements_per_s', rates.none],
+    ['recovery_spawn_to_ready_ms', rc.full.map((c) => c.spawn_to_ready_ms)],
+  ] as const) {
+    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG)
+      flag(
+        `${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ` +
+          `${xs.map((x) => Math.round(x)).join(', ')}`,
+      );
   }
   const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
-  if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`);
+  if (noisy.length > 0)
+    flag(
+      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
+        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`,
+    );
   const loud = all.filter((m) => !m.quiet.quiet);
-  if (loud.length > 0) flag(`${loud.length} run(s) started without a quiet machine (waited up to ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
+  if (loud.length > 0)
+    flag(`${loud.length} run(s) started without a quiet machine (waited up to ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
   for (const mode of MODES) {
     const bad = Object.entries(tp[mode].open.value.statuses).filter(([k]) => !/^2/.test(k));
-    if (bad.length > 0 || tp[mode].open.value.unsent > 0) flag(`${mode} open loop: non-2xx ${JSON.stringify(Object.fromEntries(bad))}, unsent ${tp[mode].open.value.unsent}`);
-    if (tp[mode].probes.every((p) => !p.accepted)) flag(`${mode}: no probed connection count avoided the per-key write bucket; ran at ${tp[mode].connections}`);
+    if (bad.length > 0 || tp[mode].open.value.unsent > 0)
+      flag(`${mode} open loop: non-2xx ${JSON.stringify(Object.fromEntries(bad))}, unsent ${tp[mode].open.value.unsent}`);
+    if (tp[mode].probes.every((p) => !p.accepted))
+      flag(`${mode}: no probed connection count avoided the per-key write bucket; ran at ${tp[mode].connections}`);
   }
   for (const c of rc.full) if (c.snapshot_seq !== 0) flag(`a full-replay cold start used a snapshot at ${c.snapshot_seq}`);
-  if (rc.full.some((c) => c.seq !== rc.journal.last_seq)) flag(`a cold start recovered seq ${rc.full.map((c) => c.seq).join('/')}, the journal ends at ${rc.journal.last_seq}`);
+  if (rc.full.some((c) => c.seq !== rc.journal.last_seq))
+    flag(`a cold start recovered seq ${rc.full.map((c) => c.seq).join('/')}, the journal ends at ${rc.journal.last_seq}`);
   if (s.quick) notes.push('QUICK run: short runs and a smaller journal, for checking the tooling; not figures to quote.');
 
   const env = environment();
@@ -611,15 +873,30 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'durable_place',
     node: env.node,
     machine: env.machine,
-    workload: `Two exchange processes side by side on 127.0.0.1 (demo off), --durability fsync and --durability none (${NONE_LABEL}), ${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop runs of ${s.run_ms} ms per mode, open loops at ${CURVE_FRACTIONS.map((f) => `${f * 100}%`).join(', ')} of the fsync peak (${s.curve_ms} ms each, ${CURVE_CONNECTIONS} connections, the exchange's own stage histograms read before and after each) and one of ${s.open_ms} ms at half the none peak. Recovery: a journal of ${rc.journal.events} events (${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
+    workload: `Two exchange processes side by side on 127.0.0.1 (demo off), --durability fsync and --durability none (${NONE_LABEL}), ` +
+      `${s.gateways} gateway thread(s) each, one market, ${s.keys} funded accounts with one key each; test/support/loadgen (${s.workers} ` +
+        `piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop ` +
+          `runs of ${s.run_ms} ms per mode, open loops at ${CURVE_FRACTIONS.map((f) => `${f * 100}%`).join(', ')} of the fsync peak ` +
+            `(${s.curve_ms} ms each, ${CURVE_CONNECTIONS} connections, the exchange's own stage histograms read before and after each) ` +
+              `and one of ${s.open_ms} ms at half the none peak. Recovery: a journal of ${rc.journal.events} events ` +
+                `(${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js ` +
+                  `on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
     metrics,
     peers: {
       durability_none_benchmarks_only: {
-        placements_per_s: round1(noneMed), p50_us: metrics.none_p50_us!, p99_us: metrics.none_p99_us!, p999_us: metrics.none_p999_us!, open_rate_per_s: tp.none.open_rate,
+        placements_per_s: round1(noneMed),
+        p50_us: metrics.none_p50_us!,
+        p99_us: metrics.none_p99_us!,
+        p999_us: metrics.none_p999_us!,
+        open_rate_per_s: tp.none.open_rate,
       },
       uws_hello: {
-        requests_per_s: round1(helloMed), requests_per_s_min: round1(minOf(helloRates)), requests_per_s_max: round1(maxOf(helloRates)),
-        connections: hello.connections, server_cpu_pct: round1(median(hello.runs.map((m) => m.server_pct))), generator_cpu_pct: round1(median(hello.runs.map((m) => m.generator_pct))),
+        requests_per_s: round1(helloMed),
+        requests_per_s_min: round1(minOf(helloRates)),
+        requests_per_s_max: round1(maxOf(helloRates)),
+        connections: hello.connections,
+        server_cpu_pct: round1(median(hello.runs.map((m) => m.server_pct))),
+        generator_cpu_pct: round1(median(hello.runs.map((m) => m.generator_pct))),
       },
     },
     ratios: { vs_durability_none: round3(ratio), vs_uws_hello: round3(fsyncMed / helloMed), vs_uws_hello_wrk: round3(fsyncMed / wrkMed) },

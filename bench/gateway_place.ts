@@ -143,7 +143,11 @@ export interface Target {
 export async function measured<T>(s: Settings, target: Target, fn: (start: () => void) => Promise<T>): Promise<Measured<T>> {
   let last: Measured<T> | null = null;
   for (let attempt = 1; attempt <= s.max_attempts; attempt++) {
-    const quiet = await waitQuiet([target.pid, process.pid], { maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2, windowMs: 500, windows: 2 });
+    const quiet = await waitQuiet([target.pid, process.pid], {
+      maxWaitMs: attempt === 1 ? s.quiet_wait_ms : s.quiet_wait_ms / 2,
+      windowMs: 500,
+      windows: 2,
+    });
     let w = new CpuWindow({ server: target.pid, generator: process.pid });
     let segs0 = tcpOutSegs();
     // A run that signs ahead opens the window again when its sending starts (runLoad's onStart).
@@ -166,8 +170,17 @@ export async function measured<T>(s: Settings, target: Target, fn: (start: () =>
       else if (r.pct > engine) engine = r.pct;
     }
     last = {
-      value, cpu, server_pct: server, generator_pct: gen, foreign_pct: round1(cpu.machine_pct - server - gen),
-      gateway_pct: round1(gateway), engine_pct: engine, main_pct: main, tcp_segments: segs, attempts: attempt, quiet,
+      value,
+      cpu,
+      server_pct: server,
+      generator_pct: gen,
+      foreign_pct: round1(cpu.machine_pct - server - gen),
+      gateway_pct: round1(gateway),
+      engine_pct: engine,
+      main_pct: main,
+      tcp_segments: segs,
+      attempts: attempt,
+      quiet,
     };
     if (last.foreign_pct <= FOREIGN_REDO_PCT) break;
   }
@@ -216,14 +229,29 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
   const h = await startHello();
   try {
     const target = { pid: h.child.pid, gateways: [] };
-    const load = (connections: number, durationMs: number): Promise<LoadResult> => runLoad({
-      baseUrl: h.url, keys: [], markets: [], mode: 'closed', connections, durationMs, mix: { place: 0, cancel: 0, read: 0 },
-      path: 'hello', workers: s.workers, seed,
-    });
+    const load = (connections: number, durationMs: number): Promise<LoadResult> =>
+      runLoad({
+        baseUrl: h.url,
+        keys: [],
+        markets: [],
+        mode: 'closed',
+        connections,
+        durationMs,
+        mix: { place: 0, cancel: 0, read: 0 },
+        path: 'hello',
+        workers: s.workers,
+        seed,
+      });
     const probes: HelloPhase['probes'] = [];
     for (const c of HELLO_CONNECTIONS) {
       const m = await measured(s, target, () => load(c, s.probe_ms));
-      probes.push({ connections: c, per_s: okRate(m.value), server_pct: m.server_pct, generator_pct: m.generator_pct, p50_ms: m.value.latency_ms.p50 });
+      probes.push({
+        connections: c,
+        per_s: okRate(m.value),
+        server_pct: m.server_pct,
+        generator_pct: m.generator_pct,
+        p50_ms: m.value.latency_ms.p50,
+      });
     }
     const best = probes.slice().sort((a, b) => b.per_s - a.per_s)[0]!;
     const runs: Measured<LoadResult>[] = [];
@@ -251,7 +279,8 @@ export async function wrkHelloPhase(s: Settings, connections: number): Promise<W
   try {
     const target = { pid: h.child.pid, gateways: [] };
     const runs: Measured<WrkResult>[] = [];
-    for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, () => runWrk(`${h.url}/`, { threads: s.workers, connections, durationMs: s.run_ms })));
+    for (let i = 0; i < s.repeats; i++)
+      runs.push(await measured(s, target, () => runWrk(`${h.url}/`, { threads: s.workers, connections, durationMs: s.run_ms })));
     if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderrTail().slice(-1500)}`);
     return { connections, runs };
   } finally {
@@ -274,23 +303,52 @@ interface GeneratorPhase {
  * request at once, so signed placements against it measure the generator's
  * cost of signing and sending at the connection counts used above.
  */
-async function generatorPhase(s: Settings, helloConnections: number, exchangeConnections: number, openRate: number, seed: number): Promise<GeneratorPhase> {
+async function generatorPhase(
+  s: Settings,
+  helloConnections: number,
+  exchangeConnections: number,
+  openRate: number,
+  seed: number,
+): Promise<GeneratorPhase> {
   const h = await startHello();
   try {
     const target = { pid: h.child.pid, gateways: [] };
     // Keys the hello server never checks: random secrets, ids 1..n.
     const keys = Array.from({ length: exchangeConnections }, (_v, i) => ({ keyId: i + 1, secret: randomBytes(32).toString('base64') }));
-    const load = (connections: number, path: 'hello' | undefined): Promise<LoadResult> => runLoad({
-      baseUrl: h.url, keys, markets: [1], mode: 'closed', connections, durationMs: s.probe_ms, mix: { place: 1, cancel: 0, read: 0 },
-      path, workers: s.workers, seed, mid: MID, spread: SPREAD,
-    });
+    const load = (connections: number, path: 'hello' | undefined): Promise<LoadResult> =>
+      runLoad({
+        baseUrl: h.url,
+        keys,
+        markets: [1],
+        mode: 'closed',
+        connections,
+        durationMs: s.probe_ms,
+        mix: { place: 1, cancel: 0, read: 0 },
+        path,
+        workers: s.workers,
+        seed,
+        mid: MID,
+        spread: SPREAD,
+      });
     const hello_at_exchange = await measured(s, target, () => load(exchangeConnections, 'hello'));
     const signed_at_exchange = await measured(s, target, () => load(exchangeConnections, undefined));
     const signed_at_hello = await measured(s, target, () => load(helloConnections, undefined));
-    const open_floor = await measured(s, target, () => runLoad({
-      baseUrl: h.url, keys, markets: [1], mode: 'open', rate: openRate, connections: exchangeConnections, durationMs: s.probe_ms,
-      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed, mid: MID, spread: SPREAD,
-    }));
+    const open_floor = await measured(s, target, () =>
+      runLoad({
+        baseUrl: h.url,
+        keys,
+        markets: [1],
+        mode: 'open',
+        rate: openRate,
+        connections: exchangeConnections,
+        durationMs: s.probe_ms,
+        mix: { place: 1, cancel: 0, read: 0 },
+        workers: s.workers,
+        seed,
+        mid: MID,
+        spread: SPREAD,
+      }),
+    );
     return { hello_at_exchange, signed_at_exchange, signed_at_hello, open_floor };
   } finally {
     await h.child.terminate(10_000);
@@ -326,13 +384,22 @@ export async function loadExchange(ex: ExchangeProcess, s: { keys: number; seed_
   const gatewayTids = await lastEventLoopThreads(ex.child.pid, ex.gateways);
   if (gatewayTids.length !== ex.gateways) throw new Error(`found ${gatewayTids.length} gateway threads, expected ${ex.gateways}`);
   const market = await openMarket(ex.admin(30_000));
-  const setup = await createTraders(ex, s.keys, { deposit_cents: 100_000_000, seed_shares: s.seed_shares, market_id: market, concurrency: 32 });
+  const setup = await createTraders(ex, s.keys, {
+    deposit_cents: 100_000_000,
+    seed_shares: s.seed_shares,
+    market_id: market,
+    concurrency: 32,
+  });
   const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
   let offset = 0;
   let runs = 0;
   const nextSeed = (): number => (seed + 0x9e3779b1 * ++runs) >>> 0;
   return {
-    target: { pid: ex.child.pid, gateways: gatewayTids }, market, setup, keys, nextSeed,
+    target: { pid: ex.child.pid, gateways: gatewayTids },
+    market,
+    setup,
+    keys,
+    nextSeed,
     slice: (connections) => {
       const ks = rotate(keys, offset, connections);
       offset = (offset + connections) % keys.length;
@@ -346,11 +413,28 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
   try {
     const { target, market, setup, keys, nextSeed, slice } = await loadExchange(ex, s, seed);
     // Peak runs sign ahead at the rate a probe measured (presign: the load generator's README).
-    const closed = (mix: { place: number; cancel: number; read: number }, connections: number, durationMs: number, ahead?: { rate: number; start: () => void }): Promise<LoadResult> => {
+    const closed = (
+      mix: { place: number; cancel: number; read: number },
+      connections: number,
+      durationMs: number,
+      ahead?: { rate: number; start: () => void },
+    ): Promise<LoadResult> => {
       const run = slice(connections);
       return runLoad({
-        baseUrl: ex.base, keys: run.keys, markets: [market], mode: 'closed', connections, durationMs, mix, workers: s.workers, seed: run.seed, mid: MID, spread: SPREAD,
-        presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
+        baseUrl: ex.base,
+        keys: run.keys,
+        markets: [market],
+        mode: 'closed',
+        connections,
+        durationMs,
+        mix,
+        workers: s.workers,
+        seed: run.seed,
+        mid: MID,
+        spread: SPREAD,
+        presign: ahead !== undefined && ahead.rate > 0,
+        expectedRate: ahead?.rate,
+        onStart: ahead?.start,
       });
     };
     const alive = (): void => {
@@ -367,7 +451,14 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       const perS = okRate(m.value);
       const perKey = perS / c;
       const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
-      probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
+      probes.push({
+        connections: c,
+        per_s: perS,
+        per_key_per_s: round1(perKey),
+        statuses: m.value.statuses,
+        server_pct: m.server_pct,
+        accepted,
+      });
     }
     let orders = 2 * setup.traders.length; // the seeding placed two orders per account
     for (const p of probes) orders += okCount(p.statuses);
@@ -377,7 +468,9 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     const placeProbe = probes.find((p) => p.connections === connections)!.per_s;
     const place: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      place.push(await measured(s, target, (start) => closed({ place: 1, cancel: 0, read: 0 }, connections, s.run_ms, { rate: placeProbe, start })));
+      place.push(
+        await measured(s, target, (start) => closed({ place: 1, cancel: 0, read: 0 }, connections, s.run_ms, { rate: placeProbe, start })),
+      );
       orders += okCount(place[place.length - 1]!.value.statuses);
       alive();
     }
@@ -385,26 +478,55 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
 
     // Open loop at half the median peak, every key in rotation.
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const open = await measured(s, target, (start) => runLoad({
-      baseUrl: ex.base, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
-      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD, presign: true, onStart: start,
-    }));
+    const open = await measured(s, target, (start) =>
+      runLoad({
+        baseUrl: ex.base,
+        keys,
+        markets: [market],
+        mode: 'open',
+        rate: openRate,
+        connections,
+        durationMs: s.open_ms,
+        mix: { place: 1, cancel: 0, read: 0 },
+        workers: s.workers,
+        seed: nextSeed(),
+        mid: MID,
+        spread: SPREAD,
+        presign: true,
+        onStart: start,
+      }),
+    );
     orders += okCount(open.value.statuses);
     alive();
 
     const readProbe = okRate((await measured(s, target, () => closed({ place: 0, cancel: 0, read: 1 }, connections, s.probe_ms))).value);
     const reads: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      reads.push(await measured(s, target, (start) => closed({ place: 0, cancel: 0, read: 1 }, connections, s.run_ms, { rate: readProbe, start })));
+      reads.push(
+        await measured(s, target, (start) => closed({ place: 0, cancel: 0, read: 1 }, connections, s.run_ms, { rate: readProbe, start })),
+      );
       alive();
     }
     return {
-      setup_ms: setup.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate, reads,
-      minted_per_outcome: setup.minted_per_outcome, orders_before_open: ordersBeforeOpen, orders_after_open: orders,
+      setup_ms: setup.setup_ms,
+      keys: keys.length,
+      connections,
+      probes,
+      place,
+      open,
+      open_rate: openRate,
+      reads,
+      minted_per_outcome: setup.minted_per_outcome,
+      orders_before_open: ordersBeforeOpen,
+      orders_after_open: orders,
     };
   } finally {
     const how = await ex.stop();
-    if (how.killed || how.code !== 0) process.stderr.write(`gateway_place: the exchange ended with code ${how.code} signal ${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`);
+    if (how.killed || how.code !== 0)
+      process.stderr.write(
+        `gateway_place: the exchange ended with code ${how.code} signal ` +
+          `${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`,
+      );
   }
 }
 
@@ -412,7 +534,14 @@ interface FastifyPhase {
   setup_ms: number;
   keys: number;
   connections: number;
-  probes: { connections: number; per_s: number; per_key_per_s: number; statuses: Record<string, number>; server_pct: number; accepted: boolean }[];
+  probes: {
+    connections: number;
+    per_s: number;
+    per_key_per_s: number;
+    statuses: Record<string, number>;
+    server_pct: number;
+    accepted: boolean;
+  }[];
   place: Measured<LoadResult>[];
   open: Measured<LoadResult>;
   open_rate: number;
@@ -436,8 +565,20 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       const ks = rotate(keys, offset, connections);
       offset = (offset + connections) % keys.length;
       return runLoad({
-        baseUrl: peer.url, keys: ks, markets: [market], mode: 'closed', connections, durationMs, mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD,
-        presign: ahead !== undefined && ahead.rate > 0, expectedRate: ahead?.rate, onStart: ahead?.start,
+        baseUrl: peer.url,
+        keys: ks,
+        markets: [market],
+        mode: 'closed',
+        connections,
+        durationMs,
+        mix: { place: 1, cancel: 0, read: 0 },
+        workers: s.workers,
+        seed: nextSeed(),
+        mid: MID,
+        spread: SPREAD,
+        presign: ahead !== undefined && ahead.rate > 0,
+        expectedRate: ahead?.rate,
+        onStart: ahead?.start,
       });
     };
     const alive = (): void => {
@@ -451,7 +592,14 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       const perS = okRate(m.value);
       const perKey = perS / c;
       const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
-      probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses: m.value.statuses, server_pct: m.server_pct, accepted });
+      probes.push({
+        connections: c,
+        per_s: perS,
+        per_key_per_s: round1(perKey),
+        statuses: m.value.statuses,
+        server_pct: m.server_pct,
+        accepted,
+      });
     }
     const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
     const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
@@ -462,10 +610,24 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       alive();
     }
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const open = await measured(s, target, (start) => runLoad({
-      baseUrl: peer.url, keys, markets: [market], mode: 'open', rate: openRate, connections, durationMs: s.open_ms,
-      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed: nextSeed(), mid: MID, spread: SPREAD, presign: true, onStart: start,
-    }));
+    const open = await measured(s, target, (start) =>
+      runLoad({
+        baseUrl: peer.url,
+        keys,
+        markets: [market],
+        mode: 'open',
+        rate: openRate,
+        connections,
+        durationMs: s.open_ms,
+        mix: { place: 1, cancel: 0, read: 0 },
+        workers: s.workers,
+        seed: nextSeed(),
+        mid: MID,
+        spread: SPREAD,
+        presign: true,
+        onStart: start,
+      }),
+    );
     alive();
     return { setup_ms: peer.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate };
   } finally {
@@ -495,8 +657,8 @@ function fastifyMetrics(f: FastifyPhase): Record<string, number> {
   m.server_cpu_pct = round1(median(f.place.map((x) => x.server_pct)));
   m.generator_cpu_pct = round1(median(f.place.map((x) => x.generator_pct)));
   if (med > 0) {
-    m.server_cpu_us_per_req = round1((m.server_cpu_pct / 100) * 1e6 / med);
-    m.generator_cpu_us_per_req = round1((m.generator_cpu_pct / 100) * 1e6 / med);
+    m.server_cpu_us_per_req = round1(((m.server_cpu_pct / 100) * 1e6) / med);
+    m.generator_cpu_us_per_req = round1(((m.generator_cpu_pct / 100) * 1e6) / med);
   }
   m.open_server_cpu_pct = f.open.server_pct;
   m.open_generator_cpu_pct = f.open.generator_pct;
@@ -527,8 +689,8 @@ export function cpuMetrics(metrics: Record<string, number>, prefix: string, runs
   metrics[`${prefix}_foreign_cpu_pct_max`] = round1(maxOf(runs.map((r) => r.foreign_pct)));
   const rate = median(perS);
   if (rate > 0) {
-    metrics[`${prefix}_server_cpu_us_per_req`] = round1((server / 100) * 1e6 / rate);
-    metrics[`${prefix}_generator_cpu_us_per_req`] = round1((gen / 100) * 1e6 / rate);
+    metrics[`${prefix}_server_cpu_us_per_req`] = round1(((server / 100) * 1e6) / rate);
+    metrics[`${prefix}_generator_cpu_us_per_req`] = round1(((gen / 100) * 1e6) / rate);
   }
 }
 
@@ -544,7 +706,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const wallS = Math.round((performance.now() - t0) / 1000);
 
   const metrics: Record<string, number> = {};
-  const notes: string[] = [DURABILITY_LABEL + ': the exchange ran with --durability none; the journal thread still writes every event and an answer still waits for that write, but no fsync (durable_place measures both modes).'];
+  const notes: string[] = [
+    DURABILITY_LABEL +
+      ': the exchange ran with --durability none; the journal thread still writes every event and an answer still waits for that write, ' +
+        'but no fsync (durable_place measures both modes).',
+  ];
   const flag = (what: string): void => {
     notes.push(`FLAG ${what}`);
   };
@@ -617,8 +783,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const gen = median(wrk.runs.map((m) => (m.value.cpu_ms / m.value.wall_ms) * 100));
     metrics.hello_wrk_server_cpu_pct = round1(srv);
     metrics.hello_wrk_generator_cpu_pct = round1(gen);
-    metrics.hello_wrk_server_cpu_us_per_req = round1((srv / 100) * 1e6 / wrkMed);
-    metrics.hello_wrk_generator_cpu_us_per_req = round1((gen / 100) * 1e6 / wrkMed);
+    metrics.hello_wrk_server_cpu_us_per_req = round1(((srv / 100) * 1e6) / wrkMed);
+    metrics.hello_wrk_generator_cpu_us_per_req = round1(((gen / 100) * 1e6) / wrkMed);
     metrics.hello_wrk_connections = wrk.connections;
     metrics.hello_wrk_errors = wrk.runs.reduce((a, m) => a + m.value.errors, 0);
     if (metrics.hello_wrk_errors > 0) flag(`wrk reported ${metrics.hello_wrk_errors} errors or non-2xx answers against the hello server`);
@@ -660,75 +826,216 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.hello_at_exchange_connections_per_s = helloAtEx;
   metrics.generator_signed_place_ceiling_per_s = signedAtEx;
   metrics.generator_signed_place_ceiling_at_hello_connections_per_s = signedAtHello;
-  metrics.generator_signed_place_cpu_us_per_req = round1((gen.signed_at_exchange.generator_pct / 100) * 1e6 / Math.max(1, signedAtEx));
+  metrics.generator_signed_place_cpu_us_per_req = round1(((gen.signed_at_exchange.generator_pct / 100) * 1e6) / Math.max(1, signedAtEx));
 
   const ratio = helloMed > 0 ? placeMed / helloMed : NaN;
   const fm = fastifyMetrics(fastify);
   const fastifyMed = fm.placements_per_s!;
-  const attempts = [...hello.runs, ...ex.place, ex.open, ...ex.reads, ...(wrk?.runs ?? []), gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open].reduce((a, m) => a + m.attempts - 1, 0);
+  const attempts = [
+    ...hello.runs,
+    ...ex.place,
+    ex.open,
+    ...ex.reads,
+    ...(wrk?.runs ?? []),
+    gen.hello_at_exchange,
+    gen.signed_at_exchange,
+    gen.signed_at_hello,
+    gen.open_floor,
+    ...fastify.place,
+    fastify.open,
+  ].reduce((a, m) => a + m.attempts - 1, 0);
   metrics.redone_runs = attempts;
 
   // Notes: how the counts were chosen, the targets, and anything to distrust.
-  notes.push(`hello ceiling: closed loop at ${HELLO_CONNECTIONS.join('/')} connections for ${s.probe_ms} ms each (${hello.probes.filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections)).map((p) => `${p.connections}: ${Math.round(p.per_s)}/s`).join(', ')}); the best, ${hello.connections}, was repeated. The hello server used ${metrics.hello_server_cpu_pct}% of a core while the generator's worker used ${metrics.hello_generator_workers_cores} cores: the ceiling is the generator's, not uWS's.`);
-  notes.push(`exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ${ex.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`).join(', ')}; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`);
-  notes.push(`generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ${hello.connections}. Placements through the exchange reached ${(100 * placeMed / Math.max(1, signedAtEx)).toFixed(0)}% of what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ${0.35 * helloMed > signedAtEx ? 'ABOVE what this generator can offer at the connection count the key buckets force, so it cannot be shown on this machine with this generator' : 'within what the generator can offer'}.`);
-  notes.push(`fastify peer (bench/peers/fastify_place.ts): the same route table, signature check, replay guard, token buckets, TypeBox schemas, placement encoding and Engine + Views as the exchange, in one node:http process on Fastify ${FASTIFY_VERSION} with the engine called in-process (no rings, no journal: compare with durability none). ${fastify.keys} accounts with ${s.seed_shares} YES+NO shares each (setup ${fastify.setup_ms} ms in-process); probes ${fastify.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')}; chosen ${fastify.connections}; open loop at half of its own peak, ${fastify.open_rate}/s. Ours / fastify: ${(placeMed / Math.max(1, fastifyMed)).toFixed(2)}x placements/s; open-loop p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms vs ${(fm.p99_us! / 1000).toFixed(2)} ms (each at half of its own peak).`);
-  if (wrk !== null) notes.push(`hello ceiling with wrk (${WRK}, ${s.workers} thread(s), ${wrk.connections} connections, ${s.repeats} x ${s.run_ms} ms): ${Math.round(wrkMed)} requests/s, server ${metrics.hello_wrk_server_cpu_us_per_req} µs and wrk ${metrics.hello_wrk_generator_cpu_us_per_req} µs of CPU per request; with the load generator: ${Math.round(helloMed)}/s, server ${metrics.hello_server_cpu_us_per_req} µs and generator ${metrics.hello_generator_cpu_us_per_req} µs per request. Placements / wrk's hello ceiling: ${(100 * placeMed / wrkMed).toFixed(1)}%.`);
-  notes.push(`target server CPU per placement <= 2.5x per hello request (load generator for both, same run): ${metrics.place_server_cpu_us_per_req} / ${metrics.hello_server_cpu_us_per_req} µs = ${metrics.place_cpu_vs_hello}x — ${metrics.place_cpu_vs_hello <= 2.5 ? 'met' : 'NOT met'}.`);
-  notes.push(`target server CPU per read <= 1.5x per hello request (same run): ${metrics.read_server_cpu_us_per_req} / ${metrics.hello_server_cpu_us_per_req} µs = ${metrics.read_cpu_vs_hello}x — ${metrics.read_cpu_vs_hello <= 1.5 ? 'met' : 'NOT met'}.`);
-  notes.push(`signing ahead: the closed-loop placement and read runs and the open loop signed ${signed} requests in their workers before sending started (${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows and generator CPU figures); ${metrics.presign_inline} were signed when sent instead (past the signed ones, or a stamp over 3 s off). The probes and the generator-ceiling runs sign when sending.`);
+  notes.push(
+    `hello ceiling: closed loop at ${HELLO_CONNECTIONS.join('/')} connections for ${s.probe_ms} ms each (${hello.probes
+      .filter((p) => (HELLO_CONNECTIONS as readonly number[]).includes(p.connections))
+      .map((p) => `${p.connections}: ${Math.round(p.per_s)}/s`)
+      .join(
+        ', ',
+      )}); the best, ${hello.connections}, was repeated. The hello server used ${metrics.hello_server_cpu_pct}% of a core ` +
+        `while the generator's worker used ${metrics.hello_generator_workers_cores} cores: the ceiling is the generator's, not uWS's.`,
+  );
+  notes.push(
+    `exchange connections: the load generator binds each connection to one key, and a key may write ${WRITE_RATE_PER_KEY}/s, so a closed ` +
+      `loop needs connections >= rate/${WRITE_RATE_PER_KEY}; probes (${s.probe_ms} ms) at ` +
+        ex.probes
+          .map((p) => `${p.connections}: ${Math.round(p.per_s)}/s (${p.per_key_per_s}/s per key${p.accepted ? '' : ', rejected'})`)
+          .join(', ') +
+          `; chosen ${ex.connections} (best with no 429 and <= ${WRITE_RATE_PER_KEY * KEY_HEADROOM}/s per key).`,
+  );
+  notes.push(
+    `generator ceilings (closed loop against the hello server, which answers 201 to anything, ${s.probe_ms} ms each): GET / at ` +
+      `${ex.connections} connections ${Math.round(helloAtEx)}/s; signed placements ${Math.round(signedAtEx)}/s at ${ex.connections} ` +
+        `connections (${metrics.generator_signed_place_cpu_us_per_req} us of generator CPU each) and ${Math.round(signedAtHello)}/s at ` +
+          `${hello.connections}. Placements through the exchange reached ${((100 * placeMed) / Math.max(1, signedAtEx)).toFixed(0)}% of ` +
+            `what the generator can sign and send at that connection count; the 35% target (${Math.round(0.35 * helloMed)}/s) is ` +
+              (0.35 * helloMed > signedAtEx
+                ? 'ABOVE what this generator can offer at the connection count the key buckets force, ' +
+                  'so it cannot be shown on this machine with this generator'
+                : 'within what the generator can offer') + '.',
+  );
+  notes.push(
+    `fastify peer (bench/peers/fastify_place.ts): the same route table, signature check, replay guard, token buckets, TypeBox schemas, ` +
+      `placement encoding and Engine + Views as the exchange, in one node:http process on Fastify ${FASTIFY_VERSION} with the engine ` +
+        `called in-process (no rings, no journal: compare with durability none). ${fastify.keys} accounts with ${s.seed_shares} YES+NO ` +
+          `shares each (setup ${fastify.setup_ms} ms in-process); probes ` +
+            `${fastify.probes.map((p) => `${p.connections}: ${Math.round(p.per_s)}/s${p.accepted ? '' : ' (rejected)'}`).join(', ')}; ` +
+              `chosen ${fastify.connections}; open loop at half of its own peak, ${fastify.open_rate}/s. Ours / fastify: ` +
+                `${(placeMed / Math.max(1, fastifyMed)).toFixed(2)}x placements/s; open-loop p99 ${(metrics.p99_us! / 1000).toFixed(2)} ` +
+                  `ms vs ${(fm.p99_us! / 1000).toFixed(2)} ms (each at half of its own peak).`,
+  );
+  if (wrk !== null)
+    notes.push(
+      `hello ceiling with wrk (${WRK}, ${s.workers} thread(s), ${wrk.connections} connections, ${s.repeats} x ${s.run_ms} ms): ` +
+        `${Math.round(wrkMed)} requests/s, server ${metrics.hello_wrk_server_cpu_us_per_req} µs and wrk ` +
+          `${metrics.hello_wrk_generator_cpu_us_per_req} µs of CPU per request; with the load generator: ${Math.round(helloMed)}/s, ` +
+            `server ${metrics.hello_server_cpu_us_per_req} µs and generator ${metrics.hello_generator_cpu_us_per_req} µs per request. ` +
+              `Placements / wrk's hello ceiling: ${((100 * placeMed) / wrkMed).toFixed(1)}%.`,
+    );
+  notes.push(
+    `target server CPU per placement <= 2.5x per hello request (load generator for both, same run): ` +
+      `${metrics.place_server_cpu_us_per_req} / ${metrics.hello_server_cpu_us_per_req} µs = ${metrics.place_cpu_vs_hello}x — ` +
+        `${metrics.place_cpu_vs_hello <= 2.5 ? 'met' : 'NOT met'}.`,
+  );
+  notes.push(
+    `target server CPU per read <= 1.5x per hello request (same run): ${metrics.read_server_cpu_us_per_req} / ` +
+      `${metrics.hello_server_cpu_us_per_req} µs = ${metrics.read_cpu_vs_hello}x — ` +
+        `${metrics.read_cpu_vs_hello <= 1.5 ? 'met' : 'NOT met'}.`,
+  );
+  notes.push(
+    `signing ahead: the closed-loop placement and read runs and the open loop signed ${signed} requests in their workers before sending ` +
+      `started (${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows and generator CPU figures); ` +
+        `${metrics.presign_inline} were signed when sent instead (past the signed ones, or a stamp over 3 s off). The probes and the ` +
+          `generator-ceiling runs sign when sending.`,
+  );
   notes.push(`target placements >= 35% of the hello ceiling: ${(ratio * 100).toFixed(1)}% (${ratio >= 0.35 ? 'met' : 'NOT met'}).`);
-  notes.push(`target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms (${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`);
-  notes.push(`open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`);
+  notes.push(
+    `target p99 <= 5 ms at half of peak (${ex.open_rate}/s open loop, ${s.open_ms} ms): p99 ${(metrics.p99_us! / 1000).toFixed(2)} ms ` +
+      `(${metrics.p99_us! <= 5000 ? 'met' : 'NOT met'}).`,
+  );
+  notes.push(
+    `open-loop floor: the same open loop against the hello server at ${ex.open_rate}/s (${s.probe_ms} ms) gives p50/p99/p99.9 ` +
+      `${metrics.open_floor_hello_p50_us}/${metrics.open_floor_hello_p99_us}/${metrics.open_floor_hello_p999_us} us: generator, timer ` +
+        `granularity and loopback alone. Against the exchange the generator sent late by p50 ${metrics.open_send_lag_p50_us} us / p99 ` +
+          `${metrics.open_send_lag_p99_us} us (counted in the latency, as it should be for an open loop, but it is the generator's share).`,
+  );
   // The engine's and the read models' tables double when full (engine
   // order_capacity starts at 65,536); a doubling on the placement path was
   // measured as a 150-240 ms stall, so say when one fell inside the window.
   const crossed: number[] = [];
   for (let c = 65_536; c <= ex.orders_after_open; c *= 2) if (c > ex.orders_before_open) crossed.push(c);
-  notes.push(`open loop window: ${ex.orders_before_open} -> ${ex.orders_after_open} orders accepted since start${crossed.length > 0 ? `; it crossed ${crossed.join(', ')}, where order tables double (measured alone: max latency ~150 ms crossing 131,072 and ~240 ms crossing 262,144 orders), so the tail includes that stall` : '; no power-of-two table size was crossed in the window'}.`);
-  notes.push(`orders: the load generator's place op (YES-space tick ${MID}+-${SPREAD}, YES and NO, 70% buys / 30% sells, qty 1..10, unique client_order_id); not the qty-1 buys the brief described, which the loadgen cannot produce. Every account holds ${s.seed_shares} YES and NO shares minted at setup, so sells are placements; no cancels; the book grows during the run.`);
-  notes.push(`reads: the loadgen's read op is half GET /v1/markets/{id}/orderbook?depth=10 and half GET /v1/portfolio/balance (ops: ${JSON.stringify(readOps)}); it cannot send orderbook reads alone.`);
-  notes.push(`CPU: /proc/<pid>/stat deltas (10 ms ticks), % of one core; server = the whole exchange process (gateway ${metrics.place_gateway_thread_cpu_pct}%, engine (busiest other thread) ${metrics.place_engine_thread_cpu_pct}%, main ${metrics.place_main_thread_cpu_pct}% under placements), generator = this process (piscina workers + main). foreign = machine - server - generator; runs with foreign > ${FOREIGN_REDO_PCT}% were redone (${attempts} redone).`);
+  notes.push(
+    `open loop window: ${ex.orders_before_open} -> ${ex.orders_after_open} orders accepted since ` +
+      'start' +
+        (crossed.length > 0
+          ? `; it crossed ${crossed.join(', ')}, where order tables double (measured alone: max latency ~150 ms crossing 131,072 ` +
+            'and ~240 ms crossing 262,144 orders), so the tail includes that stall'
+          : '; no power-of-two table size was crossed in the window') + '.',
+  );
+  notes.push(
+    `orders: the load generator's place op (YES-space tick ${MID}+-${SPREAD}, YES and NO, 70% buys / 30% sells, qty 1..10, unique ` +
+      `client_order_id); not the qty-1 buys the brief described, which the loadgen cannot produce. Every account holds ${s.seed_shares} ` +
+        `YES and NO shares minted at setup, so sells are placements; no cancels; the book grows during the run.`,
+  );
+  notes.push(
+    `reads: the loadgen's read op is half GET /v1/markets/{id}/orderbook?depth=10 and half GET /v1/portfolio/balance (ops: ` +
+      `${JSON.stringify(readOps)}); it cannot send orderbook reads alone.`,
+  );
+  notes.push(
+    `CPU: /proc/<pid>/stat deltas (10 ms ticks), % of one core; server = the whole exchange process (gateway ` +
+      `${metrics.place_gateway_thread_cpu_pct}%, engine (busiest other thread) ${metrics.place_engine_thread_cpu_pct}%, main ` +
+        `${metrics.place_main_thread_cpu_pct}% under placements), generator = this process (piscina workers + main). foreign = machine - ` +
+          `server - generator; runs with foreign > ${FOREIGN_REDO_PCT}% were redone (${attempts} redone).`,
+  );
   if (metrics.place_tcp_segments_per_req! > 2 * metrics.generator_signed_place_tcp_segments_per_req!) {
-    flag(`placements cost ${metrics.place_tcp_segments_per_req} TCP segments per request against ${metrics.generator_signed_place_tcp_segments_per_req} for the same requests to the hello server: the exchange writes its responses in pieces (uncorked uWS writes?)`);
+    flag(
+      `placements cost ${metrics.place_tcp_segments_per_req} TCP segments per request against ` +
+        `${metrics.generator_signed_place_tcp_segments_per_req} for the same requests to the hello server: the exchange writes its ` +
+          `responses in pieces (uncorked uWS writes?)`,
+    );
   }
   const fastifyRates = fastify.place.map((m) => okRate(m.value));
-  for (const [name, xs] of [['placements_per_s', placeRates], ['hello_requests_per_s', helloRates], ['reads_per_s', readRates], ['fastify_place.placements_per_s', fastifyRates]] as const) {
-    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG) flag(`${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ${xs.map((x) => Math.round(x)).join(', ')}`);
+  for (const [name, xs] of [
+    ['placements_per_s', placeRates],
+    ['hello_requests_per_s', helloRates],
+    ['reads_per_s', readRates],
+    ['fastify_place.placements_per_s', fastifyRates],
+  ] as const) {
+    if (xs.length > 1 && relativeSpread(xs) > SPREAD_FLAG)
+      flag(
+        `${name} spread ${(relativeSpread(xs) * 100).toFixed(1)}% over ${xs.length} runs (> ${SPREAD_FLAG * 100}%): ` +
+          `${xs.map((x) => Math.round(x)).join(', ')}`,
+      );
   }
   const misLabelled = ex.place.filter((m) => {
     const top = (m.cpu.threads.server ?? [])[0];
     return top !== undefined && m.gateway_pct < top.pct;
   });
-  if (misLabelled.length > 0) flag(`the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU split may be mislabelled`);
-  const all = [...hello.runs, ...ex.place, ex.open, ...ex.reads, ...(wrk?.runs ?? []), gen.hello_at_exchange, gen.signed_at_exchange, gen.signed_at_hello, gen.open_floor, ...fastify.place, fastify.open];
+  if (misLabelled.length > 0)
+    flag(
+      `the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU ` +
+        `split may be mislabelled`,
+    );
+  const all = [
+    ...hello.runs,
+    ...ex.place,
+    ex.open,
+    ...ex.reads,
+    ...(wrk?.runs ?? []),
+    gen.hello_at_exchange,
+    gen.signed_at_exchange,
+    gen.signed_at_hello,
+    gen.open_floor,
+    ...fastify.place,
+    fastify.open,
+  ];
   const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
-  if (noisy.length > 0) flag(`${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`);
+  if (noisy.length > 0)
+    flag(
+      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
+        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`,
+    );
   const loud = all.filter((m) => !m.quiet.quiet);
-  if (loud.length > 0) flag(`${loud.length} run(s) started without a quiet machine (waited ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
+  if (loud.length > 0)
+    flag(`${loud.length} run(s) started without a quiet machine (waited ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
   if ((placeStatuses['429'] ?? 0) > 0) flag(`${placeStatuses['429']} placements answered 429: too few keys/connections for the rate`);
   const non2xx = Object.entries(placeStatuses).filter(([k]) => !/^2/.test(k));
   if (non2xx.length > 0) flag(`placements with non-2xx answers: ${JSON.stringify(Object.fromEntries(non2xx))}`);
   const openBad = Object.entries(o.statuses).filter(([k]) => !/^2/.test(k));
   if (openBad.length > 0 || o.unsent > 0) flag(`open loop: non-2xx ${JSON.stringify(Object.fromEntries(openBad))}, unsent ${o.unsent}`);
   if (noneAccepted(ex.probes)) flag(`no probed connection count avoided the per-key write bucket; ran at ${ex.connections}`);
-  if (noneAccepted(fastify.probes)) flag(`fastify peer: no probed connection count avoided the per-key write bucket; ran at ${fastify.connections}`);
+  if (noneAccepted(fastify.probes))
+    flag(`fastify peer: no probed connection count avoided the per-key write bucket; ran at ${fastify.connections}`);
   const fastifyBad = Object.entries(fm).filter(([k]) => /^(placements|open)_status_/.test(k) && !/_2[0-9][0-9]$/.test(k));
-  if (fastifyBad.length > 0 || fm.open_unsent! > 0) flag(`fastify peer: non-2xx answers ${JSON.stringify(Object.fromEntries(fastifyBad))}, open-loop unsent ${fm.open_unsent}`);
+  if (fastifyBad.length > 0 || fm.open_unsent! > 0)
+    flag(`fastify peer: non-2xx answers ${JSON.stringify(Object.fromEntries(fastifyBad))}, open-loop unsent ${fm.open_unsent}`);
 
   const env = environment();
   return {
     name: 'gateway_place',
     node: env.node,
     machine: env.machine,
-    workload: `${DURABILITY_LABEL}, demo off. Peers in the same run: the uWS hello-world ceiling (with the load generator and with wrk) and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process (${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to create, deposit and mint ${s.seed_shares} YES+NO shares each). test/support/loadgen closed loop (${s.workers} piscina worker, raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads (orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency from the intended send time. All on 127.0.0.1, seed ${seed}.`,
+    workload: `${DURABILITY_LABEL}, demo off. Peers in the same run: the uWS hello-world ceiling (with the load generator and with wrk) ` +
+      `and the same placement logic on Fastify/node:http in one process (bench/peers/fastify_place.ts). Exchange as a separate process ` +
+        `(${s.gateways} gateway thread(s)), one market with a trading round, ${ex.keys} accounts with one key each (${ex.setup_ms} ms to ` +
+          `create, deposit and mint ${s.seed_shares} YES+NO shares each). test/support/loadgen closed loop (${s.workers} piscina worker, ` +
+            `raw transport), ${s.repeats} x ${s.run_ms} ms each for: GET / on the uWS hello-world server (${hello.connections} ` +
+              `connections), signed POST /v1/portfolio/orders (${ex.connections} connections, one key each), signed reads ` +
+                `(orderbook/balance). Then an open loop at half the placement peak (${ex.open_rate}/s, ${s.open_ms} ms) with latency ` +
+                  `from the intended send time. All on 127.0.0.1, seed ${seed}.`,
     metrics,
     peers: {
       uws_hello: {
-        requests_per_s: round1(helloMed), requests_per_s_min: metrics.hello_requests_per_s_min!, requests_per_s_max: metrics.hello_requests_per_s_max!,
-        requests_per_s_spread_pct: metrics.hello_requests_per_s_spread_pct!, connections: hello.connections,
-        server_cpu_pct: metrics.hello_server_cpu_pct!, generator_cpu_pct: metrics.hello_generator_cpu_pct!,
-        server_cpu_us_per_req: metrics.hello_server_cpu_us_per_req!, generator_cpu_us_per_req: metrics.hello_generator_cpu_us_per_req!,
+        requests_per_s: round1(helloMed),
+        requests_per_s_min: metrics.hello_requests_per_s_min!,
+        requests_per_s_max: metrics.hello_requests_per_s_max!,
+        requests_per_s_spread_pct: metrics.hello_requests_per_s_spread_pct!,
+        connections: hello.connections,
+        server_cpu_pct: metrics.hello_server_cpu_pct!,
+        generator_cpu_pct: metrics.hello_generator_cpu_pct!,
+        server_cpu_us_per_req: metrics.hello_server_cpu_us_per_req!,
+        generator_cpu_us_per_req: metrics.hello_generator_cpu_us_per_req!,
       },
       fastify_place: fm,
     },

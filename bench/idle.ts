@@ -39,7 +39,10 @@ interface IdleResult {
 
 async function idleCase(c: IdleCase, quietMs: number): Promise<IdleResult> {
   const dir = mkdtempSync(join(tmpdir(), `dx-bench-idle-${c.name}-`));
-  const ex = await spawnExchange({ data_dir: dir, admin_token: TOKEN, wait: c.wait, demo: false }, { logLevel: 'warn', readyTimeoutMs: 60_000 });
+  const ex = await spawnExchange(
+    { data_dir: dir, admin_token: TOKEN, wait: c.wait, demo: false },
+    { logLevel: 'warn', readyTimeoutMs: 60_000 },
+  );
   try {
     const market = await openMarket(ex.admin(30_000));
     const setup = await createTraders(ex, 4, { deposit_cents: 1_000_000, seed_shares: 0, market_id: market, concurrency: 4 });
@@ -79,11 +82,20 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const key = r.c.name === 'default' ? 'idle_cpu_pct' : `idle_cpu_pct_${r.c.name}`;
     metrics[key] = r.pct;
     metrics[`${key === 'idle_cpu_pct' ? 'idle' : `idle_${r.c.name}`}_window_ms`] = r.c.ms;
-    notes.push(`${r.c.name} (--wait ${r.c.wait}): ${r.pct}% of one core over ${r.c.ms / 1000} s, all threads (machine ${r.machine_pct}%); threads that used any CPU: ${r.threads.length === 0 ? 'none' : r.threads.map((t) => `${t.comm}/${t.tid} ${t.pct}%`).join(', ')}.`);
+    notes.push(
+      `${r.c.name} (--wait ${r.c.wait}): ${r.pct}% of one core over ${r.c.ms / 1000} s, all threads (machine ${r.machine_pct}%); threads ` +
+        `that used any CPU: ${r.threads.length === 0 ? 'none' : r.threads.map((t) => `${t.comm}/${t.tid} ${t.pct}%`).join(', ')}.`,
+    );
   }
   const auto = waitRoles('auto', availableParallelism(), Math.max(1, availableParallelism() - 1));
-  notes.push(`the default wait (auto) on this machine (${availableParallelism()} cores): engine ${auto.engine}, journal ${auto.journal}, gateway ${auto.gateway}.`);
-  notes.push(`target idle exchange <= 2% of one core over 60 s (all threads): ${metrics.idle_cpu_pct}% — ${metrics.idle_cpu_pct! <= 2 ? 'met' : 'NOT met'}.`);
+  notes.push(
+    `the default wait (auto) on this machine (${availableParallelism()} cores): engine ${auto.engine}, journal ${auto.journal}, gateway ` +
+      `${auto.gateway}.`,
+  );
+  notes.push(
+    `target idle exchange <= 2% of one core over 60 s (all threads): ${metrics.idle_cpu_pct}% — ` +
+      `${metrics.idle_cpu_pct! <= 2 ? 'met' : 'NOT met'}.`,
+  );
   notes.push('CPU from /proc/<pid>/stat (utime + stime of the whole process, 10 ms ticks: one tick over 60 s is 0.017% of a core).');
   if (quick) notes.push('QUICK run: short windows, for checking the tooling; not figures to quote.');
   const env = environment();
@@ -91,7 +103,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     name: 'idle',
     node: env.node,
     machine: env.machine,
-    workload: `An exchange process (demo off, durability fsync, default gateways) with one market and a trading round (closing in an hour), 4 funded accounts and 10 resting orders placed ${SETTLE_MS / 1000} s before the window; then no client traffic for ${idleMs / 1000} s, CPU of every thread from /proc. The same with --wait spin, backoff and park for ${shortMs / 1000} s each (fresh exchanges).`,
+    workload: `An exchange process (demo off, durability fsync, default gateways) with one market and a trading round (closing in an ` +
+      `hour), 4 funded accounts and 10 resting orders placed ${SETTLE_MS / 1000} s before the window; then no client traffic for ` +
+        `${idleMs / 1000} s, CPU of every thread from /proc. The same with --wait spin, backoff and park for ${shortMs / 1000} s each ` +
+          `(fresh exchanges).`,
     metrics,
     peers: {},
     ratios: {},

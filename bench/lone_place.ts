@@ -63,7 +63,10 @@ interface CaseResult {
 /** One exchange: warm up, then `n` placements one at a time, INTERVAL_MS apart. */
 async function runCase(c: Case, n: number, quietMs: number): Promise<CaseResult> {
   const dir = mkdtempSync(join(tmpdir(), `dx-bench-lone-${c.name}-`));
-  const ex = await spawnExchange({ data_dir: dir, admin_token: TOKEN, durability: c.durability, wait: c.wait, demo: false }, { logLevel: 'warn', readyTimeoutMs: 60_000 });
+  const ex = await spawnExchange(
+    { data_dir: dir, admin_token: TOKEN, durability: c.durability, wait: c.wait, demo: false },
+    { logLevel: 'warn', readyTimeoutMs: 60_000 },
+  );
   try {
     const market = await openMarket(ex.admin(30_000));
     const setup = await createTraders(ex, KEYS, { deposit_cents: 100_000_000, seed_shares: 0, market_id: market, concurrency: 8 });
@@ -72,7 +75,13 @@ async function runCase(c: Case, n: number, quietMs: number): Promise<CaseResult>
     // Resting buys that never cross (YES at 30, NO at 60: 30 + 60 < 100): the placement path alone, no fills.
     const place = async (i: number): Promise<void> => {
       try {
-        await clients[i % KEYS]!.placeOrder({ market_id: market, side: 'buy', outcome: i % 2 === 0 ? 'yes' : 'no', tick: i % 2 === 0 ? 30 : 60, qty: 1 });
+        await clients[i % KEYS]!.placeOrder({
+          market_id: market,
+          side: 'buy',
+          outcome: i % 2 === 0 ? 'yes' : 'no',
+          tick: i % 2 === 0 ? 30 : 60,
+          qty: 1,
+        });
         statuses['201'] = (statuses['201'] ?? 0) + 1;
       } catch (e) {
         const code = String((e as { status?: number }).status ?? 'error');
@@ -106,9 +115,16 @@ async function runCase(c: Case, n: number, quietMs: number): Promise<CaseResult>
     const us = (q: number): number => Math.round(p.get(q)! * 1000);
     const pct = cpu.process_pct.server!;
     return {
-      c, stages: serverStages(before, after, 'rest', 'place_order'), client: { p50_us: us(50), p99_us: us(99), max_us: us(100) },
-      server_cpu_pct: pct, cpu_us_per_req: Math.round((pct / 100) * cpu.wall_ms * 1000 / n), statuses,
-      threads: (cpu.threads.server ?? []).slice(0, 6).map((t) => `${t.comm}/${t.tid} ${t.pct}%`).join(', '),
+      c,
+      stages: serverStages(before, after, 'rest', 'place_order'),
+      client: { p50_us: us(50), p99_us: us(99), max_us: us(100) },
+      server_cpu_pct: pct,
+      cpu_us_per_req: Math.round(((pct / 100) * cpu.wall_ms * 1000) / n),
+      statuses,
+      threads: (cpu.threads.server ?? [])
+        .slice(0, 6)
+        .map((t) => `${t.comm}/${t.tid} ${t.pct}%`)
+        .join(', '),
     };
   } finally {
     await closeFetchConnections();
@@ -145,7 +161,12 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const bad = Object.entries(r.statuses).filter(([k]) => k !== '201');
     if (bad.length > 0) notes.push(`FLAG ${r.c.name}: answers other than 201: ${JSON.stringify(Object.fromEntries(bad))}`);
     if (r.stages.total!.count < n) notes.push(`FLAG ${r.c.name}: the server recorded ${r.stages.total!.count} placements of ${n}`);
-    notes.push(`${r.c.name} (--durability ${r.c.durability}, --wait ${r.c.wait}): server p50/p99/max ${metrics[`server_p50_us_${r.c.name}`]}/${metrics[`server_p99_us_${r.c.name}`]}/${metrics[`server_max_us_${r.c.name}`]} µs, client ${r.client.p50_us}/${r.client.p99_us}/${r.client.max_us} µs; stages ${stagesLine(r.stages)}; server CPU ${r.server_cpu_pct}% of a core over the placements (${r.cpu_us_per_req} µs per placement; busiest threads ${r.threads}).`);
+    notes.push(
+      `${r.c.name} (--durability ${r.c.durability}, --wait ${r.c.wait}): server p50/p99/max ` +
+        `${metrics[`server_p50_us_${r.c.name}`]}/${metrics[`server_p99_us_${r.c.name}`]}/${metrics[`server_max_us_${r.c.name}`]} µs, ` +
+          `client ${r.client.p50_us}/${r.client.p99_us}/${r.client.max_us} µs; stages ${stagesLine(r.stages)}; server CPU ` +
+            `${r.server_cpu_pct}% of a core over the placements (${r.cpu_us_per_req} µs per placement; busiest threads ${r.threads}).`,
+    );
   }
   metrics.disk_fdatasync_4k_p50_us = disk.p50_us;
   metrics.disk_fdatasync_4k_p99_us = disk.p99_us;
@@ -154,19 +175,35 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const auto = waitRoles('auto', availableParallelism(), Math.max(1, availableParallelism() - 1));
   const none = by.get('none')!.stages.total!;
   const fsync = by.get('fsync')!.stages.total!;
-  notes.push(`the default wait (auto) on this machine (${availableParallelism()} cores, ${Math.max(1, availableParallelism() - 1)} gateway thread(s)): engine ${auto.engine}, journal ${auto.journal}, gateway ${auto.gateway}.`);
-  notes.push(`the disk alone: ${disk.samples} appends of 4 KiB + fdatasync in ${tmpdir()}: p50/p99/max ${disk.p50_us}/${disk.p99_us}/${disk.max_us} µs.`);
+  notes.push(
+    `the default wait (auto) on this machine (${availableParallelism()} cores, ${Math.max(1, availableParallelism() - 1)} gateway ` +
+      `thread(s)): engine ${auto.engine}, journal ${auto.journal}, gateway ${auto.gateway}.`,
+  );
+  notes.push(
+    `the disk alone: ${disk.samples} appends of 4 KiB + fdatasync in ${tmpdir()}: p50/p99/max ` +
+      `${disk.p50_us}/${disk.p99_us}/${disk.max_us} µs.`,
+  );
   notes.push(`target durability none, server-side p50 <= 100 µs: ${none.p50_us} µs — ${none.p50_us <= 100 ? 'met' : 'NOT met'}.`);
   notes.push(`target durability none, server-side p99 <= 300 µs: ${none.p99_us} µs — ${none.p99_us <= 300 ? 'met' : 'NOT met'}.`);
-  notes.push(`target fsync, server-side p50 <= the disk's fdatasync p50 + 100 µs (${disk.p50_us + 100} µs): ${fsync.p50_us} µs — ${fsync.p50_us <= disk.p50_us + 100 ? 'met' : 'NOT met'}.`);
-  notes.push('server-side percentiles are the upper edges of the exchange\'s log-linear buckets (16 per power of two: within 6.25%, never below the truth).');
+  notes.push(
+    `target fsync, server-side p50 <= the disk's fdatasync p50 + 100 µs (${disk.p50_us + 100} µs): ${fsync.p50_us} µs — ` +
+      `${fsync.p50_us <= disk.p50_us + 100 ? 'met' : 'NOT met'}.`,
+  );
+  notes.push(
+    "server-side percentiles are the upper edges of the exchange's log-linear buckets (16 per power of two: within 6.25%, never below " +
+      "the truth).",
+  );
   if (quick) notes.push('QUICK run: fewer placements, for checking the tooling; not figures to quote.');
   const env = environment();
   return {
     name: 'lone_place',
     node: env.node,
     machine: env.machine,
-    workload: `One exchange process per case on 127.0.0.1 (demo off, ${Math.max(1, availableParallelism() - 1)} gateway thread(s), one market with a trading round, ${KEYS} funded accounts with one key each). After ${WARMUP} warm-up placements, ${n} signed POST /v1/portfolio/orders one at a time, ${INTERVAL_MS} ms apart (resting buys, no fills; src/client DxClient on Node fetch, keep-alive), the exchange's stage histograms read before and after. Cases: ${CASES.map((c) => `${c.name} (--durability ${c.durability}, --wait ${c.wait})`).join(', ')}.`,
+    workload: `One exchange process per case on 127.0.0.1 (demo off, ${Math.max(1, availableParallelism() - 1)} gateway thread(s), one ` +
+      `market with a trading round, ${KEYS} funded accounts with one key each). After ${WARMUP} warm-up placements, ${n} signed POST ` +
+        `/v1/portfolio/orders one at a time, ${INTERVAL_MS} ms apart (resting buys, no fills; src/client DxClient on Node fetch, ` +
+          `keep-alive), the exchange's stage histograms read before and after. Cases: ` +
+            `${CASES.map((c) => `${c.name} (--durability ${c.durability}, --wait ${c.wait})`).join(', ')}.`,
     metrics,
     peers: {},
     ratios: {},

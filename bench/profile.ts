@@ -105,7 +105,11 @@ if (!isMainThread && (workerData as { profileJob?: EngineJob } | null)?.profileJ
 
 // ------------------------------------------------------------------ output
 
-const CPU_PROFILE_NOTE = 'Open the `.cpuprofile` in Chrome DevTools (Performance panel, "Load profile...", or the JavaScript Profiler panel) or in VS Code (open the file: flame chart and table). Self time = samples with the function innermost; total time = samples with the function anywhere on the stack. Percentages are of all sampled time, (idle) and (garbage collector) included. Profiling slows the thread down (sampling), so the throughput here is not a benchmark figure.';
+const CPU_PROFILE_NOTE =
+  'Open the `.cpuprofile` in Chrome DevTools (Performance panel, "Load profile...", or the JavaScript Profiler panel) or in VS Code ' +
+    '(open the file: flame chart and table). Self time = samples with the function innermost; total time = samples with the function ' +
+      'anywhere on the stack. Percentages are of all sampled time, (idle) and (garbage collector) included. Profiling slows the thread ' +
+        'down (sampling), so the throughput here is not a benchmark figure.';
 
 function header(title: string, lines: string[], note = CPU_PROFILE_NOTE): string {
   const env = environment();
@@ -128,7 +132,11 @@ function writeOutputs(stem: string, title: string, lines: string[], profileJson:
   const md = join(dir, `profile-${stem}.md`);
   writeFileSync(cpuprofile, profileJson);
   const s = summarize(JSON.parse(profileJson) as CpuProfile, ROOT);
-  writeFileSync(md, `${header(title, [...lines, `profile: \`bench/results/${stem}.cpuprofile\``])}## Self time by area\n\n${areaMarkdown(s)}\n\n${topFunctionsMarkdown(s, 30)}\n`);
+  writeFileSync(
+    md,
+    `${header(title, [...lines, `profile: \`bench/results/${stem}.cpuprofile\``])}## Self time by ` +
+      `area\n\n${areaMarkdown(s)}\n\n${topFunctionsMarkdown(s, 30)}\n`,
+  );
   return { cpuprofile, md };
 }
 
@@ -136,9 +144,16 @@ function writeOutputs(stem: string, title: string, lines: string[], profileJson:
 
 /** The options of every subcommand (each reads its own). */
 const OPTIONS = {
-  quick: { type: 'boolean' }, commands: { type: 'string' }, passes: { type: 'string' }, 'interval-us': { type: 'string' },
-  duration: { type: 'string' }, durability: { type: 'string' }, mix: { type: 'string' }, connections: { type: 'string' },
-  thread: { type: 'string' }, lane: { type: 'string' },
+  quick: { type: 'boolean' },
+  commands: { type: 'string' },
+  passes: { type: 'string' },
+  'interval-us': { type: 'string' },
+  duration: { type: 'string' },
+  durability: { type: 'string' },
+  mix: { type: 'string' },
+  connections: { type: 'string' },
+  thread: { type: 'string' },
+  lane: { type: 'string' },
 } as const;
 
 type Args = OptionValues<typeof OPTIONS>;
@@ -151,7 +166,8 @@ function durationMs(s: string): number {
 }
 
 const USAGE = `usage: npm run profile -- engine  [--quick] [--commands N] [--passes K] [--interval-us U]
-       npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync] [--lane rest|ws-json|ws-binary] [--mix place=1,read=0]
+       npm run profile -- gateway [--quick] [--duration 10s] [--durability none|fsync]
+                              [--lane rest|ws-json|ws-binary] [--mix place=1,read=0]
                                   [--connections N] [--thread gateway-0] [--interval-us U]
        npm run profile -- deopt   [--commands N] [--passes K]`;
 
@@ -166,17 +182,28 @@ async function profileEngine(v: Args): Promise<void> {
   };
   const worker = new Worker(new URL(import.meta.url), { workerData: { profileJob: job }, name: 'engine-profile' });
   const r = await new Promise<EngineOutcome>((resolveP, reject) => {
-    worker.once('message', (m: { ok?: EngineOutcome; error?: string }) => (m.ok !== undefined ? resolveP(m.ok) : reject(new Error(m.error))));
+    worker.once('message', (m: { ok?: EngineOutcome; error?: string }) =>
+      m.ok !== undefined ? resolveP(m.ok) : reject(new Error(m.error)),
+    );
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`profile worker exited with code ${code} before answering`)));
   });
   await worker.terminate();
   const rate = (r.commands * r.passes) / (r.ns / 1e9);
-  const out = writeOutputs('engine', 'CPU profile: engine_match on a worker thread', [
-    `workload: bench/engine_match.ts buildWorkload(${r.commands}) (the engine_match stream: ~50% passive limits, ~30% crossing, ~20% cancels, fees on), ${r.passes} passes each on a fresh engine (created and set up before the profiler starts), after one untimed warm-up pass; built in ${r.build_ms} ms before profiling`,
-    `thread: a worker thread (threadId ${r.threadId}) profiling itself through node:inspector Session (Profiler.start/stop), sampling every ${job.interval_us} µs`,
-    `throughput while profiled: ${Math.round(rate).toLocaleString('en-US')} commands/s (${r.commands * r.passes} commands in ${(r.ns / 1e6).toFixed(0)} ms)`,
-  ], r.profile);
+  const out = writeOutputs(
+    'engine',
+    'CPU profile: engine_match on a worker thread',
+    [
+      `workload: bench/engine_match.ts buildWorkload(${r.commands}) (the engine_match stream: ~50% passive limits, ~30% crossing, ~20% ` +
+        `cancels, fees on), ${r.passes} passes each on a fresh engine (created and set up before the profiler starts), after one untimed ` +
+          `warm-up pass; built in ${r.build_ms} ms before profiling`,
+      `thread: a worker thread (threadId ${r.threadId}) profiling itself through node:inspector Session (Profiler.start/stop), sampling ` +
+        `every ${job.interval_us} µs`,
+      `throughput while profiled: ${Math.round(rate).toLocaleString('en-US')} commands/s (${r.commands * r.passes} commands in ` +
+        `${(r.ns / 1e6).toFixed(0)} ms)`,
+    ],
+    r.profile,
+  );
   console.log(`engine: ${Math.round(rate)} commands/s while profiled -> ${out.cpuprofile}, ${out.md}`);
 }
 
@@ -215,7 +242,8 @@ async function profileGateway(v: Args): Promise<void> {
     insp = await InspectorClient.connect(inspectPort);
     await insp.attachWorkers();
     const target = insp.worker(threadName);
-    if (target === null) throw new Error(`no thread named ${threadName}; the exchange has ${insp.workers.map((w) => w.name || w.url).join(', ')}`);
+    if (target === null)
+      throw new Error(`no thread named ${threadName}; the exchange has ${insp.workers.map((w) => w.name || w.url).join(', ')}`);
     const market = await openMarket(ex.admin(30_000));
     const setup = await createTraders(ex, keysN, { deposit_cents: 100_000_000, seed_shares: 5000, market_id: market, concurrency: 32 });
     const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
@@ -224,7 +252,9 @@ async function profileGateway(v: Args): Promise<void> {
     let wsLoad: OrderLoad | null = null;
     if (lane !== 'rest') {
       const admin = ex.admin(30_000);
-      const wsKeys = setup.traders.slice(0, Math.min(connections, keysN)).map((t) => ({ key_id: t.key_id, secret: t.secret, account_id: t.account_id }));
+      const wsKeys = setup.traders
+        .slice(0, Math.min(connections, keysN))
+        .map((t) => ({ key_id: t.key_id, secret: t.secret, account_id: t.account_id }));
       await pool(wsKeys.length, 16, (i) => admin.setKeyTier(wsKeys[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }));
       wsLoad = await OrderLoad.start(ex, lane === 'ws-json' ? 'json' : 'binary', market, wsKeys, 0x9f0f11e);
     }
@@ -234,15 +264,26 @@ async function profileGateway(v: Args): Promise<void> {
     let rateLine: string;
     if (wsLoad === null) {
       const load = await runLoad({
-        baseUrl: ex.base, keys, markets: [market], mode: 'closed', connections: Math.min(connections, keys.length), durationMs: duration, mix,
-        workers: Math.max(1, Math.floor(availableParallelism() / 2)), seed: 0x9f0f11e,
+        baseUrl: ex.base,
+        keys,
+        markets: [market],
+        mode: 'closed',
+        connections: Math.min(connections, keys.length),
+        durationMs: duration,
+        mix,
+        workers: Math.max(1, Math.floor(availableParallelism() / 2)),
+        seed: 0x9f0f11e,
       });
-      loadLine = `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ${duration} ms`;
+      loadLine = `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% ` +
+        `buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ` +
+          `${duration} ms`;
       rateLine = `${Math.round(load.throughput_per_s).toLocaleString('en-US')} requests/s, statuses ${JSON.stringify(load.statuses)}`;
     } else {
       const r = await wsLoad.run({ loop: 'closed', window: WS_PROFILE_WINDOW, rate: 0, duration_ms: duration });
       await wsLoad.close();
-      loadLine = `load: bench/lib/ws_order_worker.ts (the ws_orders benchmark's), ${lane === 'ws-json' ? 'place_order JSON frames' : 'binary PlaceOrder records'}, closed loop, ${connections} connection(s) with ${WS_PROFILE_WINDOW} placements in flight each, keys on a custom tier of 10,000,000/s, ${duration} ms`;
+      loadLine = `load: bench/lib/ws_order_worker.ts (the ws_orders benchmark's), ` +
+        `${lane === 'ws-json' ? 'place_order JSON frames' : 'binary PlaceOrder records'}, closed loop, ${connections} connection(s) with ` +
+          `${WS_PROFILE_WINDOW} placements in flight each, keys on a custom tier of 10,000,000/s, ${duration} ms`;
       rateLine = `${Math.round((r.ok * 1000) / r.elapsed_ms).toLocaleString('en-US')} placements/s, answers ${JSON.stringify(r.outcomes)}`;
     }
     const cpu = w.stop();
@@ -250,11 +291,19 @@ async function profileGateway(v: Args): Promise<void> {
     await insp.callWorker(target, 'Profiler.disable').catch(() => undefined);
     const thread = threadName.startsWith('gateway') ? 'gateway' : `exchange-${threadName.replace(/[^a-z0-9]+/gi, '-')}`;
     const stem = lane === 'rest' ? thread : `${thread}-${lane}`;
-    const out = writeOutputs(stem, `CPU profile: the exchange's ${threadName} thread under load`, [
-      `exchange: separate process, ${ex.gateways} gateway thread(s), --durability ${durability}${durability === 'none' ? ' (no journal write or fsync on the path: benchmark setting)' : ''}; profiled thread: \`${threadName}\` through the inspector (NodeWorker session, Profiler.start/stop), sampling every ${interval} µs`,
-      loadLine,
-      `while profiled: ${rateLine}; CPU % of one core: exchange ${cpu.process_pct.server}, load generator ${cpu.process_pct.generator}, machine ${cpu.machine_pct}`,
-    ], JSON.stringify(profile));
+    const out = writeOutputs(
+      stem,
+      `CPU profile: the exchange's ${threadName} thread under load`,
+      [
+        `exchange: separate process, ${ex.gateways} gateway thread(s), --durability ` +
+          `${durability}${durability === 'none' ? ' (no journal write or fsync on the path: benchmark setting)' : ''}; profiled thread: ` +
+            `\`${threadName}\` through the inspector (NodeWorker session, Profiler.start/stop), sampling every ${interval} µs`,
+        loadLine,
+        `while profiled: ${rateLine}; CPU % of one core: exchange ${cpu.process_pct.server}, load generator ` +
+          `${cpu.process_pct.generator}, machine ${cpu.machine_pct}`,
+      ],
+      JSON.stringify(profile),
+    );
     console.log(`${threadName}: ${rateLine} while profiled -> ${out.cpuprofile}, ${out.md}`);
   } finally {
     insp?.close();
@@ -278,7 +327,15 @@ const KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'catch', 'function', '
  * of the same name would be too, which errs towards failing the check).
  */
 function engineFunctionNames(): Set<string> {
-  const def = /\bfunction\s*\*?\s*([\w$]+)|\bclass\s+([\w$]+)|^\s*(?:static\s+)?(?:async\s+)?((?:get |set )?#?[\w$]+)\s*\([^)]*\)\s*\{|\b(?:const|let|var)\s+([\w$]+)\s*=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)/gm;
+  const def = new RegExp(
+    [
+      String.raw`\bfunction\s*\*?\s*([\w$]+)`,
+      String.raw`\bclass\s+([\w$]+)`,
+      String.raw`^\s*(?:static\s+)?(?:async\s+)?((?:get |set )?#?[\w$]+)\s*\([^)]*\)\s*\{`,
+      String.raw`\b(?:const|let|var)\s+([\w$]+)\s*=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)`,
+    ].join('|'),
+    'gm',
+  );
   const names = new Set<string>();
   for (const dir of ENGINE_DIRS) {
     const abs = join(ROOT, 'dist', 'src', dir);
@@ -306,10 +363,17 @@ function deoptTable(rows: DeoptRow[]): string {
 function deoptPhase(title: string, events: DeoptEvent[]): string {
   const counted = events.filter((e) => e.counted);
   const other = events.filter((e) => !e.counted);
-  return `## ${title}: ${counted.length} counted\n\n${deoptTable(tallyDeopts(counted))}\n\nOther code marked for deoptimization (not counted): ${other.length}\n\n${deoptTable(tallyDeopts(other))}\n`;
+  return `## ${title}: ${counted.length} counted\n\n${deoptTable(tallyDeopts(counted))}\n\nOther code marked for deoptimization (not ` +
+    `counted): ${other.length}\n\n${deoptTable(tallyDeopts(other))}\n`;
 }
 
-const DEOPT_NOTE = 'Counted: every bailout (`[bailout (kind: deopt-eager|deopt-lazy|deopt-soft, reason: ...)`: optimized code left mid-run) and every engine function whose optimized code is marked for deoptimization. After warm-up only the engine loop runs, and a deopt in engine code inlined into the benchmark\'s loop (`oursSpan`) is reported under that function, so no bailout is excused there. Listed apart, not counted: other code marked for deoptimization, e.g. the workload generator\'s once GC collects objects its code embedded ("weak objects"). A function counts as the engine\'s by its name (V8 does not print the file), so the generator\'s methods named like engine functions (`place`, `cancel`, ...) show up as engine functions during warm-up.';
+const DEOPT_NOTE =
+  "Counted: every bailout (`[bailout (kind: deopt-eager|deopt-lazy|deopt-soft, reason: ...)`: optimized code left mid-run) and every " +
+    "engine function whose optimized code is marked for deoptimization. After warm-up only the engine loop runs, and a deopt in engine " +
+      "code inlined into the benchmark's loop (`oursSpan`) is reported under that function, so no bailout is excused there. Listed " +
+        "apart, not counted: other code marked for deoptimization, e.g. the workload generator's once GC collects objects its code " +
+          "embedded (\"weak objects\"). A function counts as the engine's by its name (V8 does not print the file), so the generator's " +
+            "methods named like engine functions (`place`, `cancel`, ...) show up as engine functions during warm-up.";
 
 /** The child of `deopt`, under node --trace-deopt: warm-up, then the timed passes, each after a marker line. */
 async function deoptChild(v: Args): Promise<void> {
@@ -346,7 +410,8 @@ async function profileDeopt(v: Args): Promise<number> {
   if (code !== 0) throw new Error(`deopt child under --trace-deopt exited with ${code}`);
   const names = engineFunctionNames();
   const sections = parseDeoptTrace(out, (fn) => names.has(fn));
-  if (sections.length !== passes + 1) throw new Error(`expected ${passes} pass markers in the --trace-deopt output, found ${sections.length - 1}`);
+  if (sections.length !== passes + 1)
+    throw new Error(`expected ${passes} pass markers in the --trace-deopt output, found ${sections.length - 1}`);
   const warm = sections[0]!.events;
   const steady = sections.slice(1).flatMap((x) => x.events);
   const steadyCounted = steady.filter((e) => e.counted);
@@ -355,15 +420,36 @@ async function profileDeopt(v: Args): Promise<number> {
   // This process only reads the child's output; the flags matter in the child, which sets them by importing bench/engine_match.js.
   const { V8_FLAGS } = await import('../src/main/v8_tuning.js');
   const md = join(resultsDir(), 'profile-deopt.md');
-  writeFileSync(md, header('Deoptimizations: the engine_match loop under --trace-deopt', [
-    `child: \`node ${childArgs.map((a) => (a === self ? relative(ROOT, self) : a)).join(' ')}\`, the engine on the child's main thread`,
-    `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, set as the exchange's engine thread sets them: the child imports bench/engine_match.js, which imports it), and --trace-deopt --expose-gc`,
-    `workload: bench/engine_match.ts buildWorkload(${commands}) (the engine_match stream), one forced full GC (for the generator's garbage, as engine_match does), one untimed warm-up pass on a fresh engine, then ${passes} passes each on a fresh engine (all set up before the first pass marker)`,
-    `engine functions: ${names.size} names of functions, methods, accessors and classes defined in dist/src/{${ENGINE_DIRS.join(',')}}/*.js`,
-    `steady state (after warm-up): ${steadyCounted.length} deoptimizations on the engine loop (per pass: ${perPass.join(', ')}): ${steadyCounted.length === 0 ? 'clean' : '**FAIL**'}`,
-  ], DEOPT_NOTE) + deoptPhase('After warm-up (steady state)', steady) + '\n' +
-    deoptPhase('Warm-up (module loading, building the stream through the generator\'s own engine, the forced GC, the warm-up pass, setting up the fresh engines)', warm));
-  console.log(`deopt: ${steadyCounted.length} deoptimizations on the engine loop after warm-up (${passes} passes x ${commands} commands; ${warmCounted.length} during warm-up) -> ${md}`);
+  writeFileSync(
+    md,
+    header(
+      'Deoptimizations: the engine_match loop under --trace-deopt',
+      [
+        `child: \`node ${childArgs.map((a) => (a === self ? relative(ROOT, self) : a)).join(' ')}\`, the engine on the child's main thread`,
+        `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts, set as the exchange's engine thread sets them: the child imports ` +
+          `bench/engine_match.js, which imports it), and --trace-deopt --expose-gc`,
+        `workload: bench/engine_match.ts buildWorkload(${commands}) (the engine_match stream), one forced full GC (for the generator's ` +
+          `garbage, as engine_match does), one untimed warm-up pass on a fresh engine, then ${passes} passes each on a fresh engine (all ` +
+            `set up before the first pass marker)`,
+        `engine functions: ${names.size} names of functions, methods, accessors and classes defined in ` +
+          `dist/src/{${ENGINE_DIRS.join(',')}}/*.js`,
+        `steady state (after warm-up): ${steadyCounted.length} deoptimizations on the engine loop (per pass: ${perPass.join(', ')}): ` +
+          `${steadyCounted.length === 0 ? 'clean' : '**FAIL**'}`,
+      ],
+      DEOPT_NOTE,
+    ) +
+      deoptPhase('After warm-up (steady state)', steady) +
+      '\n' +
+      deoptPhase(
+        "Warm-up (module loading, building the stream through the generator's own engine, the forced GC, the warm-up pass, setting up " +
+          "the fresh engines)",
+        warm,
+      ),
+  );
+  console.log(
+    `deopt: ${steadyCounted.length} deoptimizations on the engine loop after warm-up (${passes} passes x ${commands} commands; ` +
+      `${warmCounted.length} during warm-up) -> ${md}`,
+  );
   if (steadyCounted.length === 0) return 0;
   for (const r of tallyDeopts(steadyCounted)) console.error(`  ${r.count} x ${r.fn} (${r.kind}): ${r.reason}`);
   return 1;

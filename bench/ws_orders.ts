@@ -33,7 +33,18 @@ import { CLIENT_LAYOUT_FINGERPRINT } from '../src/client/binary_codec.js';
 import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
 import { Histogram } from '../test/support/loadgen/histogram.js';
 import type { ExchangeProcess } from '../test/support/exchange.js';
-import { cpuMetrics, loadExchange, measured, okCount, okRate, round1, settings as gatewaySettings, triple, type LoadedExchange, type Measured } from './gateway_place.js';
+import {
+  cpuMetrics,
+  loadExchange,
+  measured,
+  okCount,
+  okRate,
+  round1,
+  settings as gatewaySettings,
+  triple,
+  type LoadedExchange,
+  type Measured,
+} from './gateway_place.js';
 import { diskFloor } from './lib/disk_floor.js';
 import { pool, startBenchExchange } from './lib/population.js';
 import { environment, type BenchResult } from './lib/result.js';
@@ -46,7 +57,10 @@ const MID = 50;
 const SPREAD = 5;
 const CANCEL_EVERY = 2000;
 const WS_CONNECTIONS = [1, 16] as const;
-/** Placements in flight per WebSocket connection (closed loop): under the exchange's caps of 1,000 per connection and 4,096 held per gateway thread. */
+/**
+ * Placements in flight per WebSocket connection (closed loop): under the exchange's caps of 1,000 per connection and 4,096 held per
+ * gateway thread.
+ */
 const WINDOW: Record<number, number> = { 1: 900, 16: 200 };
 const REST_CONNECTIONS = [256, 512] as const;
 type WsMode = 'json' | 'binary';
@@ -67,7 +81,14 @@ export class OrderLoad {
 
   static async start(ex: ExchangeProcess, mode: WsMode, market: number, keys: OrderWorkerData['keys'], seed: number): Promise<OrderLoad> {
     const data: OrderWorkerData = {
-      url: ex.base.replace(/^http/, 'ws'), mode, market_id: market, keys, layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT, seed, mid: MID, spread: SPREAD,
+      url: ex.base.replace(/^http/, 'ws'),
+      mode,
+      market_id: market,
+      keys,
+      layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT,
+      seed,
+      mid: MID,
+      spread: SPREAD,
       cancel_every: CANCEL_EVERY,
     };
     const w = new Worker(new URL('./lib/ws_order_worker.js', import.meta.url), { workerData: data });
@@ -100,7 +121,12 @@ function wsRate(r: OrderWorkerReport): number {
 // ------------------------------------------------------------------ the exchange's own latency histograms
 
 /** The exchange's stage histograms (GET /admin/latency) of one lane and route over fn's run. */
-async function withStages<T>(ex: ExchangeProcess, lane: string, route: string, fn: () => Promise<T>): Promise<{ value: T; stages: Record<string, ServerSummary>; fsync: ServerSummary }> {
+async function withStages<T>(
+  ex: ExchangeProcess,
+  lane: string,
+  route: string,
+  fn: () => Promise<T>,
+): Promise<{ value: T; stages: Record<string, ServerSummary>; fsync: ServerSummary }> {
   const w = await withServerLatency(ex, fn);
   return { value: w.value, stages: serverStages(w.before, w.after, lane, route), fsync: fsyncSummary(w.before, w.after) };
 }
@@ -118,14 +144,22 @@ interface WsRun {
   fsync: ServerSummary;
 }
 
-async function wsRun(s: Settings, ex: ExchangeProcess, le: LoadedExchange, load: OrderLoad, mode: WsMode, connections: number, req: Omit<OrderRunRequest, 'type'>): Promise<WsRun> {
+async function wsRun(
+  s: Settings,
+  ex: ExchangeProcess,
+  le: LoadedExchange,
+  load: OrderLoad,
+  mode: WsMode,
+  connections: number,
+  req: Omit<OrderRunRequest, 'type'>,
+): Promise<WsRun> {
   const route = mode === 'json' ? 'place_order' : 'binary';
   const { value: m, stages, fsync } = await withStages(ex, 'ws', route, () => measured(s, le.target, () => load.run(req)));
   return { mode, connections, m, server_p50_ms: stages.total!.p50_us / 1000, server_p99_ms: stages.total!.p99_us / 1000, stages, fsync };
 }
 
 function cpuUsPerPlacement(m: Measured<unknown>, placements: number): number {
-  return placements === 0 ? NaN : Math.round(((m.server_pct / 100) * m.cpu.wall_ms * 1000) / placements * 10) / 10;
+  return placements === 0 ? NaN : Math.round((((m.server_pct / 100) * m.cpu.wall_ms * 1000) / placements) * 10) / 10;
 }
 
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
@@ -142,13 +176,27 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   try {
     const le = await loadExchange(ex, { keys: s.keys, seed_shares: s.seed_shares }, seed);
     const admin = ex.admin(30_000);
-    await pool(le.setup.traders.length, 16, (i) => admin.setKeyTier(le.setup.traders[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }));
+    await pool(le.setup.traders.length, 16, (i) =>
+      admin.setKeyTier(le.setup.traders[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }),
+    );
 
     // 1. REST, closed loop: probe two connection counts, then the repeats at the better one.
-    const rest = (connections: number, ms: number): Promise<Measured<LoadResult>> => measured(s, le.target, () => runLoad({
-      baseUrl: ex.base, keys: le.keys, markets: [le.market], mode: 'closed', connections, durationMs: ms, mix: { place: 1, cancel: 0, read: 0 },
-      workers: s.workers, seed: le.nextSeed(), mid: MID, spread: SPREAD,
-    }));
+    const rest = (connections: number, ms: number): Promise<Measured<LoadResult>> =>
+      measured(s, le.target, () =>
+        runLoad({
+          baseUrl: ex.base,
+          keys: le.keys,
+          markets: [le.market],
+          mode: 'closed',
+          connections,
+          durationMs: ms,
+          mix: { place: 1, cancel: 0, read: 0 },
+          workers: s.workers,
+          seed: le.nextSeed(),
+          mid: MID,
+          spread: SPREAD,
+        }),
+      );
     const probes: { connections: number; per_s: number }[] = [];
     for (const c of REST_CONNECTIONS) probes.push({ connections: c, per_s: okRate((await rest(c, s.probe_ms)).value) });
     const restConns = probes.reduce((a, b) => (b.per_s > a.per_s ? b : a)).connections;
@@ -166,22 +214,34 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const closedRuns: WsRun[] = [];
     const loads = new Map<string, OrderLoad>();
     for (const mode of WS_MODES) {
-      for (const n of WS_CONNECTIONS) loads.set(`${mode}${n}`, await OrderLoad.start(ex, mode, le.market, wsKeys.slice(0, n), le.nextSeed()));
+      for (const n of WS_CONNECTIONS)
+        loads.set(`${mode}${n}`, await OrderLoad.start(ex, mode, le.market, wsKeys.slice(0, n), le.nextSeed()));
     }
     for (let i = 0; i < s.repeats; i++) {
       for (const mode of i % 2 === 0 ? WS_MODES : [...WS_MODES].reverse()) {
         for (const n of WS_CONNECTIONS) {
-          closedRuns.push(await wsRun(s, ex, le, loads.get(`${mode}${n}`)!, mode, n, { loop: 'closed', window: WINDOW[n]!, rate: 0, duration_ms: s.run_ms }));
+          closedRuns.push(
+            await wsRun(s, ex, le, loads.get(`${mode}${n}`)!, mode, n, {
+              loop: 'closed',
+              window: WINDOW[n]!,
+              rate: 0,
+              duration_ms: s.run_ms,
+            }),
+          );
         }
       }
     }
 
     // 3. Open loop at half of each mode's 16-connection peak: the latency target.
-    const peak = (mode: WsMode, n: number): number => median(closedRuns.filter((r) => r.mode === mode && r.connections === n).map((r) => wsRate(r.m.value)));
+    const peak = (mode: WsMode, n: number): number =>
+      median(closedRuns.filter((r) => r.mode === mode && r.connections === n).map((r) => wsRate(r.m.value)));
     const openRuns = new Map<WsMode, WsRun>();
     for (const mode of WS_MODES) {
       const rate = Math.max(100, Math.round(peak(mode, 16) / 2));
-      openRuns.set(mode, await wsRun(s, ex, le, loads.get(`${mode}16`)!, mode, 16, { loop: 'open', window: 0, rate, duration_ms: s.open_ms }));
+      openRuns.set(
+        mode,
+        await wsRun(s, ex, le, loads.get(`${mode}16`)!, mode, 16, { loop: 'open', window: 0, rate, duration_ms: s.open_ms }),
+      );
     }
     for (const l of loads.values()) await l.close();
     const wallS = Math.round((performance.now() - t0) / 1000);
@@ -212,15 +272,19 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         metrics[`${p}gateway_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.gateway_pct)));
         metrics[`${p}main_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.main_pct)));
         // Journal, snapshot worker (piscina) and the rest of the exchange's threads.
-        metrics[`${p}other_threads_cpu_pct`] = round1(median(runs.map((r) => r.m.server_pct - r.m.gateway_pct - r.m.engine_pct - r.m.main_pct)));
+        metrics[`${p}other_threads_cpu_pct`] = round1(
+          median(runs.map((r) => r.m.server_pct - r.m.gateway_pct - r.m.engine_pct - r.m.main_pct)),
+        );
         const h = new Histogram();
         for (const r of runs) h.merge(r.m.value.latency);
         metrics[`${p}client_p50_ms`] = round3(h.percentile(50) / 1000);
         metrics[`${p}client_p99_ms`] = round3(h.percentile(99) / 1000);
         const bad: Record<string, number> = {};
-        for (const r of runs) for (const [k, v] of Object.entries(r.m.value.outcomes)) if (k !== '201' && k !== 'ok') bad[k] = (bad[k] ?? 0) + v;
+        for (const r of runs)
+          for (const [k, v] of Object.entries(r.m.value.outcomes)) if (k !== '201' && k !== 'ok') bad[k] = (bad[k] ?? 0) + v;
         if (Object.keys(bad).length > 0) notes.push(`${mode} over ${n} connection(s): answers other than ok: ${JSON.stringify(bad)}`);
-        if (runs.some((r) => r.m.foreign_pct > 25)) flag(`${mode} over ${n} connection(s): other processes used more than 25% of a core in some runs`);
+        if (runs.some((r) => r.m.foreign_pct > 25))
+          flag(`${mode} over ${n} connection(s): other processes used more than 25% of a core in some runs`);
         const spread = (Math.max(...rates) - Math.min(...rates)) / med;
         if (spread > 0.1) flag(`${mode} over ${n} connection(s): spread ${Math.round(spread * 100)}% over ${rates.length} runs`);
       }
@@ -228,7 +292,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       metrics[`${mode}_placements_per_s`] = best[mode];
       metrics[`${mode}_server_cpu_us_per_placement`] = metrics[`${mode}_16conn_server_cpu_us_per_placement`]!;
       const o = openRuns.get(mode)!;
-      metrics[`${mode}_half_peak_rate_per_s`] = o.m.value.sent * 1000 / s.open_ms;
+      metrics[`${mode}_half_peak_rate_per_s`] = (o.m.value.sent * 1000) / s.open_ms;
       metrics[`${mode}_half_peak_achieved_per_s`] = wsRate(o.m.value);
       metrics[`${mode}_half_peak_server_p50_ms`] = round3(o.server_p50_ms);
       metrics[`${mode}_half_peak_server_p99_ms`] = round3(o.server_p99_ms);
@@ -238,9 +302,13 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       metrics[`${mode}_half_peak_client_p99_ms`] = round3(oh.percentile(99) / 1000);
       metrics[`${mode}_half_peak_behind`] = o.m.value.behind;
       // Where the half-peak tail comes from: each stage's p99 (µs) and the journal's group commits.
-      for (const [stage, sum] of Object.entries(o.stages)) if (stage !== 'total' && sum.count > 0) metrics[`${mode}_half_peak_${stage}_p99_us`] = sum.p99_us;
+      for (const [stage, sum] of Object.entries(o.stages))
+        if (stage !== 'total' && sum.count > 0) metrics[`${mode}_half_peak_${stage}_p99_us`] = sum.p99_us;
       metrics[`${mode}_half_peak_fsync_p99_us`] = o.fsync.p99_us;
-      notes.push(`${mode} at half peak, stages: ${stagesLine(o.stages)}; journal write+fdatasync ${o.fsync.p50_us}/${o.fsync.p99_us}/${o.fsync.max_us} (p50/p99/max µs, ${o.fsync.count} group commits).`);
+      notes.push(
+        `${mode} at half peak, stages: ${stagesLine(o.stages)}; journal write+fdatasync ` +
+          `${o.fsync.p50_us}/${o.fsync.p99_us}/${o.fsync.max_us} (p50/p99/max µs, ${o.fsync.count} group commits).`,
+      );
     }
     metrics.disk_fdatasync_p50_ms = round3(disk.p50_us / 1000);
     metrics.disk_fdatasync_p99_ms = round3(disk.p99_us / 1000);
@@ -252,22 +320,32 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     metrics.json_vs_rest = ratios.json_vs_rest;
     metrics.binary_vs_rest = ratios.binary_vs_rest;
     notes.push(
-      `targets (issue 17): JSON >= 3x REST placements/s: ${ratios.json_vs_rest}x; binary >= 10x: ${ratios.binary_vs_rest}x; `
-      + `server CPU per binary placement <= 5 us: ${metrics.binary_server_cpu_us_per_placement} us; per JSON placement <= 15 us: ${metrics.json_server_cpu_us_per_placement} us; `
-      + `server p99 at half peak <= 1 ms + disk fdatasync p99 (${metrics.latency_target_ms} ms): JSON ${metrics.json_half_peak_server_p99_ms} ms, binary ${metrics.binary_half_peak_server_p99_ms} ms.`,
-      'Server-side latency: the exchange\'s own stage histograms of the lane and route (GET /admin/latency, log-linear buckets within 6.25%, '
-      + 'a percentile is its bucket\'s highest value), from a frame\'s arrival to its answer queued for the socket; client latency (from the '
-      + 'intended send time in the open loop) beside it.',
+      `targets (issue 17): JSON >= 3x REST placements/s: ${ratios.json_vs_rest}x; binary >= 10x: ${ratios.binary_vs_rest}x; ` +
+        `server CPU per binary placement <= 5 us: ${metrics.binary_server_cpu_us_per_placement} us; per JSON placement <= 15 us: ` +
+          `${metrics.json_server_cpu_us_per_placement} us; ` +
+        `server p99 at half peak <= 1 ms + disk fdatasync p99 (${metrics.latency_target_ms} ms): JSON ` +
+          `${metrics.json_half_peak_server_p99_ms} ms, binary ${metrics.binary_half_peak_server_p99_ms} ms.`,
+      "Server-side latency: the exchange's own stage histograms of the lane and route (GET /admin/latency, log-linear buckets within " +
+        "6.25%, " +
+        "a percentile is its bucket's highest value), from a frame's arrival to its answer queued for the socket; client latency (from " +
+          "the " +
+        'intended send time in the open loop) beside it.',
       'The client (one worker thread for the WebSocket lanes, piscina workers for REST) shares the two cores with the exchange.',
     );
     return {
       name: 'ws_orders',
       ...environment(),
-      workload: `One exchange (--durability fsync, ${s.gateways} gateway thread(s)), ${le.setup.traders.length} funded accounts with seeded shares, every key on a custom `
-        + `tier of 10,000,000/s. REST: the load generator's signed placements, closed loop at ${restConns} connections (probed ${REST_CONNECTIONS.join(', ')}), `
-        + `${s.repeats} x ${s.run_ms / 1000} s. WebSocket: place_order JSON frames and binary PlaceOrder frames over 1 connection (window ${WINDOW[1]}) and `
-        + `16 (window ${WINDOW[16]} each), ${s.repeats} x ${s.run_ms / 1000} s each, interleaved; then ${s.open_ms / 1000} s open loop at half of each mode's `
-        + `16-connection peak. Placements around YES ${MID} +- ${SPREAD}, both outcomes, 70% buys, qty 1..10.${s.quick ? ' QUICK run: tooling check only.' : ''}`,
+      workload:
+        `One exchange (--durability fsync, ${s.gateways} gateway thread(s)), ${le.setup.traders.length} funded accounts with seeded ` +
+          `shares, every key on a custom ` +
+        `tier of 10,000,000/s. REST: the load generator's signed placements, closed loop at ${restConns} connections (probed ` +
+          `${REST_CONNECTIONS.join(', ')}), ` +
+        `${s.repeats} x ${s.run_ms / 1000} s. WebSocket: place_order JSON frames and binary PlaceOrder frames over 1 connection (window ` +
+          `${WINDOW[1]}) and ` +
+        `16 (window ${WINDOW[16]} each), ${s.repeats} x ${s.run_ms / 1000} s each, interleaved; then ${s.open_ms / 1000} s open loop at ` +
+          `half of each mode's ` +
+        `16-connection peak. Placements around YES ${MID} +- ${SPREAD}, both outcomes, 70% buys, qty ` +
+          `1..10.${s.quick ? ' QUICK run: tooling check only.' : ''}`,
       metrics,
       peers: {},
       ratios,

@@ -28,7 +28,18 @@ const SCRIPT = `${WRK} "$@"; rc=$?; read -r s < /proc/$$/stat; echo "SHSTAT $s";
 
 /** wrk -t threads -c connections -d seconds against url; rejects when wrk fails. */
 export function runWrk(url: string, opts: { threads: number; connections: number; durationMs: number }): Promise<WrkResult> {
-  const args = ['-c', SCRIPT, 'wrk', '-t', String(opts.threads), '-c', String(opts.connections), '-d', `${Math.max(1, Math.round(opts.durationMs / 1000))}s`, url];
+  const args = [
+    '-c',
+    SCRIPT,
+    'wrk',
+    '-t',
+    String(opts.threads),
+    '-c',
+    String(opts.connections),
+    '-d',
+    `${Math.max(1, Math.round(opts.durationMs / 1000))}s`,
+    url,
+  ];
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn('/bin/sh', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -427,7 +427,9 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     const target = pipeline.control.seq;
     const until = Date.now() + CLOCK_CATCH_UP_MS;
     while (durable.get() < target && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
-    if (!caughtUp || durable.get() < target) log('warn', { event: 'clock_catch_up', caught_up: caughtUp, seq: target, durable_seq: durable.get() });
+    if (!caughtUp || durable.get() < target) {
+      log('warn', { event: 'clock_catch_up', caught_up: caughtUp, seq: target, durable_seq: durable.get() });
+    }
   }
 
   // 5. Listeners: gateways, accounts service, control plane.

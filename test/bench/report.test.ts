@@ -33,12 +33,17 @@ function result(
 }
 
 test('report: peers of one run sit beside our figures, with min-max, ratios and a spread flag', () => {
-  const text = renderReport([
-    result('gateway_place',
-      { placements_per_s: 20000, placements_per_s_min: 15000, placements_per_s_max: 21000, p99_us: 1500, p999_us: 4000 },
-      { fastify_place: { placements_per_s: 4000, p99_us: 9000 }, uws_hello: { requests_per_s: 45000 } },
-      { vs_uws_hello: 0.444, vs_fastify_place: 5 }),
-  ], ['gateway_place', 'durable_place']);
+  const text = renderReport(
+    [
+      result(
+        'gateway_place',
+        { placements_per_s: 20000, placements_per_s_min: 15000, placements_per_s_max: 21000, p99_us: 1500, p999_us: 4000 },
+        { fastify_place: { placements_per_s: 4000, p99_us: 9000 }, uws_hello: { requests_per_s: 45000 } },
+        { vs_uws_hello: 0.444, vs_fastify_place: 5 },
+      ),
+    ],
+    ['gateway_place', 'durable_place'],
+  );
   const row = text.split('\n').find((l) => l.startsWith('| placements/s'))!;
   assert.match(row, /20 k\/s \[15 k\/s – 21 k\/s\] ⚠ \| 4,000\/s \| 45 k\/s/);
   assert.match(text, /`vs_fastify_place` 5x/);
@@ -48,7 +53,7 @@ test('report: peers of one run sit beside our figures, with min-max, ratios and 
   assert.match(text, /gateway_place \(durability none: reference\) \| placements >= 40% of the uWS hello-world ceiling \| 44.4% \| met \|/);
 });
 
-test('report: engine targets are checked against the run\'s own figures', () => {
+test("report: engine targets are checked against the run's own figures", () => {
   const text = renderReport(
     [
       result(
@@ -81,15 +86,34 @@ test('report: engine targets are checked against the run\'s own figures', () => 
 });
 
 test('report: issue 13 targets are checked against the disk floor and the hello CPU of the same run', () => {
-  const text = renderReport([
-    result('durable_place', {
-      disk_fdatasync_4k_p50_us: 300, disk_fdatasync_4k_p99_us: 500, server_p99_us_1pct: 1400, server_p999_us_1pct: 3600, server_p99_us_10pct: 1600,
-      server_p99_us_50pct: 2400, client_p99_us_10pct: 3100,
-    }, {}, { vs_uws_hello_wrk: 0.25 }),
-    result('lone_place', { server_p50_us_none: 90, server_p99_us_none: 320, server_p50_us_fsync: 420, disk_fdatasync_4k_p50_us: 300 }),
-    result('gateway_place', { place_cpu_vs_hello: 2.4, place_server_cpu_us_per_req: 24, hello_server_cpu_us_per_req: 10, read_cpu_vs_hello: 1.6, read_server_cpu_us_per_req: 16 }),
-    result('idle', { idle_cpu_pct: 0.5 }),
-  ], []);
+  const text = renderReport(
+    [
+      result(
+        'durable_place',
+        {
+          disk_fdatasync_4k_p50_us: 300,
+          disk_fdatasync_4k_p99_us: 500,
+          server_p99_us_1pct: 1400,
+          server_p999_us_1pct: 3600,
+          server_p99_us_10pct: 1600,
+          server_p99_us_50pct: 2400,
+          client_p99_us_10pct: 3100,
+        },
+        {},
+        { vs_uws_hello_wrk: 0.25 },
+      ),
+      result('lone_place', { server_p50_us_none: 90, server_p99_us_none: 320, server_p50_us_fsync: 420, disk_fdatasync_4k_p50_us: 300 }),
+      result('gateway_place', {
+        place_cpu_vs_hello: 2.4,
+        place_server_cpu_us_per_req: 24,
+        hello_server_cpu_us_per_req: 10,
+        read_cpu_vs_hello: 1.6,
+        read_server_cpu_us_per_req: 16,
+      }),
+      result('idle', { idle_cpu_pct: 0.5 }),
+    ],
+    [],
+  );
   const row = (target: string): string => text.split('\n').find((l) => l.includes(target))!;
   assert.match(row('server-side p99 at 1% of peak'), /1,500 µs\) \| 1,400 µs \| met \|/);
   assert.match(row('server-side p99.9 at 1% of peak'), /3,500 µs\) \| 3,600 µs \| \*\*NOT met\*\* \|/);

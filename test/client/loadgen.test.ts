@@ -204,14 +204,25 @@ test('loadgen: an open loop sends exactly rate x duration requests on schedule',
   assert.equal(r.target_rate_per_s, 300);
 });
 
-test('loadgen: signing ahead (closed loop): every request verifies, the run starts after the signing, cancels are built when sent', async () => {
+test('loadgen: signing ahead (closed loop): every request verifies, the run starts after the signing, cancels are built when ' +
+  'sent', async () => {
   reset();
   let started = 0;
   let startedAt = 0;
   const t0 = performance.now();
   const r = await runLoad({
-    baseUrl: base, keys: KEYS, markets: [1, 2], mode: 'closed', connections: 4, workers: 2, durationMs: 800, graceMs: 500,
-    mix: { place: 3, cancel: 1, read: 1 }, seed: 5, presign: true, expectedRate: 400,
+    baseUrl: base,
+    keys: KEYS,
+    markets: [1, 2],
+    mode: 'closed',
+    connections: 4,
+    workers: 2,
+    durationMs: 800,
+    graceMs: 500,
+    mix: { place: 3, cancel: 1, read: 1 },
+    seed: 5,
+    presign: true,
+    expectedRate: 400,
     onStart: () => {
       started++;
       startedAt = performance.now();
@@ -236,8 +247,19 @@ test('loadgen: signing ahead (open loop): every due request is signed for its du
   reset();
   let started = 0;
   const r = await runLoad({
-    baseUrl: base, keys: KEYS, markets: [1], mode: 'open', rate: 300, connections: 4, workers: 1, durationMs: 1000, graceMs: 500,
-    mix: { place: 1, cancel: 0, read: 1 }, seed: 6, presign: true, onStart: () => started++,
+    baseUrl: base,
+    keys: KEYS,
+    markets: [1],
+    mode: 'open',
+    rate: 300,
+    connections: 4,
+    workers: 1,
+    durationMs: 1000,
+    graceMs: 500,
+    mix: { place: 1, cancel: 0, read: 1 },
+    seed: 6,
+    presign: true,
+    onStart: () => started++,
   });
   assert.equal(started, 1);
   assert.equal(r.sent + r.unsent, 300);

@@ -35,7 +35,9 @@ function journal(): { dir: string; seqs: number[]; hashes: string[] } {
     },
   });
   run.writer.close();
-  const hashes = seqs.map((seq) => stateHash(recoverViews(planRecovery(dir, { repair: false, uptoSeq: seq }), JOURNAL_ENGINE_CONFIG).state));
+  const hashes = seqs.map((seq) =>
+    stateHash(recoverViews(planRecovery(dir, { repair: false, uptoSeq: seq }), JOURNAL_ENGINE_CONFIG).state),
+  );
   return { dir, seqs, hashes };
 }
 
@@ -49,7 +51,11 @@ test('snapshot task: each snapshot continues the read model of the previous one 
   for (let i = 0; i < seqs.length; i++) {
     const done = snapshot(args(dir, seqs[i]!));
     assert.equal(done.seq, seqs[i]);
-    assert.equal(done.replayed, seqs[i]! - (i === 0 ? 0 : seqs[i - 1]!), `snapshot ${i + 1} replays only the journal after the previous one`);
+    assert.equal(
+      done.replayed,
+      seqs[i]! - (i === 0 ? 0 : seqs[i - 1]!),
+      `snapshot ${i + 1} replays only the journal after the previous one`,
+    );
     const v = decodeViews(readSnapshot(done.path).body);
     assert.equal(v.asOfSeq, seqs[i]);
     assert.equal(stateHash(v.state), hashes[i], `snapshot at seq ${seqs[i]} holds the state rebuilt from the journal`);
@@ -75,7 +81,12 @@ test('snapshot task: the files, not the kept model, when it belongs to another d
   assert.equal(done.replayed, a.seqs[1]);
   assert.equal(stateHash(decodeViews(readSnapshot(done.path).body).state), a.hashes[1]);
   // A newer snapshot file than the kept model (written by something else): the next one starts from that file.
-  writeSnapshot(a.dir, a.seqs[2]!, encodeViews(recoverViews(planRecovery(a.dir, { repair: false, uptoSeq: a.seqs[2]! }), JOURNAL_ENGINE_CONFIG)), false);
+  writeSnapshot(
+    a.dir,
+    a.seqs[2]!,
+    encodeViews(recoverViews(planRecovery(a.dir, { repair: false, uptoSeq: a.seqs[2]! }), JOURNAL_ENGINE_CONFIG)),
+    false,
+  );
   done = snapshot(args(a.dir, a.seqs[3]!));
   assert.equal(done.replayed, a.seqs[3]! - a.seqs[2]!);
   assert.equal(stateHash(decodeViews(readSnapshot(done.path).body).state), a.hashes[3]);

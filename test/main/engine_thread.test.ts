@@ -11,7 +11,17 @@ import { evolve } from '../../src/engine/evolve.js';
 import { ExchangeState } from '../../src/engine/state.js';
 import { verify } from '../../src/engine/verify.js';
 import { summarize } from '../../src/engine/summary.js';
-import { Header, LAYOUT_FINGERPRINT, Outcome, Side, T_COMMAND_COMPLETED, T_ROUND_TRANSITIONED, Tif, Stp, CommandCompleted } from '../../src/layout/records.js';
+import {
+  Header,
+  LAYOUT_FINGERPRINT,
+  Outcome,
+  Side,
+  T_COMMAND_COMPLETED,
+  T_ROUND_TRANSITIONED,
+  Tif,
+  Stp,
+  CommandCompleted,
+} from '../../src/layout/records.js';
 import { hiLoToBigInt } from '../../src/lib/u64.js';
 import { encodeRecord, recordInfo, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { BroadcastConsumer } from '../../src/ring/broadcast_ring.js';
@@ -28,7 +38,6 @@ function send(p: CommandProducer, cmd: RecordObject): boolean {
   p.mem.u32[o >>> 2] = size;
   return true;
 }
-
 
 test('engine thread: concurrent producers, one completion per command, contiguous seqs, replayable events', async () => {
   const pipeline = Pipeline.start({ producers: 2, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
@@ -125,65 +134,79 @@ test('engine thread: concurrent producers, one completion per command, contiguou
   assert.equal(summarize(replica).seq, total);
 });
 
-test('engine thread: a failure (a malformed command record trips the ring\'s assertion) is reported once through onFailure; '
-  + 'a requested stop is not', async () => {
-  const failing = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
-  await failing.ready();
-  const reports: string[] = [];
-  const reported = new Promise<void>((res) => failing.onFailure((e) => { reports.push(e); res(); }));
-  const p = failing.producer(0);
-  const o = p.tryClaim(16);
-  assert.ok(o >= 0);
-  p.mem.u32[o >>> 2] = 12; // not a multiple of 8: no producer writes this
-  p.publish();
-  await Promise.race([reported, new Promise((_, rej) => setTimeout(() => rej(new Error('no failure reported in 10 s')), 10_000))]);
-  assert.equal(reports.length, 1);
-  assert.match(reports[0]!, /spsc_ring: corrupt record at position 0: length 12/);
-
-  const healthy = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
-  await healthy.ready();
-  let called = false;
-  healthy.onFailure(() => { called = true; });
-  assert.equal(await healthy.stop(), 0);
-  await new Promise((r) => setTimeout(r, 50));
-  assert.equal(called, false, 'a requested stop is not a failure');
-});
-
-test('engine thread: a timer due while the last command was stamped ahead of the clock by a fraction of a ms fires '
-  + '(the tick is at a whole ms; a fractional one ended the engine thread)', async () => {
-  const pipeline = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false, clock: true });
-  await pipeline.ready();
-  const failures: string[] = [];
-  pipeline.onFailure((e) => failures.push(e));
-  const consumer = new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, 0);
-  consumer.open();
-  pipeline.startClock();
-  const p = pipeline.producer(0);
-  const nowNs = BigInt(Date.now()) * 1_000_000n;
-  let c = 0;
-  const submit = (cmd: RecordObject, ts: bigint): void => {
-    assert.ok(send(p, { producer: 100, correlation: ++c, ts, ...cmd }));
+test(
+  "engine thread: a failure (a malformed command record trips the ring's assertion) is reported once through onFailure; " +
+    'a requested stop is not',
+  async () => {
+    const failing = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
+    await failing.ready();
+    const reports: string[] = [];
+    const reported = new Promise<void>((res) =>
+      failing.onFailure((e) => {
+        reports.push(e);
+        res();
+      }),
+    );
+    const p = failing.producer(0);
+    const o = p.tryClaim(16);
+    assert.ok(o >= 0);
+    p.mem.u32[o >>> 2] = 12; // not a multiple of 8: no producer writes this
     p.publish();
-  };
-  // A round that closes in 300 ms, then a command stamped 2.0005 s ahead: the
-  // engine's time moves past the close with a fractional ms.
-  submit({ type: 'CreateMarket', category: 1, position_limit: 0, fee_schedule_id: 0, title: 'clock' }, nowNs);
-  submit({ type: 'OpenRound', market_id: 1, strike: 1, close_ts: nowNs + 300_000_000n }, nowNs);
-  submit({ type: 'CreateAccount' }, nowNs + 2_000_500_000n);
-  const types: number[] = [];
-  let closedTs = 0n;
-  const deadline = Date.now() + 10_000;
-  while (closedTs === 0n && failures.length === 0 && Date.now() < deadline) {
-    for (let o = consumer.peek(); o >= 0; o = consumer.peek()) {
-      types.push(Header.type(consumer.mem, o));
-      if (Header.type(consumer.mem, o) === T_ROUND_TRANSITIONED) closedTs = hiLoToBigInt(Header.ts_hi(consumer.mem, o), Header.ts_lo(consumer.mem, o));
-      consumer.advance();
+    await Promise.race([reported, new Promise((_, rej) => setTimeout(() => rej(new Error('no failure reported in 10 s')), 10_000))]);
+    assert.equal(reports.length, 1);
+    assert.match(reports[0]!, /spsc_ring: corrupt record at position 0: length 12/);
+
+    const healthy = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false });
+    await healthy.ready();
+    let called = false;
+    healthy.onFailure(() => {
+      called = true;
+    });
+    assert.equal(await healthy.stop(), 0);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(called, false, 'a requested stop is not a failure');
+  },
+);
+
+test(
+  'engine thread: a timer due while the last command was stamped ahead of the clock by a fraction of a ms fires ' +
+    '(the tick is at a whole ms; a fractional one ended the engine thread)',
+  async () => {
+    const pipeline = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false, clock: true });
+    await pipeline.ready();
+    const failures: string[] = [];
+    pipeline.onFailure((e) => failures.push(e));
+    const consumer = new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, 0);
+    consumer.open();
+    pipeline.startClock();
+    const p = pipeline.producer(0);
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    let c = 0;
+    const submit = (cmd: RecordObject, ts: bigint): void => {
+      assert.ok(send(p, { producer: 100, correlation: ++c, ts, ...cmd }));
+      p.publish();
+    };
+    // A round that closes in 300 ms, then a command stamped 2.0005 s ahead: the
+    // engine's time moves past the close with a fractional ms.
+    submit({ type: 'CreateMarket', category: 1, position_limit: 0, fee_schedule_id: 0, title: 'clock' }, nowNs);
+    submit({ type: 'OpenRound', market_id: 1, strike: 1, close_ts: nowNs + 300_000_000n }, nowNs);
+    submit({ type: 'CreateAccount' }, nowNs + 2_000_500_000n);
+    const types: number[] = [];
+    let closedTs = 0n;
+    const deadline = Date.now() + 10_000;
+    while (closedTs === 0n && failures.length === 0 && Date.now() < deadline) {
+      for (let o = consumer.peek(); o >= 0; o = consumer.peek()) {
+        types.push(Header.type(consumer.mem, o));
+        if (Header.type(consumer.mem, o) === T_ROUND_TRANSITIONED)
+          closedTs = hiLoToBigInt(Header.ts_hi(consumer.mem, o), Header.ts_lo(consumer.mem, o));
+        consumer.advance();
+      }
+      await new Promise((r) => setTimeout(r, 5));
     }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  assert.deepEqual(failures, []);
-  assert.ok(closedTs > 0n, `the round's close fired (events: ${types.join(',')})`);
-  assert.ok(closedTs > nowNs + 2_000_500_000n, 'after the command stamped ahead: ts never goes back');
-  assert.equal(await pipeline.stop(), 0);
-  consumer.close();
-});
+    assert.deepEqual(failures, []);
+    assert.ok(closedTs > 0n, `the round's close fired (events: ${types.join(',')})`);
+    assert.ok(closedTs > nowNs + 2_000_500_000n, 'after the command stamped ahead: ts never goes back');
+    assert.equal(await pipeline.stop(), 0);
+    consumer.close();
+  },
+);

@@ -24,143 +24,215 @@ import { atRest, fixture, Group, health, waitRole } from './harness.js';
 
 const TOOL = fileURLToPath(new URL('../../tools/replication.js', import.meta.url));
 
-test('a late read replica boots from the newest snapshot object after a purge, serves reads with min_seq and refuses writes', { timeout: 240_000 }, async () => {
-  const g = await Group.start();
-  try {
-    const a = await g.primary('a');
-    const b = await g.node('b');
-    const fx = await fixture(g, a);
-    const ca = g.client(a, fx.key);
-    let coid = 5_000_000;
-    const place = async (n: number): Promise<number> => {
-      let seq = 0;
-      for (let i = 0; i < n; i++) seq = Number((await ca.placeOrder({ market_id: fx.market, side: i % 2 === 0 ? 'buy' : 'sell', outcome: 'yes', tick: i % 2 === 0 ? 40 + (i % 5) : 60 + (i % 5), qty: 1, client_order_id: String(++coid) }).catch(async (e: unknown) => {
-        // A sell needs shares: buy NO instead when the account holds none.
-        if (e instanceof DxApiError && e.code === 'insufficient_position') return ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'no', tick: 30, qty: 1, client_order_id: String(++coid) });
-        throw e;
-      })).seq);
-      return seq;
-    };
-    await place(30);
-    const s1 = await g.admin(a).snapshot();
-    await place(30);
-    const s2 = await g.admin(a).snapshot();
-    assert.ok(s2.seq > s1.seq);
-    // Both uploads done; the second one purged the log before the first snapshot's seq.
-    for (let i = 0; i < 200 && a.server.events('replication_snapshot_uploaded').length < 2; i++) await sleep(50);
-    const ups = a.server.events('replication_snapshot_uploaded');
-    assert.equal(ups.length, 2, JSON.stringify(a.server.errors()));
-    assert.ok(Number(ups[1]!.purged_messages) > 0, JSON.stringify(ups[1]));
-    await place(10);
+test(
+  'a late read replica boots from the newest snapshot object after a purge, serves reads with min_seq and refuses writes',
+  { timeout: 240_000 },
+  async () => {
+    const g = await Group.start();
+    try {
+      const a = await g.primary('a');
+      const b = await g.node('b');
+      const fx = await fixture(g, a);
+      const ca = g.client(a, fx.key);
+      let coid = 5_000_000;
+      const place = async (n: number): Promise<number> => {
+        let seq = 0;
+        for (let i = 0; i < n; i++)
+          seq = Number(
+            (
+              await ca
+                .placeOrder({
+                  market_id: fx.market,
+                  side: i % 2 === 0 ? 'buy' : 'sell',
+                  outcome: 'yes',
+                  tick: i % 2 === 0 ? 40 + (i % 5) : 60 + (i % 5),
+                  qty: 1,
+                  client_order_id: String(++coid),
+                })
+                .catch(async (e: unknown) => {
+                  // A sell needs shares: buy NO instead when the account holds none.
+                  if (e instanceof DxApiError && e.code === 'insufficient_position')
+                    return ca.placeOrder({
+                      market_id: fx.market,
+                      side: 'buy',
+                      outcome: 'no',
+                      tick: 30,
+                      qty: 1,
+                      client_order_id: String(++coid),
+                    });
+                  throw e;
+                })
+            ).seq,
+          );
+        return seq;
+      };
+      await place(30);
+      const s1 = await g.admin(a).snapshot();
+      await place(30);
+      const s2 = await g.admin(a).snapshot();
+      assert.ok(s2.seq > s1.seq);
+      // Both uploads done; the second one purged the log before the first snapshot's seq.
+      for (let i = 0; i < 200 && a.server.events('replication_snapshot_uploaded').length < 2; i++) await sleep(50);
+      const ups = a.server.events('replication_snapshot_uploaded');
+      assert.equal(ups.length, 2, JSON.stringify(a.server.errors()));
+      assert.ok(Number(ups[1]!.purged_messages) > 0, JSON.stringify(ups[1]));
+      await place(10);
 
-    const r = await g.node('r', 'replica');
-    const loaded = r.server.events('replication_snapshot_loaded').at(-1);
-    assert.equal(Number(loaded?.seq), Number(s2.seq), JSON.stringify(loaded));
-    assert.equal((await health(r))?.role, 'replica');
-    assert.equal((await health(b))?.role, 'standby');
+      const r = await g.node('r', 'replica');
+      const loaded = r.server.events('replication_snapshot_loaded').at(-1);
+      assert.equal(Number(loaded?.seq), Number(s2.seq), JSON.stringify(loaded));
+      assert.equal((await health(r))?.role, 'replica');
+      assert.equal((await health(b))?.role, 'standby');
 
-    // Health for a load balancer: /health/primary is 200 on the primary only.
-    const status = async (base: string): Promise<number> => (await fetch(`${base}/health/primary`)).status;
-    assert.equal(await status(a.server.base), 200);
-    assert.equal(await status(b.server.base), 503);
-    assert.equal(await status(r.server.base), 503);
+      // Health for a load balancer: /health/primary is 200 on the primary only.
+      const status = async (base: string): Promise<number> => (await fetch(`${base}/health/primary`)).status;
+      assert.equal(await status(a.server.base), 200);
+      assert.equal(await status(b.server.base), 503);
+      assert.equal(await status(r.server.base), 503);
 
-    // Writes to a replica: 503 not_primary with the primary's address.
-    const cr = g.client(r, fx.key);
-    await assert.rejects(cr.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1, client_order_id: String(++coid) }), (e: unknown) => {
-      assert.ok(e instanceof DxApiError);
-      assert.equal(e.status, 503);
-      assert.equal(e.code, 'not_primary');
-      assert.equal(e.details?.primary_url, a.server.base);
-      return true;
-    });
-    await assert.rejects(g.admin(r).createAccount(), (e: unknown) => e instanceof DxApiError && e.code === 'not_primary');
-    // Binary WebSocket order records on a standby and a replica: refused not_primary (RefusalCode 6), nothing sequenced.
-    for (const n of [b, r]) {
-      const ws = await WsClient.connect({ port: n.server.port }, { keyId: fx.key.key_id, secret: fx.key.secret });
-      try {
-        const started = await ws.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT });
-        assert.equal(started.type, 'ok', JSON.stringify(started));
-        const e = new FrameEncoder(fx.account);
-        e.place(41, { market_id: fx.market, side: 'buy', outcome: 'yes', tick: 2, qty: 1, client_order_id: String(++coid) });
-        ws.sendRaw(Buffer.from(e.bytes()), true);
-        await ws.framesUntil(1, 5000);
-        const res = decodeResults(ws.frames[0]!);
-        assert.deepEqual(res.map((x) => [n.name, x.correlation, x.status, x.code]), [[n.name, 41, 'refused', 'not_primary']]);
-      } finally {
-        await ws.close();
+      // Writes to a replica: 503 not_primary with the primary's address.
+      const cr = g.client(r, fx.key);
+      await assert.rejects(
+        cr.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1, client_order_id: String(++coid) }),
+        (e: unknown) => {
+          assert.ok(e instanceof DxApiError);
+          assert.equal(e.status, 503);
+          assert.equal(e.code, 'not_primary');
+          assert.equal(e.details?.primary_url, a.server.base);
+          return true;
+        },
+      );
+      await assert.rejects(g.admin(r).createAccount(), (e: unknown) => e instanceof DxApiError && e.code === 'not_primary');
+      // Binary WebSocket order records on a standby and a replica: refused not_primary (RefusalCode 6), nothing sequenced.
+      for (const n of [b, r]) {
+        const ws = await WsClient.connect({ port: n.server.port }, { keyId: fx.key.key_id, secret: fx.key.secret });
+        try {
+          const started = await ws.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT });
+          assert.equal(started.type, 'ok', JSON.stringify(started));
+          const e = new FrameEncoder(fx.account);
+          e.place(41, { market_id: fx.market, side: 'buy', outcome: 'yes', tick: 2, qty: 1, client_order_id: String(++coid) });
+          ws.sendRaw(Buffer.from(e.bytes()), true);
+          await ws.framesUntil(1, 5000);
+          const res = decodeResults(ws.frames[0]!);
+          assert.deepEqual(
+            res.map((x) => [n.name, x.correlation, x.status, x.code]),
+            [[n.name, 41, 'refused', 'not_primary']],
+          );
+        } finally {
+          await ws.close();
+        }
       }
-    }
-    assert.equal((await ca.orders({ client_order_id: String(coid) })).orders.length, 0, 'a binary order sent to a non-primary was sequenced');
-    // The WebSocket order entry too: JSON answers the same 503, a binary record is refused not_primary (RefusalCode 6).
-    const wsOpts = { url: r.server.base, keyId: fx.key.key_id, secret: fx.key.secret, reconnect: false };
-    const rws = new DxWebSocket(wsOpts);
-    await rws.connect();
-    try {
-      await assert.rejects(rws.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 }), (e: unknown) => e instanceof DxApiError && e.status === 503 && e.code === 'not_primary');
+      assert.equal(
+        (await ca.orders({ client_order_id: String(coid) })).orders.length,
+        0,
+        'a binary order sent to a non-primary was sequenced',
+      );
+      // The WebSocket order entry too: JSON answers the same 503, a binary record is refused not_primary (RefusalCode 6).
+      const wsOpts = { url: r.server.base, keyId: fx.key.key_id, secret: fx.key.secret, reconnect: false };
+      const rws = new DxWebSocket(wsOpts);
+      await rws.connect();
+      try {
+        await assert.rejects(
+          rws.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 }),
+          (e: unknown) => e instanceof DxApiError && e.status === 503 && e.code === 'not_primary',
+        );
+      } finally {
+        await rws.close();
+      }
+      const stream = await DxOrderStream.open(wsOpts);
+      try {
+        const refused = await stream.place({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 });
+        assert.deepEqual([refused.status, refused.code], ['refused', 'not_primary']);
+      } finally {
+        await stream.close();
+      }
+
+      // Read-your-writes: the seq of a write on the primary, read on the replica.
+      for (let i = 0; i < 20; i++) {
+        const w = await ca.placeOrder({
+          market_id: fx.market,
+          side: 'buy',
+          outcome: 'yes',
+          tick: 35,
+          qty: 1,
+          client_order_id: String(++coid),
+        });
+        const read = await cr.request<{ orders: { order_id: string }[]; as_of_seq: string }>(
+          'GET',
+          `/v1/portfolio/orders?client_order_id=${coid}&min_seq=${w.seq}`,
+        );
+        assert.ok(Number(read.as_of_seq) >= Number(w.seq), `as_of_seq ${read.as_of_seq} below min_seq ${w.seq}`);
+        assert.equal(read.orders[0]?.order_id, w.order_id);
+      }
+      const t0 = performance.now();
+      await assert.rejects(cr.request('GET', `/v1/portfolio/balance?min_seq=${Number(s2.seq) + 1_000_000}`), (e: unknown) => {
+        assert.ok(e instanceof DxApiError);
+        assert.equal(e.status, 503);
+        assert.equal(e.code, 'replica_lagging');
+        return true;
+      });
+      assert.ok(performance.now() - t0 >= 190, 'replica_lagging came before the 200 ms hold');
+      await assert.rejects(
+        cr.request('GET', '/v1/portfolio/balance?min_seq=abc'),
+        (e: unknown) => e instanceof DxApiError && e.status === 400 && e.code === 'invalid_field',
+      );
+
+      // At rest: the same state everywhere, and equal to a fresh replay of the bucket plus the log.
+      const hs = await atRest(g, [a, b, r]);
+      assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
+      const cfg = {
+        urls: g.nats.urls,
+        stream: 'DX',
+        bucket: 'DX-snapshots',
+        replicas: 3,
+        lease_ms: 3000,
+        heartbeat_ms: 500,
+        node: 'test',
+        url: '',
+        max_batch_bytes: 0,
+      };
+      const replay = await replayHash(cfg, engineConfigOf(defaults()));
+      assert.equal(replay.state_hash, hs[0]!.state_hash, JSON.stringify({ replay, hs }));
+      assert.equal(String(replay.seq), hs[0]!.as_of_seq);
+      assert.equal(replay.snapshot_seq, Number(s2.seq));
+
+      // /metrics: replication families.
+      const ma = await g.admin(a).metrics();
+      assert.match(ma, /^dx_replication_role\{role="primary"\} 1$/m);
+      assert.match(ma, /^dx_replication_epoch 1$/m);
+      assert.match(ma, /^dx_replication_ack_seconds_count [1-9][0-9]*$/m);
+      const mr = await g.admin(r).metrics();
+      assert.match(mr, /^dx_replication_role\{role="replica"\} 1$/m);
+      assert.match(mr, /^dx_replication_apply_lag_seconds_count [1-9][0-9]*$/m);
+      assert.match(mr, /^dx_replication_lag_seqs [0-9]+$/m);
+
+      // The operator's tool: the stream, the epoch and every node's seq.
+      const out = spawnSync(process.execPath, [TOOL, 'status', '--json', '--nats-urls', g.nats.urls.join(',')], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(out.status, 0, out.stderr);
+      const st = JSON.parse(out.stdout) as {
+        stream: { first_seq: number; last_seq: number };
+        epoch: { epoch: number; node: string };
+        nodes: { node: string; role: string; seq: number }[];
+      };
+      assert.equal(st.epoch.epoch, 1);
+      assert.ok(st.stream.first_seq > 1, 'the log was purged');
+      assert.deepEqual(
+        st.nodes.map((n) => `${n.node}:${n.role}`),
+        ['a:primary', 'b:standby', 'r:replica'],
+      );
+      for (const n of st.nodes) assert.ok(n.seq >= Number(s2.seq));
+      const log = await LogClient.open(cfg, 'test');
+      try {
+        assert.equal((await log.info()).replicas.length, 2);
+      } finally {
+        await log.close();
+      }
+      await waitRole(a, 'primary', 1000);
     } finally {
-      await rws.close();
+      await g.close();
     }
-    const stream = await DxOrderStream.open(wsOpts);
-    try {
-      const refused = await stream.place({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 });
-      assert.deepEqual([refused.status, refused.code], ['refused', 'not_primary']);
-    } finally {
-      await stream.close();
-    }
-
-    // Read-your-writes: the seq of a write on the primary, read on the replica.
-    for (let i = 0; i < 20; i++) {
-      const w = await ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 35, qty: 1, client_order_id: String(++coid) });
-      const read = await cr.request<{ orders: { order_id: string }[]; as_of_seq: string }>('GET', `/v1/portfolio/orders?client_order_id=${coid}&min_seq=${w.seq}`);
-      assert.ok(Number(read.as_of_seq) >= Number(w.seq), `as_of_seq ${read.as_of_seq} below min_seq ${w.seq}`);
-      assert.equal(read.orders[0]?.order_id, w.order_id);
-    }
-    const t0 = performance.now();
-    await assert.rejects(cr.request('GET', `/v1/portfolio/balance?min_seq=${Number(s2.seq) + 1_000_000}`), (e: unknown) => {
-      assert.ok(e instanceof DxApiError);
-      assert.equal(e.status, 503);
-      assert.equal(e.code, 'replica_lagging');
-      return true;
-    });
-    assert.ok(performance.now() - t0 >= 190, 'replica_lagging came before the 200 ms hold');
-    await assert.rejects(cr.request('GET', '/v1/portfolio/balance?min_seq=abc'), (e: unknown) => e instanceof DxApiError && e.status === 400 && e.code === 'invalid_field');
-
-    // At rest: the same state everywhere, and equal to a fresh replay of the bucket plus the log.
-    const hs = await atRest(g, [a, b, r]);
-    assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
-    const cfg = { urls: g.nats.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: 3000, heartbeat_ms: 500, node: 'test', url: '', max_batch_bytes: 0 };
-    const replay = await replayHash(cfg, engineConfigOf(defaults()));
-    assert.equal(replay.state_hash, hs[0]!.state_hash, JSON.stringify({ replay, hs }));
-    assert.equal(String(replay.seq), hs[0]!.as_of_seq);
-    assert.equal(replay.snapshot_seq, Number(s2.seq));
-
-    // /metrics: replication families.
-    const ma = await g.admin(a).metrics();
-    assert.match(ma, /^dx_replication_role\{role="primary"\} 1$/m);
-    assert.match(ma, /^dx_replication_epoch 1$/m);
-    assert.match(ma, /^dx_replication_ack_seconds_count [1-9][0-9]*$/m);
-    const mr = await g.admin(r).metrics();
-    assert.match(mr, /^dx_replication_role\{role="replica"\} 1$/m);
-    assert.match(mr, /^dx_replication_apply_lag_seconds_count [1-9][0-9]*$/m);
-    assert.match(mr, /^dx_replication_lag_seqs [0-9]+$/m);
-
-    // The operator's tool: the stream, the epoch and every node's seq.
-    const out = spawnSync(process.execPath, [TOOL, 'status', '--json', '--nats-urls', g.nats.urls.join(',')], { encoding: 'utf8', timeout: 30_000 });
-    assert.equal(out.status, 0, out.stderr);
-    const st = JSON.parse(out.stdout) as { stream: { first_seq: number; last_seq: number }; epoch: { epoch: number; node: string }; nodes: { node: string; role: string; seq: number }[] };
-    assert.equal(st.epoch.epoch, 1);
-    assert.ok(st.stream.first_seq > 1, 'the log was purged');
-    assert.deepEqual(st.nodes.map((n) => `${n.node}:${n.role}`), ['a:primary', 'b:standby', 'r:replica']);
-    for (const n of st.nodes) assert.ok(n.seq >= Number(s2.seq));
-    const log = await LogClient.open(cfg, 'test');
-    try {
-      assert.equal((await log.info()).replicas.length, 2);
-    } finally {
-      await log.close();
-    }
-    await waitRole(a, 'primary', 1000);
-  } finally {
-    await g.close();
-  }
-});
+  },
+);

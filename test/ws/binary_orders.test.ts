@@ -39,7 +39,7 @@ async function exchange(c: WsClient, e: FrameEncoder, n: number): Promise<Map<nu
   c.sendRaw(Buffer.from(e.bytes()), true);
   e.reset();
   const out = new Map<number, EntryResultObject>();
-  for (let have = before0; out.size < n;) {
+  for (let have = before0; out.size < n; ) {
     await c.framesUntil(have + 1, 5000);
     for (; have < c.frames.length; have++) for (const r of decodeResults(c.frames[have]!)) out.set(r.correlation, r);
   }
@@ -116,23 +116,25 @@ describe('ws binary order entry', () => {
     assert.equal((await alice.client.orders({ status: ['resting'] })).orders.length, 0);
   });
 
-  it('binary: execution outcomes are ok with a reason; core rejects carry the num; a reused client_order_id names the first ' +
-    'order', async () => {
-    const c = await binaryClient(alice);
-    const e = new FrameEncoder(alice.accountId);
-    e.place(1, order(market, { tick: 3, qty: 1, tif: 'ioc' }));
-    e.place(2, order(market, { tick: 3, qty: 1, client_order_id: '555' }));
-    e.place(3, order(market, { tick: 4, qty: 1, client_order_id: '555' }));
-    e.place(4, order(market, { side: 'sell', tick: 50, qty: 1_000 }));
-    const rs = await exchange(c, e, 4);
-    assert.deepEqual([rs.get(1)!.status, rs.get(1)!.order_status, rs.get(1)!.reason], ['ok', 'canceled', 'ioc_remainder']);
-    const dup = rs.get(3)!;
-    assert.deepEqual(
-      [dup.status, dup.code, dup.num, dup.order_id, dup.order_status],
-      ['rejected', 'duplicate_client_order_id', 266, rs.get(2)!.order_id, 'resting'],
-    );
-    assert.deepEqual([rs.get(4)!.status, rs.get(4)!.code], ['rejected', 'insufficient_position']);
-  });
+  it(
+    'binary: execution outcomes are ok with a reason; core rejects carry the num; a reused client_order_id names the first ' + 'order',
+    async () => {
+      const c = await binaryClient(alice);
+      const e = new FrameEncoder(alice.accountId);
+      e.place(1, order(market, { tick: 3, qty: 1, tif: 'ioc' }));
+      e.place(2, order(market, { tick: 3, qty: 1, client_order_id: '555' }));
+      e.place(3, order(market, { tick: 4, qty: 1, client_order_id: '555' }));
+      e.place(4, order(market, { side: 'sell', tick: 50, qty: 1_000 }));
+      const rs = await exchange(c, e, 4);
+      assert.deepEqual([rs.get(1)!.status, rs.get(1)!.order_status, rs.get(1)!.reason], ['ok', 'canceled', 'ioc_remainder']);
+      const dup = rs.get(3)!;
+      assert.deepEqual(
+        [dup.status, dup.code, dup.num, dup.order_id, dup.order_status],
+        ['rejected', 'duplicate_client_order_id', 266, rs.get(2)!.order_id, 'resting'],
+      );
+      assert.deepEqual([rs.get(4)!.status, rs.get(4)!.code], ['rejected', 'insufficient_position']);
+    },
+  );
 
   it('binary: each field the JSON schema refuses is refused with its byte offset, and nothing is sequenced', async () => {
     const c = await binaryClient(alice);
@@ -151,14 +153,28 @@ describe('ws binary order entry', () => {
       ['tif', (m) => m.writeUInt8(4, 47), 47],
       ['stp', (m) => m.writeUInt8(3, 48), 48],
       ['post_only', (m) => m.writeUInt8(2, 49), 49],
-      ['post_only with ioc', (m) => { m.writeUInt8(1, 49); m.writeUInt8(2, 47); }, 49],
+      [
+        'post_only with ioc',
+        (m) => {
+          m.writeUInt8(1, 49);
+          m.writeUInt8(2, 47);
+        },
+        49,
+      ],
       ['has_client_order_id without an id', (m) => m.writeUInt8(1, 50), 56],
       ['an id without has_client_order_id', (m) => m.writeUInt32LE(5, 56), 56],
       ['reserved0', (m) => m.writeUInt32LE(1, 52), 52],
       ['gtd without expiry_ts', (m) => m.writeUInt8(1, 47), 64],
       ['expiry_ts without gtd', (m) => m.writeUInt32LE(1, 64), 64],
       ['max_cost without has_max_cost', (m) => m.writeUInt32LE(1, 72), 72],
-      ['max_cost on a sell', (m) => { m.writeUInt8(1, 51); m.writeUInt8(1, 45); }, 72],
+      [
+        'max_cost on a sell',
+        (m) => {
+          m.writeUInt8(1, 51);
+          m.writeUInt8(1, 45);
+        },
+        72,
+      ],
     ];
     let corr = 100;
     for (const [what, spoil, offset] of cases) {
@@ -172,11 +188,13 @@ describe('ws binary order entry', () => {
       assert.deepEqual([r!.correlation, r!.status, r!.code, r!.field_offset], [corr, 'refused', 'invalid_field', offset], what);
       assert.equal(r!.seq, '0', what);
     }
-    const d = Buffer.from((() => {
-      const e = new FrameEncoder(alice.accountId);
-      e.decrease(5, '1', 1);
-      return e.bytes();
-    })());
+    const d = Buffer.from(
+      (() => {
+        const e = new FrameEncoder(alice.accountId);
+        e.decrease(5, '1', 1);
+        return e.bytes();
+      })(),
+    );
     d.writeUInt32LE(1, 44);
     c.sendRaw(d, true);
     const have = c.frames.length;
@@ -216,7 +234,11 @@ describe('ws binary order entry', () => {
     const f = new FrameEncoder(k.accountId);
     for (let i = 1; i <= 5; i++) f.cancel(i, String(100 + i));
     const rs = await exchange(d, f, 5);
-    assert.deepEqual([1, 2, 3].map((i) => rs.get(i)!.code), ['unknown_order', 'unknown_order', 'unknown_order'], 'three tokens');
+    assert.deepEqual(
+      [1, 2, 3].map((i) => rs.get(i)!.code),
+      ['unknown_order', 'unknown_order', 'unknown_order'],
+      'three tokens',
+    );
     for (const i of [4, 5]) {
       assert.deepEqual([rs.get(i)!.status, rs.get(i)!.code], ['refused', 'rate_limited']);
       assert.ok(rs.get(i)!.retry_after_ms >= 1);
@@ -257,8 +279,24 @@ describe('ws binary order entry', () => {
     const frames: [string, Buffer, RegExp][] = [
       ['empty', Buffer.alloc(0), /empty/],
       ['not a multiple of 8', Buffer.alloc(12), /whole number of records/],
-      ['unknown type', (() => { const b = Buffer.from(good); b.writeUInt16LE(5, 4); return b; })(), /type 5/],
-      ['len of another type', (() => { const b = Buffer.from(good); b.writeUInt32LE(48, 0); return b; })(), /len 48/],
+      [
+        'unknown type',
+        (() => {
+          const b = Buffer.from(good);
+          b.writeUInt16LE(5, 4);
+          return b;
+        })(),
+        /type 5/,
+      ],
+      [
+        'len of another type',
+        (() => {
+          const b = Buffer.from(good);
+          b.writeUInt32LE(48, 0);
+          return b;
+        })(),
+        /len 48/,
+      ],
       ['runs past the frame', Buffer.concat([good, good]).subarray(0, 72), /run past|less than a header/],
       ['too many records', Buffer.concat(Array.from({ length: 9 }, () => good)), /more than 8 records/],
     ];
@@ -307,7 +345,8 @@ describe('ws binary order entry', () => {
     const e = new FrameEncoder(k.accountId);
     for (let i = 0; i < n; i++) e.place(100 + i, order(market, { tick: 3, qty: 1 }));
     for (const r of (await exchange(c, e, n)).values()) assert.equal(r.status, 'ok');
-    for (let i = 0; i < n; i++) assert.equal((await c.reply(c.send('place_order', { ...order(market, { tick: 3, qty: 1 }) }), 5000)).status, 201);
+    for (let i = 0; i < n; i++)
+      assert.equal((await c.reply(c.send('place_order', { ...order(market, { tick: 3, qty: 1 }) }), 5000)).status, 201);
     const after0 = await read();
     for (const route of ['binary', 'place_order']) {
       const grew = (stage: string): { count: number; sum_us: number } => {
@@ -327,7 +366,7 @@ describe('ws binary order entry', () => {
     }
   });
 
-  it('binary: LAYOUT.md\'s worked example is what the client encodes, and decodes to what it says', () => {
+  it("binary: LAYOUT.md's worked example is what the client encodes, and decodes to what it says", () => {
     const md = readFileSync(fileURLToPath(new URL('../../../native-layout/LAYOUT.md', import.meta.url)), 'utf8');
     const hex = (title: string): Buffer => {
       const at = md.indexOf(title);
@@ -338,8 +377,8 @@ describe('ws binary order entry', () => {
     const e = new FrameEncoder(42);
     e.place(7, { market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 10, client_order_id: '1001' });
     e.cancel(8, '4700');
-    assert.deepEqual(Buffer.from(e.bytes()), hex('The client\'s frame'));
-    assert.equal(PlaceOrder.SIZE + 40, hex('The client\'s frame').length);
+    assert.deepEqual(Buffer.from(e.bytes()), hex("The client's frame"));
+    assert.equal(PlaceOrder.SIZE + 40, hex("The client's frame").length);
     const [placed, rejected] = decodeResults(hex('The answer frame'));
     assert.deepEqual(
       [placed!.correlation, placed!.status, placed!.seq, placed!.order_id, placed!.filled_qty, placed!.resting_qty, placed!.fills],

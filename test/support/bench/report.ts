@@ -51,14 +51,22 @@ export function fmt(x: number | undefined, unit: Unit): string {
       if (Math.abs(x) >= 1e6) return `${group(x / 1e6, 2)} M/s`;
       if (Math.abs(x) >= 1e4) return `${group(x / 1e3, 1)} k/s`;
       return `${group(x, 0)}/s`;
-    case 'ns': return latency(x);
-    case 'us': return latency(x * 1e3);
-    case 'ms': return latency(x * 1e6);
-    case 'pct': return `${group(x, 1)}%`;
-    case 'count': return group(x, 0);
-    case 'mib': return `${group(x, 1)} MiB`;
-    case 'x': return `${group(x, 2)}x`;
-    case 'plain': return group(x, 3);
+    case 'ns':
+      return latency(x);
+    case 'us':
+      return latency(x * 1e3);
+    case 'ms':
+      return latency(x * 1e6);
+    case 'pct':
+      return `${group(x, 1)}%`;
+    case 'count':
+      return group(x, 0);
+    case 'mib':
+      return `${group(x, 1)} MiB`;
+    case 'x':
+      return `${group(x, 2)}x`;
+    case 'plain':
+      return group(x, 3);
   }
 }
 
@@ -79,7 +87,10 @@ interface Row {
   /** Explicit min/max keys; default `<key>_min` / `<key>_max`. */
   oursMin?: string;
   oursMax?: string;
-  /** Per peer: its metric (result.peers[peer]); a key starting with "@" is read from our metrics instead (a benchmark that kept the peer's figures there). */
+  /**
+   * Per peer: its metric (result.peers[peer]); a key starting with "@" is read from our metrics instead (a benchmark that kept the peer's
+   * figures there).
+   */
   peers?: Record<string, Key>;
   unit?: Unit;
 }
@@ -105,13 +116,36 @@ const PLACE_ROWS = (): Row[] => [
     ours: 'placements_per_s',
     peers: { fastify_place: 'placements_per_s', uws_hello: 'requests_per_s' },
   },
-  { label: 'connections', ours: ['exchange_connections', 'connections'], peers: { fastify_place: 'connections', uws_hello: 'connections' }, unit: 'count' },
+  {
+    label: 'connections',
+    ours: ['exchange_connections', 'connections'],
+    peers: { fastify_place: 'connections', uws_hello: 'connections' },
+    unit: 'count',
+  },
   { label: 'open-loop rate (half of own peak)', ours: 'open_rate_per_s', peers: { fastify_place: 'open_rate_per_s' } },
   ...LAT_ROWS('', '_us', ['fastify_place']),
-  { label: 'server CPU, closed loop', ours: 'place_server_cpu_pct', peers: { fastify_place: 'server_cpu_pct', uws_hello: 'server_cpu_pct' } },
-  { label: 'load generator CPU, closed loop', ours: 'place_generator_cpu_pct', peers: { fastify_place: 'generator_cpu_pct', uws_hello: 'generator_cpu_pct' } },
-  { label: 'server CPU µs per request', ours: 'place_server_cpu_us_per_req', peers: { fastify_place: 'server_cpu_us_per_req', uws_hello: 'server_cpu_us_per_req' }, unit: 'plain' },
-  { label: 'generator CPU µs per request', ours: 'place_generator_cpu_us_per_req', peers: { fastify_place: 'generator_cpu_us_per_req', uws_hello: 'generator_cpu_us_per_req' }, unit: 'plain' },
+  {
+    label: 'server CPU, closed loop',
+    ours: 'place_server_cpu_pct',
+    peers: { fastify_place: 'server_cpu_pct', uws_hello: 'server_cpu_pct' },
+  },
+  {
+    label: 'load generator CPU, closed loop',
+    ours: 'place_generator_cpu_pct',
+    peers: { fastify_place: 'generator_cpu_pct', uws_hello: 'generator_cpu_pct' },
+  },
+  {
+    label: 'server CPU µs per request',
+    ours: 'place_server_cpu_us_per_req',
+    peers: { fastify_place: 'server_cpu_us_per_req', uws_hello: 'server_cpu_us_per_req' },
+    unit: 'plain',
+  },
+  {
+    label: 'generator CPU µs per request',
+    ours: 'place_generator_cpu_us_per_req',
+    peers: { fastify_place: 'generator_cpu_us_per_req', uws_hello: 'generator_cpu_us_per_req' },
+    unit: 'plain',
+  },
   { label: 'server CPU, open loop', ours: 'open_server_cpu_pct', peers: { fastify_place: 'open_server_cpu_pct' } },
   { label: 'load generator CPU, open loop', ours: 'open_generator_cpu_pct', peers: { fastify_place: 'open_generator_cpu_pct' } },
   { label: 'reads/s (orderbook + balance), closed loop', ours: 'reads_per_s' },
@@ -128,9 +162,13 @@ const SPECS: Record<string, Spec> = {
     rows: [
       { label: 'commands/s', ours: 'commands_per_s', peers: { nodejs_order_book: 'commands_per_s' } },
       { label: 'commands per CPU second', ours: 'commands_per_cpu_s', peers: { nodejs_order_book: 'commands_per_cpu_s' } },
-      ...(['p50', 'p99', 'p999', 'max'] as const).map((p): Row => ({
-        label: `latency ${p === 'p999' ? 'p99.9' : p}`, ours: `${p}_ns`, peers: { nodejs_order_book: `${p}_ns` },
-      })),
+      ...(['p50', 'p99', 'p999', 'max'] as const).map(
+        (p): Row => ({
+          label: `latency ${p === 'p999' ? 'p99.9' : p}`,
+          ours: `${p}_ns`,
+          peers: { nodejs_order_book: `${p}_ns` },
+        }),
+      ),
       { label: 'GCs in timed runs', ours: 'gc_count_timed', peers: { nodejs_order_book: 'gc_count_timed' }, unit: 'count' },
       { label: 'GC time in timed runs', ours: 'gc_ms_timed', peers: { nodejs_order_book: 'gc_ms_timed' } },
       { label: 'heap growth in a timed run (max)', ours: 'heap_delta_max_mib' },
@@ -140,11 +178,25 @@ const SPECS: Record<string, Spec> = {
     ours: 'SpscRing',
     peers: { worker_postmessage: 'worker postMessage' },
     rows: [
-      { label: '64 B records/s, one way', ours: 'spsc_1p1c_64b_records_per_s', oursMin: 'spsc_1p1c_64b_min_records_per_s', oursMax: 'spsc_1p1c_64b_max_records_per_s' },
-      { label: '64 B records/s, batches of 16', ours: 'spsc_1p1c_64b_batch16_records_per_s', oursMin: 'spsc_1p1c_64b_batch16_min_records_per_s', oursMax: 'spsc_1p1c_64b_batch16_max_records_per_s' },
-      ...(['spin_spin', 'poll_spin', 'poll_parked', 'poll_parked_nospin'] as const).flatMap((v): Row[] => (['p50', 'p99', 'p999'] as const).map((p) => ({
-        label: `round trip ${v} ${p === 'p999' ? 'p99.9' : p}`, ours: `spsc_rtt_${v}_${p}_ns`, peers: { worker_postmessage: `rtt_${p}_ns` },
-      }))),
+      {
+        label: '64 B records/s, one way',
+        ours: 'spsc_1p1c_64b_records_per_s',
+        oursMin: 'spsc_1p1c_64b_min_records_per_s',
+        oursMax: 'spsc_1p1c_64b_max_records_per_s',
+      },
+      {
+        label: '64 B records/s, batches of 16',
+        ours: 'spsc_1p1c_64b_batch16_records_per_s',
+        oursMin: 'spsc_1p1c_64b_batch16_min_records_per_s',
+        oursMax: 'spsc_1p1c_64b_batch16_max_records_per_s',
+      },
+      ...(['spin_spin', 'poll_spin', 'poll_parked', 'poll_parked_nospin'] as const).flatMap((v): Row[] =>
+        (['p50', 'p99', 'p999'] as const).map((p) => ({
+          label: `round trip ${v} ${p === 'p999' ? 'p99.9' : p}`,
+          ours: `spsc_rtt_${v}_${p}_ns`,
+          peers: { worker_postmessage: `rtt_${p}_ns` },
+        })),
+      ),
       { label: 'single-thread cost per record', ours: 'spsc_single_thread_64b_ns_per_record', unit: 'ns' },
     ],
   },
@@ -162,23 +214,57 @@ const SPECS: Record<string, Spec> = {
     },
     rows: [
       {
-        label: 'placements/s, closed loop (2xx)', ours: ['fsync_placements_per_s', 'durable_placements_per_s', 'placements_per_s'],
+        label: 'placements/s, closed loop (2xx)',
+        ours: ['fsync_placements_per_s', 'durable_placements_per_s', 'placements_per_s'],
         peers: { durability_none_benchmarks_only: 'placements_per_s', uws_hello: 'requests_per_s', fastify_place: 'placements_per_s' },
       },
-      { label: 'connections', ours: ['fsync_connections', 'connections'], peers: { durability_none_benchmarks_only: '@none_connections', uws_hello: 'connections', fastify_place: 'connections' }, unit: 'count' },
-      { label: 'open-loop rate (half of own peak)', ours: ['fsync_open_rate_per_s', 'open_rate_per_s'], peers: { durability_none_benchmarks_only: 'open_rate_per_s', fastify_place: 'open_rate_per_s' } },
-      ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({
-        label: `open loop ${q === 'p999' ? 'p99.9' : q}`, ours: [`fsync_${q}_us`, `${q}_us`],
-        peers: { durability_none_benchmarks_only: q === 'max' ? '@none_max_us' : `${q}_us`, fastify_place: `${q}_us` },
-      })),
-      ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `the disk alone: 4 KiB append + fdatasync ${q === 'p999' ? 'p99.9' : q}`, ours: `disk_fdatasync_4k_${q}_us` })),
+      {
+        label: 'connections',
+        ours: ['fsync_connections', 'connections'],
+        peers: { durability_none_benchmarks_only: '@none_connections', uws_hello: 'connections', fastify_place: 'connections' },
+        unit: 'count',
+      },
+      {
+        label: 'open-loop rate (half of own peak)',
+        ours: ['fsync_open_rate_per_s', 'open_rate_per_s'],
+        peers: { durability_none_benchmarks_only: 'open_rate_per_s', fastify_place: 'open_rate_per_s' },
+      },
+      ...(['p50', 'p99', 'p999', 'max'] as const).map(
+        (q): Row => ({
+          label: `open loop ${q === 'p999' ? 'p99.9' : q}`,
+          ours: [`fsync_${q}_us`, `${q}_us`],
+          peers: { durability_none_benchmarks_only: q === 'max' ? '@none_max_us' : `${q}_us`, fastify_place: `${q}_us` },
+        }),
+      ),
+      ...(['p50', 'p99', 'p999'] as const).map(
+        (q): Row => ({
+          label: `the disk alone: 4 KiB append + fdatasync ${q === 'p999' ? 'p99.9' : q}`,
+          ours: `disk_fdatasync_4k_${q}_us`,
+        }),
+      ),
       ...([1, 10, 25, 50] as const).flatMap((pct) => [
         { label: `open loop at ${pct}% of peak: rate`, ours: `fsync_at_${pct}pct_rate_per_s` },
-        ...(['p50', 'p99', 'p999'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}, client`, ours: `client_${q}_us_${pct}pct` })),
-        ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}, server`, ours: `server_${q}_us_${pct}pct` })),
+        ...(['p50', 'p99', 'p999'] as const).map(
+          (q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}, client`, ours: `client_${q}_us_${pct}pct` }),
+        ),
+        ...(['p50', 'p99', 'p999', 'max'] as const).map(
+          (q): Row => ({ label: `open loop at ${pct}% of peak ${q === 'p999' ? 'p99.9' : q}, server`, ours: `server_${q}_us_${pct}pct` }),
+        ),
       ]),
-      { label: 'server CPU, closed loop', ours: ['fsync_server_cpu_pct', 'place_server_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_server_cpu_pct', uws_hello: 'server_cpu_pct', fastify_place: 'server_cpu_pct' } },
-      { label: 'load generator CPU, closed loop', ours: ['fsync_generator_cpu_pct', 'place_generator_cpu_pct'], peers: { durability_none_benchmarks_only: '@none_generator_cpu_pct', uws_hello: 'generator_cpu_pct', fastify_place: 'generator_cpu_pct' } },
+      {
+        label: 'server CPU, closed loop',
+        ours: ['fsync_server_cpu_pct', 'place_server_cpu_pct'],
+        peers: { durability_none_benchmarks_only: '@none_server_cpu_pct', uws_hello: 'server_cpu_pct', fastify_place: 'server_cpu_pct' },
+      },
+      {
+        label: 'load generator CPU, closed loop',
+        ours: ['fsync_generator_cpu_pct', 'place_generator_cpu_pct'],
+        peers: {
+          durability_none_benchmarks_only: '@none_generator_cpu_pct',
+          uws_hello: 'generator_cpu_pct',
+          fastify_place: 'generator_cpu_pct',
+        },
+      },
       { label: 'recovery, s per million journaled events (spawn to ready)', ours: 'recovery_s_per_million_events', unit: 'plain' },
       { label: 'replay alone, s per million events', ours: 'replay_s_per_million_events', unit: 'plain' },
       { label: 'start from a snapshot, spawn to ready', ours: 'from_snapshot_spawn_to_ready_ms', unit: 'ms' },
@@ -220,11 +306,18 @@ const SPECS: Record<string, Spec> = {
       { label: 'connections', ours: 'connections', peers: { uws_hello: 'connections' }, unit: 'count' },
       { label: 'open-loop rate (half of own peak)', ours: 'open_rate_per_s' },
       ...LAT_ROWS('', '_us', []),
-      ...(['book', 'balance', 'orders', 'market', 'place'] as const).map((op): Row => ({ label: `open loop p99, ${op}`, ours: `open_${op}_p99_us` })),
+      ...(['book', 'balance', 'orders', 'market', 'place'] as const).map(
+        (op): Row => ({ label: `open loop p99, ${op}`, ours: `open_${op}_p99_us` }),
+      ),
       { label: 'server CPU, closed loop', ours: 'server_cpu_pct', peers: { uws_hello: 'server_cpu_pct' } },
       { label: 'load generator CPU, closed loop', ours: 'generator_cpu_pct', peers: { uws_hello: 'generator_cpu_pct' } },
       { label: 'server CPU µs per request', ours: 'server_cpu_us_per_req', peers: { uws_hello: 'server_cpu_us_per_req' }, unit: 'plain' },
-      { label: 'generator CPU µs per request', ours: 'generator_cpu_us_per_req', peers: { uws_hello: 'generator_cpu_us_per_req' }, unit: 'plain' },
+      {
+        label: 'generator CPU µs per request',
+        ours: 'generator_cpu_us_per_req',
+        peers: { uws_hello: 'generator_cpu_us_per_req' },
+        unit: 'plain',
+      },
       { label: 'server CPU, open loop', ours: 'open_server_cpu_pct' },
       { label: 'load generator CPU, open loop', ours: 'open_generator_cpu_pct' },
     ],
@@ -233,8 +326,15 @@ const SPECS: Record<string, Spec> = {
 
 /** ws_fanout: one group of rows per subscriber count (metric keys `s<N>_...`). */
 function wsFanoutSpec(r: BenchResult): Spec {
-  const counts = [...new Set(Object.keys(r.metrics).map((k) => /^s([0-9]+)_/.exec(k)?.[1]).filter((x): x is string => x !== undefined))]
-    .map(Number).sort((a, b) => b - a);
+  const counts = [
+    ...new Set(
+      Object.keys(r.metrics)
+        .map((k) => /^s([0-9]+)_/.exec(k)?.[1])
+        .filter((x): x is string => x !== undefined),
+    ),
+  ]
+    .map(Number)
+    .sort((a, b) => b - a);
   const rows: Row[] = [];
   for (const n of counts) {
     const p = `s${n}_`;
@@ -242,7 +342,9 @@ function wsFanoutSpec(r: BenchResult): Spec {
       { label: `${n} subscribers: messages delivered/s`, ours: `${p}delivered_msgs_per_s` },
       { label: `${n} subscribers: book deltas/s`, ours: `${p}deltas_per_s` },
       { label: `${n} subscribers: delivered % (worst run)`, ours: `${p}delivered_pct_min`, unit: 'pct' },
-      ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({ label: `${n} subscribers: placement -> delta ${q === 'p999' ? 'p99.9' : q}`, ours: `${p}${q}_us` })),
+      ...(['p50', 'p99', 'p999', 'max'] as const).map(
+        (q): Row => ({ label: `${n} subscribers: placement -> delta ${q === 'p999' ? 'p99.9' : q}`, ours: `${p}${q}_us` }),
+      ),
       { label: `${n} subscribers: exchange CPU`, ours: `${p}server_cpu_pct` },
       { label: `${n} subscribers: gateway thread CPU`, ours: `${p}gateway_thread_cpu_pct` },
       { label: `${n} subscribers: client side CPU (subscribers + flow)`, ours: `${p}client_cpu_pct` },
@@ -254,7 +356,13 @@ function wsFanoutSpec(r: BenchResult): Spec {
 /** engine_scale: one group of rows per case (metric keys `o<orders>_m<markets>_a<accounts>_...`), then recovery and snapshot. */
 function engineScaleSpec(r: BenchResult): Spec {
   const caseOf = (k: string): string | undefined => /^(o[0-9]+[km]?_m[0-9]+_a[0-9]+[km]?)_commands_per_s$/.exec(k)?.[1];
-  const cases = [...new Set(Object.keys(r.metrics).map(caseOf).filter((x): x is string => x !== undefined))];
+  const cases = [
+    ...new Set(
+      Object.keys(r.metrics)
+        .map(caseOf)
+        .filter((x): x is string => x !== undefined),
+    ),
+  ];
   const rows: Row[] = [];
   for (const c of cases) {
     const m = r.metrics;
@@ -262,9 +370,12 @@ function engineScaleSpec(r: BenchResult): Spec {
     const label = `${n('resting_orders')} orders, ${n('markets')} markets, ${n('accounts')} accounts`;
     rows.push(
       { label: `${label}: commands/s`, ours: `${c}_commands_per_s` },
-      ...(['p50', 'p99', 'p999', 'max'] as const).map((q): Row => ({
-        label: `${label}: ${q === 'p999' ? 'p99.9' : q}`, ours: `${c}_${q}_ns`,
-      })),
+      ...(['p50', 'p99', 'p999', 'max'] as const).map(
+        (q): Row => ({
+          label: `${label}: ${q === 'p999' ? 'p99.9' : q}`,
+          ours: `${c}_${q}_ns`,
+        }),
+      ),
     );
   }
   rows.push(
@@ -292,7 +403,9 @@ const SPEC_BUILDERS: Record<string, (r: BenchResult) => Spec> = { ws_fanout: wsF
 /** Rows for a benchmark without a spec: throughputs and latency percentiles, ours and every peer's. */
 function genericRows(r: BenchResult): Row[] {
   const skip = /(_min|_max|_spread)(_|$)|probe|_min_|_max_/;
-  const keys = Object.keys(r.metrics).filter((k) => !skip.test(k) && (k.endsWith('_per_s') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k)));
+  const keys = Object.keys(r.metrics).filter(
+    (k) => !skip.test(k) && (k.endsWith('_per_s') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k)),
+  );
   const rows: Row[] = [];
   const peerNames = Object.keys(r.peers);
   const seen = new Set<string>();
@@ -325,7 +438,13 @@ function pick(obj: Record<string, number> | undefined, key: Key | undefined): { 
 }
 
 /** "median [min–max]" (or just the value) plus a spread flag. */
-function figure(obj: Record<string, number> | undefined, key: Key | undefined, unit: Unit | undefined, minKey?: string, maxKey?: string): string {
+function figure(
+  obj: Record<string, number> | undefined,
+  key: Key | undefined,
+  unit: Unit | undefined,
+  minKey?: string,
+  maxKey?: string,
+): string {
   const p = pick(obj, key);
   if (p === null) return '';
   const u = unit ?? unitOf(p.key);
@@ -367,22 +486,64 @@ function check(bench: string, target: string, value: number | null, ok: (v: numb
 function targets(byName: Map<string, BenchResult>): TargetCheck[] {
   const out: TargetCheck[] = [];
   const em = byName.get('engine_match');
-  out.push(check('engine_match', '>= 5,000,000 commands/s with full features', em?.metrics.commands_per_s ?? null, (v) => v >= 5e6,
-    (v) => fmt(v, 'rate')));
+  out.push(
+    check(
+      'engine_match',
+      '>= 5,000,000 commands/s with full features',
+      em?.metrics.commands_per_s ?? null,
+      (v) => v >= 5e6,
+      (v) => fmt(v, 'rate'),
+    ),
+  );
   const p999 = em?.metrics.p999_ns;
-  out.push(check('engine_match', 'p99 <= 1 µs, p99.9 <= 3 µs', em?.metrics.p99_ns ?? null, (v) => v <= 1000 && (p999 ?? Infinity) <= 3000,
-    (v) => `${fmt(v, 'ns')} / ${fmt(p999, 'ns')}`));
-  out.push(check('engine_match', '>= 40x nodejs-order-book (same run)', em?.ratios.vs_nodejs_order_book ?? null, (v) => v >= 40,
-    (v) => fmt(v, 'x')));
+  out.push(
+    check(
+      'engine_match',
+      'p99 <= 1 µs, p99.9 <= 3 µs',
+      em?.metrics.p99_ns ?? null,
+      (v) => v <= 1000 && (p999 ?? Infinity) <= 3000,
+      (v) => `${fmt(v, 'ns')} / ${fmt(p999, 'ns')}`,
+    ),
+  );
+  out.push(
+    check(
+      'engine_match',
+      '>= 40x nodejs-order-book (same run)',
+      em?.ratios.vs_nodejs_order_book ?? null,
+      (v) => v >= 40,
+      (v) => fmt(v, 'x'),
+    ),
+  );
   const es = byName.get('engine_scale');
   const esm = es?.metrics;
   const ratio = esm?.ratio_1m_orders_1000_markets_vs_1k ?? null;
-  out.push(check('engine_scale', 'at 1 M resting orders and 1,000 markets, >= 70% of the 1 k-order throughput', ratio, (v) => v >= 0.7,
-    (v) => `${group(v * 100, 1)}%`));
-  out.push(check('engine_scale', 'no single command over 1 ms at any size', esm?.max_command_ns ?? null, (v) => v <= 1e6,
-    (v) => fmt(v, 'ns')));
-  out.push(check('engine_scale', '<= 200 bytes per resting order', esm?.bytes_per_resting_order ?? null, (v) => v <= 200,
-    (v) => `${group(v, 1)} B`));
+  out.push(
+    check(
+      'engine_scale',
+      'at 1 M resting orders and 1,000 markets, >= 70% of the 1 k-order throughput',
+      ratio,
+      (v) => v >= 0.7,
+      (v) => `${group(v * 100, 1)}%`,
+    ),
+  );
+  out.push(
+    check(
+      'engine_scale',
+      'no single command over 1 ms at any size',
+      esm?.max_command_ns ?? null,
+      (v) => v <= 1e6,
+      (v) => fmt(v, 'ns'),
+    ),
+  );
+  out.push(
+    check(
+      'engine_scale',
+      '<= 200 bytes per resting order',
+      esm?.bytes_per_resting_order ?? null,
+      (v) => v <= 200,
+      (v) => `${group(v, 1)} B`,
+    ),
+  );
   const dp = byName.get('durable_place');
   // The ceiling should come from the same run (a uws_hello peer or ratio of durable_place); failing that,
   // gateway_place's hello run is used and the figure says so.
@@ -400,17 +561,44 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       dpSource = ' (hello ceiling from the gateway_place run, not the same run)';
     }
   }
-  out.push(check('durable_place', 'signed durable placements >= 40% of the uWS hello-world ceiling', dpRatio, (v) => v >= 0.4, (v) => `${group(v * 100, 1)}%${dpSource}`));
-  const dpLat = (p: 'p99' | 'p999'): number | null => (dp ? latencyMs(dp.metrics, p, 'fsync_') ?? latencyMs(dp.metrics, p) : null);
-  out.push(check('durable_place', 'placement p99 <= 2 ms at half of peak, fsync on', dpLat('p99'), (v) => v <= 2, (v) => `${group(v, 2)} ms`));
-  out.push(check('durable_place', 'placement p99.9 <= 5 ms at half of peak, fsync on', dpLat('p999'), (v) => v <= 5, (v) => `${group(v, 2)} ms`));
+  out.push(
+    check(
+      'durable_place',
+      'signed durable placements >= 40% of the uWS hello-world ceiling',
+      dpRatio,
+      (v) => v >= 0.4,
+      (v) => `${group(v * 100, 1)}%${dpSource}`,
+    ),
+  );
+  const dpLat = (p: 'p99' | 'p999'): number | null => (dp ? (latencyMs(dp.metrics, p, 'fsync_') ?? latencyMs(dp.metrics, p)) : null);
+  out.push(
+    check(
+      'durable_place',
+      'placement p99 <= 2 ms at half of peak, fsync on',
+      dpLat('p99'),
+      (v) => v <= 2,
+      (v) => `${group(v, 2)} ms`,
+    ),
+  );
+  out.push(
+    check(
+      'durable_place',
+      'placement p99.9 <= 5 ms at half of peak, fsync on',
+      dpLat('p999'),
+      (v) => v <= 5,
+      (v) => `${group(v, 2)} ms`,
+    ),
+  );
   const ws = byName.get('ws_fanout');
   let wsRate: number | null = null;
   let subs: number | undefined;
   if (ws) {
     // `s<N>_delivered_msgs_per_s` per subscriber count: the one at 1,000 (or the largest); else any messages/s figure.
-    const per = Object.keys(ws.metrics).map((k) => /^s([0-9]+)_delivered_msgs_per_s$/.exec(k)).filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ n: Number(m[1]), v: ws.metrics[m[0]]! })).sort((a, b) => b.n - a.n);
+    const per = Object.keys(ws.metrics)
+      .map((k) => /^s([0-9]+)_delivered_msgs_per_s$/.exec(k))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ n: Number(m[1]), v: ws.metrics[m[0]]! }))
+      .sort((a, b) => b.n - a.n);
     const at = per.find((x) => x.n === 1000) ?? per[0];
     if (at !== undefined) {
       wsRate = at.v;
@@ -421,63 +609,273 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       subs = ws.metrics.subscribers;
     }
   }
-  out.push(check('ws_fanout', `>= 2,000,000 messages/s to 1,000 subscribers${subs !== undefined ? ` (run: ${subs})` : ''}`, wsRate, (v) => v >= 2e6 && (subs === undefined || subs >= 1000), (v) => fmt(v, 'rate')));
+  out.push(
+    check(
+      'ws_fanout',
+      `>= 2,000,000 messages/s to 1,000 subscribers${subs !== undefined ? ` (run: ${subs})` : ''}`,
+      wsRate,
+      (v) => v >= 2e6 && (subs === undefined || subs >= 1000),
+      (v) => fmt(v, 'rate'),
+    ),
+  );
   const wo = byName.get('ws_orders');
   const wm = wo?.metrics ?? {};
-  out.push(check('ws_orders', 'JSON over WebSocket >= 3x REST placements/s (same run, fsync)', wo?.ratios.json_vs_rest ?? null, (v) => v >= 3, (v) => fmt(v, 'x')));
-  out.push(check('ws_orders', 'binary over WebSocket >= 10x REST placements/s (same run, fsync)', wo?.ratios.binary_vs_rest ?? null, (v) => v >= 10, (v) => fmt(v, 'x')));
-  out.push(check('ws_orders', 'server CPU per binary placement <= 5 us', wm.binary_server_cpu_us_per_placement ?? null, (v) => v <= 5, (v) => `${group(v, 1)} us`));
-  out.push(check('ws_orders', 'server CPU per JSON placement <= 15 us', wm.json_server_cpu_us_per_placement ?? null, (v) => v <= 15, (v) => `${group(v, 1)} us`));
+  out.push(
+    check(
+      'ws_orders',
+      'JSON over WebSocket >= 3x REST placements/s (same run, fsync)',
+      wo?.ratios.json_vs_rest ?? null,
+      (v) => v >= 3,
+      (v) => fmt(v, 'x'),
+    ),
+  );
+  out.push(
+    check(
+      'ws_orders',
+      'binary over WebSocket >= 10x REST placements/s (same run, fsync)',
+      wo?.ratios.binary_vs_rest ?? null,
+      (v) => v >= 10,
+      (v) => fmt(v, 'x'),
+    ),
+  );
+  out.push(
+    check(
+      'ws_orders',
+      'server CPU per binary placement <= 5 us',
+      wm.binary_server_cpu_us_per_placement ?? null,
+      (v) => v <= 5,
+      (v) => `${group(v, 1)} us`,
+    ),
+  );
+  out.push(
+    check(
+      'ws_orders',
+      'server CPU per JSON placement <= 15 us',
+      wm.json_server_cpu_us_per_placement ?? null,
+      (v) => v <= 15,
+      (v) => `${group(v, 1)} us`,
+    ),
+  );
   for (const mode of ['json', 'binary'] as const) {
     const limit = wm.latency_target_ms;
-    out.push(check('ws_orders', `${mode} server p99 at half peak <= 1 ms + disk fdatasync p99${limit !== undefined ? ` (${group(limit, 2)} ms)` : ''}`,
-      wm[`${mode}_half_peak_server_p99_ms`] ?? null, (v) => limit !== undefined && v <= limit, (v) => `${group(v, 2)} ms`));
+    out.push(
+      check(
+        'ws_orders',
+        `${mode} server p99 at half peak <= 1 ms + disk fdatasync p99${limit !== undefined ? ` (${group(limit, 2)} ms)` : ''}`,
+        wm[`${mode}_half_peak_server_p99_ms`] ?? null,
+        (v) => limit !== undefined && v <= limit,
+        (v) => `${group(v, 2)} ms`,
+      ),
+    );
   }
   const mem = byName.get('memory');
-  out.push(check('memory', 'engine allocates nothing in steady state: no GC in a long match loop', mem?.metrics.engine_long_gc_count ?? em?.metrics.gc_count_timed ?? null, (v) => v === 0,
-    (v) => `${v} GCs${mem?.metrics.engine_long_commands !== undefined ? ` over ${group(mem.metrics.engine_long_commands)} commands` : ' (engine_match timed runs)'}`));
-  out.push(check('memory', 'engine heap stable over the long run (growth < 1 MiB)', mem?.metrics.engine_long_heap_delta_mib ?? em?.metrics.heap_delta_max_mib ?? null, (v) => v < 1, (v) => fmt(v, 'mib')));
+  out.push(
+    check(
+      'memory',
+      'engine allocates nothing in steady state: no GC in a long match loop',
+      mem?.metrics.engine_long_gc_count ?? em?.metrics.gc_count_timed ?? null,
+      (v) => v === 0,
+      (v) =>
+        `${v} ` +
+          'GCs' +
+            (mem?.metrics.engine_long_commands !== undefined
+              ? ` over ${group(mem.metrics.engine_long_commands)} commands`
+              : ' (engine_match timed runs)'),
+    ),
+  );
+  out.push(
+    check(
+      'memory',
+      'engine heap stable over the long run (growth < 1 MiB)',
+      mem?.metrics.engine_long_heap_delta_mib ?? em?.metrics.heap_delta_max_mib ?? null,
+      (v) => v < 1,
+      (v) => fmt(v, 'mib'),
+    ),
+  );
   const gp = byName.get('gateway_place');
   if (gp) {
-    out.push(check('gateway_place (durability none: reference)', 'placements >= 40% of the uWS hello-world ceiling', gp.ratios.vs_uws_hello ?? null, (v) => v >= 0.4, (v) => `${group(v * 100, 1)}%`));
-    out.push(check('gateway_place (durability none: reference)', 'placement p99 <= 2 ms / p99.9 <= 5 ms at half of peak', latencyMs(gp.metrics, 'p99'), (v) => v <= 2 && (latencyMs(gp.metrics, 'p999') ?? Infinity) <= 5,
-      (v) => `${group(v, 2)} / ${group(latencyMs(gp.metrics, 'p999') ?? NaN, 2)} ms`));
+    out.push(
+      check(
+        'gateway_place (durability none: reference)',
+        'placements >= 40% of the uWS hello-world ceiling',
+        gp.ratios.vs_uws_hello ?? null,
+        (v) => v >= 0.4,
+        (v) => `${group(v * 100, 1)}%`,
+      ),
+    );
+    out.push(
+      check(
+        'gateway_place (durability none: reference)',
+        'placement p99 <= 2 ms / p99.9 <= 5 ms at half of peak',
+        latencyMs(gp.metrics, 'p99'),
+        (v) => v <= 2 && (latencyMs(gp.metrics, 'p999') ?? Infinity) <= 5,
+        (v) => `${group(v, 2)} / ${group(latencyMs(gp.metrics, 'p999') ?? NaN, 2)} ms`,
+      ),
+    );
   }
   // Issue 13: low latency end to end.
   const dm = dp?.metrics ?? {};
   const diskP99 = dm.disk_fdatasync_4k_p99_us;
   const budget = (ms: number): string => (diskP99 !== undefined ? ` (${group(ms * 1000 + diskP99, 0)} µs)` : '');
-  const underDisk = (ms: number) => (v: number): boolean => diskP99 !== undefined && v <= ms * 1000 + diskP99;
+  const underDisk =
+    (ms: number) =>
+    (v: number): boolean =>
+      diskP99 !== undefined && v <= ms * 1000 + diskP99;
   for (const pct of [1, 10, 25] as const) {
-    out.push(check('durable_place', `server-side p99 at ${pct}% of peak <= 1 ms + disk fdatasync p99${budget(1)}`, dm[`server_p99_us_${pct}pct`] ?? null, underDisk(1), (v) => `${group(v, 0)} µs`));
-    out.push(check('durable_place', `server-side p99.9 at ${pct}% of peak <= 3 ms + disk fdatasync p99${budget(3)}`, dm[`server_p999_us_${pct}pct`] ?? null, underDisk(3), (v) => `${group(v, 0)} µs`));
+    out.push(
+      check(
+        'durable_place',
+        `server-side p99 at ${pct}% of peak <= 1 ms + disk fdatasync p99${budget(1)}`,
+        dm[`server_p99_us_${pct}pct`] ?? null,
+        underDisk(1),
+        (v) => `${group(v, 0)} µs`,
+      ),
+    );
+    out.push(
+      check(
+        'durable_place',
+        `server-side p99.9 at ${pct}% of peak <= 3 ms + disk fdatasync p99${budget(3)}`,
+        dm[`server_p999_us_${pct}pct`] ?? null,
+        underDisk(3),
+        (v) => `${group(v, 0)} µs`,
+      ),
+    );
   }
-  out.push(check('durable_place', `server-side p99 at 50% of peak <= 2 ms + disk fdatasync p99${budget(2)}`, dm.server_p99_us_50pct ?? null, underDisk(2), (v) => `${group(v, 0)} µs`));
-  out.push(check('durable_place', 'client-side p99 at 10% of peak <= 3 ms', dm.client_p99_us_10pct ?? null, (v) => v <= 3000, (v) => `${group(v, 0)} µs`));
+  out.push(
+    check(
+      'durable_place',
+      `server-side p99 at 50% of peak <= 2 ms + disk fdatasync p99${budget(2)}`,
+      dm.server_p99_us_50pct ?? null,
+      underDisk(2),
+      (v) => `${group(v, 0)} µs`,
+    ),
+  );
+  out.push(
+    check(
+      'durable_place',
+      'client-side p99 at 10% of peak <= 3 ms',
+      dm.client_p99_us_10pct ?? null,
+      (v) => v <= 3000,
+      (v) => `${group(v, 0)} µs`,
+    ),
+  );
   const lp = byName.get('lone_place')?.metrics ?? {};
-  out.push(check('lone_place', 'a lone placement, durability none: server-side p50 <= 100 µs', lp.server_p50_us_none ?? null, (v) => v <= 100, (v) => `${group(v, 0)} µs`));
-  out.push(check('lone_place', 'a lone placement, durability none: server-side p99 <= 300 µs', lp.server_p99_us_none ?? null, (v) => v <= 300, (v) => `${group(v, 0)} µs`));
+  out.push(
+    check(
+      'lone_place',
+      'a lone placement, durability none: server-side p50 <= 100 µs',
+      lp.server_p50_us_none ?? null,
+      (v) => v <= 100,
+      (v) => `${group(v, 0)} µs`,
+    ),
+  );
+  out.push(
+    check(
+      'lone_place',
+      'a lone placement, durability none: server-side p99 <= 300 µs',
+      lp.server_p99_us_none ?? null,
+      (v) => v <= 300,
+      (v) => `${group(v, 0)} µs`,
+    ),
+  );
   const lpDisk = lp.disk_fdatasync_4k_p50_us;
-  out.push(check('lone_place', `a lone placement, fsync: server-side p50 <= disk fdatasync p50 + 100 µs${lpDisk !== undefined ? ` (${group(lpDisk + 100, 0)} µs)` : ''}`, lp.server_p50_us_fsync ?? null,
-    (v) => lpDisk !== undefined && v <= lpDisk + 100, (v) => `${group(v, 0)} µs`));
+  out.push(
+    check(
+      'lone_place',
+      `a lone placement, fsync: server-side p50 <= disk fdatasync p50 + 100 ` +
+        `µs${lpDisk !== undefined ? ` (${group(lpDisk + 100, 0)} µs)` : ''}`,
+      lp.server_p50_us_fsync ?? null,
+      (v) => lpDisk !== undefined && v <= lpDisk + 100,
+      (v) => `${group(v, 0)} µs`,
+    ),
+  );
   const gm = gp?.metrics ?? {};
-  out.push(check('gateway_place', 'server CPU per placement <= 2.5x per hello request (same generator, same run)', gm.place_cpu_vs_hello ?? null, (v) => v <= 2.5,
-    (v) => `${fmt(v, 'x')} (${group(gm.place_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`));
-  out.push(check('gateway_place', 'server CPU per read <= 1.5x per hello request (same generator, same run)', gm.read_cpu_vs_hello ?? null, (v) => v <= 1.5,
-    (v) => `${fmt(v, 'x')} (${group(gm.read_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`));
-  out.push(check('durable_place', 'signed durable placements >= 40% of the uWS hello-world ceiling measured with wrk (same run)', dp?.ratios.vs_uws_hello_wrk ?? null, (v) => v >= 0.4,
-    (v) => `${group(v * 100, 1)}%`));
+  out.push(
+    check(
+      'gateway_place',
+      'server CPU per placement <= 2.5x per hello request (same generator, same run)',
+      gm.place_cpu_vs_hello ?? null,
+      (v) => v <= 2.5,
+      (v) => `${fmt(v, 'x')} (${group(gm.place_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`,
+    ),
+  );
+  out.push(
+    check(
+      'gateway_place',
+      'server CPU per read <= 1.5x per hello request (same generator, same run)',
+      gm.read_cpu_vs_hello ?? null,
+      (v) => v <= 1.5,
+      (v) => `${fmt(v, 'x')} (${group(gm.read_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`,
+    ),
+  );
+  out.push(
+    check(
+      'durable_place',
+      'signed durable placements >= 40% of the uWS hello-world ceiling measured with wrk (same run)',
+      dp?.ratios.vs_uws_hello_wrk ?? null,
+      (v) => v >= 0.4,
+      (v) => `${group(v * 100, 1)}%`,
+    ),
+  );
   const idle = byName.get('idle');
-  out.push(check('idle', 'idle exchange <= 2% of one core over 60 s (all threads)', idle?.metrics.idle_cpu_pct ?? null, (v) => v <= 2, (v) => `${group(v, 2)}%`));
+  out.push(
+    check(
+      'idle',
+      'idle exchange <= 2% of one core over 60 s (all threads)',
+      idle?.metrics.idle_cpu_pct ?? null,
+      (v) => v <= 2,
+      (v) => `${group(v, 2)}%`,
+    ),
+  );
 
   // Issue 15: replication on NATS JetStream.
   const rp = byName.get('replicated_place');
   if (rp) {
-    out.push(check('replicated_place', 'replicated durable placements >= 70% of local-only (same run)', rp.ratios.replicated_vs_local ?? null, (v) => v >= 0.7, (v) => `${group(v * 100, 1)}%`));
-    out.push(check('replicated_place', 'server-side p99 added by replication <= 2 ms at half of peak', rp.metrics.added_server_p99_us ?? null, (v) => v <= 2000, (v) => `${group(v / 1000, 2)} ms`));
-    out.push(check('replicated_place', 'failover: first acknowledged write on the new primary <= 5 s after the kill', rp.metrics.failover_ms ?? null, (v) => v <= 5000, (v) => `${group(v, 0)} ms`));
-    out.push(check('replicated_place', 'a replica serves reads at >= 90% of a primary gateway thread', rp.ratios.replica_vs_primary_reads ?? null, (v) => v >= 0.9, (v) => `${group(v * 100, 1)}%`));
-    out.push(check('replicated_place', 'replica lag p99 <= 50 ms under placement load', rp.metrics.replica_lag_p99_ms ?? null, (v) => v <= 50, (v) => `${group(v, 1)} ms`));
+    out.push(
+      check(
+        'replicated_place',
+        'replicated durable placements >= 70% of local-only (same run)',
+        rp.ratios.replicated_vs_local ?? null,
+        (v) => v >= 0.7,
+        (v) => `${group(v * 100, 1)}%`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'server-side p99 added by replication <= 2 ms at half of peak',
+        rp.metrics.added_server_p99_us ?? null,
+        (v) => v <= 2000,
+        (v) => `${group(v / 1000, 2)} ms`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'failover: first acknowledged write on the new primary <= 5 s after the kill',
+        rp.metrics.failover_ms ?? null,
+        (v) => v <= 5000,
+        (v) => `${group(v, 0)} ms`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'a replica serves reads at >= 90% of a primary gateway thread',
+        rp.ratios.replica_vs_primary_reads ?? null,
+        (v) => v >= 0.9,
+        (v) => `${group(v * 100, 1)}%`,
+      ),
+    );
+    out.push(
+      check(
+        'replicated_place',
+        'replica lag p99 <= 50 ms under placement load',
+        rp.metrics.replica_lag_p99_ms ?? null,
+        (v) => v <= 50,
+        (v) => `${group(v, 1)} ms`,
+      ),
+    );
   }
   return out;
 }
@@ -505,7 +903,12 @@ function header(r: BenchResult): string[] {
   const lines: string[] = [];
   const m = r.machine;
   lines.push(`- machine: ${m.cpus} CPUs, ${m.model}, ${m.mem_gib} GiB; Node ${r.node}`);
-  lines.push(`- run: ${r.date ?? 'date not recorded'}${r.wall_s !== undefined ? `, ${r.wall_s} s` : ''}${r.quick ? ' — **--quick run: checks the tooling, not figures to quote**' : ''}`);
+  lines.push(
+    `- run: ` +
+      (r.date ?? 'date not recorded') +
+        (r.wall_s !== undefined ? `, ${r.wall_s} s` : '') +
+        (r.quick ? ' — **--quick run: checks the tooling, not figures to quote**' : ''),
+  );
   if (r.workload !== '') lines.push(`- workload: ${r.workload}`);
   return lines;
 }
@@ -523,7 +926,12 @@ function table(r: BenchResult, spec: Spec): string[] {
         const k = row.peers?.[p];
         if (k === undefined) return '';
         const keys = typeof k === 'string' ? [k] : [...k];
-        if (keys.every((x) => x.startsWith('@'))) return figure(r.metrics, keys.map((x) => x.slice(1)), row.unit);
+        if (keys.every((x) => x.startsWith('@')))
+          return figure(
+            r.metrics,
+            keys.map((x) => x.slice(1)),
+            row.unit,
+          );
         return figure(r.peers[p], keys, row.unit);
       }),
     }))
@@ -533,7 +941,10 @@ function table(r: BenchResult, spec: Spec): string[] {
   const out = [`| ${head.map(cell).join(' | ')} |`, `|${head.map((_h, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const x of rows) {
     out.push(`| ${[x.row.label, x.ours || '–', ...x.peers.map((c) => c || '–')].map(cell).join(' | ')} |`);
-    const who = [x.ours.endsWith('⚠') ? spec.ours : null, ...x.peers.map((c, i) => (c.endsWith('⚠') ? spec.peers[peerKeys[i]!] ?? peerKeys[i]! : null))].filter((w) => w !== null);
+    const who = [
+      x.ours.endsWith('⚠') ? spec.ours : null,
+      ...x.peers.map((c, i) => (c.endsWith('⚠') ? (spec.peers[peerKeys[i]!] ?? peerKeys[i]!) : null)),
+    ].filter((w) => w !== null);
     if (who.length > 0) spreadRows.push(`${x.row.label} (${who.join(', ')})`);
   }
   return out;
@@ -557,24 +968,52 @@ function memorySection(r: BenchResult): string[] {
     threads.set(x[1]!, t);
   }
   const out: string[] = [];
-  out.push(`Exchange process at ${group(m.resting_orders ?? NaN)} resting orders and ${group(m.accounts ?? NaN)} accounts: resident ${fmt(m.process_rss_mib, 'mib')} (idle before the load: ${fmt(m.process_rss_idle_mib, 'mib')}).`);
+  out.push(
+    `Exchange process at ${group(m.resting_orders ?? NaN)} resting orders and ${group(m.accounts ?? NaN)} accounts: resident ` +
+      `${fmt(m.process_rss_mib, 'mib')} (idle before the load: ${fmt(m.process_rss_idle_mib, 'mib')}).`,
+  );
   out.push('');
   if (threads.size > 0) {
-    out.push('| thread | heap used | heap used after a full GC | heap total | external | array buffers |', '|---|---:|---:|---:|---:|---:|');
+    out.push(
+      '| thread | heap used | heap used after a full GC | heap total | external | array buffers |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
     for (const [name, t] of threads) {
       if (t.reported === 0) {
         out.push(`| ${cell(name)} | could not report | | | | |`);
         continue;
       }
-      out.push(`| ${cell(name)} | ${fmt(t.heap_used_mib, 'mib')} | ${t.heap_used_after_gc_mib === undefined ? 'no GC run (thread busy or parked)' : fmt(t.heap_used_after_gc_mib, 'mib')} | ${fmt(t.heap_total_mib, 'mib')} | ${fmt(t.external_mib, 'mib')} | ${fmt(t.array_buffers_mib, 'mib')} |`);
+      out.push(
+        `| ${cell(name)} | ${fmt(t.heap_used_mib, 'mib')} | ` +
+          `${t.heap_used_after_gc_mib === undefined ? 'no GC run (thread busy or parked)' : fmt(t.heap_used_after_gc_mib, 'mib')} | ` +
+            `${fmt(t.heap_total_mib, 'mib')} | ${fmt(t.external_mib, 'mib')} | ${fmt(t.array_buffers_mib, 'mib')} |`,
+      );
     }
-    out.push('', 'External and array-buffer figures count every SharedArrayBuffer (rings, buckets, metrics) in each thread that maps it, so they do not add up; resident memory is for the whole process.');
+    out.push(
+      '',
+      'External and array-buffer figures count every SharedArrayBuffer (rings, buckets, metrics) in each thread that maps it, so they do ' +
+        'not add up; resident memory is for the whole process.',
+    );
   }
   if (m.engine_long_commands !== undefined) {
-    out.push('', `Engine steady state (in process, one long match loop on one engine): ${group(m.engine_long_commands)} commands, ${fmt(m.engine_long_gc_count, 'count')} GCs started inside the loop (${fmt(m.engine_long_gc_ms, 'ms')}), heap used ${fmt(m.engine_long_heap_before_mib, 'mib')} -> ${fmt(m.engine_long_heap_after_mib, 'mib')} (growth ${fmt(m.engine_long_heap_delta_mib, 'mib')}).`);
+    out.push(
+      '',
+      `Engine steady state (in process, one long match loop on one engine): ${group(m.engine_long_commands)} commands, ` +
+        `${fmt(m.engine_long_gc_count, 'count')} GCs started inside the loop (${fmt(m.engine_long_gc_ms, 'ms')}), heap used ` +
+          `${fmt(m.engine_long_heap_before_mib, 'mib')} -> ${fmt(m.engine_long_heap_after_mib, 'mib')} (growth ` +
+            `${fmt(m.engine_long_heap_delta_mib, 'mib')}).`,
+    );
   }
   if (m.engine_thread_heap_samples !== undefined) {
-    out.push('', `Engine thread of the running exchange under ${fmt(m.engine_thread_load_per_s, 'rate')} placements: heap used ${fmt(m.engine_thread_heap_first_mib, 'mib')} -> ${fmt(m.engine_thread_heap_last_mib, 'mib')} over ${m.engine_thread_heap_samples} samples 250 ms apart (largest rise between samples ${fmt(m.engine_thread_heap_max_rise_mib, 'mib')}; ${fmt(m.engine_thread_heap_drops, 'count')} drops: a drop is a GC in that thread, so something there allocates); idle with the same sampling: growth ${fmt(m.engine_thread_idle_heap_growth_mib, 'mib')}. The samples are in the JSON notes.`);
+    out.push(
+      '',
+      `Engine thread of the running exchange under ${fmt(m.engine_thread_load_per_s, 'rate')} placements: heap used ` +
+        `${fmt(m.engine_thread_heap_first_mib, 'mib')} -> ${fmt(m.engine_thread_heap_last_mib, 'mib')} over ` +
+          `${m.engine_thread_heap_samples} samples 250 ms apart (largest rise between samples ` +
+            `${fmt(m.engine_thread_heap_max_rise_mib, 'mib')}; ${fmt(m.engine_thread_heap_drops, 'count')} drops: a drop is a GC in that ` +
+              `thread, so something there allocates); idle with the same sampling: growth ` +
+                `${fmt(m.engine_thread_idle_heap_growth_mib, 'mib')}. The samples are in the JSON notes.`,
+    );
   }
   return out;
 }
@@ -592,7 +1031,7 @@ function section(r: BenchResult): string[] {
   if (spreadRows.length > 0 && f.length === 0) f.push(`runs spread over ${SPREAD_FLAG_PCT}%: ${spreadRows.join('; ')}`);
   if (f.length > 0) out.push('', '**Flags** (treat these figures with care):', '', ...f.map((x) => `- ⚠ ${x}`));
   const targetNotes = (r.notes ?? []).filter((n) => /^target|targets/i.test(n));
-  if (targetNotes.length > 0) out.push('', 'The benchmark\'s own target notes:', '', ...targetNotes.map((n) => `- ${n}`));
+  if (targetNotes.length > 0) out.push('', "The benchmark's own target notes:", '', ...targetNotes.map((n) => `- ${n}`));
   out.push('', `Everything else (every metric, every note) is in \`bench/results/${r.name}.json\`.`, '');
   return out;
 }
@@ -614,27 +1053,54 @@ function hasSpreadCell(r: BenchResult): boolean {
  */
 export function renderReport(results: readonly BenchResult[], expected: readonly string[], dir?: string): string {
   const byName = new Map(results.map((r) => [r.name, r]));
-  const order = [...expected.filter((n) => byName.has(n)), ...results.map((r) => r.name).filter((n) => !expected.includes(n)).sort()];
+  const order = [
+    ...expected.filter((n) => byName.has(n)),
+    ...results
+      .map((r) => r.name)
+      .filter((n) => !expected.includes(n))
+      .sort(),
+  ];
   const out: string[] = [];
   out.push('# dx benchmark report', '');
-  out.push(`Written ${new Date().toISOString()} by \`bench/report.ts\` from \`bench/results/*.json\` (\`npm run bench\` runs every benchmark and rewrites this file; \`node dist/bench/report.js\` rewrites it from the JSON alone).`);
-  out.push(`Each peer was measured in the same run as our figures. Repeated runs show as median [min – max]; ⚠ marks a spread above ${SPREAD_FLAG_PCT}% ((max − min) / median) or a benchmark's own FLAG note. Latencies under load are open loop: measured from the intended send time at half of the measured peak, so a stall is charged to every request it delays.`);
+  out.push(
+    `Written ${new Date().toISOString()} by \`bench/report.ts\` from \`bench/results/*.json\` (\`npm run bench\` runs every benchmark ` +
+      `and rewrites this file; \`node dist/bench/report.js\` rewrites it from the JSON alone).`,
+  );
+  out.push(
+    `Each peer was measured in the same run as our figures. Repeated runs show as median [min – max]; ⚠ marks a spread above ` +
+      `${SPREAD_FLAG_PCT}% ((max − min) / median) or a benchmark's own FLAG note. Latencies under load are open loop: measured from the ` +
+        `intended send time at half of the measured peak, so a stall is charged to every request it delays.`,
+  );
   const quick = results.filter((r) => r.quick).map((r) => r.name);
   if (quick.length > 0) out.push('', `**Quick runs (tooling checks, not figures to quote): ${quick.join(', ')}.**`);
   const machines = new Set(results.map((r) => `${r.machine.cpus} CPUs, ${r.machine.model}, ${r.machine.mem_gib} GiB, Node ${r.node}`));
-  if (machines.size > 1) out.push('', `**The results come from ${machines.size} different machines or Node versions:** ${[...machines].join('; ')}.`);
+  if (machines.size > 1)
+    out.push('', `**The results come from ${machines.size} different machines or Node versions:** ${[...machines].join('; ')}.`);
   out.push('', '## Targets (issues 8, 13 and 15)', '', '| benchmark | target | measured | status |', '|---|---|---:|---|');
-  for (const t of targets(byName)) out.push(`| ${cell(t.bench)} | ${cell(t.target)} | ${cell(t.measured)} | ${t.status === 'met' ? 'met' : t.status === 'NOT met' ? '**NOT met**' : 'not measured'} |`);
+  for (const t of targets(byName))
+    out.push(
+      `| ${cell(t.bench)} | ${cell(t.target)} | ${cell(t.measured)} | ` +
+        `${t.status === 'met' ? 'met' : t.status === 'NOT met' ? '**NOT met**' : 'not measured'} |`,
+    );
   const missing = expected.filter((n) => !byName.has(n));
   if (missing.length > 0) out.push('', `Not run (no result file): ${missing.map((n) => `\`${n}\``).join(', ')}.`);
   const flagged = results.filter((r) => flags(r).length > 0 || hasSpreadCell(r)).map((r) => r.name);
   if (flagged.length > 0) out.push('', `Flagged (noisy or suspect): ${flagged.map((n) => `\`${n}\``).join(', ')}; see each section.`);
   out.push('');
   for (const n of order) out.push(...section(byName.get(n)!));
-  const profiles = dir !== undefined && existsSync(dir) ? readdirSync(dir).filter((f) => /^profile-.*\.md$/.test(f)).sort() : [];
+  const profiles =
+    dir !== undefined && existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /^profile-.*\.md$/.test(f))
+          .sort()
+      : [];
   if (profiles.length > 0) {
     out.push('## Profiles', '');
-    for (const p of profiles) out.push(`- [${p}](${p}) (${statSync(join(dir!, p)).mtime.toISOString()}); the matching \`.cpuprofile\` opens in Chrome DevTools or VS Code (see the README)`);
+    for (const p of profiles)
+      out.push(
+        `- [${p}](${p}) (${statSync(join(dir!, p)).mtime.toISOString()}); the matching \`.cpuprofile\` opens in Chrome DevTools or VS ` +
+          `Code (see the README)`,
+      );
     out.push('');
   }
   return out.join('\n');

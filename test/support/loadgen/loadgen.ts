@@ -136,7 +136,9 @@ export interface LoadResult {
     workers_cores: number;
     scope: 'thread' | 'process';
   };
-  /** Signing ahead: requests signed before the run, the workers' CPU for it (not in generator_cpu), and requests signed when sent anyway. */
+  /**
+   * Signing ahead: requests signed before the run, the workers' CPU for it (not in generator_cpu), and requests signed when sent anyway.
+   */
   presign: { signed: number; cpu_ms: number; inline: number };
 }
 
@@ -212,7 +214,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       gate,
     };
     if (opts.presign === true && opts.path !== 'hello') {
-      const share = (opts.mode === 'open' ? opts.rate! : opts.expectedRate!) * conns[w]! / opts.connections;
+      const share = ((opts.mode === 'open' ? opts.rate! : opts.expectedRate!) * conns[w]!) / opts.connections;
       task.presign = Math.ceil(share * (opts.durationMs / 1000) * (opts.mode === 'open' ? 1 : PRESIGN_HEADROOM)) + 1;
       task.presignRate = share;
     }
@@ -340,11 +342,24 @@ function parseDuration(s: string): number {
 }
 
 const OPTIONS = {
-  url: { type: 'string' }, key: { type: 'string', multiple: true }, markets: { type: 'string' }, mode: { type: 'string' },
-  rate: { type: 'string' }, connections: { type: 'string' }, duration: { type: 'string' }, grace: { type: 'string' },
-  mix: { type: 'string' }, reads: { type: 'string' }, path: { type: 'string' }, workers: { type: 'string' },
-  transport: { type: 'string' }, seed: { type: 'string' }, mid: { type: 'string' }, spread: { type: 'string' },
-  'allow-remote': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+  url: { type: 'string' },
+  key: { type: 'string', multiple: true },
+  markets: { type: 'string' },
+  mode: { type: 'string' },
+  rate: { type: 'string' },
+  connections: { type: 'string' },
+  duration: { type: 'string' },
+  grace: { type: 'string' },
+  mix: { type: 'string' },
+  reads: { type: 'string' },
+  path: { type: 'string' },
+  workers: { type: 'string' },
+  transport: { type: 'string' },
+  seed: { type: 'string' },
+  mid: { type: 'string' },
+  spread: { type: 'string' },
+  'allow-remote': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** The CLI's options; a mistake throws an Error whose message says what (and the usage, for a wrong or missing flag). */
@@ -372,7 +387,11 @@ export function parseArgs(argv: string[]): LoadOptions {
     if (c < 1) throw new Error(`--key wants ID:BASE64SECRET, got ${k}`);
     o.keys.push({ keyId: Number(k.slice(0, c)), secret: k.slice(c + 1) });
   }
-  if (v.markets !== undefined) o.markets = v.markets.split(',').filter((x) => x !== '').map(Number);
+  if (v.markets !== undefined)
+    o.markets = v.markets
+      .split(',')
+      .filter((x) => x !== '')
+      .map(Number);
   if (v.mode !== undefined) {
     if (v.mode !== 'closed' && v.mode !== 'open') throw new Error('--mode is closed or open');
     o.mode = v.mode;

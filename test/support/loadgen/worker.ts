@@ -225,7 +225,7 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
   let presignCpuMs = 0;
   if (presigning) {
     const c0 = threadCpu();
-    const rate = task.mode === 'open' ? task.rate : task.presignRate ?? 0;
+    const rate = task.mode === 'open' ? task.rate : (task.presignRate ?? 0);
     if (!(rate > 0)) throw new Error('signing ahead needs the expected rate (presignRate) in a closed loop');
     // Stamps count from when the run is expected to start: after the signing,
     // whose length is estimated from a first few requests (built, then dropped).
@@ -241,7 +241,8 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     };
     if (task.mode === 'open') {
       const intervalMs = 1000 / rate;
-      for (let k = 0; k < presign; k++) openQueue.push(ahead(keys[(task.firstConnection + k) % keys.length]!, Math.round(origin + k * intervalMs)));
+      for (let k = 0; k < presign; k++)
+        openQueue.push(ahead(keys[(task.firstConnection + k) % keys.length]!, Math.round(origin + k * intervalMs)));
     } else {
       // Round robin over the connections: the i-th request of each is planned at i / (rate / connections).
       const gapMs = conns.length / rate;
@@ -312,7 +313,8 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         const tick = outcome === 'yes' ? p : 100 - p;
         const qty = 1 + Math.floor(rand() * 10);
         const clientOrderId = ((nonce << 32n) | BigInt(coid++ >>> 0)).toString();
-        body = `{"market_id":${market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty}` +
+        body =
+          `{"market_id":${market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty}` +
           `,"client_order_id":"${clientOrderId}"}`;
         break;
       }
@@ -467,13 +469,16 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
       } else {
         // Every request of the run is scheduled; whatever is still queued at
         // the end is recorded at its age then, as a lower bound.
-        setTimeout(() => {
-          for (; dueHead < due.length; dueHead++) {
-            hist.record((tEnd - due[dueHead]!) * 1000);
-            unsent++;
-          }
-          if (inFlight === 0) finished();
-        }, Math.max(0, tEnd - performance.now()));
+        setTimeout(
+          () => {
+            for (; dueHead < due.length; dueHead++) {
+              hist.record((tEnd - due[dueHead]!) * 1000);
+              unsent++;
+            }
+            if (inFlight === 0) finished();
+          },
+          Math.max(0, tEnd - performance.now()),
+        );
       }
     };
     tick();
