@@ -8,15 +8,28 @@
 
 import { createServer } from 'node:net';
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => (port > 0 ? resolve(port) : reject(new Error(`no port from listen(0) on ${host}`))));
-    });
-  });
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return (await freePorts(1, host))[0]!;
+}
+
+/**
+ * n distinct free ports: all n are held at once before any is released (one
+ * port picked and released after another can come back twice).
+ */
+export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  try {
+    return await Promise.all(servers.map((s) => new Promise<number>((resolve, reject) => {
+      s.unref();
+      s.once('error', reject);
+      s.listen(0, host, () => {
+        const a = s.address();
+        const port = typeof a === 'object' && a !== null ? a.port : 0;
+        if (port > 0) resolve(port);
+        else reject(new Error(`no port from listen(0) on ${host}`));
+      });
+    })));
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+  }
 }

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/lib/free_port.js';
+import { freePorts } from '../../src/lib/free_port.js';
 import { killOnExit } from './child.js';
 
 export const NATS_SERVER = process.env.DX_NATS_SERVER ?? '/usr/sbin/nats-server';
@@ -44,10 +44,12 @@ export class NatsCluster {
     const n = opts.nodes ?? 3;
     const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'dx-nats-'));
     const nodes: Node[] = [];
+    // Every port of the cluster distinct (a client port handed out again as a route port made a node fail to start).
+    const ports = await freePorts(3 * n);
     for (let i = 0; i < n; i++) {
       const name = `n${i + 1}`;
       nodes.push({
-        name, clientPort: await freePort(), clusterPort: await freePort(), monitorPort: await freePort(),
+        name, clientPort: ports[3 * i]!, clusterPort: ports[3 * i + 1]!, monitorPort: ports[3 * i + 2]!,
         storeDir: join(dir, name), configPath: join(dir, `${name}.conf`), proc: null, log: '',
       });
     }
