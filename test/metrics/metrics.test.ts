@@ -259,7 +259,13 @@ test('GET /admin/latency: placements are timed through every stage across the th
   const before_ = await read();
   const n = 20;
   for (let i = 0; i < n; i++) await k.client.placeOrder({ market_id: m, side: 'buy', outcome: 'yes', tick: 10 + (i % 5), qty: 1 });
-  const after_ = await read();
+  // The gateway records a request right after its reply is written, so the
+  // last placement's figures may land a moment after the client has its answer.
+  let after_ = await read();
+  for (const until = Date.now() + 2000; sumOf(after_, 'total').count - sumOf(before_, 'total').count < n && Date.now() < until;) {
+    await new Promise((r) => setTimeout(r, 5));
+    after_ = await read();
+  }
   const grew = (stage: string): { count: number; sum_us: number } => {
     const a = sumOf(after_, stage);
     const b = sumOf(before_, stage);
