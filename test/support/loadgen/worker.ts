@@ -403,6 +403,11 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     }
   }
 
+  // The open loop's end: every request due before the deadline that was not
+  // sent is counted unsent (idempotent; also run when the deadline passes
+  // before the schedule's last timer has fired).
+  let closeSchedule = (): void => undefined;
+
   // ---------------------------------------------------------------- closed loop
   if (task.mode === 'closed') {
     const loop = (c: Slot): void => {
@@ -471,14 +476,21 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         // the end is recorded at its age then, as a lower bound.
         setTimeout(
           () => {
-            for (; dueHead < due.length; dueHead++) {
-              hist.record((tEnd - due[dueHead]!) * 1000);
-              unsent++;
-            }
+            closeSchedule();
             if (inFlight === 0) finished();
           },
           Math.max(0, tEnd - performance.now()),
         );
+      }
+    };
+    closeSchedule = (): void => {
+      for (let intended = t0 + k * intervalMs; intended < tEnd; intended = t0 + k * intervalMs) {
+        due.push(intended);
+        k++;
+      }
+      for (; dueHead < due.length; dueHead++) {
+        hist.record((tEnd - due[dueHead]!) * 1000);
+        unsent++;
       }
     };
     tick();
@@ -488,6 +500,7 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
   // tEnd); after the grace period whatever is in flight is cut off.
   await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, tEnd - performance.now())));
   stopped = true;
+  closeSchedule();
   if (inFlight === 0) finished();
   let graceTimer: NodeJS.Timeout | undefined;
   await Promise.race([allDone, new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, task.graceMs)))]);
