@@ -35,7 +35,7 @@
 // The engine's V8 flags, set as the exchange sets them (src/main/v8_tuning.ts).
 import { V8_FLAGS } from '../src/main/v8_tuning.js';
 import { createRequire } from 'node:module';
-import { performance, PerformanceObserver } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -54,6 +54,7 @@ import { mulberry32 as prng } from '../src/lib/rng.js';
 import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max, median, min, percentiles, relativeSpread } from './lib/stats.js';
+import { GcWatch } from './lib/gc_watch.js';
 
 // The peer's package.json points "types" at a file that does not exist, so
 // the typings are named by path; it is CommonJS, so it is loaded with require.
@@ -785,39 +786,6 @@ function timerOverheadNs(): number {
     xs[i] = Number(b - a);
   }
   return median(xs);
-}
-
-/** GC pauses observed in [start, end) windows of performance.now(). */
-class GcWatch {
-  private readonly entries: { start: number; duration: number }[] = [];
-  private readonly obs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) this.entries.push({ start: e.startTime, duration: e.duration });
-  });
-
-  constructor() {
-    this.obs.observe({ entryTypes: ['gc'] });
-  }
-
-  /** Lets queued observer callbacks run, then stops observing. */
-  async stop(): Promise<void> {
-    await new Promise((r) => setTimeout(r, 50));
-    this.obs.disconnect();
-  }
-
-  within(windows: readonly [number, number][]): { count: number; ms: number } {
-    let count = 0;
-    let ms = 0;
-    for (const e of this.entries) {
-      for (const [s, t] of windows) {
-        if (e.start >= s && e.start < t) {
-          count++;
-          ms += e.duration;
-          break;
-        }
-      }
-    }
-    return { count, ms };
-  }
 }
 
 /**

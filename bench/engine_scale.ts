@@ -34,7 +34,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance, PerformanceObserver } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -61,6 +61,7 @@ import { mulberry32 } from '../src/lib/rng.js';
 import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, percentiles } from './lib/stats.js';
+import { GcWatch } from './lib/gc_watch.js';
 
 interface Case {
   name: string;
@@ -427,34 +428,6 @@ function rss(): number {
   return m.rss;
 }
 
-class GcWatch {
-  readonly entries: { start: number; duration: number }[] = [];
-  private readonly obs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) this.entries.push({ start: e.startTime, duration: e.duration });
-  });
-
-  constructor() {
-    this.obs.observe({ entryTypes: ['gc'] });
-  }
-
-  async stop(): Promise<void> {
-    await new Promise((r) => setTimeout(r, 50));
-    this.obs.disconnect();
-  }
-
-  within(s: number, t: number): { count: number; ms: number } {
-    let count = 0;
-    let ms = 0;
-    for (const e of this.entries) {
-      if (e.start >= s && e.start < t) {
-        count++;
-        ms += e.duration;
-      }
-    }
-    return { count, ms };
-  }
-}
-
 /** Median ns of two back-to-back process.hrtime.bigint() reads. */
 function timerOverheadNs(): number {
   const xs = new Float64Array(100_000);
@@ -614,8 +587,8 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   for (let i = 0; i < adj.length; i++) adj[i] = Math.max(0, lat.samples[i]! - overhead);
   const p = percentiles(adj, [50, 99, 99.9, 100]);
   const maxOutsideGc = maxOutside(adj, lat.starts, watch.entries);
-  const gcTp = watch.within(tpStart, tpEnd);
-  const gcLat = watch.within(lat.startMs, lat.endMs);
+  const gcTp = watch.within([[tpStart, tpEnd]]);
+  const gcLat = watch.within([[lat.startMs, lat.endMs]]);
   const resting = c.orders;
   const m: Record<string, number> = {
     commands_per_s: round(median(rates)),

@@ -408,6 +408,19 @@ export async function loadExchange(ex: ExchangeProcess, s: { keys: number; seed_
   };
 }
 
+/** The open loop at a fixed rate of signed placements, every key in rotation, signed ahead (the same run for the exchange and its peer). */
+async function openLoop(
+  s: Settings, target: Target, baseUrl: string, keys: { keyId: number; secret: string }[], market: number, connections: number,
+  rate: number, seed: number,
+): Promise<Measured<LoadResult>> {
+  return measured(s, target, (start) =>
+    runLoad({
+      baseUrl, keys, markets: [market], mode: 'open', rate, connections, durationMs: s.open_ms,
+      mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, seed, mid: MID, spread: SPREAD, presign: true, onStart: start,
+    }),
+  );
+}
+
 async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> {
   const ex: ExchangeProcess = await startBenchExchange({ gateways: s.gateways, durability: 'none' });
   try {
@@ -478,24 +491,7 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
 
     // Open loop at half the median peak, every key in rotation.
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const open = await measured(s, target, (start) =>
-      runLoad({
-        baseUrl: ex.base,
-        keys,
-        markets: [market],
-        mode: 'open',
-        rate: openRate,
-        connections,
-        durationMs: s.open_ms,
-        mix: { place: 1, cancel: 0, read: 0 },
-        workers: s.workers,
-        seed: nextSeed(),
-        mid: MID,
-        spread: SPREAD,
-        presign: true,
-        onStart: start,
-      }),
-    );
+    const open = await openLoop(s, target, ex.base, keys, market, connections, openRate, nextSeed());
     orders += okCount(open.value.statuses);
     alive();
 
@@ -610,24 +606,7 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
       alive();
     }
     const openRate = Math.max(1, Math.round(median(place.map((m) => okRate(m.value))) / 2));
-    const open = await measured(s, target, (start) =>
-      runLoad({
-        baseUrl: peer.url,
-        keys,
-        markets: [market],
-        mode: 'open',
-        rate: openRate,
-        connections,
-        durationMs: s.open_ms,
-        mix: { place: 1, cancel: 0, read: 0 },
-        workers: s.workers,
-        seed: nextSeed(),
-        mid: MID,
-        spread: SPREAD,
-        presign: true,
-        onStart: start,
-      }),
-    );
+    const open = await openLoop(s, target, peer.url, keys, market, connections, openRate, nextSeed());
     alive();
     return { setup_ms: peer.setup_ms, keys: keys.length, connections, probes, place, open, open_rate: openRate };
   } finally {
