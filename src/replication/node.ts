@@ -24,6 +24,7 @@
 
 import type { Subscription } from '@nats-io/transport-node';
 import type { DurableSeq } from '../journal/durable.js';
+import { BatchFault } from './batch.js';
 import { Follower, RingSink } from './follower.js';
 import { writeNodeState } from './local_state.js';
 import { LogClient, type ReplicationConfig } from './log_client.js';
@@ -106,13 +107,17 @@ export class ReplicationNode {
   private async follow(applied: number, wait = true): Promise<void> {
     const at = await this.log.locate(applied);
     if (at.firstStored !== null && at.streamSeq < at.firstStored.streamSeq) {
-      throw new Error(
+      throw new BatchFault(
+        at.streamSeq,
+        0,
         `the log starts at stream seq ${at.firstStored.streamSeq} (seqs from ${at.firstStored.firstSeq}) but this node needs seq ` +
           `${applied + 1}: boot from a snapshot`,
       );
     }
     if (at.firstStored !== null && at.streamSeq === at.firstStored.streamSeq && at.firstStored.firstSeq > applied + 1) {
-      throw new Error(
+      throw new BatchFault(
+        at.streamSeq,
+        0,
         `the log starts at seq ${at.firstStored.firstSeq} (purged) but this node needs seq ${applied + 1}: boot from a snapshot`,
       );
     }
@@ -127,7 +132,7 @@ export class ReplicationNode {
     let failed: Error | null = null;
     this.following = f.run(at.streamSeq, 0).catch((e: unknown) => {
       failed = e as Error;
-      if (!this.stopped && this.follower === f) this.o.onFault(e as Error);
+      if (this.follower === f) this.followFailed(f.applied, e as Error);
     });
     // Ready (the caller's await) once the log is applied as far as it reached when we looked (by this follower, or the one that replaced it
     // after a stall).
@@ -151,10 +156,31 @@ export class ReplicationNode {
       await f.stop();
       await this.following;
       if (!this.stopped && this.follower === f) await this.follow(f.applied, false);
-    })().catch((e: unknown) => this.o.onFault(e as Error)).finally(() => {
-      this.refollowing = false;
-      this.progressAt = Date.now();
-    });
+    })().then(() => this.refollowed(), (e: unknown) => this.followFailed(f.applied, e as Error));
+  }
+
+  private refollowed(): void {
+    this.refollowing = false;
+    this.progressAt = Date.now();
+  }
+
+  /**
+   * A follow that failed: a fault in the log's content (a gap, a checksum, a purge past this node) stops the node; anything else (NATS
+   * unreachable or without a quorum, a request that timed out while the cluster elects its leaders) is tried again from `applied` after a
+   * pause, and the node neither claims nor exits meanwhile.
+   */
+  private followFailed(applied: number, e: Error): void {
+    if (this.stopped) return;
+    if (e instanceof BatchFault) {
+      this.o.onFault(e);
+      return;
+    }
+    this.o.log('warn', { event: 'replication_follow_retry', applied, error: e.message, retry_ms: this.o.cfg.heartbeat_ms });
+    this.refollowing = true;
+    setTimeout(() => {
+      if (this.stopped) return;
+      this.follow(applied, false).then(() => this.refollowed(), (e2: unknown) => this.followFailed(applied, e2 as Error));
+    }, this.o.cfg.heartbeat_ms);
   }
 
   private onClaim(e: LogEntry): void {
@@ -247,7 +273,7 @@ export class ReplicationNode {
         claimSeq = landed.streamSeq;
       } else {
         this.o.log('info', { event: 'replication_claim_refused', epoch, stream_seq: f.streamSeq, error: (e as Error).message });
-        if (!this.stopped) await this.follow(f.applied);
+        if (!this.stopped) await this.follow(f.applied).catch((e2: unknown) => this.followFailed(f.applied, e2 as Error));
         return;
       }
     }
