@@ -19,8 +19,8 @@ import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../../t
  * that wants the demo's traffic must say `demo: true`. (Until 2026-11-25 the
  * benchmarks started here ran with the demo on, as the exchange's default.)
  */
-export function startBenchExchange(cfg: ProcessConfig, nodeArgs?: string[]): Promise<ExchangeProcess> {
-  return spawnExchange({ demo: false, ...cfg }, { logLevel: 'warn', nodeArgs, attempts: 3, readyTimeoutMs: 30_000 });
+export function startBenchExchange(cfg: ProcessConfig, nodeArgs?: string[], script?: string): Promise<ExchangeProcess> {
+  return spawnExchange({ demo: false, ...cfg }, { logLevel: 'warn', nodeArgs, script, attempts: 3, readyTimeoutMs: 30_000 });
 }
 
 // ------------------------------------------------------------------ population

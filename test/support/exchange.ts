@@ -106,6 +106,8 @@ export interface ProcessOptions {
   launcher?: string[];
   /** More environment variables of the child (e.g. DX_JOURNAL_FAULT). */
   env?: Record<string, string>;
+  /** The exchange's entry point: default this build's src/main/exchange.js (bench/gateway_ab.ts runs another build's). */
+  script?: string;
 }
 
 export interface RecoveryLine {
@@ -150,7 +152,7 @@ export class ExchangeProcess {
     this.token = cfg.admin_token ?? ADMIN_TOKEN;
     const args = [
       ...(o.nodeArgs ?? []),
-      EXCHANGE_JS,
+      o.script ?? EXCHANGE_JS,
       ...flagsOf({
         host: HOST,
         admin_host: HOST,
