@@ -109,7 +109,8 @@ async function measureBuild(o: Options, s: Settings, dist: string, seed: number)
   const ex = await startBenchExchange({ gateways: s.gateways, durability: 'none' }, undefined, exchangeScript(dist));
   try {
     const { target, market, keys, nextSeed, slice } = await loadExchange(ex, { keys: o.keys, seed_shares: 1000 }, seed);
-    const common = { baseUrl: ex.base, markets: [market], mix: { place: 1, cancel: 0, read: 0 }, workers: s.workers, mid: MID, spread: SPREAD };
+    const mix = { place: 1, cancel: 0, read: 0 };
+    const common = { baseUrl: ex.base, markets: [market], mix, workers: s.workers, mid: MID, spread: SPREAD };
     const closed = (durationMs: number, start?: () => void): Promise<LoadResult> => {
       const run = slice(o.connections);
       return runLoad({ ...common, keys: run.keys, seed: run.seed, mode: 'closed', connections: o.connections, durationMs, onStart: start });
@@ -152,7 +153,8 @@ async function main(argv: string[]): Promise<number> {
       sides[tag].push(r);
       console.log(
         `round ${i + 1} ${tag} ${dist}: open ${o.rate}/s server ${r.open_server_us} us/placement, p50 ${r.open_p50_us} us, ` +
-          `p99 ${r.open_p99_us} us; closed ${o.connections} conns ${Math.round(r.closed_per_s)}/s, server ${r.closed_server_us} us/placement`,
+          `p99 ${r.open_p99_us} us; closed ${o.connections} conns ${Math.round(r.closed_per_s)}/s, ` +
+          `server ${r.closed_server_us} us/placement`,
       );
     }
   }

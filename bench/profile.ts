@@ -288,6 +288,7 @@ async function profileGateway(v: Args): Promise<void> {
     }
     const cpu = w.stop();
     const { profile } = await insp.callWorker<{ profile: CpuProfile }>(target, 'Profiler.stop', {}, 60_000);
+    // The profile is taken: a thread that ended meanwhile has no profiler left to disable.
     await insp.callWorker(target, 'Profiler.disable').catch(() => undefined);
     const thread = threadName.startsWith('gateway') ? 'gateway' : `exchange-${threadName.replace(/[^a-z0-9]+/gi, '-')}`;
     const stem = lane === 'rest' ? thread : `${thread}-${lane}`;

@@ -9,6 +9,10 @@
 //   - no catch that swallows every error: a catch binds the error and uses
 //     it (to look at what it is, to rethrow it, to report it); `catch {}`
 //     and a catch that never reads its error take an EACCES for "no files";
+//     the same for a promise's `.catch(() => ...)`: its handler reads the
+//     error, or a comment at the catch (inside the handler, on the line of
+//     `.catch(`, or in the comment lines just above it) says why any failure
+//     there is harmless and what the caller sees instead;
 //   - one seeded generator, src/lib/rng.ts: no other mulberry32, xorshift,
 //     xoshiro, sfc32 or splitmix;
 //   - every file of src/ opens with a header comment that says which thread
@@ -211,6 +215,41 @@ test('tidy: no catch swallows every error (a catch binds its error and reads it)
     });
   }
   assert.deepEqual(bad, [], `name what the catch expects, or rethrow:\n${bad.join('\n')}`);
+});
+
+/** True when a comment of `sf` lies inside the handler, on the line of `.catch(` or in the comment lines right above it. */
+function catchExplained(sf: ts.SourceFile, call: ts.CallExpression, handler: ts.Node): boolean {
+  const text = sf.text;
+  if (/\/\/|\/\*/.test(text.slice(handler.getStart(sf), handler.getEnd()))) return true;
+  const lines = text.split('\n');
+  const at = lineOf(sf, call.expression.getEnd()) - 1;
+  if (/\/\/|\/\*/.test(lines[at]!)) return true;
+  const above = lines[at - 1]?.trim() ?? '';
+  return above.startsWith('//') || above.endsWith('*/');
+}
+
+test('tidy: no promise catch discards its error without saying why (.catch(() => ...))', () => {
+  const bad: string[] = [];
+  for (const s of sources) {
+    const sf = tree(s);
+    visitAll(sf, (n) => {
+      if (!ts.isCallExpression(n) || !ts.isPropertyAccessExpression(n.expression) || n.expression.name.text !== 'catch') return;
+      const handler = n.arguments[0];
+      if (handler === undefined || !(ts.isArrowFunction(handler) || ts.isFunctionExpression(handler))) return;
+      const p = handler.parameters[0];
+      let read = false;
+      if (p !== undefined && ts.isIdentifier(p.name)) {
+        const name = p.name.text;
+        visitAll(handler.body, (c) => {
+          if (ts.isIdentifier(c) && c.text === name) read = true;
+        });
+      }
+      if (read || catchExplained(sf, n, handler)) return;
+      bad.push(`${s.path}:${lineOf(sf, n.expression.name.getStart(sf))}: ${n.getText(sf).split('\n')[0]!.trim().slice(0, 100)}`);
+    });
+  }
+  const how = 'name what the catch expects (and log or rethrow the rest), or say in a comment why any failure there is harmless';
+  assert.deepEqual(bad, [], `${how}:\n${bad.join('\n')}`);
 });
 
 /**

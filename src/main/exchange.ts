@@ -33,7 +33,7 @@ import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
 import { mountRest } from '../gateway/http.js';
-import { loadSite, mountSite, siteBytes } from '../gateway/static_site.js';
+import { loadSite, mountSite, siteBytes, type StaticSite } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
@@ -42,6 +42,7 @@ import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
+import type { SnapshotDone } from '../journal/tasks.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
@@ -168,6 +169,76 @@ function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, po
   });
 }
 
+/**
+ * Stage 0: the plan recovery starts from (piscina checks every segment and
+ * snapshot and truncates a torn tail; with replication, the log's view is
+ * reconciled with it, and a read replica takes the log's). A fault stops the
+ * start here, naming file and offset.
+ */
+async function recoveryPlan(cfg: ExchangeConfig, repl: Replication | null, jobs: JournalJobs): Promise<RecoveryPlan> {
+  try {
+    if (repl?.mode === 'replica') return await repl.replicaPlan();
+    const plan = await jobs.plan(cfg.data_dir);
+    return repl === null ? plan : await repl.reconcile(plan, () => jobs.plan(cfg.data_dir));
+  } catch (e) {
+    await jobs.close();
+    await repl?.log.close();
+    throw new Error(`recovery refused to start: ${(e as Error).message}`);
+  }
+}
+
+/** One warning per thing recovery set aside or repaired: a rejected snapshot, a truncated torn tail, an empty segment removed. */
+function logRecoveryFaults(plan: RecoveryPlan): void {
+  for (const r of plan.rejectedSnapshots) log('warn', { event: 'recovery', fault: 'snapshot_rejected', path: r.path, reason: r.reason });
+  for (const t of plan.tails) {
+    const { path, offset, bytes, kind, detail } = t;
+    log('warn', { event: 'recovery', fault: 'torn_tail_truncated', path, offset, bytes, kind, detail });
+  }
+  for (const p of plan.removed) log('warn', { event: 'recovery', fault: 'empty_segment_removed', path: p });
+}
+
+/** The web pages (trader site, operator console), read once and handed to the threads that serve them; a missing build is a warning. */
+function loadSites(cfg: ExchangeConfig): {
+  traderDir: string;
+  traderSite: StaticSite | null;
+  consoleDir: string;
+  consoleSite: StaticSite | null;
+} {
+  const traderDir = join(cfg.web_dir, 'trader');
+  const consoleDir = join(cfg.web_dir, 'console');
+  const traderSite = loadSite(traderDir);
+  const consoleSite = loadSite(consoleDir);
+  for (const [name, dir, site] of [['trader', traderDir, traderSite], ['console', consoleDir, consoleSite]] as const) {
+    if (site === null) log('warn', { event: 'web', page: name, dir, built: false, note: 'GET / answers 404: run npm run build' });
+    else log('info', { event: 'web', page: name, dir, built: true, ...siteBytes(site) });
+  }
+  return { traderDir, traderSite, consoleDir, consoleSite };
+}
+
+/**
+ * Stage 5, before the listeners open: waits (up to CLOCK_CATCH_UP_MS) until
+ * the clock has sequenced what fell due while the exchange was down and the
+ * journal has made it durable; a warning when it could not.
+ */
+async function catchUpClock(pipeline: Pipeline, durable: DurableSeq): Promise<void> {
+  const caughtUp = await pipeline.clockCaughtUp(CLOCK_CATCH_UP_MS);
+  const target = pipeline.control.seq;
+  const until = Date.now() + CLOCK_CATCH_UP_MS;
+  while (durable.get() < target && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
+  if (!caughtUp || durable.get() < target) {
+    log('warn', { event: 'clock_catch_up', caught_up: caughtUp, seq: target, durable_seq: durable.get() });
+  }
+}
+
+/** The info line of a finished snapshot. */
+function logSnapshot(done: SnapshotDone): void {
+  const { seq, path, bytes, replayed } = done;
+  log('info', {
+    event: 'snapshot', seq, path, bytes, replayed, ms: Math.round(done.ms),
+    pruned_segments: done.prunedSegments.length, pruned_snapshots: done.prunedSnapshots.length,
+  });
+}
+
 export interface StartOptions {
   /** The wall clock of this (main) thread's commands: the ClockTick and the control plane's (default SYSTEM_TIME). */
   time?: TimeSource;
@@ -186,30 +257,8 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   // 0. Recovery plan (piscina): every segment and snapshot checked, a torn
   // tail truncated; a fault stops the start here, naming file and offset.
   const jobs = new JournalJobs();
-  let plan: RecoveryPlan;
-  try {
-    if (repl?.mode === 'replica') plan = await repl.replicaPlan();
-    else {
-      plan = await jobs.plan(cfg.data_dir);
-      if (repl !== null) plan = await repl.reconcile(plan, () => jobs.plan(cfg.data_dir));
-    }
-  } catch (e) {
-    await jobs.close();
-    await repl?.log.close();
-    throw new Error(`recovery refused to start: ${(e as Error).message}`);
-  }
-  for (const r of plan.rejectedSnapshots) log('warn', { event: 'recovery', fault: 'snapshot_rejected', path: r.path, reason: r.reason });
-  for (const t of plan.tails)
-    log('warn', {
-      event: 'recovery',
-      fault: 'torn_tail_truncated',
-      path: t.path,
-      offset: t.offset,
-      bytes: t.bytes,
-      kind: t.kind,
-      detail: t.detail,
-    });
-  for (const p of plan.removed) log('warn', { event: 'recovery', fault: 'empty_segment_removed', path: p });
+  const plan = await recoveryPlan(cfg, repl, jobs);
+  logRecoveryFaults(plan);
 
   // 1. Engine: the snapshot's state plus the journal after it, then its loop.
   // Every read model folds events with the engine's configuration (retention
@@ -240,9 +289,11 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   const abandon = async (e: unknown): Promise<never> => {
     await Promise.all(workers.map((w) => w.terminate()));
     core?.close();
+    // Undoing a failed start: the caller gets `e`. A part that also fails to stop would only hide that first error.
     await pipeline.stop().catch(() => 0);
     if (journal) await journal.terminate();
     await jobs.close();
+    // As above: `e` is what the caller sees.
     await repl?.stop().catch(() => undefined);
     throw e;
   };
@@ -340,15 +391,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     tables: () => ({ ...views.tables(), replay_guard: replayGuard.occupancy(Date.now()).live }),
   });
   const replayGuard = new ReplayGuard(replay);
-  // The web pages, read once here and handed to the threads that serve them.
-  const traderDir = join(cfg.web_dir, 'trader');
-  const consoleDir = join(cfg.web_dir, 'console');
-  const traderSite = loadSite(traderDir);
-  const consoleSite = loadSite(consoleDir);
-  for (const [name, dir, site] of [['trader', traderDir, traderSite], ['console', consoleDir, consoleSite]] as const) {
-    if (site === null) log('warn', { event: 'web', page: name, dir, built: false, note: 'GET / answers 404: run npm run build' });
-    else log('info', { event: 'web', page: name, dir, built: true, ...siteBytes(site) });
-  }
+  const { traderDir, traderSite, consoleDir, consoleSite } = loadSites(cfg);
   const recovered: Promise<void>[] = [];
   for (let i = 0; i < cfg.gateways; i++) {
     const data: GatewayThreadData = {
@@ -422,15 +465,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   // down (gtd expiries, dead-man timers, round closes) is sequenced and
   // durable, so that no client reads an order past its expiry as live.
   pipeline.startClock();
-  if (repl === null) {
-    const caughtUp = await pipeline.clockCaughtUp(CLOCK_CATCH_UP_MS);
-    const target = pipeline.control.seq;
-    const until = Date.now() + CLOCK_CATCH_UP_MS;
-    while (durable.get() < target && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
-    if (!caughtUp || durable.get() < target) {
-      log('warn', { event: 'clock_catch_up', caught_up: caughtUp, seq: target, durable_seq: durable.get() });
-    }
-  }
+  if (repl === null) await catchUpClock(pipeline, durable);
 
   // 5. Listeners: gateways, accounts service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
@@ -459,16 +494,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     lastSnapshotRecords = journalControl.counters.records;
     snapshotting = jobs.snapshot({ dataDir: cfg.data_dir, seq, engine: engineCfg, views: {}, fsync: cfg.durability === 'fsync' })
       .then((done) => {
-        log('info', {
-          event: 'snapshot',
-          seq: done.seq,
-          path: done.path,
-          bytes: done.bytes,
-          replayed: done.replayed,
-          ms: Math.round(done.ms),
-          pruned_segments: done.prunedSegments.length,
-          pruned_snapshots: done.prunedSnapshots.length,
-        });
+        logSnapshot(done);
         repl?.snapshotTaken(done.path, done.seq);
         return { seq: done.seq, path: done.path };
       }, (e: unknown) => {
@@ -480,6 +506,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
   };
   const snapshotTimer = setInterval(() => {
     if (snapshotting === null && repl?.mode !== 'replica' && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every)
+      // takeSnapshot logged a failure (snapshot_failed); the timer tries again on its next tick.
       takeSnapshot().catch(() => undefined);
   }, 1000);
 
@@ -509,7 +536,6 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     u.us_listen_socket_close(accountsSocket);
     return abandon(e);
   });
-
 
   const accountsPort = u.us_socket_local_port(accountsSocket as never);
   const adminPort = u.us_socket_local_port(adminSocket as never);
@@ -550,6 +576,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     await repl?.stop();
     control.drain();
     control.close();
+    // A failed snapshot was logged (snapshot_failed) by takeSnapshot: the stop only waits for it to end.
     await snapshotting?.catch(() => undefined);
     await jobs.close();
     if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);

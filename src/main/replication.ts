@@ -170,6 +170,7 @@ export class Replication {
       });
       await w.terminate();
     }
+    // An upload's failure was logged (replication_snapshot_upload_failed) where it happened: the stop only waits for it to end.
     await this.uploading.catch(() => undefined);
     await this.log.close();
   }

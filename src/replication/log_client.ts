@@ -214,6 +214,7 @@ export class LogClient {
 
   async close(): Promise<void> {
     if (this.nc.isClosed()) return;
+    // A drain that fails (the connection is lost or already closing) has nothing left to flush: close outright.
     await this.nc.drain().catch(() => this.nc.close());
   }
 }

@@ -257,10 +257,13 @@ export class ReplicationNode {
   private async claim(): Promise<void> {
     const f = this.follower;
     if (f === null) return;
+    // NATS unreachable or slow is no fault here: the claim waits for the next heartbeat, as when not caught up.
     const info = await this.log.info().catch(() => null);
     if (info === null || info.last_seq !== f.streamSeq) return; // not caught up (or NATS unreachable): later
     await f.stop();
     await this.following;
+    // The last entry can only raise the epoch: unread, the claim uses the epochs known here, and publishClaim's expected
+    // stream seq refuses it if the log moved (claim refused: keep following).
     const last = info.messages > 0 ? await this.log.entry(info.last_seq).catch(() => null) : null;
     const epoch = Math.max(this.epoch, f.epoch, last?.entry.epoch ?? 0) + 1;
     let claimSeq: number;

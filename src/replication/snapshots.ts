@@ -66,6 +66,7 @@ export async function readSnapshotObject(log: LogClient, name: string): Promise<
       const got = await Promise.race([reader.read(), stall]).finally(() => clearTimeout(timer));
       if (got === null) {
         stalled = true;
+        // The stalled read is dropped either way: it is tried again below, or the stall is the error.
         await reader.cancel().catch(() => undefined);
         break;
       }

@@ -147,7 +147,7 @@ export class InspectorClient {
       'NodeWorker.sendMessageToWorker',
       { sessionId: w.sessionId, message: JSON.stringify({ id, method, params }) },
       timeoutMs,
-    ).catch(() => undefined);
+    ).catch(() => undefined); // a send that fails leaves `p` unanswered: it rejects at its timeout, naming the method
     return p;
   }
 

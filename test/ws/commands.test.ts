@@ -99,7 +99,7 @@ describe('ws upgrade', () => {
     // The server's close handler runs when the close frame arrives; retry briefly.
     let again: WsClient | null = null;
     for (let i = 0; i < 50 && again === null; i++) {
-      again = await WsClient.connect(tx, k).catch(() => null);
+      again = await WsClient.connect(tx, k).catch(() => null); // refused until the server has seen the close: tried again
       if (again === null) await new Promise((res) => setTimeout(res, 20));
     }
     assert.ok(again !== null, 'a connection slot came back after a close');
@@ -349,7 +349,7 @@ describe('ws commands', () => {
     for (let attempt = 0; attempt < 4 && best === 0; attempt++) {
       const k = await newKey(tx, alice.accountId);
       const c = await connect(k);
-      await Promise.all(Array.from({ length: 220 }, () => k.client.balance().catch(() => null)));
+      await Promise.all(Array.from({ length: 220 }, () => k.client.balance().catch(() => null))); // drains the bucket: 429s expected
       const ids: number[] = [];
       for (let i = 0; i < 40; i++) ids.push(c.send('update_subscription', { sid: 1, action: 'get_snapshot' }));
       const replies = await Promise.all(ids.map((id) => c.reply(id)));

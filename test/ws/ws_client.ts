@@ -177,6 +177,7 @@ export class WsClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.ws.close(1000);
+    // No close frame back in time: end the socket outright.
     await this.waitClose().catch(() => this.ws.terminate());
   }
 }

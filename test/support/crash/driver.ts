@@ -353,6 +353,7 @@ export class CrashRun {
       await sleep(250);
       this.stopping = true;
     }
+    // The handler above kept a lane's error in laneError, thrown next.
     await done.catch(() => undefined);
     if (laneError !== null) throw laneError;
     if (how === 'SIGTERM') {
