@@ -483,7 +483,8 @@ function check(bench: string, target: string, value: number | null, ok: (v: numb
   return { bench, target, measured: show(value), status: ok(value) ? 'met' : 'NOT met' };
 }
 
-function targets(byName: Map<string, BenchResult>): TargetCheck[] {
+/** engine_match and engine_scale: throughput, latency, the peer ratio, scale and memory per order. */
+function engineTargets(byName: Map<string, BenchResult>): TargetCheck[] {
   const out: TargetCheck[] = [];
   const em = byName.get('engine_match');
   out.push(
@@ -544,6 +545,12 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       (v) => `${group(v, 1)} B`,
     ),
   );
+  return out;
+}
+
+/** durable_place against the hello-world ceiling, and its placement latency at half of peak with fsync on. */
+function durablePlaceTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
   const dp = byName.get('durable_place');
   // The ceiling should come from the same run (a uws_hello peer or ratio of durable_place); failing that,
   // gateway_place's hello run is used and the figure says so.
@@ -589,6 +596,12 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       (v) => `${group(v, 2)} ms`,
     ),
   );
+  return out;
+}
+
+/** ws_fanout: messages/s to 1,000 subscribers. */
+function wsFanoutTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
   const ws = byName.get('ws_fanout');
   let wsRate: number | null = null;
   let subs: number | undefined;
@@ -618,6 +631,12 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       (v) => fmt(v, 'rate'),
     ),
   );
+  return out;
+}
+
+/** ws_orders: WebSocket order entry against REST, CPU per placement, latency at half of peak. */
+function wsOrdersTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
   const wo = byName.get('ws_orders');
   const wm = wo?.metrics ?? {};
   out.push(
@@ -668,6 +687,13 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       ),
     );
   }
+  return out;
+}
+
+/** memory: no GC and a stable heap in a long engine run; gateway_place as the durability-none reference. */
+function memoryAndReferenceTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const em = byName.get('engine_match');
   const mem = byName.get('memory');
   out.push(
     check(
@@ -713,7 +739,13 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       ),
     );
   }
-  // Issue 13: low latency end to end.
+  return out;
+}
+
+/** Issue 13 (low latency end to end): durable_place server-side tails at 1-50% of peak, against the disk's fdatasync p99. */
+function durableLatencyTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const dp = byName.get('durable_place');
   const dm = dp?.metrics ?? {};
   const diskP99 = dm.disk_fdatasync_4k_p99_us;
   const budget = (ms: number): string => (diskP99 !== undefined ? ` (${group(ms * 1000 + diskP99, 0)} µs)` : '');
@@ -759,6 +791,12 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       (v) => `${group(v, 0)} µs`,
     ),
   );
+  return out;
+}
+
+/** Issue 13: a lone placement's server-side latency, durability none and fsync. */
+function lonePlaceTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
   const lp = byName.get('lone_place')?.metrics ?? {};
   out.push(
     check(
@@ -789,6 +827,13 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       (v) => `${group(v, 0)} µs`,
     ),
   );
+  return out;
+}
+
+/** Issue 13: gateway_place server CPU per placement and per read against a hello request. */
+function gatewayCpuTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const gp = byName.get('gateway_place');
   const gm = gp?.metrics ?? {};
   out.push(
     check(
@@ -808,27 +853,12 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       (v) => `${fmt(v, 'x')} (${group(gm.read_server_cpu_us_per_req ?? NaN, 1)} / ${group(gm.hello_server_cpu_us_per_req ?? NaN, 1)} µs)`,
     ),
   );
-  out.push(
-    check(
-      'durable_place',
-      'signed durable placements >= 40% of the uWS hello-world ceiling measured with wrk (same run)',
-      dp?.ratios.vs_uws_hello_wrk ?? null,
-      (v) => v >= 0.4,
-      (v) => `${group(v * 100, 1)}%`,
-    ),
-  );
-  const idle = byName.get('idle');
-  out.push(
-    check(
-      'idle',
-      'idle exchange <= 2% of one core over 60 s (all threads)',
-      idle?.metrics.idle_cpu_pct ?? null,
-      (v) => v <= 2,
-      (v) => `${group(v, 2)}%`,
-    ),
-  );
+  return out;
+}
 
-  // Issue 15: replication on NATS JetStream.
+/** Issue 15: replication on NATS JetStream. */
+function replicationTargets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const out: TargetCheck[] = [];
   const rp = byName.get('replicated_place');
   if (rp) {
     out.push(
@@ -877,6 +907,42 @@ function targets(byName: Map<string, BenchResult>): TargetCheck[] {
       ),
     );
   }
+  return out;
+}
+
+/** Every target of the report, in the order of its table. */
+function targets(byName: Map<string, BenchResult>): TargetCheck[] {
+  const dp = byName.get('durable_place');
+  const out: TargetCheck[] = [
+    ...engineTargets(byName),
+    ...durablePlaceTargets(byName),
+    ...wsFanoutTargets(byName),
+    ...wsOrdersTargets(byName),
+    ...memoryAndReferenceTargets(byName),
+    ...durableLatencyTargets(byName),
+    ...lonePlaceTargets(byName),
+    ...gatewayCpuTargets(byName),
+  ];
+  out.push(
+    check(
+      'durable_place',
+      'signed durable placements >= 40% of the uWS hello-world ceiling measured with wrk (same run)',
+      dp?.ratios.vs_uws_hello_wrk ?? null,
+      (v) => v >= 0.4,
+      (v) => `${group(v * 100, 1)}%`,
+    ),
+  );
+  const idle = byName.get('idle');
+  out.push(
+    check(
+      'idle',
+      'idle exchange <= 2% of one core over 60 s (all threads)',
+      idle?.metrics.idle_cpu_pct ?? null,
+      (v) => v <= 2,
+      (v) => `${group(v, 2)}%`,
+    ),
+  );
+  out.push(...replicationTargets(byName));
   return out;
 }
 

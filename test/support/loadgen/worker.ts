@@ -162,112 +162,58 @@ interface KeyState {
 
 const LIVE_MAX = 4096;
 
-export default async function runShard(task: WorkerTask): Promise<WorkerResult> {
-  const rand = mulberry32(task.seed);
-  const prefix = new URL(task.baseUrl).pathname.replace(/\/+$/, '');
-  const keys: KeyState[] = task.keys.map((k) => ({
-    keyId: k.keyId,
-    key: createSecretKey(Buffer.from(k.secret, 'base64')),
-    live: [],
-  }));
-  const hist = new Histogram();
-  const sendLag = new Histogram();
-  const statuses: Record<string, number> = {};
-  const ops: Record<string, number> = {};
-  const byOp: Record<string, Histogram> = {};
-  let sent = 0;
-  let completed = 0;
-  let errors = 0;
-  let unsent = 0;
-  let cutOff = 0;
-  // client_order_id: (nonce << 32) | counter, a u64. The 32-bit nonce is 24
-  // random bits and the worker index, so ids differ across workers and runs.
-  const nonce = BigInt(((Math.floor(rand() * 0x1000000) << 8) | (task.workerIndex & 0xff)) >>> 0);
-  let coid = 0;
+/**
+ * The requests of one shard: which op goes next (the mix), and each request
+ * built and signed: prices around the mid, client_order_ids unique across
+ * workers and runs, cancels of the key's own live orders. Every random draw
+ * comes from the shard's seed, in the order the run asks for them.
+ */
+class Requests {
+  private readonly rand: () => number;
+  private readonly prefix: string;
+  private readonly totalWeight: number;
+  private readonly reads: ReadMix;
+  private readonly readWeight: number;
+  /**
+   * client_order_id: (nonce << 32) | counter, a u64. The 32-bit nonce is 24
+   * random bits and the worker index, so ids differ across workers and runs.
+   */
+  private readonly nonce: bigint;
+  private coid = 0;
+  /** Requests signed when sent although signing ahead was asked for (see WorkerResult). */
+  signedInline = 0;
 
-  const totalWeight = task.mix.place + task.mix.cancel + task.mix.read;
-  const reads = task.reads ?? DEFAULT_READ_MIX;
-  const readWeight = reads.book + reads.balance + reads.orders + reads.market;
-  if (task.path !== 'hello' && task.mix.read > 0 && !(readWeight > 0)) throw new Error('read mix weights must add up to more than 0');
-  if (task.path !== 'hello' && !(totalWeight > 0)) throw new Error('mix weights must add up to more than 0');
-  if (task.path !== 'hello' && (keys.length === 0 || task.markets.length === 0)) {
-    throw new Error('signed load needs at least one key and one market');
+  constructor(private readonly task: WorkerTask) {
+    this.rand = mulberry32(task.seed);
+    this.prefix = new URL(task.baseUrl).pathname.replace(/\/+$/, '');
+    this.nonce = BigInt(((Math.floor(this.rand() * 0x1000000) << 8) | (task.workerIndex & 0xff)) >>> 0);
+    this.totalWeight = task.mix.place + task.mix.cancel + task.mix.read;
+    this.reads = task.reads ?? DEFAULT_READ_MIX;
+    const reads = this.reads;
+    this.readWeight = reads.book + reads.balance + reads.orders + reads.market;
+    if (task.path === 'hello') return;
+    if (task.mix.read > 0 && !(this.readWeight > 0)) throw new Error('read mix weights must add up to more than 0');
+    if (!(this.totalWeight > 0)) throw new Error('mix weights must add up to more than 0');
   }
 
-  function pickOp(): Op {
+  pickOp(): Op {
+    const task = this.task;
     if (task.path === 'hello') return 'hello';
-    const r = rand() * totalWeight;
+    const r = this.rand() * this.totalWeight;
     if (r < task.mix.place) return 'place';
     if (r < task.mix.place + task.mix.cancel) return 'cancel';
-    if (task.reads === undefined) return rand() < 0.5 ? 'read_book' : 'read_balance';
-    const q = rand() * readWeight;
+    if (task.reads === undefined) return this.rand() < 0.5 ? 'read_book' : 'read_balance';
+    const reads = this.reads;
+    const q = this.rand() * this.readWeight;
     if (q < reads.book) return 'read_book';
     if (q < reads.book + reads.balance) return 'read_balance';
     if (q < reads.book + reads.balance + reads.orders) return 'read_orders';
     return 'read_market';
   }
 
-  const factory = connFactory(task.transport, task.baseUrl, Math.max(1, task.connections));
-  const conns: Slot[] = [];
-  for (let i = 0; i < task.connections; i++) {
-    const key = keys.length > 0 ? keys[(task.firstConnection + i) % keys.length]! : (undefined as unknown as KeyState);
-    conns.push({ conn: factory.open(), key, queue: [], next: 0 });
-  }
-  await Promise.all(conns.map((c) => c.conn.warm()));
-
-  // ---------------------------------------------------------------- signing ahead
-  let signedInline = 0;
-  const presign = task.path === 'hello' ? 0 : Math.max(0, Math.floor(task.presign ?? 0));
-  const presigning = presign > 0;
-  /** Open loop: the signed requests in due order (request k goes k-th). */
-  const openQueue: Prepared[] = [];
-  let openNext = 0;
-  let presignCpuMs = 0;
-  if (presigning) {
-    const c0 = threadCpu();
-    const rate = task.mode === 'open' ? task.rate : (task.presignRate ?? 0);
-    if (!(rate > 0)) throw new Error('signing ahead needs the expected rate (presignRate) in a closed loop');
-    // Stamps count from when the run is expected to start: after the signing,
-    // whose length is estimated from a first few requests (built, then dropped).
-    const w0 = performance.now();
-    const probe = Math.min(200, presign);
-    for (let i = 0; i < probe; i++) build(pickOp(), keys[i % keys.length]!, Date.now());
-    const perMs = (performance.now() - w0) / probe;
-    const origin = Date.now() + perMs * presign + 100;
-    // A cancel needs a live order id, known only when it goes: it is kept as a placeholder and built then.
-    const ahead = (key: KeyState, tsMs: number): Prepared => {
-      const op = pickOp();
-      return op === 'cancel' ? { op, key, method: 'DELETE', target: '', body: '', headers: {}, tsMs: 0 } : build(op, key, tsMs);
-    };
-    if (task.mode === 'open') {
-      const intervalMs = 1000 / rate;
-      for (let k = 0; k < presign; k++)
-        openQueue.push(ahead(keys[(task.firstConnection + k) % keys.length]!, Math.round(origin + k * intervalMs)));
-    } else {
-      // Round robin over the connections: the i-th request of each is planned at i / (rate / connections).
-      const gapMs = conns.length / rate;
-      for (let j = 0; j < presign; j++) {
-        const c = conns[j % conns.length]!;
-        c.queue.push(ahead(c.key, Math.round(origin + Math.floor(j / conns.length) * gapMs)));
-      }
-    }
-    const c1 = threadCpu();
-    presignCpuMs = c1.userMs + c1.systemMs - c0.userMs - c0.systemMs;
-  }
-  // Ready; wait for every shard (the run's CPU windows start at go).
-  if (task.gate !== undefined) await arriveAndWait(task.gate);
-
-  const cpu0 = threadCpu();
-  const t0 = performance.now();
-  const tEnd = t0 + task.durationMs;
-  let lastAnswer = t0;
-  let inFlight = 0;
-  let finished: () => void = () => undefined;
-  const allDone = new Promise<void>((resolve) => (finished = resolve));
-  let stopped = false;
-
   /** Builds (and signs, for `tsMs`) one request of `op` on `key`; a cancel with nothing live becomes a placement. */
-  function build(op: Op, key: KeyState, tsMs: number): Prepared {
+  build(op: Op, key: KeyState, tsMs: number): Prepared {
+    const { task, rand, prefix } = this;
     if (op === 'cancel' && key.live.length === 0) op = 'place';
     let method = 'GET';
     let target: string;
@@ -312,18 +258,18 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
         const side = rand() < 0.7 ? 'buy' : 'sell';
         const tick = outcome === 'yes' ? p : 100 - p;
         const qty = 1 + Math.floor(rand() * 10);
-        const clientOrderId = ((nonce << 32n) | BigInt(coid++ >>> 0)).toString();
+        const clientOrderId = ((this.nonce << 32n) | BigInt(this.coid++ >>> 0)).toString();
         body =
           `{"market_id":${market},"side":"${side}","outcome":"${outcome}","tick":${tick},"qty":${qty}` +
           `,"client_order_id":"${clientOrderId}"}`;
         break;
       }
     }
-    const headers = op === 'hello' ? {} : sign(key, method, target, body, tsMs);
+    const headers = op === 'hello' ? {} : this.sign(key, method, target, body, tsMs);
     return { op, key, method, target, body, headers, tsMs: op === 'hello' ? 0 : tsMs };
   }
 
-  function sign(key: KeyState, method: string, target: string, body: string, tsMs: number): Record<string, string> {
+  private sign(key: KeyState, method: string, target: string, body: string, tsMs: number): Record<string, string> {
     const headers = authHeaders(key.keyId, key.key, method, target, body, tsMs) as unknown as Record<string, string>;
     if (body.length > 0) headers['content-type'] = 'application/json';
     return headers;
@@ -333,26 +279,115 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
    * A prepared request about to go: a cancel is built now (it needs a live
    * id), a stamp too far from now is signed again.
    */
-  function ready(pre: Prepared, now: number): Prepared {
+  ready(pre: Prepared, now: number): Prepared {
     if (pre.op === 'cancel') {
-      signedInline++;
-      return build('cancel', pre.key, now);
+      this.signedInline++;
+      return this.build('cancel', pre.key, now);
     }
     if (pre.op !== 'hello' && Math.abs(pre.tsMs - now) > PRESIGN_SLACK_MS) {
-      signedInline++;
-      pre.headers = sign(pre.key, pre.method, pre.target, pre.body, now);
+      this.signedInline++;
+      pre.headers = this.sign(pre.key, pre.method, pre.target, pre.body, now);
       pre.tsMs = now;
     }
     return pre;
   }
+}
+
+/**
+ * Signing ahead: `presign` requests built and signed before the run, each
+ * stamped with the time it is planned to go (open loop: its due time, in one
+ * queue; closed loop: round robin into the connections' queues at the
+ * expected rate). Returns the open loop's queue and the thread CPU it took.
+ */
+function signAhead(
+  task: WorkerTask, req: Requests, keys: KeyState[], conns: Slot[], presign: number,
+): { openQueue: Prepared[]; cpuMs: number } {
+  const openQueue: Prepared[] = [];
+  const c0 = threadCpu();
+  const rate = task.mode === 'open' ? task.rate : (task.presignRate ?? 0);
+  if (!(rate > 0)) throw new Error('signing ahead needs the expected rate (presignRate) in a closed loop');
+  // Stamps count from when the run is expected to start: after the signing,
+  // whose length is estimated from a first few requests (built, then dropped).
+  const w0 = performance.now();
+  const probe = Math.min(200, presign);
+  for (let i = 0; i < probe; i++) req.build(req.pickOp(), keys[i % keys.length]!, Date.now());
+  const perMs = (performance.now() - w0) / probe;
+  const origin = Date.now() + perMs * presign + 100;
+  // A cancel needs a live order id, known only when it goes: it is kept as a placeholder and built then.
+  const ahead = (key: KeyState, tsMs: number): Prepared => {
+    const op = req.pickOp();
+    return op === 'cancel' ? { op, key, method: 'DELETE', target: '', body: '', headers: {}, tsMs: 0 } : req.build(op, key, tsMs);
+  };
+  if (task.mode === 'open') {
+    const intervalMs = 1000 / rate;
+    for (let k = 0; k < presign; k++)
+      openQueue.push(ahead(keys[(task.firstConnection + k) % keys.length]!, Math.round(origin + k * intervalMs)));
+  } else {
+    // Round robin over the connections: the i-th request of each is planned at i / (rate / connections).
+    const gapMs = conns.length / rate;
+    for (let j = 0; j < presign; j++) {
+      const c = conns[j % conns.length]!;
+      c.queue.push(ahead(c.key, Math.round(origin + Math.floor(j / conns.length) * gapMs)));
+    }
+  }
+  const c1 = threadCpu();
+  return { openQueue, cpuMs: c1.userMs + c1.systemMs - c0.userMs - c0.systemMs };
+}
+
+export default async function runShard(task: WorkerTask): Promise<WorkerResult> {
+  const req = new Requests(task);
+  const keys: KeyState[] = task.keys.map((k) => ({
+    keyId: k.keyId,
+    key: createSecretKey(Buffer.from(k.secret, 'base64')),
+    live: [],
+  }));
+  const hist = new Histogram();
+  const sendLag = new Histogram();
+  const statuses: Record<string, number> = {};
+  const ops: Record<string, number> = {};
+  const byOp: Record<string, Histogram> = {};
+  let sent = 0;
+  let completed = 0;
+  let errors = 0;
+  let unsent = 0;
+  let cutOff = 0;
+  if (task.path !== 'hello' && (keys.length === 0 || task.markets.length === 0)) {
+    throw new Error('signed load needs at least one key and one market');
+  }
+
+  const factory = connFactory(task.transport, task.baseUrl, Math.max(1, task.connections));
+  const conns: Slot[] = [];
+  for (let i = 0; i < task.connections; i++) {
+    const key = keys.length > 0 ? keys[(task.firstConnection + i) % keys.length]! : (undefined as unknown as KeyState);
+    conns.push({ conn: factory.open(), key, queue: [], next: 0 });
+  }
+  await Promise.all(conns.map((c) => c.conn.warm()));
+
+  // ---------------------------------------------------------------- signing ahead
+  const presign = task.path === 'hello' ? 0 : Math.max(0, Math.floor(task.presign ?? 0));
+  const presigning = presign > 0;
+  /** Open loop: the signed requests in due order (request k goes k-th). */
+  const { openQueue, cpuMs: presignCpuMs } = presigning ? signAhead(task, req, keys, conns, presign) : { openQueue: [], cpuMs: 0 };
+  let openNext = 0;
+  // Ready; wait for every shard (the run's CPU windows start at go).
+  if (task.gate !== undefined) await arriveAndWait(task.gate);
+
+  const cpu0 = threadCpu();
+  const t0 = performance.now();
+  const tEnd = t0 + task.durationMs;
+  let lastAnswer = t0;
+  let inFlight = 0;
+  let finished: () => void = () => undefined;
+  const allDone = new Promise<void>((resolve) => (finished = resolve));
+  let stopped = false;
 
   /** Builds (or takes `pre`) and sends one request on `c`; `startedAt` is the latency origin. */
   function fire(c: Slot, startedAt: number, onFree: () => void, pre?: Prepared): void {
     let r: Prepared;
-    if (pre !== undefined) r = ready(pre, Date.now());
+    if (pre !== undefined) r = req.ready(pre, Date.now());
     else {
-      if (presigning) signedInline++;
-      r = build(pickOp(), c.key, Date.now());
+      if (presigning) req.signedInline++;
+      r = req.build(req.pickOp(), c.key, Date.now());
     }
     const op = r.op;
     const key = r.key;
@@ -527,6 +562,6 @@ export default async function runShard(task: WorkerTask): Promise<WorkerResult> 
     cpu: { userMs: cpu1.userMs - cpu0.userMs, systemMs: cpu1.systemMs - cpu0.systemMs, scope: cpu1.scope },
     presigned: presign,
     presignCpuMs,
-    signedInline,
+    signedInline: req.signedInline,
   };
 }
