@@ -155,7 +155,8 @@ function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 
-export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+/** Refuses a run that could not mean what it says: a remote target unless allowed, no connections, no time, no rate. */
+function checkOptions(opts: LoadOptions): void {
   const url = new URL(opts.baseUrl);
   if (!opts.allowRemote && !LOOPBACK.test(url.hostname)) {
     throw new Error(`refusing a non-loopback target ${url.hostname} (pass allowRemote / --allow-remote if it is your own test host)`);
@@ -165,6 +166,29 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   if (opts.mode === 'open' && !(opts.rate !== undefined && opts.rate > 0)) throw new RangeError('open loop needs rate > 0');
   const transport = opts.transport ?? 'raw';
   if (!TRANSPORT_KINDS.includes(transport)) throw new RangeError(`transport must be one of ${TRANSPORT_KINDS.join(', ')}`);
+  if (opts.presign === true && opts.mode === 'closed' && !(opts.expectedRate !== undefined && opts.expectedRate > 0)) {
+    throw new RangeError('presign in a closed loop needs expectedRate > 0');
+  }
+}
+
+/** A histogram of µs as the result's ms figures. */
+function summary(h: Histogram): LatencySummary {
+  const us = (v: number): number => round3(v / 1000);
+  return {
+    count: h.total,
+    min: us(h.total === 0 ? 0 : h.min),
+    mean: us(h.mean()),
+    p50: us(h.percentile(50)),
+    p90: us(h.percentile(90)),
+    p99: us(h.percentile(99)),
+    p999: us(h.percentile(99.9)),
+    max: us(h.max),
+  };
+}
+
+export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  checkOptions(opts);
+  const transport = opts.transport ?? 'raw';
   const workers = Math.max(1, Math.min(opts.connections, opts.workers ?? Math.floor(availableParallelism() / 2)));
   const keys = opts.keys.map((k) => ({
     keyId: k.keyId,
@@ -184,9 +208,6 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     concurrentTasksPerWorker: 1,
     idleTimeout: 1000,
   });
-  if (opts.presign === true && opts.mode === 'closed' && !(opts.expectedRate !== undefined && opts.expectedRate > 0)) {
-    throw new RangeError('presign in a closed loop needs expectedRate > 0');
-  }
   const gate = new SharedArrayBuffer(GATE_BYTES);
   const cpu0 = process.cpuUsage();
   const wall0 = performance.now();
@@ -274,17 +295,6 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   // Where only process-wide CPU exists, each worker reported the same process,
   // so summing would count it several times: report the process figure once.
   const workersMs = scope === 'thread' ? perWorker.reduce((a, b) => a + b, 0) : (cpu.user + cpu.system) / 1000;
-  const us = (v: number): number => round3(v / 1000);
-  const summary = (h: Histogram): LatencySummary => ({
-    count: h.total,
-    min: us(h.total === 0 ? 0 : h.min),
-    mean: us(h.mean()),
-    p50: us(h.percentile(50)),
-    p90: us(h.percentile(90)),
-    p99: us(h.percentile(99)),
-    p999: us(h.percentile(99.9)),
-    max: us(h.max),
-  });
   return {
     mode: opts.mode,
     transport,
@@ -363,6 +373,17 @@ const OPTIONS = {
 } as const;
 
 /** The CLI's options; a mistake throws an Error whose message says what (and the usage, for a wrong or missing flag). */
+/** `name=weight,...` over `names` (each 0 unless given); a name not among them is an error. */
+function parseWeights<K extends string>(text: string, names: readonly K[], what: string): Record<K, number> {
+  const out = Object.fromEntries(names.map((n) => [n, 0])) as Record<K, number>;
+  for (const part of text.split(',')) {
+    const [name, w] = part.split('=');
+    if (!(names as readonly string[]).includes(name!)) throw new Error(`unknown ${what} entry ${part}`);
+    out[name as K] = Number(w);
+  }
+  return out;
+}
+
 export function parseArgs(argv: string[]): LoadOptions {
   let v: OptionValues<typeof OPTIONS>;
   try {
@@ -400,24 +421,8 @@ export function parseArgs(argv: string[]): LoadOptions {
   if (v.connections !== undefined) o.connections = Number(v.connections);
   if (v.duration !== undefined) o.durationMs = parseDuration(v.duration);
   if (v.grace !== undefined) o.graceMs = parseDuration(v.grace);
-  if (v.mix !== undefined) {
-    const mix: Mix = { place: 0, cancel: 0, read: 0 };
-    for (const part of v.mix.split(',')) {
-      const [name, w] = part.split('=');
-      if (name !== 'place' && name !== 'cancel' && name !== 'read') throw new Error(`unknown mix entry ${part}`);
-      mix[name] = Number(w);
-    }
-    o.mix = mix;
-  }
-  if (v.reads !== undefined) {
-    const reads: ReadMix = { book: 0, balance: 0, orders: 0, market: 0 };
-    for (const part of v.reads.split(',')) {
-      const [name, w] = part.split('=');
-      if (name !== 'book' && name !== 'balance' && name !== 'orders' && name !== 'market') throw new Error(`unknown reads entry ${part}`);
-      reads[name] = Number(w);
-    }
-    o.reads = reads;
-  }
+  if (v.mix !== undefined) o.mix = parseWeights<keyof Mix>(v.mix, ['place', 'cancel', 'read'], 'mix');
+  if (v.reads !== undefined) o.reads = parseWeights<keyof ReadMix>(v.reads, ['book', 'balance', 'orders', 'market'], 'reads');
   if (v.path !== undefined) {
     if (v.path !== 'hello') throw new Error('--path takes only hello');
     o.path = 'hello';
