@@ -50,6 +50,107 @@ async function one(c: WsClient, e: FrameEncoder): Promise<EntryResultObject> {
   return [...(await exchange(c, e, 1)).values()][0]!;
 }
 
+/**
+ * A place record spoiled one field at a time: what is spoiled, how (on the
+ * frame's bytes) and the byte offset the refusal must name. `other` is an
+ * account that is not the sender's.
+ */
+function refusedFields(other: number): [string, (m: Buffer) => void, number][] {
+  return [
+    ['producer', (m) => m.writeUInt16LE(2, 6), 6],
+    ['account', (m) => m.writeUInt32LE(other, 12), 12],
+    ['seq', (m) => m.writeUInt32LE(1, 16), 16],
+    ['ts', (m) => m.writeUInt32LE(1, 28), 24],
+    ['market_id', (m) => m.writeUInt32LE(0, 32), 32],
+    ['qty 0', (m) => m.writeUInt32LE(0, 36), 36],
+    ['qty above 1,000,000', (m) => m.writeUInt32LE(1_000_001, 36), 36],
+    ['tick', (m) => m.writeUInt8(100, 44), 44],
+    ['side', (m) => m.writeUInt8(2, 45), 45],
+    ['outcome', (m) => m.writeUInt8(2, 46), 46],
+    ['tif', (m) => m.writeUInt8(4, 47), 47],
+    ['stp', (m) => m.writeUInt8(3, 48), 48],
+    ['post_only', (m) => m.writeUInt8(2, 49), 49],
+    [
+      'post_only with ioc',
+      (m) => {
+        m.writeUInt8(1, 49);
+        m.writeUInt8(2, 47);
+      },
+      49,
+    ],
+    ['has_client_order_id without an id', (m) => m.writeUInt8(1, 50), 56],
+    ['an id without has_client_order_id', (m) => m.writeUInt32LE(5, 56), 56],
+    ['reserved0', (m) => m.writeUInt32LE(1, 52), 52],
+    ['gtd without expiry_ts', (m) => m.writeUInt8(1, 47), 64],
+    ['expiry_ts without gtd', (m) => m.writeUInt32LE(1, 64), 64],
+    ['max_cost without has_max_cost', (m) => m.writeUInt32LE(1, 72), 72],
+    [
+      'max_cost on a sell',
+      (m) => {
+        m.writeUInt8(1, 51);
+        m.writeUInt8(1, 45);
+      },
+      72,
+    ],
+  ];
+}
+
+/** A frame of one decrease record (the offsets of its fields differ from a place's). */
+function decreaseFrame(account: number): Buffer {
+  const e = new FrameEncoder(account);
+  e.decrease(5, '1', 1);
+  return Buffer.from(e.bytes());
+}
+
+/** Frames that cannot be read as records, made from one good record: what is wrong, the bytes, what the error says. */
+function malformedFrames(good: Buffer): [string, Buffer, RegExp][] {
+  return [
+    ['empty', Buffer.alloc(0), /empty/],
+    ['not a multiple of 8', Buffer.alloc(12), /whole number of records/],
+    [
+      'unknown type',
+      (() => {
+        const b = Buffer.from(good);
+        b.writeUInt16LE(5, 4);
+        return b;
+      })(),
+      /type 5/,
+    ],
+    [
+      'len of another type',
+      (() => {
+        const b = Buffer.from(good);
+        b.writeUInt32LE(48, 0);
+        return b;
+      })(),
+      /len 48/,
+    ],
+    ['runs past the frame', Buffer.concat([good, good]).subarray(0, 72), /run past|less than a header/],
+    ['too many records', Buffer.concat(Array.from({ length: 9 }, () => good)), /more than 8 records/],
+  ];
+}
+
+/** GET /admin/latency. */
+async function latencyReport(t: TestExchange): Promise<LatencyReport> {
+  const r = await fetch(`${t.adminBase}/admin/latency`, { headers: { authorization: `Bearer ${t.ex.admin_token}` } });
+  assert.equal(r.status, 200);
+  return (await r.json()) as LatencyReport;
+}
+
+/** The count and time of one stage of one route on lane ws, over every thread. */
+function wsStageSum(rep: LatencyReport, route: string, stage: string): { count: number; sum_us: number } {
+  const h = rep.histograms.filter((x) => x.lane === 'ws' && x.route === route && x.stage === stage);
+  return { count: h.reduce((a, x) => a + x.count, 0), sum_us: h.reduce((a, x) => a + x.sum_us, 0) };
+}
+
+/** The bytes of the hex block that follows `title` in LAYOUT.md. */
+function layoutHex(md: string, title: string): Buffer {
+  const at = md.indexOf(title);
+  assert.ok(at >= 0, title);
+  const block = md.slice(md.indexOf('```\n', at) + 4, md.indexOf('\n```', md.indexOf('```\n', at) + 4));
+  return Buffer.from(block.replace(/\s+/g, ''), 'hex');
+}
+
 before(async () => {
   tx = await startTestExchange({ demo: false, ws: { max_in_flight: 4, max_records_per_frame: 8 } });
   alice = await newAccount(tx);
@@ -139,43 +240,7 @@ describe('ws binary order entry', () => {
   it('binary: each field the JSON schema refuses is refused with its byte offset, and nothing is sequenced', async () => {
     const c = await binaryClient(alice);
     const seqBefore = Number((await alice.client.exchangeStatus()).as_of_seq);
-    const cases: [string, (m: Buffer) => void, number][] = [
-      ['producer', (m) => m.writeUInt16LE(2, 6), 6],
-      ['account', (m) => m.writeUInt32LE(bob.accountId, 12), 12],
-      ['seq', (m) => m.writeUInt32LE(1, 16), 16],
-      ['ts', (m) => m.writeUInt32LE(1, 28), 24],
-      ['market_id', (m) => m.writeUInt32LE(0, 32), 32],
-      ['qty 0', (m) => m.writeUInt32LE(0, 36), 36],
-      ['qty above 1,000,000', (m) => m.writeUInt32LE(1_000_001, 36), 36],
-      ['tick', (m) => m.writeUInt8(100, 44), 44],
-      ['side', (m) => m.writeUInt8(2, 45), 45],
-      ['outcome', (m) => m.writeUInt8(2, 46), 46],
-      ['tif', (m) => m.writeUInt8(4, 47), 47],
-      ['stp', (m) => m.writeUInt8(3, 48), 48],
-      ['post_only', (m) => m.writeUInt8(2, 49), 49],
-      [
-        'post_only with ioc',
-        (m) => {
-          m.writeUInt8(1, 49);
-          m.writeUInt8(2, 47);
-        },
-        49,
-      ],
-      ['has_client_order_id without an id', (m) => m.writeUInt8(1, 50), 56],
-      ['an id without has_client_order_id', (m) => m.writeUInt32LE(5, 56), 56],
-      ['reserved0', (m) => m.writeUInt32LE(1, 52), 52],
-      ['gtd without expiry_ts', (m) => m.writeUInt8(1, 47), 64],
-      ['expiry_ts without gtd', (m) => m.writeUInt32LE(1, 64), 64],
-      ['max_cost without has_max_cost', (m) => m.writeUInt32LE(1, 72), 72],
-      [
-        'max_cost on a sell',
-        (m) => {
-          m.writeUInt8(1, 51);
-          m.writeUInt8(1, 45);
-        },
-        72,
-      ],
-    ];
+    const cases = refusedFields(bob.accountId);
     let corr = 100;
     for (const [what, spoil, offset] of cases) {
       const e = new FrameEncoder(alice.accountId);
@@ -188,13 +253,7 @@ describe('ws binary order entry', () => {
       assert.deepEqual([r!.correlation, r!.status, r!.code, r!.field_offset], [corr, 'refused', 'invalid_field', offset], what);
       assert.equal(r!.seq, '0', what);
     }
-    const d = Buffer.from(
-      (() => {
-        const e = new FrameEncoder(alice.accountId);
-        e.decrease(5, '1', 1);
-        return e.bytes();
-      })(),
-    );
+    const d = decreaseFrame(alice.accountId);
     d.writeUInt32LE(1, 44);
     c.sendRaw(d, true);
     const have = c.frames.length;
@@ -276,30 +335,7 @@ describe('ws binary order entry', () => {
     const e = new FrameEncoder(alice.accountId);
     e.cancel(1, '1');
     const good = Buffer.from(e.bytes());
-    const frames: [string, Buffer, RegExp][] = [
-      ['empty', Buffer.alloc(0), /empty/],
-      ['not a multiple of 8', Buffer.alloc(12), /whole number of records/],
-      [
-        'unknown type',
-        (() => {
-          const b = Buffer.from(good);
-          b.writeUInt16LE(5, 4);
-          return b;
-        })(),
-        /type 5/,
-      ],
-      [
-        'len of another type',
-        (() => {
-          const b = Buffer.from(good);
-          b.writeUInt32LE(48, 0);
-          return b;
-        })(),
-        /len 48/,
-      ],
-      ['runs past the frame', Buffer.concat([good, good]).subarray(0, 72), /run past|less than a header/],
-      ['too many records', Buffer.concat(Array.from({ length: 9 }, () => good)), /more than 8 records/],
-    ];
+    const frames = malformedFrames(good);
     for (const [what, bytes, why] of frames) {
       const c = await binaryClient(alice);
       c.sendRaw(bytes, true);
@@ -330,28 +366,19 @@ describe('ws binary order entry', () => {
 
   it('ws order entry is timed per stage on lane ws: binary records (route binary) and JSON commands (place_order), like REST', async () => {
     const k = await newAccount(tx);
-    const read = async (): Promise<LatencyReport> => {
-      const r = await fetch(`${tx.adminBase}/admin/latency`, { headers: { authorization: `Bearer ${tx.ex.admin_token}` } });
-      assert.equal(r.status, 200);
-      return (await r.json()) as LatencyReport;
-    };
-    const sumOf = (rep: LatencyReport, route: string, stage: string): { count: number; sum_us: number } => {
-      const h = rep.histograms.filter((x) => x.lane === 'ws' && x.route === route && x.stage === stage);
-      return { count: h.reduce((a, x) => a + x.count, 0), sum_us: h.reduce((a, x) => a + x.sum_us, 0) };
-    };
     const n = 4; // the test exchange's max_in_flight
-    const before0 = await read();
+    const before0 = await latencyReport(tx);
     const c = await binaryClient(k);
     const e = new FrameEncoder(k.accountId);
     for (let i = 0; i < n; i++) e.place(100 + i, order(market, { tick: 3, qty: 1 }));
     for (const r of (await exchange(c, e, n)).values()) assert.equal(r.status, 'ok');
     for (let i = 0; i < n; i++)
       assert.equal((await c.reply(c.send('place_order', { ...order(market, { tick: 3, qty: 1 }) }), 5000)).status, 201);
-    const after0 = await read();
+    const after0 = await latencyReport(tx);
     for (const route of ['binary', 'place_order']) {
       const grew = (stage: string): { count: number; sum_us: number } => {
-        const a = sumOf(after0, route, stage);
-        const b = sumOf(before0, route, stage);
+        const a = wsStageSum(after0, route, stage);
+        const b = wsStageSum(before0, route, stage);
         return { count: a.count - b.count, sum_us: a.sum_us - b.sum_us };
       };
       const total = grew('total');
@@ -368,12 +395,7 @@ describe('ws binary order entry', () => {
 
   it("binary: LAYOUT.md's worked example is what the client encodes, and decodes to what it says", () => {
     const md = readFileSync(fileURLToPath(new URL('../../../native-layout/LAYOUT.md', import.meta.url)), 'utf8');
-    const hex = (title: string): Buffer => {
-      const at = md.indexOf(title);
-      assert.ok(at >= 0, title);
-      const block = md.slice(md.indexOf('```\n', at) + 4, md.indexOf('\n```', md.indexOf('```\n', at) + 4));
-      return Buffer.from(block.replace(/\s+/g, ''), 'hex');
-    };
+    const hex = (title: string): Buffer => layoutHex(md, title);
     const e = new FrameEncoder(42);
     e.place(7, { market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 10, client_order_id: '1001' });
     e.cancel(8, '4700');
