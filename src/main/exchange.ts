@@ -28,6 +28,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { KEY_ROUTES } from '../keys_service/routes.js';
+import { DataDirLock, EXIT_IN_USE } from './data_dir_lock.js';
 import { mountAdmin } from '../admin/admin.js';
 import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets } from '../gateway/buckets.js';
@@ -244,11 +245,27 @@ export interface StartOptions {
   time?: TimeSource;
 }
 
+/**
+ * Starts an exchange on `cfg.data_dir`, which it locks first (data_dir_lock.ts): a directory another
+ * running exchange holds is refused with an error (code EBUSY) naming it, before anything is read.
+ */
 export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}): Promise<RunningExchange> {
+  mkdirSync(cfg.data_dir, { recursive: true });
+  // Read-only, so a start refused for room leaves even a stale lock as it was.
+  checkFreeSpace(cfg);
+  const lock = DataDirLock.take(resolve(cfg.data_dir));
+  if (lock.tookOver !== null) log('warn', { event: 'data_dir_lock', stale_lock_taken_over: lock.tookOver, path: lock.path });
+  try {
+    return await startLocked(cfg, opts, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDirLock): Promise<RunningExchange> {
   const time = opts.time ?? SYSTEM_TIME;
   const u = uws();
-  mkdirSync(cfg.data_dir, { recursive: true });
-  checkFreeSpace(cfg);
   const token = adminToken(cfg);
   const t0 = performance.now();
   const port = cfg.port === 0 ? await freePort(cfg.host) : cfg.port;
@@ -580,6 +597,7 @@ export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}
     await snapshotting?.catch(() => undefined);
     await jobs.close();
     if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);
+    lock.release();
   };
   stopRef = stop;
   return {
@@ -621,6 +639,11 @@ async function main(): Promise<void> {
     // A storage fault at start (a full disk, a read-only mount, a file-size
     // limit) is one clear line and EXIT_STORAGE; nothing was damaged, and the
     // same start succeeds once the storage is fixed.
+    if ((e as NodeJS.ErrnoException).code === 'EBUSY') {
+      log('error', { event: 'start_failed', code: 'EBUSY', message: (e as Error).message, exit_code: EXIT_IN_USE });
+      process.stderr.write(`dx: cannot start: ${(e as Error).message}\n`);
+      process.exit(EXIT_IN_USE);
+    }
     const fault = storageFault(e);
     if (fault === null) throw e;
     log('error', {

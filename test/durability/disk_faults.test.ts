@@ -305,7 +305,9 @@ test('disk faults: a snapshot write that fails (EFBIG) is reported, leaves the p
     let failure: unknown = null;
     while (failure === null && Date.now() - t0 < 60_000) {
       await sleep(300);
-      const out = await attempt(() => s.admin().snapshot());
+      const out = await attempt(() => s.admin(30_000).snapshot());
+      // A request that timed out on a loaded machine says nothing: the next one joins the snapshot still being written.
+      if (out.kind === 'uncertain' && /^(TimeoutError|AbortError)/.test(out.why)) continue;
       if (out.kind !== 'ok') failure = out;
       else [good, goodBytes] = [out.body.path, readFileSync(out.body.path)];
     }
@@ -314,7 +316,7 @@ test('disk faults: a snapshot write that fails (EFBIG) is reported, leaves the p
     assert.ok(failure !== null, 'no snapshot failed within 60 s of trading');
     assert.ok(s.running, 'a failed snapshot must not stop the exchange');
     const logged = s.errors().filter((l) => l.event === 'snapshot_failed');
-    assert.ok(logged.length >= 1 && /EFBIG/.test(String(logged[0]!.error)), JSON.stringify(s.errors()));
+    assert.ok(logged.length >= 1 && /EFBIG/.test(String(logged[0]!.error)), `${JSON.stringify(failure)} ${JSON.stringify(s.errors())}`);
     const snaps = readdirSync(join(dir, 'snapshots')).sort();
     assert.ok(!snaps.some((n) => n.includes('.tmp-')), `temp files left: ${snaps.join(', ')}`);
     assert.equal(join(dir, 'snapshots', snaps.at(-1)!), good, 'the newest snapshot is still the last good one');

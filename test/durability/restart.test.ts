@@ -313,7 +313,7 @@ test(
 
 test(
   'restart: withdrawal states (pending, confirmed, failed) and their balances survive a SIGKILL; a retry answers the same wid',
-  { timeout: 60_000 },
+  { timeout: 120_000 },
   async () => {
     await withExchange('withdrawals', async (ctx) => {
       const f = await account(ctx.server, 1_000_000, ['read', 'withdraw']);
@@ -360,7 +360,7 @@ test(
 
 test(
   'restart: after POST /admin/snapshot the next start loads that snapshot (recovery line snapshot_seq) and replays only what follows',
-  { timeout: 60_000 },
+  { timeout: 120_000 },
   async () => {
     await withExchange('snapshot', async (ctx) => {
       const m = await market(ctx.server);
@@ -392,7 +392,7 @@ test(
 
 test(
   'restart: a damaged newest snapshot is reported and the start falls back to the older one plus the journal after it',
-  { timeout: 60_000 },
+  { timeout: 120_000 },
   async () => {
     await withExchange(
       'snapfallback',
@@ -438,7 +438,7 @@ test(
 test(
   'restart: a segment that a kill left without its header (killed between creating the file and writing it) is removed at the next ' +
     'start, not a fault',
-  { timeout: 60_000 },
+  { timeout: 120_000 },
   async () => {
     await withExchange('tornsegment', async (ctx) => {
       const m = await market(ctx.server);

@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startTestExchange, type TestExchange } from '../support/exchange.js';
+import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
   assertErrorReply, eventually, newAccount, newKey, newMarket, order, raw, rejects, signHeaders, signedRaw, sleep, type Key, type RawReply,
 } from '../support/harness.js';
@@ -38,6 +38,14 @@ function pause(): void {
 
 function resume(): void {
   tx.ex.pipeline.control.setPaused(false);
+}
+
+/** Requests the gateways hold for a sequenced outcome now (GET /metrics dx_held_requests, sampled by the gateways). */
+async function heldRequests(): Promise<number> {
+  const r = await raw(tx.ex.admin_port, { method: 'GET', target: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const m = /^dx_held_requests (\d+)/m.exec(r.text);
+  assert.ok(m, `dx_held_requests in ${r.status} ${r.text.slice(0, 200)}`);
+  return Number(m[1]);
 }
 
 test('overload: a placement, a cancel-all and a decrease held past the response budget answer 504 sequencing_timeout', async () => {
@@ -193,7 +201,8 @@ test('overload: a client that disconnects while its placement is held does not c
       (e: Error) => e.name,
     ));
   }
-  await sleep(100);
+  // Every placement reached the gateway (on a loaded machine the client may still be sending after 100 ms).
+  assert.ok(await eventually(async () => (await heldRequests()) >= 50, 10_000, 20), 'the 50 placements were held by the gateway');
   for (const ac of controllers) ac.abort();
   assert.deepEqual(new Set(await Promise.all(aborted)), new Set(['AbortError']), 'every request was held until its client went away');
   await sleep(50);
@@ -203,7 +212,7 @@ test('overload: a client that disconnects while its placement is held does not c
       (await k.client.orders({ status: ['resting'], market_id: market, limit: 1000 })).orders.filter(
         (o) => BigInt(o.client_order_id) >= 20_000n,
       ).length === 50,
-    3000,
+    10_000,
   );
   assert.ok(landed, 'the abandoned placements were still sequenced');
   const p = await k.client.placeOrder(order(market, { tick: 1 }));

@@ -104,6 +104,8 @@ function fileAppears(dir: string, re: RegExp, timeoutMs: number): Promise<boolea
   });
 }
 
+/** How long an aimed kill waits for its moment (a snapshot's temp file, a new segment) before it goes ahead anyway. */
+const AIM_WAIT_MS = 10_000;
 const MARKETS_WANTED = 2;
 const TRADER_DEPOSIT = 5_000_000;
 const FUNDING_DEPOSIT = 50_000_000;
@@ -376,18 +378,20 @@ export class CrashRun {
    * Holds the kill until the moment it is aimed at, when this kill is: a
    * snapshot's temp file appearing (the driver asks for the snapshot; its
    * answer is cut off like any other), or a new segment file appearing.
-   * After 3 s without it the kill goes ahead (counted as missed).
+   * After AIM_WAIT_MS without it the kill goes ahead (counted as missed):
+   * generous, because on a loaded machine the snapshot worker may take
+   * seconds to fold up to the snapshot's seq before it writes its file.
    */
   private async aim(kill: number): Promise<void> {
     const L = this.ledger;
     if (this.o.snapshotKillEvery > 0 && kill % this.o.snapshotKillEvery === 0) {
       const dir = join(this.dataDir, SNAPSHOT_DIR);
       mkdirSync(dir, { recursive: true });
-      const seen = fileAppears(dir, /\.dxs\.tmp-/, 3000);
+      const seen = fileAppears(dir, /\.dxs\.tmp-/, AIM_WAIT_MS);
       void attempt(() => this.link.admin().snapshot());
       L.count(await seen ? 'kills_aimed_at_snapshot' : 'kills_aimed_at_snapshot_missed');
     } else if (this.o.rotationKillEvery > 0 && kill % this.o.rotationKillEvery === 1 % this.o.rotationKillEvery) {
-      const seen = await fileAppears(join(this.dataDir, JOURNAL_DIR), /^seg-[0-9]{20}\.dxj$/, 3000);
+      const seen = await fileAppears(join(this.dataDir, JOURNAL_DIR), /^seg-[0-9]{20}\.dxj$/, AIM_WAIT_MS);
       L.count(seen ? 'kills_aimed_at_rotation' : 'kills_aimed_at_rotation_missed');
     }
   }

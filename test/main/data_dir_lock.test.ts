@@ -1,0 +1,141 @@
+// The data directory's lock (src/main/data_dir_lock.ts): a directory held by
+// a running process (another one, or another exchange of this one) is
+// refused with an error naming the holder; a lock left by a dead process, by
+// a reused pid or by a start killed before it wrote the file is taken over;
+// a lock from another host is never taken over; release removes only a lock
+// that still names this process. End to end: a second exchange process on a
+// data directory in use exits 73 with one line naming the first, and a start
+// after a SIGKILL takes the dead process's lock over and recovers.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DataDirLock, LOCK_FILE } from '../../src/main/data_dir_lock.js';
+import { killOnExit } from '../support/child.js';
+import { ExchangeProcess, spawnExchange } from '../support/exchange.js';
+
+const LOCK_MODULE = new URL('../../src/main/data_dir_lock.js', import.meta.url).href;
+
+function freshDir(): string {
+  return mkdtempSync(join(tmpdir(), 'dx-lock-'));
+}
+
+function writeLock(dir: string, owner: Record<string, unknown> | string): void {
+  writeFileSync(join(dir, LOCK_FILE), typeof owner === 'string' ? owner : JSON.stringify(owner));
+}
+
+/** A child process that takes the lock of `dir`, says so, and runs until killed. */
+async function holder(dir: string): Promise<ChildProcess> {
+  const code = `const { DataDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
+    DataDirLock.take(${JSON.stringify(dir)}); process.stdout.write('locked\\n'); setInterval(() => undefined, 1000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  killOnExit(child);
+  await new Promise<void>((res, rej) => {
+    child.stdout!.on('data', (b: Buffer) => {
+      if (b.toString().includes('locked')) res();
+    });
+    child.once('exit', (c) => rej(new Error(`the holder exited ${c} before it locked`)));
+  });
+  return child;
+}
+
+async function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise((res) => child.once('exit', res));
+}
+
+test('data dir lock: a second exchange of this process is refused; release frees the directory and removes the file', () => {
+  const dir = freshDir();
+  try {
+    const lock = DataDirLock.take(dir);
+    assert.equal(lock.tookOver, null);
+    const owner = JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as { pid: number; host: string };
+    assert.equal(owner.pid, process.pid);
+    assert.equal(owner.host, hostname());
+    assert.throws(() => DataDirLock.take(dir), (e: NodeJS.ErrnoException) => {
+      assert.equal(e.code, 'EBUSY');
+      assert.match(e.message, new RegExp(`in use by pid ${process.pid} .*another exchange of this process`));
+      return true;
+    });
+    lock.release();
+    lock.release();
+    assert.equal(existsSync(join(dir, LOCK_FILE)), false);
+    DataDirLock.take(dir).release();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('data dir lock: a directory held by a running process is refused; once that process is killed its lock is taken over', async () => {
+  const dir = freshDir();
+  try {
+    const child = await holder(dir);
+    assert.throws(() => DataDirLock.take(dir), new RegExp(`in use by pid ${child.pid} on ${hostname()}`));
+    child.kill('SIGKILL');
+    await exited(child);
+    const lock = DataDirLock.take(dir);
+    assert.equal(lock.tookOver?.pid, child.pid, 'the dead holder\'s lock was taken over');
+    lock.release();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('data dir lock: a live pid with another start time (a pid reused after a crash) and an empty file are stale', async () => {
+  const dir = freshDir();
+  const child = await holder(freshDir());
+  try {
+    writeLock(dir, { pid: child.pid, start: '1', host: hostname(), taken_at: '2026-01-01T00:00:00Z' });
+    const lock = DataDirLock.take(dir);
+    assert.equal(lock.tookOver?.pid, child.pid);
+    lock.release();
+    writeLock(dir, '');
+    DataDirLock.take(dir).release();
+  } finally {
+    child.kill('SIGKILL');
+    await exited(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('data dir lock: a lock taken on another host is never taken over, and release leaves a lock that is not its own', () => {
+  const dir = freshDir();
+  try {
+    writeLock(dir, { pid: 1, start: null, host: 'elsewhere.example', taken_at: '2026-11-25T00:00:00Z' });
+    assert.throws(() => DataDirLock.take(dir), /in use by pid 1 on elsewhere\.example.*another host is not taken over; remove LOCK/);
+    rmSync(join(dir, LOCK_FILE));
+    const lock = DataDirLock.take(dir);
+    writeLock(dir, { pid: 1, start: null, host: 'elsewhere.example', taken_at: '' });
+    lock.release();
+    assert.equal(existsSync(join(dir, LOCK_FILE)), true, 'a lock naming another owner stays');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('data dir lock: a second exchange on a directory in use exits 73 naming the first; after a SIGKILL the next start takes over', {
+  timeout: 120_000,
+}, async () => {
+  const dir = freshDir();
+  try {
+    const first = await spawnExchange({ data_dir: dir });
+    const second = new ExchangeProcess({ data_dir: dir });
+    const refused = await second.exited;
+    assert.equal(refused.code, 73, second.stderrTail());
+    assert.match(second.stderrTail(), new RegExp(`dx: cannot start: the data directory ${dir} is in use by pid ${first.pid} on `));
+    assert.ok((await first.admin().createAccount()).account_id > 0, 'the first exchange runs on');
+    await first.kill();
+    const third = await spawnExchange({ data_dir: dir });
+    const taken = third.events('data_dir_lock');
+    assert.equal(taken.length, 1, JSON.stringify(taken));
+    assert.equal((taken[0]!.stale_lock_taken_over as { pid: number }).pid, first.pid);
+    const stopped = await third.stop();
+    assert.equal(stopped.code, 0);
+    assert.equal(existsSync(join(dir, LOCK_FILE)), false, 'a clean stop removes its lock');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
