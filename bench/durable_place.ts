@@ -37,7 +37,9 @@ import { performance } from 'node:perf_hooks';
 import { listSegments } from '../src/journal/recovery.js';
 import { readWhole, scanSegment } from '../src/journal/segment.js';
 import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
-import { helloPhase, settings as gatewaySettings, wrkHelloPhase, type Settings as GatewaySettings } from './gateway_place.js';
+import {
+  flagSharedMachine, helloPhase, presignMetrics, settings as gatewaySettings, wrkHelloPhase, type Settings as GatewaySettings,
+} from './gateway_place.js';
 import { closeFetchConnections } from '../src/client/transport.js';
 import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js';
 import { createTraders, openMarket } from './lib/population.js';
@@ -365,13 +367,8 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     const curve: ModeResult['curve'] = [];
     for (const fraction of CURVE_FRACTIONS) {
       const rate = Math.max(1, Math.round(median(place.fsync.map((m) => okRate(m.value))) * fraction));
-      const m = await measured(
-        s,
-        ex.fsync,
-        other('fsync'),
-        (start) => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, start, s.curve_ms),
-        true,
-      );
+      const run = (start: () => void): Promise<LoadResult> => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, start, s.curve_ms);
+      const m = await measured(s, ex.fsync, other('fsync'), run, true);
       curve.push({ fraction, rate, m });
     }
     const half = curve.find((c) => c.fraction === 0.5)!;
@@ -399,18 +396,23 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
       },
     };
   } finally {
-    for (const mode of MODES) {
-      const e = exs[mode];
-      if (e === undefined) continue;
-      const how = await stopServer(e.server);
-      if (how.killed || how.code !== 0)
-        process.stderr.write(
-          `durable_place: the ${mode} exchange ended with code ${how.code} signal ` +
-            `${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`,
-        );
-    }
-    for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
+    await stopExchanges(exs, dirs);
   }
+}
+
+/** Stops both modes' exchanges (saying on stderr when one did not end cleanly) and removes their data directories. */
+async function stopExchanges(exs: Partial<Record<Mode, Exchange>>, dirs: Record<Mode, string>): Promise<void> {
+  for (const mode of MODES) {
+    const e = exs[mode];
+    if (e === undefined) continue;
+    const how = await stopServer(e.server);
+    if (how.killed || how.code !== 0)
+      process.stderr.write(
+        `durable_place: the ${mode} exchange ended with code ${how.code} signal ` +
+          `${how.signal}${how.killed ? ' (SIGKILL after SIGTERM timed out)' : ''}\n`,
+      );
+  }
+  for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
 }
 
 // ------------------------------------------------------------------ phase 2: recovery
@@ -487,41 +489,51 @@ interface RecoveryResult {
   reached: boolean;
 }
 
+/**
+ * Builds a journal of s.journal_events events (or what s.build_max_ms
+ * allows) in `dir` through the real server: durability none to build fast
+ * (the journal's content is the same), no periodic snapshot, placements and
+ * cancels 4:1 in closed-loop runs. Returns how many runs it took.
+ */
+async function buildJournal(dir: string, s: Settings, seed: number): Promise<number> {
+  const t0 = performance.now();
+  const server = await startServer(dir, 'none', s, { snapshotEvery: 1_000_000_000 });
+  let runs = 0;
+  try {
+    const ex = await population(server, 'none', dir, Math.min(512, s.keys), s);
+    const admin = server.admin(60_000);
+    while (performance.now() - t0 < s.build_max_ms) {
+      const records = ((await admin.health()).journal as { records: number }).records;
+      if (records >= s.journal_events) break;
+      const ks = ex.keys;
+      await runLoad({
+        baseUrl: server.base,
+        keys: ks,
+        markets: [ex.market],
+        mode: 'closed',
+        connections: ks.length,
+        durationMs: s.build_run_ms,
+        mix: { place: 4, cancel: 1, read: 0 },
+        workers: s.workers,
+        seed: (seed + 0x51ed27 * ++runs) >>> 0,
+        mid: MID,
+        spread: SPREAD,
+      });
+      if (!server.running) throw new Error(`the build exchange died: ${server.stderrTail().slice(-2000)}`);
+    }
+  } finally {
+    const how = await stopServer(server);
+    if (how.killed || how.code !== 0) throw new Error(`the build exchange ended with code ${how.code} signal ${how.signal}`);
+  }
+  return runs;
+}
+
 async function recoveryPhase(s: Settings, seed: number): Promise<RecoveryResult> {
   const dir = mkdtempSync(join(tmpdir(), 'dx-bench-recovery-'));
   const emptyDir = mkdtempSync(join(tmpdir(), 'dx-bench-empty-'));
   try {
-    // Build: durability none to build fast (the journal's content is the same); no periodic snapshot.
     const t0 = performance.now();
-    const server = await startServer(dir, 'none', s, { snapshotEvery: 1_000_000_000 });
-    let runs = 0;
-    let records = 0;
-    try {
-      const ex = await population(server, 'none', dir, Math.min(512, s.keys), s);
-      const admin = server.admin(60_000);
-      while (performance.now() - t0 < s.build_max_ms) {
-        records = ((await admin.health()).journal as { records: number }).records;
-        if (records >= s.journal_events) break;
-        const ks = ex.keys;
-        await runLoad({
-          baseUrl: server.base,
-          keys: ks,
-          markets: [ex.market],
-          mode: 'closed',
-          connections: ks.length,
-          durationMs: s.build_run_ms,
-          mix: { place: 4, cancel: 1, read: 0 },
-          workers: s.workers,
-          seed: (seed + 0x51ed27 * ++runs) >>> 0,
-          mid: MID,
-          spread: SPREAD,
-        });
-        if (!server.running) throw new Error(`the build exchange died: ${server.stderrTail().slice(-2000)}`);
-      }
-    } finally {
-      const how = await stopServer(server);
-      if (how.killed || how.code !== 0) throw new Error(`the build exchange ended with code ${how.code} signal ${how.signal}`);
-    }
+    const runs = await buildJournal(dir, s, seed);
     const buildMs = Math.round(performance.now() - t0);
     const journal = journalStats(dir);
     const full: ColdStart[] = [];
@@ -569,6 +581,81 @@ function triple(metrics: Record<string, number>, name: string, xs: number[]): nu
   metrics[`${name}_max`] = round1(maxOf(xs));
   metrics[`${name}_spread_pct`] = xs.length > 1 ? round1(relativeSpread(xs) * 100) : 0;
   return med;
+}
+
+/** The fsync curve's figures per fraction of the peak: client-side (the generator) beside server-side (the exchange's stages). */
+function curveMetrics(metrics: Record<string, number>, curve: ModeResult['curve']): void {
+  const us = (ms: number): number => Math.round(ms * 1000);
+  for (const c of curve) {
+    const pct = Math.round(c.fraction * 100);
+    const p = `fsync_at_${pct}pct`;
+    const o = c.m.value;
+    metrics[`${p}_rate_per_s`] = c.rate;
+    putLatencyUs(metrics, `${p}_`, o.latency_ms, ['p50', 'p99', 'p999', 'max']);
+    metrics[`${p}_send_lag_p99_us`] = us(o.send_lag_ms.p99);
+    metrics[`${p}_server_cpu_pct`] = round1(c.m.server_pct);
+    metrics[`${p}_generator_cpu_pct`] = round1(c.m.generator_pct);
+    // The issue-13 keys: server-side (the exchange's own histograms over the run) beside client-side.
+    for (const q of ['p50', 'p99', 'p999', 'max'] as const) metrics[`client_${q}_us_${pct}pct`] = us(o.latency_ms[q]);
+    const srv = c.m.server;
+    if (srv !== undefined) {
+      const t = srv.stages.total!;
+      metrics[`server_p50_us_${pct}pct`] = t.p50_us;
+      metrics[`server_p99_us_${pct}pct`] = t.p99_us;
+      metrics[`server_p999_us_${pct}pct`] = t.p999_us;
+      metrics[`server_max_us_${pct}pct`] = t.max_us;
+      metrics[`server_count_${pct}pct`] = t.count;
+      for (const [stage, x] of Object.entries(srv.stages)) {
+        if (stage === 'total' || x.count === 0) continue;
+        metrics[`stage_${stage}_p50_us_${pct}pct`] = x.p50_us;
+        metrics[`stage_${stage}_p99_us_${pct}pct`] = x.p99_us;
+        metrics[`stage_${stage}_max_us_${pct}pct`] = x.max_us;
+      }
+      metrics[`journal_fsync_p50_us_${pct}pct`] = srv.fsync.p50_us;
+      metrics[`journal_fsync_p99_us_${pct}pct`] = srv.fsync.p99_us;
+      metrics[`journal_fsync_max_us_${pct}pct`] = srv.fsync.max_us;
+    }
+  }
+}
+
+/** The recovery phase's figures: the journal, cold starts replaying it, an empty start, a snapshot and starts from it. */
+function recoveryMetrics(metrics: Record<string, number>, rc: RecoveryResult): { emptyReady: number; emptyLog: number } {
+  const million = rc.journal.events / 1e6;
+  const fullReady = median(rc.full.map((c) => c.spawn_to_ready_ms));
+  const fullLog = median(rc.full.map((c) => c.recovery_log_ms));
+  const emptyReady = median(rc.empty.map((c) => c.spawn_to_ready_ms));
+  const emptyLog = median(rc.empty.map((c) => c.recovery_log_ms));
+  metrics.journal_events = rc.journal.events;
+  metrics.journal_commands = rc.journal.last_seq;
+  metrics.journal_segments = rc.journal.segments;
+  metrics.journal_mib = round1(rc.journal.bytes / 2 ** 20);
+  metrics.journal_build_ms = rc.build_ms;
+  triple(
+    metrics,
+    'recovery_spawn_to_ready_ms',
+    rc.full.map((c) => c.spawn_to_ready_ms),
+  );
+  triple(
+    metrics,
+    'recovery_log_ms',
+    rc.full.map((c) => c.recovery_log_ms),
+  );
+  metrics.recovery_s_per_million_events = round3(fullReady / 1000 / million);
+  metrics.recovery_log_s_per_million_events = round3(fullLog / 1000 / million);
+  metrics.empty_start_spawn_to_ready_ms = round1(emptyReady);
+  metrics.empty_start_recovery_log_ms = round1(emptyLog);
+  metrics.replay_s_per_million_events = round3((fullReady - emptyReady) / 1000 / million);
+  metrics.snapshot_seq = rc.snapshot.seq;
+  metrics.snapshot_write_ms = rc.snapshot.ms;
+  metrics.snapshot_mib = round1(rc.snapshot.bytes / 2 ** 20);
+  triple(
+    metrics,
+    'from_snapshot_spawn_to_ready_ms',
+    rc.from_snapshot.map((c) => c.spawn_to_ready_ms),
+  );
+  metrics.from_snapshot_recovery_log_ms = round1(median(rc.from_snapshot.map((c) => c.recovery_log_ms)));
+
+  return { emptyReady, emptyLog };
 }
 
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
@@ -647,83 +734,17 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
           `it (target >= 40%).`,
     );
   } else flag('wrk is not installed: no wrk hello ceiling in this run');
-  for (const c of tp.fsync.curve) {
-    const pct = Math.round(c.fraction * 100);
-    const p = `fsync_at_${pct}pct`;
-    const o = c.m.value;
-    metrics[`${p}_rate_per_s`] = c.rate;
-    putLatencyUs(metrics, `${p}_`, o.latency_ms, ['p50', 'p99', 'p999', 'max']);
-    metrics[`${p}_send_lag_p99_us`] = us(o.send_lag_ms.p99);
-    metrics[`${p}_server_cpu_pct`] = round1(c.m.server_pct);
-    metrics[`${p}_generator_cpu_pct`] = round1(c.m.generator_pct);
-    // The issue-13 keys: server-side (the exchange's own histograms over the run) beside client-side.
-    for (const q of ['p50', 'p99', 'p999', 'max'] as const) metrics[`client_${q}_us_${pct}pct`] = us(o.latency_ms[q]);
-    const srv = c.m.server;
-    if (srv !== undefined) {
-      const t = srv.stages.total!;
-      metrics[`server_p50_us_${pct}pct`] = t.p50_us;
-      metrics[`server_p99_us_${pct}pct`] = t.p99_us;
-      metrics[`server_p999_us_${pct}pct`] = t.p999_us;
-      metrics[`server_max_us_${pct}pct`] = t.max_us;
-      metrics[`server_count_${pct}pct`] = t.count;
-      for (const [stage, x] of Object.entries(srv.stages)) {
-        if (stage === 'total' || x.count === 0) continue;
-        metrics[`stage_${stage}_p50_us_${pct}pct`] = x.p50_us;
-        metrics[`stage_${stage}_p99_us_${pct}pct`] = x.p99_us;
-        metrics[`stage_${stage}_max_us_${pct}pct`] = x.max_us;
-      }
-      metrics[`journal_fsync_p50_us_${pct}pct`] = srv.fsync.p50_us;
-      metrics[`journal_fsync_p99_us_${pct}pct`] = srv.fsync.p99_us;
-      metrics[`journal_fsync_max_us_${pct}pct`] = srv.fsync.max_us;
-    }
-  }
+  curveMetrics(metrics, tp.fsync.curve);
   if (tp.none.open.server !== undefined) putServer(metrics, 'none_', tp.none.open.server.stages.total!);
   const signedRuns = [...tp.fsync.place, ...tp.none.place, ...tp.fsync.curve.map((c) => c.m), tp.none.open];
-  const signed = signedRuns.reduce((a, m) => a + m.value.presign.signed, 0);
-  metrics.presign_requests = signed;
-  metrics.presign_cpu_us_per_req = round1(signed > 0 ? (signedRuns.reduce((a, m) => a + m.value.presign.cpu_ms, 0) * 1000) / signed : 0);
-  metrics.presign_inline = signedRuns.reduce((a, m) => a + m.value.presign.inline, 0);
+  const signed = presignMetrics(metrics, signedRuns);
   notes.push(
     `signing ahead: the closed-loop runs and the open loops signed ${signed} requests in the generator's workers before sending started ` +
       `(${metrics.presign_cpu_us_per_req} µs of worker CPU each, outside the runs' CPU windows); ${metrics.presign_inline} were signed ` +
         `when sent instead (past the signed ones, or a stamp over 3 s off). Probes sign when sending.`,
   );
 
-  // Recovery.
-  const million = rc.journal.events / 1e6;
-  const fullReady = median(rc.full.map((c) => c.spawn_to_ready_ms));
-  const fullLog = median(rc.full.map((c) => c.recovery_log_ms));
-  const emptyReady = median(rc.empty.map((c) => c.spawn_to_ready_ms));
-  const emptyLog = median(rc.empty.map((c) => c.recovery_log_ms));
-  metrics.journal_events = rc.journal.events;
-  metrics.journal_commands = rc.journal.last_seq;
-  metrics.journal_segments = rc.journal.segments;
-  metrics.journal_mib = round1(rc.journal.bytes / 2 ** 20);
-  metrics.journal_build_ms = rc.build_ms;
-  triple(
-    metrics,
-    'recovery_spawn_to_ready_ms',
-    rc.full.map((c) => c.spawn_to_ready_ms),
-  );
-  triple(
-    metrics,
-    'recovery_log_ms',
-    rc.full.map((c) => c.recovery_log_ms),
-  );
-  metrics.recovery_s_per_million_events = round3(fullReady / 1000 / million);
-  metrics.recovery_log_s_per_million_events = round3(fullLog / 1000 / million);
-  metrics.empty_start_spawn_to_ready_ms = round1(emptyReady);
-  metrics.empty_start_recovery_log_ms = round1(emptyLog);
-  metrics.replay_s_per_million_events = round3((fullReady - emptyReady) / 1000 / million);
-  metrics.snapshot_seq = rc.snapshot.seq;
-  metrics.snapshot_write_ms = rc.snapshot.ms;
-  metrics.snapshot_mib = round1(rc.snapshot.bytes / 2 ** 20);
-  triple(
-    metrics,
-    'from_snapshot_spawn_to_ready_ms',
-    rc.from_snapshot.map((c) => c.spawn_to_ready_ms),
-  );
-  metrics.from_snapshot_recovery_log_ms = round1(median(rc.from_snapshot.map((c) => c.recovery_log_ms)));
+  const { emptyReady, emptyLog } = recoveryMetrics(metrics, rc);
 
   // Settings.
   metrics.gateways = s.gateways;
@@ -847,15 +868,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
           `${xs.map((x) => Math.round(x)).join(', ')}`,
       );
   }
-  const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
-  if (noisy.length > 0)
-    flag(
-      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
-        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`,
-    );
-  const loud = all.filter((m) => !m.quiet.quiet);
-  if (loud.length > 0)
-    flag(`${loud.length} run(s) started without a quiet machine (waited up to ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
+  flagSharedMachine(all, flag);
   for (const mode of MODES) {
     const bad = Object.entries(tp[mode].open.value.statuses).filter(([k]) => !/^2/.test(k));
     if (bad.length > 0 || tp[mode].open.value.unsent > 0)

@@ -195,6 +195,35 @@ function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 
+/**
+ * Flags the runs that shared the machine: other processes over
+ * FOREIGN_REDO_PCT of a core even after redoing, or no quiet machine found
+ * before the start.
+ */
+export function flagSharedMachine(all: readonly { foreign_pct: number; quiet: QuietResult }[], flag: (what: string) => void): void {
+  const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
+  if (noisy.length > 0)
+    flag(
+      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
+        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`,
+    );
+  const loud = all.filter((m) => !m.quiet.quiet);
+  if (loud.length > 0)
+    flag(`${loud.length} run(s) started without a quiet machine (waited up to ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
+}
+
+/**
+ * Signing ahead over runs: requests signed before sending, the worker CPU
+ * each took, and how many were signed when sent anyway. Returns the count.
+ */
+export function presignMetrics(metrics: Record<string, number>, runs: readonly { value: LoadResult }[]): number {
+  const signed = runs.reduce((a, m) => a + m.value.presign.signed, 0);
+  metrics.presign_requests = signed;
+  metrics.presign_cpu_us_per_req = round1(signed > 0 ? (runs.reduce((a, m) => a + m.value.presign.cpu_ms, 0) * 1000) / signed : 0);
+  metrics.presign_inline = runs.reduce((a, m) => a + m.value.presign.inline, 0);
+  return signed;
+}
+
 /** Answers with a 2xx status, per second, on the load generator's own time base. */
 export function okRate(r: LoadResult): number {
   return r.completed === 0 ? 0 : round1((r.throughput_per_s * okCount(r.statuses)) / r.completed);
@@ -421,6 +450,36 @@ async function openLoop(
   );
 }
 
+const PLACE = { place: 1, cancel: 0, read: 0 } as const;
+const READ = { place: 0, cancel: 0, read: 1 } as const;
+
+type Probe = FastifyPhase['probes'][number];
+
+/**
+ * Which connection count gives the most placements without any key running
+ * into its bucket: a closed-loop probe at each of EXCHANGE_CONNECTIONS (no
+ * more than there are keys); the best accepted count, else the largest
+ * tried. The same rule for the exchange and its Fastify peer.
+ */
+async function probeConnections(
+  s: Settings, target: Target, keys: number, closed: (connections: number, durationMs: number) => Promise<LoadResult>, alive: () => void,
+): Promise<{ probes: Probe[]; connections: number; placeProbe: number }> {
+  const probes: Probe[] = [];
+  for (const c of EXCHANGE_CONNECTIONS) {
+    if (c > keys) continue;
+    const m = await measured(s, target, () => closed(c, s.probe_ms));
+    alive();
+    const perS = okRate(m.value);
+    const perKey = perS / c;
+    const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
+    const { statuses } = m.value;
+    probes.push({ connections: c, per_s: perS, per_key_per_s: round1(perKey), statuses, server_pct: m.server_pct, accepted });
+  }
+  const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
+  const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
+  return { probes, connections, placeProbe: probes.find((p) => p.connections === connections)!.per_s };
+}
+
 async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> {
   const ex: ExchangeProcess = await startBenchExchange({ gateways: s.gateways, durability: 'none' });
   try {
@@ -454,36 +513,12 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
       if (!ex.child.running) throw new Error(`the exchange died: ${ex.stderrTail().slice(-2000)}`);
     };
 
-    // Probes: which connection count gives the most placements without any
-    // key running into its bucket.
-    const probes: ExchangePhase['probes'] = [];
-    for (const c of EXCHANGE_CONNECTIONS) {
-      if (c > keys.length) continue;
-      const m = await measured(s, target, () => closed({ place: 1, cancel: 0, read: 0 }, c, s.probe_ms));
-      alive();
-      const perS = okRate(m.value);
-      const perKey = perS / c;
-      const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
-      probes.push({
-        connections: c,
-        per_s: perS,
-        per_key_per_s: round1(perKey),
-        statuses: m.value.statuses,
-        server_pct: m.server_pct,
-        accepted,
-      });
-    }
+    const { probes, connections, placeProbe } = await probeConnections(s, target, keys.length, (c, ms) => closed(PLACE, c, ms), alive);
     let orders = 2 * setup.traders.length; // the seeding placed two orders per account
     for (const p of probes) orders += okCount(p.statuses);
-    const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
-    const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
-
-    const placeProbe = probes.find((p) => p.connections === connections)!.per_s;
     const place: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      place.push(
-        await measured(s, target, (start) => closed({ place: 1, cancel: 0, read: 0 }, connections, s.run_ms, { rate: placeProbe, start })),
-      );
+      place.push(await measured(s, target, (start) => closed(PLACE, connections, s.run_ms, { rate: placeProbe, start })));
       orders += okCount(place[place.length - 1]!.value.statuses);
       alive();
     }
@@ -495,12 +530,10 @@ async function exchangePhase(s: Settings, seed: number): Promise<ExchangePhase> 
     orders += okCount(open.value.statuses);
     alive();
 
-    const readProbe = okRate((await measured(s, target, () => closed({ place: 0, cancel: 0, read: 1 }, connections, s.probe_ms))).value);
+    const readProbe = okRate((await measured(s, target, () => closed(READ, connections, s.probe_ms))).value);
     const reads: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
-      reads.push(
-        await measured(s, target, (start) => closed({ place: 0, cancel: 0, read: 1 }, connections, s.run_ms, { rate: readProbe, start })),
-      );
+      reads.push(await measured(s, target, (start) => closed(READ, connections, s.run_ms, { rate: readProbe, start })));
       alive();
     }
     return {
@@ -580,26 +613,7 @@ async function fastifyPhase(s: Settings, seed: number): Promise<FastifyPhase> {
     const alive = (): void => {
       if (!peer.child.running) throw new Error(`the fastify peer died: ${peer.child.stderrTail().slice(-2000)}`);
     };
-    const probes: FastifyPhase['probes'] = [];
-    for (const c of EXCHANGE_CONNECTIONS) {
-      if (c > keys.length) continue;
-      const m = await measured(s, target, () => closed(c, s.probe_ms));
-      alive();
-      const perS = okRate(m.value);
-      const perKey = perS / c;
-      const accepted = (m.value.statuses['429'] ?? 0) === 0 && perKey <= WRITE_RATE_PER_KEY * KEY_HEADROOM;
-      probes.push({
-        connections: c,
-        per_s: perS,
-        per_key_per_s: round1(perKey),
-        statuses: m.value.statuses,
-        server_pct: m.server_pct,
-        accepted,
-      });
-    }
-    const ok = probes.filter((p) => p.accepted).sort((a, b) => b.per_s - a.per_s);
-    const connections = ok.length > 0 ? ok[0]!.connections : Math.max(...probes.map((p) => p.connections));
-    const placeProbe = probes.find((p) => p.connections === connections)!.per_s;
+    const { probes, connections, placeProbe } = await probeConnections(s, target, keys.length, closed, alive);
     const place: Measured<LoadResult>[] = [];
     for (let i = 0; i < s.repeats; i++) {
       place.push(await measured(s, target, (start) => closed(connections, s.run_ms, { rate: placeProbe, start })));
@@ -673,6 +687,60 @@ export function cpuMetrics(metrics: Record<string, number>, prefix: string, runs
   }
 }
 
+/**
+ * The hello ceiling driven by wrk: server CPU per request without a Node
+ * generator beside it. Returns wrk's median requests/s (NaN without wrk).
+ */
+function wrkMetrics(metrics: Record<string, number>, wrk: WrkPhase | null, flag: (what: string) => void): number {
+  if (wrk === null) {
+    flag(`${WRK} is not installed: no wrk hello ceiling in this run`);
+    return NaN;
+  }
+  const wrkRates = wrk.runs.map((m) => m.value.requests_per_s);
+  const wrkMed = triple(metrics, 'hello_wrk_requests_per_s', wrkRates);
+  const srv = median(wrk.runs.map((m) => m.server_pct));
+  const gen = median(wrk.runs.map((m) => (m.value.cpu_ms / m.value.wall_ms) * 100));
+  metrics.hello_wrk_server_cpu_pct = round1(srv);
+  metrics.hello_wrk_generator_cpu_pct = round1(gen);
+  metrics.hello_wrk_server_cpu_us_per_req = round1(((srv / 100) * 1e6) / wrkMed);
+  metrics.hello_wrk_generator_cpu_us_per_req = round1(((gen / 100) * 1e6) / wrkMed);
+  metrics.hello_wrk_connections = wrk.connections;
+  metrics.hello_wrk_errors = wrk.runs.reduce((a, m) => a + m.value.errors, 0);
+  if (metrics.hello_wrk_errors > 0) flag(`wrk reported ${metrics.hello_wrk_errors} errors or non-2xx answers against the hello server`);
+  return wrkMed;
+}
+
+/** TCP segments per answered (or failed) request over runs, median. */
+function segmentsPerRequest(runs: Measured<LoadResult>[]): number {
+  return round1(median(runs.map((m) => m.tcp_segments / Math.max(1, m.value.completed + m.value.errors))));
+}
+
+/** The settings of the run, on record beside its figures. */
+function settingsMetrics(metrics: Record<string, number>, s: Settings, hello: HelloPhase, ex: ExchangePhase, wallS: number): void {
+  metrics.gateways = s.gateways;
+  metrics.loadgen_workers = s.workers;
+  metrics.keys = ex.keys;
+  metrics.seed_shares_per_outcome = s.seed_shares;
+  metrics.hello_connections = hello.connections;
+  metrics.exchange_connections = ex.connections;
+  metrics.run_ms = s.run_ms;
+  metrics.probe_ms = s.probe_ms;
+  metrics.open_ms = s.open_ms;
+  metrics.repeats = s.repeats;
+  metrics.setup_ms = ex.setup_ms;
+  metrics.wall_s = wallS;
+}
+
+/** Sums a count table (statuses or ops) over runs into `metrics` as `<prefix><key>`; returns the sums. */
+function countMetrics(
+  metrics: Record<string, number>, prefix: string, runs: Measured<LoadResult>[], which: 'statuses' | 'ops',
+): Record<string, number> {
+  const sums: Record<string, number> = {};
+  for (const m of runs) addCounts(sums, m.value[which]);
+  for (const [k, v] of Object.entries(sums)) metrics[`${prefix}${k}`] = v;
+  return sums;
+}
+
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
   const s = settings(opts.quick === true);
   const seed = 0x2545f491;
@@ -719,17 +787,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const readMed = triple(metrics, 'reads_per_s', readRates);
 
   // Status counts over the repeated runs.
-  const placeStatuses: Record<string, number> = {};
-  for (const m of ex.place) addCounts(placeStatuses, m.value.statuses);
-  for (const [k, v] of Object.entries(placeStatuses)) metrics[`placements_status_${k}`] = v;
-  const readStatuses: Record<string, number> = {};
-  const readOps: Record<string, number> = {};
-  for (const m of ex.reads) {
-    addCounts(readStatuses, m.value.statuses);
-    addCounts(readOps, m.value.ops);
-  }
-  for (const [k, v] of Object.entries(readStatuses)) metrics[`reads_status_${k}`] = v;
-  for (const [k, v] of Object.entries(readOps)) metrics[`reads_ops_${k}`] = v;
+  const placeStatuses = countMetrics(metrics, 'placements_status_', ex.place, 'statuses');
+  countMetrics(metrics, 'reads_status_', ex.reads, 'statuses');
+  const readOps = countMetrics(metrics, 'reads_ops_', ex.reads, 'ops');
 
   // Latency of the closed loops (from the actual send: hides stalls; for context only).
   metrics.placements_closed_p50_us = Math.round(median(ex.place.map((m) => m.value.latency_ms.p50)) * 1000);
@@ -739,10 +799,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   // CPU.
   // Signing ahead (peak runs and open loops): what it cost before the runs, and how many requests were signed when sent anyway.
   const signedRuns = [...ex.place, ex.open, ...ex.reads];
-  const signed = signedRuns.reduce((a, m) => a + m.value.presign.signed, 0);
-  metrics.presign_requests = signed;
-  metrics.presign_cpu_us_per_req = round1(signed > 0 ? (signedRuns.reduce((a, m) => a + m.value.presign.cpu_ms, 0) * 1000) / signed : 0);
-  metrics.presign_inline = signedRuns.reduce((a, m) => a + m.value.presign.inline, 0);
+  const signed = presignMetrics(metrics, signedRuns);
   cpuMetrics(metrics, 'hello', hello.runs, helloRates);
   cpuMetrics(metrics, 'place', ex.place, placeRates);
   metrics.place_gateway_thread_cpu_pct = round1(median(ex.place.map((m) => m.gateway_pct)));
@@ -753,23 +810,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   cpuMetrics(metrics, 'read', ex.reads, readRates);
   metrics.read_gateway_thread_cpu_pct = round1(median(ex.reads.map((m) => m.gateway_pct)));
 
-  // The same hello ceiling driven by wrk: server CPU per request without a Node generator beside it.
-  let wrkMed = NaN;
-  if (wrk !== null) {
-    const wrkRates = wrk.runs.map((m) => m.value.requests_per_s);
-    wrkMed = triple(metrics, 'hello_wrk_requests_per_s', wrkRates);
-    const srv = median(wrk.runs.map((m) => m.server_pct));
-    const gen = median(wrk.runs.map((m) => (m.value.cpu_ms / m.value.wall_ms) * 100));
-    metrics.hello_wrk_server_cpu_pct = round1(srv);
-    metrics.hello_wrk_generator_cpu_pct = round1(gen);
-    metrics.hello_wrk_server_cpu_us_per_req = round1(((srv / 100) * 1e6) / wrkMed);
-    metrics.hello_wrk_generator_cpu_us_per_req = round1(((gen / 100) * 1e6) / wrkMed);
-    metrics.hello_wrk_connections = wrk.connections;
-    metrics.hello_wrk_errors = wrk.runs.reduce((a, m) => a + m.value.errors, 0);
-    if (metrics.hello_wrk_errors > 0) flag(`wrk reported ${metrics.hello_wrk_errors} errors or non-2xx answers against the hello server`);
-  } else {
-    flag(`${WRK} is not installed: no wrk hello ceiling in this run`);
-  }
+  const wrkMed = wrkMetrics(metrics, wrk, flag);
   // Issue 13's targets: CPU per placement and per read against CPU per hello, the same generator, the same run.
   const cpuRatio = (k: string): number => round3(metrics[k]! / metrics.hello_server_cpu_us_per_req!);
   metrics.place_cpu_vs_hello = cpuRatio('place_server_cpu_us_per_req');
@@ -777,26 +818,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
 
   // TCP segments per request/response (both directions, ACKs included): ~2
   // when client and server each write a message in one send.
-  const segsPer = (runs: Measured<LoadResult>[]): number =>
-    round1(median(runs.map((m) => m.tcp_segments / Math.max(1, m.value.completed + m.value.errors))));
-  metrics.hello_tcp_segments_per_req = segsPer(hello.runs);
-  metrics.place_tcp_segments_per_req = segsPer(ex.place);
-  metrics.read_tcp_segments_per_req = segsPer(ex.reads);
-  metrics.generator_signed_place_tcp_segments_per_req = segsPer([gen.signed_at_exchange]);
-
-  // Settings.
-  metrics.gateways = s.gateways;
-  metrics.loadgen_workers = s.workers;
-  metrics.keys = ex.keys;
-  metrics.seed_shares_per_outcome = s.seed_shares;
-  metrics.hello_connections = hello.connections;
-  metrics.exchange_connections = ex.connections;
-  metrics.run_ms = s.run_ms;
-  metrics.probe_ms = s.probe_ms;
-  metrics.open_ms = s.open_ms;
-  metrics.repeats = s.repeats;
-  metrics.setup_ms = ex.setup_ms;
-  metrics.wall_s = wallS;
+  metrics.hello_tcp_segments_per_req = segmentsPerRequest(hello.runs);
+  metrics.place_tcp_segments_per_req = segmentsPerRequest(ex.place);
+  metrics.read_tcp_segments_per_req = segmentsPerRequest(ex.reads);
+  metrics.generator_signed_place_tcp_segments_per_req = segmentsPerRequest([gen.signed_at_exchange]);
+  settingsMetrics(metrics, s, hello, ex, wallS);
   for (const p of hello.probes) metrics[`hello_probe_c${p.connections}_per_s`] = p.per_s;
   for (const p of ex.probes) metrics[`place_probe_c${p.connections}_per_s`] = p.per_s;
   const helloAtEx = okRate(gen.hello_at_exchange.value);
@@ -810,7 +836,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const ratio = helloMed > 0 ? placeMed / helloMed : NaN;
   const fm = fastifyMetrics(fastify);
   const fastifyMed = fm.placements_per_s!;
-  const attempts = [
+  // Every measured run of this benchmark.
+  const all: Measured<unknown>[] = [
     ...hello.runs,
     ...ex.place,
     ex.open,
@@ -822,7 +849,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     gen.open_floor,
     ...fastify.place,
     fastify.open,
-  ].reduce((a, m) => a + m.attempts - 1, 0);
+  ];
+  const attempts = all.reduce((a, m) => a + m.attempts - 1, 0);
   metrics.redone_runs = attempts;
 
   // Notes: how the counts were chosen, the targets, and anything to distrust.
@@ -956,28 +984,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       `the thread labelled gateway was not the busiest exchange thread in ${misLabelled.length} placement run(s): the gateway/engine CPU ` +
         `split may be mislabelled`,
     );
-  const all = [
-    ...hello.runs,
-    ...ex.place,
-    ex.open,
-    ...ex.reads,
-    ...(wrk?.runs ?? []),
-    gen.hello_at_exchange,
-    gen.signed_at_exchange,
-    gen.signed_at_hello,
-    gen.open_floor,
-    ...fastify.place,
-    fastify.open,
-  ];
-  const noisy = all.filter((m) => m.foreign_pct > FOREIGN_REDO_PCT);
-  if (noisy.length > 0)
-    flag(
-      `${noisy.length} run(s) shared the machine with other processes (foreign CPU up to ` +
-        `${Math.max(...noisy.map((m) => m.foreign_pct))}% of a core) even after redoing`,
-    );
-  const loud = all.filter((m) => !m.quiet.quiet);
-  if (loud.length > 0)
-    flag(`${loud.length} run(s) started without a quiet machine (waited ${Math.max(...loud.map((m) => m.quiet.waited_ms))} ms)`);
+  flagSharedMachine(all, flag);
   if ((placeStatuses['429'] ?? 0) > 0) flag(`${placeStatuses['429']} placements answered 429: too few keys/connections for the rate`);
   const non2xx = Object.entries(placeStatuses).filter(([k]) => !/^2/.test(k));
   if (non2xx.length > 0) flag(`placements with non-2xx answers: ${JSON.stringify(Object.fromEntries(non2xx))}`);
