@@ -60,6 +60,44 @@ interface CaseResult {
   threads: string;
 }
 
+/**
+ * Placements one at a time, INTERVAL_MS apart from the first one's start,
+ * from clients in turn: `paced(from, count, lat)` places `count`, records
+ * each answer's status in `statuses` and, given `lat`, each one's time (ms).
+ */
+function pacedPlacer(
+  clients: DxClient[], market: number, statuses: Record<string, number>,
+): (from: number, count: number, lat: Float64Array | null) => Promise<void> {
+  // Resting buys that never cross (YES at 30, NO at 60: 30 + 60 < 100): the placement path alone, no fills.
+  const place = async (i: number): Promise<void> => {
+    try {
+      await clients[i % KEYS]!.placeOrder({
+        market_id: market,
+        side: 'buy',
+        outcome: i % 2 === 0 ? 'yes' : 'no',
+        tick: i % 2 === 0 ? 30 : 60,
+        qty: 1,
+      });
+      statuses['201'] = (statuses['201'] ?? 0) + 1;
+    } catch (e) {
+      const code = String((e as { status?: number }).status ?? 'error');
+      statuses[code] = (statuses[code] ?? 0) + 1;
+    }
+  };
+  const paced = async (from: number, count: number, lat: Float64Array | null): Promise<void> => {
+    const t0 = performance.now();
+    for (let k = 0; k < count; k++) {
+      const due = t0 + k * INTERVAL_MS;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const s = performance.now();
+      await place(from + k);
+      if (lat !== null) lat[k] = performance.now() - s;
+    }
+  };
+  return paced;
+}
+
 /** One exchange: warm up, then `n` placements one at a time, INTERVAL_MS apart. */
 async function runCase(c: Case, n: number, quietMs: number): Promise<CaseResult> {
   const dir = mkdtempSync(join(tmpdir(), `dx-bench-lone-${c.name}-`));
@@ -72,33 +110,7 @@ async function runCase(c: Case, n: number, quietMs: number): Promise<CaseResult>
     const setup = await createTraders(ex, KEYS, { deposit_cents: 100_000_000, seed_shares: 0, market_id: market, concurrency: 8 });
     const clients = setup.traders.map((t) => new DxClient({ baseUrl: ex.base, keyId: t.key_id, secret: t.secret, timeoutMs: 10_000 }));
     const statuses: Record<string, number> = {};
-    // Resting buys that never cross (YES at 30, NO at 60: 30 + 60 < 100): the placement path alone, no fills.
-    const place = async (i: number): Promise<void> => {
-      try {
-        await clients[i % KEYS]!.placeOrder({
-          market_id: market,
-          side: 'buy',
-          outcome: i % 2 === 0 ? 'yes' : 'no',
-          tick: i % 2 === 0 ? 30 : 60,
-          qty: 1,
-        });
-        statuses['201'] = (statuses['201'] ?? 0) + 1;
-      } catch (e) {
-        const code = String((e as { status?: number }).status ?? 'error');
-        statuses[code] = (statuses[code] ?? 0) + 1;
-      }
-    };
-    const paced = async (from: number, count: number, lat: Float64Array | null): Promise<void> => {
-      const t0 = performance.now();
-      for (let k = 0; k < count; k++) {
-        const due = t0 + k * INTERVAL_MS;
-        const wait = due - performance.now();
-        if (wait > 0) await sleep(wait);
-        const s = performance.now();
-        await place(from + k);
-        if (lat !== null) lat[k] = performance.now() - s;
-      }
-    };
+    const paced = pacedPlacer(clients, market, statuses);
     await paced(0, WARMUP, null);
     for (const k of Object.keys(statuses)) delete statuses[k];
     await sleep(200);
@@ -133,6 +145,33 @@ async function runCase(c: Case, n: number, quietMs: number): Promise<CaseResult>
   }
 }
 
+/** One case's figures (server-side stages, client-side, CPU), its flags and its line in the notes. */
+function caseMetrics(metrics: Record<string, number>, notes: string[], r: CaseResult, n: number): void {
+  const t = r.stages.total!;
+  metrics[`server_p50_us_${r.c.name}`] = t.p50_us;
+  metrics[`server_p99_us_${r.c.name}`] = t.p99_us;
+  metrics[`server_max_us_${r.c.name}`] = t.max_us;
+  metrics[`server_count_${r.c.name}`] = t.count;
+  metrics[`client_p50_us_${r.c.name}`] = r.client.p50_us;
+  metrics[`client_p99_us_${r.c.name}`] = r.client.p99_us;
+  metrics[`server_cpu_pct_${r.c.name}`] = r.server_cpu_pct;
+  metrics[`server_cpu_us_per_req_${r.c.name}`] = r.cpu_us_per_req;
+  for (const [stage, x] of Object.entries(r.stages)) {
+    if (stage === 'total' || x.count === 0) continue;
+    metrics[`stage_${stage}_p50_us_${r.c.name}`] = x.p50_us;
+    metrics[`stage_${stage}_p99_us_${r.c.name}`] = x.p99_us;
+  }
+  const bad = Object.entries(r.statuses).filter(([k]) => k !== '201');
+  if (bad.length > 0) notes.push(`FLAG ${r.c.name}: answers other than 201: ${JSON.stringify(Object.fromEntries(bad))}`);
+  if (r.stages.total!.count < n) notes.push(`FLAG ${r.c.name}: the server recorded ${r.stages.total!.count} placements of ${n}`);
+  notes.push(
+    `${r.c.name} (--durability ${r.c.durability}, --wait ${r.c.wait}): server p50/p99/max ` +
+      `${metrics[`server_p50_us_${r.c.name}`]}/${metrics[`server_p99_us_${r.c.name}`]}/${metrics[`server_max_us_${r.c.name}`]} µs, ` +
+        `client ${r.client.p50_us}/${r.client.p99_us}/${r.client.max_us} µs; stages ${stagesLine(r.stages)}; server CPU ` +
+          `${r.server_cpu_pct}% of a core over the placements (${r.cpu_us_per_req} µs per placement; busiest threads ${r.threads}).`,
+  );
+}
+
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
   const quick = opts.quick === true;
   const n = quick ? 200 : 1000;
@@ -143,31 +182,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const by = new Map(results.map((r) => [r.c.name, r]));
   const metrics: Record<string, number> = {};
   const notes: string[] = [];
-  for (const r of results) {
-    const t = r.stages.total!;
-    metrics[`server_p50_us_${r.c.name}`] = t.p50_us;
-    metrics[`server_p99_us_${r.c.name}`] = t.p99_us;
-    metrics[`server_max_us_${r.c.name}`] = t.max_us;
-    metrics[`server_count_${r.c.name}`] = t.count;
-    metrics[`client_p50_us_${r.c.name}`] = r.client.p50_us;
-    metrics[`client_p99_us_${r.c.name}`] = r.client.p99_us;
-    metrics[`server_cpu_pct_${r.c.name}`] = r.server_cpu_pct;
-    metrics[`server_cpu_us_per_req_${r.c.name}`] = r.cpu_us_per_req;
-    for (const [stage, x] of Object.entries(r.stages)) {
-      if (stage === 'total' || x.count === 0) continue;
-      metrics[`stage_${stage}_p50_us_${r.c.name}`] = x.p50_us;
-      metrics[`stage_${stage}_p99_us_${r.c.name}`] = x.p99_us;
-    }
-    const bad = Object.entries(r.statuses).filter(([k]) => k !== '201');
-    if (bad.length > 0) notes.push(`FLAG ${r.c.name}: answers other than 201: ${JSON.stringify(Object.fromEntries(bad))}`);
-    if (r.stages.total!.count < n) notes.push(`FLAG ${r.c.name}: the server recorded ${r.stages.total!.count} placements of ${n}`);
-    notes.push(
-      `${r.c.name} (--durability ${r.c.durability}, --wait ${r.c.wait}): server p50/p99/max ` +
-        `${metrics[`server_p50_us_${r.c.name}`]}/${metrics[`server_p99_us_${r.c.name}`]}/${metrics[`server_max_us_${r.c.name}`]} µs, ` +
-          `client ${r.client.p50_us}/${r.client.p99_us}/${r.client.max_us} µs; stages ${stagesLine(r.stages)}; server CPU ` +
-            `${r.server_cpu_pct}% of a core over the placements (${r.cpu_us_per_req} µs per placement; busiest threads ${r.threads}).`,
-    );
-  }
+  for (const r of results) caseMetrics(metrics, notes, r, n);
   metrics.disk_fdatasync_4k_p50_us = disk.p50_us;
   metrics.disk_fdatasync_4k_p99_us = disk.p99_us;
   metrics.placements = n;

@@ -48,7 +48,7 @@ import { parseCommandLine, UsageError, type OptionValues } from '../src/lib/comm
 import { freePort } from '../src/lib/free_port.js';
 import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '../test/support/bench/cpuprofile.js';
 import { parseDeoptTrace, STEADY_MARK, tallyDeopts, type DeoptEvent, type DeoptRow } from '../test/support/bench/deopt_trace.js';
-import { runLoad } from '../test/support/loadgen/loadgen.js';
+import { parseWeights, runLoad, type Mix } from '../test/support/loadgen/loadgen.js';
 import { InspectorClient } from '../test/support/inspector.js';
 import { createTraders, openMarket, pool, startBenchExchange } from './lib/population.js';
 import { OrderLoad, UNTHROTTLED } from './ws_orders.js';
@@ -213,6 +213,42 @@ async function profileEngine(v: Args): Promise<void> {
 const WS_PROFILE_CONNECTIONS = 16;
 const WS_PROFILE_WINDOW = 200;
 
+/**
+ * The load while the thread is profiled: the load generator's closed loop
+ * over REST, or `wsLoad` (WebSocket order entry). Returns what it was and
+ * the rate it reached, for the profile's header.
+ */
+async function profiledLoad(
+  base: string, wsLoad: OrderLoad | null, lane: string, keys: { keyId: number; secret: string }[], market: number, connections: number,
+  mix: Mix, duration: number,
+): Promise<{ loadLine: string; rateLine: string }> {
+  if (wsLoad === null) {
+    const load = await runLoad({
+      baseUrl: base,
+      keys,
+      markets: [market],
+      mode: 'closed',
+      connections: Math.min(connections, keys.length),
+      durationMs: duration,
+      mix,
+      workers: Math.max(1, Math.floor(availableParallelism() / 2)),
+      seed: 0x9f0f11e,
+    });
+    const loadLine = `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% ` +
+      `buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ` +
+        `${duration} ms`;
+    const rate = Math.round(load.throughput_per_s).toLocaleString('en-US');
+    return { loadLine, rateLine: `${rate} requests/s, statuses ${JSON.stringify(load.statuses)}` };
+  }
+  const r = await wsLoad.run({ loop: 'closed', window: WS_PROFILE_WINDOW, rate: 0, duration_ms: duration });
+  await wsLoad.close();
+  const loadLine = `load: bench/lib/ws_order_worker.ts (the ws_orders benchmark's), ` +
+    `${lane === 'ws-json' ? 'place_order JSON frames' : 'binary PlaceOrder records'}, closed loop, ${connections} connection(s) with ` +
+      `${WS_PROFILE_WINDOW} placements in flight each, keys on a custom tier of 10,000,000/s, ${duration} ms`;
+  const rate = Math.round((r.ok * 1000) / r.elapsed_ms).toLocaleString('en-US');
+  return { loadLine, rateLine: `${rate} placements/s, answers ${JSON.stringify(r.outcomes)}` };
+}
+
 async function profileGateway(v: Args): Promise<void> {
   const quick = v.quick === true;
   const duration = durationMs(v.duration ?? (quick ? '3s' : '10s'));
@@ -220,16 +256,7 @@ async function profileGateway(v: Args): Promise<void> {
   if (durability !== 'none' && durability !== 'fsync') throw new Error(`--durability is none or fsync\n${USAGE}`);
   const threadName = v.thread ?? 'gateway-0';
   const interval = Number(v['interval-us'] ?? 250);
-  const mix = { place: 1, cancel: 0, read: 0 };
-  const mixArg = v.mix;
-  if (mixArg !== undefined) {
-    mix.place = 0;
-    for (const part of mixArg.split(',')) {
-      const [k, w] = part.split('=');
-      if (k !== 'place' && k !== 'cancel' && k !== 'read') throw new Error(`--mix takes place, cancel, read\n${USAGE}`);
-      mix[k] = Number(w);
-    }
-  }
+  const mix = v.mix === undefined ? { place: 1, cancel: 0, read: 0 } : parseWeights<keyof Mix>(v.mix, ['place', 'cancel', 'read'], 'mix');
   const lane = v.lane ?? 'rest';
   if (lane !== 'rest' && lane !== 'ws-json' && lane !== 'ws-binary') throw new Error(`--lane is rest, ws-json or ws-binary\n${USAGE}`);
   const keysN = quick ? 256 : 512;
@@ -260,32 +287,7 @@ async function profileGateway(v: Args): Promise<void> {
     }
     await insp.callWorker(target, 'Profiler.start');
     const w = new CpuWindow({ server: ex.child.pid, generator: process.pid });
-    let loadLine: string;
-    let rateLine: string;
-    if (wsLoad === null) {
-      const load = await runLoad({
-        baseUrl: ex.base,
-        keys,
-        markets: [market],
-        mode: 'closed',
-        connections: Math.min(connections, keys.length),
-        durationMs: duration,
-        mix,
-        workers: Math.max(1, Math.floor(availableParallelism() / 2)),
-        seed: 0x9f0f11e,
-      });
-      loadLine = `load: test/support/loadgen closed loop, mix ${JSON.stringify(mix)} (placements around tick 50±5, YES and NO, 70% ` +
-        `buys), ${Math.min(connections, keys.length)} connections over ${keys.length} keys (each with a deposit and 5000 YES+NO shares), ` +
-          `${duration} ms`;
-      rateLine = `${Math.round(load.throughput_per_s).toLocaleString('en-US')} requests/s, statuses ${JSON.stringify(load.statuses)}`;
-    } else {
-      const r = await wsLoad.run({ loop: 'closed', window: WS_PROFILE_WINDOW, rate: 0, duration_ms: duration });
-      await wsLoad.close();
-      loadLine = `load: bench/lib/ws_order_worker.ts (the ws_orders benchmark's), ` +
-        `${lane === 'ws-json' ? 'place_order JSON frames' : 'binary PlaceOrder records'}, closed loop, ${connections} connection(s) with ` +
-          `${WS_PROFILE_WINDOW} placements in flight each, keys on a custom tier of 10,000,000/s, ${duration} ms`;
-      rateLine = `${Math.round((r.ok * 1000) / r.elapsed_ms).toLocaleString('en-US')} placements/s, answers ${JSON.stringify(r.outcomes)}`;
-    }
+    const { loadLine, rateLine } = await profiledLoad(ex.base, wsLoad, lane, keys, market, connections, mix, duration);
     const cpu = w.stop();
     const { profile } = await insp.callWorker<{ profile: CpuProfile }>(target, 'Profiler.stop', {}, 60_000);
     // The profile is taken: a thread that ended meanwhile has no profiler left to disable.

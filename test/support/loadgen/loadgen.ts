@@ -374,7 +374,7 @@ const OPTIONS = {
 
 /** The CLI's options; a mistake throws an Error whose message says what (and the usage, for a wrong or missing flag). */
 /** `name=weight,...` over `names` (each 0 unless given); a name not among them is an error. */
-function parseWeights<K extends string>(text: string, names: readonly K[], what: string): Record<K, number> {
+export function parseWeights<K extends string>(text: string, names: readonly K[], what: string): Record<K, number> {
   const out = Object.fromEntries(names.map((n) => [n, 0])) as Record<K, number>;
   for (const part of text.split(',')) {
     const [name, w] = part.split('=');
