@@ -162,6 +162,45 @@ function cpuUsPerPlacement(m: Measured<unknown>, placements: number): number {
   return placements === 0 ? NaN : Math.round((((m.server_pct / 100) * m.cpu.wall_ms * 1000) / placements) * 10) / 10;
 }
 
+/**
+ * One (mode, connections) cell of the closed-loop runs: placements/s,
+ * server CPU per placement, server- and client-side latency, the CPU of
+ * each thread, and flags for other answers, a shared machine or a wide
+ * spread. Returns the median placements/s.
+ */
+function closedMetrics(
+  metrics: Record<string, number>, notes: string[], flag: (what: string) => void, runs: WsRun[], mode: WsMode, n: number,
+): number {
+  const rates = runs.map((r) => wsRate(r.m.value));
+  const p = `${mode}_${n}conn_`;
+  const med = triple(metrics, `${p}placements_per_s`, rates);
+  metrics[`${p}server_cpu_us_per_placement`] = round1(median(runs.map((r) => cpuUsPerPlacement(r.m, r.m.value.ok))));
+  metrics[`${p}server_p50_ms`] = round3(median(runs.map((r) => r.server_p50_ms)));
+  metrics[`${p}server_p99_ms`] = round3(median(runs.map((r) => r.server_p99_ms)));
+  metrics[`${p}server_cpu_pct`] = round1(median(runs.map((r) => r.m.server_pct)));
+  metrics[`${p}client_cpu_pct`] = round1(median(runs.map((r) => r.m.generator_pct)));
+  metrics[`${p}engine_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.engine_pct)));
+  metrics[`${p}gateway_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.gateway_pct)));
+  metrics[`${p}main_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.main_pct)));
+  // Journal, snapshot worker (piscina) and the rest of the exchange's threads.
+  metrics[`${p}other_threads_cpu_pct`] = round1(
+    median(runs.map((r) => r.m.server_pct - r.m.gateway_pct - r.m.engine_pct - r.m.main_pct)),
+  );
+  const h = new Histogram();
+  for (const r of runs) h.merge(r.m.value.latency);
+  metrics[`${p}client_p50_ms`] = round3(h.percentile(50) / 1000);
+  metrics[`${p}client_p99_ms`] = round3(h.percentile(99) / 1000);
+  const bad: Record<string, number> = {};
+  for (const r of runs)
+    for (const [k, v] of Object.entries(r.m.value.outcomes)) if (k !== '201' && k !== 'ok') bad[k] = (bad[k] ?? 0) + v;
+  if (Object.keys(bad).length > 0) notes.push(`${mode} over ${n} connection(s): answers other than ok: ${JSON.stringify(bad)}`);
+  if (runs.some((r) => r.m.foreign_pct > 25))
+    flag(`${mode} over ${n} connection(s): other processes used more than 25% of a core in some runs`);
+  const spread = (Math.max(...rates) - Math.min(...rates)) / med;
+  if (spread > 0.1) flag(`${mode} over ${n} connection(s): spread ${Math.round(spread * 100)}% over ${rates.length} runs`);
+  return med;
+}
+
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
   const s = settings(opts.quick === true);
   const seed = 0x5eed_0017;
@@ -258,35 +297,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const best: Record<WsMode, number> = { json: 0, binary: 0 };
     for (const mode of WS_MODES) {
       for (const n of WS_CONNECTIONS) {
-        const runs = closedRuns.filter((r) => r.mode === mode && r.connections === n);
-        const rates = runs.map((r) => wsRate(r.m.value));
-        const p = `${mode}_${n}conn_`;
-        const med = triple(metrics, `${p}placements_per_s`, rates);
+        const med = closedMetrics(metrics, notes, flag, closedRuns.filter((r) => r.mode === mode && r.connections === n), mode, n);
         if (med > best[mode]) best[mode] = med;
-        metrics[`${p}server_cpu_us_per_placement`] = round1(median(runs.map((r) => cpuUsPerPlacement(r.m, r.m.value.ok))));
-        metrics[`${p}server_p50_ms`] = round3(median(runs.map((r) => r.server_p50_ms)));
-        metrics[`${p}server_p99_ms`] = round3(median(runs.map((r) => r.server_p99_ms)));
-        metrics[`${p}server_cpu_pct`] = round1(median(runs.map((r) => r.m.server_pct)));
-        metrics[`${p}client_cpu_pct`] = round1(median(runs.map((r) => r.m.generator_pct)));
-        metrics[`${p}engine_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.engine_pct)));
-        metrics[`${p}gateway_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.gateway_pct)));
-        metrics[`${p}main_thread_cpu_pct`] = round1(median(runs.map((r) => r.m.main_pct)));
-        // Journal, snapshot worker (piscina) and the rest of the exchange's threads.
-        metrics[`${p}other_threads_cpu_pct`] = round1(
-          median(runs.map((r) => r.m.server_pct - r.m.gateway_pct - r.m.engine_pct - r.m.main_pct)),
-        );
-        const h = new Histogram();
-        for (const r of runs) h.merge(r.m.value.latency);
-        metrics[`${p}client_p50_ms`] = round3(h.percentile(50) / 1000);
-        metrics[`${p}client_p99_ms`] = round3(h.percentile(99) / 1000);
-        const bad: Record<string, number> = {};
-        for (const r of runs)
-          for (const [k, v] of Object.entries(r.m.value.outcomes)) if (k !== '201' && k !== 'ok') bad[k] = (bad[k] ?? 0) + v;
-        if (Object.keys(bad).length > 0) notes.push(`${mode} over ${n} connection(s): answers other than ok: ${JSON.stringify(bad)}`);
-        if (runs.some((r) => r.m.foreign_pct > 25))
-          flag(`${mode} over ${n} connection(s): other processes used more than 25% of a core in some runs`);
-        const spread = (Math.max(...rates) - Math.min(...rates)) / med;
-        if (spread > 0.1) flag(`${mode} over ${n} connection(s): spread ${Math.round(spread * 100)}% over ${rates.length} runs`);
       }
       // The headline: the better of 1 and 16 connections; CPU per placement from the 16-connection runs.
       metrics[`${mode}_placements_per_s`] = best[mode];

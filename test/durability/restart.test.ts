@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { DxClient } from '../../src/client/client.js';
-import type { Order, OrderRequest, Scope } from '../../src/client/types.js';
+import type { Order, OrderRequest, Placement, Scope } from '../../src/client/types.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
 import { attempt, type Outcome } from '../support/crash/outcome.js';
 import { spawnExchange, type ExchangeProcess } from '../support/exchange.js';
@@ -104,6 +104,11 @@ async function account(s: ExchangeProcess, deposit: number, scopes: Scope[] = ['
 
 function client(s: ExchangeProcess, a: Acct): DxClient {
   return s.client(a.keyId, a.secret, 10_000);
+}
+
+/** A resting 1-lot NO buy at `tick`, good till `expiryNs` (Unix ns). */
+function gtdBuy(c: DxClient, market: number, tick: number, expiryNs: bigint): Promise<Placement> {
+  return c.placeOrder({ market_id: market, side: 'buy', outcome: 'no', tick, qty: 1, tif: 'gtd', expiry_ts: String(expiryNs) });
 }
 
 async function orderByCoid(c: DxClient, coid: string): Promise<Order[]> {
@@ -226,24 +231,8 @@ test(
       const armA = await ca.armDeadman(15_000);
       const armB = await cb.armDeadman(1000);
       const nowNs = BigInt(Date.now()) * 1_000_000n;
-      const gLate = await cg.placeOrder({
-        market_id: m,
-        side: 'buy',
-        outcome: 'no',
-        tick: 30,
-        qty: 1,
-        tif: 'gtd',
-        expiry_ts: String(nowNs + 17_000_000_000n),
-      });
-      const gSoon = await cg.placeOrder({
-        market_id: m,
-        side: 'buy',
-        outcome: 'no',
-        tick: 31,
-        qty: 1,
-        tif: 'gtd',
-        expiry_ts: String(nowNs + 800_000_000n),
-      });
+      const gLate = await gtdBuy(cg, m, 30, nowNs + 17_000_000_000n);
+      const gSoon = await gtdBuy(cg, m, 31, nowNs + 800_000_000n);
       assert.equal(gLate.status, 'resting');
       assert.equal(gSoon.status, 'resting');
       const firesA = ms(armA.fires_at_ts!);
@@ -265,14 +254,8 @@ test(
 
       // Due while down: fired (and durable) before the listeners opened, so the first read already shows it.
       const bDone = await cb2.orders({ limit: 100 });
-      assert.deepEqual(
-        bDone.orders.map((o) => [o.remaining_qty, o.reason]),
-        [
-          [0, 'deadman'],
-          [0, 'deadman'],
-          [0, 'deadman'],
-        ],
-      );
+      const deadman = [0, 'deadman'];
+      assert.deepEqual(bDone.orders.map((o) => [o.remaining_qty, o.reason]), [deadman, deadman, deadman]);
       assert.equal((await cb2.deadman()).armed, false);
       const soon = (await cg2.orders({ limit: 100 })).orders.find((o) => o.order_id === gSoon.order_id)!;
       assert.deepEqual(

@@ -80,6 +80,14 @@ export class Group {
     return n;
   }
 
+  /** How most tests begin: primary `a`, standby `b`, a trader with money and a market (fixture), and its client on `a`. */
+  async primaryAndStandby(): Promise<{ a: GroupNode; b: GroupNode; fx: Fixture; ca: DxClient }> {
+    const a = await this.primary('a');
+    const b = await this.node('b');
+    const fx = await fixture(this, a);
+    return { a, b, fx, ca: this.client(a, fx.key) };
+  }
+
   admin(n: GroupNode): AdminClient {
     return n.server.admin(10_000);
   }
@@ -134,11 +142,15 @@ export async function atRest(
   }
 }
 
+/** What fixture() sets up. */
+export interface Fixture {
+  account: number;
+  key: { key_id: number; secret: string };
+  market: number;
+}
+
 /** An account with money, a read+trade key and one open market. */
-export async function fixture(
-  g: Group,
-  primary: GroupNode,
-): Promise<{ account: number; key: { key_id: number; secret: string }; market: number }> {
+export async function fixture(g: Group, primary: GroupNode): Promise<Fixture> {
   const admin = g.admin(primary);
   const a = await admin.createAccount();
   await admin.deposit(a.account_id, { amount: '10000000', ref: 'replication-test' });

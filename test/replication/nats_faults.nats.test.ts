@@ -9,15 +9,12 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attempt } from '../support/crash/outcome.js';
-import { atRest, fixture, Group, health, waitRole, type GroupNode } from './harness.js';
+import { atRest, Group, health, waitRole, type GroupNode } from './harness.js';
 
 test('without a NATS quorum nothing is acknowledged; with it back the exchange resumes', { timeout: 240_000 }, async () => {
   const g = await Group.start();
   try {
-    const a = await g.primary('a');
-    await g.node('b');
-    const fx = await fixture(g, a);
-    const ca = g.client(a, fx.key);
+    const { fx, ca } = await g.primaryAndStandby();
     await ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 40, qty: 1, client_order_id: '9000001' });
 
     await g.nats.kill(1);

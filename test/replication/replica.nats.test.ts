@@ -20,9 +20,29 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { defaults, engineConfigOf } from '../../src/main/config.js';
 import { replayHash } from '../../src/replication/replay.js';
 import { WsClient } from '../ws/ws_client.js';
-import { atRest, fixture, Group, health, waitRole } from './harness.js';
+import type { DxClient } from '../../src/client/client.js';
+import { atRest, Group, health, waitRole } from './harness.js';
 
 const TOOL = fileURLToPath(new URL('../../tools/replication.js', import.meta.url));
+
+/**
+ * `n` 1-lot YES orders, buys and sells in turn around two price levels (a
+ * sell the account has no shares for becomes a NO buy); returns the last seq.
+ */
+async function placeMany(c: DxClient, market: number, n: number, nextCoid: () => string): Promise<number> {
+  let seq = 0;
+  for (let i = 0; i < n; i++) {
+    const buy = i % 2 === 0;
+    const req = { market_id: market, side: buy ? 'buy' : 'sell', outcome: 'yes', tick: (buy ? 40 : 60) + (i % 5), qty: 1 } as const;
+    const placed = await c.placeOrder({ ...req, client_order_id: nextCoid() }).catch(async (e: unknown) => {
+      // A sell needs shares: buy NO instead when the account holds none.
+      if (!(e instanceof DxApiError && e.code === 'insufficient_position')) throw e;
+      return c.placeOrder({ market_id: market, side: 'buy', outcome: 'no', tick: 30, qty: 1, client_order_id: nextCoid() });
+    });
+    seq = Number(placed.seq);
+  }
+  return seq;
+}
 
 test(
   'a late read replica boots from the newest snapshot object after a purge, serves reads with min_seq and refuses writes',
@@ -30,42 +50,9 @@ test(
   async () => {
     const g = await Group.start();
     try {
-      const a = await g.primary('a');
-      const b = await g.node('b');
-      const fx = await fixture(g, a);
-      const ca = g.client(a, fx.key);
+      const { a, b, fx, ca } = await g.primaryAndStandby();
       let coid = 5_000_000;
-      const place = async (n: number): Promise<number> => {
-        let seq = 0;
-        for (let i = 0; i < n; i++)
-          seq = Number(
-            (
-              await ca
-                .placeOrder({
-                  market_id: fx.market,
-                  side: i % 2 === 0 ? 'buy' : 'sell',
-                  outcome: 'yes',
-                  tick: i % 2 === 0 ? 40 + (i % 5) : 60 + (i % 5),
-                  qty: 1,
-                  client_order_id: String(++coid),
-                })
-                .catch(async (e: unknown) => {
-                  // A sell needs shares: buy NO instead when the account holds none.
-                  if (e instanceof DxApiError && e.code === 'insufficient_position')
-                    return ca.placeOrder({
-                      market_id: fx.market,
-                      side: 'buy',
-                      outcome: 'no',
-                      tick: 30,
-                      qty: 1,
-                      client_order_id: String(++coid),
-                    });
-                  throw e;
-                })
-            ).seq,
-          );
-        return seq;
-      };
+      const place = (n: number): Promise<number> => placeMany(ca, fx.market, n, () => String(++coid));
       await place(30);
       const s1 = await g.admin(a).snapshot();
       await place(30);

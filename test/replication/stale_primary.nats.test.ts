@@ -9,15 +9,12 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attempt } from '../support/crash/outcome.js';
-import { atRest, fixture, Group, health, LEASE_MS, waitRole } from './harness.js';
+import { atRest, Group, health, LEASE_MS, waitRole } from './harness.js';
 
 test('a primary stopped past its lease is fenced, answers nothing more, exits and rejoins as a standby', { timeout: 180_000 }, async () => {
   const g = await Group.start();
   try {
-    const a = await g.primary('a');
-    const b = await g.node('b');
-    const fx = await fixture(g, a);
-    const ca = g.client(a, fx.key);
+    const { a, b, fx, ca } = await g.primaryAndStandby();
     let coid = 7_000_000;
     let lastSeq = 0;
     for (let i = 0; i < 20; i++) {

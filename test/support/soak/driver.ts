@@ -83,6 +83,18 @@ function engineEnv(cfg: ProcessConfig): Record<string, string> {
   return out;
 }
 
+/** One sample as the soak's progress line: memory per thread, seq, held requests, fds, rings, table sizes, journal bytes. */
+function sampleLine(s: Sample): string {
+  const heaps = Object.entries(s.threads).map(([n, x]) => `${n} ${(x.heapUsed / 1048576).toFixed(1)}`).join(', ');
+  const tb = s.tables;
+  return `  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; `
+    + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, rings: commands ${Math.max(0, ...Object.values(s.commandRingUsed))} B, `
+    + `events ${Math.max(0, ...Object.values(s.eventRingLag))} B behind; orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
+    + `withdrawals ${tb.withdrawals ?? '?'}, rounds ${tb.rounds ?? '?'}, replay guard ${tb.replay_guard ?? '?'}, `
+    + `journal ${((s.journalBytes + s.snapshotBytes) / 1048576).toFixed(1)} MiB`
+    + `${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`;
+}
+
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const log = o.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const seed = (o.seed ?? Date.now() % 1_000_000) >>> 0;
@@ -112,14 +124,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const s = await takeSample(Math.round(performance.now() - loadStart), server.pid, server.dataDir, insp, server.admin());
       samples.push(s);
-      const heaps = Object.entries(s.threads).map(([n, x]) => `${n} ${(x.heapUsed / 1048576).toFixed(1)}`).join(', ');
-      const tb = s.tables;
-      log(`  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; `
-        + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, rings: commands ${Math.max(0, ...Object.values(s.commandRingUsed))} B, `
-        + `events ${Math.max(0, ...Object.values(s.eventRingLag))} B behind; orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
-        + `withdrawals ${tb.withdrawals ?? '?'}, rounds ${tb.rounds ?? '?'}, replay guard ${tb.replay_guard ?? '?'}, `
-        + `journal ${((s.journalBytes + s.snapshotBytes) / 1048576).toFixed(1)} MiB`
-        + `${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`);
+      log(sampleLine(s));
     }
     stop = true;
     await load;
