@@ -25,9 +25,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseCommandLine } from '../src/lib/command_line.js';
+import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
 import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
-import { loadExchange, measured, okRate, round1, settings, type Measured, type Settings } from './gateway_place.js';
+import { loadExchange, measured, MID, okRate, round1, settings, SPREAD, type Measured, type Settings } from './gateway_place.js';
 import { startBenchExchange } from './lib/population.js';
 import { median } from './lib/stats.js';
 
@@ -44,8 +44,6 @@ const OPTIONS = {
   keys: { type: 'string' },
 } as const;
 
-const MID = 50;
-const SPREAD = 5;
 const WARM_MS = 2000;
 
 interface Options {
@@ -65,13 +63,13 @@ function parse(argv: string[]): Options {
     const raw = values[name];
     if (raw === undefined) return dflt;
     const v = Number(raw);
-    if (!Number.isInteger(v) || v < min) throw new Error(`--${name}: expected an integer >= ${min}`);
+    if (!Number.isInteger(v) || v < min) throw new UsageError(`--${name}: expected an integer >= ${min}`);
     return v;
   };
-  if (pos.length !== 2) throw new Error('two builds to compare are needed');
+  if (pos.length !== 2) throw new UsageError('two builds to compare are needed');
   const [a, b] = pos.map((p) => resolve(p)) as [string, string];
   for (const d of [a, b])
-    if (!existsSync(exchangeScript(d))) throw new Error(`${d} has no src/main/exchange.js (a dist directory is expected)`);
+    if (!existsSync(exchangeScript(d))) throw new UsageError(`${d} has no src/main/exchange.js (a dist directory is expected)`);
   const o = {
     a,
     b,
@@ -82,7 +80,7 @@ function parse(argv: string[]): Options {
     connections: num('connections', 256, 1),
     keys: num('keys', 512, 2),
   };
-  if (o.connections > o.keys) throw new Error('--connections may not exceed --keys (each connection writes with its own key)');
+  if (o.connections > o.keys) throw new UsageError('--connections may not exceed --keys (each connection writes with its own key)');
   return o;
 }
 
@@ -137,13 +135,8 @@ async function measureBuild(o: Options, s: Settings, dist: string, seed: number)
 }
 
 async function main(argv: string[]): Promise<number> {
-  let o: Options;
-  try {
-    o = parse(argv);
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const o = parseOrUsage(() => parse(argv), USAGE);
+  if (o === null) return 2;
   // Alternation is this tool's defence against a shared host: no waiting for a quiet machine, no redone runs.
   const s: Settings = { ...settings(false), max_attempts: 1, quiet_wait_ms: 0 };
   const sides: Record<'A' | 'B', Side[]> = { A: [], B: [] };

@@ -72,8 +72,9 @@ const KEY_HEADROOM = 0.8;
 /** A measured run is redone when other processes used more than this (% of one core). */
 const FOREIGN_REDO_PCT = 25;
 const SPREAD_FLAG = 0.1;
-const MID = 50;
-const SPREAD = 5;
+/** Placements cluster around YES tick MID, within +- SPREAD (the load generator's mid and spread). */
+export const MID = 50;
+export const SPREAD = 5;
 
 export interface Settings {
   quick: boolean;

@@ -49,7 +49,7 @@
 // Main thread of its own process; the exchange runs in a child process.
 
 import { pathToFileURL } from 'node:url';
-import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
+import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
 import { ROTATION_AND_SNAPSHOT_STRESS, runCrashTest, type CrashOptions, type CrashReport } from '../test/support/crash/driver.js';
 
 const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX]'
@@ -153,14 +153,8 @@ function total(reports: CrashReport[]): Record<string, number> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  let p: Parsed;
-  try {
-    p = parse(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`crash_test: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
+  const p = parseOrUsage(() => parse(argv), USAGE, 'crash_test');
+  if (p === null) return 2;
   process.once('SIGINT', () => process.exit(130)); // the exit hook SIGKILLs the exchange
   const parts = Math.ceil(p.o.kills / p.killsPerPart);
   const t0 = Date.now();

@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseCommandLine } from '../src/lib/command_line.js';
+import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
 
 interface Options {
   a: string;
@@ -40,16 +40,16 @@ function parse(argv: string[]): Options {
     const raw = values[name];
     if (raw === undefined) return dflt;
     const v = Number(raw);
-    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name}: expected a non-negative integer`);
+    if (!Number.isInteger(v) || v < 0) throw new UsageError(`--${name}: expected a non-negative integer`);
     return v;
   };
   const o = { rounds: num('rounds', 3)!, runs: num('runs', 7)!, commands: num('commands', 300_000)!, cpu: num('cpu', null) };
-  if (pos.length !== 2) throw new Error('two builds to compare are needed');
+  if (pos.length !== 2) throw new UsageError('two builds to compare are needed');
   const [a, b] = pos.map((p) => resolve(p)) as [string, string];
   for (const d of [a, b])
     if (!existsSync(resolve(d, 'bench', 'engine_match.js')))
-      throw new Error(`${d} has no bench/engine_match.js (a dist directory is expected)`);
-  if (o.rounds < 1 || o.runs < 1 || o.commands < 1000) throw new Error('rounds and runs must be >= 1, commands >= 1000');
+      throw new UsageError(`${d} has no bench/engine_match.js (a dist directory is expected)`);
+  if (o.rounds < 1 || o.runs < 1 || o.commands < 1000) throw new UsageError('rounds and runs must be >= 1, commands >= 1000');
   return { a, b, ...o };
 }
 
@@ -104,13 +104,8 @@ function runOne(o: Options, dist: string): ChildResult {
 }
 
 function main(argv: string[]): number {
-  let o: Options;
-  try {
-    o = parse(argv);
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const o = parseOrUsage(() => parse(argv), USAGE);
+  if (o === null) return 2;
   const m = (x: number): string => `${(x / 1e6).toFixed(3)} M/s`;
   const medians: Record<'A' | 'B', number[]> = { A: [], B: [] };
   const cpuMedians: Record<'A' | 'B', number[]> = { A: [], B: [] };

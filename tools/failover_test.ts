@@ -10,7 +10,7 @@
 // Exit 0 when every check held, 1 on a violation, 2 on bad usage.
 
 import { pathToFileURL } from 'node:url';
-import { parseCommandLine, UsageError } from '../src/lib/command_line.js';
+import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
 import { runFailoverTest, type FailoverOptions } from '../test/support/crash/failover.js';
 
 const USAGE =
@@ -58,15 +58,9 @@ function pct(xs: number[], p: number): number {
 }
 
 async function main(argv: string[]): Promise<number> {
-  let o: FailoverOptions;
-  let json: boolean;
-  try {
-    ({ o, json } = parse(argv));
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`failover_test: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
+  const parsed = parseOrUsage(() => parse(argv), USAGE, 'failover_test');
+  if (parsed === null) return 2;
+  const { o, json } = parsed;
   process.once('SIGINT', () => process.exit(130));
   const r = await runFailoverTest(o);
   if (json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);

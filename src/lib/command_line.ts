@@ -19,6 +19,21 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A program's command line, read by `parse`: its result, or on a UsageError
+ * the message (after `name: ` when given) and `usage` on stderr and null, for
+ * the caller to exit 2. Any other error is rethrown.
+ */
+export function parseOrUsage<T>(parse: () => T, usage: string, name?: string): T | null {
+  try {
+    return parse();
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${name === undefined ? '' : `${name}: `}${e.message}\n${usage}\n`);
+    return null;
+  }
+}
+
 export type ArgumentProblem = 'unknown_option' | 'missing_value' | 'unexpected_value' | 'unexpected_argument';
 
 /** What the parser refused: `arg` is the argument as written, `option` the option's name as written (`--x`). */
