@@ -38,7 +38,8 @@ import { listSegments } from '../src/journal/recovery.js';
 import { readWhole, scanSegment } from '../src/journal/segment.js';
 import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
 import {
-  flagSharedMachine, helloPhase, presignMetrics, settings as gatewaySettings, wrkHelloPhase, type Settings as GatewaySettings,
+  flagSharedMachine, helloPhase, okRate, presignMetrics, round1, round3, settings as gatewaySettings, triple, wrkHelloPhase,
+  type Settings as GatewaySettings,
 } from './gateway_place.js';
 import { closeFetchConnections } from '../src/client/transport.js';
 import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js';
@@ -92,25 +93,6 @@ function settings(quick: boolean): Settings {
     cold_starts: quick ? 1 : 3,
     curve_ms: quick ? 3000 : 30_000,
   };
-}
-
-function round1(x: number): number {
-  return Math.round(x * 10) / 10;
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
-}
-
-function okCount(statuses: Record<string, number>): number {
-  let ok = 0;
-  for (const [k, v] of Object.entries(statuses)) if (/^2[0-9][0-9]$/.test(k)) ok += v;
-  return ok;
-}
-
-/** 2xx answers per second on the generator's own time base. */
-function okRate(r: LoadResult): number {
-  return r.completed === 0 ? 0 : round1((r.throughput_per_s * okCount(r.statuses)) / r.completed);
 }
 
 // ------------------------------------------------------------------ servers
@@ -573,15 +555,6 @@ async function recoveryPhase(s: Settings, seed: number): Promise<RecoveryResult>
 }
 
 // ------------------------------------------------------------------ result
-
-function triple(metrics: Record<string, number>, name: string, xs: number[]): number {
-  const med = median(xs);
-  metrics[name] = round1(med);
-  metrics[`${name}_min`] = round1(minOf(xs));
-  metrics[`${name}_max`] = round1(maxOf(xs));
-  metrics[`${name}_spread_pct`] = xs.length > 1 ? round1(relativeSpread(xs) * 100) : 0;
-  return med;
-}
 
 /** The fsync curve's figures per fraction of the peak: client-side (the generator) beside server-side (the exchange's stages). */
 function curveMetrics(metrics: Record<string, number>, curve: ModeResult['curve']): void {

@@ -192,7 +192,7 @@ export function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
-function round3(x: number): number {
+export function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 

@@ -37,7 +37,7 @@ import { closeFetchConnections } from '../src/client/transport.js';
 import { ExchangeProcess } from '../test/support/exchange.js';
 import { runLoad, type LoadResult, type ReadMix } from '../test/support/loadgen/loadgen.js';
 import { NatsCluster, natsServerInstalled } from '../test/support/nats_cluster.js';
-import { settings as gatewaySettings } from './gateway_place.js';
+import { okRate, round1, round3, settings as gatewaySettings } from './gateway_place.js';
 import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
@@ -74,20 +74,6 @@ function settings(quick: boolean): Settings {
     place_connections: quick ? 128 : 256, read_connections: quick ? 64 : 128, gateways: 1, workers: g.workers, seed_shares: 2000,
     ws_subscribers: quick ? 20 : 100, failovers: quick ? 1 : 3, quiet_wait_ms: quick ? 3000 : 20_000,
   };
-}
-
-function round1(x: number): number {
-  return Math.round(x * 10) / 10;
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
-}
-
-function okRate(r: LoadResult): number {
-  let ok = 0;
-  for (const [k, v] of Object.entries(r.statuses)) if (/^2[0-9][0-9]$/.test(k)) ok += v;
-  return r.completed === 0 ? 0 : round1((r.throughput_per_s * ok) / r.completed);
 }
 
 // ------------------------------------------------------------------ Prometheus histograms

@@ -40,6 +40,7 @@ import {
   okCount,
   okRate,
   round1,
+  round3,
   settings as gatewaySettings,
   triple,
   type LoadedExchange,
@@ -367,8 +368,4 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   } finally {
     await ex.stop();
   }
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }
