@@ -30,12 +30,12 @@ import { createHmac } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
-import { ReplayGuard, startSignature } from '../../src/gateway/auth.js';
+import { ReplayGuard } from '../../src/gateway/auth.js';
 import { TokenBuckets } from '../../src/gateway/buckets.js';
 import { stageTimes, type Completion, type GatewayCore } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
 import {
-  BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions,
+  BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions, startMac,
 } from '../../src/gateway/http.js';
 import { ROUTES, parseRouteQuery, validateBody, type Route } from '../../src/gateway/routes.js';
 import { parseJson } from '../../src/gateway/schemas.js';
@@ -282,12 +282,8 @@ async function main(): Promise<void> {
     };
     try {
       // The same checks in the same order as the exchange's gateway (src/gateway/http.ts onRequest).
-      const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
-      const secret = keyId > 0 ? core.views.keySecret(keyId) : null;
-      if (secret !== null && f.tsHeader !== '' && f.sigHeader !== '') {
-        f.mac = startSignature(secret, f.tsHeader, f.method, f.target);
-        if (raw.length > 0) f.mac.update(raw);
-      }
+      startMac(core.views, f);
+      if (f.mac !== null && raw.length > 0) f.mac.update(raw);
       const now = Date.now();
       const caller = authenticate(opts, f, route.name, now);
       admitRoute(opts, route, caller, now);

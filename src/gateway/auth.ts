@@ -6,6 +6,11 @@
 // secret is the key's 32 bytes. Timestamps (Unix ms) must be within +-5000 ms.
 // Every failure is the same 401 unauthorized: the reason goes to the log only.
 //
+// Verification runs in JavaScript (src/lib/hmac_sha256.ts) from each key's
+// midstates, computed once per key and kept by KeyMacs: no native object and
+// no key schedule per request. Signing (clients, tools, tests) uses
+// node:crypto; test/lib/hmac_sha256.test.ts keeps the two equal.
+//
 // ReplayGuard: a mutation whose exact signature was already seen inside the
 // replay window is refused. The table is a SharedArrayBuffer shared by every
 // gateway thread (a replay may arrive on another connection, hence another
@@ -13,7 +18,9 @@
 // entry stamped with its timestamp in seconds; expired entries are reused.
 // A short spinlock (Atomics.compareExchange) guards each insert.
 
-import { createHmac, timingSafeEqual, type Hmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { grown, nextCapacity } from '../lib/grow.js';
+import { compareBase64Digest, digestHi, digestLo, HmacSha256, KEY_STATE_WORDS, keyStates } from '../lib/hmac_sha256.js';
 
 export const REPLAY_WINDOW_MS = 5000;
 
@@ -36,33 +43,69 @@ export function checkTimestamp(tsHeader: string, nowMs: number): string | null {
 }
 
 /**
- * An HMAC over the canonical string, fed the body chunk by chunk as it
- * arrives, so an oversized body is still authenticated (401 comes before 413)
- * without being kept.
+ * Each key's HMAC midstates, by key row, computed the first time the key
+ * signs on this thread. Rows are reused for new keys (ids never are), so an
+ * entry is valid only for the key id it was computed for. One per thread.
  */
-export function startSignature(secret: Uint8Array, tsHeader: string, method: string, target: string): Hmac {
-  const mac = createHmac('sha256', secret);
-  mac.update(`${tsHeader}\n${method}\n${target}\n`);
-  return mac;
+export class KeyMacs {
+  private states = new Int32Array(0);
+  private ids = new Float64Array(0);
+  /** Idle HmacSha256 objects: a request takes one at its headers and gives it back once authenticated. */
+  private readonly idle: HmacSha256[] = [];
+
+  /**
+   * A MAC over the canonical string's head (ts, method, target), for the key
+   * at `row` with id `keyId` and `secret`: the caller feeds the body and
+   * finishes it with checkMac.
+   */
+  start(row: number, keyId: number, secret: Uint8Array, tsHeader: string, method: string, target: string): HmacSha256 {
+    if (row >= this.ids.length) {
+      const cap = nextCapacity(this.ids.length, row + 1);
+      this.ids = grown(this.ids, cap);
+      this.states = grown(this.states, cap * KEY_STATE_WORDS);
+    }
+    const at = row * KEY_STATE_WORDS;
+    if (this.ids[row] !== keyId) {
+      keyStates(secret, this.states, at);
+      this.ids[row] = keyId;
+    }
+    const mac = (this.idle.pop() ?? new HmacSha256()).begin(this.states, at);
+    const head = `${tsHeader}\n${method}\n${target}\n`;
+    if (!mac.updateAscii(head)) mac.update(Buffer.from(head, 'utf8'));
+    return mac;
+  }
+
+  /** Takes back a MAC whose request is done with it (a dropped one is simply collected). */
+  release(mac: HmacSha256): void {
+    if (this.idle.length < 64) this.idle.push(mac);
+  }
 }
 
-/** Compares the finished HMAC with the header in constant time; null when they match. */
-export function finishSignature(mac: Hmac, signature: string): string | null {
-  const expected = mac.digest();
-  const given = Buffer.from(signature, 'base64');
-  if (given.length !== expected.length || given.toString('base64') !== signature) return 'bad signature encoding';
-  return timingSafeEqual(given, expected) ? null : 'bad signature';
+/**
+ * Finishes the MAC and compares it with the header's signature in constant
+ * time; null when they match. On a match, mac.digest holds the signature's
+ * bytes (the replay guard's key: ReplayGuard.firstUse).
+ */
+export function checkMac(mac: HmacSha256, signature: string): string | null {
+  switch (compareBase64Digest(mac.finish(), signature)) {
+    case 0:
+      return null;
+    case 1:
+      return 'bad signature';
+    default:
+      return 'bad signature encoding';
+  }
 }
 
-/** Why a credential failed (for logs and tests); null when it is valid. */
+/** Why a credential failed (for logs and tests); null when it is valid. The same check as the lanes'. */
 export function checkSignature(
   secret: Uint8Array, tsHeader: string, signature: string, method: string, target: string, body: string | Buffer, nowMs: number,
 ): string | null {
   const ts = checkTimestamp(tsHeader, nowMs);
   if (ts !== null) return ts;
-  const mac = startSignature(secret, tsHeader, method, target);
-  mac.update(body);
-  return finishSignature(mac, signature);
+  const mac = new KeyMacs().start(0, 1, secret, tsHeader, method, target);
+  mac.update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+  return checkMac(mac, signature);
 }
 
 const ENTRY_WORDS = 4; // sig lo, sig hi, ts seconds, used
@@ -96,11 +139,13 @@ export class ReplayGuard {
     return { live, capacity: this.mask + 1 };
   }
 
-  /** Records the signature; false when it was already seen inside the window. */
-  firstUse(signature: string, nowMs: number): boolean {
-    const raw = Buffer.from(signature, 'base64');
-    const lo = raw.length >= 4 ? raw.readUInt32LE(0) : 0;
-    const hi = raw.length >= 8 ? raw.readUInt32LE(4) : 0;
+  /**
+   * Records a verified signature, given by its digest (checkMac left the
+   * signature's bytes there); false when it was already seen inside the window.
+   */
+  firstUse(digest: Int32Array, nowMs: number): boolean {
+    const lo = digestLo(digest);
+    const hi = digestHi(digest);
     const nowS = Math.floor(nowMs / 1000);
     const expireBefore = nowS - Math.ceil((2 * REPLAY_WINDOW_MS) / 1000) - 1;
     // Acquire the table lock (spin: the critical section is a few probes).

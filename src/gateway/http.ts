@@ -12,9 +12,9 @@
 // second request while the first is held (documented in docs/rest.md).
 
 import { Scope } from '../layout/records.js';
-import { checkTimestamp, finishSignature, startSignature, type ReplayGuard } from './auth.js';
-import type { Hmac } from 'node:crypto';
-import { ViewError } from '../views/views.js';
+import { checkMac, checkTimestamp, KeyMacs, type ReplayGuard } from './auth.js';
+import type { HmacSha256 } from '../lib/hmac_sha256.js';
+import { ViewError, type Views } from '../views/views.js';
 import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
 import type { GatewayCore, StageTimes } from './core.js';
 import { monoUs } from '../lib/mono_clock.js';
@@ -79,7 +79,7 @@ export interface InFlight extends StageTimes {
   tooLarge: boolean;
   routeName: string;
   /** The request signature being computed as the body streams in (REST lane). */
-  mac: Hmac | null;
+  mac: HmacSha256 | null;
   /** Close the connection after answering (shutting down). */
   closeAfter?: boolean;
 }
@@ -126,7 +126,10 @@ export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
 
 /**
  * Reads a request: headers, URL and query synchronously, then the body
- * (copied, capped at BODY_CAP_BYTES), then calls onBody once.
+ * (capped at BODY_CAP_BYTES), then calls onBody once. Chunks before the last
+ * are copied (uWS neuters a chunk after its callback); a body that arrives in
+ * one chunk is handed over as a view of it, without a copy, so `raw` is valid
+ * only while onBody runs: every caller parses it at once.
  */
 export function receive(
   res: HttpResponse,
@@ -140,20 +143,24 @@ export function receive(
   });
   onHeaders?.(f);
   res.onData((chunk, isLast) => {
-    if (f.mac !== null && chunk.byteLength > 0) f.mac.update(new Uint8Array(chunk));
+    const view = Buffer.from(chunk);
+    if (f.mac !== null && view.length > 0) f.mac.update(view);
     if (!f.tooLarge) {
-      f.size += chunk.byteLength;
+      f.size += view.length;
       if (f.size > BODY_CAP_BYTES) {
         f.tooLarge = true;
         f.chunks.length = 0;
-      } else if (chunk.byteLength > 0) {
-        // Copy: uWS neuters the chunk after this callback.
-        f.chunks.push(Buffer.from(chunk.slice(0)));
+      } else if (!isLast && view.length > 0) {
+        f.chunks.push(Buffer.from(view));
       }
     }
-    if (isLast) onBody(f, f.chunks.length === 1 ? f.chunks[0]! : Buffer.concat(f.chunks));
+    if (!isLast) return;
+    if (f.tooLarge || f.chunks.length === 0) onBody(f, f.tooLarge ? EMPTY : view);
+    else onBody(f, Buffer.concat(view.length > 0 ? [...f.chunks, view] : f.chunks));
   });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 // Replies that become ready outside their own request's uWS callback (a
 // completion drained while another connection's request was being handled)
@@ -220,6 +227,9 @@ export function mountRest(app: TemplatedApp, opts: LaneOptions, pattern = '/v1/*
   );
 }
 
+/** This thread's key midstates (module state: each worker thread loads its own copy). */
+const macs = new KeyMacs();
+
 /**
  * Starts the request's signature as soon as the headers are known, so the
  * body is hashed as it streams in and an oversized one is still
@@ -227,9 +237,16 @@ export function mountRest(app: TemplatedApp, opts: LaneOptions, pattern = '/v1/*
  */
 export function startRequestSignature(core: GatewayCore, f: InFlight): void {
   core.drain();
+  startMac(core.views, f);
+}
+
+/** Starts f.mac for the request's key (none for an unknown key or missing credentials: authenticate refuses those). */
+export function startMac(views: Pick<Views, 'keyRow' | 'keySecret'>, f: InFlight): void {
   const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
-  const secret = keyId > 0 ? core.views.keySecret(keyId) : null;
-  if (secret !== null && f.tsHeader !== '' && f.sigHeader !== '') f.mac = startSignature(secret, f.tsHeader, f.method, f.target);
+  if (keyId <= 0 || f.tsHeader === '' || f.sigHeader === '') return;
+  const row = views.keyRow(keyId);
+  const secret = row < 0 ? null : views.keySecret(keyId);
+  if (secret !== null) f.mac = macs.start(row, keyId, secret, f.tsHeader, f.method, f.target);
 }
 
 /** The authenticated caller of one request. */
@@ -245,22 +262,33 @@ export interface Caller {
   scopes: number;
 }
 
-/** 401: key, timestamp window, signature and (for a mutation) replay. The same check for the REST and MCP lanes. */
-export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, now: number): Caller {
+/**
+ * 401: key, timestamp window, signature and replay (by default for a
+ * mutation; the WebSocket lane asks it for a signature carried in the URL).
+ * The same check for the REST, MCP and WebSocket lanes.
+ */
+export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, now: number, replayCheck = f.method !== 'GET'): Caller {
   const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
   const key = keyId > 0 ? opts.core.views.keyInfo(keyId) : null;
-  if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '')
-    throw new ApiError('unauthorized', 'missing or invalid credentials');
-  const why = f.mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? finishSignature(f.mac, f.sigHeader);
-  if (why !== null) {
-    opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: routeName });
-    throw new ApiError('unauthorized', 'missing or invalid credentials');
+  const mac = f.mac;
+  f.mac = null;
+  try {
+    if (key === null || key.revoked || f.tsHeader === '' || f.sigHeader === '')
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    const why = mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? checkMac(mac, f.sigHeader);
+    if (why !== null) {
+      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: routeName });
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    }
+    // The signature matched: mac.digest holds its bytes.
+    if (replayCheck && !opts.replay.firstUse(mac!.digest, now)) {
+      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
+      throw new ApiError('unauthorized', 'missing or invalid credentials');
+    }
+    return { keyId, keyRow: key.row, account: key.account_id, scopes: key.scopes };
+  } finally {
+    if (mac !== null) macs.release(mac);
   }
-  if (f.method !== 'GET' && !opts.replay.firstUse(f.sigHeader, now)) {
-    opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
-    throw new ApiError('unauthorized', 'missing or invalid credentials');
-  }
-  return { keyId, keyRow: key.row, account: key.account_id, scopes: key.scopes };
 }
 
 /** 429 (one token of the operation's bucket; an admitted batch pays the rest in invokeRoute) then 403 (scope). */
