@@ -10,7 +10,7 @@
 import { CommandCompleted, Filled, Header, LAYOUT_FINGERPRINT, PATH_NAMES, T_COMMAND_COMPLETED, T_FILLED } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
-import { bigIntHi, bigIntLo, hiLoToString } from '../lib/u64.js';
+import { hiLoToString, msToNsHiLo } from '../lib/u64.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import type { Doorbell } from '../ring/doorbell.js';
@@ -393,6 +393,21 @@ export class GatewayCore {
     return 0;
   }
 
+  /** Scratch of the command stamp (ns since the epoch as hi, lo). */
+  private readonly stamp = new Uint32Array(2);
+
+  /** Writes a command's header at o (stamped with the wall clock, ns), then `write` its fields. */
+  private writeCommand(m: Mem, o: number, type: number, account: number, corr: number, write: (m: Mem, o: number) => void): void {
+    msToNsHiLo(this.time.nowMs(), this.stamp);
+    Header.set_type(m, o, type);
+    Header.set_producer(m, o, this.producerId);
+    Header.set_correlation(m, o, corr);
+    Header.set_account(m, o, account);
+    Header.set_seq(m, o, 0);
+    Header.set_ts(m, o, this.stamp[0]!, this.stamp[1]!);
+    write(m, o);
+  }
+
   /**
    * Writes one command (header filled here, fields by `write`) and resolves
    * with its completion, or null when no outcome came within the budget
@@ -411,19 +426,6 @@ export class GatewayCore {
     const trace = this.tracing;
     this.traces[slot] = trace;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
-    const tsNs = BigInt(this.time.nowMs()) * 1_000_000n;
-    const tsHi = bigIntHi(tsNs);
-    const tsLo = bigIntLo(tsNs);
-    const producerId = this.producerId;
-    const full = (m: Mem, o: number): void => {
-      Header.set_type(m, o, type);
-      Header.set_producer(m, o, producerId);
-      Header.set_correlation(m, o, corr);
-      Header.set_account(m, o, account);
-      Header.set_seq(m, o, 0);
-      Header.set_ts(m, o, tsHi, tsLo);
-      write(m, o);
-    };
     const o = this.producer.tryClaim(size);
     if (o < 0) {
       if (sheddable) {
@@ -431,11 +433,12 @@ export class GatewayCore {
         this.shed++;
         throw new ApiError('shed', 'the command ring is full; retry with backoff');
       }
-      this.deferred.push({ size, write: full, slot, trace });
+      // Stamped when it is written, like any command.
+      this.deferred.push({ size, write: (m, at) => this.writeCommand(m, at, type, account, corr, write), slot, trace });
     } else {
       const m = this.producer.mem;
       zero(m, o, size);
-      full(m, o);
+      this.writeCommand(m, o, type, account, corr, write);
       if (trace !== null) this.unpublished.push(trace);
       this.schedulePublish();
     }

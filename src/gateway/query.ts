@@ -2,6 +2,7 @@
 // Unknown parameters are unknown_field, duplicates and bad values
 // invalid_field with details.field. Gateway threads.
 
+import { decimalToHiLo } from '../lib/u64.js';
 import { ApiError } from './envelope.js';
 
 export type QueryKind = 'limit' | 'cursor' | 'depth' | 'market_id' | 'group_id' | 'u64' | 'category' | 'statuses' | 'choice';
@@ -19,6 +20,8 @@ export type QueryValues = Record<string, unknown>;
 
 const U64_RE = /^[0-9]{1,20}$/;
 const INT_RE = /^[0-9]{1,10}$/;
+/** Scratch of u64Halves. */
+const halves = new Uint32Array(2);
 
 function invalid(field: string, reason: string): never {
   throw new ApiError('invalid_field', `invalid ${field}: ${reason}`, { field, reason });
@@ -34,9 +37,8 @@ function intParam(field: string, raw: string, min: number, max: number): number 
 /** Parses a u64 decimal string; returns [hi, lo] u32 halves. */
 export function u64Halves(field: string, raw: string): [number, number] {
   if (!U64_RE.test(raw)) invalid(field, 'not a u64 decimal string');
-  const v = BigInt(raw);
-  if (v > 0xffffffffffffffffn) invalid(field, 'exceeds 2^64-1');
-  return [Number(v >> 32n), Number(v & 0xffffffffn)];
+  if (!decimalToHiLo(raw, halves)) invalid(field, 'exceeds 2^64-1');
+  return [halves[0]!, halves[1]!];
 }
 
 export function parseQuery(raw: string, spec: readonly QueryParam[]): QueryValues {

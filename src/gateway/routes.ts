@@ -15,7 +15,8 @@ import { keyLimits } from './buckets.js';
 import type { Completion, GatewayCore } from './core.js';
 import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
-import { compile, safeField, u64Field, validate, type Checker } from './schemas.js';
+import { compile, safeField, u64Field, u64FieldHalves, validate, type Checker } from './schemas.js';
+import { hiLoToString } from '../lib/u64.js';
 import {
   BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, type BatchCancelRequest,
   type BatchPlaceRequest, type DeadmanRequest, type DecreaseRequest, type PlaceOrderRequest, type WithdrawalRequest,
@@ -100,36 +101,37 @@ interface EncodedOrder {
   client_order_id: string;
 }
 
+function badOrderField(prefix: string, f: string, reason: string): never {
+  throw new ApiError('invalid_field', `invalid ${prefix}${f}: ${reason}`, { field: `${prefix}${f}`, reason });
+}
+
 /** Cross-field rules of a placement (src/engine/README.md, "PlaceOrder", step 3) and the encoder of one order. */
 function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
   const tif = req.tif ?? 'gtc';
   const postOnly = req.post_only === true;
-  const bad = (f: string, reason: string): never => {
-    throw new ApiError('invalid_field', `invalid ${field}${f}: ${reason}`, { field: `${field}${f}`, reason });
-  };
-  if (postOnly && (tif === 'ioc' || tif === 'fok')) bad('post_only', 'post_only cannot be combined with ioc or fok');
-  if (tif === 'gtd' && req.expiry_ts === undefined) bad('expiry_ts', 'gtd needs expiry_ts');
-  if (tif !== 'gtd' && req.expiry_ts !== undefined) bad('expiry_ts', 'expiry_ts needs tif gtd');
+  if (postOnly && (tif === 'ioc' || tif === 'fok')) badOrderField(field, 'post_only', 'post_only cannot be combined with ioc or fok');
+  if (tif === 'gtd' && req.expiry_ts === undefined) badOrderField(field, 'expiry_ts', 'gtd needs expiry_ts');
+  if (tif !== 'gtd' && req.expiry_ts !== undefined) badOrderField(field, 'expiry_ts', 'expiry_ts needs tif gtd');
   if (req.max_cost !== undefined) {
-    if (req.side === 'sell') bad('max_cost', 'max_cost applies to buys only');
-    if (postOnly) bad('max_cost', 'a max_cost order never rests, so it cannot be post_only');
-    if (tif === 'gtd') bad('max_cost', 'a max_cost order never rests, so it cannot be gtd');
+    if (req.side === 'sell') badOrderField(field, 'max_cost', 'max_cost applies to buys only');
+    if (postOnly) badOrderField(field, 'max_cost', 'a max_cost order never rests, so it cannot be post_only');
+    if (tif === 'gtd') badOrderField(field, 'max_cost', 'a max_cost order never rests, so it cannot be gtd');
   }
   let coidHi = 0;
   let coidLo = 0;
   if (req.client_order_id !== undefined) {
-    const v = u64Field(req.client_order_id, `${field}client_order_id`);
-    if (v === 0n) bad('client_order_id', 'must be at least 1 (0 means none)');
-    coidHi = Number(v >> 32n);
-    coidLo = Number(v & 0xffffffffn);
+    const v = u64FieldHalves(req.client_order_id, `${field}client_order_id`);
+    coidHi = v[0]!;
+    coidLo = v[1]!;
+    if (coidHi === 0 && coidLo === 0) badOrderField(field, 'client_order_id', 'must be at least 1 (0 means none)');
   }
   let expHi = 0;
   let expLo = 0;
   if (req.expiry_ts !== undefined) {
-    const v = u64Field(req.expiry_ts, `${field}expiry_ts`);
-    if (v === 0n) bad('expiry_ts', 'must be at least 1');
-    expHi = Number(v >> 32n);
-    expLo = Number(v & 0xffffffffn);
+    const v = u64FieldHalves(req.expiry_ts, `${field}expiry_ts`);
+    expHi = v[0]!;
+    expLo = v[1]!;
+    if (expHi === 0 && expLo === 0) badOrderField(field, 'expiry_ts', 'must be at least 1');
   }
   // A budget above 2^53-1 cents cannot bind: clamp it.
   let maxCost = 0;
@@ -145,7 +147,7 @@ function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
   const hasMax = req.max_cost !== undefined ? 1 : 0;
   const group = req.group_id ?? 0;
   return {
-    client_order_id: hasCoid ? String((BigInt(coidHi) << 32n) | BigInt(coidLo)) : '0',
+    client_order_id: hasCoid ? hiLoToString(coidHi, coidLo) : '0',
     write: (m, o) => {
       PlaceOrder.set_market_id(m, o, req.market_id);
       PlaceOrder.set_qty(m, o, req.qty);

@@ -8,6 +8,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
+import { decimalToHiLo } from '../lib/u64.js';
 import { ApiError } from './envelope.js';
 
 export interface Checker<T extends TSchema> {
@@ -48,6 +49,19 @@ export function u64Field(s: string, field: string): bigint {
   const v = BigInt(s);
   if (v > 0xffffffffffffffffn) throw new ApiError('invalid_field', `${field} exceeds 2^64-1`, { field, reason: 'exceeds 2^64-1' });
   return v;
+}
+
+/** Scratch of u64FieldHalves. */
+const halves = new Uint32Array(2);
+
+/**
+ * A validated U64String as u32 halves, without a BigInt (placements: the
+ * client_order_id and expiry_ts): out[0] hi, out[1] lo; an invalid_field
+ * error when above 2^64-1.
+ */
+export function u64FieldHalves(s: string, field: string): Uint32Array {
+  if (!decimalToHiLo(s, halves)) throw new ApiError('invalid_field', `${field} exceeds 2^64-1`, { field, reason: 'exceeds 2^64-1' });
+  return halves;
 }
 
 /** A u64 field that must also be a safe integer (cent amounts). */

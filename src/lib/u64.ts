@@ -55,3 +55,40 @@ export function parseU64(s: string): bigint | null {
 export function nsFromMs(ms: number, extraNs = 0): bigint {
   return BigInt(Math.floor(ms)) * 1_000_000n + BigInt(Math.floor(extraNs));
 }
+
+/**
+ * Parses a decimal string of 1..20 digits (the caller checked the form) into
+ * out[0] (hi) and out[1] (lo) without a BigInt; false when it exceeds 2^64-1.
+ * Every step stays exact in doubles: lo * 10 + 9 < 2^36, hi * 10 + carry < 2^36.
+ */
+export function decimalToHiLo(s: string, out: Uint32Array): boolean {
+  let hi = 0;
+  let lo = 0;
+  for (let i = 0; i < s.length; i++) {
+    const x = lo * 10 + (s.charCodeAt(i) - 48);
+    const carry = Math.floor(x / TWO32);
+    lo = x - carry * TWO32;
+    hi = hi * 10 + carry;
+    if (hi >= TWO32) return false;
+  }
+  out[0] = hi;
+  out[1] = lo;
+  return true;
+}
+
+/**
+ * Nanoseconds since the epoch of a whole-millisecond reading (ms * 10^6),
+ * into out[0] (hi) and out[1] (lo), without a BigInt: ms = a * 2^16 + b, so
+ * ms * 10^6 = (a * 10^6) * 2^16 + b * 10^6, each part exact below 2^53.
+ */
+export function msToNsHiLo(ms: number, out: Uint32Array): void {
+  const b = ms % 65536;
+  const a = (ms - b) / 65536;
+  const am = a * 1e6;
+  const amLo = am % 65536;
+  const amHi = (am - amLo) / 65536;
+  const x = amLo * 65536 + b * 1e6;
+  const carry = Math.floor(x / TWO32);
+  out[1] = x - carry * TWO32;
+  out[0] = amHi + carry;
+}
