@@ -12,7 +12,9 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from '../../src/client/binary_codec.js';
 import { DxOrderStream } from '../../src/client/order_stream.js';
-import { PlaceOrder } from '../../src/layout/records.js';
+import { DxWebSocket } from '../../src/client/websocket.js';
+import { CancelAll, CancelOrder, DecreaseOrder, Header, PlaceOrder } from '../../src/layout/records.js';
+import { memOf } from '../../src/lib/mem.js';
 import type { LatencyReport } from '../../src/wire/control_plane.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { newAccount, newKey, newMarket, order, type Key } from '../support/harness.js';
@@ -128,6 +130,14 @@ function malformedFrames(good: Buffer): [string, Buffer, RegExp][] {
     ['runs past the frame', Buffer.concat([good, good]).subarray(0, 72), /run past|less than a header/],
     ['too many records', Buffer.concat(Array.from({ length: 9 }, () => good)), /more than 8 records/],
   ];
+}
+
+/** The type of each record of a binary command frame, in order. */
+function recordTypes(frame: Uint8Array): number[] {
+  const m = memOf(new Uint8Array(frame).buffer);
+  const out: number[] = [];
+  for (let o = 0; o < frame.length; o += Header.len(m, o)) out.push(Header.type(m, o));
+  return out;
 }
 
 /** GET /admin/latency. */
@@ -346,24 +356,6 @@ describe('ws binary order entry', () => {
     }
   });
 
-  it('binary: DxOrderStream places, decreases and cancels, coalescing commands of one turn into one frame', async () => {
-    const s = await DxOrderStream.open({ url: tx.base, keyId: bob.keyId, secret: bob.secret });
-    try {
-      assert.equal(s.account, bob.accountId);
-      const placed = await Promise.all(
-        [1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))),
-      );
-      for (const p of placed) assert.equal(p.status, 'ok');
-      const [d, k] = await Promise.all([s.decrease(placed[0]!.order_id, 1), s.cancel(placed[1]!.order_id)]);
-      assert.deepEqual([d.result, k.result], [1, 3]);
-      const all = await s.cancelAll({ market_id: market });
-      assert.equal(all.status, 'ok');
-      assert.equal(s.inFlight, 0);
-    } finally {
-      await s.close();
-    }
-  });
-
   it('ws order entry is timed per stage on lane ws: binary records (route binary) and JSON commands (place_order), like REST', async () => {
     const k = await newAccount(tx);
     const n = 4; // the test exchange's max_in_flight
@@ -411,4 +403,36 @@ describe('ws binary order entry', () => {
       [8, 'rejected', 'unknown_order', '4700'],
     );
   });
+});
+
+it('binary: DxOrderStream places, decreases and cancels; the commands of one turn go out as one frame, split at ' +
+  'max_records_per_frame', async () => {
+  const ws = new DxWebSocket({ url: tx.base, keyId: bob.keyId, secret: bob.secret });
+  // The record types of every frame the stream sends.
+  const sent: number[][] = [];
+  const send = ws.sendBinary.bind(ws);
+  ws.sendBinary = (frame) => {
+    sent.push(recordTypes(frame));
+    return send(frame);
+  };
+  const s = await DxOrderStream.open(ws);
+  try {
+    assert.equal(s.account, bob.accountId);
+    const placed = await Promise.all(
+      [1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))),
+    );
+    for (const p of placed) assert.equal(p.status, 'ok');
+    const [d, k] = await Promise.all([s.decrease(placed[0]!.order_id, 1), s.cancel(placed[1]!.order_id)]);
+    assert.deepEqual([d.result, k.result], [1, 3]);
+    const all = await s.cancelAll({ market_id: market });
+    assert.equal(all.status, 'ok');
+    // Ten in one turn on this exchange's 8 records per frame: 8, then 2 (ids that cannot exist: answered without sequencing).
+    const many = await Promise.all(Array.from({ length: 10 }, () => s.cancel('18446744073709551615')));
+    for (const r of many) assert.deepEqual([r.status, r.code], ['rejected', 'unknown_order']);
+    const [P, C, D, A] = [PlaceOrder.TYPE, CancelOrder.TYPE, DecreaseOrder.TYPE, CancelAll.TYPE];
+    assert.deepEqual(sent, [[P, P, P], [D, C], [A], Array(8).fill(C), [C, C]]);
+    assert.equal(s.inFlight, 0);
+  } finally {
+    await s.close();
+  }
 });
