@@ -4,7 +4,8 @@
 // the field's offset), core rejects, the in-flight cap, malformed frames
 // (error message, then close 4002), out-of-order answers matched by
 // correlation, DxOrderStream, the stage times of lane ws (JSON and binary),
-// and LAYOUT.md's worked example decoded.
+// LAYOUT.md's worked example decoded, the timeout answer, shedding while
+// the engine lags and while the thread stops.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -13,11 +14,13 @@ import { fileURLToPath } from 'node:url';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from '../../src/client/binary_codec.js';
 import { DxOrderStream } from '../../src/client/order_stream.js';
 import { DxWebSocket } from '../../src/client/websocket.js';
-import { CancelAll, CancelOrder, DecreaseOrder, Header, PlaceOrder } from '../../src/layout/records.js';
+import { BinaryBatch, BinaryOrders, type BinaryPeer } from '../../src/ws/binary.js';
+import type { LaneOptions } from '../../src/gateway/http.js';
+import { CancelAll, CancelOrder, DecreaseOrder, Header, PlaceOrder, Scope } from '../../src/layout/records.js';
 import { memOf } from '../../src/lib/mem.js';
 import type { LatencyReport } from '../../src/wire/control_plane.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { newAccount, newKey, newMarket, order, type Key } from '../support/harness.js';
+import { eventually, newAccount, newKey, newMarket, order, sleep, type Key } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
 
 let tx: TestExchange;
@@ -435,4 +438,71 @@ it('binary: DxOrderStream places, decreases and cancels; the commands of one tur
   } finally {
     await s.close();
   }
+});
+
+it('binary: no outcome within the response budget answers status timeout (REST\'s 504 sequencing_timeout); while the engine ' +
+  'lags, placements and cancel-alls are refused shed and a cancel still waits for its outcome', async () => {
+  const k = await newAccount(tx);
+  const c = await binaryClient(k);
+  const e = new FrameEncoder(k.accountId);
+  const budget = tx.ex.config.response_budget_ms;
+  const send = (): number => {
+    const n = c.frames.length;
+    c.sendRaw(Buffer.from(e.bytes()), true);
+    e.reset();
+    return n;
+  };
+  const got = new Map<number, EntryResultObject>();
+  const until = async (correlation: number, ms: number): Promise<EntryResultObject> => {
+    for (let n = 0; !got.has(correlation); n++) {
+      await c.framesUntil(n + 1, ms);
+      for (const r of decodeResults(c.frames[n]!)) got.set(r.correlation, r);
+    }
+    return got.get(correlation)!;
+  };
+  tx.ex.pipeline.control.setPaused(true);
+  try {
+    e.place(1, order(market, { tick: 2, qty: 1, client_order_id: '9401' }));
+    send();
+    // Past half the budget the held placement makes the engine count as lagging.
+    await sleep(budget / 2 + 100);
+    e.place(2, order(market, { tick: 2, qty: 1, client_order_id: '9402' }));
+    e.cancelAll(3, { market_id: market });
+    e.cancel(4, '1');
+    send();
+    for (const x of [2, 3]) assert.deepEqual([(await until(x, 3000)).status, got.get(x)!.code], ['refused', 'shed'], `record ${x}`);
+    assert.equal(got.has(4), false, 'a cancel is not shed: it waits');
+    const t = await until(1, budget + 3000);
+    assert.deepEqual([t.status, t.code, t.seq, t.client_order_id, t.command_type], ['timeout', null, '0', '9401', PlaceOrder.TYPE]);
+  } finally {
+    tx.ex.pipeline.control.setPaused(false);
+  }
+  // The cancel is answered once the engine runs again (unknown_order, or timeout if it ran out of budget on a slow machine).
+  assert.notEqual((await until(4, budget + 3000)).status, 'refused');
+  // The placement that timed out was in the ring: it may still land, and REST tells whether it did; the shed one never does.
+  assert.ok(await eventually(async () => (await k.client.orders({ client_order_id: '9401' })).orders.length === 1, 3000));
+  assert.equal((await k.client.orders({ client_order_id: '9402' })).orders.length, 0);
+});
+
+it('binary: while its thread is stopping, every record is refused shed before it takes a token or reaches the ring', () => {
+  // Not reachable black box: the stop ends every connection in the turn it sets stopping, so no frame arrives after it.
+  // BinaryOrders alone, then, with a lane that says it is stopping and would grant and sequence anything otherwise.
+  let taken = 0;
+  let submitted = 0;
+  const lane = {
+    stopping: () => true,
+    buckets: { take: () => (taken++, 0) },
+    core: { kick: () => undefined, tracing: null, submit: () => (submitted++, new Promise<never>(() => undefined)) },
+  } as unknown as LaneOptions;
+  let queued = 0;
+  const peer: BinaryPeer = { keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, results: new BinaryBatch() };
+  const e = new FrameEncoder(7);
+  e.place(1, order(market, { tick: 2 }));
+  e.cancel(2, '5');
+  e.cancelAll(3, {});
+  const bytes = new Uint8Array(e.bytes());
+  new BinaryOrders(lane, 10, () => queued++).frame(peer, memOf(bytes.buffer), bytes.length, Date.now(), 0);
+  const rs = decodeResults(peer.results.bytes());
+  assert.deepEqual(rs.map((r) => [r.correlation, r.status, r.code]), [1, 2, 3].map((x) => [x, 'refused', 'shed']));
+  assert.deepEqual([taken, submitted, queued, peer.inFlight], [0, 0, 1, 0]);
 });
