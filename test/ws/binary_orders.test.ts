@@ -165,7 +165,7 @@ function layoutHex(md: string, title: string): Buffer {
 }
 
 before(async () => {
-  tx = await startTestExchange({ demo: false, ws: { max_in_flight: 4, max_records_per_frame: 8 } });
+  tx = await startTestExchange({ demo: false, ws_max_in_flight: 4, ws: { max_records_per_frame: 8 } });
   alice = await newAccount(tx);
   bob = await newAccount(tx);
   market = await newMarket(tx);

@@ -53,7 +53,7 @@ async function expectError(
 }
 
 before(async () => {
-  tx = await startTestExchange({ demo: false, response_budget_ms: BUDGET_MS, ws: { max_in_flight: 4 } });
+  tx = await startTestExchange({ demo: false, response_budget_ms: BUDGET_MS, ws_max_in_flight: 4 });
   alice = await newAccount(tx);
   bob = await newAccount(tx);
   market = await newMarket(tx);
