@@ -5,7 +5,8 @@
 // (error message, then close 4002), out-of-order answers matched by
 // correlation, DxOrderStream, the stage times of lane ws (JSON and binary),
 // LAYOUT.md's worked example decoded, the timeout answer, shedding while
-// the engine lags and while the thread stops.
+// the engine lags and while the thread stops, and a client_order_id placed
+// over REST refused as a duplicate over WS JSON and in binary.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -505,4 +506,31 @@ it('binary: while its thread is stopping, every record is refused shed before it
   const rs = decodeResults(peer.results.bytes());
   assert.deepEqual(rs.map((r) => [r.correlation, r.status, r.code]), [1, 2, 3].map((x) => [x, 'refused', 'shed']));
   assert.deepEqual([taken, submitted, queued, peer.inFlight], [0, 0, 1, 0]);
+});
+
+it('idempotency across lanes: a client_order_id placed over REST is a duplicate over WS JSON (alone and in a batch) and in ' +
+  'binary, each answer naming the REST order and its state', async () => {
+  const k = await newAccount(tx);
+  const first = await k.client.placeOrder(order(market, { tick: 9, qty: 2, client_order_id: '515151' }));
+  assert.equal(first.status, 'resting');
+  const c = await binaryClient(k);
+  const json = await c.reply(c.send('place_order', { ...order(market, { tick: 10, client_order_id: '515151' }) }), 5000);
+  const err = json.msg.error;
+  assert.deepEqual(
+    [json.type, json.status, err.code, err.num, err.origin, err.details.order_id, err.details.status],
+    ['order_result', 409, 'duplicate_client_order_id', 266, 'core', first.order_id, 'resting'],
+  );
+  const batch = await c.reply(c.send('batch_place_orders', { orders: [order(market, { tick: 11, client_order_id: '515151' })] }), 5000);
+  const item = batch.msg.results[0].error;
+  assert.deepEqual([batch.status, item.code, item.details.order_id], [201, 'duplicate_client_order_id', first.order_id]);
+  const e = new FrameEncoder(k.accountId);
+  e.place(1, order(market, { tick: 12, client_order_id: '515151' }));
+  const r = await one(c, e);
+  assert.deepEqual(
+    [r.status, r.code, r.num, r.order_id, r.order_status, r.client_order_id],
+    ['rejected', 'duplicate_client_order_id', 266, first.order_id, 'resting', '515151'],
+  );
+  // Nothing else was placed: the one order is REST's, as it was sent.
+  const listed = (await k.client.orders({ client_order_id: '515151' })).orders;
+  assert.deepEqual(listed.map((o) => [o.order_id, o.tick, o.qty]), [[first.order_id, 9, 2]]);
 });
