@@ -33,11 +33,11 @@
 //     are no longer live;
 //   - a final SIGTERM exits 0 and the restart after it loses nothing either.
 //
-// Usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G]
+// Usage: node dist/tools/crash_test.js [--kills N] [--seed S] [--gateways G]
 //        [--traders T] [--load-ms MIN..MAX] [--kills-per-part K] [--stress]
 //        [--verify] [--keep] [--json]
-// More than K kills (default 30) run as parts of at most K kills, one after
-// the other, each on a fresh data directory with its own seed (S, S+1, ...);
+// N defaults to 30 (what `npm run test:crash` runs). More than K kills
+// (default 30) run as parts of at most K kills, one after the other, each on a fresh data directory with its own seed (S, S+1, ...);
 // every second part (and every part with --stress) uses tiny segments,
 // frequent snapshots and kills aimed at snapshot writes
 // (ROTATION_AND_SNAPSHOT_STRESS), so that kills land in segment rotations
@@ -52,7 +52,7 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
 import { ROTATION_AND_SNAPSHOT_STRESS, runCrashTest, type CrashOptions, type CrashReport } from '../test/support/crash/driver.js';
 
-const USAGE = 'usage: node dist/tools/crash_test.js --kills N [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX]'
+const USAGE = 'usage: node dist/tools/crash_test.js [--kills N (default 30)] [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX]'
   + ' [--kills-per-part K] [--stress] [--verify] [--keep] [--json]';
 
 const OPTIONS = {
@@ -68,6 +68,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
 } as const;
 
+const DEFAULT_KILLS = 30;
 const DEFAULT_KILLS_PER_PART = 30;
 
 function intArg(name: string, v: string | undefined): number | undefined {
@@ -86,7 +87,7 @@ interface Parsed {
 /** The run's options from the command line, and whether to print the report as JSON too. */
 function parse(argv: string[]): Parsed {
   const v = parseCommandLine(argv, OPTIONS, { positionals: false }).values;
-  const o: CrashOptions = { kills: intArg('kills', v.kills) ?? 0, seed: intArg('seed', v.seed) ?? Date.now() % 1_000_000 };
+  const o: CrashOptions = { kills: intArg('kills', v.kills) ?? DEFAULT_KILLS, seed: intArg('seed', v.seed) ?? Date.now() % 1_000_000 };
   o.gateways = intArg('gateways', v.gateways);
   o.traders = intArg('traders', v.traders);
   if (v['load-ms'] !== undefined) {
@@ -97,7 +98,7 @@ function parse(argv: string[]): Parsed {
   }
   if (v.verify) o.verify = true;
   if (v.keep) o.keep = true;
-  if (o.kills < 1) throw new UsageError('--kills N (N >= 1) is required');
+  if (o.kills < 1) throw new UsageError('--kills needs at least 1');
   const killsPerPart = intArg('kills-per-part', v['kills-per-part']) ?? DEFAULT_KILLS_PER_PART;
   if (killsPerPart < 1) throw new UsageError('--kills-per-part needs at least 1');
   return { o, json: v.json === true, stress: v.stress === true, killsPerPart };
@@ -109,6 +110,14 @@ function killPoints(c: Record<string, number>): string {
     + `${c.kills_aimed_at_rotation ?? 0} at a segment rotation (${c.kills_aimed_at_rotation_missed ?? 0} missed); `
     + `found after the kill: ${c.kills_mid_snapshot_write ?? 0} snapshot temp files, `
     + `${c.kills_mid_rotation ?? 0} new segments holding only their header`;
+}
+
+/** What the WebSocket lanes did, and how many checks their acknowledged orders passed after restarts. */
+function wsCounts(c: Record<string, number>): string {
+  return `over the WebSocket lane (each trader's second key): ${c.ws_connect_ok ?? 0} connections; placements `
+    + `${c.ws_place_ok ?? 0} acknowledged / ${c.ws_place_uncertain ?? 0} cut off, cancels ${c.ws_cancel_ok ?? 0} / `
+    + `${c.ws_cancel_uncertain ?? 0}, decreases ${c.ws_decrease_ok ?? 0} / ${c.ws_decrease_uncertain ?? 0}; `
+    + `${c.ws_orders_checked ?? 0} checks of its orders`;
 }
 
 /** The report's lines: the verdict, the counts, the recoveries, each violation. */
@@ -124,10 +133,7 @@ function describe(r: CrashReport, title: string): string {
       `${c.decrease_uncertain ?? 0}; deposits ${c.deposit_ok ?? 0} / ${c.deposit_uncertain ?? 0}; withdrawals ${c.withdraw_ok ?? 0} / ` +
       `${c.withdraw_uncertain ?? 0}; confirms ${c.confirm_ok ?? 0} / ${c.confirm_uncertain ?? 0}; fails ${c.fail_ok ?? 0} / ` +
       `${c.fail_uncertain ?? 0}; snapshots ${c.snapshot_ok ?? 0}`,
-    `  over the WebSocket lane (each trader's second key): placements ${c.ws_place_ok ?? 0} acknowledged / ${c.ws_place_uncertain ?? 0} ` +
-      `cut off, `
-      + `cancels ${c.ws_cancel_ok ?? 0} / ${c.ws_cancel_uncertain ?? 0}, decreases ${c.ws_decrease_ok ?? 0} / ` +
-        `${c.ws_decrease_uncertain ?? 0}`,
+    `  ${wsCounts(c)}`,
     `  refused before sequencing: ${
       Object.entries(c)
         .filter(([k]) => k.endsWith('_refused'))
@@ -183,6 +189,7 @@ async function main(argv: string[]): Promise<number> {
         + `placements ${c.place_ok ?? 0} acknowledged, ${c.place_uncertain ?? 0} cut off (${c.place_uncertain_had_landed ?? 0} had landed, `
         + `${c.place_uncertain_had_not_landed ?? 0} had not); fills ${c.fills_acked ?? 0}; withdrawals ${c.withdraw_ok ?? 0}; `
         + `${c.orders_checked ?? 0} order checks, ${c.conservation_checks ?? 0} conservation checks`,
+      `  ${wsCounts(c)}`,
       `  kill points: ${killPoints(c)}; ${c.recoveries_from_snapshot ?? 0} recoveries from a snapshot, `
         + `${c.recovery_fault_torn_tail_truncated ?? 0} torn tails, ${c.recovery_fault_empty_segment_removed ?? 0} empty segments removed; `
         + `journal verify ${c.journal_verify_runs ?? 0} times`,

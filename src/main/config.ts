@@ -5,8 +5,9 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../engine/config.js';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
+import { MAX_PENDING } from '../gateway/core.js';
 import { WAIT_KINDS, type WaitKind } from '../ring/wait.js';
-import type { WsConfig } from '../ws/protocol.js';
+import { DEFAULT_WS_CONFIG, type WsConfig } from '../ws/protocol.js';
 
 export interface ExchangeConfig {
   host: string;
@@ -62,8 +63,14 @@ export interface ExchangeConfig {
   wait: string;
   /** The built web pages: `trader/` (public port) and `console/` (control plane); `npm run build` writes dist/web. */
   web_dir: string;
-  /** WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
-  ws?: Partial<WsConfig>;
+  /**
+   * Order commands (batch items, binary records) one WebSocket connection may
+   * hold for their outcome; more are answered shed. At most MAX_PENDING: a
+   * gateway thread holds no more than that in all.
+   */
+  ws_max_in_flight: number;
+  /** The other WebSocket lane tunables (tests and benchmarks; no flag): defaults in src/ws/protocol.ts. */
+  ws?: Partial<Omit<WsConfig, 'max_in_flight'>>;
   /** Replication (src/replication): off (one node), on (primary or standby of an HA group), replica (reads only). */
   replicate: 'off' | 'on' | 'replica';
   /** NATS servers, comma-separated. */
@@ -99,6 +106,7 @@ const OPTIONS: {
   { env: 'DX_GATEWAYS', flag: '--gateways', key: 'gateways', kind: 'int' },
   { env: 'DX_DURABILITY', flag: '--durability', key: 'durability', kind: 'durability' },
   { env: 'DX_RESPONSE_BUDGET_MS', flag: '--response-budget-ms', key: 'response_budget_ms', kind: 'int' },
+  { env: 'DX_WS_MAX_IN_FLIGHT', flag: '--ws-max-in-flight', key: 'ws_max_in_flight', kind: 'int' },
   { env: 'DX_VERIFY', flag: '--verify', key: 'verify', kind: 'bool' },
   { env: 'DX_SNAPSHOT_EVERY', flag: '--snapshot-every', key: 'snapshot_every', kind: 'int' },
   { env: 'DX_SEGMENT_BYTES', flag: '--segment-bytes', key: 'segment_bytes', kind: 'int' },
@@ -141,7 +149,8 @@ export function defaults(): ExchangeConfig {
   return {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
-    response_budget_ms: 1000, verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
+    response_budget_ms: 1000, ws_max_in_flight: DEFAULT_WS_CONFIG.max_in_flight,
+    verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     order_capacity: DEFAULT_ORDER_CAPACITY, account_capacity: 1 << 14, market_capacity: 64, position_capacity: 0, wait: 'auto',
     terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
@@ -251,6 +260,9 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   const cfg = c as unknown as ExchangeConfig;
   if (cfg.gateways < 1) throw new Error('gateways must be at least 1');
   if (cfg.response_budget_ms < 1) throw new Error('response budget must be at least 1 ms');
+  if (cfg.ws_max_in_flight < 1 || cfg.ws_max_in_flight > MAX_PENDING) {
+    throw new Error(`ws-max-in-flight must be 1..${MAX_PENDING} (order commands one WebSocket connection may hold)`);
+  }
   if (cfg.snapshot_every < 1) throw new Error('snapshot-every must be at least 1 record');
   if (cfg.segment_bytes < 4096) throw new Error('segment-bytes must be at least 4096');
   if (cfg.demo_period_s < 1 || cfg.demo_period_s > 2_592_000) throw new Error('demo-period-s must be 1..2592000');
@@ -290,4 +302,9 @@ export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
     terminal_cap: cfg.terminal_cap, reject_cap: cfg.reject_cap, round_cap: cfg.round_cap, withdrawal_cap: cfg.withdrawal_cap,
     revoked_key_cap: cfg.revoked_key_cap,
   };
+}
+
+/** The WebSocket lane settings of a server configuration (every gateway thread's): the tunables, and the operator's in-flight cap. */
+export function wsConfigOf(cfg: ExchangeConfig): Partial<WsConfig> {
+  return { ...cfg.ws, max_in_flight: cfg.ws_max_in_flight };
 }

@@ -54,7 +54,7 @@ import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
 import { startDemoFor } from '../demo/start.js';
 import { availableParallelism } from 'node:os';
-import { engineConfigOf, loadConfig, waitRoles, type ExchangeConfig } from './config.js';
+import { engineConfigOf, loadConfig, waitRoles, wsConfigOf, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
@@ -416,7 +416,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
       doorbell: pipeline.doorbell, eventRing: pipeline.eventRing, buckets, replay, engine: engineCfg, views: {},
       response_budget_ms: cfg.response_budget_ms, shed_pending: 4096, durable: durableSab, recovery: plan,
       sequenced_stamps: pipeline.sequencedStamps, durable_stamps: durableStamps, wait: wait.gateway,
-      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: cfg.ws ?? {}, replication: repl?.status.sab ?? null,
+      metrics: metrics.sab, metrics_spec: spec, ws_counts: wsCounts, ws: wsConfigOf(cfg), replication: repl?.status.sab ?? null,
       site: traderSite, site_dir: traderDir,
     };
     const w = new Worker(new URL('./gateway_thread.js', import.meta.url), { workerData: data, name: `gateway-${i}` });

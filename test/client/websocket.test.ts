@@ -3,12 +3,15 @@
 // entry with errors as DxApiError, and after a cut connection a reconnect
 // with backoff that subscribes again and resumes the user channel from the
 // last seq it delivered (nothing missed, nothing twice); commands held when
-// the connection drops fail with DxConnectionLost.
+// the connection drops fail with DxConnectionLost. DxOrderStream (binary
+// order entry) over the same proxy: after a cut it runs start_binary again
+// on the new connection and keeps placing.
 
 import assert from 'node:assert/strict';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { after, before, it } from 'node:test';
 import { DxApiError } from '../../src/client/errors.js';
+import { DxOrderStream } from '../../src/client/order_stream.js';
 import { DxConnectionLost, DxWebSocket, DxWsError, type Subscription, type WsMessage } from '../../src/client/websocket.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, newAccount, newMarket, order, type Key } from '../support/harness.js';
@@ -174,5 +177,43 @@ it('client ws: a command held when the connection drops fails with DxConnectionL
   } finally {
     tx.ex.pipeline.control.setPaused(false);
     await ws.close();
+  }
+});
+
+it('client ws: DxOrderStream after a cut connection reconnects, runs start_binary again and keeps placing; a record held at ' +
+  'the cut fails with DxConnectionLost', async () => {
+  const url = `http://127.0.0.1:${proxy.port}`;
+  const ws = new DxWebSocket({ url, keyId: k.keyId, secret: k.secret, backoff: { minMs: 20, maxMs: 100 } });
+  const commands: string[] = [];
+  const command = ws.command.bind(ws);
+  ws.command = (cmd, params) => {
+    commands.push(cmd);
+    return command(cmd, params);
+  };
+  const s = await DxOrderStream.open(ws);
+  // Open handlers run in order: this one runs once the stream's own (start_binary) has finished on the new connection.
+  const restarted = new Promise<void>((resolve) => ws.onOpen((reconnected) => {
+    if (reconnected) resolve();
+  }));
+  try {
+    assert.equal((await s.place(order(market, { tick: 4, client_order_id: '424201' }))).status, 'ok');
+    tx.ex.pipeline.control.setPaused(true);
+    const held = s.place(order(market, { tick: 4, client_order_id: '424202' }));
+    await new Promise((r) => setTimeout(r, 50));
+    proxy.cut();
+    await assert.rejects(held, (e: unknown) => e instanceof DxConnectionLost);
+    tx.ex.pipeline.control.setPaused(false);
+    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no reconnect within 5 s')), 5000).unref());
+    await Promise.race([restarted, timeout]);
+    assert.equal(ws.connections, 2);
+    assert.deepEqual(commands, ['start_binary', 'start_binary'], 'the layout agreed again on the new connection');
+    const after = await Promise.all([5, 6].map((tick) => s.place(order(market, { tick, client_order_id: `42420${tick}` }))));
+    assert.deepEqual(after.map((r) => [r.status, r.order_status]), [['ok', 'resting'], ['ok', 'resting']]);
+    assert.equal(s.account, k.accountId);
+    // The held record had reached the ring before the cut: REST finds it.
+    assert.ok(await eventually(async () => (await k.client.orders({ client_order_id: '424202' })).orders.length === 1, 3000));
+  } finally {
+    tx.ex.pipeline.control.setPaused(false);
+    await s.close();
   }
 });

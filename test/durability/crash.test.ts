@@ -36,6 +36,9 @@ test('crash: 3 SIGKILLs under load (one during a restart) lose nothing acknowled
   assert.ok((c.place_ok ?? 0) > 0 && (c.fills_acked ?? 0) > 0, describe(r));
   assert.ok((c.cancel_ok ?? 0) > 0 && (c.withdraw_ok ?? 0) > 0 && (c.deposit_ok ?? 0) > 0, describe(r));
   assert.ok((c.orders_checked ?? 0) >= (c.place_ok ?? 0), describe(r));
+  // The WebSocket lanes (each trader's second key) connected, placed, and their acknowledged orders were checked after restarts.
+  assert.ok((c.ws_connect_ok ?? 0) > 0 && (c.ws_place_ok ?? 0) > 0, describe(r));
+  assert.ok((c.ws_orders_checked ?? 0) >= (c.ws_place_ok ?? 0), describe(r));
   assert.equal(c.conservation_checks, r.restarts - 1, 'one after each restart but the first start');
   // Every placement and withdrawal cut off by a kill (or by the final SIGTERM) was looked up and retried once after the restart.
   for (const kind of ['place', 'withdraw']) {

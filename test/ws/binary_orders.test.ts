@@ -4,7 +4,9 @@
 // the field's offset), core rejects, the in-flight cap, malformed frames
 // (error message, then close 4002), out-of-order answers matched by
 // correlation, DxOrderStream, the stage times of lane ws (JSON and binary),
-// and LAYOUT.md's worked example decoded.
+// LAYOUT.md's worked example decoded, the timeout answer, shedding while
+// the engine lags and while the thread stops, and a client_order_id placed
+// over REST refused as a duplicate over WS JSON and in binary.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,10 +14,14 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from '../../src/client/binary_codec.js';
 import { DxOrderStream } from '../../src/client/order_stream.js';
-import { PlaceOrder } from '../../src/layout/records.js';
+import { DxWebSocket } from '../../src/client/websocket.js';
+import { BinaryBatch, BinaryOrders, type BinaryPeer } from '../../src/ws/binary.js';
+import type { LaneOptions } from '../../src/gateway/http.js';
+import { CancelAll, CancelOrder, DecreaseOrder, Header, PlaceOrder, Scope } from '../../src/layout/records.js';
+import { memOf } from '../../src/lib/mem.js';
 import type { LatencyReport } from '../../src/wire/control_plane.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { newAccount, newKey, newMarket, order, type Key } from '../support/harness.js';
+import { eventually, newAccount, newKey, newMarket, order, sleep, type Key } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
 
 let tx: TestExchange;
@@ -130,6 +136,14 @@ function malformedFrames(good: Buffer): [string, Buffer, RegExp][] {
   ];
 }
 
+/** The type of each record of a binary command frame, in order. */
+function recordTypes(frame: Uint8Array): number[] {
+  const m = memOf(new Uint8Array(frame).buffer);
+  const out: number[] = [];
+  for (let o = 0; o < frame.length; o += Header.len(m, o)) out.push(Header.type(m, o));
+  return out;
+}
+
 /** GET /admin/latency. */
 async function latencyReport(t: TestExchange): Promise<LatencyReport> {
   const r = await fetch(`${t.adminBase}/admin/latency`, { headers: { authorization: `Bearer ${t.ex.admin_token}` } });
@@ -152,7 +166,7 @@ function layoutHex(md: string, title: string): Buffer {
 }
 
 before(async () => {
-  tx = await startTestExchange({ demo: false, ws: { max_in_flight: 4, max_records_per_frame: 8 } });
+  tx = await startTestExchange({ demo: false, ws_max_in_flight: 4, ws: { max_records_per_frame: 8 } });
   alice = await newAccount(tx);
   bob = await newAccount(tx);
   market = await newMarket(tx);
@@ -346,24 +360,6 @@ describe('ws binary order entry', () => {
     }
   });
 
-  it('binary: DxOrderStream places, decreases and cancels, coalescing commands of one turn into one frame', async () => {
-    const s = await DxOrderStream.open({ url: tx.base, keyId: bob.keyId, secret: bob.secret });
-    try {
-      assert.equal(s.account, bob.accountId);
-      const placed = await Promise.all(
-        [1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))),
-      );
-      for (const p of placed) assert.equal(p.status, 'ok');
-      const [d, k] = await Promise.all([s.decrease(placed[0]!.order_id, 1), s.cancel(placed[1]!.order_id)]);
-      assert.deepEqual([d.result, k.result], [1, 3]);
-      const all = await s.cancelAll({ market_id: market });
-      assert.equal(all.status, 'ok');
-      assert.equal(s.inFlight, 0);
-    } finally {
-      await s.close();
-    }
-  });
-
   it('ws order entry is timed per stage on lane ws: binary records (route binary) and JSON commands (place_order), like REST', async () => {
     const k = await newAccount(tx);
     const n = 4; // the test exchange's max_in_flight
@@ -411,4 +407,130 @@ describe('ws binary order entry', () => {
       [8, 'rejected', 'unknown_order', '4700'],
     );
   });
+});
+
+it('binary: DxOrderStream places, decreases and cancels; the commands of one turn go out as one frame, split at ' +
+  'max_records_per_frame', async () => {
+  const ws = new DxWebSocket({ url: tx.base, keyId: bob.keyId, secret: bob.secret });
+  // The record types of every frame the stream sends.
+  const sent: number[][] = [];
+  const send = ws.sendBinary.bind(ws);
+  ws.sendBinary = (frame) => {
+    sent.push(recordTypes(frame));
+    return send(frame);
+  };
+  const s = await DxOrderStream.open(ws);
+  try {
+    assert.equal(s.account, bob.accountId);
+    const placed = await Promise.all(
+      [1, 2, 3].map((i) => s.place(order(market, { tick: 6, qty: 3, client_order_id: String(8800 + i) }))),
+    );
+    for (const p of placed) assert.equal(p.status, 'ok');
+    const [d, k] = await Promise.all([s.decrease(placed[0]!.order_id, 1), s.cancel(placed[1]!.order_id)]);
+    assert.deepEqual([d.result, k.result], [1, 3]);
+    const all = await s.cancelAll({ market_id: market });
+    assert.equal(all.status, 'ok');
+    // Ten in one turn on this exchange's 8 records per frame: 8, then 2 (ids that cannot exist: answered without sequencing).
+    const many = await Promise.all(Array.from({ length: 10 }, () => s.cancel('18446744073709551615')));
+    for (const r of many) assert.deepEqual([r.status, r.code], ['rejected', 'unknown_order']);
+    const [P, C, D, A] = [PlaceOrder.TYPE, CancelOrder.TYPE, DecreaseOrder.TYPE, CancelAll.TYPE];
+    assert.deepEqual(sent, [[P, P, P], [D, C], [A], Array(8).fill(C), [C, C]]);
+    assert.equal(s.inFlight, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+it('binary: no outcome within the response budget answers status timeout (REST\'s 504 sequencing_timeout); while the engine ' +
+  'lags, placements and cancel-alls are refused shed and a cancel still waits for its outcome', async () => {
+  const k = await newAccount(tx);
+  const c = await binaryClient(k);
+  const e = new FrameEncoder(k.accountId);
+  const budget = tx.ex.config.response_budget_ms;
+  const send = (): number => {
+    const n = c.frames.length;
+    c.sendRaw(Buffer.from(e.bytes()), true);
+    e.reset();
+    return n;
+  };
+  const got = new Map<number, EntryResultObject>();
+  const until = async (correlation: number, ms: number): Promise<EntryResultObject> => {
+    for (let n = 0; !got.has(correlation); n++) {
+      await c.framesUntil(n + 1, ms);
+      for (const r of decodeResults(c.frames[n]!)) got.set(r.correlation, r);
+    }
+    return got.get(correlation)!;
+  };
+  tx.ex.pipeline.control.setPaused(true);
+  try {
+    e.place(1, order(market, { tick: 2, qty: 1, client_order_id: '9401' }));
+    send();
+    // Past half the budget the held placement makes the engine count as lagging.
+    await sleep(budget / 2 + 100);
+    e.place(2, order(market, { tick: 2, qty: 1, client_order_id: '9402' }));
+    e.cancelAll(3, { market_id: market });
+    e.cancel(4, '1');
+    send();
+    for (const x of [2, 3]) assert.deepEqual([(await until(x, 3000)).status, got.get(x)!.code], ['refused', 'shed'], `record ${x}`);
+    assert.equal(got.has(4), false, 'a cancel is not shed: it waits');
+    const t = await until(1, budget + 3000);
+    assert.deepEqual([t.status, t.code, t.seq, t.client_order_id, t.command_type], ['timeout', null, '0', '9401', PlaceOrder.TYPE]);
+  } finally {
+    tx.ex.pipeline.control.setPaused(false);
+  }
+  // The cancel is answered once the engine runs again (unknown_order, or timeout if it ran out of budget on a slow machine).
+  assert.notEqual((await until(4, budget + 3000)).status, 'refused');
+  // The placement that timed out was in the ring: it may still land, and REST tells whether it did; the shed one never does.
+  assert.ok(await eventually(async () => (await k.client.orders({ client_order_id: '9401' })).orders.length === 1, 3000));
+  assert.equal((await k.client.orders({ client_order_id: '9402' })).orders.length, 0);
+});
+
+it('binary: while its thread is stopping, every record is refused shed before it takes a token or reaches the ring', () => {
+  // Not reachable black box: the stop ends every connection in the turn it sets stopping, so no frame arrives after it.
+  // BinaryOrders alone, then, with a lane that says it is stopping and would grant and sequence anything otherwise.
+  let taken = 0;
+  let submitted = 0;
+  const lane = {
+    stopping: () => true,
+    buckets: { take: () => (taken++, 0) },
+    core: { kick: () => undefined, tracing: null, submit: () => (submitted++, new Promise<never>(() => undefined)) },
+  } as unknown as LaneOptions;
+  let queued = 0;
+  const peer: BinaryPeer = { keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, results: new BinaryBatch() };
+  const e = new FrameEncoder(7);
+  e.place(1, order(market, { tick: 2 }));
+  e.cancel(2, '5');
+  e.cancelAll(3, {});
+  const bytes = new Uint8Array(e.bytes());
+  new BinaryOrders(lane, 10, () => queued++).frame(peer, memOf(bytes.buffer), bytes.length, Date.now(), 0);
+  const rs = decodeResults(peer.results.bytes());
+  assert.deepEqual(rs.map((r) => [r.correlation, r.status, r.code]), [1, 2, 3].map((x) => [x, 'refused', 'shed']));
+  assert.deepEqual([taken, submitted, queued, peer.inFlight], [0, 0, 1, 0]);
+});
+
+it('idempotency across lanes: a client_order_id placed over REST is a duplicate over WS JSON (alone and in a batch) and in ' +
+  'binary, each answer naming the REST order and its state', async () => {
+  const k = await newAccount(tx);
+  const first = await k.client.placeOrder(order(market, { tick: 9, qty: 2, client_order_id: '515151' }));
+  assert.equal(first.status, 'resting');
+  const c = await binaryClient(k);
+  const json = await c.reply(c.send('place_order', { ...order(market, { tick: 10, client_order_id: '515151' }) }), 5000);
+  const err = json.msg.error;
+  assert.deepEqual(
+    [json.type, json.status, err.code, err.num, err.origin, err.details.order_id, err.details.status],
+    ['order_result', 409, 'duplicate_client_order_id', 266, 'core', first.order_id, 'resting'],
+  );
+  const batch = await c.reply(c.send('batch_place_orders', { orders: [order(market, { tick: 11, client_order_id: '515151' })] }), 5000);
+  const item = batch.msg.results[0].error;
+  assert.deepEqual([batch.status, item.code, item.details.order_id], [201, 'duplicate_client_order_id', first.order_id]);
+  const e = new FrameEncoder(k.accountId);
+  e.place(1, order(market, { tick: 12, client_order_id: '515151' }));
+  const r = await one(c, e);
+  assert.deepEqual(
+    [r.status, r.code, r.num, r.order_id, r.order_status, r.client_order_id],
+    ['rejected', 'duplicate_client_order_id', 266, first.order_id, 'resting', '515151'],
+  );
+  // Nothing else was placed: the one order is REST's, as it was sent.
+  const listed = (await k.client.orders({ client_order_id: '515151' })).orders;
+  assert.deepEqual(listed.map((o) => [o.order_id, o.tick, o.qty]), [[first.order_id, 9, 2]]);
 });

@@ -2,8 +2,9 @@
 // every command and its REST twin's body, every error path (schema, scope,
 // bucket, core rejects, shedding, the in-flight cap, timeouts), answers out
 // of order and matched by id, idempotency by client_order_id, the user
-// channel on the same connection, rate tiers (set by the operator, shown by
-// GET /v1/account/limits) and one write bucket shared by REST and WebSocket.
+// channel on the same connection, and rate tiers (set by the operator, shown
+// by GET /v1/account/limits). One write bucket across lanes and threads:
+// buckets.test.ts.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -52,7 +53,7 @@ async function expectError(
 }
 
 before(async () => {
-  tx = await startTestExchange({ demo: false, response_budget_ms: BUDGET_MS, ws: { max_in_flight: 4 } });
+  tx = await startTestExchange({ demo: false, response_budget_ms: BUDGET_MS, ws_max_in_flight: 4 });
   alice = await newAccount(tx);
   bob = await newAccount(tx);
   market = await newMarket(tx);
@@ -303,21 +304,5 @@ describe('rate tiers', () => {
     await bad(999_999, { tier: 'default' }, 404, 'unknown_key');
     await k.accounts.revokeKey(k.keyId);
     await bad(k.keyId, { tier: 'default' }, 404, 'unknown_key');
-  });
-
-  it('tiers: REST and WebSocket orders of one key draw from one write bucket, one token per batch item', async () => {
-    const k = await newAccount(tx);
-    await tx.admin.setKeyTier(k.keyId, {
-      tier: 'custom',
-      read: { sustained_rate_per_s: 100, burst: 100 },
-      write: { sustained_rate_per_s: 1, burst: 6 },
-    });
-    const c = await connect(k);
-    await k.client.cancelBatch(['5000', '5001']); // two tokens over REST
-    const ws = await call(c, 'batch_cancel_orders', { order_ids: ['5002', '5003', '5004'] }); // three over WS
-    assert.equal(ws.status, 200);
-    assert.equal((await call(c, 'cancel_order', { order_id: '5005' })).status, 404, 'the sixth token');
-    await expectError(c, 'cancel_order', { order_id: '5006' }, 429, 'rate_limited');
-    await assert.rejects(k.client.cancelBatch(['5007']), /rate_limited/);
   });
 });

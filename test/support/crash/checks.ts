@@ -83,6 +83,7 @@ async function traderView(
 
 function checkOrder(ledger: Ledger, rec: OrderRec, o: Order, now: number): void {
   const id = `order ${rec.order_id} (client_order_id ${rec.coid}, account ${rec.trader.id})`;
+  if (rec.via === 'ws') ledger.count('ws_orders_checked');
   const r = rec.req;
   if (o.created_seq !== rec.created_seq) ledger.violate(`${id}: created_seq ${o.created_seq}, acknowledged seq ${rec.created_seq}`);
   if (o.client_order_id !== rec.coid) ledger.violate(`${id}: client_order_id ${o.client_order_id}`);

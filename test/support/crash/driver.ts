@@ -515,6 +515,7 @@ export class CrashRun {
       trader: t,
       coid,
       req: { market_id: L.markets[0]!, side: 'buy', outcome: 'yes', tick: 50, qty: 1, client_order_id: coid },
+      via: 'rest',
       epoch: L.epoch,
       // Seq 1 created the first market: no account has an order with that id.
       state: 'acked',

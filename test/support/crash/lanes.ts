@@ -43,6 +43,11 @@ interface OrderApi {
   decrease(orderId: U64, newQty: number): Promise<DecreaseResult>;
 }
 
+function describe(out: Outcome<unknown>): string {
+  if (out.kind === 'uncertain') return out.why;
+  return out.kind === 'ok' ? 'ok' : `${out.status} ${out.code}`;
+}
+
 function overWebSocket(ws: DxWebSocket): OrderApi {
   return {
     placeOrder: (r) => ws.placeOrder(r),
@@ -66,7 +71,12 @@ export function traderLane(t: Trader, k: Key, rng: Rng, via: 'rest' | 'ws' = 're
       const socket = ctx.ws(k);
       const open = await ctx.attempt(() => socket.connect());
       ctx.ledger.count(`ws_connect_${open.kind}`);
-      if (open.kind !== 'ok') return; // the server went away first
+      if (open.kind !== 'ok') {
+        // Only a kill or stop that began first excuses a failed connect: otherwise this lane would place nothing and pass.
+        const why = describe(open);
+        if (!ctx.stopping) ctx.ledger.violate(`key ${k.keyId}: its WebSocket lane could not connect to a running exchange (${why})`);
+        return;
+      }
       ws = socket;
       orders = overWebSocket(socket);
     }
@@ -126,7 +136,7 @@ function orderRequest(ledger: Ledger, t: Trader, rng: Rng): OrderRequest {
 async function placeOne(ctx: LaneContext, t: Trader, c: OrderApi, rng: Rng, via: 'rest' | 'ws'): Promise<void> {
   const req = orderRequest(ctx.ledger, t, rng);
   const rec: OrderRec = {
-    trader: t, coid: req.client_order_id!, req, epoch: ctx.ledger.epoch, state: 'sent', cancelSent: false, cancelUncertain: false,
+    trader: t, coid: req.client_order_id!, req, via, epoch: ctx.ledger.epoch, state: 'sent', cancelSent: false, cancelUncertain: false,
     decreaseSent: false, terminalSeen: false,
   };
   t.orders.push(rec);

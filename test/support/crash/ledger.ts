@@ -18,6 +18,8 @@ export interface OrderRec {
   trader: Trader;
   coid: string;
   req: OrderRequest;
+  /** The lane that placed it: REST or the WebSocket lane's JSON order entry. */
+  via: 'rest' | 'ws';
   epoch: number;
   state: OrderState;
   /** The 2xx placement answer (the original one, or the retry's after a kill). */

@@ -1,0 +1,53 @@
+// The WebSocket in-flight cap as an operator setting (src/main/config.ts):
+// DX_WS_MAX_IN_FLIGHT and --ws-max-in-flight (the flag wins), default 1000,
+// out-of-range and non-numeric values refused with the option named; end to
+// end, an exchange process started with the flag reports the cap at
+// start_binary and sheds the record past it (seen through DxOrderStream), and one started with a bad
+// value exits 2 with one line.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DxOrderStream } from '../../src/client/order_stream.js';
+import { MAX_PENDING } from '../../src/gateway/core.js';
+import { loadConfig } from '../../src/main/config.js';
+import { ExchangeProcess, spawnExchange } from '../support/exchange.js';
+
+test('config: DX_WS_MAX_IN_FLIGHT and --ws-max-in-flight set the WebSocket in-flight cap (default 1000, the flag wins); ' +
+  'bad values are refused naming the option', () => {
+  assert.equal(loadConfig([], {}).ws_max_in_flight, 1000);
+  assert.equal(loadConfig([], { DX_WS_MAX_IN_FLIGHT: '50' }).ws_max_in_flight, 50);
+  assert.equal(loadConfig(['--ws-max-in-flight', '70'], { DX_WS_MAX_IN_FLIGHT: '50' }).ws_max_in_flight, 70);
+  assert.equal(loadConfig(['--ws-max-in-flight', String(MAX_PENDING)], {}).ws_max_in_flight, MAX_PENDING);
+  const range = new RegExp(`Error: ws-max-in-flight must be 1\\.\\.${MAX_PENDING} `);
+  assert.throws(() => loadConfig(['--ws-max-in-flight', '0'], {}), range);
+  assert.throws(() => loadConfig(['--ws-max-in-flight', String(MAX_PENDING + 1)], {}), range);
+  assert.throws(() => loadConfig(['--ws-max-in-flight', '1e3'], {}), /--ws-max-in-flight: expected a non-negative integer, got "1e3"$/);
+  assert.throws(() => loadConfig(['--ws-max-in-flight', '-1'], {}), /--ws-max-in-flight/);
+  assert.throws(() => loadConfig([], { DX_WS_MAX_IN_FLIGHT: 'many' }), /Error: DX_WS_MAX_IN_FLIGHT: expected a non-negative integer/);
+  assert.throws(() => loadConfig(['--ws-max-in-flight'], {}), /Error: --ws-max-in-flight needs a value$/);
+});
+
+test('config: an exchange process started with --ws-max-in-flight 2 reports it and sheds a third held record; ' +
+  'DX_WS_MAX_IN_FLIGHT=0 exits 2 with one line', { timeout: 60_000 }, async () => {
+  const ex = await spawnExchange({ demo: false, ws_max_in_flight: 2 }, { logLevel: 'warn' });
+  let s: DxOrderStream | null = null;
+  try {
+    const admin = ex.admin();
+    const { account_id } = await admin.createAccount();
+    const key = await admin.createKey(account_id, ['read', 'trade']);
+    s = await DxOrderStream.open({ url: ex.base, keyId: key.key_id, secret: key.secret, reconnect: false });
+    assert.equal(s.maxInFlight, 2, 'start_binary reports the cap');
+    // Commands of one turn go out as one frame, whose records are submitted in one turn, before any outcome can come back:
+    // the third finds two held.
+    const rs = await Promise.all([1, 2, 3].map((i) => s!.cancel(String(900 + i))));
+    assert.deepEqual(rs.map((r) => `${r.status} ${r.code}`), ['rejected unknown_order', 'rejected unknown_order', 'refused shed']);
+  } finally {
+    await s?.close();
+    await ex.stop();
+  }
+  const bad = new ExchangeProcess({ demo: false }, { env: { DX_WS_MAX_IN_FLIGHT: '0' } });
+  const exit = await bad.exited;
+  await bad.stop();
+  assert.equal(exit.code, 2, bad.stderrTail());
+  assert.match(bad.stderrTail(), new RegExp(`^dx: ws-max-in-flight must be 1\\.\\.${MAX_PENDING} `, 'm'));
+});
