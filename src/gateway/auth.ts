@@ -23,6 +23,8 @@ import { grown, nextCapacity } from '../lib/grow.js';
 import { compareBase64Digest, digestHi, digestLo, HmacSha256, KEY_STATE_WORDS, keyStates } from '../lib/hmac_sha256.js';
 
 export const REPLAY_WINDOW_MS = 5000;
+/** Key secrets are 32 bytes (HMAC keys: one block after padding). */
+const SECRET_BYTES = 32;
 
 export function canonicalString(tsMs: string, method: string, target: string, body: string): string {
   return `${tsMs}\n${method}\n${target}\n${body}`;
@@ -44,35 +46,50 @@ export function checkTimestamp(tsHeader: string, nowMs: number): string | null {
 
 /**
  * Each key's HMAC midstates, by key row, computed the first time the key
- * signs on this thread. Rows are reused for new keys (ids never are), so an
- * entry is valid only for the key id it was computed for. One per thread.
+ * signs on this thread. Rows are reused for new keys, and one thread may
+ * serve several read models over its life (the keys service of in-process
+ * test exchanges, one after another), so an entry is used only for the very
+ * secret it was computed from (a 32-byte compare). One per thread.
  */
 export class KeyMacs {
   private states = new Int32Array(0);
-  private ids = new Float64Array(0);
+  private secrets = new Uint8Array(0);
+  private known = new Uint8Array(0);
   /** Idle HmacSha256 objects: a request takes one at its headers and gives it back once authenticated. */
   private readonly idle: HmacSha256[] = [];
 
   /**
    * A MAC over the canonical string's head (ts, method, target), for the key
-   * at `row` with id `keyId` and `secret`: the caller feeds the body and
-   * finishes it with checkMac.
+   * at `row` whose secret is `secret` (32 bytes): the caller feeds the body
+   * and finishes it with checkMac.
    */
-  start(row: number, keyId: number, secret: Uint8Array, tsHeader: string, method: string, target: string): HmacSha256 {
-    if (row >= this.ids.length) {
-      const cap = nextCapacity(this.ids.length, row + 1);
-      this.ids = grown(this.ids, cap);
+  start(row: number, secret: Uint8Array, tsHeader: string, method: string, target: string): HmacSha256 {
+    if (row >= this.known.length) {
+      const cap = nextCapacity(this.known.length, row + 1);
+      this.known = grown(this.known, cap);
+      this.secrets = grown(this.secrets, cap * SECRET_BYTES);
       this.states = grown(this.states, cap * KEY_STATE_WORDS);
     }
     const at = row * KEY_STATE_WORDS;
-    if (this.ids[row] !== keyId) {
+    if (!this.holds(row, secret)) {
       keyStates(secret, this.states, at);
-      this.ids[row] = keyId;
+      this.secrets.set(secret, row * SECRET_BYTES);
+      this.known[row] = 1;
     }
     const mac = (this.idle.pop() ?? new HmacSha256()).begin(this.states, at);
     const head = `${tsHeader}\n${method}\n${target}\n`;
     if (!mac.updateAscii(head)) mac.update(Buffer.from(head, 'utf8'));
     return mac;
+  }
+
+  /** True when row's midstates were computed from this secret. */
+  private holds(row: number, secret: Uint8Array): boolean {
+    if (this.known[row] !== 1 || secret.length !== SECRET_BYTES) return false;
+    const s = this.secrets;
+    const o = row * SECRET_BYTES;
+    let diff = 0;
+    for (let i = 0; i < SECRET_BYTES; i++) diff |= s[o + i]! ^ secret[i]!;
+    return diff === 0;
   }
 
   /** Takes back a MAC whose request is done with it (a dropped one is simply collected). */
@@ -103,7 +120,7 @@ export function checkSignature(
 ): string | null {
   const ts = checkTimestamp(tsHeader, nowMs);
   if (ts !== null) return ts;
-  const mac = new KeyMacs().start(0, 1, secret, tsHeader, method, target);
+  const mac = new KeyMacs().start(0, secret, tsHeader, method, target);
   mac.update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
   return checkMac(mac, signature);
 }

@@ -246,7 +246,7 @@ export function startMac(views: Pick<Views, 'keyRow' | 'keySecret'>, f: InFlight
   if (keyId <= 0 || f.tsHeader === '' || f.sigHeader === '') return;
   const row = views.keyRow(keyId);
   const secret = row < 0 ? null : views.keySecret(keyId);
-  if (secret !== null) f.mac = macs.start(row, keyId, secret, f.tsHeader, f.method, f.target);
+  if (secret !== null) f.mac = macs.start(row, secret, f.tsHeader, f.method, f.target);
 }
 
 /** The authenticated caller of one request. */
