@@ -57,14 +57,18 @@ export interface WaitOptions {
 }
 
 /**
- * Default spin phase of backoff and park. Measured on this 2-vCPU host
+ * Default spin phase of backoff and park: none. Measured on this 2-vCPU host
  * (bench/ring_handoff.ts, requests 1 ms apart so the consumer had parked):
  * waking a parked thread took ~20-30 µs at p50, and the woken thread then
- * seems to share the waker's vCPU, so a longer spin holds the CPU the waker
- * needs (round trips p50 ~45 µs at spin 0, ~75 µs at 20 µs, ~110 µs at 50 µs).
- * A spin only pays while records arrive closer together than it, so keep it short.
+ * seems to share the waker's vCPU, so a spin holds the CPU the waker needs
+ * (round trips p50 ~45 µs at spin 0, ~75 µs at 20 µs, ~110 µs at 50 µs);
+ * and at 5,000 placements/s a 20 µs spin after every engine and journal round
+ * cost about half of those two threads' CPU (12.7 and 10.0 µs per placement
+ * against 5.7 and 4.7 with none; docs/latency.md). A host with cores to spare
+ * spins outright (`auto` picks spin there); a spin phase (`spin_us`) is for
+ * what lies between.
  */
-export const SPIN_US_DEFAULT = 20;
+export const SPIN_US_DEFAULT = 0;
 export const MAX_NAP_US_DEFAULT = 1000;
 export const PARK_TIMEOUT_MS_DEFAULT = 1000;
 const MIN_NAP_US = 50;
