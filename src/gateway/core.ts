@@ -96,7 +96,37 @@ export interface GatewayCoreOptions {
 /** Called for every event right after the read model applied it (the WebSocket fan-out). */
 export type AppliedListener = (m: Mem, o: number) => void;
 
-type Resolve = (c: Completion | null) => void;
+/**
+ * Whoever holds a command for its outcome: called once, with the command's
+ * completion, or with null when none came within the response budget (the
+ * command may still be sequenced later). Lanes pass a long-lived object (a
+ * pending binary record, a promise's resolve wrapped once), so holding a
+ * command allocates no closure.
+ */
+export interface CompletionWaiter {
+  complete(c: Completion | null): void;
+}
+
+/** Writes a command's fields (after its header) into the ring at o; may run after hold() returned, for a command that waits for room. */
+export interface CommandWriter {
+  write(m: Mem, o: number): void;
+}
+
+/** A function as a CommandWriter (submit()'s adapter). */
+class WriteFn implements CommandWriter {
+  constructor(readonly write: (m: Mem, o: number) => void) {}
+}
+
+/** The placeholder of a completion already handed over (drain). */
+const NO_WAITER: CompletionWaiter = { complete(): void {} };
+
+/** A promise's resolve as a CompletionWaiter (submit()'s adapter). */
+class Resolver implements CompletionWaiter {
+  constructor(private readonly resolve: (c: Completion | null) => void) {}
+  complete(c: Completion | null): void {
+    this.resolve(c);
+  }
+}
 
 /** A command the ring had no room for, queued because it may not be shed. */
 interface Deferred {
@@ -118,7 +148,7 @@ export class GatewayCore {
   onApplied: AppliedListener | null = null;
   private readonly budgetMs: number;
   private readonly shedPending: number;
-  private readonly resolves: (Resolve | null)[] = new Array(MAX_PENDING).fill(null);
+  private readonly waiters: (CompletionWaiter | null)[] = new Array(MAX_PENDING).fill(null);
   /** Stage times of the request each held command belongs to (null: not traced). */
   private readonly traces: (StageTimes | null)[] = new Array(MAX_PENDING).fill(null);
   /** Traces of commands written since the last publish (stamped when it happens). */
@@ -219,7 +249,7 @@ export class GatewayCore {
     for (let i = this.expiryHead; i < q.length; i++) {
       const corr = q[i]!;
       const slot = corr & 0xffff;
-      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      if (this.generation[slot] !== corr >>> 16 || this.waiters[slot] === null) continue; // answered already
       return this.deadline[slot]!;
     }
     return Infinity;
@@ -268,13 +298,31 @@ export class GatewayCore {
       n++;
     }
     if (this.deferred.length > 0) this.flushDeferred();
+    // Completions are handed over once the events are consumed: a waiter
+    // runs lane code (a reply, a promise), which must never see a record it
+    // could read twice.
+    const w = this.completedWaiters;
+    const cs = this.completedOutcomes;
+    // Taken off the lists before each call, so none is ever called twice.
+    for (let i = 0; i < w.length; i++) {
+      const waiter = w[i]!;
+      const outcome = cs[i]!;
+      w[i] = NO_WAITER;
+      waiter.complete(outcome);
+    }
+    w.length = 0;
+    cs.length = 0;
     return n;
   }
+
+  /** Completions drained and not yet handed to their waiters (drain's end). */
+  private readonly completedWaiters: CompletionWaiter[] = [];
+  private readonly completedOutcomes: Completion[] = [];
 
   private onOwnEvent(m: Mem, o: number): void {
     const corr = Header.correlation(m, o);
     const slot = corr & 0xffff;
-    if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) return; // timed out earlier
+    if (this.generation[slot] !== corr >>> 16 || this.waiters[slot] === null) return; // timed out earlier
     const type = Header.type(m, o);
     if (type === T_FILLED) {
       if (Filled.taker_account(m, o) === Header.account(m, o)) {
@@ -285,7 +333,7 @@ export class GatewayCore {
       return;
     }
     if (type !== T_COMMAND_COMPLETED) return;
-    const resolve = this.resolves[slot]!;
+    const waiter = this.waiters[slot]!;
     const seq = Header.seq(m, o);
     const trace = this.traces[slot];
     if (trace !== null) {
@@ -310,11 +358,12 @@ export class GatewayCore {
       fills: this.fills[slot] ?? [],
     };
     this.release(slot);
-    resolve(completion);
+    this.completedWaiters.push(waiter);
+    this.completedOutcomes.push(completion);
   }
 
   private release(slot: number): void {
-    this.resolves[slot] = null;
+    this.waiters[slot] = null;
     this.traces[slot] = null;
     this.fills[slot] = null;
     this.generation[slot] = (this.generation[slot]! + 1) & 0xffff;
@@ -375,7 +424,7 @@ export class GatewayCore {
     for (let i = this.expiryHead; i < q.length; i++) {
       const corr = q[i]!;
       const slot = corr & 0xffff;
-      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      if (this.generation[slot] !== corr >>> 16 || this.waiters[slot] === null) continue; // answered already
       return this.deadline[slot]! - this.budgetMs / 2 < nowMs;
     }
     return false;
@@ -387,7 +436,7 @@ export class GatewayCore {
     for (let i = this.expiryHead; i < q.length; i++) {
       const corr = q[i]!;
       const slot = corr & 0xffff;
-      if (this.generation[slot] !== corr >>> 16 || this.resolves[slot] === null) continue; // answered already
+      if (this.generation[slot] !== corr >>> 16 || this.waiters[slot] === null) continue; // answered already
       return Math.max(0, nowMs - (this.deadline[slot]! - this.budgetMs));
     }
     return 0;
@@ -397,7 +446,7 @@ export class GatewayCore {
   private readonly stamp = new Uint32Array(2);
 
   /** Writes a command's header at o (stamped with the wall clock, ns), then `write` its fields. */
-  private writeCommand(m: Mem, o: number, type: number, account: number, corr: number, write: (m: Mem, o: number) => void): void {
+  private writeCommand(m: Mem, o: number, type: number, account: number, corr: number, cmd: CommandWriter): void {
     msToNsHiLo(this.time.nowMs(), this.stamp);
     Header.set_type(m, o, type);
     Header.set_producer(m, o, this.producerId);
@@ -405,16 +454,33 @@ export class GatewayCore {
     Header.set_account(m, o, account);
     Header.set_seq(m, o, 0);
     Header.set_ts(m, o, this.stamp[0]!, this.stamp[1]!);
-    write(m, o);
+    cmd.write(m, o);
   }
 
   /**
    * Writes one command (header filled here, fields by `write`) and resolves
    * with its completion, or null when no outcome came within the budget
-   * (the caller answers 504). Sheddable commands are refused with 503 when the
-   * ring is full or too many requests are held; the others wait in a queue.
+   * (the caller answers 504). The promise form of hold(), for the commands
+   * that are not on a hot path.
    */
   submit(type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
+    let waiter: Resolver | null = null;
+    const done = new Promise<Completion | null>((resolve) => {
+      waiter = new Resolver(resolve);
+    });
+    this.hold(type, size, account, sheddable, new WriteFn(write), waiter!);
+    return done;
+  }
+
+  /**
+   * Writes one command (header filled here, fields by `cmd`, which may run
+   * later for a command that waits for room in the ring) and holds it:
+   * `waiter.complete` gets its completion, or null when no outcome came
+   * within the budget. Sheddable commands are refused with 503 (thrown) when
+   * the ring is full or too many requests are held; the others wait in a
+   * queue.
+   */
+  hold(type: number, size: number, account: number, sheddable: boolean, cmd: CommandWriter, waiter: CompletionWaiter): void {
     this.assertWritable();
     if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(Date.now()))) {
       this.shed++;
@@ -434,19 +500,17 @@ export class GatewayCore {
         throw new ApiError('shed', 'the command ring is full; retry with backoff');
       }
       // Stamped when it is written, like any command.
-      this.deferred.push({ size, write: (m, at) => this.writeCommand(m, at, type, account, corr, write), slot, trace });
+      this.deferred.push({ size, write: (m, at) => this.writeCommand(m, at, type, account, corr, cmd), slot, trace });
     } else {
       const m = this.producer.mem;
       zero(m, o, size);
-      this.writeCommand(m, o, type, account, corr, write);
+      this.writeCommand(m, o, type, account, corr, cmd);
       if (trace !== null) this.unpublished.push(trace);
       this.schedulePublish();
     }
     this.deadline[slot] = Date.now() + this.budgetMs;
     this.expiryQueue.push(corr);
-    return new Promise<Completion | null>((resolve) => {
-      this.resolves[slot] = resolve;
-    });
+    this.waiters[slot] = waiter;
   }
 
   /**
@@ -501,14 +565,14 @@ export class GatewayCore {
     while (this.expiryHead < q.length) {
       const corr = q[this.expiryHead]!;
       const slot = corr & 0xffff;
-      const live = this.generation[slot] === corr >>> 16 && this.resolves[slot] !== null;
+      const live = this.generation[slot] === corr >>> 16 && this.waiters[slot] !== null;
       if (live && this.deadline[slot]! > nowMs) break;
       this.expiryHead++;
       if (live) {
-        const r = this.resolves[slot]!;
+        const w = this.waiters[slot]!;
         this.release(slot);
         this.timeouts++;
-        r(null);
+        w.complete(null);
       }
     }
     if (this.expiryHead > 4096 && this.expiryHead * 2 > q.length) {

@@ -2,7 +2,7 @@
 // native-layout/wire.json's, rendered in LAYOUT.md). A frame holds command
 // records in their native layout; each is checked by the JSON schemas' rules,
 // charged one write token, stamped (producer, correlation, seq, time) by
-// GatewayCore.submit and copied into the thread's command ring. Answers are
+// GatewayCore.hold and copied into the thread's command ring. Answers are
 // EntryResult records appended to the connection's BinaryBatch and written
 // as binary frames by the lane. Gateway threads; no JSON and no BigInt on
 // this path.
@@ -11,7 +11,7 @@
 // fields (400) -> shedding (503). A frame that cannot be read as records is
 // refused whole before any record runs (the lane closes the connection).
 
-import { stageTimes, type Completion, type StageTimes } from '../gateway/core.js';
+import { stageTimes, type CommandWriter, type Completion, type CompletionWaiter, type StageTimes } from '../gateway/core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { BUCKET_WRITE } from '../gateway/buckets.js';
 import { ApiError, codeByNum, codeInfo } from '../gateway/envelope.js';
@@ -181,15 +181,48 @@ function begin(b: BinaryBatch, correlation: number, account: number, commandType
   return o;
 }
 
-/** One record's fields the answer needs, read while the frame is still valid. */
-interface Pending {
-  correlation: number;
-  type: number;
-  coidHi: number;
-  coidLo: number;
-  /** Its stage times (metrics): the frame's arrival and check are its head and verified stamps. */
-  times: StageTimes;
+/**
+ * One record on its way: the fields its answer needs (read while the frame is
+ * still valid), the copy of the command a held one may need later, and its
+ * answer once the completion comes. One object per record: it is both the
+ * command's writer and its completion's waiter (GatewayCore.hold).
+ */
+class PendingRecord implements CommandWriter, CompletionWaiter {
+  coidHi = 0;
+  coidLo = 0;
+  /** The record's words: the frame's own (written at once) or a copy (a command that may wait for room). */
+  src: Uint32Array = EMPTY_WORDS;
+  base = 0;
+  size = 0;
+  /** A budget above 2^53-1 cents cannot bind: clamped, as the JSON lane does. */
+  clamp = false;
+  peer: BinaryPeer | null = null;
+  orders: BinaryOrders | null = null;
+
+  constructor(
+    readonly correlation: number,
+    readonly type: number,
+    /** Its stage times (metrics): the frame's arrival and check are its head and verified stamps. */
+    readonly times: StageTimes,
+  ) {}
+
+  write(d: Mem, at: number): void {
+    const u = d.u32;
+    const to = at >>> 2;
+    const src = this.src;
+    const base = this.base;
+    for (let i = HEADER_SIZE >>> 2, end = this.size >>> 2; i < end; i++) u[to + i] = src[base + i]!;
+    if (this.clamp) PlaceOrder.set_max_cost(d, at, Number.MAX_SAFE_INTEGER);
+    // The frame is gone after this turn: a written record no longer needs it.
+    this.src = EMPTY_WORDS;
+  }
+
+  complete(c: Completion | null): void {
+    this.orders!.completed(this.peer!, this, c);
+  }
 }
+
+const EMPTY_WORDS = new Uint32Array(0);
 
 /** The HTTP status and error code REST would have answered (metrics count binary answers alike). */
 function restEquivalent(type: number, status: number, code: number): [number, string | null] {
@@ -221,12 +254,10 @@ export class BinaryOrders {
   }
 
   private record(peer: BinaryPeer, m: Mem, o: number, now: number, headUs: number, verifiedUs: number): void {
-    const p: Pending = {
-      correlation: Header.correlation(m, o), type: Header.type(m, o),
-      coidHi: 0, coidLo: 0, times: stageTimes(headUs),
-    };
+    const type = Header.type(m, o);
+    const p = new PendingRecord(Header.correlation(m, o), type, stageTimes(headUs));
     p.times.tVerified = verifiedUs;
-    if (p.type === T_PLACE_ORDER) {
+    if (type === T_PLACE_ORDER) {
       p.coidHi = PlaceOrder.client_order_id_hi(m, o);
       p.coidLo = PlaceOrder.client_order_id_lo(m, o);
     }
@@ -238,28 +269,23 @@ export class BinaryOrders {
     const fault = recordFault(m, o, peer.account);
     if (fault >= 0) return this.refuse(peer, p, RefusalCode.invalid_field, fault, 0);
     // An order id above 2^53 cannot exist (ids are seqs): unknown_order, as REST answers it, without sequencing.
-    if ((p.type === T_CANCEL_ORDER || p.type === T_DECREASE_ORDER) && m.u32[(o + 36) >>> 2]! >= 0x200000) {
+    if ((type === T_CANCEL_ORDER || type === T_DECREASE_ORDER) && m.u32[(o + 36) >>> 2]! >= 0x200000) {
       return this.rejectUnknownOrder(peer, p, m, o);
     }
     if (peer.inFlight >= this.maxInFlight) return this.refuse(peer, p, RefusalCode.shed, 0, 0);
-    const sheddable = p.type === T_PLACE_ORDER || p.type === T_CANCEL_ALL;
+    const sheddable = type === T_PLACE_ORDER || type === T_CANCEL_ALL;
     const size = Header.len(m, o);
     // Sheddable commands are written into the ring now or refused; the others
     // may wait in the core's queue for room, after this frame is gone: copy them.
-    const src = sheddable ? m.u32 : m.u32.slice(o >>> 2, (o + size) >>> 2);
-    const base = sheddable ? o >>> 2 : 0;
-    const clamp = p.type === T_PLACE_ORDER && m.u32[(o + 76) >>> 2]! >= 0x200000;
-    const write = (d: Mem, at: number): void => {
-      const u = d.u32;
-      const to = at >>> 2;
-      for (let i = HEADER_SIZE >>> 2, end = size >>> 2; i < end; i++) u[to + i] = src[base + i]!;
-      // A budget above 2^53-1 cents cannot bind: clamped, as the JSON lane does.
-      if (clamp) PlaceOrder.set_max_cost(d, at, Number.MAX_SAFE_INTEGER);
-    };
-    let done: Promise<Completion | null>;
+    p.src = sheddable ? m.u32 : m.u32.slice(o >>> 2, (o + size) >>> 2);
+    p.base = sheddable ? o >>> 2 : 0;
+    p.size = size;
+    p.clamp = type === T_PLACE_ORDER && m.u32[(o + 76) >>> 2]! >= 0x200000;
+    p.peer = peer;
+    p.orders = this;
     lane.core.tracing = p.times;
     try {
-      done = lane.core.submit(p.type, size, peer.account, sheddable, write);
+      lane.core.hold(type, size, peer.account, sheddable, p, p);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'shed') return this.refuse(peer, p, RefusalCode.shed, 0, 0);
       if (e instanceof ApiError && e.code === 'not_primary') return this.refuse(peer, p, RefusalCode.not_primary, 0, 0);
@@ -268,14 +294,9 @@ export class BinaryOrders {
       lane.core.tracing = null;
     }
     peer.inFlight++;
-    done.then((c) => this.completed(peer, p, c), (e: unknown) => {
-      lane.log?.({ event: 'handler_fault', route: 'ws:binary', error: (e as Error)?.stack ?? String(e) });
-      peer.inFlight--;
-      this.refuse(peer, p, RefusalCode.internal, 0, 0);
-    });
   }
 
-  private refuse(peer: BinaryPeer, p: Pending, code: number, fieldOffset: number, retryAfterMs: number): void {
+  private refuse(peer: BinaryPeer, p: PendingRecord, code: number, fieldOffset: number, retryAfterMs: number): void {
     this.observe(p, EntryStatus.refused, code);
     if (!peer.open) return;
     const b = peer.results;
@@ -287,7 +308,7 @@ export class BinaryOrders {
     this.mark(peer);
   }
 
-  private rejectUnknownOrder(peer: BinaryPeer, p: Pending, m: Mem, o: number): void {
+  private rejectUnknownOrder(peer: BinaryPeer, p: PendingRecord, m: Mem, o: number): void {
     this.observe(p, EntryStatus.rejected, Reject.unknown_order);
     if (!peer.open) return;
     const hi = m.u32[(o + 36) >>> 2]!;
@@ -301,7 +322,8 @@ export class BinaryOrders {
     this.mark(peer);
   }
 
-  private completed(peer: BinaryPeer, p: Pending, c: Completion | null): void {
+  /** The outcome of a held record (PendingRecord.complete). */
+  completed(peer: BinaryPeer, p: PendingRecord, c: Completion | null): void {
     peer.inFlight--;
     if (c === null) this.observe(p, EntryStatus.timeout, 0);
     else this.observe(p, c.status === CompletionStatus.rejected ? EntryStatus.rejected : EntryStatus.ok, c.code_num);
@@ -337,7 +359,7 @@ export class BinaryOrders {
     this.mark(peer);
   }
 
-  private observe(p: Pending, status: number, code: number): void {
+  private observe(p: PendingRecord, status: number, code: number): void {
     const obs = this.observer;
     if (obs === undefined) return;
     const [http, name] = restEquivalent(p.type, status, code);
