@@ -31,7 +31,7 @@
 // snapshot of the read model (encode, write, read back).
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -462,28 +462,100 @@ interface Latencies {
   samples: Float64Array;
   /** Each sample's start on the performance.now() timeline (ms), to match GC entries. */
   starts: Float64Array;
+  /** Per sample: the CPU time (ns) this thread used over its block of CPU_BLOCK commands; NaN where it cannot be read. */
+  blockCpuNs: Float64Array;
   startMs: number;
   endMs: number;
+}
+
+/** Commands per reading of the thread's CPU time in the latency part. */
+const CPU_BLOCK = 64;
+
+/**
+ * This thread's CPU time so far (ns) from /proc/thread-self/schedstat (its
+ * first field: time spent running), read with one pread of a file kept open;
+ * NaN where Linux's schedstat is not there.
+ */
+class ThreadCpu {
+  private readonly fd: number;
+  private readonly buf = Buffer.alloc(128);
+
+  constructor() {
+    let fd = -1;
+    try {
+      fd = openSync('/proc/thread-self/schedstat', 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    this.fd = fd;
+  }
+
+  ns(): number {
+    if (this.fd < 0) return NaN;
+    const n = readSync(this.fd, this.buf, 0, this.buf.length, 0);
+    let v = 0;
+    for (let i = 0; i < n; i++) {
+      const c = this.buf[i]!;
+      if (c < 48 || c > 57) break;
+      v = v * 10 + (c - 48);
+    }
+    return v;
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+  }
 }
 
 function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: number, n: number): Latencies {
   const u32 = mem.u32;
   const samples = new Float64Array(n);
   const starts = new Float64Array(n);
+  const blockCpuNs = new Float64Array(n);
+  const cpu = new ThreadCpu();
   let i = 0;
   // hrtime ns -> performance.now() ms: the same monotonic clock, another origin.
   const originNs = Number(process.hrtime.bigint()) - performance.now() * 1e6;
   const startMs = performance.now();
   while (off < end) {
-    const a = process.hrtime.bigint();
-    engine.execute(mem, off);
-    const b = process.hrtime.bigint();
-    samples[i] = Number(b - a);
-    starts[i++] = (Number(a) - originNs) / 1e6;
-    out.reset();
-    off += u32[off >>> 2]!;
+    const first = i;
+    const c0 = cpu.ns();
+    for (let k = 0; k < CPU_BLOCK && off < end; k++) {
+      const a = process.hrtime.bigint();
+      engine.execute(mem, off);
+      const b = process.hrtime.bigint();
+      samples[i] = Number(b - a);
+      starts[i++] = (Number(a) - originNs) / 1e6;
+      out.reset();
+      off += u32[off >>> 2]!;
+    }
+    blockCpuNs.fill(cpu.ns() - c0, first, i);
   }
-  return { samples: samples.subarray(0, i), starts: starts.subarray(0, i), startMs, endMs: performance.now() };
+  cpu.close();
+  return {
+    samples: samples.subarray(0, i), starts: starts.subarray(0, i), blockCpuNs: blockCpuNs.subarray(0, i), startMs,
+    endMs: performance.now(),
+  };
+}
+
+/**
+ * The largest CPU time a single command can have taken: no more than its own
+ * wall time, and no more than the CPU this thread used over its whole block
+ * (CPU_BLOCK commands). A sample whose wall time is far above its block's CPU
+ * time was not running: the thread was descheduled (another process, the
+ * hypervisor), not stalled by the engine. NaN without schedstat.
+ */
+function maxCpuBound(ns: Float64Array, blockCpuNs: Float64Array): { max: number; descheduled: number } {
+  let max = 0;
+  let descheduled = 0;
+  for (let i = 0; i < ns.length; i++) {
+    const cpu = blockCpuNs[i]!;
+    if (cpu !== cpu) return { max: NaN, descheduled: 0 };
+    const bound = ns[i]! < cpu ? ns[i]! : cpu;
+    if (bound > max) max = bound;
+    if (ns[i]! > cpu + 100_000) descheduled++;
+  }
+  return { max, descheduled };
 }
 
 /**
@@ -587,6 +659,7 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   for (let i = 0; i < adj.length; i++) adj[i] = Math.max(0, lat.samples[i]! - overhead);
   const p = percentiles(adj, [50, 99, 99.9, 100]);
   const maxOutsideGc = maxOutside(adj, lat.starts, watch.entries);
+  const cpuBound = maxCpuBound(adj, lat.blockCpuNs);
   const gcTp = watch.within([[tpStart, tpEnd]]);
   const gcLat = watch.within([[lat.startMs, lat.endMs]]);
   const resting = c.orders;
@@ -597,6 +670,8 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
     p999_ns: round(p.get(99.9)!),
     max_ns: round(p.get(100)!),
     max_ns_outside_gc: round(maxOutsideGc),
+    max_cpu_ns: round(cpuBound.max),
+    descheduled_samples: cpuBound.descheduled,
     resting_orders: resting,
     resting_orders_end: finalLive,
     markets: c.markets,
@@ -708,6 +783,20 @@ function probeChild(name: string, quick: boolean): void {
   process.stdout.write(`${JSON.stringify({ rss0, rssE, rss1, rss2, rss3, resting: g.live })}\n`);
 }
 
+/** The worst single command over every case: by the wall clock outside GCs, with the timer's GCs, and bounded by CPU time. */
+function worstCommand(cases: Iterable<Record<string, number>>): {
+  max_command_ns: number; max_command_ns_with_timer_gc: number; max_command_cpu_ns: number; descheduled_samples: number;
+} {
+  const w = { max_command_ns: 0, max_command_ns_with_timer_gc: 0, max_command_cpu_ns: 0, descheduled_samples: 0 };
+  for (const m of cases) {
+    w.max_command_ns = Math.max(w.max_command_ns, m.max_ns_outside_gc!);
+    w.max_command_ns_with_timer_gc = Math.max(w.max_command_ns_with_timer_gc, m.max_ns!);
+    w.max_command_cpu_ns = Math.max(w.max_command_cpu_ns, m.max_cpu_ns!);
+    w.descheduled_samples += m.descheduled_samples!;
+  }
+  return w;
+}
+
 /** The growth run: the case's setup with the default table sizes, timing every command. */
 function growthRun(c: Case, gc: () => void): { maxNs: number; atSeq: number } {
   gc();
@@ -743,15 +832,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const growth = growthRun(cases.find((c) => c.name === growthName)!, gc);
   const base = byName.get(cases[0]!.name)!;
   const ratioCase = byName.get(quick ? RATIO_CASE_QUICK : RATIO_CASE)!;
-  let maxNs = 0;
-  let maxRaw = 0;
-  for (const m of byName.values()) {
-    if (m.max_ns_outside_gc! > maxNs) maxNs = m.max_ns_outside_gc!;
-    if (m.max_ns! > maxRaw) maxRaw = m.max_ns!;
-  }
+  const worst = worstCommand(byName.values());
+  const maxNs = worst.max_command_ns;
   metrics.ratio_1m_orders_1000_markets_vs_1k = round(ratioCase.commands_per_s! / base.commands_per_s!, 3);
-  metrics.max_command_ns = maxNs;
-  metrics.max_command_ns_with_timer_gc = maxRaw;
+  Object.assign(metrics, worst);
   const memory = memoryProbe(cases[cases.length - 1]!, quick);
   for (const [k, v] of Object.entries(memory)) metrics[`${cases[cases.length - 1]!.name}_${k}`] = v;
   metrics.bytes_per_resting_order = memory.bytes_per_resting_order!;
@@ -786,14 +870,17 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     `${cases[cases.length - 1]!.name}_rss_preallocated_mib.`,
     'max_command_ns is the worst single command over every case\'s latency part, leaving out the samples a garbage collection ' +
     'overlapped: the engine allocates nothing per command (gc_count_timed), so those collections are the timer\'s (a BigInt per ' +
-    'read); max_command_ns_with_timer_gc and <case>_max_ns keep them.',
+    'read); max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns bounds each command by the CPU time its ' +
+    `thread used over its block of ${CPU_BLOCK} commands (/proc/thread-self/schedstat): a command far slower by the wall clock than ` +
+    'its block\'s CPU time was descheduled by the host, not stalled by the engine (descheduled_samples counts them).',
     `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput (the same ` +
     `accounts). The ${cases[0]!.name} case runs ${base.timed_commands} timed commands under a GC observer: gc_count_long_run counts ` +
     'the collections in them (the engine allocates nothing per command).',
     `V8 flags: ${V8_FLAGS.join(' ')} (src/main/v8_tuning.ts). The engine runs as the exchange's engine thread runs it ` +
     '(ExchangeState.enterMatchingOnly).',
     `Targets (reported, not asserted): ratio >= 0.7: ${met(metrics.ratio_1m_orders_1000_markets_vs_1k >= 0.7)}; no command over ` +
-    `1 ms: ${met(maxNs <= 1e6)} (${round(maxNs / 1000)} µs); <= 200 bytes per resting order: ` +
+    `1 ms: by the wall clock ${met(maxNs <= 1e6)} (${round(maxNs / 1000)} µs), by its CPU time ` +
+    `${met(worst.max_command_cpu_ns <= 1e6)} (${round(worst.max_command_cpu_ns / 1000)} µs); <= 200 bytes per resting order: ` +
     `${met(metrics.bytes_per_resting_order <= 200)}.`,
   );
   const env = environment();
