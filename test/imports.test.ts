@@ -47,7 +47,7 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/keys_service': ['src/gateway', 'src/layout', 'src/wire'],
   'src/openapi': ['src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/admin': ['src/gateway', 'src/journal', 'src/layout', 'src/lib', 'src/openapi', 'src/wire'],
-  'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout', 'src/lib', 'src/ws'],
+  'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout', 'src/lib', 'src/wire', 'src/ws'],
   'src/client': ['src/layout', 'src/lib', 'src/wire'],
   'src/mcp': ['src/client', 'src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/oracle': ['src/client', 'src/lib'],

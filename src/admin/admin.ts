@@ -273,7 +273,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   // The canonical state hash of the control plane's read model at its as_of_seq (convergence checks across nodes; O(state)).
   route('state_hash', 'GET', '/admin/state_hash', 'none', (_r, ctx) => {
     ctx.core.drain();
-    return { status: 200, body: { as_of_seq: String(ctx.core.views.asOfSeq), state_hash: stateHash(ctx.core.views.state) } };
+    const body = { as_of_seq: String(ctx.core.views.asOfSeq), state_hash: stateHash(ctx.core.views.state) } satisfies C.StateHash;
+    return { status: 200, body };
   }),
   // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),

@@ -85,5 +85,5 @@ export type { CreatedKey, KeyItem, KeyList, KeyRevoked, Scope } from '../wire/ke
 export type {
   AccountCreated, AdminAccount, AdminKeyCreated, AdminMarket, AdminMarkets, AdminOracle, AdminWithdrawal, FeeScheduleCreated, Health,
   KeyTierResult, MarketCreated, OracleSource, PendingWithdrawals, RoundActionResult, RoundOpened, SeriesCreated, SeriesItem, SeriesList,
-  SeriesStopped, SnapshotResult, WithdrawalSettled,
+  SeriesStopped, SnapshotResult, StateHash, WithdrawalSettled,
 } from '../wire/control_plane.js';

@@ -28,6 +28,7 @@
 import { CODES } from '../layout/records.js';
 import { histogramWords, LogHistogram, type LogHistogramShape } from '../lib/log_histogram.js';
 import { STAGES, type StageTimes } from '../gateway/core.js';
+import type { LatencyHistogram, LatencyReport } from '../wire/control_plane.js';
 
 /** Slice 0 is the control plane, 1 the accounts service, 2 + i gateway thread i. */
 export const SLICE_CONTROL = 0;
@@ -243,18 +244,6 @@ export interface MetricsSources {
   tables?: () => Record<string, number>;
 }
 
-/** One latency histogram in the JSON form of GET /admin/latency (benchmarks diff two of them). */
-export interface LatencyHistogram {
-  lane: string;
-  route: string;
-  stage: string;
-  count: number;
-  sum_us: number;
-  max_us: number;
-  /** Non-empty buckets: [highest µs of the bucket, count], ascending. */
-  buckets: [number, number][];
-}
-
 // SpscRing header words (src/ring/spsc_ring.ts, "Buffer layout"): capacity
 // at byte 12, write position at byte 64, read position at byte 128.
 const SPSC_CAPACITY_IDX = 3;
@@ -382,7 +371,7 @@ export class MetricsRegistry {
   }
 
   /** Every non-empty latency histogram with its buckets (GET /admin/latency), and the journal's fsync histogram. */
-  latency(): { histograms: LatencyHistogram[]; journal_fsync: LatencyHistogram | null } {
+  latency(): LatencyReport {
     const histograms: LatencyHistogram[] = [];
     const json = (lane: string, route: string, stage: string, h: LogHistogram): LatencyHistogram =>
       ({ lane, route, stage, count: h.total, sum_us: h.sum, max_us: h.max, buckets: h.nonEmpty() });

@@ -250,6 +250,9 @@ export const Order = Type.Object({
 }, { description: 'An order list item (no status field: status is a filter).' });
 export const OrdersPage = Type.Object({ orders: Type.Array(Order, { description: 'newest first' }), cursor, as_of_seq: asOfSeq });
 
+/** One order with its status: the WebSocket user channel's `order` message, the order in duplicate_client_order_id's details. */
+export const OrderWithStatus = Type.Composite([Type.Object({ status: oneOf(ORDER_STATUS_NAMES, 'the order\'s status') }), Order]);
+
 // ---- orders --------------------------------------------------------------------
 
 export const PlacementFill = Type.Object({
@@ -392,6 +395,7 @@ export type Fill = Static<typeof Fill>;
 export type FillsPage = Static<typeof FillsPage>;
 export type Order = Static<typeof Order>;
 export type OrdersPage = Static<typeof OrdersPage>;
+export type OrderWithStatus = Static<typeof OrderWithStatus>;
 export type PlacementFill = Static<typeof PlacementFill>;
 export type Placement = Static<typeof Placement>;
 export type BatchPlaceResult = Static<typeof BatchPlaceResult>;
