@@ -251,7 +251,7 @@ export const Order = Type.Object({
 export const OrdersPage = Type.Object({ orders: Type.Array(Order, { description: 'newest first' }), cursor, as_of_seq: asOfSeq });
 
 /** One order with its status: the WebSocket user channel's `order` message, the order in duplicate_client_order_id's details. */
-export const OrderWithStatus = Type.Composite([Type.Object({ status: oneOf(ORDER_STATUS_NAMES, 'the order\'s status') }), Order]);
+export const OrderWithStatus = Type.Object({ status: oneOf(ORDER_STATUS_NAMES, 'the order\'s status'), ...Order.properties });
 
 // ---- orders --------------------------------------------------------------------
 

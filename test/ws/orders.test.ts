@@ -12,6 +12,7 @@ import { assertEnvelope, newAccount, newKey, newMarket, order, sleep, type Key }
 import { assertWireShape } from '../support/wire_shapes.js';
 import * as R from '../../src/wire/responses.js';
 import { KeyTierResult } from '../../src/wire/control_plane.js';
+import { REPLIES } from '../../src/wire/ws.js';
 import { WsClient, type Msg } from './ws_client.js';
 
 const BUDGET_MS = 800;
@@ -32,8 +33,7 @@ async function connect(k: Key): Promise<WsClient> {
 async function call(c: WsClient, cmd: string, params: unknown): Promise<Msg> {
   const id = c.send(cmd, params as Record<string, unknown>);
   const r = await c.reply(id, 5000);
-  assert.equal(r.type, 'order_result', JSON.stringify(r));
-  assert.deepEqual(Object.keys(r).sort(), ['id', 'msg', 'status', 'type']);
+  assertWireShape(REPLIES.order_result, r);
   return r;
 }
 
