@@ -246,7 +246,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   })),
   route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {
     const keyId = pathId('key_id', r.params[0]!);
-    // Account 0: the operator may revoke any key (idempotent, like the accounts service's DELETE /keys/{key_id}).
+    // Account 0: the operator may revoke any key (idempotent, like the keys service's DELETE /keys/{key_id}).
     const c = await sequenced(ctx.core, T_REVOKE_KEY, RevokeKey.SIZE, 0, (m, o) => RevokeKey.set_key_id(m, o, keyId));
     ctx.log({ event: 'operator', action: 'revoke_key', key_id: keyId });
     return { status: 200, body: { key_id: keyId, revoked: true, seq: String(c.seq) } satisfies KeyRevoked };

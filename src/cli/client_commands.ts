@@ -490,12 +490,12 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
 
   keys: {
     usage: 'dx keys list | dx keys create [--label text] [--scopes read,trade] | dx keys revoke <key_id>',
-    summary: "your account's keys (accounts service); a new key's secret is shown once",
+    summary: "your account's keys (keys service); a new key's secret is shown once",
     run: async (ctx, from) => {
       const usage = CLIENT_COMMANDS.keys!.usage;
       allowFlags(ctx.p, ['label', 'scopes'], usage);
       const [verb, id] = positionals(ctx.p, from, 1, 2, usage);
-      const a = ctx.accounts();
+      const a = ctx.keys();
       if (verb === 'list' && id === undefined) {
         const r = await a.listKeys();
         ctx.print(r, () =>

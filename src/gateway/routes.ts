@@ -1,4 +1,4 @@
-// routes: every REST operation of the spec and docs/rest.md, as a table. Each
+// routes: every REST operation (docs/rest.md, openapi.json), as a table. Each
 // operation names its scope, its closed schemas (body and query), its rate
 // cost and one handler; the HTTP server (http.ts) and the MCP lane call the
 // same handlers. Reads are served from the thread's read model at as_of_seq;

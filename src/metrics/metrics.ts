@@ -3,7 +3,7 @@
 // Prometheus text exposition (GET /metrics, format 0.0.4) without messages.
 //
 // Layout: one slice of Float64 words per writer (slice 0 the control plane,
-// 1 the accounts service, 2.. gateway threads), each written by exactly one
+// 1 the keys service, 2.. gateway threads), each written by exactly one
 // thread with plain stores and read by the control plane when it renders.
 // Aligned 8-byte stores and loads do not tear on the machines Node supports
 // (x86-64, arm64), and a scrape that sees a value one update old is fine for
@@ -30,7 +30,7 @@ import { histogramWords, LogHistogram, type LogHistogramShape } from '../lib/log
 import { STAGES, type StageTimes } from '../gateway/core.js';
 import type { LatencyHistogram, LatencyReport } from '../wire/control_plane.js';
 
-/** Slice 0 is the control plane, 1 the accounts service, 2 + i gateway thread i. */
+/** Slice 0 is the control plane, 1 the keys service, 2 + i gateway thread i. */
 export const SLICE_CONTROL = 0;
 export const SLICE_ACCOUNTS = 1;
 export const SLICE_GATEWAY0 = 2;

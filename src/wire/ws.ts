@@ -18,11 +18,11 @@ import {
   OrderWithStatus, Placement, Position, Round, SequencedAck, u64, U32_MAX,
 } from './responses.js';
 
-/** The channels in service. `ticker` is named by the contract but not implemented: it answers code 4 like any unknown channel. */
+/** The channels in service. `ticker` is not implemented: it answers code 4 like any unknown channel (docs/websocket.md). */
 export const CHANNELS = ['orderbook_delta', 'trades', 'oracle', 'rounds', 'user'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
-/** Error codes of `{type: "error", msg: {code, name, msg}}` replies. Code 4 is fixed by the contract. */
+/** Error codes of `{type: "error", msg: {code, name, msg}}` replies (docs/websocket.md); a code never changes its meaning. */
 export const WsError = {
   invalid_message: 1,
   unknown_command: 2,

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { AccountsClient, DxApiError, DxClient } from '../../src/client/index.js';
+import { DxApiError, DxClient, KeysClient } from '../../src/client/index.js';
 import type { OrderRequest, Scope } from '../../src/client/types.js';
 import type { TestExchange } from './exchange.js';
 
@@ -22,7 +22,7 @@ export interface Key {
   keyId: number;
   secret: string;
   client: DxClient;
-  accounts: AccountsClient;
+  keys: KeysClient;
 }
 
 export async function newKey(tx: TestExchange, accountId: number, scopes: Scope[] = ['read', 'trade']): Promise<Key> {
@@ -34,7 +34,7 @@ export function keyFrom(tx: TestExchange, accountId: number, keyId: number, secr
   return {
     accountId, keyId, secret,
     client: new DxClient({ baseUrl: tx.base, keyId, secret }),
-    accounts: new AccountsClient({ baseUrl: tx.accountsBase, keyId, secret }),
+    keys: new KeysClient({ baseUrl: tx.accountsBase, keyId, secret }),
   };
 }
 

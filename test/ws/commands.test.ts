@@ -87,7 +87,7 @@ describe('ws upgrade', () => {
 
   it('ws: a revoked key is refused 401', async () => {
     const k = await newKey(tx, alice.accountId);
-    await k.accounts.revokeKey(k.keyId);
+    await k.keys.revokeKey(k.keyId);
     assert.equal((await refused(k)).status, 401);
   });
 
@@ -369,7 +369,7 @@ describe('ws commands', () => {
     const c1 = await connect(k);
     const c2 = await connect(k);
     await c1.call('subscribe', { channels: ['user'] });
-    await k.accounts.revokeKey(k.keyId);
+    await k.keys.revokeKey(k.keyId);
     const [x, y] = await Promise.all([c1.waitClose(), c2.waitClose()]);
     assert.deepEqual([x.code, y.code], [4003, 4003]);
     assert.equal(x.reason, 'key revoked');

@@ -275,7 +275,7 @@ describe('rate tiers', () => {
     assert.deepEqual([custom.read, custom.write], [{ sustained_rate_per_s: 7, burst: 8 }, { sustained_rate_per_s: 9, burst: 10 }]);
     assert.equal((await k.client.limits()).tier, 'custom');
     assert.equal((await tx.admin.account(k.accountId)).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
-    assert.equal((await k.accounts.listKeys()).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
+    assert.equal((await k.keys.listKeys()).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
     await tx.admin.setKeyTier(k.keyId, { tier: 'default' });
     assert.equal((await k.client.limits()).tier, 'default');
   });
@@ -301,7 +301,7 @@ describe('rate tiers', () => {
     );
     await bad(k.keyId, { tier: 'gold' }, 400, 'invalid_field');
     await bad(999_999, { tier: 'default' }, 404, 'unknown_key');
-    await k.accounts.revokeKey(k.keyId);
+    await k.keys.revokeKey(k.keyId);
     await bad(k.keyId, { tier: 'default' }, 404, 'unknown_key');
   });
 
