@@ -23,6 +23,8 @@
 // (`new URL('../../tools/journal.js', import.meta.url)`,
 // `resolve(dist, 'bench', 'engine_match.js')`), which no import shows. Each
 // one between folders outside src/ is declared in RUNTIME with its reason.
+// docs/ARCHITECTURE.md ("The folder graph") shows these tables as rendered
+// by folderGraphMarkdown, and a test keeps it so.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -339,4 +341,27 @@ test('imports: the scan reads import, export-from, dynamic and side-effect impor
   assert.deepEqual(runtimeRefsOf(run), [{ relative: '../../tools/journal.js' }, { root: 'bench/engine_match.js' }]);
   assert.ok(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), 'a cycle is found');
   assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']]])), null);
+});
+
+/** The folder graph as docs/ARCHITECTURE.md shows it: the tables above, rendered (one source: this file). */
+export function folderGraphMarkdown(): string {
+  const list = (xs: readonly string[]): string => (xs.length === 0 ? '(none)' : xs.map((x) => `\`${x}\``).join(', '));
+  const lines = ['| folder | imports |', '|---|---|'];
+  for (const [f, may] of Object.entries(SRC)) lines.push(`| \`${f}\` | ${list(may)} |`);
+  for (const [f, may] of Object.entries(OUTSIDE)) lines.push(`| \`${f}\` | ${list(may.map((m) => (m === 'src' ? 'src/*' : m)))} |`);
+  lines.push('', '| folder | runs files of (no import) | why |', '|---|---|---|');
+  for (const e of RUNTIME) lines.push(`| \`${e.from}\` | \`${e.to}\` | ${e.why} |`);
+  return lines.join('\n');
+}
+
+test('imports: docs/ARCHITECTURE.md shows the folder graph of this file\'s tables, unchanged', () => {
+  const doc = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
+  const begin = '<!-- folder graph: rendered from test/imports.test.ts (folderGraphMarkdown); the test checks it -->\n';
+  const end = '\n<!-- end of folder graph -->';
+  const i = doc.indexOf(begin);
+  const j = doc.indexOf(end, i);
+  assert.ok(i >= 0 && j > i, 'docs/ARCHITECTURE.md has the folder graph block');
+  const shown = doc.slice(i + begin.length, j);
+  const want = folderGraphMarkdown();
+  assert.equal(shown, want, `docs/ARCHITECTURE.md shows another folder graph; the block should read:\n${want}`);
 });
