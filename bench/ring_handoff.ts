@@ -23,6 +23,7 @@ import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
+import { parseCommandLine, parseOrUsage } from '../src/lib/command_line.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import type { BenchRole, BenchWorkerResult } from './lib/ring_bench_worker.js';
 import { BENCH_FP } from './lib/ring_bench_constants.js';
@@ -225,7 +226,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
-  const result = await run({ quick: process.argv.includes('--quick') });
+  const usage = 'usage: node dist/bench/ring_handoff.js [--quick]';
+  const args = parseOrUsage(() => parseCommandLine(process.argv.slice(2), { quick: { type: 'boolean' } }, { positionals: false }), usage);
+  if (args === null) process.exit(2);
+  const result = await run({ quick: args.values.quick === true });
   console.log(JSON.stringify(result, null, 2));
   console.log(`wrote ${writeResult(result)}`);
 }

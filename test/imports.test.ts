@@ -18,6 +18,13 @@
 //     configuration, run by Node at build time, aside);
 //   - test/, tools/ and bench/ import test/support and src/, never each
 //     other; test/support imports src/ only.
+// Beside the imports, the run-time references: a file of another folder
+// named by path and run as a process or loaded from another build
+// (`new URL('../../tools/journal.js', import.meta.url)`,
+// `resolve(dist, 'bench', 'engine_match.js')`), which no import shows. Each
+// one between folders outside src/ is declared in RUNTIME with its reason.
+// docs/ARCHITECTURE.md ("The folder graph") shows these tables as rendered
+// by folderGraphMarkdown, and a test keeps it so.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -47,7 +54,7 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/keys_service': ['src/gateway', 'src/layout', 'src/wire'],
   'src/openapi': ['src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/admin': ['src/gateway', 'src/journal', 'src/layout', 'src/lib', 'src/openapi', 'src/wire'],
-  'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout', 'src/lib', 'src/ws'],
+  'src/metrics': ['src/admin', 'src/gateway', 'src/keys_service', 'src/layout', 'src/lib', 'src/wire', 'src/ws'],
   'src/client': ['src/layout', 'src/lib', 'src/wire'],
   'src/mcp': ['src/client', 'src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/oracle': ['src/client', 'src/lib'],
@@ -67,6 +74,25 @@ const OUTSIDE: Readonly<Record<string, readonly string[]>> = {
   tools: ['test/support', 'src'],
   bench: ['test/support', 'src'],
 };
+
+/**
+ * Run-time references between the folders outside src/ (to src/ they are
+ * allowed, as imports are): a process run or a build's file loaded by path.
+ * They are not module edges (nothing is imported), so the acyclic graph
+ * above is the imports'; every such reference must be declared here, and
+ * every declaration must still be used.
+ */
+const RUNTIME: readonly { from: string; to: string; why: string }[] = [
+  { from: 'test', to: 'tools', why: 'the tools\' tests run each tool as its user does, as a child process' },
+  { from: 'test', to: 'bench', why: 'bench/gateway_ab is tested end to end, as a child process' },
+  {
+    from: 'test/support',
+    to: 'tools',
+    why: 'the crash, failover and soak drivers check the data directories with the operator\'s own tools/journal verify, in a process '
+      + 'of its own',
+  },
+  { from: 'tools', to: 'bench', why: 'tools/engine_ab times each build\'s own bench/engine_match.js, loaded from that build\'s directory' },
+];
 
 const ENGINE_SIDE = ['src/engine', 'src/book', 'src/accounts'];
 const ENGINE_REACH = [...ENGINE_SIDE, 'src/lib', 'src/layout', 'src/layout_codec'];
@@ -88,6 +114,22 @@ export function importsOf(text: string): Import[] {
   }
   for (const m of text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ spec: m[1]!, typeOnly: false });
   for (const m of text.matchAll(/(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g)) out.push({ spec: m[1]!, typeOnly: false });
+  return out;
+}
+
+/**
+ * The run-time references of a source file: `new URL('<relative .js>',
+ * import.meta.url)` as `{relative}` (resolved against the file: dist mirrors
+ * the sources), and a run of string segments naming a top folder and ending
+ * in a .js file (`resolve(dist, 'bench', 'engine_match.js')`) as `{root}`.
+ */
+export function runtimeRefsOf(text: string): ({ relative: string } | { root: string })[] {
+  const out: ({ relative: string } | { root: string })[] = [];
+  for (const m of text.matchAll(/new URL\(\s*['"](\.\.?\/[^'"]*\.js)['"]\s*,\s*import\.meta\.url\s*\)/g)) out.push({ relative: m[1]! });
+  for (const m of text.matchAll(/['"](src|test|tools|bench)['"]((?:\s*,\s*['"][^'"]+['"])*?)\s*,\s*['"]([^'"]+\.js)['"]/g)) {
+    const middle = [...m[2]!.matchAll(/['"]([^'"]+)['"]/g)].map((x) => x[1]!);
+    out.push({ root: [m[1]!, ...middle, m[3]!].join('/') });
+  }
   return out;
 }
 
@@ -264,6 +306,28 @@ test('imports: test/, tools/ and bench/ import test/support and src/, never each
   assert.deepEqual(bad, []);
 });
 
+test('imports: every run-time reference between test/, test/support, tools/ and bench/ is declared, and every declaration is used', () => {
+  const found = new Map<string, string[]>();
+  for (const top of ['test', 'tools', 'bench']) {
+    for (const file of sources(join(ROOT, top))) {
+      const rel = relative(ROOT, file);
+      for (const r of runtimeRefsOf(readFileSync(file, 'utf8'))) {
+        const target = 'relative' in r ? relative(ROOT, resolve(dirname(file), r.relative)) : r.root;
+        const from = folderOf(rel);
+        const to = folderOf(target);
+        if (to === from || to.startsWith('src/') || !(to in OUTSIDE)) continue;
+        const key = `${from} -> ${to}`;
+        const what = `${rel} runs ${target}`;
+        if (!(found.get(key) ?? []).includes(what)) found.set(key, [...(found.get(key) ?? []), what]);
+      }
+    }
+  }
+  assert.ok(found.size > 0, 'the scan found the run-time references');
+  const declared = new Set(RUNTIME.map((e) => `${e.from} -> ${e.to}`));
+  assert.deepEqual([...found].filter(([k]) => !declared.has(k)).flatMap(([, v]) => v), [], 'undeclared run-time references');
+  assert.deepEqual([...declared].filter((k) => !found.has(k)), [], 'declared run-time edges nothing uses any more');
+});
+
 test('imports: the scan reads import, export-from, dynamic and side-effect imports, and knows type-only ones', () => {
   const probe = "import { Worker } from 'node:worker_threads';\nexport { x } from './y.js';\nimport type { T } from '../wire/t.js';\n"
     + "export interface Q {\n  a?: number;\n}\nexport type { U } from '../wire/u.js';\n"
@@ -272,6 +336,32 @@ test('imports: the scan reads import, export-from, dynamic and side-effect impor
     { spec: 'node:worker_threads', typeOnly: false }, { spec: './y.js', typeOnly: false }, { spec: '../wire/t.js', typeOnly: true },
     { spec: '../wire/u.js', typeOnly: true }, { spec: './z.js', typeOnly: false }, { spec: './side.js', typeOnly: false },
   ]);
+  const run = "const t = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));\n"
+    + "await import(pathToFileURL(resolve(dist, 'bench', 'engine_match.js')).href);\nconst d = new URL('../../', import.meta.url);\n";
+  assert.deepEqual(runtimeRefsOf(run), [{ relative: '../../tools/journal.js' }, { root: 'bench/engine_match.js' }]);
   assert.ok(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), 'a cycle is found');
   assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']]])), null);
+});
+
+/** The folder graph as docs/ARCHITECTURE.md shows it: the tables above, rendered (one source: this file). */
+export function folderGraphMarkdown(): string {
+  const list = (xs: readonly string[]): string => (xs.length === 0 ? '(none)' : xs.map((x) => `\`${x}\``).join(', '));
+  const lines = ['| folder | imports |', '|---|---|'];
+  for (const [f, may] of Object.entries(SRC)) lines.push(`| \`${f}\` | ${list(may)} |`);
+  for (const [f, may] of Object.entries(OUTSIDE)) lines.push(`| \`${f}\` | ${list(may.map((m) => (m === 'src' ? 'src/*' : m)))} |`);
+  lines.push('', '| folder | runs files of (no import) | why |', '|---|---|---|');
+  for (const e of RUNTIME) lines.push(`| \`${e.from}\` | \`${e.to}\` | ${e.why} |`);
+  return lines.join('\n');
+}
+
+test('imports: docs/ARCHITECTURE.md shows the folder graph of this file\'s tables, unchanged', () => {
+  const doc = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
+  const begin = '<!-- folder graph: rendered from test/imports.test.ts (folderGraphMarkdown); the test checks it -->\n';
+  const end = '\n<!-- end of folder graph -->';
+  const i = doc.indexOf(begin);
+  const j = doc.indexOf(end, i);
+  assert.ok(i >= 0 && j > i, 'docs/ARCHITECTURE.md has the folder graph block');
+  const shown = doc.slice(i + begin.length, j);
+  const want = folderGraphMarkdown();
+  assert.equal(shown, want, `docs/ARCHITECTURE.md shows another folder graph; the block should read:\n${want}`);
 });

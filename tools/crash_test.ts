@@ -51,31 +51,22 @@
 import { pathToFileURL } from 'node:url';
 import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
 import { ROTATION_AND_SNAPSHOT_STRESS, runCrashTest, type CrashOptions, type CrashReport } from '../test/support/crash/driver.js';
+import { crashRunOptions, CRASH_RUN_OPTIONS, intArg } from '../test/support/crash/options.js';
 
 const USAGE = 'usage: node dist/tools/crash_test.js [--kills N (default 30)] [--seed S] [--gateways G] [--traders T] [--load-ms MIN..MAX]'
   + ' [--kills-per-part K] [--stress] [--verify] [--keep] [--json]';
 
 const OPTIONS = {
-  kills: { type: 'string' },
-  seed: { type: 'string' },
+  ...CRASH_RUN_OPTIONS,
   gateways: { type: 'string' },
   traders: { type: 'string' },
-  'load-ms': { type: 'string' },
   'kills-per-part': { type: 'string' },
   stress: { type: 'boolean' },
   verify: { type: 'boolean' },
-  keep: { type: 'boolean' },
-  json: { type: 'boolean' },
 } as const;
 
 const DEFAULT_KILLS = 30;
 const DEFAULT_KILLS_PER_PART = 30;
-
-function intArg(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^[0-9]+$/.test(v)) throw new UsageError(`--${name} needs a non-negative integer`);
-  return Number(v);
-}
 
 interface Parsed {
   o: CrashOptions;
@@ -87,18 +78,10 @@ interface Parsed {
 /** The run's options from the command line, and whether to print the report as JSON too. */
 function parse(argv: string[]): Parsed {
   const v = parseCommandLine(argv, OPTIONS, { positionals: false }).values;
-  const o: CrashOptions = { kills: intArg('kills', v.kills) ?? DEFAULT_KILLS, seed: intArg('seed', v.seed) ?? Date.now() % 1_000_000 };
+  const o = crashRunOptions(v, DEFAULT_KILLS);
   o.gateways = intArg('gateways', v.gateways);
   o.traders = intArg('traders', v.traders);
-  if (v['load-ms'] !== undefined) {
-    const m = /^([0-9]+)\.\.([0-9]+)$/.exec(v['load-ms']);
-    if (!m || Number(m[1]) > Number(m[2])) throw new UsageError('--load-ms needs MIN..MAX');
-    o.loadMinMs = Number(m[1]);
-    o.loadMaxMs = Number(m[2]);
-  }
   if (v.verify) o.verify = true;
-  if (v.keep) o.keep = true;
-  if (o.kills < 1) throw new UsageError('--kills needs at least 1');
   const killsPerPart = intArg('kills-per-part', v['kills-per-part']) ?? DEFAULT_KILLS_PER_PART;
   if (killsPerPart < 1) throw new UsageError('--kills-per-part needs at least 1');
   return { o, json: v.json === true, stress: v.stress === true, killsPerPart };

@@ -10,44 +10,27 @@
 // Exit 0 when every check held, 1 on a violation, 2 on bad usage.
 
 import { pathToFileURL } from 'node:url';
-import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_line.js';
+import { parseCommandLine, parseOrUsage } from '../src/lib/command_line.js';
 import { runFailoverTest, type FailoverOptions } from '../test/support/crash/failover.js';
+import { crashRunOptions, CRASH_RUN_OPTIONS, intArg } from '../test/support/crash/options.js';
 
 const USAGE =
   'usage: node dist/tools/failover_test.js --kills N [--nats-kills M] [--seed S] [--lease-ms L] [--heartbeat-ms H] [--load-ms MIN..MAX] ' +
     '[--keep] [--json]';
 
 const OPTIONS = {
-  kills: { type: 'string' },
+  ...CRASH_RUN_OPTIONS,
   'nats-kills': { type: 'string' },
-  seed: { type: 'string' },
   'lease-ms': { type: 'string' },
   'heartbeat-ms': { type: 'string' },
-  'load-ms': { type: 'string' },
-  keep: { type: 'boolean' },
-  json: { type: 'boolean' },
 } as const;
-
-function intArg(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^[0-9]+$/.test(v)) throw new UsageError(`--${name} needs a non-negative integer`);
-  return Number(v);
-}
 
 function parse(argv: string[]): { o: FailoverOptions; json: boolean } {
   const v = parseCommandLine(argv, OPTIONS, { positionals: false }).values;
-  const o: FailoverOptions = { kills: intArg('kills', v.kills) ?? 0, seed: intArg('seed', v.seed) ?? Date.now() % 1_000_000 };
+  const o: FailoverOptions = crashRunOptions(v);
   o.natsKills = intArg('nats-kills', v['nats-kills']);
   o.leaseMs = intArg('lease-ms', v['lease-ms']);
   o.heartbeatMs = intArg('heartbeat-ms', v['heartbeat-ms']);
-  if (v['load-ms'] !== undefined) {
-    const m = /^([0-9]+)\.\.([0-9]+)$/.exec(v['load-ms']);
-    if (!m || Number(m[1]) > Number(m[2])) throw new UsageError('--load-ms needs MIN..MAX');
-    o.loadMinMs = Number(m[1]);
-    o.loadMaxMs = Number(m[2]);
-  }
-  if (v.keep) o.keep = true;
-  if (o.kills < 1) throw new UsageError('--kills N (N >= 1) is required');
   return { o, json: v.json === true };
 }
 

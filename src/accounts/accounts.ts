@@ -11,7 +11,7 @@
 import { assert, fail } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import { IdIndex } from '../lib/id_index.js';
-import { NIL } from '../lib/intrusive_list.js';
+import { NIL, popHeadSingly, pushTail, pushTailSingly, unlink } from '../lib/intrusive_list.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 
 export class Accounts {
@@ -287,11 +287,7 @@ export class Accounts {
     this.keyTier[k] = 0;
     this.keyFigures.fill(0, k * 4, k * 4 + 4);
     this.keyRevLink[k] = NIL;
-    this.keyNext[k] = NIL;
-    this.keyPrev[k] = this.keyTail[account]!;
-    if (this.keyTail[account] === NIL) this.keyHead[account] = k;
-    else this.keyNext[this.keyTail[account]!] = k;
-    this.keyTail[account] = k;
+    pushTail(this.keyHead, this.keyTail, this.keyPrev, this.keyNext, account, k);
     this.keyCount = id;
     this.keyRows++;
     this.keyIndex.set(id, k);
@@ -310,23 +306,13 @@ export class Accounts {
   revokeKey(k: number, cap: number): void {
     const a = this.keyAccount[k]!;
     this.keyRevoked[k] = 1;
-    this.keyRevLink[k] = NIL;
-    if (this.kRevTail[a] === NIL) this.kRevHead[a] = k;
-    else this.keyRevLink[this.kRevTail[a]!] = k;
-    this.kRevTail[a] = k;
+    pushTailSingly(this.kRevHead, this.kRevTail, this.keyRevLink, a, k);
     this.kRevCount[a] = this.kRevCount[a]! + 1;
     while (this.kRevCount[a]! > cap) {
-      const old = this.kRevHead[a]!;
-      this.kRevHead[a] = this.keyRevLink[old]!;
-      if (this.kRevHead[a] === NIL) this.kRevTail[a] = NIL;
+      const old = popHeadSingly(this.kRevHead, this.kRevTail, this.keyRevLink, a);
       this.kRevCount[a] = this.kRevCount[a]! - 1;
       // Out of the account's key list, the index, and into the free rows.
-      const prev = this.keyPrev[old]!;
-      const next = this.keyNext[old]!;
-      if (prev === NIL) this.keyHead[a] = next;
-      else this.keyNext[prev] = next;
-      if (next === NIL) this.keyTail[a] = prev;
-      else this.keyPrev[next] = prev;
+      unlink(this.keyHead, this.keyTail, this.keyPrev, this.keyNext, a, old);
       this.keyIndex.delete(this.keyId[old]!);
       this.keyId[old] = 0;
       this.keySecret.fill(0, old * 32, old * 32 + 32);
@@ -384,15 +370,10 @@ export class Accounts {
    */
   finishWithdrawal(w: number, cap: number): void {
     const a = this.wAccount[w]!;
-    this.wLink[w] = NIL;
-    if (this.wFinTail[a] === NIL) this.wFinHead[a] = w;
-    else this.wLink[this.wFinTail[a]!] = w;
-    this.wFinTail[a] = w;
+    pushTailSingly(this.wFinHead, this.wFinTail, this.wLink, a, w);
     this.wFinCount[a] = this.wFinCount[a]! + 1;
     while (this.wFinCount[a]! > cap) {
-      const old = this.wFinHead[a]!;
-      this.wFinHead[a] = this.wLink[old]!;
-      if (this.wFinHead[a] === NIL) this.wFinTail[a] = NIL;
+      const old = popHeadSingly(this.wFinHead, this.wFinTail, this.wLink, a);
       this.wFinCount[a] = this.wFinCount[a]! - 1;
       this.widIndex.delete(this.wWid[old]!);
       this.cwidIndex.delete(a, this.wCwidHi[old]!, this.wCwidLo[old]!);

@@ -246,7 +246,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   })),
   route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {
     const keyId = pathId('key_id', r.params[0]!);
-    // Account 0: the operator may revoke any key (idempotent, like the accounts service's DELETE /keys/{key_id}).
+    // Account 0: the operator may revoke any key (idempotent, like the keys service's DELETE /keys/{key_id}).
     const c = await sequenced(ctx.core, T_REVOKE_KEY, RevokeKey.SIZE, 0, (m, o) => RevokeKey.set_key_id(m, o, keyId));
     ctx.log({ event: 'operator', action: 'revoke_key', key_id: keyId });
     return { status: 200, body: { key_id: keyId, revoked: true, seq: String(c.seq) } satisfies KeyRevoked };
@@ -273,7 +273,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   // The canonical state hash of the control plane's read model at its as_of_seq (convergence checks across nodes; O(state)).
   route('state_hash', 'GET', '/admin/state_hash', 'none', (_r, ctx) => {
     ctx.core.drain();
-    return { status: 200, body: { as_of_seq: String(ctx.core.views.asOfSeq), state_hash: stateHash(ctx.core.views.state) } };
+    const body = { as_of_seq: String(ctx.core.views.asOfSeq), state_hash: stateHash(ctx.core.views.state) } satisfies C.StateHash;
+    return { status: 200, body };
   }),
   // The OpenAPI 3.1 description of the public REST and MCP surface (src/openapi), built once.
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),

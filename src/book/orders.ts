@@ -63,6 +63,7 @@ export class OrderSlab {
   alloc(): number {
     let slot = this.freeHead;
     if (slot !== NIL) {
+      if (!(this.id[slot] === 0)) fail('orders: the free list holds a slot in use');
       this.freeHead = this.next[slot]!;
     } else {
       if (this.top === this.capacity) this.grow(this.capacity * 2);

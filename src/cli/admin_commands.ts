@@ -11,8 +11,8 @@ import { allowFlags, durationS, flag, int, oneOf, oraclePrice, positionals, u64 
 import type { Command } from './client_commands.js';
 import { DEFAULT_API_URL, type Ctx } from './context.js';
 import { countdown, fields, table, time } from './format.js';
-
-type J = Record<string, any>;
+import type { RoundAction } from '../client/admin_client.js';
+import type { SeriesItem } from '../client/types.js';
 
 function optInt(ctx: Ctx, name: string, min: number, max: number, dflt: number): number {
   const v = flag(ctx.p, name);
@@ -31,8 +31,8 @@ function verbs(usage: string, table_: Record<string, Run>): Run {
   };
 }
 
-function seriesRow(s: J): (string | number)[] {
-  const r = s.round as J | null;
+function seriesRow(s: SeriesItem): (string | number)[] {
+  const r = s.round;
   return [
     s.category,
     s.market_id,
@@ -46,7 +46,7 @@ function seriesRow(s: J): (string | number)[] {
   ];
 }
 
-const ROUND_ACTIONS = ['freeze', 'unfreeze', 'settle', 'void', 'dispute'] as const;
+const ROUND_ACTIONS: readonly RoundAction[] = ['freeze', 'unfreeze', 'settle', 'void', 'dispute'];
 
 export const ADMIN_USAGE = `dx admin <command>
   health | metrics | snapshot
@@ -100,17 +100,17 @@ const ADMIN: Record<string, Run> = {
     show: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx admin account show <id>');
       const [id] = positionals(ctx.p, from, 1, 1, 'dx admin account show <id>');
-      const r = await ctx.admin().account(int('account_id', id, 1, 0xffffffff)) as unknown as J;
+      const r = await ctx.admin().account(int('account_id', id, 1, 0xffffffff));
       ctx.print(r, () =>
         fields([
           ['account_id', r.account_id],
           ['deleted', r.deleted],
           ['available', dollars(r.available)],
           ['reserved', dollars(r.reserved)],
-          ['positions', (r.positions as J[]).map((p) => `${p.market_id}/${p.outcome} ${p.free}+${p.reserved_for_sale}`).join('  ') || '-'],
+          ['positions', r.positions.map((p) => `${p.market_id}/${p.outcome} ${p.free}+${p.reserved_for_sale}`).join('  ') || '-'],
           [
             'keys',
-            (r.keys as J[]).map((k) => `${k.key_id}[${(k.scopes as string[]).join(',')}]${k.revoked ? ' revoked' : ''}`).join('  ') || '-',
+            r.keys.map((k) => `${k.key_id}[${k.scopes.join(',')}]${k.revoked ? ' revoked' : ''}`).join('  ') || '-',
           ],
         ]),
       );
@@ -241,14 +241,14 @@ const ADMIN: Record<string, Run> = {
         int('market_id', m, 1, 0xffffffff),
         outcome === undefined ? undefined : oneOf('outcome', outcome, ['yes', 'no'] as const),
       );
-      ctx.print(r, () => `round ${(r as J).round_number ?? ''} ${r.status} (seq ${r.seq})\n`);
+      ctx.print(r, () => `round ${r.round_number} ${r.status} (seq ${r.seq})\n`);
       return;
     }
     if (verb !== undefined && (ROUND_ACTIONS as readonly string[]).includes(verb)) {
       allowFlags(ctx.p, [], usage);
       const [m] = positionals(ctx.p, from + 1, 1, 1, usage);
-      const r = await a.request<J>('POST', `/admin/rounds/${int('market_id', m, 1, 0xffffffff)}/${verb}`, {});
-      ctx.print(r, () => `round ${r.round_number ?? ''} ${r.status} (seq ${r.seq})\n`);
+      const r = await a.roundAction(int('market_id', m, 1, 0xffffffff), verb as RoundAction);
+      ctx.print(r, () => `round ${r.round_number} ${r.status} (seq ${r.seq})\n`);
       return;
     }
     throw new UsageError(verb === undefined ? 'missing action' : `unknown round action ${JSON.stringify(verb)}`, usage);
@@ -264,8 +264,8 @@ const ADMIN: Record<string, Run> = {
       if (category === undefined) throw new UsageError('--category is required', usage);
       const period = flag(ctx.p, 'period');
       if (period === undefined) throw new UsageError('--period is required', usage);
-      const r = await ctx.admin().request<J>('POST', '/admin/series', {
-        category: int('--category', category, 0, 65535), title, period_s: durationS('--period', period),
+      const r = await ctx.admin().createSeries({
+        category: int('--category', category, 0, 65535), title: title!, period_s: durationS('--period', period),
         position_limit: optInt(ctx, 'position-limit', 0, 0xffffffff, 0), fee_schedule_id: optInt(ctx, 'fee-schedule', 0, 0xffffffff, 0),
       });
       ctx.print(
@@ -278,18 +278,18 @@ const ADMIN: Record<string, Run> = {
     list: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx admin series list');
       positionals(ctx.p, from, 0, 0, 'dx admin series list');
-      const r = await ctx.admin().request<J>('GET', '/admin/series');
+      const r = await ctx.admin().listSeries();
       ctx.print(r, () =>
         table(
           ['category', 'market', 'title', 'period', 'active', 'round', 'status', 'strike', 'closes_in'],
-          (r.series as J[]).map(seriesRow),
+          r.series.map(seriesRow),
         ),
       );
     },
     stop: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx admin series stop <category>');
       const [c] = positionals(ctx.p, from, 1, 1, 'dx admin series stop <category>');
-      const r = await ctx.admin().request<J>('POST', `/admin/series/${int('category', c, 0, 65535)}/stop`, {});
+      const r = await ctx.admin().stopSeries(int('category', c, 0, 65535));
       ctx.print(r, () => `series ${r.category} stopped: market ${r.market_id} opens no more rounds (seq ${r.seq})\n`);
     },
   }),

@@ -8,9 +8,10 @@ import { UsageError } from '../lib/command_line.js';
 import { dollars, oracle } from '../lib/units.js';
 import { allowFlags, durationS, flag, int, oneOf, positionals, u64 } from './args.js';
 import type { Ctx } from './context.js';
-import { countdown, fields, ladder, table, time, type BookView } from './format.js';
-
-type J = Record<string, any>;
+import { countdown, fields, ladder, table, time } from './format.js';
+import type {
+  CreateKeyRequest, DeadmanArmed, DeadmanDisarmed, DeadmanState, Market, OrderRequest, Placement, Round,
+} from '../client/types.js';
 
 export interface Command {
   usage: string;
@@ -19,16 +20,14 @@ export interface Command {
   run: (ctx: Ctx, from: number) => Promise<number | void>;
 }
 
-function q(params: Record<string, string | undefined>): string {
-  const parts = Object.entries(params)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${v!.split(',').map(encodeURIComponent).join(',')}`);
-  return parts.length === 0 ? '' : `?${parts.join('&')}`;
+function optInt(ctx: Ctx, name: string, min: number, max: number): number | undefined {
+  const v = flag(ctx.p, name);
+  return v === undefined ? undefined : int(`--${name}`, v, min, max);
 }
 
-function optInt(ctx: Ctx, name: string, min: number, max: number): string | undefined {
-  const v = flag(ctx.p, name);
-  return v === undefined ? undefined : String(int(`--${name}`, v, min, max));
+/** A comma-separated status filter as the client sends it (the server checks the names). */
+function statuses(raw: string | undefined): string[] | undefined {
+  return raw === undefined ? undefined : raw.split(',');
 }
 
 /** A JSON body from an argument, or from stdin when the argument is "-". */
@@ -64,7 +63,7 @@ function rawCall(method: string): Command {
   };
 }
 
-function marketRow(m: J): (string | number)[] {
+function marketRow(m: Market): (string | number)[] {
   return [
     m.market_id,
     m.title,
@@ -79,7 +78,7 @@ function marketRow(m: J): (string | number)[] {
   ];
 }
 
-function roundRow(r: J): (string | number)[] {
+function roundRow(r: Round): (string | number)[] {
   return [
     r.round_number,
     r.market_id,
@@ -95,10 +94,10 @@ function roundRow(r: J): (string | number)[] {
 
 const ROUND_HEADERS = ['round', 'market', 'category', 'status', 'strike', 'opened', 'closes', 'outcome', 'settle_price'];
 
-function placementText(r: J): string {
+function placementText(r: Placement): string {
   const head = `order ${r.order_id} ${r.status}${r.reason ? ` (${r.reason})` : ''}: filled ${r.filled_qty}, resting ${r.resting_qty}  ` +
     `[seq ${r.seq}]\n`;
-  const fills = (r.fills as J[]).map((f) => `  fill ${f.qty} @ ${f.tick_yes} (YES price) ${f.path}`).join('\n');
+  const fills = r.fills.map((f) => `  fill ${f.qty} @ ${f.tick_yes} (YES price) ${f.path}`).join('\n');
   return head + (fills ? `${fills}\n` : '');
 }
 
@@ -113,7 +112,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx status');
       positionals(ctx.p, from, 0, 0, 'dx status');
-      const r = await ctx.dx().request<J>('GET', '/v1/exchange/status');
+      const r = await ctx.dx().exchangeStatus();
       ctx.print(r, () => fields([['exchange_active', r.exchange_active], ['as_of_seq', r.as_of_seq]]));
     },
   },
@@ -124,10 +123,10 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx limits');
       positionals(ctx.p, from, 0, 0, 'dx limits');
-      const r = await ctx.dx().request<J>('GET', '/v1/account/limits');
+      const r = await ctx.dx().limits();
       ctx.print(r, () =>
         fields([
-          ['scopes', (r.scopes as string[]).join(',')],
+          ['scopes', r.scopes.join(',')],
           ['tier', r.tier],
           ['read', `${r.read.sustained_rate_per_s}/s burst ${r.read.burst}`],
           ['write', `${r.write.sustained_rate_per_s}/s burst ${r.write.burst}`],
@@ -145,11 +144,9 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.markets!.usage;
       allowFlags(ctx.p, ['status', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx
-        .dx()
-        .request<J>('GET', `/v1/markets${q({ status: flag(ctx.p, 'status'), limit: optInt(ctx, 'limit', 1, 1000) })}`);
+      const r = await ctx.dx().markets({ status: statuses(flag(ctx.p, 'status')), limit: optInt(ctx, 'limit', 1, 1000) });
       ctx.print(r, () =>
-        table(['id', 'title', 'status', 'bid', 'ask', 'last', 'volume', 'oi', 'round', 'closes_in'], (r.markets as J[]).map(marketRow)),
+        table(['id', 'title', 'status', 'bid', 'ask', 'last', 'volume', 'oi', 'round', 'closes_in'], r.markets.map(marketRow)),
       );
     },
   },
@@ -163,12 +160,12 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const [m] = positionals(ctx.p, from, 1, 1, usage);
       const market = int('market_id', m, 1, 0xffffffff);
       const c = ctx.dx();
-      const book = await c.request<BookView>('GET', `/v1/markets/${market}/orderbook${q({ depth: optInt(ctx, 'depth', 1, 99) })}`);
+      const book = await c.orderbook(market, optInt(ctx, 'depth', 1, 99));
       if (ctx.json) {
         ctx.print(book, () => '');
         return;
       }
-      const mk = await c.request<J>('GET', `/v1/markets/${market}`);
+      const mk = await c.market(market);
       const head = `market ${mk.market_id}  ${mk.title}  ` +
         `${mk.status}${mk.status === 'trading' ? `, closes in ${countdown(mk.close_ts)}` : ''}  (round ${mk.round_number ?? '-'}, ` +
         `as_of_seq ${book.as_of_seq})\n`;
@@ -183,16 +180,11 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.trades!.usage;
       allowFlags(ctx.p, ['limit'], usage);
       const [m] = positionals(ctx.p, from, 1, 1, usage);
-      const r = await ctx
-        .dx()
-        .request<J>(
-          'GET',
-          `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/trades${q({ limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`,
-        );
+      const r = await ctx.dx().trades(int('market_id', m, 1, 0xffffffff), { limit: optInt(ctx, 'limit', 1, 1000) ?? 20 });
       ctx.print(r, () =>
         table(
           ['seq', 'time', 'tick_yes', 'qty', 'taker'],
-          (r.trades as J[]).map((t) => [t.seq, time(t.ts), t.tick_yes, t.qty, `${t.taker_side ?? ''} ${t.taker_outcome ?? ''}`.trim()]),
+          r.trades.map((t) => [t.seq, time(t.ts), t.tick_yes, t.qty, `${t.taker_side ?? ''} ${t.taker_outcome ?? ''}`.trim()]),
         ),
       );
     },
@@ -209,16 +201,16 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const startTs = flag(ctx.p, 'start-ts');
       if (since !== undefined && startTs !== undefined) throw new UsageError('give --since or --start-ts, not both', usage);
       const period = flag(ctx.p, 'period');
-      const query = q({
-        period: period === undefined ? undefined : oneOf('--period', period, ['1m', '5m', '1h', '1d']),
+      const endTs = flag(ctx.p, 'end-ts');
+      const r = await ctx.dx().candles(int('market_id', m, 1, 0xffffffff), {
+        period: period === undefined ? undefined : oneOf('--period', period, ['1m', '5m', '1h', '1d'] as const),
         start_ts: since !== undefined ? String(BigInt(Date.now() - durationS('--since', since) * 1000) * 1_000_000n)
           : startTs === undefined ? undefined : u64('--start-ts', startTs),
-        end_ts: ((e) => (e === undefined ? undefined : u64('--end-ts', e)))(flag(ctx.p, 'end-ts')),
+        end_ts: endTs === undefined ? undefined : u64('--end-ts', endTs),
       });
-      const r = await ctx.dx().request<J>('GET', `/v1/markets/${int('market_id', m, 1, 0xffffffff)}/candlesticks${query}`);
       ctx.print(r, () => {
         const rows = table(['start', 'open', 'high', 'low', 'close', 'volume', 'trades'],
-          (r.candles as J[]).map((c) => [time(c.start_ts), c.open, c.high, c.low, c.close, c.volume, c.trade_count]));
+          r.candles.map((c) => [time(c.start_ts), c.open, c.high, c.low, c.close, c.volume, c.trade_count]));
         const note = r.truncated ? `(older trades were evicted from the tape: history starts at ${time(r.retained_from_ts)})\n` : '';
         return `market ${r.market_id}  ${r.period} candles of the YES price  (as_of_seq ${r.as_of_seq})\n${rows}${note}`;
       });
@@ -231,7 +223,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx oracle');
       positionals(ctx.p, from, 0, 0, 'dx oracle');
-      const r = await ctx.dx().request<J>('GET', '/v1/oracle/price');
+      const r = await ctx.dx().oraclePrice();
       ctx.print(r, () =>
         fields([
           ['price', r.price === '0' ? '- (no fresh source)' : oracle(r.price)],
@@ -249,10 +241,8 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.rounds!.usage;
       allowFlags(ctx.p, ['category', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx
-        .dx()
-        .request<J>('GET', `/v1/rounds${q({ category: optInt(ctx, 'category', 0, 65535), limit: optInt(ctx, 'limit', 1, 1000) ?? '20' })}`);
-      ctx.print(r, () => table(ROUND_HEADERS, (r.rounds as J[]).map(roundRow)));
+      const r = await ctx.dx().rounds({ category: optInt(ctx, 'category', 0, 65535), limit: optInt(ctx, 'limit', 1, 1000) ?? 20 });
+      ctx.print(r, () => table(ROUND_HEADERS, r.rounds.map(roundRow)));
     },
   },
 
@@ -262,7 +252,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx round <market_id>');
       const [m] = positionals(ctx.p, from, 1, 1, 'dx round <market_id>');
-      const r = await ctx.dx().request<J>('GET', `/v1/rounds/${int('market_id', m, 1, 0xffffffff)}`);
+      const r = await ctx.dx().round(int('market_id', m, 1, 0xffffffff));
       ctx.print(r, () => `${table(ROUND_HEADERS, [roundRow(r)])}closes in ${countdown(r.close_ts)}\n`);
     },
   },
@@ -273,7 +263,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx balance');
       positionals(ctx.p, from, 0, 0, 'dx balance');
-      const r = await ctx.dx().request<J>('GET', '/v1/portfolio/balance');
+      const r = await ctx.dx().balance();
       ctx.print(r, () => fields([['available', dollars(r.available)], ['reserved', dollars(r.reserved)], ['as_of_seq', r.as_of_seq]]));
     },
   },
@@ -285,13 +275,11 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.positions!.usage;
       allowFlags(ctx.p, ['market'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx
-        .dx()
-        .request<J>('GET', `/v1/portfolio/positions${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: '1000' })}`);
+      const r = await ctx.dx().positions({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: 1000 });
       ctx.print(r, () =>
         table(
           ['market', 'outcome', 'free', 'reserved_for_sale'],
-          (r.positions as J[]).map((p) => [p.market_id, p.outcome, p.free, p.reserved_for_sale]),
+          r.positions.map((p) => [p.market_id, p.outcome, p.free, p.reserved_for_sale]),
         ),
       );
     },
@@ -304,18 +292,15 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.orders!.usage;
       allowFlags(ctx.p, ['status', 'market', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx.dx().request<J>(
-        'GET',
-        `/v1/portfolio/orders${q({
-          market_id: optInt(ctx, 'market', 1, 0xffffffff),
-          status: flag(ctx.p, 'status') ?? 'resting,partially_filled',
-          limit: optInt(ctx, 'limit', 1, 1000) ?? '50',
-        })}`,
-      );
+      const r = await ctx.dx().orders({
+        market_id: optInt(ctx, 'market', 1, 0xffffffff),
+        status: statuses(flag(ctx.p, 'status') ?? 'resting,partially_filled'),
+        limit: optInt(ctx, 'limit', 1, 1000) ?? 50,
+      });
       ctx.print(r, () =>
         table(
           ['order_id', 'market', 'side', 'outcome', 'tick', 'qty', 'filled', 'remaining', 'tif', 'reason'],
-          (r.orders as J[]).map((o) => [
+          r.orders.map((o) => [
             o.order_id,
             o.market_id,
             o.side,
@@ -339,16 +324,11 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.fills!.usage;
       allowFlags(ctx.p, ['market', 'limit'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx
-        .dx()
-        .request<J>(
-          'GET',
-          `/v1/portfolio/fills${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: optInt(ctx, 'limit', 1, 1000) ?? '50' })}`,
-        );
+      const r = await ctx.dx().fills({ market_id: optInt(ctx, 'market', 1, 0xffffffff), limit: optInt(ctx, 'limit', 1, 1000) ?? 50 });
       ctx.print(r, () =>
         table(
           ['fill_id', 'time', 'order_id', 'market', 'side', 'outcome', 'role', 'tick', 'qty', 'fee', 'path'],
-          (r.fills as J[]).map((f) => [
+          r.fills.map((f) => [
             f.fill_id,
             time(f.ts),
             f.order_id,
@@ -374,7 +354,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.order!.usage;
       allowFlags(ctx.p, ['tif', 'post-only', 'client-order-id', 'max-cost', 'expiry-ts', 'group', 'stp'], usage);
       const [side, outcome, m, tick, qty] = positionals(ctx.p, from, 5, 5, usage);
-      const body: J = {
+      const body: OrderRequest = {
         market_id: int('market_id', m, 1, 0xffffffff), side: oneOf('side', side, ['buy', 'sell'] as const),
         outcome: oneOf('outcome', outcome, ['yes', 'no'] as const), tick: int('tick', tick, 1, 99), qty: int('qty', qty, 1, 1_000_000),
       };
@@ -391,7 +371,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       if (group !== undefined) body.group_id = int('--group', group, 0, 0xffffffff);
       const stp = flag(ctx.p, 'stp');
       if (stp !== undefined) body.stp = oneOf('--stp', stp, ['cancel_taker', 'cancel_maker', 'cancel_both'] as const);
-      const r = await ctx.dx().request<J>('POST', '/v1/portfolio/orders', body);
+      const r = await ctx.dx().placeOrder(body);
       ctx.print(r, () => placementText(r));
     },
   },
@@ -403,15 +383,16 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.cancel!.usage;
       allowFlags(ctx.p, [], usage);
       const ids = positionals(ctx.p, from, 1, 20, usage).map((x) => u64('order_id', x, 1n));
-      const r = await ctx.dx().request<J>('DELETE', '/v1/portfolio/orders/batch', { order_ids: ids });
-      const results = r.results as J[];
+      const r = await ctx.dx().cancelBatch(ids);
       ctx.print(r, () =>
         table(
           ['order_id', 'result'],
-          results.map((x, i) => [ids[i]!, x.error ? `${x.error.code}: ${x.error.message}` : `canceled ${x.canceled_qty} (seq ${x.seq})`]),
+          r.results.map((x, i) => [
+            ids[i]!, 'error' in x ? `${x.error.code}: ${x.error.message}` : `canceled ${x.canceled_qty} (seq ${x.seq})`,
+          ]),
         ),
       );
-      if (results.some((x) => x.error)) return 1;
+      if (r.results.some((x) => 'error' in x)) return 1;
     },
   },
 
@@ -422,12 +403,9 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS['cancel-all']!.usage;
       allowFlags(ctx.p, ['market', 'group'], usage);
       positionals(ctx.p, from, 0, 0, usage);
-      const r = await ctx
-        .dx()
-        .request<J>(
-          'DELETE',
-          `/v1/portfolio/orders${q({ market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 0, 0xffffffff) })}`,
-        );
+      const r = await ctx.dx().cancelAll({
+        market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 0, 0xffffffff),
+      });
       ctx.print(r, () => `canceled (seq ${r.seq})\n`);
     },
   },
@@ -439,9 +417,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.decrease!.usage;
       allowFlags(ctx.p, [], usage);
       const [id, n] = positionals(ctx.p, from, 2, 2, usage);
-      const r = await ctx
-        .dx()
-        .request<J>('POST', `/v1/portfolio/orders/${u64('order_id', id, 1n)}/decrease`, { new_qty: int('new_qty', n, 0, 0xffffffff) });
+      const r = await ctx.dx().decrease(u64('order_id', id, 1n), int('new_qty', n, 0, 0xffffffff));
       ctx.print(r, () => `decreased to ${r.new_qty} (seq ${r.seq})\n`);
     },
   },
@@ -454,10 +430,10 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       allowFlags(ctx.p, [], usage);
       const [verb, ms] = positionals(ctx.p, from, 1, 2, usage);
       const c = ctx.dx();
-      let r: J;
-      if (verb === 'arm') r = await c.request<J>('POST', '/v1/portfolio/deadman', { timeout_ms: int('timeout_ms', ms, 1000, 60000) });
-      else if (verb === 'disarm' && ms === undefined) r = await c.request<J>('DELETE', '/v1/portfolio/deadman');
-      else if (verb === 'status' && ms === undefined) r = await c.request<J>('GET', '/v1/portfolio/deadman');
+      let r: DeadmanArmed | DeadmanDisarmed | DeadmanState;
+      if (verb === 'arm') r = await c.armDeadman(int('timeout_ms', ms, 1000, 60000));
+      else if (verb === 'disarm' && ms === undefined) r = await c.disarmDeadman();
+      else if (verb === 'status' && ms === undefined) r = await c.deadman();
       else throw new UsageError(`unknown deadman action ${JSON.stringify(verb)}`, usage);
       ctx.print(r, () =>
         r.armed ? `armed: ${r.timeout_ms} ms, fires at ${time(r.fires_at_ts)} (in ${countdown(r.fires_at_ts)})\n` : 'disarmed\n',
@@ -471,7 +447,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx deposit-address');
       positionals(ctx.p, from, 0, 0, 'dx deposit-address');
-      const r = await ctx.dx().request<J>('GET', '/v1/funding/deposit_address');
+      const r = await ctx.dx().depositAddress();
       ctx.print(r, () => `${r.address}\n`);
     },
   },
@@ -483,13 +459,11 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const usage = CLIENT_COMMANDS.withdraw!.usage;
       allowFlags(ctx.p, [], usage);
       const [id, amount, dest] = positionals(ctx.p, from, 3, 3, usage);
-      const r = await ctx
-        .dx()
-        .request<J>('POST', '/v1/withdrawals', {
-          client_withdrawal_id: u64('client_withdrawal_id', id),
-          amount: u64('amount', amount, 1n),
-          destination: dest,
-        });
+      const r = await ctx.dx().withdraw({
+        client_withdrawal_id: u64('client_withdrawal_id', id),
+        amount: u64('amount', amount, 1n),
+        destination: dest!,
+      });
       ctx.print(r, () => `withdrawal ${r.wid} ${r.status}: ${dollars(r.amount ?? amount!)} to ${r.destination ?? dest} (seq ${r.seq})\n`);
     },
   },
@@ -500,7 +474,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], 'dx withdrawal <client_withdrawal_id>');
       const [id] = positionals(ctx.p, from, 1, 1, 'dx withdrawal <client_withdrawal_id>');
-      const r = await ctx.dx().request<J>('GET', `/v1/withdrawals/${u64('client_withdrawal_id', id)}`);
+      const r = await ctx.dx().withdrawal(u64('client_withdrawal_id', id));
       ctx.print(r, () =>
         fields([
           ['wid', r.wid],
@@ -516,36 +490,33 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
 
   keys: {
     usage: 'dx keys list | dx keys create [--label text] [--scopes read,trade] | dx keys revoke <key_id>',
-    summary: "your account's keys (accounts service); a new key's secret is shown once",
+    summary: "your account's keys (keys service); a new key's secret is shown once",
     run: async (ctx, from) => {
       const usage = CLIENT_COMMANDS.keys!.usage;
       allowFlags(ctx.p, ['label', 'scopes'], usage);
       const [verb, id] = positionals(ctx.p, from, 1, 2, usage);
-      const a = ctx.accounts();
+      const a = ctx.keys();
       if (verb === 'list' && id === undefined) {
-        const r = await a.request<J>('GET', '/keys');
+        const r = await a.listKeys();
         ctx.print(r, () =>
-          table(
-            ['key_id', 'scopes', 'revoked'],
-            (r.keys as J[]).map((k) => [k.key_id, (k.scopes as string[]).join(','), k.revoked ? 'yes' : 'no']),
-          ),
+          table(['key_id', 'scopes', 'revoked'], r.keys.map((k) => [k.key_id, k.scopes.join(','), k.revoked ? 'yes' : 'no'])),
         );
       } else if (verb === 'create' && id === undefined) {
-        const body: J = {};
+        const body: CreateKeyRequest = {};
         const label = flag(ctx.p, 'label');
         if (label !== undefined) body.label = label;
         const scopes = flag(ctx.p, 'scopes');
         if (scopes !== undefined) body.scopes = scopes.split(',').map((s) => oneOf('--scopes', s, ['read', 'trade', 'withdraw'] as const));
-        const r = await a.request<J>('POST', '/keys', body);
+        const r = await a.createKey(body);
         ctx.print(r, () =>
           fields([
             ['key_id', r.key_id],
             ['secret', `${r.secret}  (shown once: keep it)`],
-            ['scopes', (r.scopes as string[]).join(',')],
+            ['scopes', r.scopes.join(',')],
           ]),
         );
       } else if (verb === 'revoke' && id !== undefined) {
-        const r = await a.request<J>('DELETE', `/keys/${int('key_id', id, 1, 0xffffffff)}`);
+        const r = await a.revokeKey(int('key_id', id, 1, 0xffffffff));
         ctx.print(r, () => `key ${r.key_id} revoked (seq ${r.seq})\n`);
       } else {
         throw new UsageError(`unknown keys action ${JSON.stringify(verb)}`, usage);

@@ -6,7 +6,7 @@
 //   DX_API_URL (--url)            REST lane, default http://127.0.0.1:8080
 //   DX_KEY_ID + DX_KEY_SECRET     the signing key, or
 //   DX_KEY_FILE (--key-file)      JSON {"key_id", "secret", "url"?}
-//   DX_ACCOUNTS_URL (--accounts-url) accounts service, default http://127.0.0.1:8081
+//   DX_ACCOUNTS_URL (--accounts-url) keys service, default http://127.0.0.1:8081
 //   DX_ADMIN_URL (--admin-url)    control plane, default http://127.0.0.1:8082
 //   DX_ADMIN_TOKEN                operator token, else the file
 //                                 $DX_DATA_DIR/admin-token (default ./data/admin-token)
@@ -15,7 +15,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AccountsClient } from '../client/accounts_client.js';
+import { KeysClient } from '../client/keys_client.js';
 import { AdminClient } from '../client/admin_client.js';
 import { DxClient } from '../client/client.js';
 import { decodeSecret } from '../client/sign.js';
@@ -114,10 +114,10 @@ export class Ctx {
     return new DxClient({ baseUrl: checkUrl(this.apiUrl(), 'DX_API_URL'), keyId: k.keyId, secret: k.secret, timeoutMs: this.timeoutMs });
   }
 
-  accounts(): AccountsClient {
+  keys(): KeysClient {
     const k = this.keyMaterial();
     const url = flag(this.p, 'accounts-url') ?? this.env.DX_ACCOUNTS_URL ?? DEFAULT_ACCOUNTS_URL;
-    return new AccountsClient({ baseUrl: checkUrl(url, 'DX_ACCOUNTS_URL'), keyId: k.keyId, secret: k.secret, timeoutMs: this.timeoutMs });
+    return new KeysClient({ baseUrl: checkUrl(url, 'DX_ACCOUNTS_URL'), keyId: k.keyId, secret: k.secret, timeoutMs: this.timeoutMs });
   }
 
   adminUrl(): string {

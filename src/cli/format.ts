@@ -4,6 +4,8 @@
 // pages). --json bypasses all of this and prints the server's JSON. CLI
 // process, main thread.
 
+import type { Orderbook } from '../client/types.js';
+
 /** An aligned text table; numbers-looking columns are right-aligned. */
 export function table(headers: string[], rows: (string | number)[][]): string {
   if (rows.length === 0) return '(none)\n';
@@ -41,18 +43,11 @@ export function countdown(ns: string, nowMs = Date.now()): string {
   return s < 0 ? `-${txt}` : txt;
 }
 
-export interface BookView {
-  market_id: number;
-  yes: [number, number][];
-  no: [number, number][];
-  as_of_seq: string;
-}
-
 /**
  * The book as one YES-price ladder: asks (derived from NO bids, ask = 100 -
  * NO bid) above, bids below, the spread between them.
  */
-export function ladder(b: BookView): string {
+export function ladder(b: Orderbook): string {
   const asks = b.no.map(([t, q]) => [100 - t, q, t] as const).sort((x, y) => y[0] - x[0]);
   const bids = b.yes;
   const lines: string[] = ['         YES price      qty'];

@@ -32,6 +32,7 @@ import type {
   SeriesRequest,
   SeriesStopped,
   SnapshotResult,
+  StateHash,
   U64,
   WithdrawalSettled,
 } from './types.js';
@@ -45,7 +46,7 @@ export interface AdminClientOptions {
   fetch?: typeof fetch;
 }
 
-export type RoundAction = 'freeze' | 'unfreeze' | 'settle' | 'void';
+export type RoundAction = 'freeze' | 'unfreeze' | 'settle' | 'void' | 'dispute';
 
 export class AdminClient {
   private readonly http: HttpTransport;
@@ -110,7 +111,7 @@ export class AdminClient {
     return this.http.call('POST', `/admin/markets/${id(marketId)}/rounds`, req);
   }
 
-  /** freeze, unfreeze, settle (a proposed round pays out at once) or void. */
+  /** freeze, unfreeze, settle (a proposed round pays out at once), void, or dispute (a proposed round back to frozen). */
   roundAction(marketId: number, action: RoundAction): Promise<RoundActionResult> {
     return this.http.call('POST', `/admin/rounds/${id(marketId)}/${action}`, {});
   }
@@ -192,7 +193,7 @@ export class AdminClient {
   }
 
   /** The canonical state hash of the control plane's read model (convergence checks across replicated nodes). */
-  stateHash(): Promise<{ as_of_seq: U64; state_hash: string }> {
+  stateHash(): Promise<StateHash> {
     return this.http.call('GET', '/admin/state_hash');
   }
 

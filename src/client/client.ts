@@ -1,6 +1,6 @@
 // DxClient: the typed REST client of the exchange (`{base_url}/v1/...`), one
-// method per endpoint of the spec's table plus the exchange's additions (deadman
-// GET, deposit address, withdrawals). Runs in the caller's thread.
+// method per REST operation (docs/rest.md, openapi.json). Runs in the
+// caller's thread.
 //
 // - Every request is signed (sign.ts) over the exact target and body sent.
 // - Non-2xx answers throw DxApiError; execution outcomes (post-only cross,
@@ -69,7 +69,7 @@ export interface DxClientOptions {
   /** e.g. `http://127.0.0.1:8080`; a path part is kept as a prefix of every target (and signed). */
   baseUrl: string;
   keyId: number;
-  /** The 32 secret bytes, or their base64 text as handed out by the accounts service. */
+  /** The 32 secret bytes, or their base64 text as handed out by the keys service. */
   secret: Uint8Array | string;
   /** Per-request deadline, default 10,000 ms. */
   timeoutMs?: number;

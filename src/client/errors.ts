@@ -1,4 +1,4 @@
-// DxApiError: a non-2xx answer from any dx listener (REST, accounts service,
+// DxApiError: a non-2xx answer from any dx listener (REST, keys service,
 // control plane), carrying the HTTP status and the error envelope's inner
 // object. Client library only; runs in the caller's thread.
 

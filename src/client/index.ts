@@ -1,9 +1,16 @@
-// The client library's public surface: REST, accounts service and control
+// The client library's public surface: REST, keys service and control
 // plane clients, request signing, errors and wire types.
 // Runs in the caller's thread.
 
 export { DxClient, paginatePages, type DxClientOptions, type PageKinds } from './client.js';
-export { AccountsClient, type AccountsClientOptions } from './accounts_client.js';
+export {
+  KeysClient,
+  type KeysClientOptions,
+  /** @deprecated The earlier name of KeysClient (kept for existing programs). */
+  KeysClient as AccountsClient,
+  /** @deprecated The earlier name of KeysClientOptions. */
+  type KeysClientOptions as AccountsClientOptions,
+} from './keys_client.js';
 export { AdminClient, type AdminClientOptions, type RoundAction } from './admin_client.js';
 export {
   authHeaders,

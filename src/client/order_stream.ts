@@ -52,7 +52,8 @@ export class DxOrderStream {
 
   private async start(): Promise<void> {
     const r = await this.ws.command('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT });
-    if (r.type === 'error') throw new DxWsError(r.msg.code, r.msg.name, r.msg.msg, r.msg);
+    if (r.type === 'error') throw DxWsError.of(r.msg);
+    if (r.type !== 'ok' || !('account_id' in r.msg)) throw new Error(`start_binary: unexpected reply ${JSON.stringify(r)}`);
     this.account = r.msg.account_id;
     this.maxRecords = r.msg.max_records_per_frame;
     this.maxInFlight = r.msg.max_in_flight;

@@ -1,4 +1,4 @@
-// Request signing for every signed lane (REST, accounts service, WebSocket
+// Request signing for every signed lane (REST, keys service, WebSocket
 // handshake, MCP). Runs in whichever thread sends the request: the client
 // library's caller, or a load generator worker.
 //
@@ -24,7 +24,7 @@ export interface AuthHeaders {
 }
 
 /**
- * Accepts the secret as raw bytes or as the base64 text the accounts service
+ * Accepts the secret as raw bytes or as the base64 text the keys service
  * and the control plane hand out, and returns the 32 bytes. A secret of any
  * other length is a caller bug (a truncated copy-paste), so it throws rather
  * than producing signatures the server will refuse as 401.

@@ -29,8 +29,8 @@ export type Query = Record<string, string | number | boolean | readonly string[]
 
 /**
  * `?a=1&b=x,y` from the defined entries, in insertion order ("" when none).
- * Array values are joined with raw commas (the spec's comma-separated
- * filters); each element and every scalar is percent-encoded.
+ * Array values are joined with raw commas (the comma-separated filters of
+ * docs/rest.md); each element and every scalar is percent-encoded.
  */
 export function buildQuery(q: Query | undefined): string {
   if (q === undefined) return '';

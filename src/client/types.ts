@@ -1,4 +1,4 @@
-// Wire types of the REST surface, the keys service and the control plane.
+// Wire types of the REST surface, the WebSocket lane, the keys service and the control plane.
 // Every JSON body type is the `Static` type of its TypeBox schema in
 // src/wire (the one declaration of each shape, which the server validates
 // with and renders from), re-exported here under the client's names, so a
@@ -53,8 +53,8 @@ export interface CancelAllQuery {
 export type {
   AccountLimits, Balance, BatchCancelResult, BatchPlaceResult, Candle, Candlesticks, CancelResult, DeadmanArmed, DeadmanDisarmed,
   DeadmanState, DecreaseResult, DepositAddress, ExchangeSchedule, ExchangeStatus, Fill, FillsPage, Level, Market, MarketsPage,
-  MarketWithSeq, OraclePrice, Order, Orderbook, OrdersPage, Placement, PlacementFill, Position, PositionsPage, QueuePosition,
-  RetentionLimits, Round, RoundsPage, RoundWithSeq, SequencedAck, Trade, TradesPage, Withdrawal, WithdrawalCreated,
+  MarketWithSeq, OraclePrice, Order, Orderbook, OrdersPage, OrderWithStatus, Placement, PlacementFill, Position, PositionsPage,
+  QueuePosition, RetentionLimits, Round, RoundsPage, RoundWithSeq, SequencedAck, Trade, TradesPage, Withdrawal, WithdrawalCreated,
 } from '../wire/responses.js';
 
 export type Outcome = Fill['outcome'];
@@ -66,6 +66,14 @@ export type OrderStatus = OrderStatusName;
 export type RoundStatus = Round['status'];
 export type CandlePeriod = Candlesticks['period'];
 export type WithdrawalStatusValue = Withdrawal['status'];
+
+// ---------------------------------------------------------------- WebSocket messages (src/wire/ws.ts)
+
+export type {
+  BalanceCause, BalanceMessage, BinaryStarted, BookDelta, Channel, FillMessage, OkBody, OpenOrder, OrderMessage, OrderResultBody,
+  PositionMessage, RoundMessage, Subscribed, TradeMessage, UserSnapshot, WsDataMessage, WsErrorBody, WsErrorName, WsReply,
+  WsServerMessage,
+} from '../wire/ws.js';
 
 // ---------------------------------------------------------------- request bodies (src/wire/requests.ts)
 
@@ -85,5 +93,5 @@ export type { CreatedKey, KeyItem, KeyList, KeyRevoked, Scope } from '../wire/ke
 export type {
   AccountCreated, AdminAccount, AdminKeyCreated, AdminMarket, AdminMarkets, AdminOracle, AdminWithdrawal, FeeScheduleCreated, Health,
   KeyTierResult, MarketCreated, OracleSource, PendingWithdrawals, RoundActionResult, RoundOpened, SeriesCreated, SeriesItem, SeriesList,
-  SeriesStopped, SnapshotResult, WithdrawalSettled,
+  SeriesStopped, SnapshotResult, StateHash, WithdrawalSettled,
 } from '../wire/control_plane.js';

@@ -15,6 +15,7 @@ import { DxApiError } from './errors.js';
 import { authHeaders, decodeSecret } from './sign.js';
 import type {
   BatchCancelResult, BatchPlaceResult, CancelAllQuery, CancelResult, DecreaseResult, ErrorBody, OrderRequest, Placement, SequencedAck, U64,
+  WsDataMessage, WsErrorBody, WsReply, WsServerMessage,
 } from './types.js';
 
 /** A command failed because the connection dropped before its answer: it may or may not have taken effect. */
@@ -27,14 +28,18 @@ export class DxConnectionLost extends Error {
 
 /** An error reply `{type: "error", msg: {code, name, msg}}` of the lane's own commands (subscribe, start_binary, ...). */
 export class DxWsError extends Error {
-  constructor(readonly code: number, readonly codeName: string, message: string, readonly msg: Record<string, unknown>) {
+  constructor(readonly code: number, readonly codeName: string, message: string, readonly msg: WsErrorBody) {
     super(`${codeName} (${code}): ${message}`);
     this.name = 'DxWsError';
   }
+
+  static of(body: WsErrorBody): DxWsError {
+    return new DxWsError(body.code, body.name, body.msg, body);
+  }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type WsMessage = { id?: number | null; type: string; sid?: number; seq?: number; status?: number; msg: any };
+/** A text message of the lane (src/wire/ws.ts declares each): narrow on `type` to read its msg. */
+export type WsMessage = WsServerMessage;
 
 export interface DxWebSocketOptions {
   /** The REST base (`http://host:port`) or the lane's own URL (`ws://host:port/v1/ws`). */
@@ -58,10 +63,10 @@ export interface Subscription {
   sid: number;
 }
 
-export type DataHandler = (m: WsMessage, sub: Subscription) => void;
+export type DataHandler = (m: WsDataMessage, sub: Subscription) => void;
 
 interface Held {
-  resolve: (m: WsMessage) => void;
+  resolve: (m: WsReply) => void;
   reject: (e: Error) => void;
   what: string;
 }
@@ -153,20 +158,20 @@ export class DxWebSocket {
       for (const h of this.binaryHandlers) h(data);
       return;
     }
-    const m = JSON.parse(data.toString('utf8')) as WsMessage;
-    if (typeof m.id === 'number' && m.sid === undefined) {
-      const h = this.held.get(m.id);
+    const m = JSON.parse(data.toString('utf8')) as WsServerMessage;
+    if (!('sid' in m)) {
+      // A reply (a data message is the one kind with a sid).
+      const h = m.id === null ? undefined : this.held.get(m.id);
       if (h !== undefined) {
-        this.held.delete(m.id);
+        this.held.delete(m.id!);
         h.resolve(m);
       }
       return;
     }
-    if (m.sid === undefined) return;
     const sub = this.bySid.get(m.sid);
     if (sub === undefined) return;
     if (sub.channel === 'user') {
-      const s = Number(m.msg?.seq ?? m.msg?.as_of_seq ?? 0);
+      const s = Number('seq' in m.msg ? m.msg.seq : 'as_of_seq' in m.msg ? m.msg.as_of_seq : 0);
       if (s > this.userSeq) this.userSeq = s;
     }
     for (const h of this.handlers) h(m, sub);
@@ -224,7 +229,7 @@ export class DxWebSocket {
   }
 
   /** Sends {id, cmd, params} and resolves with its first reply (subscribed, ok, error or order_result). */
-  command(cmd: string, params?: Record<string, unknown>): Promise<WsMessage> {
+  command(cmd: string, params?: Record<string, unknown>): Promise<WsReply> {
     const ws = this.ws;
     if (ws === null) return Promise.reject(new DxConnectionLost(cmd));
     const id = this.nextId++;
@@ -267,9 +272,13 @@ export class DxWebSocket {
     const count = w.market_ids?.length ?? 1;
     const subs: Subscription[] = [];
     await new Promise<void>((resolve, reject) => {
-      const take = (m: WsMessage): void => {
+      const take = (m: WsReply): void => {
         if (m.type === 'error') {
-          reject(new DxWsError(m.msg.code, m.msg.name, m.msg.msg, m.msg));
+          reject(DxWsError.of(m.msg));
+          return;
+        }
+        if (m.type !== 'subscribed') {
+          reject(new Error(`subscribe: unexpected ${m.type} reply`));
           return;
         }
         const sub: Subscription = { channel: m.msg.channel, market_id: m.msg.market_id ?? 0, sid: m.msg.sid };
@@ -288,9 +297,8 @@ export class DxWebSocket {
 
   private async order<T>(cmd: string, params: Record<string, unknown>): Promise<T> {
     const r = await this.command(cmd, params);
-    if (r.type === 'error') throw new DxWsError(r.msg.code, r.msg.name, r.msg.msg, r.msg);
-    if (r.msg !== null && typeof r.msg === 'object' && 'error' in r.msg)
-      throw new DxApiError(r.status ?? 0, r.msg.error as ErrorBody, `ws ${cmd}`);
+    if (r.type === 'error') throw DxWsError.of(r.msg);
+    if (r.type === 'order_result' && 'error' in r.msg) throw new DxApiError(r.status, r.msg.error, `ws ${cmd}`);
     return r.msg as T;
   }
 

@@ -16,9 +16,8 @@ import { join } from 'node:path';
 import { AdminClient } from '../client/admin_client.js';
 import { DxClient } from '../client/client.js';
 import { DxApiError } from '../client/errors.js';
+import type { RoundWithSeq } from '../client/types.js';
 import { adminSink, ORACLE_SCALE, probabilityAbove, SimulatedFeeder } from '../oracle/feeder.js';
-
-type J = Record<string, any>;
 
 export interface DemoOptions {
   apiUrl: string;
@@ -221,9 +220,9 @@ export class MarketMaker {
 
   /** The quotes wanted now: [outcome, tick, qty], or none when the market is not trading. */
   async wanted(): Promise<{ fair: number; quotes: ['yes' | 'no', number, number][] } | null> {
-    let round: J;
+    let round: RoundWithSeq;
     try {
-      round = await this.c.round(this.marketId) as unknown as J;
+      round = await this.c.round(this.marketId);
     } catch (e) {
       if (e instanceof DxApiError && e.code === 'round_not_found') return null;
       throw e;
@@ -231,7 +230,7 @@ export class MarketMaker {
     if (round.status !== 'trading') return null;
     const oracle = await this.c.oraclePrice();
     if (oracle.price === '0') return null;
-    const secondsLeft = (Number(BigInt(round.close_ts as string) / 1_000_000n) - Date.now()) / 1000;
+    const secondsLeft = (Number(BigInt(round.close_ts) / 1_000_000n) - Date.now()) / 1000;
     const p = probabilityAbove(Number(oracle.price), Number(round.strike), SIGMA, secondsLeft);
     const fair = Math.min(97, Math.max(3, Math.round(p * 100)));
     const quotes: ['yes' | 'no', number, number][] = [];

@@ -1,5 +1,5 @@
 // admin: accounts, keys, funding (deposits and withdrawals), fee schedules
-// and markets: the operator's and the accounts service's commands. Engine
+// and markets: the operator's and the keys service's commands. Engine
 // thread. Rules in src/engine/README.md ("Accounts, keys, funding, fees,
 // markets").
 

@@ -145,6 +145,8 @@ export class Markets {
    * queue, and the oldest terminal rounds beyond `cap` are evicted (evolve only).
    */
   endRound(r: number, cap: number): void {
+    // Written out rather than lib/intrusive_list's pushTailSingly/popHeadSingly: this queue's ends are
+    // scalar fields of the snapshotted state, the helper's are arrays (moving them changes the snapshot format).
     this.rLink[r] = NIL;
     if (this.terminalTail === NIL) this.terminalHead = r;
     else this.rLink[this.terminalTail] = r;

@@ -34,7 +34,7 @@ export interface TierFigures {
 
 export type RateTierName = (typeof RATE_TIER_NAMES)[number];
 
-/** The spec's figures (tier `default`). */
+/** The figures of tier `default` (docs/rest.md). */
 export const READ_BUCKET: BucketSpec = { sustained_rate_per_s: 100, burst: 200 };
 export const WRITE_BUCKET: BucketSpec = { sustained_rate_per_s: 50, burst: 100 };
 

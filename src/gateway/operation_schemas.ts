@@ -7,7 +7,7 @@
 // checks that it covers every route. Build time (and MCP start-up); gateway
 // threads and tools.
 
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Scope } from '../layout/records.js';
 import type { QueryParam } from './query.js';
 import * as R from '../wire/responses.js';
@@ -34,7 +34,12 @@ const SEQUENCED_NOTE =
   'The answer reports the sequenced outcome. On 504 sequencing_timeout the command may still be sequenced: check with the reads before ' +
     'retrying.';
 
-export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
+/**
+ * Per operation name, its documentation. `satisfies` keeps each entry's own
+ * response schema type, so routes.ts types a handler's answer from it
+ * (`ResponseOf<name>`): a handler that returns another shape does not compile.
+ */
+export const OPERATIONS = {
   get_exchange_status: { title: 'Exchange status', tag: 'exchange', status: 200, response: R.ExchangeStatus, errors: [] },
   get_exchange_schedule: { title: 'Maintenance schedule', tag: 'exchange', status: 200, response: R.ExchangeSchedule, errors: [] },
   get_retention: { title: 'Retention caps', tag: 'exchange', status: 200, response: R.RetentionLimits, errors: [] },
@@ -114,10 +119,16 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
     hint: 'Needs a key with the withdraw scope (user-created keys never have it).',
   },
   get_withdrawal: { title: 'Withdrawal status', tag: 'funding', status: 200, response: R.Withdrawal, errors: ['not_found'] },
-};
+} satisfies Readonly<Record<string, OperationDoc>>;
+
+/** The name of a REST operation (a route of routes.ts, an MCP tool). */
+export type OperationName = keyof typeof OPERATIONS;
+
+/** The answer body of an operation, as its response schema declares it. */
+export type ResponseOf<N extends OperationName> = Static<(typeof OPERATIONS)[N]['response']>;
 
 export function operationDoc(route: Route): OperationDoc {
-  const d = OPERATIONS[route.name];
+  const d = (OPERATIONS as Readonly<Record<string, OperationDoc>>)[route.name];
   if (d === undefined) throw new Error(`operation_schemas: no entry for route ${route.name}`);
   return d;
 }

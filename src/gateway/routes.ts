@@ -1,4 +1,4 @@
-// routes: every REST operation of the spec and docs/rest.md, as a table. Each
+// routes: every REST operation (docs/rest.md, openapi.json), as a table. Each
 // operation names its scope, its closed schemas (body and query), its rate
 // cost and one handler; the HTTP server (http.ts) and the MCP lane call the
 // same handlers. Reads are served from the thread's read model at as_of_seq;
@@ -26,12 +26,14 @@ import type * as R from '../wire/responses.js';
 import { CANDLE_PERIODS } from '../wire/responses.js';
 import { MAX_CANDLE_PERIODS } from '../views/views.js';
 import type { TSchema } from '@sinclair/typebox';
+import type { OperationName, ResponseOf } from './operation_schemas.js';
 
 export const BATCH_CAP = 20;
 
-export interface Reply {
+/** An answer: its status and the body to serialize (typed per operation in the table, see `route`). */
+export interface Reply<B = unknown> {
   status: number;
-  body: unknown;
+  body: B;
 }
 
 export interface RequestCtx {
@@ -79,7 +81,7 @@ const checkers = {
   withdrawal: compile(WithdrawalBody),
 };
 
-function ok(body: unknown, status = 200): Reply {
+function ok<B>(body: B, status = 200): Reply<B> {
   return { status, body };
 }
 
@@ -214,7 +216,18 @@ function itemError(e: unknown): R.ItemError {
 
 // ---- the table ---------------------------------------------------------------
 
-function route(r: Omit<Route, 'segments'>): Route {
+/**
+ * A route as the table writes it: its name is an operation of
+ * operation_schemas.ts, and its handler answers that operation's response
+ * schema (`ResponseOf`), so a handler that returns another shape, or a route
+ * without an operation, does not compile.
+ */
+interface RouteSpec<N extends OperationName> extends Omit<Route, 'segments' | 'name' | 'handler'> {
+  name: N;
+  handler: (ctx: RequestCtx, g: GatewayCore, limits: GatewayLimits) => Reply<ResponseOf<N>> | Promise<Reply<ResponseOf<N>>>;
+}
+
+function route<N extends OperationName>(r: RouteSpec<N>): Route {
   return { ...r, segments: r.path.split('/').filter((s) => s.length > 0) };
 }
 

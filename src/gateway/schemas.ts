@@ -1,6 +1,6 @@
 // schemas: validation of the closed request schemas of every lane (declared
 // in src/wire/requests.ts), each compiled once at start-up. `validate` maps
-// the first failure to the spec's codes: an unknown field is 400
+// the first failure to the lane's codes (docs/rest.md): an unknown field is 400
 // unknown_field, anything else 400 invalid_field with details.field and
 // details.reason. Also the u64 field checks and the JSON transport hygiene.
 // Gateway and control-plane threads.

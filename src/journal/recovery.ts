@@ -12,8 +12,8 @@ import { Header } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
-import { FILE_HEADER_BYTES, JOURNAL_DIR, seqOfName } from './format.js';
-import { forEachRecord, JournalFault, listDir, readWhole, scanSegment, type TornTail } from './segment.js';
+import { FILE_HEADER_BYTES, JOURNAL_DIR } from './format.js';
+import { forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type TornTail } from './segment.js';
 import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
 import { decodeViews } from './state_codec.js';
 import { syncDir } from './writer.js';
@@ -46,14 +46,9 @@ export interface SegmentFile {
   firstSeq: number;
 }
 
+/** The segment files by first seq, oldest first (by name; their contents are checked when planned). */
 export function listSegments(dataDir: string): SegmentFile[] {
-  const dir = join(dataDir, JOURNAL_DIR);
-  const out: SegmentFile[] = [];
-  for (const n of listDir(dir)) {
-    const s = seqOfName(n, 'segment');
-    if (s >= 0) out.push({ path: join(dir, n), firstSeq: s });
-  }
-  return out.sort((a, b) => a.firstSeq - b.firstSeq);
+  return listBySeq(dataDir, JOURNAL_DIR, 'segment').map(({ path, seq }) => ({ path, firstSeq: seq }));
 }
 
 export interface PlanOptions {

@@ -3,11 +3,14 @@
 // tools. Any thread; synchronous file I/O (start-up, tools, snapshot worker).
 
 import { closeSync, openSync, readdirSync, readSync, fstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
-import { decodeFileHeader, FILE_HEADER_BYTES, FRAME_HEADER_BYTES, MAX_RECORD_BYTES, MIN_RECORD_BYTES, SEGMENT_MAGIC } from './format.js';
+import {
+  decodeFileHeader, FILE_HEADER_BYTES, FRAME_HEADER_BYTES, MAX_RECORD_BYTES, MIN_RECORD_BYTES, SEGMENT_MAGIC, seqOfName,
+} from './format.js';
 
 /** A fault that must stop the start: names the file and the byte offset. */
 export class JournalFault extends Error {
@@ -29,6 +32,21 @@ export function listDir(dir: string): string[] {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
   }
+}
+
+/**
+ * The segments (or the snapshots) in their directory `sub` of the data
+ * directory, with the seq their names carry, ascending by seq; other names
+ * are skipped (by name only: a file's contents are checked on load).
+ */
+export function listBySeq(dataDir: string, sub: string, kind: 'segment' | 'snapshot'): { path: string; seq: number }[] {
+  const dir = join(dataDir, sub);
+  const out: { path: string; seq: number }[] = [];
+  for (const n of listDir(dir)) {
+    const seq = seqOfName(n, kind);
+    if (seq >= 0) out.push({ path: join(dir, n), seq });
+  }
+  return out.sort((a, b) => a.seq - b.seq);
 }
 
 /** A whole file in a fresh 8-aligned buffer (records are read through typed arrays). */

@@ -14,10 +14,9 @@ import {
   FORMAT_VERSION,
   SNAPSHOT_DIR,
   SNAPSHOT_MAGIC,
-  seqOfName,
   snapshotName,
 } from './format.js';
-import { listDir, readWhole } from './segment.js';
+import { listBySeq, listDir, readWhole } from './segment.js';
 import { syncDir } from './writer.js';
 
 export interface SnapshotFile {
@@ -27,13 +26,7 @@ export interface SnapshotFile {
 
 /** Snapshot files by seq, newest first (by name; validity is checked on load). */
 export function listSnapshots(dataDir: string): SnapshotFile[] {
-  const dir = join(dataDir, SNAPSHOT_DIR);
-  const out: SnapshotFile[] = [];
-  for (const n of listDir(dir)) {
-    const seq = seqOfName(n, 'snapshot');
-    if (seq >= 0) out.push({ path: join(dir, n), seq });
-  }
-  return out.sort((a, b) => b.seq - a.seq);
+  return listBySeq(dataDir, SNAPSHOT_DIR, 'snapshot').reverse();
 }
 
 /** Bytes written between two syncs of a snapshot file. */

@@ -1,6 +1,7 @@
-// Keys service routes (the "accounts service" listener, docs/ARCHITECTURE.md section 8,
-// DX_ACCOUNTS_PORT): a key manages its own account's keys on a listener of
-// its own, signed with the same three headers as REST. Shapes: src/wire/keys.ts.
+// Keys service routes (docs/ARCHITECTURE.md section 8; the client contract
+// calls it the accounts service, hence its port setting DX_ACCOUNTS_PORT): a
+// key manages its own account's keys on a listener of its own, signed with
+// the same three headers as REST. Shapes: src/wire/keys.ts.
 //   POST /keys {label?, scopes?}  -> 201 {key_id, secret, scopes, label}   (secret shown once)
 //   GET /keys                     -> 200 {keys: [...]}                      (never secrets)
 //   DELETE /keys/{key_id}         -> 200 {key_id, revoked: true, seq}       (idempotent)

@@ -10,13 +10,13 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0xdd378276;
+export const LAYOUT_FINGERPRINT = 0x6f80d827;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
 /** A key's rate tier: the figures of its read and write token buckets, shared by every lane (REST, WebSocket JSON and binary, MCP). */
 export const RateTier = {
-  /** The spec's figures: reads 100/s (burst 200), writes 50/s (burst 100). */
+  /** The published figures (docs/rest.md): reads 100/s (burst 200), writes 50/s (burst 100). */
   default: 0,
   /** For market makers: higher figures from the gateways' tier table (RATE_TIERS in src/gateway/buckets.ts; GET /v1/account/limits shows them). */
   market_maker: 1,
@@ -425,7 +425,7 @@ export const T_ORACLE_SOURCE_EXPIRED = 89;
 export const T_KEY_TIER_SET = 90;
 export const T_ENTRY_RESULT = 128;
 
-/** Command 1, 80 bytes. Place an order for header.account. The gateway has validated ranges and combinations (DESIGN section 3). */
+/** Command 1, 80 bytes. Place an order for header.account. The gateway has validated ranges and combinations; the engine checks them again (src/engine/README.md, PlaceOrder, step 3). */
 export const PlaceOrder = {
   TYPE: 1,
   SIZE: 80,

@@ -1,10 +1,13 @@
-// intrusive_list: doubly linked FIFO lists threaded through typed arrays, the
-// one implementation of push-tail / unlink / pop-head for every list of order
-// slots (a book level's queue, an account's live, terminal and rejected
-// orders). A list is a (head, tail) pair of entries in two Int32Arrays, at
-// index `list`; nodes link through `prev` and `next` at their own index; NIL
-// (-1) ends a list. Any thread; no allocation. The arrays are passed on every
-// call because their owners replace them when they grow.
+// intrusive_list: FIFO lists threaded through typed arrays, the one
+// implementation of push-tail / unlink / pop-head for every list of rows:
+// doubly linked where a node leaves from the middle (a book level's queue, an
+// account's live, terminal and rejected orders, an account's keys), singly
+// linked where nodes only leave from the head (the bounded queues of revoked
+// keys and finished withdrawals, a read model's position lists). A list is a
+// (head, tail) pair of entries in two Int32Arrays, at index `list`; nodes
+// link through `next` (and `prev`) at their own index; NIL (-1) ends a list.
+// Any thread; no allocation. The arrays are passed on every call because
+// their owners replace them when they grow.
 
 export const NIL = -1;
 
@@ -36,5 +39,24 @@ export function popHead(head: Int32Array, tail: Int32Array, prev: Int32Array, ne
   head[list] = n;
   if (n === NIL) tail[list] = NIL;
   else prev[n] = NIL;
+  return h;
+}
+
+/** Appends `node` at the tail of the singly linked list `list`. */
+export function pushTailSingly(head: Int32Array, tail: Int32Array, next: Int32Array, list: number, node: number): void {
+  const t = tail[list]!;
+  next[node] = NIL;
+  if (t === NIL) head[list] = node;
+  else next[t] = node;
+  tail[list] = node;
+}
+
+/** Removes and returns the head of the singly linked list `list`, NIL when it is empty; its own link is left as it was. */
+export function popHeadSingly(head: Int32Array, tail: Int32Array, next: Int32Array, list: number): number {
+  const h = head[list]!;
+  if (h === NIL) return NIL;
+  const n = next[h]!;
+  head[list] = n;
+  if (n === NIL) tail[list] = NIL;
   return h;
 }

@@ -5,7 +5,7 @@
 //   2. journal thread: appends the event ring to disk, publishes durable_seq
 //   3. gateway threads (gateway_thread.ts): recover their read models, then
 //      REST on the public port, one ring each
-//   4. control plane and accounts service on this (main) thread, ring 1
+//   4. control plane and keys service on this (main) thread, ring 1
 //   5. the clock starts: it runs in the engine loop (a ClockTick when the
 //      next timer is due: expiry, dead-man, rounds, oracle staleness); what
 //      fell due while the exchange was down is sequenced and made durable,
@@ -484,7 +484,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   pipeline.startClock();
   if (repl === null) await catchUpClock(pipeline, durable);
 
-  // 5. Listeners: gateways, accounts service, control plane.
+  // 5. Listeners: gateways, keys service, control plane.
   for (const w of workers) w.postMessage({ type: 'listen' });
   const ports = await Promise.all(workers.map((w) => waitFor<number>(w, 'listening', 'port'))).catch(abandon);
   const limits = { response_budget_ms: cfg.response_budget_ms };

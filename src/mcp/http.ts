@@ -2,7 +2,7 @@
 // Streamable HTTP transport (protocol 2025-11-25) served stateless: one
 // JSON-RPC message per POST answered with application/json (a notification
 // or response with 202 and no body), no session id, no SSE stream (GET and
-// DELETE answer 405 with Allow: POST, which the spec provides for).
+// DELETE answer 405 with Allow: POST, which the MCP transport provides for).
 //
 // Signed exactly like REST: the three DX-ACCESS headers over
 // `ts\nPOST\n/v1/mcp\n<the JSON-RPC body>`, the REST lane's own

@@ -3,7 +3,7 @@
 // Prometheus text exposition (GET /metrics, format 0.0.4) without messages.
 //
 // Layout: one slice of Float64 words per writer (slice 0 the control plane,
-// 1 the accounts service, 2.. gateway threads), each written by exactly one
+// 1 the keys service, 2.. gateway threads), each written by exactly one
 // thread with plain stores and read by the control plane when it renders.
 // Aligned 8-byte stores and loads do not tear on the machines Node supports
 // (x86-64, arm64), and a scrape that sees a value one update old is fine for
@@ -28,8 +28,9 @@
 import { CODES } from '../layout/records.js';
 import { histogramWords, LogHistogram, type LogHistogramShape } from '../lib/log_histogram.js';
 import { STAGES, type StageTimes } from '../gateway/core.js';
+import type { LatencyHistogram, LatencyReport } from '../wire/control_plane.js';
 
-/** Slice 0 is the control plane, 1 the accounts service, 2 + i gateway thread i. */
+/** Slice 0 is the control plane, 1 the keys service, 2 + i gateway thread i. */
 export const SLICE_CONTROL = 0;
 export const SLICE_ACCOUNTS = 1;
 export const SLICE_GATEWAY0 = 2;
@@ -243,18 +244,6 @@ export interface MetricsSources {
   tables?: () => Record<string, number>;
 }
 
-/** One latency histogram in the JSON form of GET /admin/latency (benchmarks diff two of them). */
-export interface LatencyHistogram {
-  lane: string;
-  route: string;
-  stage: string;
-  count: number;
-  sum_us: number;
-  max_us: number;
-  /** Non-empty buckets: [highest µs of the bucket, count], ascending. */
-  buckets: [number, number][];
-}
-
 // SpscRing header words (src/ring/spsc_ring.ts, "Buffer layout"): capacity
 // at byte 12, write position at byte 64, read position at byte 128.
 const SPSC_CAPACITY_IDX = 3;
@@ -382,7 +371,7 @@ export class MetricsRegistry {
   }
 
   /** Every non-empty latency histogram with its buckets (GET /admin/latency), and the journal's fsync histogram. */
-  latency(): { histograms: LatencyHistogram[]; journal_fsync: LatencyHistogram | null } {
+  latency(): LatencyReport {
     const histograms: LatencyHistogram[] = [];
     const json = (lane: string, route: string, stage: string, h: LogHistogram): LatencyHistogram =>
       ({ lane, route, stage, count: h.total, sum_us: h.sum, max_us: h.max, buckets: h.nonEmpty() });

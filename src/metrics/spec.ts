@@ -1,5 +1,5 @@
 // spec: the route labels of GET /metrics, built from the route tables of the
-// three HTTP listeners (REST lane with its MCP endpoint, accounts service,
+// three HTTP listeners (REST lane with its MCP endpoint, keys service,
 // control plane) and the WebSocket lane's order commands, and the slices of
 // the threads that answer them. Main thread: it imports the tables; worker
 // threads receive the resulting plain MetricsSpec in workerData and never
@@ -14,7 +14,7 @@ import type { MetricsSpec } from './metrics.js';
 export { SLICE_ACCOUNTS, SLICE_CONTROL, SLICE_GATEWAY0 } from './metrics.js';
 
 /**
- * Slice 0 the control plane (lane admin), 1 the accounts service, 2 + i
+ * Slice 0 the control plane (lane admin), 1 the keys service, 2 + i
  * gateway thread i (lane rest), then `ws-i` the same thread's WebSocket
  * order entry (lane ws).
  */

@@ -9,12 +9,9 @@ import {
   CANCEL_REASON_NAMES, ORDER_STATUS_NAMES, OUTCOME_NAMES, OrderFlag, OrderStatus, Outcome, SIDE_NAMES, STP_NAMES, Side, Stp, TIF_NAMES, Tif,
 } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { Order, OrderStatusName, OrdersPage, QueuePosition } from '../wire/responses.js';
+import type { Order, OrdersPage, OrderWithStatus, QueuePosition } from '../wire/responses.js';
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, codeName, statusMask, type OrdersQuery, type ViewsData } from './model.js';
-
-/** An order list item with its status (one order, the user channel). */
-export type OrderWithStatus = { status: OrderStatusName } & Order;
 
 /** OrderFlag bits of an order (documented in native-layout LAYOUT.md, enum OrderFlag). */
 function flags(v: ViewsData, slot: number): number {

@@ -4,7 +4,7 @@
 // never freed). Also the position query and the position numbers the
 // WebSocket fan-out compares. Runs on the thread that owns the Views.
 
-import { NIL } from '../book/orders.js';
+import { NIL, pushTailSingly } from '../lib/intrusive_list.js';
 import { OUTCOME_NAMES } from '../layout/records.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import type { Position, PositionsPage } from '../wire/responses.js';
@@ -30,11 +30,7 @@ export function linkNewPositions(v: ViewsData): void {
       v.posHead = grown(v.posHead, cap, NIL);
       v.posTail = grown(v.posTail, cap, NIL);
     }
-    const tail = v.posTail[a]!;
-    if (tail === NIL) v.posHead[a] = p;
-    else v.posNext[tail] = p;
-    v.posTail[a] = p;
-    v.posNext[p] = NIL;
+    pushTailSingly(v.posHead, v.posTail, v.posNext, a, p);
   }
   v.posSeen = n;
 }

@@ -13,7 +13,7 @@ import { checkLimit, marketExists, type RoundsQuery, type ViewsData } from './mo
 
 export function oraclePrice(v: ViewsData): OraclePrice {
   const mk = v.state.markets;
-  // Before the first tick these are 0, 0, 0: the spec's zero sentinel.
+  // Before the first tick these are 0, 0, 0: "never" on the wire (docs/rest.md).
   return { price: String(mk.oraclePrice), fresh_source_count: mk.oracleFresh, seq: String(mk.oracleSeq) };
 }
 

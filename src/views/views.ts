@@ -44,7 +44,7 @@ import type { AdminAccount, AdminMarkets, AdminOracle, AdminWithdrawal, PendingW
 import type { KeyItem } from '../wire/keys.js';
 import type {
   Balance, Candlesticks, DeadmanState, DepositAddress, ExchangeStatus, FillsPage, MarketsPage, MarketWithSeq, OraclePrice, Orderbook,
-  OrdersPage, PositionsPage, QueuePosition, RetentionLimits, Round, RoundsPage, RoundWithSeq, TradesPage, Withdrawal,
+  OrdersPage, OrderWithStatus, PositionsPage, QueuePosition, RetentionLimits, Round, RoundsPage, RoundWithSeq, TradesPage, Withdrawal,
 } from '../wire/responses.js';
 import * as A from './accounts.js';
 import { fillsPage, recordFills } from './fills.js';
@@ -68,7 +68,6 @@ export {
 } from './model.js';
 export { BOOK_ROW } from './markets.js';
 export { MAX_CANDLE_PERIODS } from './tape.js';
-export type { OrderWithStatus } from './orders.js';
 
 export class Views implements ViewsData {
   // The fields are the read model's data (ViewsData, model.ts); a snapshot
@@ -214,7 +213,7 @@ export class Views implements ViewsData {
   }
 
   /** One retained order of the account with its status; null when unknown, evicted or foreign. */
-  order(account: number, orderId: number): O.OrderWithStatus | null {
+  order(account: number, orderId: number): OrderWithStatus | null {
     return O.orderWithStatus(this, account, orderId);
   }
 

@@ -82,7 +82,8 @@ export const Health = Type.Object({
   }, { description: 'journal counters since start (one group old at most)' }),
 });
 
-const latencyHistogram = Type.Object({
+/** One latency histogram of a lane's route and stage (benchmarks diff two reads of them). */
+export const LatencyHistogram = Type.Object({
   lane: Type.String({ description: 'admin, accounts or rest (journal for the fsync histogram)' }),
   route: Type.String({ description: 'the route\'s name in its lane\'s table; (unmatched), (other)' }),
   stage: Type.String({ description: 'total, verify, publish, sequence, durable, apply, reply (fsync for the journal)' }),
@@ -96,8 +97,14 @@ const latencyHistogram = Type.Object({
 
 /** GET /admin/latency: every non-empty latency histogram since the start, with its buckets (for benchmarks, which diff two reads). */
 export const LatencyReport = Type.Object({
-  histograms: Type.Array(latencyHistogram),
-  journal_fsync: Type.Union([latencyHistogram, Type.Null()]),
+  histograms: Type.Array(LatencyHistogram),
+  journal_fsync: Type.Union([LatencyHistogram, Type.Null()]),
+});
+
+/** GET /admin/state_hash: the canonical hash of the control plane's read model (convergence checks across replicated nodes). */
+export const StateHash = Type.Object({
+  as_of_seq: asOfSeq,
+  state_hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 (hex) of the canonical state at as_of_seq' }),
 });
 
 export const SeriesCreated = Type.Object({
@@ -172,7 +179,9 @@ export type RoundActionResult = Static<typeof RoundActionResult>;
 export type WithdrawalSettled = Static<typeof WithdrawalSettled>;
 export type SnapshotResult = Static<typeof SnapshotResult>;
 export type Health = Static<typeof Health>;
+export type LatencyHistogram = Static<typeof LatencyHistogram>;
 export type LatencyReport = Static<typeof LatencyReport>;
+export type StateHash = Static<typeof StateHash>;
 export type SeriesCreated = Static<typeof SeriesCreated>;
 export type SeriesItem = Static<typeof SeriesItem>;
 export type SeriesList = Static<typeof SeriesList>;

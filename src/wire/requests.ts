@@ -1,4 +1,4 @@
-// requests: the request bodies of every lane (REST, accounts service, control
+// requests: the request bodies of every lane (REST, keys service, control
 // plane) as closed TypeBox schemas (additionalProperties false everywhere).
 // They are the one declaration of these JSON shapes: the gateway compiles
 // them once to validate (src/gateway/schemas.ts), the MCP tools and the

@@ -6,8 +6,8 @@
 // responses are rendered from the same objects; and the tests check real
 // answers against them (test/support/wire_shapes.ts), closed, so an
 // undocumented field fails. Response objects stay open here (no
-// additionalProperties: false): the spec tells clients to ignore unknown
-// response fields, so adding one is not a breaking change. No runtime state;
+// additionalProperties: false): clients ignore unknown response fields
+// (docs/rest.md), so adding one is not a breaking change. No runtime state;
 // any thread (the client imports the types only).
 
 import {
@@ -18,7 +18,7 @@ import {
   RATE_TIER_NAMES, TIF_NAMES, WITHDRAWAL_STATUS_NAMES,
 } from '../layout/records.js';
 
-/** A u64-domain value (ids, seqs, cents, ns timestamps) as the decimal string the spec requires. */
+/** A u64-domain value (ids, seqs, cents, ns timestamps) as the decimal string the wire requires (docs/rest.md). */
 export function u64(description: string): TString {
   return Type.String({ pattern: '^[0-9]+$', description });
 }
@@ -41,7 +41,7 @@ const EXECUTION_OUTCOMES = CANCEL_REASON_NAMES.slice(1, 6);
 // ---- errors ------------------------------------------------------------------
 
 export const ErrorObject = Type.Object({
-  code: Type.String({ description: 'machine-readable error code (the error table of the spec and native-layout/codes.json)' }),
+  code: Type.String({ description: 'machine-readable error code (native-layout/codes.json)' }),
   num: Type.Union([Type.Integer(), Type.Null()], { description: 'core reject number (260+), null for gateway errors' }),
   origin: oneOf(['gateway', 'core'], 'gateway: refused before sequencing; core: a sequenced reject'),
   message: Type.String({ description: 'human-readable explanation' }),
@@ -250,6 +250,9 @@ export const Order = Type.Object({
 }, { description: 'An order list item (no status field: status is a filter).' });
 export const OrdersPage = Type.Object({ orders: Type.Array(Order, { description: 'newest first' }), cursor, as_of_seq: asOfSeq });
 
+/** One order with its status: the WebSocket user channel's `order` message, the order in duplicate_client_order_id's details. */
+export const OrderWithStatus = Type.Object({ status: oneOf(ORDER_STATUS_NAMES, 'the order\'s status'), ...Order.properties });
+
 // ---- orders --------------------------------------------------------------------
 
 export const PlacementFill = Type.Object({
@@ -392,6 +395,7 @@ export type Fill = Static<typeof Fill>;
 export type FillsPage = Static<typeof FillsPage>;
 export type Order = Static<typeof Order>;
 export type OrdersPage = Static<typeof OrdersPage>;
+export type OrderWithStatus = Static<typeof OrderWithStatus>;
 export type PlacementFill = Static<typeof PlacementFill>;
 export type Placement = Static<typeof Placement>;
 export type BatchPlaceResult = Static<typeof BatchPlaceResult>;

@@ -18,6 +18,11 @@
 // that ended less than resume_window_ms ago) keeps a bounded log of its
 // messages for resume_from_seq.
 //
+// The messages' shapes are declared in src/wire/ws.ts: the ones built from
+// objects are checked against it at compile time (`satisfies`); the hot ones
+// are template strings, which the WebSocket tests check against it as they
+// receive them (test/ws/ws_client.ts).
+//
 // Invariants:
 //   - Orderbook deltas are computed at each CommandCompleted by comparing the
 //     book's level totals with a mirror of what was last published, for the
@@ -40,6 +45,10 @@ import {
 import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
 import { BOOK_ROW, type Views } from '../views/views.js';
+import type { Orderbook, OrderWithStatus } from '../wire/responses.js';
+import type {
+  BalanceCause, FillMessage, OpenOrder, OrderMessage, RoundMessage, UserSnapshot, WsDataMessage,
+} from '../wire/ws.js';
 import type { BinaryBatch } from './binary.js';
 import type { Channel, WsConfig } from './protocol.js';
 
@@ -86,8 +95,8 @@ export class UserLog {
   lastAvailable: number;
   lastReserved: number;
   readonly lastPosition = new Map<number, Float64Array>();
-  /** Within the current command: the first event kind that moved this account, and the markets it touched. */
-  cause = '';
+  /** Within the current command: the first event kind that moved this account ('' = none yet), and the markets it touched. */
+  cause: BalanceCause | '' = '';
   readonly markets: number[] = [];
 
   constructor(readonly account: number, readonly cap: number, asOfSeq: number, available: number, reserved: number) {
@@ -246,11 +255,11 @@ export class Fanout {
   /** The orderbook snapshot of a stream, as a whole data message (seq = the stream's last message). Between commands only. */
   orderbookSnapshot(s: Stream): string {
     const ob = this.views.orderbook(s.market, 99);
-    const body = ob === null ? { market_id: s.market, yes: [], no: [], as_of_seq: String(this.views.asOfSeq) } : ob;
+    const body: Orderbook = ob === null ? { market_id: s.market, yes: [], no: [], as_of_seq: String(this.views.asOfSeq) } : ob;
     return `{"type":"orderbook_snapshot","sid":${s.sid},"seq":${s.seq},"msg":${JSON.stringify(body)}}`;
   }
 
-  private publish(s: Stream, type: string, body: string): void {
+  private publish(s: Stream, type: WsDataMessage['type'], body: string): void {
     s.seq++;
     this.topics.push(s.topic);
     this.msgs.push(`{"type":"${type}","sid":${s.sid},"seq":${s.seq},"msg":${body}}`);
@@ -319,7 +328,7 @@ export class Fanout {
     const positions = v.positions(account, big).positions;
     return JSON.stringify({
       orders, balance: { available: bal.available, reserved: bal.reserved }, positions, as_of_seq: String(v.asOfSeq), resumed,
-    });
+    } satisfies UserSnapshot);
   }
 
   queue(peer: Peer, msg: string): void {
@@ -331,7 +340,7 @@ export class Fanout {
     }
   }
 
-  private emitUser(log: UserLog, seq: number, type: string, body: string): void {
+  private emitUser(log: UserLog, seq: number, type: WsDataMessage['type'], body: string): void {
     log.append(seq, type, body);
     const subs = log.subs;
     for (let i = 0; i < subs.length; i++) this.sendUser(subs[i]!, type, body);
@@ -437,13 +446,13 @@ export class Fanout {
     if (!this.dirtyBooks.includes(market)) this.dirtyBooks.push(market);
   }
 
-  private touchAccount(account: number, cause: string): void {
+  private touchAccount(account: number, cause: BalanceCause): void {
     const log = this.logs[account];
     if (log !== undefined) this.touch(log, cause, 0);
   }
 
   /** Marks the account (and a market of its positions, 0 = none) as moved by the current command. */
-  private touch(log: UserLog, cause: string, market: number): void {
+  private touch(log: UserLog, cause: BalanceCause, market: number): void {
     if (log.cause === '') {
       log.cause = cause;
       this.touched.push(log);
@@ -473,7 +482,7 @@ export class Fanout {
     this.touch(log, 'filled', market);
     // The read model recorded this fill as the account's newest before applying it.
     const f = this.views.fills(log.account, { limit: 1 }).fills[0];
-    if (f !== undefined) this.emitUser(log, seq, 'fill', JSON.stringify({ ...f, release: String(release) }));
+    if (f !== undefined) this.emitUser(log, seq, 'fill', JSON.stringify({ ...f, release: String(release) } satisfies FillMessage));
     if (this.views.orderFilled(orderId)) {
       this.touchedOrders.delete(orderId);
       this.emitOrder(log, orderId, seq);
@@ -482,7 +491,7 @@ export class Fanout {
     }
   }
 
-  private orderExtras<T extends object>(item: T, orderId: number): T & { reserved_cash: string; fee_per_share: number } {
+  private orderExtras(item: OrderWithStatus, orderId: number): OpenOrder {
     const r = this.pair;
     this.views.orderReservation(orderId, r);
     return { ...item, reserved_cash: String(r[0]!), fee_per_share: r[1]! };
@@ -491,7 +500,7 @@ export class Fanout {
   private emitOrder(log: UserLog, orderId: number, seq: number): void {
     const item = this.views.order(log.account, orderId);
     if (item === null) return; // evicted within its own command (terminal_cap 0): nothing left to render
-    this.emitUser(log, seq, 'order', JSON.stringify({ ...this.orderExtras(item, orderId), seq: String(seq) }));
+    this.emitUser(log, seq, 'order', JSON.stringify({ ...this.orderExtras(item, orderId), seq: String(seq) } satisfies OrderMessage));
   }
 
   private onRound(market: number, roundNumber: number, seq: number): void {
@@ -499,7 +508,7 @@ export class Fanout {
     if (one === undefined && this.roundsAll === undefined) return;
     const r = this.views.roundRecord(roundNumber);
     if (r === null) return;
-    const body = JSON.stringify({ ...r, seq: String(seq) });
+    const body = JSON.stringify({ ...r, seq: String(seq) } satisfies RoundMessage);
     if (one !== undefined) this.publish(one, 'round', body);
     if (this.roundsAll !== undefined) this.publish(this.roundsAll, 'round', body);
   }

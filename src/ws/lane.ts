@@ -61,6 +61,7 @@ import {
   MARKET_CHANNELS, WS_PATH, WsClose, WsCommandError, commandId, errorReply, parseCommand, reply, wsConfig,
   type Channel, type Command, type Envelope, type OrderCmd, type UpdateCmd, type WsConfig,
 } from './protocol.js';
+import type { Subscribed } from '../wire/ws.js';
 
 /** Empty pump polls (each one event-loop turn) before parking on the doorbell. */
 const SPIN_POLLS = 64;
@@ -508,7 +509,7 @@ export class WsLane {
         continue;
       }
       const existing = conn.byTopic.get(p.topic!);
-      const msg: Record<string, unknown> = { channel: p.channel };
+      const msg: Pick<Subscribed, 'channel' | 'market_id'> = { channel: p.channel };
       if (p.market !== 0) msg.market_id = p.market;
       if (existing !== undefined) {
         this.fanout.queue(conn, reply(id, 'subscribed', { ...msg, sid: existing, existing: true }));
@@ -547,7 +548,7 @@ export class WsLane {
     this.fanout.leave(sub.stream);
   }
 
-  private unsubscribe(conn: Conn, id: number | null, sids: readonly number[]): void {
+  private unsubscribe(conn: Conn, id: number | null, sids: number[]): void {
     for (const s of sids) if (!conn.subs.has(s)) throw new WsCommandError('unknown_sid', `no subscription ${s} on this connection`);
     const now = Date.now();
     for (const s of sids) {

@@ -16,7 +16,8 @@ import { pathParamSchema } from '../gateway/operation_schemas.js';
 import { routeInput, routeInputChecker, type RouteInput, type RouteInputChecker } from '../gateway/route_input.js';
 import { ROUTES, type Reply, type Route } from '../gateway/routes.js';
 import { compile, validate } from '../gateway/schemas.js';
-import type { ItemError } from '../wire/responses.js';
+import type { BatchCancelResult } from '../wire/responses.js';
+import type { OrderResultBody } from '../wire/ws.js';
 
 /** The order commands, each with the REST operation it runs. */
 export const ORDER_COMMANDS = {
@@ -59,8 +60,8 @@ export interface OrderPeer {
   readonly open: boolean;
 }
 
-/** The reply frame of an order command. */
-export function orderResult(id: number | null, status: number, msg: unknown): string {
+/** The reply frame of an order command (its shape: `order_result` in src/wire/ws.ts). */
+export function orderResult(id: number | null, status: number, msg: OrderResultBody): string {
   return `{"id":${id},"type":"order_result","status":${status},"msg":${JSON.stringify(msg)}}`;
 }
 
@@ -88,13 +89,14 @@ export function runOrderCommand(
   let held = 0;
   const settle = (r: Reply): void => {
     peer.inFlight -= held;
+    // The routes of ORDER_COMMANDS answer the bodies of OrderResultBody (their handlers are typed so).
     if (cmd !== 'cancel_order') {
-      answer(orderResult(id, r.status, r.body), r.status, null);
+      answer(orderResult(id, r.status, r.body as OrderResultBody), r.status, null);
       return;
     }
     // The one item of the batch cancel: a cancel result, or {error} answered with that error's status.
-    const item = (r.body as { results: unknown[] }).results[0] as { error?: ItemError['error'] };
-    if (item.error === undefined) answer(orderResult(id, r.status, item), r.status, null);
+    const item = (r.body as BatchCancelResult).results[0]!;
+    if (!('error' in item)) answer(orderResult(id, r.status, item), r.status, null);
     else answer(orderResult(id, codeInfo(item.error.code).http, item), codeInfo(item.error.code).http, item.error.code);
   };
   const fail = (e: unknown): void => {

@@ -10,34 +10,18 @@
 // only as far as their name: their params are the REST operation's, checked
 // by the REST lane's own code after the bucket and the scope, as REST does.
 
+import {
+  CHANNELS, WsError, type Channel, type OkBody, type Subscribed, type WsErrorBody, type WsErrorName,
+} from '../wire/ws.js';
 import { isOrderCommand, ORDER_COMMANDS, type OrderCommand } from './orders.js';
+
+// The channel names and error codes are declared with the messages (src/wire/ws.ts).
+export { CHANNELS, WsError, type Channel, type WsErrorName };
 
 export const WS_PATH = '/v1/ws';
 
-/** The channels in service. `ticker` is named by the spec but not implemented: it answers code 4 like any unknown channel. */
-export const CHANNELS = ['orderbook_delta', 'trades', 'oracle', 'rounds', 'user'] as const;
-export type Channel = (typeof CHANNELS)[number];
-
 /** Channels whose streams are scoped by market. */
 export const MARKET_CHANNELS: ReadonlySet<Channel> = new Set<Channel>(['orderbook_delta', 'trades', 'rounds']);
-
-/** Error codes of `{type: "error", msg: {code, name, msg}}` replies. Code 4 is fixed by the spec. */
-export const WsError = {
-  invalid_message: 1,
-  unknown_command: 2,
-  bad_params: 3,
-  unknown_channel: 4,
-  unknown_sid: 5,
-  unknown_market: 6,
-  too_many_subscriptions: 7,
-  rate_limited: 8,
-  internal: 9,
-  /** start_binary with another native-layout fingerprint than the exchange's. */
-  layout_mismatch: 10,
-  /** A binary frame that cannot be read as command records (the connection is then closed with 4002). */
-  malformed_frame: 11,
-} as const;
-export type WsErrorName = keyof typeof WsError;
 
 /** Close codes the server sends (RFC 6455 4000-4999 is the application range). */
 export const WsClose = {
@@ -103,10 +87,13 @@ export function wsConfig(partial: Partial<WsConfig> = {}): WsConfig {
 
 // ---- commands ----------------------------------------------------------------------
 
+/** The fields an error reply's msg may carry beside code, name and msg. */
+export type WsErrorExtra = Partial<Pick<WsErrorBody, 'retry_after_ms' | 'layout_fingerprint'>>;
+
 /** A client mistake in a command: answered with an error reply, never thrown further. */
 export class WsCommandError extends Error {
   /** `extra`: fields added to the error's msg beside code, name and msg. */
-  constructor(readonly code: WsErrorName, message: string, readonly extra?: Record<string, unknown>) {
+  constructor(readonly code: WsErrorName, message: string, readonly extra?: WsErrorExtra) {
     super(message);
   }
 }
@@ -306,13 +293,16 @@ function parseUpdate(p: Record<string, unknown>, cfg: WsConfig): UpdateCmd {
   return { cmd: 'update_subscription', sid: s, action: action as UpdateCmd['action'], market_ids };
 }
 
-// ---- replies -----------------------------------------------------------------------
+// ---- replies (their shapes: src/wire/ws.ts) --------------------------------------------
 
 /** `{id, type: "error", msg: {code, name, msg}}`. */
-export function errorReply(id: number | null, name: WsErrorName, message: string, extra?: Record<string, unknown>): string {
-  return JSON.stringify({ id, type: 'error', msg: { code: WsError[name], name, msg: message, ...extra } });
+export function errorReply(id: number | null, name: WsErrorName, message: string, extra?: WsErrorExtra): string {
+  return JSON.stringify({ id, type: 'error', msg: { code: WsError[name], name, msg: message, ...extra } satisfies WsErrorBody });
 }
 
-export function reply(id: number | null, type: 'subscribed' | 'ok', msg: Record<string, unknown>): string {
+/** The reply to a subscription command (subscribed), or its `ok` (unsubscribe, update_subscription, start_binary). */
+export function reply(id: number | null, type: 'subscribed', msg: Subscribed): string;
+export function reply(id: number | null, type: 'ok', msg: OkBody): string;
+export function reply(id: number | null, type: 'subscribed' | 'ok', msg: Subscribed | OkBody): string {
   return JSON.stringify({ id, type, msg });
 }

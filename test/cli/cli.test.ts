@@ -221,7 +221,7 @@ test('dx admin: an operator sets up a series, an oracle and a funded key; dx the
   const addr = await dx(['deposit-address'], env);
   assert.match(addr.stdout, /^dx1[0-9a-f]{40}\n$/);
 
-  // Keys of one's own account through the accounts service: never withdraw.
+  // Keys of one's own account through the keys service: never withdraw.
   const created = json(await dx(['keys', 'create', '--label', 'bot', '--json'], env));
   assert.deepEqual(created.scopes, ['read', 'trade']);
   const refused = await dx(['keys', 'create', '--scopes', 'withdraw'], env);

@@ -1,4 +1,4 @@
-// DxClient, AccountsClient and AdminClient against a local node:http server
+// DxClient, KeysClient and AdminClient against a local node:http server
 // that records every request and verifies its signature independently
 // (createHmac over the raw request target and body as received).
 
@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { AccountsClient, AdminClient, DxApiError, DxClient, isItemError } from '../../src/client/index.js';
+import { AdminClient, DxApiError, DxClient, isItemError, KeysClient } from '../../src/client/index.js';
 
 const SECRET = Buffer.alloc(32, 7);
 const KEY_ID = 42;
@@ -239,7 +239,7 @@ test('client: paginate follows cursor until the empty string and yields every it
 });
 
 test('accounts client: key management is signed like the REST surface', async () => {
-  const a = new AccountsClient({ baseUrl: base, keyId: KEY_ID, secret: SECRET });
+  const a = new KeysClient({ baseUrl: base, keyId: KEY_ID, secret: SECRET });
   let s = await last(() => a.createKey({ label: 'bot', scopes: ['read'] }));
   assert.deepEqual([s.method, s.url, s.body, s.sigOk], ['POST', '/keys', '{"label":"bot","scopes":["read"]}', true]);
   s = await last(() => a.listKeys());

@@ -351,6 +351,14 @@ test('control plane: GET /admin/health answers seq, durable_seq, lag and gateway
   assert.ok(BigInt(r.json.seq) > 0n);
 });
 
+test('control plane: GET /admin/state_hash answers as_of_seq and the state\'s sha256, the same on a second read at rest', async () => {
+  const a = await admin('GET', '/admin/state_hash');
+  assert.equal(a.status, 200, a.text);
+  const first = assertWireShape(C.StateHash, a.json);
+  const b = assertWireShape(C.StateHash, (await admin('GET', '/admin/state_hash')).json);
+  if (b.as_of_seq === first.as_of_seq) assert.equal(b.state_hash, first.state_hash);
+});
+
 test('control plane: GET /admin/markets lists markets with their rounds; GET /admin/oracle every source and its freshness', async () => {
   const m = await newMarket(tx, { title: 'listed with its round' });
   const bare = await newMarket(tx, { title: 'no round yet', round: false });

@@ -179,14 +179,14 @@ test('auth: a repeated GET with the same signature is served (only mutations are
 
 test('auth: a revoked key is refused on every gateway thread within a second', async () => {
   const owner = await newAccount(tx);
-  const created = await owner.accounts.createKey({ label: 'to revoke' });
+  const created = await owner.keys.createKey({ label: 'to revoke' });
   const victim = { keyId: created.key_id, secret: created.secret };
   const conns = connections(16);
   for (const agent of conns) {
     const r = await signedRaw(tx.port, victim, 'GET', '/v1/portfolio/balance', undefined, { agent });
     assert.equal(r.status, 200, 'the key works on every connection before');
   }
-  await owner.accounts.revokeKey(created.key_id);
+  await owner.keys.revokeKey(created.key_id);
   const deadline = Date.now() + 1000;
   const refusedAt: number[] = [];
   for (const agent of conns) {

@@ -64,7 +64,6 @@ test('candlesticks: every period equals the candles computed from the trade tape
   for (const period of ['1m', '5m', '1h', '1d'] as const) {
     const r = await taker.client.candles(market, { period });
     assertWireShape(Candlesticks, r);
-    assert.deepEqual(Object.keys(r).sort(), ['as_of_seq', 'candles', 'market_id', 'period', 'retained_from_ts', 'truncated']);
     assert.equal(r.as_of_seq, trades.as_of_seq, 'no event in between');
     assert.equal(r.market_id, market);
     assert.equal(r.period, period);

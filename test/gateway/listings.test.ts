@@ -347,8 +347,7 @@ test('batches: a batch with partial success answers 201 with index-aligned resul
   assert.equal((res[6] as Placement).client_order_id, '3');
   for (const x of res) {
     if (!isItemError(x)) continue;
-    assert.deepEqual(Object.keys(x), ['error'], 'an error item is {error}');
-    assert.deepEqual(Object.keys(x.error).sort(), ['code', 'details', 'message', 'num', 'origin']);
+    assertWireShape(R.ItemError, x, 'an error item');
     assert.equal(x.error.origin, 'core');
   }
   const live = await a.client.orders({ status: ['resting'] });

@@ -508,11 +508,11 @@ test('rest: a max-cost buy that cannot afford one share is 201 canceled with rea
   assert.equal(some.filled_qty, 2, 'a max-cost buy buys as many shares as the budget allows');
 });
 
-// ---- accounts service ----------------------------------------------------------------
+// ---- keys service ----------------------------------------------------------------
 
-test('accounts service: POST /keys creates a read and trade key whose secret signs requests, shown once', async () => {
+test('keys service: POST /keys creates a read and trade key whose secret signs requests, shown once', async () => {
   const k = await newAccount(tx);
-  const created = await k.accounts.createKey({ label: 'bot-1' });
+  const created = await k.keys.createKey({ label: 'bot-1' });
   assertWireShape(K.CreatedKey, created);
   assert.deepEqual(created.scopes, ['read', 'trade']);
   assert.equal(Buffer.from(created.secret, 'base64').length, 32);
@@ -521,14 +521,14 @@ test('accounts service: POST /keys creates a read and trade key whose secret sig
   const p = await nk.client.placeOrder(order(await newMarket(tx), { tick: 5 }));
   assert.equal(p.status, 'resting');
   assert.equal((await k.client.orders({ status: ['resting'] })).orders[0]!.order_id, p.order_id, 'the key trades the account\'s book');
-  const readOnly = await k.accounts.createKey({ scopes: ['read'] });
+  const readOnly = await k.keys.createKey({ scopes: ['read'] });
   assert.deepEqual(readOnly.scopes, ['read']);
 });
 
-test('accounts service: GET /keys lists the account\'s keys and never their secrets', async () => {
+test('keys service: GET /keys lists the account\'s keys and never their secrets', async () => {
   const k = await newAccount(tx);
-  const created = await k.accounts.createKey({ label: 'lister' });
-  const list = await k.accounts.listKeys();
+  const created = await k.keys.createKey({ label: 'lister' });
+  const list = await k.keys.listKeys();
   assertWireShape(K.KeyList, list);
   const ids = list.keys.map((x) => x.key_id);
   assert.deepEqual(ids.sort((a, b) => a - b), [k.keyId, created.key_id].sort((a, b) => a - b));
@@ -536,31 +536,31 @@ test('accounts service: GET /keys lists the account\'s keys and never their secr
   for (const x of list.keys) assert.ok(!('secret' in x));
 });
 
-test('accounts service: DELETE /keys/{key_id} revokes at once and idempotently', async () => {
+test('keys service: DELETE /keys/{key_id} revokes at once and idempotently', async () => {
   const k = await newAccount(tx);
-  const created = await k.accounts.createKey({});
+  const created = await k.keys.createKey({});
   const victim = keyFrom(tx, k.accountId, created.key_id, created.secret);
   const placed = await victim.client.placeOrder(order(await newMarket(tx), { tick: 6 }));
-  const r = await k.accounts.revokeKey(created.key_id);
+  const r = await k.keys.revokeKey(created.key_id);
   assertWireShape(K.KeyRevoked, r);
   assert.equal(r.revoked, true);
   await rejects(victim.client.balance(), 401, 'unauthorized');
-  await rejects(victim.accounts.listKeys(), 401, 'unauthorized');
+  await rejects(victim.keys.listKeys(), 401, 'unauthorized');
   const still = (await k.client.orders({ status: ['resting'] })).orders.map((o) => o.order_id);
   assert.deepEqual(still, [placed.order_id], 'revoking a key cancels nothing: orders belong to the account');
-  await k.accounts.revokeKey(created.key_id);
-  const listed = (await k.accounts.listKeys()).keys.find((x) => x.key_id === created.key_id);
+  await k.keys.revokeKey(created.key_id);
+  const listed = (await k.keys.listKeys()).keys.find((x) => x.key_id === created.key_id);
   assert.equal(listed?.revoked, true);
 });
 
-test('accounts service: a key of another account cannot be revoked (404 unknown_key) and keeps working', async () => {
+test('keys service: a key of another account cannot be revoked (404 unknown_key) and keeps working', async () => {
   const a = await newAccount(tx);
   const b = await newAccount(tx);
-  await rejects(a.accounts.revokeKey(b.keyId), 404, 'unknown_key', { num: 270, origin: 'core' });
+  await rejects(a.keys.revokeKey(b.keyId), 404, 'unknown_key', { num: 270, origin: 'core' });
   assert.equal((await b.client.balance()).available, '100000000');
 });
 
-test('accounts service: requests are signed like the REST lane; unsigned or badly signed ones are 401 unauthorized', async () => {
+test('keys service: requests are signed like the REST lane; unsigned or badly signed ones are 401 unauthorized', async () => {
   const k = await newAccount(tx);
   const port = tx.ex.accounts_port;
   assertErrorReply(await raw(port, { method: 'GET', target: '/keys' }), 401, 'unauthorized');
@@ -574,19 +574,19 @@ test('accounts service: requests are signed like the REST lane; unsigned or badl
   assertErrorReply(await signedRaw(port, k, 'POST', '/keys', '{"label":"x","colour":1}'), 400, 'unknown_field');
 });
 
-test('accounts service: a user cannot obtain a key with the withdraw scope', async () => {
+test('keys service: a user cannot obtain a key with the withdraw scope', async () => {
   const k = await newAccount(tx);
-  await rejects(k.accounts.createKey({ scopes: ['withdraw'] }), 403, 'missing_scope');
-  await rejects(k.accounts.createKey({ scopes: ['read', 'trade', 'withdraw'] }), 403, 'missing_scope');
+  await rejects(k.keys.createKey({ scopes: ['withdraw'] }), 403, 'missing_scope');
+  await rejects(k.keys.createKey({ scopes: ['read', 'trade', 'withdraw'] }), 403, 'missing_scope');
   const w = await newKey(tx, k.accountId, ['read', 'trade', 'withdraw']);
-  await rejects(w.accounts.createKey({ scopes: ['withdraw'] }), 403, 'missing_scope');
+  await rejects(w.keys.createKey({ scopes: ['withdraw'] }), 403, 'missing_scope');
 });
 
-test('accounts service: a read-only key cannot create a trade key', async () => {
+test('keys service: a read-only key cannot create a trade key', async () => {
   const k = await newAccount(tx, { scopes: ['read'] });
-  await rejects(k.accounts.createKey({ scopes: ['trade'] }), 403, 'missing_scope');
-  await rejects(k.accounts.createKey({}), 403, 'missing_scope');
-  const keys = (await newKey(tx, k.accountId)).accounts;
+  await rejects(k.keys.createKey({ scopes: ['trade'] }), 403, 'missing_scope');
+  await rejects(k.keys.createKey({}), 403, 'missing_scope');
+  const keys = (await newKey(tx, k.accountId)).keys;
   assert.equal((await keys.listKeys()).keys.length, 2, 'nothing was created');
 });
 

@@ -11,7 +11,7 @@ const tx = await startTestExchange({ gateways });
 const k = await newAccount(tx);
 const m = await newMarket(tx);
 await k.client.placeOrder(order(m));
-await k.accounts.listKeys();
+await k.keys.listKeys();
 await tx.admin.health();
 const r = await signedRaw(tx.port, k, 'GET', '/v1/portfolio/orders');
 if (r.status !== 200) throw new Error(`unexpected ${r.status}`);

@@ -1,10 +1,10 @@
-// intrusive_list: the one push-tail / unlink / pop-head of the order lists,
+// intrusive_list: the one push-tail / unlink / pop-head of the row lists,
 // against plain arrays on a seeded random sequence of operations over
 // several lists sharing one pair of link arrays.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NIL, popHead, pushTail, unlink } from '../../src/lib/intrusive_list.js';
+import { NIL, popHead, popHeadSingly, pushTail, pushTailSingly, unlink } from '../../src/lib/intrusive_list.js';
 import { mulberry32 } from '../../src/lib/rng.js';
 
 function walk(head: Int32Array, next: Int32Array, prev: Int32Array, list: number): number[] {
@@ -64,4 +64,40 @@ test('intrusive_list: pop-head of an empty list is NIL and leaves it empty', () 
   assert.equal(popHead(head, tail, links, links.slice(), 0), NIL);
   assert.equal(head[0], NIL);
   assert.equal(tail[0], NIL);
+});
+
+test('intrusive_list: the singly linked push-tail and pop-head keep several bounded queues in FIFO order', () => {
+  const LISTS = 3;
+  const NODES = 48;
+  const CAP = 5;
+  const head = new Int32Array(LISTS).fill(NIL);
+  const tail = new Int32Array(LISTS).fill(NIL);
+  const next = new Int32Array(NODES).fill(NIL);
+  const model: number[][] = Array.from({ length: LISTS }, () => []);
+  const free: number[] = Array.from({ length: NODES }, (_x, i) => i);
+  const rng = mulberry32(18);
+  for (let step = 0; step < 10_000; step++) {
+    const list = Math.floor(rng() * LISTS);
+    if (free.length > 0 && rng() < 0.7) {
+      // As the accounts' revoked keys and finished withdrawals: append, then evict from the head beyond the cap.
+      const node = free.pop()!;
+      pushTailSingly(head, tail, next, list, node);
+      model[list]!.push(node);
+      while (model[list]!.length > CAP) {
+        const h = popHeadSingly(head, tail, next, list);
+        assert.equal(h, model[list]!.shift());
+        free.push(h);
+      }
+    } else {
+      const h = popHeadSingly(head, tail, next, list);
+      assert.equal(h, model[list]!.shift() ?? NIL);
+      if (h !== NIL) free.push(h);
+    }
+    for (let l = 0; l < LISTS; l++) {
+      const got: number[] = [];
+      for (let x = head[l]!; x !== NIL; x = next[x]!) got.push(x);
+      assert.deepEqual(got, model[l]);
+      assert.equal(tail[l], model[l]!.length > 0 ? model[l]!.at(-1) : NIL);
+    }
+  }
 });

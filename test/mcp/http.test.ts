@@ -456,7 +456,7 @@ test('mcp: signed exactly like REST: a bad signature, a replay and a revoked key
   const replay = await signedRaw(tx.port, trader, 'POST', '/v1/mcp', body, { ts });
   assertErrorReply(replay, 401, 'unauthorized');
   const gone = await newKey(tx, trader.accountId);
-  await gone.accounts.revokeKey(gone.keyId);
+  await gone.keys.revokeKey(gone.keyId);
   const revoked = await mcpPost(gone, { jsonrpc: '2.0', id: 1, method: 'ping' });
   assertErrorReply(revoked, 401, 'unauthorized');
 });

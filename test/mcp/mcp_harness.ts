@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { signingFetch } from '../../src/mcp/sign_fetch.js';
+import { ErrorEnvelope } from '../../src/wire/responses.js';
 import type { TestExchange } from '../support/exchange.js';
+import { assertWireShape } from '../support/wire_shapes.js';
 
 export interface McpSession {
   client: Client;
@@ -45,8 +47,7 @@ export async function callError(s: McpSession, name: string, args: Record<string
   const r = (await s.client.callTool({ name, arguments: args })) as ToolResult;
   assert.equal(r.isError, true, `${name} was expected to fail with ${code}: ${r.content[0]?.text}`);
   assert.equal(r.structuredContent, undefined, 'an error result carries the envelope as text only');
-  const env = JSON.parse(r.content[0]!.text!) as { error: Record<string, unknown> };
-  assert.deepEqual(Object.keys(env.error).sort(), ['code', 'details', 'message', 'num', 'origin']);
+  const env = assertWireShape(ErrorEnvelope, JSON.parse(r.content[0]!.text!), `${name}'s error`);
   assert.equal(env.error.code, code, `${name}: ${JSON.stringify(env)}`);
   return env.error;
 }

@@ -139,14 +139,14 @@ test('funding scopes: only an operator-granted withdraw key may withdraw; keys c
   const body = '{"client_withdrawal_id":"9","amount":"1","destination":"d"}';
   assertErrorReply(await signedRaw(tx.port, k, 'POST', '/v1/withdrawals', body), 403, 'missing_scope');
   // A user's own keys: read and trade by default; asking for withdraw is refused, whatever the asking key holds.
-  const own = await k.accounts.createKey({});
+  const own = await k.keys.createKey({});
   assert.deepEqual(own.scopes, ['read', 'trade']);
-  await rejects(k.accounts.createKey({ scopes: ['withdraw'] }), 403, 'missing_scope');
+  await rejects(k.keys.createKey({ scopes: ['withdraw'] }), 403, 'missing_scope');
   const w = await newKey(tx, k.accountId, ['read', 'trade', 'withdraw']);
-  await rejects(w.accounts.createKey({ scopes: ['read', 'withdraw'] }), 403, 'missing_scope');
-  const mine = await w.accounts.createKey({});
+  await rejects(w.keys.createKey({ scopes: ['read', 'withdraw'] }), 403, 'missing_scope');
+  const mine = await w.keys.createKey({});
   assert.deepEqual(mine.scopes, ['read', 'trade'], 'even a withdraw key creates keys without withdraw');
-  const listed = (await k.accounts.listKeys()).keys;
+  const listed = (await k.keys.listKeys()).keys;
   const withdrawKeys = listed.filter((x) => x.scopes.includes('withdraw')).map((x) => x.key_id);
   assert.deepEqual(withdrawKeys, [w.keyId], 'only the operator-granted key has withdraw');
   assert.deepEqual(await cash(k.client), ['5000', '0'], 'nothing was withdrawn by the refused calls');

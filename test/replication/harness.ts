@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdminClient } from '../../src/client/admin_client.js';
 import type { DxClient } from '../../src/client/client.js';
+import type { StateHash } from '../../src/client/types.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
 import { ExchangeProcess } from '../support/exchange.js';
 import { NatsCluster } from '../support/nats_cluster.js';
@@ -132,7 +133,7 @@ export async function atRest(
   g: Group,
   nodes: GroupNode[],
   timeoutMs = 30_000,
-): Promise<{ name: string; as_of_seq: string; state_hash: string }[]> {
+): Promise<({ name: string } & StateHash)[]> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const hs = await Promise.all(nodes.map(async (n) => ({ name: n.name, ...(await g.admin(n).stateHash()) })));

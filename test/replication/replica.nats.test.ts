@@ -167,17 +167,7 @@ test(
       // At rest: the same state everywhere, and equal to a fresh replay of the bucket plus the log.
       const hs = await atRest(g, [a, b, r]);
       assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
-      const cfg = {
-        urls: g.nats.urls,
-        stream: 'DX',
-        bucket: 'DX-snapshots',
-        replicas: 3,
-        lease_ms: 3000,
-        heartbeat_ms: 500,
-        node: 'test',
-        url: '',
-        max_batch_bytes: 0,
-      };
+      const cfg = g.nats.logConfig('test');
       const replay = await replayHash(cfg, engineConfigOf(defaults()));
       assert.equal(replay.state_hash, hs[0]!.state_hash, JSON.stringify({ replay, hs }));
       assert.equal(String(replay.seq), hs[0]!.as_of_seq);

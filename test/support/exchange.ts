@@ -5,7 +5,7 @@
 // made is removed when the exchange is stopped):
 //
 // - in-process, startTestExchange(): the whole exchange (engine thread,
-//   gateway threads, accounts service, control plane) inside the test
+//   gateway threads, keys service, control plane) inside the test
 //   process, for black-box tests that also look at its internals
 //   (`tx.ex.pipeline`, `tx.ex.config`);
 // - child process, spawnExchange() / new ExchangeProcess():

@@ -11,9 +11,11 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { AccountsClient, DxApiError, DxClient } from '../../src/client/index.js';
+import { DxApiError, DxClient, KeysClient } from '../../src/client/index.js';
 import type { OrderRequest, Scope } from '../../src/client/types.js';
+import { ErrorEnvelope } from '../../src/wire/responses.js';
 import type { TestExchange } from './exchange.js';
+import { assertWireShape } from './wire_shapes.js';
 
 // ---- accounts, keys, markets ----------------------------------------------------
 
@@ -22,7 +24,7 @@ export interface Key {
   keyId: number;
   secret: string;
   client: DxClient;
-  accounts: AccountsClient;
+  keys: KeysClient;
 }
 
 export async function newKey(tx: TestExchange, accountId: number, scopes: Scope[] = ['read', 'trade']): Promise<Key> {
@@ -34,7 +36,7 @@ export function keyFrom(tx: TestExchange, accountId: number, keyId: number, secr
   return {
     accountId, keyId, secret,
     client: new DxClient({ baseUrl: tx.base, keyId, secret }),
-    accounts: new AccountsClient({ baseUrl: tx.accountsBase, keyId, secret }),
+    keys: new KeysClient({ baseUrl: tx.accountsBase, keyId, secret }),
   };
 }
 
@@ -179,14 +181,10 @@ export function assertErrorReply(r: RawReply, status: number, code: string, o: {
   assertEnvelope(r.json, code, o);
 }
 
+/** The envelope's shape (the one wire-shape checker), then its code, num and origin. */
 export function assertEnvelope(body: unknown, code: string, o: { num?: number | null; origin?: string } = {}): void {
-  const e = (body as { error?: Record<string, unknown> } | undefined)?.error;
-  assert.ok(e && typeof e === 'object', `not an error envelope: ${JSON.stringify(body)}`);
-  assert.deepEqual(Object.keys(e).sort(), ['code', 'details', 'message', 'num', 'origin']);
+  const e = assertWireShape(ErrorEnvelope, body, 'error envelope').error;
   assert.equal(e.code, code);
-  assert.equal(typeof e.message, 'string');
-  assert.ok(e.details === null || (typeof e.details === 'object' && !Array.isArray(e.details)), 'details is an object or null');
-  assert.ok(e.num === null || Number.isInteger(e.num), 'num is an integer or null');
   if (o.num !== undefined) assert.equal(e.num, o.num, `num of ${code}`);
   else if (o.origin === 'gateway' || o.origin === undefined) assert.equal(e.num, null, `a gateway error has num null (${code})`);
   assert.equal(e.origin, o.origin ?? 'gateway', `origin of ${code}`);

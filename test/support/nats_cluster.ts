@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../../src/lib/free_port.js';
+import type { ReplicationConfig } from '../../src/replication/log_client.js';
 import { killOnExit } from './child.js';
 
 export const NATS_SERVER = process.env.DX_NATS_SERVER ?? '/usr/sbin/nats-server';
@@ -84,6 +85,18 @@ export class NatsCluster {
   /** Client URLs of every node (a client given all of them reconnects to any live one). */
   get urls(): string[] {
     return this.nodes.map((n) => `nats://127.0.0.1:${n.clientPort}`);
+  }
+
+  /**
+   * A log client's configuration for this cluster, on the stream and bucket
+   * the exchange uses by default (DX, DX-snapshots), as `node`: for a test
+   * that reads the log itself (its leader, a replay) beside the exchanges.
+   */
+  logConfig(node: string): ReplicationConfig {
+    return {
+      urls: this.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: 3000, heartbeat_ms: 500,
+      node, url: '', max_batch_bytes: 0,
+    };
   }
 
   url(i: number): string {

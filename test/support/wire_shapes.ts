@@ -9,6 +9,7 @@
 // small values are integers (a float fails), enums list their names.
 //
 //   assertWireShape(R.Market, answer)      a TypeBox declaration (src/wire)
+//   wsMessageProblem(message)              a WebSocket message, by its type (src/wire/ws.ts)
 //   documentAjv(doc, { closed: true })     the OpenAPI document's schemas
 //
 // Test processes only.
@@ -18,6 +19,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { SCHEMA_REF_PREFIX } from '../../src/openapi/openapi.js';
 import { jsonSchema } from '../../src/wire/json_schema.js';
+import { WS_MESSAGES } from '../../src/wire/ws.js';
 
 const ID = 'https://dx.invalid/openapi/components/schemas/';
 
@@ -73,6 +75,19 @@ export function assertWireShape<S extends TSchema>(schema: S, value: unknown, wh
   const v = wireValidator(schema);
   assert.ok(v(value), `${what} does not match its declaration: ${JSON.stringify(v.errors)} in ${JSON.stringify(value)?.slice(0, 600)}`);
   return value as Static<S>;
+}
+
+/**
+ * What is wrong with a text message the WebSocket lane sent, checked against
+ * the declaration of its `type` (src/wire/ws.ts), closed; null when nothing.
+ */
+export function wsMessageProblem(m: unknown): string | null {
+  const type = typeof m === 'object' && m !== null ? (m as { type?: unknown }).type : undefined;
+  const schema = typeof type === 'string' && Object.hasOwn(WS_MESSAGES, type) ? WS_MESSAGES[type]! : undefined;
+  if (schema === undefined) return `a WebSocket message of no declared type: ${JSON.stringify(m)?.slice(0, 300)}`;
+  const v = wireValidator(schema);
+  if (v(m)) return null;
+  return `a ${type} message does not match its declaration: ${JSON.stringify(v.errors)} in ${JSON.stringify(m).slice(0, 600)}`;
 }
 
 // ---- the OpenAPI document ----------------------------------------------------------------

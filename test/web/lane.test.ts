@@ -72,7 +72,7 @@ test('lane: a book subscription takes its snapshot and deltas in seq order; a ga
   const { lane, ws, statuses } = await started();
   assert.deepEqual(statuses, ['live']);
   const got: [string, number][] = [];
-  lane.subscribe('orderbook_delta', 7, (type, _msg, seq) => got.push([type, seq]));
+  lane.subscribe('orderbook_delta', 7, (m) => got.push([m.type, m.seq]));
   const sub = ws.last();
   assert.deepEqual(sub, { id: sub.id, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ids: [7] } });
   ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
@@ -100,7 +100,7 @@ test('lane: a book subscription takes its snapshot and deltas in seq order; a ga
 test('lane: a gap on a channel without snapshots is reported to its handlers; errors are reported, not thrown', async () => {
   const { lane, ws, errors } = await started();
   const got: [string, number][] = [];
-  lane.subscribe('trades', 7, (type, _msg, seq) => got.push([type, seq]));
+  lane.subscribe('trades', 7, (m) => got.push([m.type, m.seq]));
   const sub = ws.last();
   ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'trades', sid: 4, market_id: 7 } });
   ws.push({ type: 'trade', sid: 4, seq: 50, msg: {} }); // the stream's numbering: any first seq

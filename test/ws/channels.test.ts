@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { newAccount, newKey, newMarket, order, sleep, type Key } from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
+import { DATA_MESSAGES, WS_MESSAGES } from '../../src/wire/ws.js';
 import { BookRebuilder } from './book_rebuilder.js';
 import { WsClient, assertSeqs, type Msg } from './ws_client.js';
 
@@ -90,7 +92,7 @@ describe('ws public channels', () => {
     // A delta carries the new level total and the signed change.
     const deltas = c.data(sid).filter((x) => x.type === 'orderbook_delta');
     assert.ok(deltas.some((x) => x.msg.delta < 0) && deltas.some((x) => x.msg.delta > 0));
-    for (const d of deltas) assert.deepEqual(Object.keys(d.msg).sort(), ['as_of_seq', 'delta', 'market_id', 'qty', 'side', 'tick']);
+    for (const d of deltas) assertWireShape(DATA_MESSAGES.orderbook_delta, d);
   });
 
   it('ws: a second subscriber of the same market shares the stream and starts from a snapshot at its current seq', async () => {
@@ -364,5 +366,37 @@ describe('ws user channel', () => {
     assert.match(closed.reason, /^slow consumer/);
     // What was sent before the close arrived whole and in order.
     assertSeqs(c.data(sid));
+  });
+});
+
+describe('ws message shapes', () => {
+  it('ws: every kind of message the lane sends is seen here and matches its declaration in src/wire/ws.ts', async () => {
+    const m = await newMarket(tx);
+    const k = await newAccount(tx);
+    const c = await connect(k);
+    await sub(c, { channels: ['oracle'] });
+    const book = await sub(c, { channels: ['orderbook_delta'], market_ids: [m] });
+    const trades = await sub(c, { channels: ['trades'], market_ids: [m] });
+    await sub(c, { channels: ['rounds'], market_ids: [m] });
+    await sub(c, { channels: ['user'] });
+    // A resting order of k, taken by bob: order, balance, orderbook_delta, trade, fill, position.
+    await k.client.placeOrder(order(m, { tick: 45, qty: 3 }));
+    await bob.client.placeOrder(order(m, { outcome: 'no', tick: 56, qty: 2 }));
+    await c.next((x) => x.type === 'position');
+    await tx.admin.freezeRound(m);
+    await tx.admin.unfreezeRound(m);
+    await c.next((x) => x.type === 'round' && x.msg.status === 'trading');
+    await barrier(c);
+    // Replies: ok (get_snapshot, unsubscribe), error, order_result (a placement and a refusal).
+    assert.equal((await c.call('update_subscription', { sid: book, action: 'get_snapshot' })).type, 'ok');
+    assert.equal((await c.call('unsubscribe', { sids: [trades] })).type, 'ok');
+    assert.equal((await c.call('no_such_command')).type, 'error');
+    assert.equal((await c.call('place_order', order(m, { tick: 20, qty: 1 }))).status, 201);
+    assert.equal((await c.call('place_order', { market_id: m })).status, 400);
+    await c.call('start_binary', { layout_fingerprint: '0x00000000' });
+    await barrier(c);
+    const seen = new Set(c.all.map((x) => x.type as string));
+    assert.deepEqual(Object.keys(WS_MESSAGES).filter((t) => !seen.has(t)), [], 'message kinds not exercised');
+    assert.deepEqual(c.shapeProblems, []);
   });
 });

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { assertEnvelope, eventually, newAccount, newKey, newMarket, signHeaders, type Key } from '../support/harness.js';
+import { assertWireShape } from '../support/wire_shapes.js';
+import { REPLIES } from '../../src/wire/ws.js';
 import { WsClient, type UpgradeRefusal } from './ws_client.js';
 
 const CAPS = { max_connections_per_key: 3, max_subscriptions_per_key: 6 };
@@ -85,7 +87,7 @@ describe('ws upgrade', () => {
 
   it('ws: a revoked key is refused 401', async () => {
     const k = await newKey(tx, alice.accountId);
-    await k.accounts.revokeKey(k.keyId);
+    await k.keys.revokeKey(k.keyId);
     assert.equal((await refused(k)).status, 401);
   });
 
@@ -367,7 +369,7 @@ describe('ws commands', () => {
     const c1 = await connect(k);
     const c2 = await connect(k);
     await c1.call('subscribe', { channels: ['user'] });
-    await k.accounts.revokeKey(k.keyId);
+    await k.keys.revokeKey(k.keyId);
     const [x, y] = await Promise.all([c1.waitClose(), c2.waitClose()]);
     assert.deepEqual([x.code, y.code], [4003, 4003]);
     assert.equal(x.reason, 'key revoked');
@@ -390,7 +392,7 @@ describe('ws commands', () => {
   it('ws: replies echo the command id and carry type and msg only', async () => {
     const c = await connect(alice);
     const r = await c.reply(c.send('subscribe', { channels: ['oracle'] }, 9007199254740991));
-    assert.deepEqual(Object.keys(r).sort(), ['id', 'msg', 'type']);
+    assertWireShape(REPLIES.subscribed, r);
     assert.equal(r.id, 9007199254740991);
     await c.close();
   });

@@ -50,7 +50,7 @@ it('ws: the connection cap is per key across gateway threads, and revocation clo
   }, (e: UpgradeRefusal) => e);
   assert.ok(refused !== null && refused.status === 429, 'the 7th connection of the key is refused on whichever thread it lands');
   const spread = new Set(sids).size < sids.length;
-  await k.accounts.revokeKey(k.keyId);
+  await k.keys.revokeKey(k.keyId);
   const codes = await Promise.all(cs.map((c) => c.waitClose().then((x) => x.code)));
   assert.deepEqual(codes, Array(CAP).fill(4003));
   // With 6 connections both threads hold some unless the kernel put all on one (p = 1/32).
@@ -82,7 +82,7 @@ it('ws: a revoked key\'s JSON and binary connections, with or without subscripti
   const all = [json, subscribed, ...binary];
   const t0 = performance.now();
   const closes = all.map((c) => c.waitClose(5000).then((x) => ({ code: x.code, ms: performance.now() - t0 })));
-  await k.accounts.revokeKey(k.keyId);
+  await k.keys.revokeKey(k.keyId);
   const answeredMs = performance.now() - t0;
   const closed = await Promise.all(closes);
   const figures = closed.map((x) => x.ms.toFixed(1)).join(', ');

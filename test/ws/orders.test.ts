@@ -13,6 +13,7 @@ import { assertEnvelope, newAccount, newKey, newMarket, order, sleep, type Key }
 import { assertWireShape } from '../support/wire_shapes.js';
 import * as R from '../../src/wire/responses.js';
 import { KeyTierResult } from '../../src/wire/control_plane.js';
+import { REPLIES } from '../../src/wire/ws.js';
 import { WsClient, type Msg } from './ws_client.js';
 
 const BUDGET_MS = 800;
@@ -33,8 +34,7 @@ async function connect(k: Key): Promise<WsClient> {
 async function call(c: WsClient, cmd: string, params: unknown): Promise<Msg> {
   const id = c.send(cmd, params as Record<string, unknown>);
   const r = await c.reply(id, 5000);
-  assert.equal(r.type, 'order_result', JSON.stringify(r));
-  assert.deepEqual(Object.keys(r).sort(), ['id', 'msg', 'status', 'type']);
+  assertWireShape(REPLIES.order_result, r);
   return r;
 }
 
@@ -276,7 +276,7 @@ describe('rate tiers', () => {
     assert.deepEqual([custom.read, custom.write], [{ sustained_rate_per_s: 7, burst: 8 }, { sustained_rate_per_s: 9, burst: 10 }]);
     assert.equal((await k.client.limits()).tier, 'custom');
     assert.equal((await tx.admin.account(k.accountId)).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
-    assert.equal((await k.accounts.listKeys()).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
+    assert.equal((await k.keys.listKeys()).keys.find((x) => x.key_id === k.keyId)!.tier, 'custom');
     await tx.admin.setKeyTier(k.keyId, { tier: 'default' });
     assert.equal((await k.client.limits()).tier, 'default');
   });
@@ -302,7 +302,7 @@ describe('rate tiers', () => {
     );
     await bad(k.keyId, { tier: 'gold' }, 400, 'invalid_field');
     await bad(999_999, { tier: 'default' }, 404, 'unknown_key');
-    await k.accounts.revokeKey(k.keyId);
+    await k.keys.revokeKey(k.keyId);
     await bad(k.keyId, { tier: 'default' }, 404, 'unknown_key');
   });
 });

@@ -2,12 +2,16 @@
 // signs the upgrade like any REST request (GET /v1/ws, empty body), keeps
 // every received text message in arrival order (binary frames apart, as
 // bytes), and lets a test wait for the next message matching a predicate.
-// Test process only.
+// Every text message is checked against the declaration of its type
+// (src/wire/ws.ts, closed, by the one wire-shape checker): a message that
+// does not match fails the next wait and the close, so every WebSocket test
+// checks the shape of every message it receives. Test process only.
 
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import type { TestExchange } from '../support/exchange.js';
 import { signHeaders } from '../support/harness.js';
+import { wsMessageProblem } from '../support/wire_shapes.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Msg = any;
@@ -19,6 +23,8 @@ export interface UpgradeRefusal {
 
 export class WsClient {
   readonly all: Msg[] = [];
+  /** Received text messages that do not match their declaration (wsMessageProblem). */
+  readonly shapeProblems: string[] = [];
   /** Binary frames received, in order. */
   readonly frames: Buffer[] = [];
   private frameWaiters: (() => void)[] = [];
@@ -36,6 +42,8 @@ export class WsClient {
         return;
       }
       const m = JSON.parse(data.toString('utf8'));
+      const problem = wsMessageProblem(m);
+      if (problem !== null) this.shapeProblems.push(problem);
       const i = this.all.length;
       this.all.push(m);
       for (const w of this.waiters) {
@@ -105,6 +113,7 @@ export class WsClient {
 
   /** The next not-yet-taken message matching pred (already received or arriving within ms). */
   next(pred: (m: Msg) => boolean, ms = 3000, what = 'a message'): Promise<Msg> {
+    if (this.shapeProblems.length > 0) return Promise.reject(new assert.AssertionError({ message: this.shapeProblems.join('\n') }));
     for (let i = 0; i < this.all.length; i++) {
       if (!this.taken.has(i) && pred(this.all[i])) {
         this.taken.add(i);
@@ -175,10 +184,12 @@ export class WsClient {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.ws.close(1000);
-    // No close frame back in time: end the socket outright.
-    await this.waitClose().catch(() => this.ws.terminate());
+    if (!this.closed) {
+      this.ws.close(1000);
+      // No close frame back in time: end the socket outright.
+      await this.waitClose().catch(() => this.ws.terminate());
+    }
+    assert.deepEqual(this.shapeProblems, [], 'every message received matches its declaration (src/wire/ws.ts)');
   }
 }
 

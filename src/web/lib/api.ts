@@ -3,20 +3,13 @@
 // an ApiError carrying the exchange's error envelope, so the pages show
 // `code` and `message` exactly as the API returns them. Browser main thread.
 
+import type { ErrorBody } from '../../client/types.js';
 import { Clock, decodeSecret, importSecret, signRequest, wsSignInQuery, type HmacKey } from './sign.js';
-
-export interface Envelope {
-  code: string;
-  num: number | null;
-  origin: string;
-  message: string;
-  details: Record<string, unknown> | null;
-}
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly envelope: Envelope,
+    readonly envelope: ErrorBody,
   ) {
     super(`${status} ${envelope.code}: ${envelope.message}`);
   }
@@ -30,7 +23,7 @@ export class ApiError extends Error {
 async function failure(res: Response): Promise<ApiError> {
   const text = await res.text();
   try {
-    const body = JSON.parse(text) as { error?: Envelope };
+    const body = JSON.parse(text) as { error?: ErrorBody };
     if (body.error && typeof body.error.code === 'string') return new ApiError(res.status, body.error);
   } catch (e) {
     if (!(e instanceof SyntaxError)) throw e;

@@ -8,13 +8,22 @@
 // subscription is made again (new snapshots). A revoked key (close 4003)
 // stops it. Browser main thread.
 
+import type { WsDataMessage, WsServerMessage } from '../../client/types.js';
+
 /** What signs the WebSocket sign-in (SignedApi): a fresh URL each time. */
 export interface WsSigner {
   wsUrl(): Promise<string>;
 }
 
-/** A data message's `type` and `msg`, plus the subscription's seq. */
-export type Handler = (type: string, msg: any, seq: number) => void;
+/** A message is missing on a channel without snapshots (seq: the one that came instead); the page re-reads REST. */
+export interface LaneGap {
+  type: 'gap';
+  sid: number;
+  seq: number;
+}
+
+/** A data message of the subscription (narrow on `type` to read its msg), or a gap. */
+export type Handler = (m: WsDataMessage | LaneGap) => void;
 
 export type LaneStatus = 'connecting' | 'live' | 'reconnecting' | 'revoked' | 'stopped';
 
@@ -135,27 +144,26 @@ export class Lane {
   }
 
   private onMessage(text: string): void {
-    const m = JSON.parse(text) as { id?: number | null; type: string; sid?: number; seq?: number; msg: any };
+    const m = JSON.parse(text) as WsServerMessage;
     if (m.type === 'subscribed') {
-      const sub = this.pending.get(m.id!);
-      this.pending.delete(m.id!);
+      const sub = m.id === null ? undefined : this.pending.get(m.id);
+      if (m.id !== null) this.pending.delete(m.id);
       // Unsubscribed meanwhile: end the stream the server just made.
       if (sub === undefined || !this.subs.has(`${sub.channel}:${sub.marketId ?? '*'}`)) {
         this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [m.msg.sid] } });
         return;
       }
-      sub.sid = m.msg.sid as number;
+      sub.sid = m.msg.sid;
       sub.lastSeq = -1;
       this.bySid.set(sub.sid, sub);
       return;
     }
     if (m.type === 'error') {
-      if (m.id !== undefined && m.id !== null) this.pending.delete(m.id);
+      if (m.id !== null) this.pending.delete(m.id);
       this.onError(`WebSocket: ${m.msg.name ?? m.msg.code}: ${m.msg.msg}`);
       return;
     }
-    if (m.type === 'ok') return;
-    if (m.sid === undefined || m.seq === undefined) return;
+    if (!('sid' in m)) return; // ok, order_result: nothing to route
     const sub = this.bySid.get(m.sid);
     if (sub === undefined) return;
     if (SNAPSHOTS.has(m.type)) {
@@ -168,7 +176,7 @@ export class Lane {
     } else {
       sub.lastSeq = m.seq;
     }
-    for (const h of sub.handlers) h(m.type, m.msg, m.seq);
+    for (const h of sub.handlers) h(m);
   }
 
   /** A message is missing: ask for a snapshot where the channel has one, else tell the handlers. */
@@ -179,6 +187,7 @@ export class Lane {
       return;
     }
     sub.lastSeq = seq;
-    for (const h of sub.handlers) h('gap', null, seq);
+    const gap: LaneGap = { type: 'gap', sid: sub.sid!, seq };
+    for (const h of sub.handlers) h(gap);
   }
 }

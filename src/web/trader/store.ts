@@ -9,22 +9,18 @@
 // as_of_seq S already contains every stream message with seq <= S.
 // Browser main thread.
 
-import type { Fill, Market, OraclePrice, Order, Position, Round } from '../../client/types.js';
+import type {
+  Fill, FillsPage, Market, MarketsPage, OraclePrice, OrderWithStatus, Position, Round, RoundWithSeq, Trade, TradesPage, WsDataMessage,
+} from '../../client/types.js';
 import { ApiError, errorText, type SignedApi } from '../lib/api.js';
-import { BookState, type BookSnapshot, type Side as Ladder } from '../lib/book.js';
+import { BookState, type Side as Ladder } from '../lib/book.js';
 import { Lane, type LaneStatus } from '../lib/lane.js';
 
 /** A tape entry: the REST tape item or a `trade` message, in one shape. */
-export interface TapeItem {
-  seq: string;
-  ts: string;
-  tick_yes: number;
-  qty: number;
-  taker_side: string;
-  taker_outcome: string;
-}
+export type TapeItem = Pick<Trade, 'seq' | 'ts' | 'tick_yes' | 'qty' | 'taker_side' | 'taker_outcome'>;
 
-export type OpenOrder = Order & { status: string };
+/** An open order as the user channel shows it (its snapshot's orders and `order` messages carry more). */
+export type OpenOrder = OrderWithStatus;
 
 const TAPE_MAX = 50;
 const FILLS_MAX = 50;
@@ -94,9 +90,12 @@ export class TraderStore {
   /** Starts the lane and the reads; resolves once the first markets page is in. */
   async start(): Promise<void> {
     this.lane.start();
-    this.lane.subscribe('user', null, (type, msg) => this.onUser(type, msg));
-    this.lane.subscribe('oracle', null, (_t, msg) => {
-      this.oracle = msg as OraclePrice;
+    this.lane.subscribe('user', null, (m) => {
+      if (m.type !== 'gap') this.onUser(m);
+    });
+    this.lane.subscribe('oracle', null, (m) => {
+      if (m.type !== 'oracle') return;
+      this.oracle = m.msg;
       this.changed();
     });
     this.api.get<OraclePrice>('/v1/oracle/price').then(
@@ -106,7 +105,7 @@ export class TraderStore {
       },
       (e) => this.fail(e),
     );
-    this.api.get<{ fills: Fill[] }>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then(
+    this.api.get<FillsPage>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then(
       (r) => this.mergeFills(r.fills),
       (e) => this.fail(e),
     );
@@ -128,7 +127,7 @@ export class TraderStore {
   }
 
   private async loadMarkets(): Promise<void> {
-    const r = await this.api.get<{ markets: Market[] }>('/v1/markets?limit=1000');
+    const r = await this.api.get<MarketsPage>('/v1/markets?limit=1000');
     this.markets = r.markets;
     this.changed();
   }
@@ -145,16 +144,18 @@ export class TraderStore {
     this.round = null;
     this.pendingTrades = [];
     this.marketSubs = [
-      this.lane.subscribe('orderbook_delta', marketId, (type, msg) => {
-        if (type === 'orderbook_snapshot') book.snapshot(msg as BookSnapshot);
-        else if (type === 'orderbook_delta') book.delta(msg);
+      this.lane.subscribe('orderbook_delta', marketId, (m) => {
+        if (m.type === 'orderbook_snapshot') book.snapshot(m.msg);
+        else if (m.type === 'orderbook_delta') book.delta(m.msg);
         this.changed();
       }),
-      this.lane.subscribe('trades', marketId, (type, msg) => {
-        if (type === 'gap') {
+      this.lane.subscribe('trades', marketId, (m) => {
+        if (m.type === 'gap') {
           void this.loadTape(marketId);
           return;
         }
+        if (m.type !== 'trade') return;
+        const msg = m.msg;
         const t: TapeItem = {
           seq: msg.trade_seq,
           ts: msg.ts,
@@ -166,12 +167,12 @@ export class TraderStore {
         if (this.pendingTrades !== null) this.pendingTrades.push(t);
         else this.addTrade(t);
       }),
-      this.lane.subscribe('rounds', marketId, (_type, msg) => {
-        this.setRound(msg, msg.seq as string);
+      this.lane.subscribe('rounds', marketId, (m) => {
+        if (m.type === 'round') this.setRound(m.msg, m.msg.seq);
       }),
     ];
     void this.loadTape(marketId);
-    this.api.get<Round & { as_of_seq: string }>(`/v1/rounds/${marketId}`).then(
+    this.api.get<RoundWithSeq>(`/v1/rounds/${marketId}`).then(
       (r) => this.setRound(r, r.as_of_seq),
       (e) => {
         if (!(e instanceof ApiError && e.code === 'round_not_found')) this.fail(e);
@@ -198,7 +199,7 @@ export class TraderStore {
 
   private async loadTape(marketId: number): Promise<void> {
     try {
-      const r = await this.api.get<{ trades: TapeItem[]; as_of_seq: string }>(`/v1/markets/${marketId}/trades?limit=${TAPE_MAX}`);
+      const r = await this.api.get<TradesPage>(`/v1/markets/${marketId}/trades?limit=${TAPE_MAX}`);
       if (this.selected !== marketId) return;
       const after = BigInt(r.as_of_seq);
       const live = (this.pendingTrades ?? []).filter((t) => BigInt(t.seq) > after);
@@ -232,29 +233,33 @@ export class TraderStore {
 
   // ---- the account -------------------------------------------------------------------
 
-  private onUser(type: string, msg: any): void {
-    switch (type) {
+  private onUser(m: WsDataMessage): void {
+    switch (m.type) {
       case 'user_snapshot':
         this.orders.clear();
-        for (const o of msg.orders as OpenOrder[]) this.orders.set(o.order_id, o);
+        for (const o of m.msg.orders) this.orders.set(o.order_id, o);
         this.positions.clear();
-        for (const p of msg.positions as Position[]) this.positions.set(`${p.market_id}:${p.outcome}`, p);
-        this.balance = msg.balance;
+        for (const p of m.msg.positions) this.positions.set(`${p.market_id}:${p.outcome}`, p);
+        this.balance = m.msg.balance;
         break;
-      case 'order':
-        if (msg.status === 'resting' || msg.status === 'partially_filled') this.orders.set(msg.order_id, msg);
-        else this.orders.delete(msg.order_id);
+      case 'order': {
+        const o = m.msg;
+        if (o.status === 'resting' || o.status === 'partially_filled') this.orders.set(o.order_id, o);
+        else this.orders.delete(o.order_id);
         break;
+      }
       case 'fill':
-        this.mergeFills([msg as Fill]);
+        this.mergeFills([m.msg]);
         return;
       case 'balance':
-        this.balance = { available: msg.available, reserved: msg.reserved };
+        this.balance = { available: m.msg.available, reserved: m.msg.reserved };
         break;
-      case 'position':
-        if (msg.free === 0 && msg.reserved_for_sale === 0) this.positions.delete(`${msg.market_id}:${msg.outcome}`);
-        else this.positions.set(`${msg.market_id}:${msg.outcome}`, msg);
+      case 'position': {
+        const p = m.msg;
+        if (p.free === 0 && p.reserved_for_sale === 0) this.positions.delete(`${p.market_id}:${p.outcome}`);
+        else this.positions.set(`${p.market_id}:${p.outcome}`, p);
         break;
+      }
       default:
         return;
     }

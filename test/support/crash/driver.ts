@@ -11,13 +11,11 @@
 // directory. Main thread of the test or tool process; the exchange runs in
 // a child process.
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, watch } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { closeFetchConnections } from '../../../src/client/transport.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR, SNAPSHOT_DIR } from '../../../src/journal/format.js';
 import { listSegments } from '../../../src/journal/recovery.js';
@@ -30,9 +28,7 @@ import { Ledger, type ExchangeLink, type Key, type OrderRec, type Trader } from 
 import { attempt, type Outcome } from './outcome.js';
 import { DxWebSocket } from '../../../src/client/websocket.js';
 import { resolveCutOff } from './resolve.js';
-
-/** The journal tool, run on the data directory at the end (a tool run as a child process, when it is built). */
-const JOURNAL_TOOL_JS = fileURLToPath(new URL('../../../tools/journal.js', import.meta.url));
+import { journalVerify } from '../journal_verify.js';
 
 export interface CrashOptions {
   kills: number;
@@ -493,18 +489,13 @@ export class CrashRun {
    * at its seq. After a clean stop anything but exit 0 is a violation.
    */
   protected journalVerify(): void {
-    if (!existsSync(JOURNAL_TOOL_JS)) {
+    const v = journalVerify(this.dataDir, { ...process.env, DX_LOG_LEVEL: 'warn' }, 300_000);
+    if (v === null) {
       this.log('tools/journal.js is not built: skipping journal verify');
       return;
     }
-    const r = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', this.dataDir], {
-      encoding: 'utf8',
-      timeout: 300_000,
-      env: { ...process.env, DX_LOG_LEVEL: 'warn' },
-    });
     this.ledger.count('journal_verify_runs');
-    if (r.status !== 0)
-      this.ledger.violate(`journal verify exited ${r.status ?? r.signal}: ${`${r.stdout}\n${r.stderr}`.trim().slice(-1500)}`);
+    if (!v.ok) this.ledger.violate(`journal verify ${v.problem}`);
   }
 
   /** Checker self-test: an acknowledged order that never existed and a deposit that never happened. */

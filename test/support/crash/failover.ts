@@ -24,13 +24,11 @@
 // equal; `tools/journal verify` must pass on both HA data directories.
 // Main thread of the test or tool process.
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { closeFetchConnections } from '../../../src/client/transport.js';
 import { defaults, engineConfigOf } from '../../../src/main/config.js';
 import { LogClient } from '../../../src/replication/log_client.js';
@@ -41,9 +39,7 @@ import { verify } from './checks.js';
 import { Abort, CrashRun, type CrashOptions, type CrashReport } from './driver.js';
 import type { Trader } from './ledger.js';
 import { resolveCutOff } from './resolve.js';
-
-/** The journal tool, run on each HA data directory at the end (when it is built). */
-const JOURNAL_TOOL_JS = fileURLToPath(new URL('../../../tools/journal.js', import.meta.url));
+import { journalVerify } from '../journal_verify.js';
 
 export interface FailoverOptions extends CrashOptions {
   /** SIGKILLs of the stream's NATS leader, spread among the primary kills. */
@@ -293,20 +289,7 @@ class FailoverRun extends CrashRun {
       this.lastFault = { kind: 'primary', at, node: primary, natsIndex: -1, leader: '' };
       this.primaryKills++;
     } else {
-      const log = await LogClient.open(
-        {
-          urls: this.cluster!.urls,
-          stream: 'DX',
-          bucket: 'DX-snapshots',
-          replicas: 3,
-          lease_ms: 3000,
-          heartbeat_ms: 500,
-          node: 'failover-test',
-          url: '',
-          max_batch_bytes: 0,
-        },
-        'failover test',
-      );
+      const log = await LogClient.open(this.cluster!.logConfig('failover-test'), 'failover test');
       const leader = (await log.info()).leader;
       await log.close();
       const i = this.cluster!.indexOf(leader);
@@ -346,17 +329,7 @@ class FailoverRun extends CrashRun {
     const servers = [...this.nodes.map((n) => ({ name: n.name, s: n.server! })), { name: r.name, s: this.replicaServer }];
     const admins = servers.map((x) => ({ name: x.name, a: x.s.admin(30_000) }));
     // At rest: every node at the same seq with the same hash, equal to a fresh replay of the bucket and the log.
-    const cfg = {
-      urls: this.cluster!.urls,
-      stream: 'DX',
-      bucket: 'DX-snapshots',
-      replicas: 3,
-      lease_ms: 3000,
-      heartbeat_ms: 500,
-      node: 'failover-test',
-      url: '',
-      max_batch_bytes: 0,
-    };
+    const cfg = this.cluster!.logConfig('failover-test');
     let hashes: { name: string; as_of_seq: string; state_hash: string }[] = [];
     let tool: HashReport | null = null;
     let same = false;
@@ -387,17 +360,10 @@ class FailoverRun extends CrashRun {
       if (y.killed || y.code !== 0) this.ledger.violate(`SIGTERM of ${x.name}: code ${y.code} signal ${y.signal}`);
     }
     for (const n of this.nodes) {
-      if (!existsSync(JOURNAL_TOOL_JS)) break;
-      const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', n.dataDir], {
-        encoding: 'utf8',
-        timeout: 300_000,
-        env: { ...process.env, DX_LOG_LEVEL: 'warn' },
-      });
+      const v = journalVerify(n.dataDir, { ...process.env, DX_LOG_LEVEL: 'warn' }, 300_000);
+      if (v === null) break; // tools/ not built
       this.ledger.count('journal_verify_runs');
-      if (v.status !== 0)
-        this.ledger.violate(
-          `journal verify of ${n.name} exited ${v.status ?? v.signal}: ${`${v.stdout}\n${v.stderr}`.trim().slice(-1500)}`,
-        );
+      if (!v.ok) this.ledger.violate(`journal verify of ${n.name} ${v.problem}`);
     }
   }
 

@@ -10,12 +10,10 @@
 // The report has every sample, the least-squares slopes after the warm-up and
 // the verdicts. Main thread of the test or tool process.
 
-import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { closeFetchConnections } from '../../../src/client/transport.js';
 import { freePort } from '../../../src/lib/free_port.js';
 import { DEFAULT_VIEWS_CONFIG } from '../../../src/views/views.js';
@@ -24,8 +22,7 @@ import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../exch
 import { InspectorClient } from '../inspector.js';
 import { LoadStats, runLoad, setUpWorld } from './load.js';
 import { judge, takeSample, type Judgement, type Sample } from './measure.js';
-
-const JOURNAL_TOOL_JS = fileURLToPath(new URL('../../../tools/journal.js', import.meta.url));
+import { journalVerify } from '../journal_verify.js';
 
 export interface SoakOptions {
   minutes: number;
@@ -111,7 +108,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const stats = new LoadStats();
   const samples: Sample[] = [];
   const t0 = performance.now();
-  let journalVerify = '';
+  let verifySummary = '';
   log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, data dir ${server.dataDir}, log ${logFile}`);
   try {
     await insp.attachWorkers();
@@ -144,12 +141,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     if (x.code !== 0 || x.killed) problems.push(`SIGTERM: exit code ${x.code} signal ${x.signal}${x.killed ? ' (killed after 30 s)' : ''}`);
     // The invariants at the end: tools/journal verify replays everything with
     // the checks (the server's caps from the snapshot or the environment).
-    const env = { ...process.env, ...engineEnv(settings) };
-    const v = spawnSync(process.execPath, [JOURNAL_TOOL_JS, 'verify', '--data-dir', server.dataDir], {
-      encoding: 'utf8', timeout: 600_000, env,
-    });
-    journalVerify = `${v.stdout}${v.stderr}`.trim().split('\n').slice(-3).join('\n');
-    if (v.status !== 0) problems.push(`journal verify exited ${v.status ?? v.signal}: ${`${v.stdout}${v.stderr}`.trim().slice(-1500)}`);
+    const v = journalVerify(server.dataDir, { ...process.env, ...engineEnv(settings) }, 600_000);
+    if (v === null) problems.push('journal verify: tools/journal.js is not built');
+    else {
+      verifySummary = v.summary;
+      if (!v.ok) problems.push(`journal verify ${v.problem}`);
+    }
   } catch (e) {
     problems.push(`the soak stopped: ${(e as Error).stack ?? String(e)}`);
   } finally {
@@ -169,7 +166,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   }
   return {
     ok, seed, minutes: o.minutes, seconds: Math.round((performance.now() - t0) / 1000), dataDir: server.dataDir, logFile, settings,
-    samples, judgement, load: stats.counts, problems, journalVerify,
+    samples, judgement, load: stats.counts, problems, journalVerify: verifySummary,
   };
 }
 

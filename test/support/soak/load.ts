@@ -7,7 +7,7 @@
 //   - the oracle: three sources ticking, which the series needs;
 //   - WebSocket subscribers joining (orderbook_delta, trades, rounds, user)
 //     and leaving after a few seconds;
-//   - keys: a key created on the accounts service, used once, revoked;
+//   - keys: a key created on the keys service, used once, revoked;
 //   - funding: withdrawals requested and confirmed or failed by the
 //     operator, deposits that keep the traders funded;
 //   - public reads (markets, book, trades, rounds, oracle).
@@ -16,7 +16,7 @@
 // the soak's process; the exchange runs in a child process.
 
 import WebSocket from 'ws';
-import { AccountsClient } from '../../../src/client/accounts_client.js';
+import { KeysClient } from '../../../src/client/keys_client.js';
 import type { AdminClient } from '../../../src/client/admin_client.js';
 import type { DxClient } from '../../../src/client/client.js';
 import { DxApiError } from '../../../src/client/errors.js';
@@ -197,9 +197,9 @@ async function subscriberLane(ctx: LoadContext, k: SoakKey, rng: Rng): Promise<v
   }
 }
 
-/** Keys: one created on the accounts service with a trader's key, used once, revoked; about once a second. */
+/** Keys: one created on the keys service with a trader's key, used once, revoked; about once a second. */
 async function keysLane(ctx: LoadContext, k: SoakKey, rng: Rng): Promise<void> {
-  const svc = new AccountsClient({ baseUrl: ctx.server.accountsBase, keyId: k.keyId, secret: k.secret, timeoutMs: 10_000 });
+  const svc = new KeysClient({ baseUrl: ctx.server.accountsBase, keyId: k.keyId, secret: k.secret, timeoutMs: 10_000 });
   while (!ctx.stopped()) {
     const created = await expect(ctx.stats, 'key_create', () => svc.createKey({ label: 'soak', scopes: ['read'] }));
     if (created !== null) {

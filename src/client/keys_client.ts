@@ -1,6 +1,7 @@
-// AccountsClient: the accounts service on its own listener (docs/ARCHITECTURE.md section 8,
-// default port 8081): create, list and revoke the caller's API keys. Signed
-// with the same three headers as the REST surface. Runs in the caller's thread.
+// KeysClient: the keys service on its own listener (docs/ARCHITECTURE.md
+// section 8, default port 8081; the client contract's accounts service):
+// create, list and revoke the caller's API keys. Signed with the same three
+// headers as the REST surface. Runs in the caller's thread.
 
 import type { KeyObject } from 'node:crypto';
 import { createSecretKey } from 'node:crypto';
@@ -8,7 +9,7 @@ import { authHeaders, decodeSecret } from './sign.js';
 import { HttpTransport } from './transport.js';
 import type { CreatedKey, CreateKeyRequest, KeyList, KeyRevoked } from './types.js';
 
-export interface AccountsClientOptions {
+export interface KeysClientOptions {
   /** e.g. `http://127.0.0.1:8081`. */
   baseUrl: string;
   keyId: number;
@@ -18,13 +19,13 @@ export interface AccountsClientOptions {
   now?: () => number;
 }
 
-export class AccountsClient {
+export class KeysClient {
   readonly keyId: number;
   private readonly key: KeyObject;
   private readonly http: HttpTransport;
   private lastMutationTs = 0;
 
-  constructor(opts: AccountsClientOptions) {
+  constructor(opts: KeysClientOptions) {
     this.keyId = opts.keyId;
     this.key = createSecretKey(decodeSecret(opts.secret));
     const now = opts.now ?? Date.now;
@@ -59,7 +60,7 @@ export class AccountsClient {
     return this.http.call('DELETE', `/keys/${keyId}`);
   }
 
-  /** Any call on the accounts listener. */
+  /** Any call on the keys service's listener. */
   request<T = unknown>(method: string, pathWithQuery: string, body?: unknown): Promise<T> {
     return this.http.call<T>(method, pathWithQuery, body);
   }
