@@ -452,6 +452,23 @@ function span(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: n
   return off;
 }
 
+/** The timed part in SEGMENTS segments: commands/s of each. */
+function timeSegments(
+  engine: Engine, out: BufferEventOut, stream: Mem, p: { from: number; to: number; warmN: number; tpN: number },
+): number[] {
+  const rates: number[] = [];
+  let off = p.from;
+  const segN = Math.floor(p.tpN / SEGMENTS);
+  for (let s = 0; s < SEGMENTS; s++) {
+    const n = s === SEGMENTS - 1 ? p.tpN - segN * (SEGMENTS - 1) : segN;
+    const end = s === SEGMENTS - 1 ? p.to : offsetOf(stream, p.warmN + segN * (s + 1));
+    const t0 = process.hrtime.bigint();
+    off = runUntil(engine, out, stream, off, end);
+    rates.push((n / Number(process.hrtime.bigint() - t0)) * 1e9);
+  }
+  return rates;
+}
+
 function runUntil(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: number): number {
   while (off < end) off = span(engine, out, mem, off, end);
   return off;
@@ -635,17 +652,8 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   runUntil(engine, out, stream, 0, oWarm);
   const watch = new GcWatch();
   const heapBefore = process.memoryUsage().heapUsed;
-  const rates: number[] = [];
-  let off = oWarm;
-  const segN = Math.floor(tpN / SEGMENTS);
   const tpStart = performance.now();
-  for (let s = 0; s < SEGMENTS; s++) {
-    const n = s === SEGMENTS - 1 ? tpN - segN * (SEGMENTS - 1) : segN;
-    const end = s === SEGMENTS - 1 ? oLat : offsetOf(stream, warmN + segN * (s + 1));
-    const t0 = process.hrtime.bigint();
-    off = runUntil(engine, out, stream, off, end);
-    rates.push((n / Number(process.hrtime.bigint() - t0)) * 1e9);
-  }
+  const rates = timeSegments(engine, out, stream, { from: oWarm, to: oLat, warmN, tpN });
   const tpEnd = performance.now();
   const heapAfter = process.memoryUsage().heapUsed;
   const overhead = timerOverheadNs();

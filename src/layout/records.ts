@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0x6f80d827;
+export const LAYOUT_FINGERPRINT = 0x07d72b49;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
