@@ -12,7 +12,7 @@ import {
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { keyLimits } from './buckets.js';
-import type { Completion, GatewayCore } from './core.js';
+import type { CommandWriter, Completion, CompletionWaiter, GatewayCore } from './core.js';
 import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
 import { compile, safeField, u64Field, u64FieldHalves, validate, type Checker } from './schemas.js';
@@ -98,9 +98,44 @@ function orderParam(raw: string): number {
 
 // ---- placement encoding ----------------------------------------------------
 
-interface EncodedOrder {
-  write: (m: Mem, o: number) => void;
-  client_order_id: string;
+/** One validated order, ready to be written into the command ring (GatewayCore.hold's CommandWriter). */
+class EncodedOrder implements CommandWriter {
+  constructor(
+    readonly client_order_id: string,
+    private readonly market: number,
+    private readonly qty: number,
+    private readonly group: number,
+    private readonly tick: number,
+    private readonly side: number,
+    private readonly outcome: number,
+    private readonly tif: number,
+    private readonly stp: number,
+    private readonly postOnly: number,
+    private readonly hasCoid: number,
+    private readonly hasMax: number,
+    private readonly coidHi: number,
+    private readonly coidLo: number,
+    private readonly expHi: number,
+    private readonly expLo: number,
+    private readonly maxCost: number,
+  ) {}
+
+  write(m: Mem, o: number): void {
+    PlaceOrder.set_market_id(m, o, this.market);
+    PlaceOrder.set_qty(m, o, this.qty);
+    PlaceOrder.set_group_id(m, o, this.group);
+    PlaceOrder.set_tick(m, o, this.tick);
+    PlaceOrder.set_side(m, o, this.side);
+    PlaceOrder.set_outcome(m, o, this.outcome);
+    PlaceOrder.set_tif(m, o, this.tif);
+    PlaceOrder.set_stp(m, o, this.stp);
+    PlaceOrder.set_post_only(m, o, this.postOnly);
+    PlaceOrder.set_has_client_order_id(m, o, this.hasCoid);
+    PlaceOrder.set_has_max_cost(m, o, this.hasMax);
+    PlaceOrder.set_client_order_id(m, o, this.coidHi, this.coidLo);
+    PlaceOrder.set_expiry_ts(m, o, this.expHi, this.expLo);
+    PlaceOrder.set_max_cost(m, o, this.maxCost);
+  }
 }
 
 function badOrderField(prefix: string, f: string, reason: string): never {
@@ -141,32 +176,25 @@ function encodeOrder(req: PlaceOrderRequest, field: string): EncodedOrder {
     const v = u64Field(req.max_cost, `${field}max_cost`);
     maxCost = v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(v);
   }
-  const side = req.side === 'buy' ? Side.buy : Side.sell;
-  const outcome = req.outcome === 'yes' ? Outcome.yes : Outcome.no;
-  const tifN = Tif[tif];
-  const stp = Stp[req.stp ?? 'cancel_taker'];
-  const hasCoid = req.client_order_id !== undefined ? 1 : 0;
-  const hasMax = req.max_cost !== undefined ? 1 : 0;
-  const group = req.group_id ?? 0;
-  return {
-    client_order_id: hasCoid ? hiLoToString(coidHi, coidLo) : '0',
-    write: (m, o) => {
-      PlaceOrder.set_market_id(m, o, req.market_id);
-      PlaceOrder.set_qty(m, o, req.qty);
-      PlaceOrder.set_group_id(m, o, group);
-      PlaceOrder.set_tick(m, o, req.tick);
-      PlaceOrder.set_side(m, o, side);
-      PlaceOrder.set_outcome(m, o, outcome);
-      PlaceOrder.set_tif(m, o, tifN);
-      PlaceOrder.set_stp(m, o, stp);
-      PlaceOrder.set_post_only(m, o, postOnly ? 1 : 0);
-      PlaceOrder.set_has_client_order_id(m, o, hasCoid);
-      PlaceOrder.set_has_max_cost(m, o, hasMax);
-      PlaceOrder.set_client_order_id(m, o, coidHi, coidLo);
-      PlaceOrder.set_expiry_ts(m, o, expHi, expLo);
-      PlaceOrder.set_max_cost(m, o, maxCost);
-    },
-  };
+  return new EncodedOrder(
+    req.client_order_id !== undefined ? hiLoToString(coidHi, coidLo) : '0',
+    req.market_id,
+    req.qty,
+    req.group_id ?? 0,
+    req.tick,
+    req.side === 'buy' ? Side.buy : Side.sell,
+    req.outcome === 'yes' ? Outcome.yes : Outcome.no,
+    Tif[tif],
+    Stp[req.stp ?? 'cancel_taker'],
+    postOnly ? 1 : 0,
+    req.client_order_id !== undefined ? 1 : 0,
+    req.max_cost !== undefined ? 1 : 0,
+    coidHi,
+    coidLo,
+    expHi,
+    expLo,
+    maxCost,
+  );
 }
 
 /** A rejected completion as an ApiError (core codes with their num and details). */
@@ -198,15 +226,38 @@ function placementBody(c: Completion, clientOrderId: string): R.Placement {
   return body;
 }
 
-async function placeOne(g: GatewayCore, account: number, enc: EncodedOrder): Promise<R.Placement | ApiError> {
-  const c = await g.submit(T_PLACE_ORDER, PlaceOrder.SIZE, account, true, enc.write);
-  if (c === null)
-    return new ApiError(
-      'sequencing_timeout',
-      'no sequenced outcome within the response budget; check GET /v1/portfolio/orders?client_order_id=',
-    );
-  if (c.status === CompletionStatus.rejected) return rejection(c, g, account);
-  return placementBody(c, enc.client_order_id);
+/**
+ * Holds one placement and settles its promise with the placement's answer
+ * (or the ApiError it is answered with): one object and one promise per
+ * order, whatever the lane.
+ */
+class PlacementWaiter implements CompletionWaiter {
+  constructor(
+    private readonly g: GatewayCore,
+    private readonly account: number,
+    private readonly clientOrderId: string,
+    private readonly settle: (r: R.Placement | ApiError) => void,
+  ) {}
+
+  complete(c: Completion | null): void {
+    if (c === null) {
+      this.settle(new ApiError(
+        'sequencing_timeout',
+        'no sequenced outcome within the response budget; check GET /v1/portfolio/orders?client_order_id=',
+      ));
+    } else if (c.status === CompletionStatus.rejected) {
+      this.settle(rejection(c, this.g, this.account));
+    } else {
+      this.settle(placementBody(c, this.clientOrderId));
+    }
+  }
+}
+
+/** Places one order; resolves with its answer or the ApiError it gets (a refusal to hold it, 503 shed, rejects the promise). */
+function placeOne(g: GatewayCore, account: number, enc: EncodedOrder): Promise<R.Placement | ApiError> {
+  return new Promise((resolve) => {
+    g.hold(T_PLACE_ORDER, PlaceOrder.SIZE, account, true, enc, new PlacementWaiter(g, account, enc.client_order_id, resolve));
+  });
 }
 
 function itemError(e: unknown): R.ItemError {
@@ -417,11 +468,12 @@ export const ROUTES: Route[] = [
     name: 'place_order', method: 'POST', path: '/v1/portfolio/orders', scope: Scope.trade, body: checkers.place, query: [], writeCost: one,
     description: 'Place an order. Execution outcomes (post_only_cross, fok_infeasible, ioc_remainder, self_trade_prevention, ' +
       'max_cost_infeasible) are 201 with status canceled and a reason.',
-    handler: async (c, g) => {
-      const r = await placeOne(g, c.account, encodeOrder(c.body as PlaceOrderRequest, ''));
-      if (r instanceof ApiError) throw r;
-      return ok(r, 201);
-    },
+    handler: (c, g) =>
+      new Promise((resolve, reject) => {
+        const enc = encodeOrder(c.body as PlaceOrderRequest, '');
+        const settle = (r: R.Placement | ApiError): void => (r instanceof ApiError ? reject(r) : resolve(ok(r, 201)));
+        g.hold(T_PLACE_ORDER, PlaceOrder.SIZE, c.account, true, enc, new PlacementWaiter(g, c.account, enc.client_order_id, settle));
+      }),
   }),
   route({
     name: 'cancel_all_orders', method: 'DELETE', path: '/v1/portfolio/orders', scope: Scope.trade, body: 'empty', writeCost: one,
