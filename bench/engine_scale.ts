@@ -428,13 +428,13 @@ function rss(): number {
   return m.rss;
 }
 
-/** Median ns of two back-to-back process.hrtime.bigint() reads. */
+/** Median ns of two back-to-back performance.now() reads (the latency part's timer: a double, so no allocation and no GC). */
 function timerOverheadNs(): number {
   const xs = new Float64Array(100_000);
   for (let i = 0; i < xs.length; i++) {
-    const a = process.hrtime.bigint();
-    const b = process.hrtime.bigint();
-    xs[i] = Number(b - a);
+    const a = performance.now();
+    const b = performance.now();
+    xs[i] = (b - a) * 1e6;
   }
   return median(xs);
 }
@@ -531,18 +531,16 @@ function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, e
   const blockCpuNs = new Float64Array(n);
   const cpu = new ThreadCpu();
   let i = 0;
-  // hrtime ns -> performance.now() ms: the same monotonic clock, another origin.
-  const originNs = Number(process.hrtime.bigint()) - performance.now() * 1e6;
   const startMs = performance.now();
   while (off < end) {
     const first = i;
     const c0 = cpu.ns();
     for (let k = 0; k < CPU_BLOCK && off < end; k++) {
-      const a = process.hrtime.bigint();
+      const a = performance.now();
       engine.execute(mem, off);
-      const b = process.hrtime.bigint();
-      samples[i] = Number(b - a);
-      starts[i++] = (Number(a) - originNs) / 1e6;
+      const b = performance.now();
+      samples[i] = (b - a) * 1e6;
+      starts[i++] = a;
       out.reset();
       off += u32[off >>> 2]!;
     }
@@ -576,10 +574,10 @@ function maxCpuBound(ns: Float64Array, blockCpuNs: Float64Array): { max: number;
 }
 
 /**
- * The largest sample whose window no GC overlapped. The engine allocates
- * nothing per command, so a collection inside a sample is the timer's own
- * (each read allocates a BigInt); such samples count in the percentiles and
- * in max_ns, not here.
+ * The largest sample whose window no GC overlapped. Neither the engine nor
+ * the timer allocates per command, so a collection there is another's
+ * (the observer's own, the bench's); such samples count in the percentiles
+ * and in max_ns, not here.
  */
 function maxOutside(ns: Float64Array, starts: Float64Array, gcs: readonly { start: number; duration: number }[]): number {
   const sorted = gcs.slice().sort((x, y) => x.start - y.start);
@@ -694,7 +692,7 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   };
   notes.push(
     `${c.name}: throughput segments ${rates.map((r) => round(r / 1e6, 3)).join(', ')} M/s; ${gcTp.count} GCs in the timed segments, ` +
-    `${gcLat.count} in the latency part (the timer's BigInts).`,
+    `${gcLat.count} in the latency part.`,
   );
   return { metrics: m, notes, journal: dir === null ? null : { dir, events: journalEvents, bytes: journalBytes } };
 }
@@ -864,7 +862,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const met = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   notes.unshift(
     `Each case: setup (untimed), then ${round(WARM_SHARE * 100)}% of the stream untimed, the next ${timedPct}% timed in ${SEGMENTS} ` +
-    `segments (commands_per_s = their median), the last ${round(LATENCY_SHARE * 100)}% with process.hrtime.bigint() around every command ` +
+    `segments (commands_per_s = their median), the last ${round(LATENCY_SHARE * 100)}% with performance.now() around every command ` +
     `(percentiles and max, timer overhead subtracted; the long-run case times ${longPct}% per command). Tables are preallocated from ` +
     'the configuration (order_capacity, account_capacity, market_capacity, position_capacity: DX_*_CAPACITY in the exchange), so ' +
     'nothing grows while timing.',
@@ -877,8 +875,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     `creation: per-account lists, book levels, the gtd expiry heap at 4 bytes per order of capacity) is ` +
     `${cases[cases.length - 1]!.name}_rss_preallocated_mib.`,
     'max_command_ns is the worst single command over every case\'s latency part, leaving out the samples a garbage collection ' +
-    'overlapped: the engine allocates nothing per command (gc_count_timed), so those collections are the timer\'s (a BigInt per ' +
-    'read); max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns bounds each command by the CPU time its ' +
+    'overlapped (the engine allocates nothing per command, gc_count_timed, and the timer reads doubles, so none is expected); ' +
+    'max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns bounds each command by the CPU time its ' +
     `thread used over its block of ${CPU_BLOCK} commands (/proc/thread-self/schedstat): a command far slower by the wall clock than ` +
     'its block\'s CPU time was descheduled by the host, not stalled by the engine (descheduled_samples counts them).',
     `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput (the same ` +
