@@ -363,7 +363,7 @@ test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/
   assert.equal(compared, 1, 'the book held still long enough to compare');
   assert.equal(mismatch, '');
 
-  // The picture for docs/operations.md: a resting order of ours on the ladder and in open orders.
+  // The picture for the README and docs/operations.md: a resting order of ours on the ladder and in open orders.
   const { id } = await restingOrder(page, 12);
   await page.locator(`[data-testid=open-orders] tr[data-order-id="${id}"]`).waitFor();
   await until('the own order on the ladder', async () => (await page.locator('[data-testid=ladder-yes] tr.own').count()) === 1);
