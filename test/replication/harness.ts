@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdminClient } from '../../src/client/admin_client.js';
 import type { DxClient } from '../../src/client/client.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
+import type { ReplicationConfig } from '../../src/replication/log_client.js';
 import { ExchangeProcess } from '../support/exchange.js';
 import { NatsCluster } from '../support/nats_cluster.js';
 
@@ -86,6 +87,14 @@ export class Group {
     const b = await this.node('b');
     const fx = await fixture(this, a);
     return { a, b, fx, ca: this.client(a, fx.key) };
+  }
+
+  /** The group's log and bucket as a LogClient (the tools' and the tests' own view of the stream) opens them, named `node`. */
+  logConfig(node: string): ReplicationConfig {
+    return {
+      urls: this.nats.urls, stream: 'DX', bucket: 'DX-snapshots', replicas: 3, lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS, node,
+      url: '', max_batch_bytes: 0,
+    };
   }
 
   admin(n: GroupNode): AdminClient {
