@@ -36,7 +36,7 @@ import type { AdminClient } from '../src/client/admin_client.js';
 import { closeFetchConnections } from '../src/client/transport.js';
 import { ExchangeProcess } from '../test/support/exchange.js';
 import { runLoad, type LoadResult, type ReadMix } from '../test/support/loadgen/loadgen.js';
-import { NatsCluster, natsServerInstalled } from '../test/support/nats_cluster.js';
+import { NatsCluster, natsServerInstalled, natsServerVersion } from '../test/support/nats_cluster.js';
 import { okRate, round1, round3, settings as gatewaySettings } from './gateway_place.js';
 import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet } from './lib/process_stats.js';
@@ -65,6 +65,8 @@ interface Settings {
   ws_subscribers: number;
   failovers: number;
   quiet_wait_ms: number;
+  /** nats-server --version of the binary the cluster runs. */
+  nats_version: string;
 }
 
 function settings(quick: boolean): Settings {
@@ -73,6 +75,7 @@ function settings(quick: boolean): Settings {
     quick, repeats: quick ? 1 : 3, run_ms: quick ? 2500 : 8000, open_ms: quick ? 2500 : 8000, keys: quick ? 256 : 512,
     place_connections: quick ? 128 : 256, read_connections: quick ? 64 : 128, gateways: 1, workers: g.workers, seed_shares: 2000,
     ws_subscribers: quick ? 20 : 100, failovers: quick ? 1 : 3, quiet_wait_ms: quick ? 3000 : 20_000,
+    nats_version: natsServerVersion(),
   };
 }
 
@@ -523,11 +526,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         `replica's port received ${metrics.replica_ws_msgs_per_s} msgs/s (${ws.frames} frames, closes ${JSON.stringify(ws.closes)}).`,
     );
     notes.push(
-      `one machine: the 3 NATS servers (${metrics.replicated_nats_cpu_pct}% of a core during the replicated closed loops), the ` +
-        `exchanges, the followers and the load generator (${s.workers} worker(s)) share ${environment().machine.cpus} cores, so the ` +
-        `replicated figures pay for NATS' CPU on the same cores; in a deployment the NATS nodes and followers are other hosts. Server ` +
-        `CPU during the closed loops: replicated ${metrics.replicated_server_cpu_pct}%, local ${metrics.local_server_cpu_pct}% of a ` +
-        `core. nats-server ${'2.9.10'} (Debian): its acks mean a quorum's page cache (see README "Replication").`,
+      `one machine: the 3 NATS servers (${metrics.replicated_nats_cpu_pct}% of a core in the replicated closed loops), the exchanges, ` +
+        `the followers and the load generator (${s.workers} worker(s)) share ${environment().machine.cpus} cores, so the replicated ` +
+        `figures pay for NATS' CPU on the same cores (in a deployment NATS and the followers are other hosts). Server CPU in the closed ` +
+        `loops: replicated ${metrics.replicated_server_cpu_pct}%, local ${metrics.local_server_cpu_pct}% of a core. nats-server ` +
+        `${s.nats_version}, no sync_interval: acks mean a quorum's page cache (docs/replication.md, "What \"durable\" means").`,
     );
     if (Math.abs(metrics.quarter_added_server_p99_us - metrics.added_server_p99_us) > 2000) {
       notes.push(
@@ -554,10 +557,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       name: 'replicated_place',
       node: env.node,
       machine: env.machine,
-      workload: `A 3-node NATS JetStream cluster (nats-server 2.9.10, 127.0.0.1, stream R3 file storage) and exchange processes ` +
-        `(--durability fsync, ${s.gateways} gateway thread each): a local-only exchange beside a replicated primary, ${s.keys} funded ` +
-        `accounts each, tools/loadgen signed placements (closed loops interleaved, ${s.repeats} x ${s.run_ms} ms; an open loop at half ` +
-        `the replicated peak on both); then a standby and a read replica following under a closed placement loop with ` +
+      workload: `A 3-node NATS JetStream cluster (nats-server ${s.nats_version}, 127.0.0.1, stream R3 file storage) and exchange ` +
+        `processes (--durability fsync, ${s.gateways} gateway thread each): a local-only exchange beside a replicated primary, ` +
+        `${s.keys} funded accounts each, tools/loadgen signed placements (closed loops interleaved, ${s.repeats} x ${s.run_ms} ms; an ` +
+        `open loop at half the replicated peak on both); then a standby and a read replica following under a closed placement loop with ` +
         `${s.ws_subscribers} WebSocket subscribers on the replica; reads on the primary vs the replica; ${s.failovers} primary ` +
         `SIGKILLs (lease ${LEASE_MS} ms).`,
       metrics,

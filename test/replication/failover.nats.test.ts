@@ -5,14 +5,19 @@
 // primary with the same seq and effects, nothing shown may be above the
 // takeover seq, and at rest every node, a late read replica and a fresh replay
 // of the bucket plus the log must have the same state hash
-// (test/support/crash/failover.ts has the details). Needs /usr/sbin/nats-server.
+// (test/support/crash/failover.ts has the details). The failover times go to
+// the test's diagnostics. Needs /usr/sbin/nats-server.
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { runFailoverTest } from '../support/crash/failover.js';
 
-test('primary kills and a NATS leader kill under load lose no acknowledged write; every node converges', { timeout: 600_000 }, async () => {
+test('primary kills and a NATS leader kill under load lose no acknowledged write; every node converges', {
+  timeout: 600_000,
+}, async (t) => {
   const r = await runFailoverTest({ kills: 3, natsKills: 1, seed: 1515, loadMinMs: 500, loadMaxMs: 1500, log: () => undefined });
+  t.diagnostic(`kill to first acknowledged write (ms): ${r.failovers.map((f) => f.kill_to_ack_ms).join(', ')}; NATS-leader kills: ` +
+    JSON.stringify(r.nats_faults));
   const summary = { violations: r.violations, failovers: r.failovers, nats: r.nats_faults, counts: r.counts, data_dir: r.data_dir };
   assert.equal(r.ok, true, JSON.stringify(summary, null, 2));
   assert.equal(r.primary_kills, 3);

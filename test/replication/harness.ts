@@ -13,6 +13,7 @@ import type { AdminClient } from '../../src/client/admin_client.js';
 import type { DxClient } from '../../src/client/client.js';
 import type { StateHash } from '../../src/client/types.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
+import type { ReplicationConfig } from '../../src/replication/log_client.js';
 import { ExchangeProcess } from '../support/exchange.js';
 import { NatsCluster } from '../support/nats_cluster.js';
 
@@ -87,6 +88,11 @@ export class Group {
     const b = await this.node('b');
     const fx = await fixture(this, a);
     return { a, b, fx, ca: this.client(a, fx.key) };
+  }
+
+  /** The group's log and bucket as a LogClient (the tools' and the tests' own view of the stream) opens them, named `node`. */
+  logConfig(node: string): ReplicationConfig {
+    return { ...this.nats.logConfig(node), lease_ms: LEASE_MS, heartbeat_ms: HEARTBEAT_MS };
   }
 
   admin(n: GroupNode): AdminClient {

@@ -1,17 +1,52 @@
 // NATS faults beyond a leader kill (that one is in failover.nats.test.ts):
 // with 2 of the 3 NATS nodes down the stream has no quorum, so the exchange
-// must acknowledge no write (they are shed, time out, or the primary steps
-// down); once the nodes are back a primary (the same one or the standby, or
-// the old primary restarted) takes writes again, the writes cut off land at
-// most once, and the nodes converge. Needs /usr/sbin/nats-server.
+// must acknowledge no write: the first ones wait for a quorum that does not
+// come (504 at the response budget), new ones are shed (503 shed) once the
+// oldest held write has waited half the budget, and after its lease the
+// primary steps down (503 not_primary, then no answer). Once the nodes are
+// back a primary (the same one or the standby, or the old primary restarted)
+// takes writes again, the writes cut off land at most once, and the nodes
+// converge. Needs /usr/sbin/nats-server.
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DxClient } from '../../src/client/client.js';
 import { attempt } from '../support/crash/outcome.js';
 import { atRest, Group, health, waitRole, type GroupNode } from './harness.js';
 
-test('without a NATS quorum nothing is acknowledged; with it back the exchange resumes', { timeout: 240_000 }, async () => {
+/**
+ * Four clients write for `ms`, each its next placement once the last is
+ * answered, starting 250 ms apart (their writes overlap, as under real load);
+ * none may be acknowledged. Returns the answers by kind (a 503 shed with why:
+ * load, or shutting down once the primary stepped down) and the
+ * client_order_ids cut off (uncertain).
+ */
+async function writeWithoutQuorum(c: DxClient, market: number, ms: number): Promise<{ outcomes: Record<string, number>; cut: string[] }> {
+  const cut: string[] = [];
+  const outcomes: Record<string, number> = {};
+  const until = Date.now() + ms;
+  const client = async (i: number): Promise<void> => {
+    await sleep(250 * i);
+    for (let coid = 9_100_000 + i * 100_000; Date.now() < until; coid++) {
+      const out = await attempt(() =>
+        c.placeOrder({ market_id: market, side: 'buy', outcome: 'yes', tick: 41, qty: 1, client_order_id: String(coid) }),
+      );
+      let k = out.kind === 'ok' ? 'ok' : out.kind === 'uncertain' ? `uncertain ${out.why.split(':')[0]}` : `${out.status} ${out.code}`;
+      if (out.kind === 'refused' && out.code === 'shed') k += /shutting down/.test(out.message) ? ' shutting down' : ' load';
+      outcomes[k] = (outcomes[k] ?? 0) + 1;
+      assert.notEqual(out.kind, 'ok', `a write was acknowledged without a NATS quorum: ${JSON.stringify(out)}`);
+      if (out.kind === 'uncertain') cut.push(String(coid));
+      await sleep(50);
+    }
+  };
+  await Promise.all([0, 1, 2, 3].map(client));
+  return { outcomes, cut };
+}
+
+test('without a NATS quorum nothing is acknowledged and writes are shed; with it back the exchange resumes', {
+  timeout: 240_000,
+}, async (t) => {
   const g = await Group.start();
   try {
     const { fx, ca } = await g.primaryAndStandby();
@@ -19,27 +54,9 @@ test('without a NATS quorum nothing is acknowledged; with it back the exchange r
 
     await g.nats.kill(1);
     await g.nats.kill(2);
-    const cut: string[] = [];
-    const outcomes: Record<string, number> = {};
-    const until = Date.now() + 4000;
-    for (let coid = 9_100_000; Date.now() < until; coid++) {
-      const out = await attempt(() =>
-        ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 41, qty: 1, client_order_id: String(coid) }),
-      );
-      const k =
-        out.kind === 'ok'
-          ? 'ok'
-          : out.kind === 'refused'
-            ? `${out.status} ${out.code}`
-            : out.kind === 'uncertain'
-              ? `uncertain ${out.why.split(':')[0]}`
-              : `${out.status} ${out.code}`;
-      outcomes[k] = (outcomes[k] ?? 0) + 1;
-      assert.notEqual(out.kind, 'ok', `a write was acknowledged without a NATS quorum: ${JSON.stringify(out)}`);
-      if (out.kind === 'uncertain') cut.push(String(coid));
-      await sleep(50);
-    }
-    assert.ok(Object.keys(outcomes).length > 0);
+    const { outcomes, cut } = await writeWithoutQuorum(ca, fx.market, 4000);
+    t.diagnostic(`answers without a NATS quorum: ${JSON.stringify(outcomes)}`);
+    assert.ok((outcomes['503 shed load'] ?? 0) > 0, `no write was shed for load: ${JSON.stringify(outcomes)}`);
 
     await g.nats.restart(1);
     await g.nats.restart(2);

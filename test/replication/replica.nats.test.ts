@@ -5,7 +5,10 @@
 // naming the primary (REST, WebSocket JSON and binary order entry); min_seq gives read-your-writes across nodes (held until
 // applied, 503 replica_lagging after 200 ms); the health endpoints, /metrics
 // and tools/replication.js status say who is what; binary WebSocket orders on
-// the standby and the replica are refused not_primary. Needs /usr/sbin/nats-server.
+// the standby and the replica are refused not_primary. A replica's WebSocket
+// market data follow the primary's writes: orderbook_delta (snapshot, then
+// deltas) rebuilds the primary's REST book at every seq, and the trades
+// stream is the primary's tape. Needs /usr/sbin/nats-server.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,9 +22,10 @@ import { LogClient } from '../../src/replication/log_client.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaults, engineConfigOf } from '../../src/main/config.js';
 import { replayHash } from '../../src/replication/replay.js';
+import { BookRebuilder } from '../ws/book_rebuilder.js';
 import { WsClient } from '../ws/ws_client.js';
 import type { DxClient } from '../../src/client/client.js';
-import { atRest, Group, health, waitRole } from './harness.js';
+import { atRest, fixture, Group, health, waitRole } from './harness.js';
 
 const TOOL = fileURLToPath(new URL('../../tools/replication.js', import.meta.url));
 
@@ -167,7 +171,7 @@ test(
       // At rest: the same state everywhere, and equal to a fresh replay of the bucket plus the log.
       const hs = await atRest(g, [a, b, r]);
       assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
-      const cfg = g.nats.logConfig('test');
+      const cfg = g.logConfig('test');
       const replay = await replayHash(cfg, engineConfigOf(defaults()));
       assert.equal(replay.state_hash, hs[0]!.state_hash, JSON.stringify({ replay, hs }));
       assert.equal(String(replay.seq), hs[0]!.as_of_seq);
@@ -213,3 +217,69 @@ test(
     }
   },
 );
+
+test('a read replica serves WebSocket market data that follow the primary: its book stream rebuilds the primary\'s book at every ' +
+  'seq, its trades are the primary\'s tape', { timeout: 180_000 }, async () => {
+  const g = await Group.start();
+  try {
+    const a = await g.primary('a');
+    const fx = await fixture(g, a);
+    const admin = g.admin(a);
+    const other = await admin.createAccount();
+    await admin.deposit(other.account_id, { amount: '10000000', ref: 'replication-test' });
+    const ok = await admin.createKey(other.account_id, ['read', 'trade']);
+    const alice = g.client(a, fx.key);
+    const bob = g.client(a, { key_id: ok.key_id, secret: ok.secret });
+    const m = fx.market;
+    const order = (outcome: 'yes' | 'no', tick: number, qty: number) => ({ market_id: m, side: 'buy', outcome, tick, qty }) as const;
+    await alice.placeOrder(order('yes', 30, 5));
+
+    const r = await g.node('r', 'replica');
+    const ws = await WsClient.connect({ port: r.server.port }, { keyId: fx.key.key_id, secret: fx.key.secret });
+    try {
+      const sub = async (params: Record<string, unknown>): Promise<number> => {
+        const x = await ws.call('subscribe', params);
+        assert.equal(x.type, 'subscribed', JSON.stringify(x));
+        return x.msg.sid;
+      };
+      await sub({ channels: ['oracle'] });
+      const book = await sub({ channels: ['orderbook_delta'], market_ids: [m] });
+      const trades = await sub({ channels: ['trades'], market_ids: [m] });
+      const first = await ws.next((x) => x.sid === book);
+      assert.deepEqual([first.type, first.msg.yes], ['orderbook_snapshot', [[30, 5]]]);
+      // Everything the primary sequenced before an oracle tick has reached the replica's subscribers once that tick has.
+      const barrier = async (): Promise<void> => {
+        const { seq } = await admin.oracleTick({ source_id: 9, price: String(100_000_000 + Math.floor(Math.random() * 1e6)) });
+        await ws.next((x) => x.type === 'oracle' && x.msg.seq === seq, 5000, `oracle tick ${seq} on the replica`);
+      };
+      const steps: (() => Promise<unknown>)[] = [
+        () => alice.placeOrder(order('yes', 30, 7)),
+        () => alice.placeOrder(order('yes', 41, 2)),
+        () => bob.placeOrder(order('no', 50, 4)),
+        () => bob.placeOrder(order('no', 70, 3)), // crosses 41 (2) and 30 (1)
+        () => bob.placeOrder(order('no', 70, 20)), // sweeps the rest of 30, rests the rest
+        () => alice.cancelAll({ market_id: m }),
+      ];
+      for (const step of steps) {
+        await step();
+        const rest = await alice.orderbook(m, 99); // the primary's book
+        await barrier();
+        const rb = new BookRebuilder(book, m);
+        for (const x of ws.data(book)) rb.apply(x);
+        const at = rest.as_of_seq;
+        assert.deepEqual(rb.at(Number(at)), { yes: rest.yes, no: rest.no }, `the replica's book stream at the primary's seq ${at}`);
+      }
+      const tape = (await alice.trades(m, { limit: 100 })).trades.reverse();
+      assert.ok(tape.length >= 3, `trades happened: ${tape.length}`);
+      const streamed = ws.data(trades).map((x) => {
+        assert.equal(x.type, 'trade');
+        return [x.msg.trade_seq, x.msg.ts, x.msg.tick_yes, x.msg.qty, x.msg.taker_side, x.msg.taker_outcome];
+      });
+      assert.deepEqual(streamed, tape.map((x) => [x.seq, x.ts, x.tick_yes, x.qty, x.taker_side, x.taker_outcome]));
+    } finally {
+      await ws.close();
+    }
+  } finally {
+    await g.close();
+  }
+});

@@ -1,15 +1,35 @@
-// A stale primary: SIGSTOP it past its lease, let the standby claim the next
-// epoch and take writes (seq and ts continue; the gtd expiry, dead-man timer
-// and round close due after the stop fire on the new primary), SIGCONT it: it must acknowledge nothing more (its
-// next publish is refused, or it hears the new epoch first), exit with code
-// 75, and started again on its data directory rejoin as a standby that
-// converges with the new primary. Needs /usr/sbin/nats-server.
+// Stale primaries. (1) SIGSTOP the primary past its lease, let the standby
+// claim the next epoch and take writes (seq and ts continue; the gtd expiry,
+// dead-man timer and round close due after the stop fire on the new
+// primary), SIGCONT it: it must acknowledge nothing more, answer nothing
+// more, exit with code 75, and started again on its data directory rejoin as
+// a standby that converges with the new primary. Woken, its replication
+// thread runs its overdue lease check (or reads the new epoch's heartbeats)
+// before a write can reach the log, so it steps down for that reason. (2) The
+// fence itself: a claim lands in the log while the primary runs and hears no
+// later primary (a standby whose heartbeats do not reach it; the test plays
+// that standby): the primary's next publish is refused by the stream's
+// expected last sequence, it steps down "fenced", exits 75, its write is
+// never acknowledged nor in the log, and it rejoins, cutting that write from
+// its journal. Needs /usr/sbin/nats-server.
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DxClient } from '../../src/client/client.js';
+import { LogClient } from '../../src/replication/log_client.js';
 import { attempt } from '../support/crash/outcome.js';
-import { atRest, Group, health, LEASE_MS, waitRole } from './harness.js';
+import { atRest, fixture, Group, health, LEASE_MS, waitRole, type GroupNode } from './harness.js';
+
+/**
+ * A stepped-down primary answers nothing more: a read gets 503 not_primary
+ * (fenced), 503 shed (shutting down), or no answer once it has exited.
+ */
+async function answersNothing(n: GroupNode, c: DxClient): Promise<void> {
+  const read = await attempt(() => c.balance());
+  if (read.kind === 'refused') assert.ok(read.status === 503 && /^(not_primary|shed)$/.test(read.code), JSON.stringify(read));
+  else assert.equal(read.kind, 'uncertain', `${n.name} answered a read after stepping down: ${JSON.stringify(read)}`);
+}
 
 test('a primary stopped past its lease is fenced, answers nothing more, exits and rejoins as a standby', { timeout: 180_000 }, async () => {
   const g = await Group.start();
@@ -109,11 +129,12 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
       ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 10, qty: 1, client_order_id: lateCoid }),
     );
     assert.notEqual(late.kind, 'ok', `the stale primary acknowledged a write: ${JSON.stringify(late)}`);
+    await answersNothing(a, ca);
     const exit = await Promise.race([a.server.exited, sleep(20_000).then(() => null)]);
     assert.ok(exit !== null, 'the stale primary did not exit');
     assert.equal(exit.code, 75, `exit ${JSON.stringify(exit)}`);
     const why = a.server.events('replication_step_down').at(-1);
-    assert.ok(why !== undefined && /fenced|later epoch|no acknowledgement|no round trip/.test(String(why.reason)), JSON.stringify(why));
+    assert.match(String(why?.reason), /^(no round trip to NATS for \d+ ms|a primary of a later epoch is heartbeating: b in epoch 2)/);
     // Its write never reached the log.
     const look = await cb.orders({ client_order_id: lateCoid });
     assert.equal(look.orders.length, 0, 'a write the stale primary took is in the new primary\'s state');
@@ -121,16 +142,75 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     // Started again on its data directory, it rejoins as a standby and converges.
     const a2 = await g.node('a', 'on', a.dataDir);
     await waitRole(a2, 'standby', 20_000);
-    const more = await cb
+    await cb
       .placeOrder({ market_id: fx.market, side: 'sell', outcome: 'no', tick: 90, qty: 1, client_order_id: String(++coid) })
       .catch(() => null); // landed or refused while a2 rejoins: either way the nodes must converge, checked next
-    void more;
     const hs = await atRest(g, [b, a2]);
     assert.equal(hs[0]!.as_of_seq, hs[1]!.as_of_seq, JSON.stringify(hs));
     assert.equal(hs[0]!.state_hash, hs[1]!.state_hash, JSON.stringify(hs));
     const h = await health(a2);
     assert.equal(h?.role, 'standby');
     assert.equal(h?.epoch, 2);
+  } finally {
+    await g.close();
+  }
+});
+
+test('a primary whose log another node claimed is refused at its next publish (fenced), answers nothing more, exits and rejoins', {
+  timeout: 180_000,
+}, async (t) => {
+  const g = await Group.start();
+  try {
+    const a = await g.primary('a');
+    const fx = await fixture(g, a);
+    const ca = g.client(a, fx.key);
+    let coid = 8_000_000;
+    const place = (tick: number): Promise<unknown> =>
+      ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick, qty: 1, client_order_id: String(++coid) });
+    for (let i = 0; i < 10; i++) await place(30 + i);
+    const lastAcked = coid;
+
+    // Epoch 2 claimed after the log's last entry, by a node that never heartbeats: a keeps its lease (it reaches NATS) and
+    // hears no later primary, so only the stream can tell it.
+    const log = await LogClient.open(g.logConfig('claimer'), 'test claimer');
+    let claimSeq = 0;
+    try {
+      const last = (await log.lastEntry())!;
+      assert.equal(last.epoch, 1);
+      claimSeq = await log.publishClaim(2, last.lastSeq, last.streamSeq);
+    } finally {
+      await log.close();
+    }
+    await sleep(2 * LEASE_MS);
+    assert.equal((await health(a))?.role, 'primary', 'a stepped down before it published: the test proves nothing');
+
+    const lateCoid = String(++coid);
+    const late = await attempt(() =>
+      ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 11, qty: 1, client_order_id: lateCoid }),
+    );
+    t.diagnostic(`the write after the claim: ${JSON.stringify(late)}`);
+    assert.notEqual(late.kind, 'ok', `a fenced primary acknowledged a write: ${JSON.stringify(late)}`);
+    await answersNothing(a, ca);
+    const exit = await Promise.race([a.server.exited, sleep(20_000).then(() => null)]);
+    assert.ok(exit !== null, 'the fenced primary did not exit');
+    assert.equal(exit.code, 75, `exit ${JSON.stringify(exit)}`);
+    const why = a.server.events('replication_step_down');
+    assert.deepEqual(why.map((e) => e.reason), [`fenced: the log moved on to epoch 2 (claim at stream seq ${claimSeq})`]);
+
+    // A standby started now takes over (epoch 3, after the silent claimer's lease): the late write is not in the log.
+    const b = await g.node('b');
+    await waitRole(b, 'primary', 10 * LEASE_MS + 10_000);
+    assert.equal((await health(b))?.epoch, 3);
+    const cb = g.client(b, fx.key);
+    assert.equal((await cb.orders({ client_order_id: lateCoid })).orders.length, 0, 'the refused write is in the log');
+    assert.equal((await cb.orders({ client_order_id: String(lastAcked) })).orders.length, 1, 'an acknowledged write is missing');
+    // a, started again on its data directory, cuts the write it journaled but never got acknowledged, and converges.
+    const a2 = await g.node('a', 'on', a.dataDir);
+    await waitRole(a2, 'standby', 20_000);
+    await cb.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 12, qty: 1, client_order_id: String(++coid) });
+    const hs = await atRest(g, [b, a2]);
+    assert.equal(new Set(hs.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size, 1, JSON.stringify(hs));
+    assert.equal((await g.client(a2, fx.key).orders({ client_order_id: lateCoid })).orders.length, 0);
   } finally {
     await g.close();
   }

@@ -1,7 +1,7 @@
 // browser: Debian's Chromium (/usr/bin/chromium, `apt-get install chromium`)
 // driven by playwright-core, headless, with a fresh profile per run, and the
 // page helpers the browser suite shares: console errors collected per page,
-// screenshots to test-results/ (docs/operations.md's to docs/images/ too with
+// screenshots to test-results/ (the README's to docs/images/ too with
 // UPDATE_SCREENSHOTS=1), and the Performance API figures of a load. Test
 // process.
 
@@ -80,7 +80,7 @@ export async function watchedPage(b: Browser): Promise<Watched> {
 }
 
 /**
- * Saves test-results/<name>.png; a picture docs/operations.md shows (`readme`) is
+ * Saves test-results/<name>.png; a picture the README and docs/operations.md show (`readme`) is
  * also copied to docs/images/<name>.png when UPDATE_SCREENSHOTS=1.
  */
 export async function screenshot(page: Page, name: string, o: { fullPage?: boolean; readme?: boolean } = {}): Promise<string> {

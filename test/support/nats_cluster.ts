@@ -6,7 +6,7 @@
 // stores; child.ts's exit hook kills what is left if the test process dies first.
 // Main thread of a test or tool process.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,14 @@ export const NATS_SERVER = process.env.DX_NATS_SERVER ?? '/usr/sbin/nats-server'
 /** True when the nats-server binary is installed (the replication suites need it). */
 export function natsServerInstalled(): boolean {
   return existsSync(NATS_SERVER);
+}
+
+/** The binary's version as it prints it ("nats-server: v2.9.10" -> "2.9.10"); throws when it cannot be read. */
+export function natsServerVersion(): string {
+  const r = spawnSync(NATS_SERVER, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  const m = /v(\d+\.\d+\.\d+\S*)/.exec(`${r.stdout ?? ''}${r.stderr ?? ''}`);
+  if (m === null) throw new Error(`${NATS_SERVER} --version printed no version: ${r.error?.message ?? r.stdout}`);
+  return m[1]!;
 }
 
 interface Node {

@@ -6,8 +6,12 @@
 // fill and the balance, a round closing and settling, the ladder against
 // GET .../orderbook after 60 s of trading), then the operator console (load,
 // a bad token, the charts, freeze/propose/settle with the trader page
-// following). No console error is allowed on either page. Figures (load
-// times, bundle size) go to the test's diagnostics and to
+// following; a series created, its round frozen, unfrozen, proposed,
+// disputed and voided; an account created and funded, a key created with
+// chosen scopes and revoked, pending withdrawals confirmed and failed; each
+// action confirmed first and checked against /admin, a client or the trader
+// page). No console error is allowed on either page. Figures (load times,
+// bundle size) go to the test's diagnostics and to
 // test-results/web-figures.json; screenshots to test-results/ (and
 // docs/images/ with UPDATE_SCREENSHOTS=1). `npm run test:web`.
 
@@ -16,15 +20,18 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { after, before, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import { after, before, test, type TestContext } from 'node:test';
+import type { Locator, Page } from 'playwright-core';
 import { DxClient } from '../../src/client/client.js';
+import { DxApiError } from '../../src/client/errors.js';
 import type { Orderbook } from '../../src/client/types.js';
 import type { RunningDemo } from '../../src/demo/demo.js';
 import { startDemoFor } from '../../src/demo/start.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, sleep } from '../support/harness.js';
-import { RESULTS_DIR, launch, loadTiming, screenshot, watchedPage, type Browser, type Watched } from '../support/browser.js';
+import {
+  RESULTS_DIR, launch, loadTiming, screenshot, watchedPage, type Browser, type LoadTiming, type Watched,
+} from '../support/browser.js';
 
 // What the callbacks given to page.evaluate / waitForFunction touch: they run
 // in the page, while this project compiles with Node's types only.
@@ -41,8 +48,13 @@ declare const document: {
 };
 
 const PERIOD_S = 40;
-const DISPUTE_MS = 3000;
-/** Generous: the target is 1 s on 127.0.0.1; this only catches a page that hangs. */
+/** Long enough for the console to dispute a proposal by hand (two clicks and a 1 s poll) on a loaded machine. */
+const DISPUTE_MS = 10_000;
+/**
+ * The target is interactive within 1 s on 127.0.0.1. A timed test on a
+ * shared machine cannot hold a target (docs/testing.md records the measured
+ * figures); this bound only catches a page that hangs.
+ */
 const LOAD_BOUND_MS = 5000;
 
 let tx: TestExchange;
@@ -106,6 +118,36 @@ async function until(what: string, cond: () => Promise<boolean>, ms = 10_000): P
   assert.ok(await eventually(cond, ms, 100), `timed out waiting for ${what}`);
 }
 
+/**
+ * Clicks a console action's button inside `scope`, checks the confirmation
+ * it asks (the question, read by a screen reader as the group's name) and
+ * confirms it.
+ */
+async function confirmAction(scope: Locator, label: string, question: string): Promise<void> {
+  await scope.getByRole('button', { name: label, exact: true }).click();
+  const ask = scope.getByRole('group', { name: question, exact: true });
+  await ask.waitFor();
+  await ask.getByRole('button', { name: 'Confirm' }).click();
+}
+
+/**
+ * Records a cold load's Performance API figures (the test's diagnostics and
+ * web-figures.json) and fails only on a page that hangs.
+ */
+function coldLoad(t: TestContext, page: 'trader' | 'console', timing: LoadTiming): void {
+  figures[`${page}_cold_load`] = timing;
+  const { interactive_ms, dom_content_loaded_ms } = timing;
+  t.diagnostic(`${page} interactive after ${interactive_ms} ms (DOMContentLoaded ${dom_content_loaded_ms} ms; target 1000 ms)`);
+  assert.ok(timing.interactive_ms < LOAD_BOUND_MS, `${page} interactive after ${timing.interactive_ms} ms`);
+}
+
+/** A market's current round as GET /admin/markets lists it. */
+async function adminRound(marketId: number): Promise<{ round_number: string; status: string; outcome: string }> {
+  const m = (await tx.admin.markets()).markets.find((x) => x.market_id === marketId);
+  assert.ok(m?.round, `market ${marketId} has a round in /admin/markets`);
+  return m.round;
+}
+
 /** Places an order with the ticket; returns the result line. */
 interface TicketOrder {
   side?: 'Buy' | 'Sell';
@@ -164,12 +206,11 @@ test('web: the trader bundle is at most 150 KB gzip', () => {
   assert.ok(total <= 150 * 1024, `trader page is ${total} bytes gzip`);
 });
 
-test('trader page: a cold load is interactive within a second (Performance API); a bad key shows the 401 message', async () => {
+test(`trader page: a cold load's time to interactive is measured (Performance API) and under ${LOAD_BOUND_MS} ms; ` +
+  'a bad key shows the 401 message', async (t) => {
   const page = trader.page;
   await page.goto(`${tx.base}/`);
-  const timing = await loadTiming(page);
-  figures.trader_cold_load = timing;
-  assert.ok(timing.interactive_ms < LOAD_BOUND_MS, `interactive after ${timing.interactive_ms} ms`);
+  coldLoad(t, 'trader', await loadTiming(page));
   await screenshot(page, 'trader-signin');
   // The key id field has the focus: the page is usable by keyboard from the start.
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'key-id');
@@ -322,7 +363,7 @@ test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/
   assert.equal(compared, 1, 'the book held still long enough to compare');
   assert.equal(mismatch, '');
 
-  // The picture for docs/operations.md: a resting order of ours on the ladder and in open orders.
+  // The picture for the README and docs/operations.md: a resting order of ours on the ladder and in open orders.
   const { id } = await restingOrder(page, 12);
   await page.locator(`[data-testid=open-orders] tr[data-order-id="${id}"]`).waitFor();
   await until('the own order on the ladder', async () => (await page.locator('[data-testid=ladder-yes] tr.own').count()) === 1);
@@ -333,12 +374,11 @@ test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/
 
 // ---- operator console ---------------------------------------------------------------------------
 
-test('console: a cold load is interactive within a second; a bad token is 401; signed in, the charts and tables fill', async () => {
+test(`console: a cold load's time to interactive is measured (Performance API) and under ${LOAD_BOUND_MS} ms; a bad token is 401; ` +
+  'signed in, the charts and tables fill', async (t) => {
   const page = operator.page;
   await page.goto(`${tx.adminBase}/`);
-  const timing = await loadTiming(page);
-  figures.console_cold_load = timing;
-  assert.ok(timing.interactive_ms < LOAD_BOUND_MS, `interactive after ${timing.interactive_ms} ms`);
+  coldLoad(t, 'console', await loadTiming(page));
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'admin-token');
   await page.getByLabel('Operator token').fill('not-the-token');
   await operator.expecting(/status of 401/, async () => {
@@ -370,24 +410,153 @@ test('console: the operator freezes, proposes and settles a round; the trader pa
   const round = await client.round(market);
   const row = page.locator(`[data-testid=rounds] tr[data-market-id="${market}"]`);
   await until('the console shows that round', async () => (await row.innerText()).includes(round.round_number));
-  const act = async (label: string, status: string): Promise<void> => {
-    await row.getByRole('button', { name: label, exact: true }).click();
-    await row.getByRole('button', { name: 'Confirm' }).click();
+  const of = `round ${round.round_number} of market ${market}?`;
+  const act = async (label: string, question: string, status: string): Promise<void> => {
+    await confirmAction(row, label, question);
     await until(`the console shows ${status}`, async () => (await row.locator('[data-testid=round-status]').innerText()) === status);
   };
-  await act('Freeze', 'frozen');
+  await act('Freeze', `Freeze ${of}`, 'frozen');
   await until('the trader page shows frozen', async () => (await text(trader.page, 'round-status')) === 'frozen');
   const refused = await trader.expecting(/status of 409/, () => ticket(trader.page, { tick: 50, qty: 1 }));
   assert.match(refused, /^409 market_not_trading: /);
-  await act('Propose from oracle', 'proposed');
+  await act('Propose from oracle', `Propose from the oracle price, ${of}`, 'proposed');
   await until('the trader page shows proposed', async () => (await text(trader.page, 'round-status')) === 'proposed');
-  await row.getByRole('button', { name: 'Settle', exact: true }).click();
-  await row.getByRole('button', { name: 'Confirm' }).click();
+  const outcome = (await adminRound(market)).outcome.toUpperCase();
+  await confirmAction(row, 'Settle', `Settle (pay out ${outcome}) ${of}`);
   const after = Number(round.round_number);
   await until('the trader page moves to the next round', async () => Number(await text(trader.page, 'round-number')) > after);
   const settled = (await client.rounds({ category: 1 })).rounds.find((r) => r.round_number === round.round_number)!;
   assert.equal(settled.status, 'settled');
   await until('the console shows the next round', async () => Number(await row.locator('[data-testid=round-number]').innerText()) > after);
+});
+
+test('console: creates a series; freezes and unfreezes its round, then freezes, proposes YES, disputes and voids it, each confirmed ' +
+  'first; /admin and the trader page follow', async () => {
+  const page = operator.page;
+  const category = 7;
+  await page.getByText('Create a series', { exact: true }).click();
+  await page.getByLabel(/^Category/).fill(String(category));
+  await page.getByLabel('Title', { exact: true }).fill('Console series');
+  await page.getByLabel('Round length (s)').fill('900');
+  await page.getByRole('button', { name: 'Create series' }).click();
+  const made = page.getByRole('status').filter({ hasText: /^series created: / });
+  await made.waitFor();
+  const created = /^series created: market (\d+), round (\d+)$/.exec(await made.innerText());
+  assert.ok(created, `the answer names the market and its first round: ${await made.innerText()}`);
+  const id = Number(created[1]);
+  const rn = created[2]!;
+  const series = (await tx.admin.listSeries()).series.find((x) => x.category === category);
+  assert.deepEqual(
+    [series?.market_id, series?.title, series?.period_s, series?.active, series?.round?.round_number],
+    [id, 'Console series', 900, true, rn],
+  );
+
+  // The trader page lists the new market (its markets list polls every 2 s); pick it and rest an order on it.
+  const tp = trader.page;
+  await tp.locator(`[data-testid=market-${id}] button`).waitFor();
+  await tp.locator(`[data-testid=market-${id}] button`).click();
+  await until('the trader page shows the new round', async () => (await text(tp, 'round-number')) === rn);
+  const placed = /^order (\d+) resting: filled 0, resting 2$/.exec(await ticket(tp, { tick: 30, qty: 2, postOnly: true }));
+  assert.ok(placed, 'a buy rests on the new market');
+  const orderRow = tp.locator(`[data-testid=open-orders] tr[data-order-id="${placed[1]}"]`);
+  await orderRow.waitFor();
+
+  const row = page.locator(`[data-testid=rounds] tr[data-market-id="${id}"]`);
+  await until('the console lists the new market', async () => (await row.count()) === 1);
+  const of = `round ${rn} of market ${id}?`;
+  const step = async (label: string, question: string, status: string): Promise<void> => {
+    await confirmAction(row, label, question);
+    await until(`the console shows ${status}`, async () => (await row.locator('[data-testid=round-status]').innerText()) === status);
+    assert.equal((await adminRound(id)).status, status, '/admin/markets');
+    await until(`the trader page shows ${status}`, async () => (await text(tp, 'round-status')) === status);
+  };
+  // Cancel asks nothing of the exchange.
+  await row.getByRole('button', { name: 'Freeze', exact: true }).click();
+  await row.getByRole('group', { name: `Freeze ${of}` }).getByRole('button', { name: 'Cancel' }).click();
+  await sleep(1500);
+  assert.equal((await adminRound(id)).status, 'trading', 'a canceled confirmation froze the round');
+
+  await step('Freeze', `Freeze ${of}`, 'frozen');
+  await until('the freeze canceled the resting order', async () => (await orderRow.count()) === 0);
+  const gone = (await client.orders({ limit: 1000 })).orders.find((o) => o.order_id === placed[1]);
+  assert.equal(gone?.reason, 'round_frozen');
+  await step('Unfreeze', `Unfreeze ${of}`, 'trading');
+  await step('Freeze', `Freeze ${of}`, 'frozen');
+  await step('Propose YES', `Propose YES for ${of}`, 'proposed');
+  assert.equal(await row.locator('td').nth(6).innerText(), 'YES');
+  assert.equal((await adminRound(id)).outcome, 'yes');
+  await step('Dispute', `Dispute ${of}`, 'frozen');
+  assert.equal((await adminRound(id)).outcome, '', 'the dispute withdrew the proposal');
+  await confirmAction(row, 'Void', `Void (pay 50¢ per share) ${of}`);
+  // The series opens its next round at once (the demo's oracle is fresh): the voided one is in the round history.
+  const shownRound = async (): Promise<number> => Number(await row.locator('[data-testid=round-number]').innerText());
+  await until('the console shows the next round', async () => (await shownRound()) > Number(rn));
+  const voided = (await client.rounds({ category })).rounds.find((r) => r.round_number === rn);
+  assert.deepEqual([voided?.status, voided?.outcome], ['void', '']);
+  await until('the trader page follows into the next round', async () => Number(await text(tp, 'round-number')) > Number(rn));
+  await tp.locator(`[data-testid=market-${market}] button`).click();
+  const title = tp.locator('#market-title');
+  await until('the trader page is back on the demo market', async () => (await title.innerText()).includes(`market ${market}`));
+});
+
+test('console: creates an account and deposits; creates a key with the read and withdraw scopes; confirms one pending ' +
+  'withdrawal and fails another; revokes the key; /admin and the key\'s own reads follow', async () => {
+  const page = operator.page;
+  const panel = page.locator('section[aria-labelledby=accounts-title]');
+  await confirmAction(panel, 'Create account', 'Create a new account?');
+  const made = panel.getByRole('status').filter({ hasText: /^account \d+ created$/ });
+  await made.waitFor();
+  const account = Number(/\d+/.exec(await made.innerText())![0]);
+  const view = panel.locator('[data-testid=account]');
+  await until('the console shows the new account', async () => new RegExp(`Account\\s+${account}\\b`).test(await view.innerText()));
+  assert.equal((await tx.admin.account(account)).available, '0');
+
+  await panel.getByLabel('Deposit (¢)').fill('50000');
+  await confirmAction(panel, 'Deposit', `Credit 50000¢ to account ${account}?`);
+  await panel.getByRole('status').filter({ hasText: /^deposited \(seq \d+\)$/ }).waitFor();
+  await until('the console shows $500.00 available', async () => (await view.innerText()).includes('$500.00'));
+  assert.equal((await tx.admin.account(account)).available, '50000');
+
+  // Grant read and withdraw, not trade.
+  await panel.getByRole('checkbox', { name: 'trade' }).uncheck();
+  await panel.getByRole('checkbox', { name: 'withdraw' }).check();
+  await confirmAction(panel, 'Create key', `Create a key with read, withdraw for account ${account}?`);
+  const secret = await panel.locator('[data-testid=new-secret]').innerText();
+  const keyMade = await panel.getByRole('status').filter({ hasText: /^key \d+ created$/ }).innerText();
+  const keyId = Number(/\d+/.exec(keyMade)![0]);
+  const keyRow = panel.locator(`[data-testid=keys] tr[data-key-id="${keyId}"]`);
+  await until('the keys table lists the key as live', async () => /read, withdraw\s+live/.test(await keyRow.innerText()));
+  const keys = (await tx.admin.account(account)).keys;
+  assert.deepEqual(keys.map((k) => [k.key_id, k.scopes, k.revoked]), [[keyId, ['read', 'withdraw'], false]]);
+  const holder = new DxClient({ baseUrl: tx.base, keyId, secret });
+  assert.equal((await holder.balance()).available, '50000');
+  await assert.rejects(
+    holder.placeOrder({ market_id: market, side: 'buy', outcome: 'yes', tick: 1, qty: 1 }),
+    (e: unknown) => e instanceof DxApiError && e.status === 403 && e.code === 'missing_scope',
+  );
+
+  const a = await holder.withdraw({ client_withdrawal_id: '1', amount: '100', destination: 'bank:console-a' });
+  const b = await holder.withdraw({ client_withdrawal_id: '2', amount: '200', destination: 'bank:console-b' });
+  const wpanel = page.locator('section[aria-labelledby=withdrawals-title]');
+  const rowA = wpanel.locator(`tr[data-wid="${a.wid}"]`);
+  const rowB = wpanel.locator(`tr[data-wid="${b.wid}"]`);
+  await rowA.waitFor();
+  await rowB.waitFor();
+  await confirmAction(rowA, 'Confirm', 'Send $1.00 to bank:console-a?');
+  await until('the confirmed withdrawal leaves the list', async () => (await rowA.count()) === 0);
+  await confirmAction(rowB, 'Fail', `Fail withdrawal ${b.wid} (the money returns)?`);
+  await until('the failed withdrawal leaves the list', async () => (await rowB.count()) === 0);
+  const pending = (await tx.admin.pendingWithdrawals()).withdrawals.filter((w) => w.account_id === account);
+  assert.deepEqual(pending, []);
+  assert.equal((await holder.withdrawal('1')).status, 'confirmed');
+  assert.equal((await holder.withdrawal('2')).status, 'failed');
+  const bal = await holder.balance();
+  assert.deepEqual([bal.available, bal.reserved], ['49900', '0'], 'the confirmed 100 left, the failed 200 came back');
+
+  await confirmAction(keyRow, 'Revoke', `Revoke key ${keyId} (its sessions close at once)?`);
+  await until('the keys table shows the key revoked', async () => /\brevoked\b/.test(await keyRow.innerText()));
+  assert.deepEqual((await tx.admin.account(account)).keys.map((k) => [k.key_id, k.revoked]), [[keyId, true]]);
+  await assert.rejects(holder.balance(), (e: unknown) => e instanceof DxApiError && e.status === 401);
 });
 
 test('web: no console errors on either page', () => {

@@ -485,7 +485,7 @@ function WithdrawalsPanel(props: { api: AdminApi }) {
         <Head cols={['Id', 'Account', 'Amount', 'Destination', 'Actions']} />
         <tbody>
           {(data?.withdrawals ?? []).map((w) => (
-            <tr key={w.wid}>
+            <tr key={w.wid} data-wid={w.wid}>
               <td>{w.wid}</td>
               <td>{w.account_id}</td>
               <td>{dollars(w.amount ?? '0')}</td>
@@ -603,7 +603,7 @@ function AccountsPanel(props: { api: AdminApi }) {
             <Head cols={['Key', 'Scopes', 'State', 'Actions']} />
             <tbody>
               {(account.keys ?? []).map((k) => (
-                <tr key={k.key_id}>
+                <tr key={k.key_id} data-key-id={k.key_id}>
                   <td>{k.key_id}</td>
                   <td>{k.scopes.join(', ')}</td>
                   <td>{k.revoked ? 'revoked' : 'live'}</td>

@@ -16,7 +16,7 @@ import { DxApiError } from '../../../src/client/errors.js';
 export type Outcome<T> =
   | { kind: 'ok'; body: T }
   | { kind: 'rejected'; status: number; code: string; details: Record<string, unknown> | null }
-  | { kind: 'refused'; status: number; code: string }
+  | { kind: 'refused'; status: number; code: string; message: string }
   | { kind: 'uncertain'; why: string };
 
 export async function attempt<T>(call: () => Promise<T>): Promise<Outcome<T>> {
@@ -25,7 +25,9 @@ export async function attempt<T>(call: () => Promise<T>): Promise<Outcome<T>> {
   } catch (e) {
     if (e instanceof DxApiError) {
       if (e.origin === 'core') return { kind: 'rejected', status: e.status, code: e.code, details: e.details };
-      if (e.origin === 'gateway' && e.status !== 504 && e.status !== 500) return { kind: 'refused', status: e.status, code: e.code };
+      if (e.origin === 'gateway' && e.status !== 504 && e.status !== 500) {
+        return { kind: 'refused', status: e.status, code: e.code, message: e.body.message };
+      }
       return { kind: 'uncertain', why: `${e.status} ${e.code}` };
     }
     const err = e as Error & { cause?: { code?: string; message?: string } };
