@@ -11,7 +11,8 @@
 //            announcing itself, so producers never pay for a wake-up; a record
 //            waits at most one nap. Fewer wake-ups than park under steady load,
 //            some CPU when idle (one nap's wake-up per max_nap_us).
-//   park     BlockingWaitStrategy: spins for spin_us, then parks on a Doorbell
+//   park     BlockingWaitStrategy: spins for spin_us (by default only while
+//            work arrives every few µs: ADAPTIVE_SPIN_US), then parks on a Doorbell
 //            with Atomics.wait after announcing itself; producers ring the
 //            doorbell after publishing (one Atomics.load unless someone
 //            announced). No CPU when idle; a wake-up costs the waker a futex
@@ -57,7 +58,7 @@ export interface WaitOptions {
 }
 
 /**
- * Default spin phase of backoff and park: none. Measured on this 2-vCPU host
+ * Default spin phase of backoff: none (park adapts, ADAPTIVE_SPIN_US). Measured on this 2-vCPU host
  * (bench/ring_handoff.ts, requests 1 ms apart so the consumer had parked):
  * waking a parked thread took ~20-30 µs at p50, and the woken thread then
  * seems to share the waker's vCPU, so a spin holds the CPU the waker needs
@@ -161,6 +162,40 @@ export class BackoffWaitStrategy implements WaitStrategy {
   }
 }
 
+/**
+ * When no spin_us is given, park spins only while work arrives faster than
+ * a wake-up costs: ADAPTIVE_SPIN_US after the last work, and only while the
+ * last ADAPTIVE_ROUNDS rounds that found work came at least once per that
+ * window on average. At a few thousand commands a second a record comes
+ * every few hundred µs and a spin only burns the core the producer needs
+ * (see SPIN_US_DEFAULT); at a hundred thousand (binary order entry) one comes
+ * every few µs and every park would cost a futex wake on each side.
+ */
+export const ADAPTIVE_SPIN_US = 20;
+const ADAPTIVE_ROUNDS = 64;
+
+/** Whether recent work came often enough to spin for it (BlockingWaitStrategy without a fixed spin_us). */
+export class WorkRate {
+  private rounds = 0;
+  private windowStartMs: number;
+  /** True while the last window's rounds with work came at least once per ADAPTIVE_SPIN_US. */
+  dense = false;
+
+  /** `now`: the clock in ms (tests give their own). */
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.windowStartMs = now();
+  }
+
+  /** A round found work. */
+  onWork(): void {
+    if (++this.rounds < ADAPTIVE_ROUNDS) return;
+    const now = this.now();
+    this.dense = (now - this.windowStartMs) * 1000 <= this.rounds * ADAPTIVE_SPIN_US;
+    this.rounds = 0;
+    this.windowStartMs = now;
+  }
+}
+
 export class BlockingWaitStrategy implements WaitStrategy {
   readonly kind = 'park' as const;
   sleeps = 0;
@@ -168,13 +203,16 @@ export class BlockingWaitStrategy implements WaitStrategy {
   /** Parks abandoned because the re-check after announcing found work. */
   rechecks = 0;
   private readonly spin: SpinPhase;
+  /** Null with a fixed spin_us; else decides whether to spin (ADAPTIVE_SPIN_US) or park at once. */
+  private readonly rate: WorkRate | null;
   private readonly sources: readonly IdleSource[];
   private readonly timeoutMs: number;
 
   constructor(readonly doorbell: Doorbell, sources: IdleSource | readonly IdleSource[], opts: WaitOptions = {}) {
     this.sources = Array.isArray(sources) ? sources.slice() : [sources as IdleSource];
     assert(this.sources.length > 0, 'wait: a blocking strategy needs at least one source');
-    this.spin = new SpinPhase(opts.spin_us ?? SPIN_US_DEFAULT);
+    this.rate = opts.spin_us === undefined ? new WorkRate() : null;
+    this.spin = new SpinPhase(opts.spin_us ?? ADAPTIVE_SPIN_US);
     this.timeoutMs = opts.park_timeout_ms ?? PARK_TIMEOUT_MS_DEFAULT;
     assert(this.timeoutMs > 0, 'wait: park_timeout_ms must be > 0');
   }
@@ -182,9 +220,10 @@ export class BlockingWaitStrategy implements WaitStrategy {
   idle(workCount: number, untilMs = Infinity): void {
     if (workCount > 0) {
       this.spin.reset();
+      this.rate?.onWork();
       return;
     }
-    if (this.spin.spinning()) return;
+    if ((this.rate === null || this.rate.dense) && this.spin.spinning()) return;
     this.park(untilMs);
     this.spin.reset();
   }

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { Doorbell } from '../../src/ring/doorbell.js';
-import { BackoffWaitStrategy, BlockingWaitStrategy, BusySpinWaitStrategy, LoopWaitStrategy, type WaitKind } from '../../src/ring/wait.js';
+import {
+  ADAPTIVE_SPIN_US, BackoffWaitStrategy, BlockingWaitStrategy, BusySpinWaitStrategy, LoopWaitStrategy, WorkRate, type WaitKind,
+} from '../../src/ring/wait.js';
 import { STOP_TYPE, checkTestRecord, mix32, testRecordLen, writeTestRecord } from './ring_records.js';
 import { newControl, online, startWorker } from './ring_workers.js';
 
@@ -45,6 +47,33 @@ test('wait: a blocking strategy keeps returning during its spin phase, then park
   // Work resets the spin phase.
   idle.idle(1);
   for (let i = 0; i < 64; i++) idle.idle(0);
+  assert.equal(idle.sleeps, 1);
+});
+
+test('wait: without a fixed spin_us, park spins only while rounds with work come at least once per ADAPTIVE_SPIN_US', () => {
+  let nowMs = 0;
+  const rate = new WorkRate(() => nowMs);
+  const rounds = (n: number, gapUs: number): void => {
+    for (let i = 0; i < n; i++) {
+      nowMs += gapUs / 1000;
+      rate.onWork();
+    }
+  };
+  assert.equal(rate.dense, false, 'parks at once until it has seen the rate');
+  rounds(64, ADAPTIVE_SPIN_US / 4);
+  assert.equal(rate.dense, true, 'work every few µs: spin');
+  rounds(63, 500);
+  assert.equal(rate.dense, true, 'judged once per 64 rounds');
+  rounds(1, 500);
+  assert.equal(rate.dense, false, 'work every 500 µs: a spin would only burn the core');
+  rounds(64, ADAPTIVE_SPIN_US * 0.99);
+  assert.equal(rate.dense, true, 'just more often than once per window spins');
+  rounds(64, ADAPTIVE_SPIN_US * 1.5);
+  assert.equal(rate.dense, false, 'less often does not');
+  // A strategy without spin_us parks at once while the rate is not dense (no spin phase at all).
+  const ring = new SpscRing(SpscRing.allocate(4096, FP), FP);
+  const idle = new BlockingWaitStrategy(ring.doorbell, ring, { park_timeout_ms: 1 });
+  idle.idle(0);
   assert.equal(idle.sleeps, 1);
 });
 
