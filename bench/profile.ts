@@ -38,7 +38,7 @@
 // worker thread of it.
 
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -128,6 +128,8 @@ function header(title: string, lines: string[], note = CPU_PROFILE_NOTE): string
 
 function writeOutputs(stem: string, title: string, lines: string[], profileJson: string): { cpuprofile: string; md: string } {
   const dir = resultsDir();
+  // DX_BENCH_RESULTS_DIR may name a directory that does not exist yet.
+  mkdirSync(dir, { recursive: true });
   const cpuprofile = join(dir, `${stem}.cpuprofile`);
   const md = join(dir, `profile-${stem}.md`);
   writeFileSync(cpuprofile, profileJson);
