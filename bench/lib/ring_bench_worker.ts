@@ -181,7 +181,7 @@ function pingPoll(a: Extract<BenchRole, { role: 'ping_poll' }>): Promise<BenchWo
     };
     // The gateway's pattern with the spin kind: one poll per event-loop turn while a reply is outstanding.
     let outstanding = false;
-    const poller = new LoopWaitStrategy('spin', {
+    const poller = new LoopWaitStrategy('spin', rep.doorbell, {
       poll: () => {
         const off = rep.peek();
         if (off === -1) return 0;
@@ -207,7 +207,7 @@ function pingPoll(a: Extract<BenchRole, { role: 'ping_poll' }>): Promise<BenchWo
         return 1;
       },
       awaiting: () => outstanding,
-      park: () => null,
+      hasWork: () => rep.hasUnread(),
       dueInMs: () => Infinity,
     });
     ready();

@@ -14,7 +14,7 @@ import { hiLoToString, msToNsHiLo } from '../lib/u64.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import type { Doorbell } from '../ring/doorbell.js';
-import { LoopWaitStrategy, type WaitKind } from '../ring/wait.js';
+import { BellWatch, LoopWaitStrategy, type WaitKind } from '../ring/wait.js';
 import type { CommandProducer } from '../ring/command_producer.js';
 import { SeqStampReader } from '../ring/seq_stamps.js';
 import type { Views } from '../views/views.js';
@@ -202,14 +202,14 @@ export class GatewayCore {
     this.sequencedAt = opts.sequencedStamps ? new SeqStampReader(opts.sequencedStamps) : null;
     this.durableAt = opts.durableStamps ? new SeqStampReader(opts.durableStamps) : null;
     this.bell = this.durable !== null ? this.durable.doorbell : this.consumer.doorbell;
-    this.waiter = new LoopWaitStrategy(opts.wait ?? 'park', {
+    this.waiter = new LoopWaitStrategy(opts.wait ?? 'park', this.bell, {
       poll: () => {
         const n = this.drain();
         this.expire(Date.now());
         return n;
       },
       awaiting: () => this.pending > 0,
-      park: (ms) => this.parkOnBell(ms),
+      hasWork: () => this.hasApplicable(),
       dueInMs: () => this.nextDeadlineMs() - Date.now(),
     });
     this.waiter.start();
@@ -235,14 +235,6 @@ export class GatewayCore {
     if (this.pending > 0) this.waiter.kick();
   }
 
-  /** Announce, re-check, then park asynchronously (the no-lost-wake-up protocol of doorbell.ts); null when an event is applicable now. */
-  private parkOnBell(timeoutMs: number): Promise<unknown> | null {
-    const bell = this.bell;
-    bell.announce();
-    if (this.hasApplicable()) return null;
-    return bell.parkAsync(timeoutMs);
-  }
-
   /** The deadline of the oldest request still held (Date.now() time), Infinity when none. */
   private nextDeadlineMs(): number {
     const q = this.expiryQueue;
@@ -257,12 +249,11 @@ export class GatewayCore {
 
   /**
    * For another event-loop poller of this thread (the WebSocket lane's pump):
-   * parks asynchronously on the bell with the doorbell protocol. Null when an
-   * applicable event is already waiting (drain now); else settles when events
-   * become applicable (durable) or after timeout_ms.
+   * a watch on the bell this core's events become applicable by (durable),
+   * with the doorbell protocol's re-check; `onRing` follows each ring.
    */
-  waitForEvents(timeout_ms: number): Promise<unknown> | null {
-    return this.parkOnBell(timeout_ms);
+  bellWatch(onRing: () => void): BellWatch {
+    return new BellWatch(this.bell, () => this.hasApplicable(), onRing);
   }
 
   /** True when an event that may be applied now (durable) is waiting. */

@@ -30,6 +30,7 @@ import type { PubAck } from '@nats-io/jetstream';
 import type { DurableSeq } from '../journal/durable.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
+import { BellWatch } from '../ring/wait.js';
 import { BatchBuilder } from './batch.js';
 import type { LogClient } from './log_client.js';
 import { H_EPOCH, H_FIRST_SEQ, H_LAST_SEQ, H_NODE, msgIdOf, publishVerdict } from './protocol.js';
@@ -89,6 +90,7 @@ export class Replicator {
     private readonly log_: LogFn,
   ) {
     this.consumer = new BroadcastConsumer(eventRing, LAYOUT_FINGERPRINT, consumerIndex);
+    this.watch = new BellWatch(this.consumer.doorbell, () => this.consumer.hasUnread(), () => this.onUnpark());
     // Opened before the engine is told to sequence: nothing it publishes is missed.
     this.consumer.open();
     this.nextExpect = claimStreamSeq;
@@ -127,6 +129,9 @@ export class Replicator {
    */
   private scheduled = false;
   private parked = false;
+  private parkTimer: NodeJS.Timeout | null = null;
+  /** The watch on the event ring's doorbell: one waitAsync at most, no V8 timeout (BellWatch). */
+  private watch!: BellWatch;
 
   private kick(): void {
     if (this.scheduled || !this.running) return;
@@ -147,24 +152,22 @@ export class Replicator {
       return;
     }
     this.emptyPolls = 0;
-    const bell = this.consumer.doorbell;
-    bell.announce();
-    if (this.consumer.hasUnread()) {
+    if (!this.watch.watch()) {
       this.kick();
       return;
     }
+    // Parked on the ring's doorbell; the timer is a safety net.
     if (this.parked) return;
-    const wait = bell.parkAsync(PARK_MS);
-    if (wait === null) {
-      this.kick();
-      return;
-    }
     this.parked = true;
-    void wait.then(this.onUnpark);
+    this.parkTimer = setTimeout(this.onUnpark, PARK_MS);
   };
 
+  /** The park ends: rung (the watch) or by its safety timer, whichever comes first. */
   private readonly onUnpark = (): void => {
+    if (!this.parked) return;
     this.parked = false;
+    if (this.parkTimer !== null) clearTimeout(this.parkTimer);
+    this.parkTimer = null;
     this.kick();
   };
 

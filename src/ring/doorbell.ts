@@ -32,7 +32,7 @@ const OWN_WORD_BYTE = 64;
 
 export type ParkResult = 'ok' | 'not-equal' | 'timed-out';
 
-type AtomicsWaitAsync = (a: Int32Array, index: number, value: number, timeout_ms: number) =>
+type AtomicsWaitAsync = (a: Int32Array, index: number, value: number, timeout_ms?: number) =>
   { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<ParkResult> };
 
 export class Doorbell {
@@ -88,14 +88,16 @@ export class Doorbell {
 
   /**
    * Consumer side, for threads that must not block (uWS I/O threads): like
-   * park() but returns a promise, or null when a producer already rang
-   * (the word is no longer 1). A wake costs ~55 us here, so callers spin
-   * briefly from the event loop first and park only when the ring stays empty.
+   * park() but returns a promise that settles when a producer rings, or null
+   * when one already rang (the word is no longer 1). No timeout: V8 runs a
+   * waitAsync timeout as a delayed task on the platform's worker threads,
+   * which costs more than the wait itself; a caller's deadline is its own
+   * loop timer (wait.ts BellWatch).
    */
-  parkAsync(timeout_ms: number): Promise<ParkResult> | null {
+  parkAsync(): Promise<ParkResult> | null {
     // Atomics.waitAsync is in Node 20 but not in TypeScript's ES2022 lib.
     const waitAsync = (Atomics as unknown as { waitAsync: AtomicsWaitAsync }).waitAsync;
-    const r = waitAsync(this.word, 0, 1, timeout_ms);
+    const r = waitAsync(this.word, 0, 1);
     return r.async ? r.value : null;
   }
 

@@ -26,15 +26,17 @@
 //   backoff  polls every turn after work, parks asynchronously
 //            (Atomics.waitAsync on a doorbell) after SPIN_POLLS empty turns;
 //   park     parks after the first empty poll.
-// When nothing is awaited it parks with no timeout, and polls once per wake
-// at most every idle_drain_ms (the ring's consumers must keep reading so the
-// engine never waits for space; an idle thread uses no CPU).
+// A park is one Atomics.waitAsync with no timeout (BellWatch); while
+// something is awaited, the strategy's own loop timer ends it at the nearest
+// deadline. When nothing is awaited it parks with no timer, and polls once
+// per wake at most every idle_drain_ms (the ring's consumers must keep
+// reading so the engine never waits for space; an idle thread uses no CPU).
 //
 // The doorbell protocol (announce, re-check every source, then wait) is in
 // doorbell.ts; wake-ups are never lost, timeouts are safety nets only.
 // Nothing here reads a clock except for spin phases, naps and deadlines, and
-// nothing allocates per round except the Immediate/Promise of an event-loop
-// poll or park.
+// nothing allocates per round except the Immediate, Timeout or Promise of an
+// event-loop poll or park.
 
 import { assert } from '../lib/assert.js';
 import type { Doorbell } from './doorbell.js';
@@ -266,17 +268,53 @@ export function waitStrategy(
 
 // ------------------------------------------------------------------ event-loop threads
 
+/**
+ * One event-loop thread's asynchronous wait on a Doorbell: at most one
+ * Atomics.waitAsync outstanding, and never one with a timeout. V8 schedules
+ * a waitAsync timeout as a delayed task on the platform's worker threads
+ * (Node's delayed-task thread arms a timer for it, and it runs there even
+ * after an early notify), which cost those threads ~17 µs of CPU per parked
+ * request at 5,000 placements/s; a deadline is the caller's own loop timer.
+ */
+export class BellWatch {
+  private pending = false;
+
+  /**
+   * `hasWork`: the fresh re-check after announcing (work that is already
+   * there); `onRing`: called once for each wait that a producer's wake ends.
+   */
+  constructor(private readonly bell: Doorbell, private readonly hasWork: () => boolean, private readonly onRing: () => void) {}
+
+  /**
+   * Announces and re-checks (the no-lost-wake-up protocol of doorbell.ts);
+   * false when work is already there (poll now), else true: onRing follows
+   * the next ring. A wait still outstanding from before is kept, not doubled.
+   */
+  watch(): boolean {
+    this.bell.announce();
+    if (this.hasWork()) return false;
+    if (this.pending) return true;
+    const wait = this.bell.parkAsync();
+    if (wait === null) return false;
+    this.pending = true;
+    wait.then(this.rang, this.rang);
+    return true;
+  }
+
+  private readonly rang = (): void => {
+    this.pending = false;
+    this.onRing();
+  };
+}
+
 /** What a LoopWaitStrategy drives. */
 export interface LoopWaitTarget {
   /** Takes what is there (drain, expire); returns the records handled. */
   poll(): number;
   /** True while something is awaited (requests held for their completion): poll promptly. */
   awaiting(): boolean;
-  /**
-   * Announces, re-checks and parks asynchronously for at most timeoutMs
-   * (Infinity: no timeout); null when a record is already there (poll now).
-   */
-  park(timeoutMs: number): Promise<unknown> | null;
+  /** The fresh re-check of the doorbell protocol: true when work is already there (BellWatch's hasWork). */
+  hasWork(): boolean;
   /** Milliseconds until something awaited is due without any record (a request's deadline); Infinity when none. */
   dueInMs(): number;
 }
@@ -292,94 +330,94 @@ export class LoopWaitStrategy {
   parks = 0;
   private readonly spinPolls: number;
   private readonly idleDrainMs: number;
+  private readonly watch: BellWatch;
   private emptyPolls = 0;
-  /** A poll is scheduled (setImmediate) or an awaited park is pending. */
-  private active = false;
-  /** A park with no timeout is pending while nothing is awaited. */
-  private idleParked = false;
+  /** A poll is scheduled for the next loop turn (setImmediate). */
+  private immediate = false;
+  /** The loop timer of this strategy: a held request's deadline, or the idle drain's delay. */
+  private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(readonly kind: WaitKind, private readonly target: LoopWaitTarget, opts: { idle_drain_ms?: number } = {}) {
+  constructor(readonly kind: WaitKind, bell: Doorbell, private readonly target: LoopWaitTarget, opts: { idle_drain_ms?: number } = {}) {
     this.spinPolls = kind === 'spin' ? Infinity : kind === 'backoff' ? SPIN_POLLS : 0;
     this.idleDrainMs = opts.idle_drain_ms ?? IDLE_DRAIN_MS_DEFAULT;
+    this.watch = new BellWatch(bell, () => target.hasWork(), this.onRing);
   }
 
   /** Something became awaited (a command was sent): poll from the next loop turn. */
   kick(): void {
-    if (this.stopped || this.active) return;
-    this.active = true;
+    if (this.stopped) return;
     this.emptyPolls = 0;
-    setImmediate(this.onPoll);
+    this.pollSoon();
   }
 
   /** Starts watching while nothing is awaited (drains what other threads' traffic publishes). */
   start(): void {
     this.stopped = false;
-    this.watchIdle();
+    this.sleep();
   }
 
   stop(): void {
     this.stopped = true;
+    this.clearTimer();
+  }
+
+  private pollSoon(): void {
+    if (this.immediate) return;
+    this.immediate = true;
+    setImmediate(this.onPoll);
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   private readonly onPoll = (): void => {
-    if (this.stopped) {
-      this.active = false;
-      return;
-    }
+    this.immediate = false;
+    if (this.stopped) return;
+    this.clearTimer();
     this.polls++;
     const n = this.target.poll();
-    if (!this.target.awaiting()) {
-      this.active = false;
-      this.watchIdle();
-      return;
-    }
     if (n > 0) this.emptyPolls = 0;
-    if (n > 0 || ++this.emptyPolls <= this.spinPolls) {
-      setImmediate(this.onPoll);
+    if (this.target.awaiting() && (n > 0 || ++this.emptyPolls <= this.spinPolls)) {
+      this.pollSoon();
       return;
     }
+    this.sleep();
+  };
+
+  /**
+   * Waits for the bell: while something is awaited, no longer than its
+   * deadline; while nothing is, with no timeout (an idle thread uses no CPU).
+   */
+  private sleep(): void {
+    if (this.stopped) return;
+    if (!this.watch.watch()) {
+      // Work is there already: take it now if awaited, else after the idle interval.
+      if (this.target.awaiting()) this.pollSoon();
+      else this.delayedPoll(this.idleDrainMs);
+      return;
+    }
+    this.parks++;
+    if (!this.target.awaiting()) return;
     const due = this.target.dueInMs();
-    const wait = this.target.park(due === Infinity ? PARK_TIMEOUT_MS_DEFAULT : Math.max(1, Math.ceil(due)));
-    if (wait === null) {
-      this.emptyPolls = 0;
-      setImmediate(this.onPoll);
-      return;
-    }
-    this.parks++;
-    wait.then(this.onUnpark, this.onUnpark);
-  };
-
-  private readonly onUnpark = (): void => {
-    this.emptyPolls = 0;
-    this.onPoll();
-  };
-
-  private watchIdle(): void {
-    if (this.stopped || this.active || this.idleParked) return;
-    const wait = this.target.park(Infinity);
-    if (wait === null) {
-      // Records are waiting already: take them after the idle interval.
-      this.idleParked = true;
-      setTimeout(this.onIdleWake, this.idleDrainMs);
-      return;
-    }
-    this.idleParked = true;
-    this.parks++;
-    wait.then(this.onIdleUnpark, this.onIdleUnpark);
+    this.delayedPoll(due === Infinity ? PARK_TIMEOUT_MS_DEFAULT : Math.max(1, Math.ceil(due)));
   }
 
-  private readonly onIdleUnpark = (): void => {
-    // Drain after the idle interval, so a thread that serves nobody wakes at most that often.
-    setTimeout(this.onIdleWake, this.idleDrainMs);
-  };
+  private delayedPoll(ms: number): void {
+    this.clearTimer();
+    this.timer = setTimeout(this.onPoll, ms);
+  }
 
-  private readonly onIdleWake = (): void => {
-    this.idleParked = false;
-    if (this.stopped || this.active) return;
-    this.polls++;
-    this.target.poll();
-    if (this.target.awaiting()) this.kick();
-    else this.watchIdle();
+  /** A producer rang: poll promptly while something is awaited, else after the idle interval (at most that often). */
+  private readonly onRing = (): void => {
+    if (this.stopped || this.immediate) return;
+    if (this.target.awaiting()) {
+      this.emptyPolls = 0;
+      this.pollSoon();
+    } else if (this.timer === null) {
+      this.delayedPoll(this.idleDrainMs);
+    }
   };
 }

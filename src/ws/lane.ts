@@ -62,6 +62,7 @@ import {
   type Channel, type Command, type Envelope, type OrderCmd, type UpdateCmd, type WsConfig,
 } from './protocol.js';
 import type { Subscribed } from '../wire/ws.js';
+import type { BellWatch } from '../ring/wait.js';
 
 /** Empty pump polls (each one event-loop turn) before parking on the doorbell. */
 const SPIN_POLLS = 64;
@@ -139,6 +140,11 @@ export class WsLane {
   private readonly binaryOrders: BinaryOrders;
   private flushScheduled = false;
   private pumping = false;
+  /** The pump is parked on the bell (watch) with its safety timer. */
+  private parked = false;
+  private parkTimer: NodeJS.Timeout | null = null;
+  /** The pump's watch on the core's bell (one waitAsync at most, no V8 timeout). */
+  private readonly watch: BellWatch;
   private emptyPolls = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
   private lastExpire = 0;
@@ -150,6 +156,7 @@ export class WsLane {
   constructor(private readonly app: TemplatedApp, private readonly opts: WsLaneOptions) {
     this.cfg = wsConfig(opts.config);
     this.lane = opts.lane;
+    this.watch = this.lane.core.bellWatch(() => this.onParkEnd());
     this.counts = new KeyCounts(opts.keyCounts ?? KeyCounts.allocate());
     this.fanout = new Fanout(this.lane.core.views, this.cfg);
     this.fanout.onQueued = this.scheduleFlush;
@@ -750,9 +757,22 @@ export class WsLane {
       setImmediate(this.poll);
       return;
     }
-    const wait = this.lane.core.waitForEvents(PARK_MS);
-    if (wait === null) setImmediate(this.poll);
-    else wait.then(this.poll, this.poll);
+    if (!this.watch.watch()) {
+      setImmediate(this.poll);
+      return;
+    }
+    // Parked on the bell; the timer is a safety net (the journal rings the bell when events become durable).
+    this.parked = true;
+    this.parkTimer = setTimeout(this.onParkEnd, PARK_MS);
+  };
+
+  /** The pump's park ends, rung (the watch) or by its safety timer, whichever comes first: one poll. */
+  private readonly onParkEnd = (): void => {
+    if (!this.parked) return;
+    this.parked = false;
+    if (this.parkTimer !== null) clearTimeout(this.parkTimer);
+    this.parkTimer = null;
+    this.poll();
   };
 
   private runDeferred(): void {

@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { Doorbell } from '../../src/ring/doorbell.js';
 import {
-  ADAPTIVE_SPIN_US, BackoffWaitStrategy, BlockingWaitStrategy, BusySpinWaitStrategy, LoopWaitStrategy, WorkRate, type WaitKind,
+  ADAPTIVE_SPIN_US, BackoffWaitStrategy, BellWatch, BlockingWaitStrategy, BusySpinWaitStrategy, LoopWaitStrategy, WorkRate, type WaitKind,
 } from '../../src/ring/wait.js';
 import { STOP_TYPE, checkTestRecord, mix32, testRecordLen, writeTestRecord } from './ring_records.js';
 import { newControl, online, startWorker } from './ring_workers.js';
@@ -206,7 +206,7 @@ test('wait: a deadline bounds a park and a nap; a park that ends at its deadline
 
 /** A LoopWaitStrategy over a ring: counts its polls, parks on the ring's doorbell. */
 function loopOver(kind: WaitKind, c: SpscRing, state: { awaited: number; got: number }, idle_drain_ms = 1): LoopWaitStrategy {
-  return new LoopWaitStrategy(kind, {
+  return new LoopWaitStrategy(kind, c.doorbell, {
     poll: () => {
       let n = 0;
       for (let off = c.peek(); off !== -1; off = c.peek()) {
@@ -218,11 +218,7 @@ function loopOver(kind: WaitKind, c: SpscRing, state: { awaited: number; got: nu
       return n;
     },
     awaiting: () => state.awaited > 0,
-    park: (ms) => {
-      c.doorbell.announce();
-      if (c.hasUnread()) return null;
-      return c.doorbell.parkAsync(ms);
-    },
+    hasWork: () => c.hasUnread(),
     dueInMs: () => Infinity,
   }, { idle_drain_ms });
 }
@@ -262,3 +258,44 @@ for (const kind of ['spin', 'backoff', 'park'] as const) {
     w.stop();
   });
 }
+
+test('wait: a BellWatch keeps one wait however often it is armed, and a ring ends it once', async () => {
+  const ring = new SpscRing(SpscRing.allocate(4096, FP), FP);
+  let rings = 0;
+  const watch = new BellWatch(ring.doorbell, () => ring.hasUnread(), () => rings++);
+  for (let i = 0; i < 100; i++) assert.equal(watch.watch(), true, 'nothing there yet: it waits');
+  ring.doorbell.wake();
+  await waitFor(() => rings > 0);
+  await delay(5);
+  assert.equal(rings, 1, 'a hundred arms, one wait, one ring');
+  // Work already there: no wait at all.
+  const p = new SpscRing(ring.sab, FP);
+  publishOne(p);
+  assert.equal(watch.watch(), false);
+});
+
+test('wait: the event-loop strategy answers a held request at its deadline with no ring at all (its own loop timer)', async () => {
+  const sab = SpscRing.allocate(4096, FP);
+  const c = new SpscRing(sab, FP);
+  let held = true;
+  let expiredAt = 0;
+  const t0 = performance.now();
+  const w = new LoopWaitStrategy('park', c.doorbell, {
+    poll: () => {
+      if (held && performance.now() - t0 >= 30) {
+        held = false;
+        expiredAt = performance.now() - t0;
+      }
+      return 0;
+    },
+    awaiting: () => held,
+    hasWork: () => c.hasUnread(),
+    dueInMs: () => 30 - (performance.now() - t0),
+  });
+  w.start();
+  w.kick();
+  await waitFor(() => !held);
+  w.stop();
+  assert.ok(expiredAt >= 30, `expired at ${expiredAt.toFixed(1)} ms`);
+  assert.ok(w.polls < 20, `parked until the deadline, not polling (${w.polls} polls)`);
+});
