@@ -20,7 +20,7 @@
 //
 // Delivery latency: while any subscription exists the pump drains the event
 // ring from the event loop, spinning a few turns after work and then parking
-// on the ring's doorbell (GatewayCore.waitForEvents), so an idle lane costs
+// on the ring's doorbell (GatewayCore.bellWatch), so an idle lane costs
 // no CPU and a published event is fanned out within one loop turn.
 //
 // Order entry: JSON order commands run the REST operations' own steps
@@ -45,7 +45,7 @@ import {
   type LaneOptions,
   type Observer,
 } from '../gateway/http.js';
-import { stageTimes } from '../gateway/core.js';
+import { stageTimes, type GatewayCore } from '../gateway/core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from '../gateway/envelope.js';
 import { BUCKET_READ } from '../gateway/buckets.js';
@@ -62,7 +62,6 @@ import {
   type Channel, type Command, type Envelope, type OrderCmd, type UpdateCmd, type WsConfig,
 } from './protocol.js';
 import type { Subscribed } from '../wire/ws.js';
-import type { BellWatch } from '../ring/wait.js';
 
 /** Empty pump polls (each one event-loop turn) before parking on the doorbell. */
 const SPIN_POLLS = 64;
@@ -144,7 +143,7 @@ export class WsLane {
   private parked = false;
   private parkTimer: NodeJS.Timeout | null = null;
   /** The pump's watch on the core's bell (one waitAsync at most, no V8 timeout). */
-  private readonly watch: BellWatch;
+  private readonly watch: ReturnType<GatewayCore['bellWatch']>;
   private emptyPolls = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
   private lastExpire = 0;
