@@ -18,7 +18,7 @@ import type { RecoveryPlan } from '../journal/recovery.js';
 import { clearDir, moveJournalAside, readNodeState, truncateJournalAfter, writeNodeState } from '../replication/local_state.js';
 import { LogClient, type ReplicationConfig } from '../replication/log_client.js';
 import { keepUpTo } from '../replication/protocol.js';
-import { downloadSnapshot, listSnapshotObjects, pruneSnapshotsAndLog, uploadSnapshot } from '../replication/snapshots.js';
+import { downloadSnapshot, newestUsableSnapshot, pruneSnapshotsAndLog, uploadSnapshot } from '../replication/snapshots.js';
 import { REPL_BUCKETS_S, ReplicationStatus } from '../replication/status.js';
 import { join } from 'node:path';
 import { SNAPSHOT_DIR } from '../journal/format.js';
@@ -67,7 +67,7 @@ export class Replication {
    */
   async replicaPlan(): Promise<RecoveryPlan> {
     clearDir(join(this.dataDir, SNAPSHOT_DIR));
-    const newest = (await listSnapshotObjects(this.log))[0];
+    const newest = await newestUsableSnapshot(this.log, (fields) => log('warn', fields));
     const plan: RecoveryPlan = {
       dataDir: this.dataDir,
       snapshot: null,
@@ -77,7 +77,7 @@ export class Replication {
       tails: [],
       removed: [],
     };
-    if (newest !== undefined) {
+    if (newest !== null) {
       const path = await downloadSnapshot(this.log, newest, this.dataDir);
       plan.snapshot = { path, seq: newest.seq };
       plan.lastSeq = newest.seq;
@@ -115,8 +115,8 @@ export class Replication {
       bootstrap = first !== null && at.streamSeq === first.streamSeq && first.firstSeq > plan.lastSeq + 1;
     }
     if (bootstrap) {
-      const snap = (await listSnapshotObjects(this.log))[0];
-      if (snap === undefined)
+      const snap = await newestUsableSnapshot(this.log, (fields) => log('warn', fields));
+      if (snap === null)
         throw new Error(
           `the log ${this.cfg.stream} no longer holds seq ${plan.lastSeq + 1} and the bucket ${this.cfg.bucket} has no snapshot`,
         );

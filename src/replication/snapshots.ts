@@ -31,6 +31,74 @@ export async function listSnapshotObjects(log: LogClient): Promise<SnapshotObjec
   return out.sort((a, b) => b.seq - a.seq);
 }
 
+/** True when the log still holds every entry after `seq` (nothing it needs was purged); an empty log holds nothing to miss. */
+export async function logContinuesAfter(log: LogClient, seq: number): Promise<boolean> {
+  const at = await log.locate(seq);
+  const first = at.firstStored;
+  if (first === null) return true;
+  if (at.streamSeq < first.streamSeq) return false;
+  return !(at.streamSeq === first.streamSeq && first.firstSeq > seq + 1);
+}
+
+/** Attempts and pause of newestUsableSnapshot (a listing read from a NATS replica that is behind catches up within seconds). */
+const USABLE_ATTEMPTS = 10;
+const USABLE_PAUSE_MS = 500;
+
+/** Most names probed by snapshotAtLogStart. */
+const PROBE_MAX = 4096;
+
+/**
+ * The snapshot the log's first stored entry was purged for, found by name:
+ * the primary purges the log before the entry that holds the older kept
+ * snapshot's seq + 1, so that snapshot's seq lies in [firstSeq - 1,
+ * lastSeq - 1] of the first stored entry. Each name is read with the
+ * stream's own message API (answered by its leader), not the bucket's
+ * listing. Null when none of those names exists.
+ */
+export async function snapshotAtLogStart(log: LogClient): Promise<SnapshotObject | null> {
+  const at = await log.locate(0);
+  const first = at.firstStored;
+  if (first === null) return null;
+  const os = await log.snapshots();
+  const to = Math.min(Math.max(first.firstSeq - 1, first.lastSeq - 1), first.firstSeq - 1 + PROBE_MAX);
+  for (let seq = to; seq >= Math.max(0, first.firstSeq - 1); seq--) {
+    const info = await os.info(snapshotName(seq));
+    if (info !== null && !info.deleted) return { name: info.name, seq, size: info.size };
+  }
+  return null;
+}
+
+/**
+ * The newest snapshot object that the log still continues, or null when the
+ * bucket holds none. The primary purges the log only before the older of
+ * the two snapshots it keeps, so the newest one always qualifies; but the
+ * bucket's listing goes through a consumer, which nats-server 2.9.10 may
+ * place on a replica that is behind (seen after NATS nodes were killed: the
+ * listing stayed seconds old), and a node may list while a newer snapshot
+ * is uploaded and the log pruned. So when the listed newest is one the log
+ * no longer continues, the snapshot the log was last purged for is looked
+ * up by name (snapshotAtLogStart); failing that, the listing is read again
+ * after a pause, a few times, before this gives up with an error that says
+ * so. `warn` reports each stale listing.
+ */
+export async function newestUsableSnapshot(log: LogClient, warn: (fields: Record<string, unknown>) => void): Promise<SnapshotObject | null> {
+  for (let attempt = 1; ; attempt++) {
+    const newest = (await listSnapshotObjects(log))[0];
+    if (newest === undefined) return null;
+    if (await logContinuesAfter(log, newest.seq)) return newest;
+    warn({ event: 'replication_snapshot_listing_stale', snapshot_seq: newest.seq, attempt });
+    const byName = await snapshotAtLogStart(log);
+    if (byName !== null && (await logContinuesAfter(log, byName.seq))) return byName;
+    if (attempt >= USABLE_ATTEMPTS) {
+      throw new Error(
+        `the newest snapshot object of bucket ${log.cfg.bucket} is at seq ${newest.seq}, and the log ${log.cfg.stream} no longer ` +
+          `holds seq ${newest.seq + 1} (listed ${attempt} times, ${USABLE_PAUSE_MS} ms apart)`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, USABLE_PAUSE_MS));
+  }
+}
+
 export async function uploadSnapshot(log: LogClient, path: string, seq: number): Promise<SnapshotObject> {
   const os = await log.snapshots();
   const bytes = await readFile(path);

@@ -22,6 +22,7 @@ import { LogClient } from '../../src/replication/log_client.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaults, engineConfigOf } from '../../src/main/config.js';
 import { replayHash } from '../../src/replication/replay.js';
+import { newestUsableSnapshot, snapshotAtLogStart } from '../../src/replication/snapshots.js';
 import { BookRebuilder } from '../ws/book_rebuilder.js';
 import { WsClient } from '../ws/ws_client.js';
 import type { DxClient } from '../../src/client/client.js';
@@ -67,6 +68,14 @@ test(
       const ups = a.server.events('replication_snapshot_uploaded');
       assert.equal(ups.length, 2, JSON.stringify(a.server.errors()));
       assert.ok(Number(ups[1]!.purged_messages) > 0, JSON.stringify(ups[1]));
+      // A node finds the snapshot to boot from in the listing, and, when the listing is stale, by the log's first entry.
+      const probe = await LogClient.open(g.logConfig('probe'), 'test probe');
+      try {
+        assert.equal((await newestUsableSnapshot(probe, () => assert.fail('the listing is current')))?.seq, Number(s2.seq));
+        assert.equal((await snapshotAtLogStart(probe))?.seq, Number(s1.seq), 'the log was purged for the older kept snapshot');
+      } finally {
+        await probe.close();
+      }
       await place(10);
 
       const r = await g.node('r', 'replica');
