@@ -90,7 +90,7 @@ export class Replicator {
     private readonly log_: LogFn,
   ) {
     this.consumer = new BroadcastConsumer(eventRing, LAYOUT_FINGERPRINT, consumerIndex);
-    this.watch = new BellWatch(this.consumer.doorbell, () => this.consumer.hasUnread(), () => this.onUnpark());
+    this.watch = new BellWatch(this.consumer.doorbell, () => this.consumer.hasUnread(), () => this.kick());
     // Opened before the engine is told to sequence: nothing it publishes is missed.
     this.consumer.open();
     this.nextExpect = claimStreamSeq;
@@ -128,8 +128,6 @@ export class Replicator {
    * doorbell (one pending park at most), and the park's end kicks again.
    */
   private scheduled = false;
-  private parked = false;
-  private parkTimer: NodeJS.Timeout | null = null;
   /** The watch on the event ring's doorbell: one waitAsync at most, no V8 timeout (BellWatch). */
   private watch!: BellWatch;
 
@@ -152,23 +150,8 @@ export class Replicator {
       return;
     }
     this.emptyPolls = 0;
-    if (!this.watch.watch()) {
-      this.kick();
-      return;
-    }
-    // Parked on the ring's doorbell; the timer is a safety net.
-    if (this.parked) return;
-    this.parked = true;
-    this.parkTimer = setTimeout(this.onUnpark, PARK_MS);
-  };
-
-  /** The park ends: rung (the watch) or by its safety timer, whichever comes first. */
-  private readonly onUnpark = (): void => {
-    if (!this.parked) return;
-    this.parked = false;
-    if (this.parkTimer !== null) clearTimeout(this.parkTimer);
-    this.parkTimer = null;
-    this.kick();
+    // Parked on the ring's doorbell; PARK_MS is a safety net.
+    if (!this.watch.watch(PARK_MS)) this.kick();
   };
 
   /** Drains the ring into messages while the window has room; returns the records taken. */

@@ -273,36 +273,63 @@ export function waitStrategy(
  * Atomics.waitAsync outstanding, and never one with a timeout. V8 schedules
  * a waitAsync timeout as a delayed task on the platform's worker threads
  * (Node's delayed-task thread arms a timer for it, and it runs there even
- * after an early notify), which cost those threads ~17 µs of CPU per parked
- * request at 5,000 placements/s; a deadline is the caller's own loop timer.
+ * after an early notify); a deadline here is a timer of the thread's own loop.
  */
 export class BellWatch {
+  /** A waitAsync is outstanding (kept across watches until a ring settles it). */
   private pending = false;
+  /** A watch is on: the next ring or its timer calls onRing, once. */
+  private armed = false;
+  private timer: NodeJS.Timeout | null = null;
 
   /**
    * `hasWork`: the fresh re-check after announcing (work that is already
-   * there); `onRing`: called once for each wait that a producer's wake ends.
+   * there); `onRing`: called once per watch, by a producer's ring or the
+   * watch's timeout, whichever comes first.
    */
   constructor(private readonly bell: Doorbell, private readonly hasWork: () => boolean, private readonly onRing: () => void) {}
 
   /**
    * Announces and re-checks (the no-lost-wake-up protocol of doorbell.ts);
    * false when work is already there (poll now), else true: onRing follows
-   * the next ring. A wait still outstanding from before is kept, not doubled.
+   * the next ring, or timeoutMs (Infinity: none). A wait still outstanding
+   * from before is kept, not doubled.
    */
-  watch(): boolean {
+  watch(timeoutMs = Infinity): boolean {
     this.bell.announce();
     if (this.hasWork()) return false;
-    if (this.pending) return true;
-    const wait = this.bell.parkAsync();
-    if (wait === null) return false;
-    this.pending = true;
-    wait.then(this.rang, this.rang);
+    if (!this.pending) {
+      const wait = this.bell.parkAsync();
+      if (wait === null) return false;
+      this.pending = true;
+      wait.then(this.rang, this.rang);
+    }
+    this.armed = true;
+    this.clearTimer();
+    if (timeoutMs !== Infinity) this.timer = setTimeout(this.fire, timeoutMs);
     return true;
+  }
+
+  /** Ends the watch without calling onRing (the owner polls by other means, or stops). */
+  cancel(): void {
+    this.armed = false;
+    this.clearTimer();
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   private readonly rang = (): void => {
     this.pending = false;
+    this.fire();
+  };
+
+  private readonly fire = (): void => {
+    if (!this.armed) return;
+    this.armed = false;
+    this.clearTimer();
     this.onRing();
   };
 }
@@ -334,14 +361,14 @@ export class LoopWaitStrategy {
   private emptyPolls = 0;
   /** A poll is scheduled for the next loop turn (setImmediate). */
   private immediate = false;
-  /** The loop timer of this strategy: a held request's deadline, or the idle drain's delay. */
-  private timer: NodeJS.Timeout | null = null;
+  /** The idle drain's delay (nothing awaited: at most one drain per idle_drain_ms). */
+  private idleTimer: NodeJS.Timeout | null = null;
   private stopped = false;
 
   constructor(readonly kind: WaitKind, bell: Doorbell, private readonly target: LoopWaitTarget, opts: { idle_drain_ms?: number } = {}) {
     this.spinPolls = kind === 'spin' ? Infinity : kind === 'backoff' ? SPIN_POLLS : 0;
     this.idleDrainMs = opts.idle_drain_ms ?? IDLE_DRAIN_MS_DEFAULT;
-    this.watch = new BellWatch(bell, () => target.hasWork(), this.onRing);
+    this.watch = new BellWatch(bell, () => target.hasWork(), this.onWake);
   }
 
   /** Something became awaited (a command was sent): poll from the next loop turn. */
@@ -359,7 +386,8 @@ export class LoopWaitStrategy {
 
   stop(): void {
     this.stopped = true;
-    this.clearTimer();
+    this.watch.cancel();
+    this.clearIdleTimer();
   }
 
   private pollSoon(): void {
@@ -368,15 +396,16 @@ export class LoopWaitStrategy {
     setImmediate(this.onPoll);
   }
 
-  private clearTimer(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+  private clearIdleTimer(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
   }
 
   private readonly onPoll = (): void => {
     this.immediate = false;
     if (this.stopped) return;
-    this.clearTimer();
+    this.watch.cancel();
+    this.clearIdleTimer();
     this.polls++;
     const n = this.target.poll();
     if (n > 0) this.emptyPolls = 0;
@@ -393,31 +422,31 @@ export class LoopWaitStrategy {
    */
   private sleep(): void {
     if (this.stopped) return;
-    if (!this.watch.watch()) {
-      // Work is there already: take it now if awaited, else after the idle interval.
-      if (this.target.awaiting()) this.pollSoon();
-      else this.delayedPoll(this.idleDrainMs);
+    const awaiting = this.target.awaiting();
+    const due = awaiting ? this.target.dueInMs() : Infinity;
+    const timeout = !awaiting ? Infinity : due === Infinity ? PARK_TIMEOUT_MS_DEFAULT : Math.max(1, Math.ceil(due));
+    if (this.watch.watch(timeout)) {
+      this.parks++;
       return;
     }
-    this.parks++;
-    if (!this.target.awaiting()) return;
-    const due = this.target.dueInMs();
-    this.delayedPoll(due === Infinity ? PARK_TIMEOUT_MS_DEFAULT : Math.max(1, Math.ceil(due)));
+    // Work is there already: take it now if awaited, else after the idle interval.
+    if (awaiting) this.pollSoon();
+    else this.drainLater();
   }
 
-  private delayedPoll(ms: number): void {
-    this.clearTimer();
-    this.timer = setTimeout(this.onPoll, ms);
+  private drainLater(): void {
+    if (this.idleTimer !== null) return;
+    this.idleTimer = setTimeout(this.onPoll, this.idleDrainMs);
   }
 
-  /** A producer rang: poll promptly while something is awaited, else after the idle interval (at most that often). */
-  private readonly onRing = (): void => {
+  /** The watch ended (a ring, or the awaited deadline): poll promptly while something is awaited, else after the idle interval. */
+  private readonly onWake = (): void => {
     if (this.stopped || this.immediate) return;
     if (this.target.awaiting()) {
       this.emptyPolls = 0;
       this.pollSoon();
-    } else if (this.timer === null) {
-      this.delayedPoll(this.idleDrainMs);
+    } else {
+      this.drainLater();
     }
   };
 }

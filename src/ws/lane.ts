@@ -139,9 +139,6 @@ export class WsLane {
   private readonly binaryOrders: BinaryOrders;
   private flushScheduled = false;
   private pumping = false;
-  /** The pump is parked on the bell (watch) with its safety timer. */
-  private parked = false;
-  private parkTimer: NodeJS.Timeout | null = null;
   /** The pump's watch on the core's bell (one waitAsync at most, no V8 timeout). */
   private readonly watch: ReturnType<GatewayCore['bellWatch']>;
   private emptyPolls = 0;
@@ -155,7 +152,7 @@ export class WsLane {
   constructor(private readonly app: TemplatedApp, private readonly opts: WsLaneOptions) {
     this.cfg = wsConfig(opts.config);
     this.lane = opts.lane;
-    this.watch = this.lane.core.bellWatch(() => this.onParkEnd());
+    this.watch = this.lane.core.bellWatch(() => this.poll());
     this.counts = new KeyCounts(opts.keyCounts ?? KeyCounts.allocate());
     this.fanout = new Fanout(this.lane.core.views, this.cfg);
     this.fanout.onQueued = this.scheduleFlush;
@@ -756,22 +753,8 @@ export class WsLane {
       setImmediate(this.poll);
       return;
     }
-    if (!this.watch.watch()) {
-      setImmediate(this.poll);
-      return;
-    }
-    // Parked on the bell; the timer is a safety net (the journal rings the bell when events become durable).
-    this.parked = true;
-    this.parkTimer = setTimeout(this.onParkEnd, PARK_MS);
-  };
-
-  /** The pump's park ends, rung (the watch) or by its safety timer, whichever comes first: one poll. */
-  private readonly onParkEnd = (): void => {
-    if (!this.parked) return;
-    this.parked = false;
-    if (this.parkTimer !== null) clearTimeout(this.parkTimer);
-    this.parkTimer = null;
-    this.poll();
+    // Parked on the bell (PARK_MS: a safety net; the journal rings the bell when events become durable).
+    if (!this.watch.watch(PARK_MS)) setImmediate(this.poll);
   };
 
   private runDeferred(): void {
