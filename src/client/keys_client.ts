@@ -7,17 +7,11 @@ import type { KeyObject } from 'node:crypto';
 import { createSecretKey } from 'node:crypto';
 import { authHeaders, decodeSecret } from './sign.js';
 import { HttpTransport } from './transport.js';
+import type { DxClientOptions } from './client.js';
 import type { CreatedKey, CreateKeyRequest, KeyList, KeyRevoked } from './types.js';
 
-export interface KeysClientOptions {
-  /** e.g. `http://127.0.0.1:8081`. */
-  baseUrl: string;
-  keyId: number;
-  secret: Uint8Array | string;
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-  now?: () => number;
-}
+/** The same options as DxClient's; baseUrl is the keys service's listener (e.g. `http://127.0.0.1:8081`). */
+export type KeysClientOptions = DxClientOptions;
 
 export class KeysClient {
   readonly keyId: number;
