@@ -31,7 +31,7 @@
 // snapshot of the read model (encode, write, read back).
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -479,7 +479,7 @@ interface Latencies {
   samples: Float64Array;
   /** Each sample's start on the performance.now() timeline (ms), to match GC entries. */
   starts: Float64Array;
-  /** Per sample: the CPU time (ns) this thread used over its block of CPU_BLOCK commands; NaN where it cannot be read. */
+  /** Per sample: the CPU time (ns) the process used over its block of CPU_BLOCK commands. */
   blockCpuNs: Float64Array;
   startMs: number;
   endMs: number;
@@ -489,39 +489,20 @@ interface Latencies {
 const CPU_BLOCK = 64;
 
 /**
- * This thread's CPU time so far (ns) from /proc/thread-self/schedstat (its
- * first field: time spent running), read with one pread of a file kept open;
- * NaN where Linux's schedstat is not there.
+ * The process's CPU time so far (ns), all threads (process.cpuUsage:
+ * getrusage, which adds the running thread's time up to now). Not
+ * /proc/thread-self/schedstat: that lags a running thread by up to a
+ * scheduler tick (4 ms here), which is coarser than what it has to judge.
+ * The other threads of this process (V8's helpers) only add to it, so it
+ * stays an upper bound of the engine thread's own CPU time.
  */
-class ThreadCpu {
-  private readonly fd: number;
-  private readonly buf = Buffer.alloc(128);
-
-  constructor() {
-    let fd = -1;
-    try {
-      fd = openSync('/proc/thread-self/schedstat', 'r');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-    this.fd = fd;
-  }
-
+class ProcessCpu {
   ns(): number {
-    if (this.fd < 0) return NaN;
-    const n = readSync(this.fd, this.buf, 0, this.buf.length, 0);
-    let v = 0;
-    for (let i = 0; i < n; i++) {
-      const c = this.buf[i]!;
-      if (c < 48 || c > 57) break;
-      v = v * 10 + (c - 48);
-    }
-    return v;
+    const u = process.cpuUsage();
+    return (u.user + u.system) * 1000;
   }
 
-  close(): void {
-    if (this.fd >= 0) closeSync(this.fd);
-  }
+  close(): void {}
 }
 
 function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, end: number, n: number): Latencies {
@@ -529,7 +510,7 @@ function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, e
   const samples = new Float64Array(n);
   const starts = new Float64Array(n);
   const blockCpuNs = new Float64Array(n);
-  const cpu = new ThreadCpu();
+  const cpu = new ProcessCpu();
   let i = 0;
   const startMs = performance.now();
   while (off < end) {
@@ -555,17 +536,16 @@ function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, e
 
 /**
  * The largest CPU time a single command can have taken: no more than its own
- * wall time, and no more than the CPU this thread used over its whole block
+ * wall time, and no more than the CPU the process used over its whole block
  * (CPU_BLOCK commands). A sample whose wall time is far above its block's CPU
  * time was not running: the thread was descheduled (another process, the
- * hypervisor), not stalled by the engine. NaN without schedstat.
+ * hypervisor), not stalled by the engine.
  */
 function maxCpuBound(ns: Float64Array, blockCpuNs: Float64Array): { max: number; descheduled: number } {
   let max = 0;
   let descheduled = 0;
   for (let i = 0; i < ns.length; i++) {
     const cpu = blockCpuNs[i]!;
-    if (cpu !== cpu) return { max: NaN, descheduled: 0 };
     const bound = ns[i]! < cpu ? ns[i]! : cpu;
     if (bound > max) max = bound;
     if (ns[i]! > cpu + 100_000) descheduled++;
@@ -876,9 +856,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     `${cases[cases.length - 1]!.name}_rss_preallocated_mib.`,
     'max_command_ns is the worst single command over every case\'s latency part, leaving out the samples a garbage collection ' +
     'overlapped (the engine allocates nothing per command, gc_count_timed, and the timer reads doubles, so none is expected); ' +
-    'max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns bounds each command by the CPU time its ' +
-    `thread used over its block of ${CPU_BLOCK} commands (/proc/thread-self/schedstat): a command far slower by the wall clock than ` +
-    'its block\'s CPU time was descheduled by the host, not stalled by the engine (descheduled_samples counts them).',
+    'max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns bounds each command by the CPU time the ' +
+    `process used over its block of ${CPU_BLOCK} commands (process.cpuUsage): a command far slower by the wall clock than its ` +
+    'block\'s CPU time was descheduled by the host, not stalled by the engine (descheduled_samples counts them).',
     `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput (the same ` +
     `accounts). The ${cases[0]!.name} case runs ${base.timed_commands} timed commands under a GC observer: gc_count_long_run counts ` +
     'the collections in them (the engine allocates nothing per command).',
