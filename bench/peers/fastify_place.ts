@@ -32,7 +32,9 @@ import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { ReplayGuard } from '../../src/gateway/auth.js';
 import { TokenBuckets } from '../../src/gateway/buckets.js';
-import { stageTimes, type Completion, type GatewayCore } from '../../src/gateway/core.js';
+import {
+  stageTimes, type CommandWriter, type Completion, type CompletionWaiter, type GatewayCore, type StageTimes,
+} from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
 import {
   BODY_CAP_BYTES, admitRoute, asApiError, authenticate, invokeRoute, type InFlight, type LaneOptions, startMac,
@@ -60,10 +62,16 @@ const PRODUCER = 1;
  * resolves with the completion, exactly as GatewayCore builds it from the
  * event ring.
  */
-class InProcessCore {
+/** What the route handlers and the lane's checks use of GatewayCore (so a new use is a compile error here, not a 500). */
+type PeerCore = Pick<GatewayCore, 'views' | 'producerId' | 'pending' | 'tracing' | 'drain' | 'kick' | 'wouldShed' | 'assertWritable' |
+  'submit' | 'hold'>;
+
+class InProcessCore implements PeerCore {
   readonly views: Views;
   readonly producerId = PRODUCER;
   pending = 0;
+  /** Stage times are not kept in-process. */
+  tracing: StageTimes | null = null;
   private readonly out = new BufferEventOut(1 << 22);
   private readonly engine: Engine;
   private readonly cmd: Mem = memOf(new ArrayBuffer(4096));
@@ -83,6 +91,9 @@ class InProcessCore {
   wouldShed(_n: number): boolean {
     return false;
   }
+
+  /** A single process is always the one that sequences. */
+  assertWritable(): void {}
 
   /** Executes one command now; the same header fields as GatewayCore.submit writes. */
   execute(type: number, size: number, account: number, write: (m: Mem, o: number) => void): Completion {
@@ -133,6 +144,11 @@ class InProcessCore {
   /** GatewayCore.submit's contract; resolves at once (there is nothing to wait for in-process). */
   submit(type: number, size: number, account: number, _sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
     return Promise.resolve(this.execute(type, size, account, write));
+  }
+
+  /** GatewayCore.hold's contract; the waiter gets its completion at once. */
+  hold(type: number, size: number, account: number, _sheddable: boolean, cmd: CommandWriter, waiter: CompletionWaiter): void {
+    waiter.complete(this.execute(type, size, account, (m, o) => cmd.write(m, o)));
   }
 }
 
@@ -244,7 +260,7 @@ async function main(): Promise<void> {
   const setupMs = Math.round(performance.now() - t0);
 
   const opts: LaneOptions = {
-    core: core as unknown as GatewayCore,
+    core: core as PeerCore as GatewayCore,
     buckets: new TokenBuckets(TokenBuckets.allocate(), core.views),
     replay: new ReplayGuard(ReplayGuard.allocate()),
     limits: { response_budget_ms: 1000 },

@@ -81,7 +81,9 @@ export async function snapshotAtLogStart(log: LogClient): Promise<SnapshotObject
  * after a pause, a few times, before this gives up with an error that says
  * so. `warn` reports each stale listing.
  */
-export async function newestUsableSnapshot(log: LogClient, warn: (fields: Record<string, unknown>) => void): Promise<SnapshotObject | null> {
+export async function newestUsableSnapshot(
+  log: LogClient, warn: (fields: Record<string, unknown>) => void,
+): Promise<SnapshotObject | null> {
   for (let attempt = 1; ; attempt++) {
     const newest = (await listSnapshotObjects(log))[0];
     if (newest === undefined) return null;
