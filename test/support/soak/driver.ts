@@ -23,7 +23,7 @@ import { Rng } from '../../../src/lib/rng.js';
 import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../exchange.js';
 import { InspectorClient } from '../inspector.js';
 import { LoadStats, runLoad, setUpWorld } from './load.js';
-import { judge, takeSample, type Judgement, type Sample } from './measure.js';
+import { judge, rssLessYoung, takeSample, type Judgement, type Sample } from './measure.js';
 
 const JOURNAL_TOOL_JS = fileURLToPath(new URL('../../../tools/journal.js', import.meta.url));
 
@@ -87,7 +87,8 @@ function engineEnv(cfg: ProcessConfig): Record<string, string> {
 function sampleLine(s: Sample): string {
   const heaps = Object.entries(s.threads).map(([n, x]) => `${n} ${(x.heapUsed / 1048576).toFixed(1)}`).join(', ');
   const tb = s.tables;
-  return `  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; `
+  const mib = (b: number): string => (b / 1048576).toFixed(1);
+  return `  ${(s.t / 60_000).toFixed(1)} min: rss ${mib(s.rss)} MiB (less young gens ${mib(rssLessYoung(s))}), heap MiB ${heaps}; `
     + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, rings: commands ${Math.max(0, ...Object.values(s.commandRingUsed))} B, `
     + `events ${Math.max(0, ...Object.values(s.eventRingLag))} B behind; orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
     + `withdrawals ${tb.withdrawals ?? '?'}, rounds ${tb.rounds ?? '?'}, replay guard ${tb.replay_guard ?? '?'}, `
