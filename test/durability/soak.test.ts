@@ -90,3 +90,27 @@ test('soak judgement: a young generation that shrinks and grows back is no trend
   assert.ok(Math.abs(rss(leaking, 'rss less young gens').per10min - 2 * MIB) < 0.01 * MIB);
   assert.equal(leaking.ok, false);
 });
+
+test('soak judgement: snapshots that grow while a capped table fills pass once it is full; snapshots that keep growing fail', () => {
+  // The fill records fill toward their cap until minute 20, past the middle
+  // of the judged window, and the snapshot grows with them (the soak's took
+  // 10-15 minutes).
+  const series = (afterFull: number): Sample[] => Array.from({ length: 31 }, (_, i): Sample => {
+    const fills = Math.min(6000, 500 + i * 275);
+    return {
+      t: i * 60_000, rss: 200 << 20, fds: 50, threads: {}, unanswered: [], held: 0, commandRingUsed: {}, eventRingLag: {},
+      tables: { fill_records: fills, tape_records: 1000 }, journalBytes: 2e6,
+      snapshotBytes: 1.5e6 + fills * 120 + Math.max(0, i - 20) * afterFull, engineSeq: i, wsConnections: 0,
+    };
+  });
+  const o = { warmupMs: 5 * 60_000, minWindowMs: 10 * 60_000, bounds: { fill_records: 7000, tape_records: 1000 } };
+  const snapshots = (j: ReturnType<typeof judge>): Trend => j.tables.find((t) => t.what === 'snapshots on disk (bytes)')!;
+  const bounded = judge(series(0), o);
+  assert.equal(snapshots(bounded).verdict, 'ok', snapshots(bounded).why);
+  assert.match(snapshots(bounded).why, /from 20\.0 min, when the capped tables were full/);
+  assert.equal(bounded.ok, true);
+  assert.equal(snapshots(judge(series(20_000), o)).verdict, 'FAIL');
+  // Still filling at the end: not judged (too few samples after it).
+  const short = judge(series(0).slice(0, 15), { ...o, minWindowMs: 5 * 60_000 });
+  assert.equal(snapshots(short).verdict, 'not judged', snapshots(short).why);
+});

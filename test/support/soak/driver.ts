@@ -63,11 +63,14 @@ export interface SoakReport {
 /**
  * Small caps so that every retention reaches its bound within a few minutes
  * of load (about 6 terminal orders a second per trader, a round every ~7 s),
- * a snapshot every 10,000 journal records (about every 3 minutes; segments
- * before the older kept snapshot are pruned), short rounds. The first
- * snapshot comes within the 5-minute warm-up: it allocates the snapshot
- * worker's read model, which later snapshots continue (a one-time step of
- * the resident memory, like the other tables filling up to their caps).
+ * a snapshot every 10,000 journal records (4,500 seqs, every 80 s or so
+ * here; segments before the older kept snapshot are pruned), short rounds.
+ * The fill records (1,000 per account, not configurable) take longer: 10-15
+ * minutes here, which the judgement of the snapshots' size allows for. The
+ * first snapshot comes within the 5-minute warm-up: it allocates the
+ * snapshot worker's read model, which later snapshots continue (a one-time
+ * step of the resident memory, like the other tables filling up to their
+ * caps).
  */
 export const SOAK_SETTINGS: ProcessConfig = {
   durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20, withdrawal_cap: 20, revoked_key_cap: 10,
