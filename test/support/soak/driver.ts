@@ -1,7 +1,8 @@
 // soak driver: the soak test of issue 19. Starts the real exchange as a
 // child process (`--durability fsync`, small retention caps so that every
 // table reaches its steady state within minutes, periodic snapshots, the
-// inspector on a loopback port and --expose-gc), runs the steady mixed load
+// inspector on a loopback port and --expose-gc, the malloc setting of
+// `npm start`), runs the steady mixed load
 // (load.ts) for the given minutes, samples the process every interval
 // (measure.ts), then stops the load, checks the exchange's own state (health:
 // everything sequenced is durable; no error line in its log), stops it with
@@ -52,6 +53,8 @@ export interface SoakReport {
   logFile: string;
   /** The exchange's settings (flags) during the soak. */
   settings: ProcessConfig;
+  /** The exchange's GLIBC_TUNABLES (the malloc setting it is deployed with). */
+  glibcTunables: string;
   samples: Sample[];
   judgement: Judgement;
   load: Record<string, number>;
@@ -77,6 +80,9 @@ export const SOAK_SETTINGS: ProcessConfig = {
   dispute_window_ms: 2000, snapshot_every: 10_000, segment_bytes: 1 << 20,
 };
 
+/** glibc's malloc setting of `npm start` (package.json): large blocks always get their own mapping, returned when freed. */
+const DEPLOYED_GLIBC_TUNABLES = 'glibc.malloc.mmap_threshold=131072';
+
 /** The DX_* variables of the settings' engine configuration, for tools/journal (which reads them when no snapshot says). */
 function engineEnv(cfg: ProcessConfig): Record<string, string> {
   const out: Record<string, string> = {};
@@ -99,6 +105,20 @@ function sampleLine(s: Sample): string {
     + `${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`;
 }
 
+/**
+ * The exchange under soak: the inspector on a loopback port and gc exposed
+ * (the samples), and run as deployed: `npm start` sets this malloc setting
+ * (README, "Configuration"); a GLIBC_TUNABLES of the soak's own wins.
+ */
+async function startSoakExchange(
+  settings: ProcessConfig, inspectPort: number, logFile: string,
+): Promise<{ server: ExchangeProcess; glibcTunables: string }> {
+  const glibcTunables = process.env.GLIBC_TUNABLES ?? DEPLOYED_GLIBC_TUNABLES;
+  const nodeArgs = [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'];
+  const server = await spawnExchange(settings, { nodeArgs, logLevel: 'info', logFile, env: { GLIBC_TUNABLES: glibcTunables } });
+  return { server, glibcTunables };
+}
+
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const log = o.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const seed = (o.seed ?? Date.now() % 1_000_000) >>> 0;
@@ -107,16 +127,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const problems: string[] = [];
   const inspectPort = await freePort();
   const settings = SOAK_SETTINGS;
-  const nodeArgs = [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'];
   // The exchange's structured log, kept with the data directory when the soak fails (a post-mortem).
   const logFile = join(tmpdir(), `dx-soak-${seed}-${process.pid}.log`);
-  const server: ExchangeProcess = await spawnExchange(settings, { nodeArgs, logLevel: 'info', logFile });
+  const { server, glibcTunables } = await startSoakExchange(settings, inspectPort, logFile);
   const insp = await InspectorClient.connect(inspectPort);
   const stats = new LoadStats();
   const samples: Sample[] = [];
   const t0 = performance.now();
   let journalVerify = '';
-  log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, data dir ${server.dataDir}, log ${logFile}`);
+  log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, GLIBC_TUNABLES=${glibcTunables}, `
+    + `data dir ${server.dataDir}, log ${logFile}`);
   try {
     await insp.attachWorkers();
     const world = await setUpWorld(server, o.traders ?? 6);
@@ -173,7 +193,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   }
   return {
     ok, seed, minutes: o.minutes, seconds: Math.round((performance.now() - t0) / 1000), dataDir: server.dataDir, logFile, settings,
-    samples, judgement, load: stats.counts, problems, journalVerify,
+    glibcTunables, samples, judgement, load: stats.counts, problems, journalVerify,
   };
 }
 
