@@ -77,7 +77,9 @@ export class ExchangeState {
     this.book = new Book(c.market_capacity);
     this.accounts = new Accounts(c.account_capacity, c.position_capacity > 0 ? c.position_capacity : c.account_capacity);
     this.markets = new Markets(c.market_capacity);
-    this.orderIndex = new IdIndex(c.order_capacity * 2);
+    // Sized by the ids it holds, not by order_capacity: ids rise with every
+    // seq, so a table of a given size is written end to end in that many seqs.
+    this.orderIndex = new IdIndex();
     this.coidIndex = new U32x3Map(1024);
     this.expiries = new TimerHeap(c.order_capacity);
     this.deadmen = new TimerHeap(c.account_capacity);

@@ -109,6 +109,11 @@ function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = fa
     for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, pack, buffers)]);
     return { [MAP_TAG]: entries };
   }
+  // The state hash (exclude set) sees an IdIndex as its (id, slot) pairs: its
+  // layout (table size, which ids overflowed) follows how it grew, which
+  // differs between a recovered index and one replayed from an older point
+  // (the upgrade of a snapshot from before its growth changed rebuilds it).
+  if (exclude !== null && v instanceof IdIndex) return { [TAG]: 'IdIndex', pairs: v.pairsById() };
   const proto = Object.getPrototypeOf(v);
   const fields: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
@@ -145,6 +150,7 @@ function fromTree(t: unknown): unknown {
     for (const [k, x] of Object.entries(rec.fields as Record<string, unknown>)) obj[k] = fromTree(x);
     // Snapshots written before a class changed its internal encoding are converted here.
     if (ctor === U32x3Map) U32x3Map.upgradeDecoded(obj as unknown as U32x3Map);
+    if (ctor === IdIndex) IdIndex.upgradeDecoded(obj as unknown as IdIndex);
     return obj;
   }
   const out: Record<string, unknown> = {};

@@ -2,7 +2,8 @@
 // encodeViews/decodeViews with its state hash, its projections (every
 // query answers the same) and its future: the decoded state keeps evolving,
 // and an engine on it keeps deciding, exactly like the original. Anything
-// that is not plain data fails loudly with its path.
+// that is not plain data fails loudly with its path. A snapshot holds what the
+// state retains, whatever the seq, and the state hash sees content, not layout.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -11,7 +12,9 @@ import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { verify } from '../../src/engine/verify.js';
 import { decodeViews, encodeViews, stateHash } from '../../src/journal/state_codec.js';
-import { decodeRecord, encodeToMem } from '../../src/layout_codec/record_codec.js';
+import { IdIndex } from '../../src/lib/id_index.js';
+import { Outcome, Side, Stp, Tif } from '../../src/layout/records.js';
+import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
 import { Views } from '../../src/views/views.js';
 import { ReferenceModel } from '../support/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';
@@ -296,4 +299,80 @@ test('state_codec: decodeViews refuses bytes that do not hold a read model or na
   assert.throws(() => decodeViews(serialize({ a: 1 })), /does not hold a read model/);
   assert.throws(() => decodeViews(serialize({ '\u0000class': 'Nope', fields: {} })), /unknown class Nope in the snapshot/);
   assert.throws(() => decodeViews(encodeViews(new Views()).subarray(0, 100)));
+});
+
+test('state_codec: a snapshot holds what the state retains, not how far the seqs have gone', () => {
+  // The soak's finding: the order index was a table sized for the most orders
+  // (2 x order_capacity entries) indexed by the order id, a seq; rising ids
+  // wrote it end to end, so every copy of the state (engine, read models,
+  // the snapshot worker's) grew resident 16 bytes a seq and each snapshot
+  // carried the table up to the newest id. One account places and cancels
+  // the same order shape again and again: a constant set of retained
+  // orders (terminal_cap), seqs rising.
+  const config = { ...JOURNAL_ENGINE_CONFIG, order_capacity: 1 << 16, terminal_cap: 20 };
+  const out = new BufferEventOut(1 << 20);
+  const engine = new Engine(config, out);
+  const v = new Views(config);
+  let ts = 1_750_000_000_000_000_000n;
+  const send = (cmd: RecordObject): RecordObject => {
+    ts += 1_000_000n;
+    const seq = engine.execute(encodeToMem({ producer: 100, correlation: 1, ts, ...cmd }).mem, 0);
+    assert.ok(seq > 0, `${cmd.type} sequenced`);
+    for (const o of out.offsets()) v.apply(out.mem, o);
+    const events = out.take();
+    out.reset();
+    return events[events.length - 1]!;
+  };
+  const account = send({ type: 'CreateAccount' }).result as number;
+  send({ type: 'Deposit', account, amount: 1_000_000 });
+  const market = send({ type: 'CreateMarket', category: 1, position_limit: 0, fee_schedule_id: 0, title: 'm' }).result as number;
+  send({ type: 'OpenRound', market_id: market, strike: 100, close_ts: ts + 3_600_000_000_000n });
+  const place = { type: 'PlaceOrder', account, market_id: market, side: Side.buy, outcome: Outcome.yes, tick: 40, qty: 1, tif: Tif.gtc,
+    stp: Stp.cancel_taker } as const;
+  const cycles = (n: number): void => {
+    for (let i = 0; i < n; i++) {
+      send(place);
+      send({ type: 'CancelAll', account, market_id: market, group_id: 0 });
+    }
+  };
+  cycles(1000);
+  const early = encodeViews(v).length;
+  cycles(30_000); // 60,000 seqs later
+  const late = encodeViews(v).length;
+  assert.equal(v.state.orderIndex.size, 20);
+  assert.ok(late <= early + 1024, `snapshot body ${early} bytes at seq ${v.asOfSeq - 60_000}, ${late} bytes 60,000 seqs later`);
+  for (const s of [engine.state, v.state]) {
+    assert.ok(s.orderIndex.tableEntries <= 1024, `order index of ${s.orderIndex.tableEntries} entries`);
+  }
+});
+
+test('state_codec: stateHash sees the order index as its (id, slot) pairs, not its layout', () => {
+  // A snapshot from before the index grew incrementally decodes into a
+  // rebuilt index (IdIndex.upgradeDecoded), whose layout differs from the
+  // one a replay from an older snapshot grows: the same state, the same hash.
+  const model = new ReferenceModel(DIFF_CONFIG);
+  const gen = new CommandGenerator(SEED + 3, model);
+  const out = new BufferEventOut(1 << 22);
+  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  for (let i = 0; i < 1500; i++) {
+    const { mem } = encodeToMem(gen.next());
+    model.execute(decodeRecord(mem, 0));
+    engine.execute(mem, 0);
+    out.reset();
+  }
+  const s = engine.state as unknown as { orderIndex: IdIndex };
+  const before = stateHash(engine.state);
+  const pairs = s.orderIndex.pairsById();
+  assert.ok(pairs.length > 20, 'orders indexed');
+  const relaid = new IdIndex(1 << 16);
+  for (let i = pairs.length - 2; i >= 0; i -= 2) relaid.set(pairs[i]!, pairs[i + 1]!);
+  assert.notEqual(relaid.tableEntries, s.orderIndex.tableEntries);
+  const original = s.orderIndex;
+  s.orderIndex = relaid;
+  assert.equal(stateHash(engine.state), before, 'another layout of the same pairs');
+  relaid.delete(pairs[0]!);
+  relaid.set(pairs[0]!, pairs[1]! + 1);
+  assert.notEqual(stateHash(engine.state), before, 'an id pointing at another slot');
+  s.orderIndex = original;
+  assert.equal(stateHash(engine.state), before);
 });

@@ -79,3 +79,68 @@ test('id_index: a sliding window of seqs past 2^32 with retained ids stays exact
   assert.equal(x.size, ref.size);
   for (let k = start - 10; k < start + 60_010; k++) assert.equal(x.get(k), ref.get(k) ?? -1);
 });
+
+test('id_index: the table is sized by the ids it holds, not by how far the ids have gone', () => {
+  // The order-id pattern of a long run: ids rise with every seq, about 1,500 are held at a time.
+  const x = new IdIndex();
+  for (let k = 1; k <= 1_000_000; k++) {
+    x.set(k, k & 0xffff);
+    if (k > 1500) assert.equal(x.delete(k - 1500), true);
+  }
+  assert.equal(x.size, 1500);
+  // Twice the ids held, rounded up to a power of two: 64 KiB of table, where
+  // the ids span a million (a table that far would be 16 MiB, resident page by page).
+  assert.equal(x.tableEntries, 4096);
+  for (let k = 998_000; k <= 1_000_010; k++) assert.equal(x.get(k), k > 1_000_000 || k <= 998_500 ? -1 : k & 0xffff);
+});
+
+test('id_index: growth moves the old table a few entries per write; every id stays found meanwhile', () => {
+  const x = new IdIndex(16);
+  const ref = new Map<number, number>();
+  let k = 0;
+  // 4,000 ids, one in three deleted again: the table doubles 8 times, each time while lookups go on.
+  let lastEntries = x.tableEntries;
+  let growths = 0;
+  while (ref.size < 4000) {
+    k++;
+    x.set(k * 3, k);
+    ref.set(k * 3, k);
+    if (k % 3 === 0) {
+      assert.equal(x.delete((k - 1) * 3), true);
+      ref.delete((k - 1) * 3);
+    }
+    if (x.tableEntries !== lastEntries) {
+      growths++;
+      lastEntries = x.tableEntries;
+    }
+    // Right after a growth most ids are still in the old table.
+    for (const probe of [k * 3, (k - 2) * 3, (k - 1) * 3, 3, k * 3 + 1]) assert.equal(x.get(probe), ref.get(probe) ?? -1, `id ${probe}`);
+  }
+  assert.ok(growths >= 8, `grew ${growths} times`);
+  assert.equal(x.size, ref.size);
+  for (const [id, slot] of ref) assert.equal(x.get(id), slot);
+  assert.deepEqual([...x.pairsById()], [...ref].sort((a, b) => a[0] - b[0]).flat());
+});
+
+test('id_index: an index from before incremental growth (a table sized for the most orders) is rebuilt to its ids on decode', () => {
+  const big = new IdIndex(1 << 20);
+  for (let k = 1; k <= 3000; k++) big.set(k * 7, k);
+  for (let k = 1; k <= 3000; k += 2) big.delete(k * 7);
+  big.set(7 + (1 << 20), 99); // shares an entry with a held id: in the overflow
+  const pairs = big.pairsById();
+  // The fields such a snapshot decodes to: no growth state.
+  const old = big as unknown as Record<string, unknown>;
+  for (const f of ['old', 'oldMask', 'moveAt']) delete old[f];
+  IdIndex.upgradeDecoded(big);
+  assert.equal(big.tableEntries, 4096);
+  assert.deepEqual(big.pairsById(), pairs);
+  assert.equal(big.get(14), 2);
+  assert.equal(big.get(7), -1);
+  big.set(7, 1);
+  assert.equal(big.get(7), 1);
+  // An index of this build is left as it is.
+  const now = new IdIndex(64);
+  now.set(5, 1);
+  IdIndex.upgradeDecoded(now);
+  assert.equal(now.tableEntries, 64);
+});

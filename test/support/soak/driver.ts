@@ -1,7 +1,8 @@
 // soak driver: the soak test of issue 19. Starts the real exchange as a
 // child process (`--durability fsync`, small retention caps so that every
 // table reaches its steady state within minutes, periodic snapshots, the
-// inspector on a loopback port and --expose-gc), runs the steady mixed load
+// inspector on a loopback port and --expose-gc, the malloc setting of
+// `npm start`), runs the steady mixed load
 // (load.ts) for the given minutes, samples the process every interval
 // (measure.ts), then stops the load, checks the exchange's own state (health:
 // everything sequenced is durable; no error line in its log), stops it with
@@ -21,7 +22,7 @@ import { Rng } from '../../../src/lib/rng.js';
 import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../exchange.js';
 import { InspectorClient } from '../inspector.js';
 import { LoadStats, runLoad, setUpWorld } from './load.js';
-import { judge, takeSample, type Judgement, type Sample } from './measure.js';
+import { judge, rssLessYoung, takeSample, type Judgement, type Sample } from './measure.js';
 import { journalVerify } from '../journal_verify.js';
 
 export interface SoakOptions {
@@ -49,6 +50,8 @@ export interface SoakReport {
   logFile: string;
   /** The exchange's settings (flags) during the soak. */
   settings: ProcessConfig;
+  /** The exchange's GLIBC_TUNABLES (the malloc setting it is deployed with). */
+  glibcTunables: string;
   samples: Sample[];
   judgement: Judgement;
   load: Record<string, number>;
@@ -60,16 +63,22 @@ export interface SoakReport {
 /**
  * Small caps so that every retention reaches its bound within a few minutes
  * of load (about 6 terminal orders a second per trader, a round every ~7 s),
- * a snapshot every 10,000 journal records (about every 3 minutes; segments
- * before the older kept snapshot are pruned), short rounds. The first
- * snapshot comes within the 5-minute warm-up: it allocates the snapshot
- * worker's read model, which later snapshots continue (a one-time step of
- * the resident memory, like the other tables filling up to their caps).
+ * a snapshot every 10,000 journal records (4,500 seqs, every 80 s or so
+ * here; segments before the older kept snapshot are pruned), short rounds.
+ * The fill records (1,000 per account, not configurable) take longer: 10-15
+ * minutes here, which the judgement of the snapshots' size allows for. The
+ * first snapshot comes within the 5-minute warm-up: it allocates the
+ * snapshot worker's read model, which later snapshots continue (a one-time
+ * step of the resident memory, like the other tables filling up to their
+ * caps).
  */
 export const SOAK_SETTINGS: ProcessConfig = {
   durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20, withdrawal_cap: 20, revoked_key_cap: 10,
   dispute_window_ms: 2000, snapshot_every: 10_000, segment_bytes: 1 << 20,
 };
+
+/** glibc's malloc setting of `npm start` (package.json): large blocks always get their own mapping, returned when freed. */
+const DEPLOYED_GLIBC_TUNABLES = 'glibc.malloc.mmap_threshold=131072';
 
 /** The DX_* variables of the settings' engine configuration, for tools/journal (which reads them when no snapshot says). */
 function engineEnv(cfg: ProcessConfig): Record<string, string> {
@@ -84,12 +93,27 @@ function engineEnv(cfg: ProcessConfig): Record<string, string> {
 function sampleLine(s: Sample): string {
   const heaps = Object.entries(s.threads).map(([n, x]) => `${n} ${(x.heapUsed / 1048576).toFixed(1)}`).join(', ');
   const tb = s.tables;
-  return `  ${(s.t / 60_000).toFixed(1)} min: rss ${(s.rss / 1048576).toFixed(1)} MiB, heap MiB ${heaps}; `
+  const mib = (b: number): string => (b / 1048576).toFixed(1);
+  return `  ${(s.t / 60_000).toFixed(1)} min: rss ${mib(s.rss)} MiB (less young gens ${mib(rssLessYoung(s))}), heap MiB ${heaps}; `
     + `seq ${s.engineSeq}, held ${s.held}, fds ${s.fds}, rings: commands ${Math.max(0, ...Object.values(s.commandRingUsed))} B, `
     + `events ${Math.max(0, ...Object.values(s.eventRingLag))} B behind; orders kept ${tb.order_slots ?? '?'}, keys ${tb.keys ?? '?'}, `
     + `withdrawals ${tb.withdrawals ?? '?'}, rounds ${tb.rounds ?? '?'}, replay guard ${tb.replay_guard ?? '?'}, `
     + `journal ${((s.journalBytes + s.snapshotBytes) / 1048576).toFixed(1)} MiB`
     + `${s.unanswered.length > 0 ? `; no answer: ${s.unanswered.join('; ')}` : ''}`;
+}
+
+/**
+ * The exchange under soak: the inspector on a loopback port and gc exposed
+ * (the samples), and run as deployed: `npm start` sets this malloc setting
+ * (README, "Configuration"); a GLIBC_TUNABLES of the soak's own wins.
+ */
+async function startSoakExchange(
+  settings: ProcessConfig, inspectPort: number, logFile: string,
+): Promise<{ server: ExchangeProcess; glibcTunables: string }> {
+  const glibcTunables = process.env.GLIBC_TUNABLES ?? DEPLOYED_GLIBC_TUNABLES;
+  const nodeArgs = [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'];
+  const server = await spawnExchange(settings, { nodeArgs, logLevel: 'info', logFile, env: { GLIBC_TUNABLES: glibcTunables } });
+  return { server, glibcTunables };
 }
 
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
@@ -100,16 +124,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const problems: string[] = [];
   const inspectPort = await freePort();
   const settings = SOAK_SETTINGS;
-  const nodeArgs = [`--inspect=127.0.0.1:${inspectPort}`, '--expose-gc'];
   // The exchange's structured log, kept with the data directory when the soak fails (a post-mortem).
   const logFile = join(tmpdir(), `dx-soak-${seed}-${process.pid}.log`);
-  const server: ExchangeProcess = await spawnExchange(settings, { nodeArgs, logLevel: 'info', logFile });
+  const { server, glibcTunables } = await startSoakExchange(settings, inspectPort, logFile);
   const insp = await InspectorClient.connect(inspectPort);
   const stats = new LoadStats();
   const samples: Sample[] = [];
   const t0 = performance.now();
   let verifySummary = '';
-  log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, data dir ${server.dataDir}, log ${logFile}`);
+  log(`soak: seed ${seed}, ${o.minutes} min, a sample every ${sampleMs / 1000} s, GLIBC_TUNABLES=${glibcTunables}, `
+    + `data dir ${server.dataDir}, log ${logFile}`);
   try {
     await insp.attachWorkers();
     const world = await setUpWorld(server, o.traders ?? 6);
@@ -166,7 +190,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   }
   return {
     ok, seed, minutes: o.minutes, seconds: Math.round((performance.now() - t0) / 1000), dataDir: server.dataDir, logFile, settings,
-    samples, judgement, load: stats.counts, problems, journalVerify: verifySummary,
+    glibcTunables, samples, judgement, load: stats.counts, problems, journalVerify: verifySummary,
   };
 }
 
