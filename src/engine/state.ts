@@ -79,7 +79,7 @@ export class ExchangeState {
     this.markets = new Markets(c.market_capacity);
     // Sized by the ids it holds, not by order_capacity: ids rise with every
     // seq, so a table of a given size is written end to end in that many seqs.
-    this.orderIndex = new IdIndex();
+    this.orderIndex = new IdIndex(1024, c.order_capacity * 2);
     this.coidIndex = new U32x3Map(1024);
     this.expiries = new TimerHeap(c.order_capacity);
     this.deadmen = new TimerHeap(c.account_capacity);

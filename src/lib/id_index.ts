@@ -15,8 +15,12 @@
 // of it is written once, and a table sized for the most orders (8 Mi
 // entries, 128 MiB, in the engine and in every read model) became resident
 // page by page as the seqs went by, and went into every snapshot up to the
-// newest id. It doubles when more than half as many ids as it has entries
-// are indexed, incrementally: a table twice the size takes over, and every
+// newest id. It doubles when more than an eighth as many ids as it has
+// entries are indexed (a direct-mapped table collides at about its load:
+// at a half, one id in six went to the overflow on the engine_match stream,
+// and the engine ran 14% slower than with the large table; at an eighth,
+// about one in a hundred), up to the size given for the most ids. It grows
+// incrementally: a table twice the size takes over, and every
 // later write moves a few of the old one's entries into it (a full
 // rehash of millions of ids at once would stall the engine thread and every
 // read model at the same seq). An id lives in exactly one of the new table,
@@ -30,6 +34,8 @@ import { U32x3Map } from './u32x3_map.js';
 const TWO32 = 4294967296;
 /** Old-table entries a write moves while growing: the old table is empty long before the new one is half full. */
 const MOVE_ENTRIES = 8;
+/** The table grows when more than 1 / 2^LOAD_SHIFT of its entries would hold ids. */
+const LOAD_SHIFT = 3;
 
 export class IdIndex {
   private t: Float64Array;
@@ -40,14 +46,17 @@ export class IdIndex {
   private oldMask = 0;
   /** Old-table entries below this have moved (are empty). */
   private moveAt = 0;
+  /** The largest table's mask (entries - 1). */
+  private maxMask: number;
   /** Ids indexed (both tables and the overflow). */
   size = 0;
 
-  constructor(capacity = 1024) {
-    let cap = 16;
-    while (cap < capacity) cap *= 2;
+  /** capacity: the first table's entries; maxCapacity: the most entries a table may grow to (both rounded up to powers of two). */
+  constructor(capacity = 1024, maxCapacity = 1 << 23) {
+    const cap = pow2AtLeast(capacity);
     this.t = new Float64Array(cap * 2);
     this.mask = cap - 1;
+    this.maxMask = Math.max(cap, pow2AtLeast(maxCapacity)) - 1;
   }
 
   /**
@@ -57,11 +66,12 @@ export class IdIndex {
    * table. Called by the state codec for every decoded IdIndex.
    */
   static upgradeDecoded(x: IdIndex): void {
+    // A snapshot from before the table's growth had a bound.
+    if (x.maxMask === undefined) x.maxMask = Math.max(x.mask, (1 << 23) - 1);
     if (x.old !== undefined) return;
     const t = x.t;
     const overflow = x.overflow;
-    let cap = 16;
-    while (cap < x.size * 2) cap *= 2;
+    const cap = Math.min(pow2AtLeast(x.size << LOAD_SHIFT), x.maxMask + 1);
     x.t = new Float64Array(cap * 2);
     x.mask = cap - 1;
     x.overflow = new U32x3Map(16);
@@ -97,7 +107,8 @@ export class IdIndex {
   set(id: number, slot: number): void {
     if (!(id >= 1 && Number.isSafeInteger(id))) throw new Error(`id_index: ids are safe integers >= 1, got ${id}`);
     if (this.old !== null) this.move(MOVE_ENTRIES);
-    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    // A growth under way finishes first (it does within a sixteenth of the new table's entries in writes).
+    if (this.old === null && this.mask < this.maxMask && (this.size + 1) << LOAD_SHIFT > this.mask + 1) this.grow();
     this.place(id, slot);
     this.size++;
   }
@@ -194,4 +205,10 @@ export class IdIndex {
     this.t = new Float64Array(cap * 2);
     this.mask = cap - 1;
   }
+}
+
+function pow2AtLeast(n: number): number {
+  let cap = 16;
+  while (cap < n) cap *= 2;
+  return cap;
 }

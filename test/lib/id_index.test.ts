@@ -88,9 +88,9 @@ test('id_index: the table is sized by the ids it holds, not by how far the ids h
     if (k > 1500) assert.equal(x.delete(k - 1500), true);
   }
   assert.equal(x.size, 1500);
-  // Twice the ids held, rounded up to a power of two: 64 KiB of table, where
-  // the ids span a million (a table that far would be 16 MiB, resident page by page).
-  assert.equal(x.tableEntries, 4096);
+  // Eight times the ids held, rounded up to a power of two: 256 KiB of table,
+  // where the ids span a million (a table that far would be 16 MiB, resident page by page).
+  assert.equal(x.tableEntries, 16384);
   for (let k = 998_000; k <= 1_000_010; k++) assert.equal(x.get(k), k > 1_000_000 || k <= 998_500 ? -1 : k & 0xffff);
 });
 
@@ -130,9 +130,9 @@ test('id_index: an index from before incremental growth (a table sized for the m
   const pairs = big.pairsById();
   // The fields such a snapshot decodes to: no growth state.
   const old = big as unknown as Record<string, unknown>;
-  for (const f of ['old', 'oldMask', 'moveAt']) delete old[f];
+  for (const f of ['old', 'oldMask', 'moveAt', 'maxMask']) delete old[f];
   IdIndex.upgradeDecoded(big);
-  assert.equal(big.tableEntries, 4096);
+  assert.equal(big.tableEntries, 16384);
   assert.deepEqual(big.pairsById(), pairs);
   assert.equal(big.get(14), 2);
   assert.equal(big.get(7), -1);
@@ -143,4 +143,19 @@ test('id_index: an index from before incremental growth (a table sized for the m
   now.set(5, 1);
   IdIndex.upgradeDecoded(now);
   assert.equal(now.tableEntries, 64);
+});
+
+test('id_index: the table grows to an eighth full, never past the most it was given', () => {
+  const fill = (maxCapacity: number): IdIndex => {
+    const x = new IdIndex(16, maxCapacity);
+    for (let k = 1; k <= 5000; k++) x.set(k * 5, k);
+    for (let k = 1; k <= 5000; k++) assert.equal(x.get(k * 5), k);
+    assert.equal(x.get(3), -1);
+    return x;
+  };
+  assert.equal(fill(1 << 23).tableEntries, 65536);
+  const capped = fill(4096);
+  assert.equal(capped.tableEntries, 4096);
+  // Past its most, ids that share an entry go to the overflow and are still found.
+  assert.ok(capped.overflowSize > 0);
 });
