@@ -149,6 +149,36 @@ export async function atRest(
   }
 }
 
+/**
+ * Waits until the group of 'on' nodes is whole again after a fault: one
+ * primary, every other node a standby, all at the same seq and state hash.
+ * A node that stepped down (then, or later: on a loaded machine a lease can
+ * run out again while the group settles) refuses every request and exits
+ * 75; it is started again on its data directory. Any other exit fails.
+ */
+export async function converge(g: Group, timeoutMs: number): Promise<({ name: string } & StateHash)[]> {
+  const until = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    for (const n of [...g.nodes]) {
+      if (n.server.running) continue;
+      const x = await n.server.exited;
+      if (x.code !== 75) throw new Error(`${n.name} exited ${JSON.stringify(x)}: ${n.server.stderrTail().slice(-3000)}`);
+      await g.node(n.name, n.mode, n.dataDir);
+    }
+    const roles = await Promise.all(g.nodes.map(async (n) => `${n.name}:${(await health(n))?.role ?? 'down'}`));
+    last = roles.join(' ');
+    if (roles.filter((r) => r.endsWith(':primary')).length === 1 && roles.every((r) => /:(primary|standby)$/.test(r))) {
+      const hs = await Promise.all(g.nodes.map((n) => g.admin(n).stateHash().then((h) => ({ name: n.name, ...h }), (e: Error) => e)));
+      const ok = hs.filter((h): h is { name: string } & StateHash => !(h instanceof Error));
+      last += ` ${JSON.stringify(hs.map((h) => (h instanceof Error ? h.message : `${h.name}@${h.as_of_seq}:${h.state_hash}`)))}`;
+      if (ok.length === hs.length && new Set(ok.map((h) => `${h.as_of_seq}:${h.state_hash}`)).size === 1) return ok;
+    }
+    if (Date.now() > until) throw new Error(`the group did not converge within ${timeoutMs} ms: ${last}`);
+    await sleep(100);
+  }
+}
+
 /** What fixture() sets up. */
 export interface Fixture {
   account: number;
