@@ -35,7 +35,7 @@ import { mountRest, type LaneOptions } from '../src/gateway/http.js';
 import { ROUTES } from '../src/gateway/routes.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../src/gateway/uws.js';
 import {
-  CreateAccount, CreateKey, CreateMarket, Deposit, Header, LAYOUT_FINGERPRINT, OpenRound, Scope,
+  CreateAccount, CreateKey, CreateMarket, Deposit, Header, LAYOUT_FINGERPRINT, OpenRound, RateTier, Scope, SetKeyTier,
 } from '../src/layout/records.js';
 import { parseCommandLine, parseOrUsage } from '../src/lib/command_line.js';
 import type { Mem } from '../src/lib/mem.js';
@@ -217,6 +217,15 @@ function buildRig(): Rig {
     command(setup, CreateKey.TYPE, CreateKey.SIZE, account, (m, o) => {
       CreateKey.set_scopes(m, o, Scope.read | Scope.trade);
       CreateKey.set_secret(m, o, secret);
+    });
+    // A tier that never throttles: the path measured is the one a placement or read takes, not a 429.
+    command(setup, SetKeyTier.TYPE, SetKeyTier.SIZE, 0, (m, o) => {
+      SetKeyTier.set_key_id(m, o, i + 1);
+      SetKeyTier.set_tier(m, o, RateTier.custom);
+      SetKeyTier.set_read_rate_per_s(m, o, 10_000_000);
+      SetKeyTier.set_read_burst(m, o, 10_000_000);
+      SetKeyTier.set_write_rate_per_s(m, o, 10_000_000);
+      SetKeyTier.set_write_burst(m, o, 10_000_000);
     });
     run();
     keys.push({ keyId: i + 1, secret });
