@@ -443,10 +443,7 @@ function result(
     const spread = rates.length > 1 ? relativeSpread(rates) : 0;
     metrics[`${p}_spread_pct`] = round1(spread * 100);
     if (spread > SPREAD_FLAG)
-      flag(
-        `${n} subscribers: spread ${round1(spread * 100)}% over ${rates.length} runs (> ${SPREAD_FLAG * 100}%): treat the median with ` +
-          `care.`,
-      );
+      flag(`${n} subscribers: spread ${round1(spread * 100)}% over ${rates.length} runs (> ${SPREAD_FLAG * 100}%): a median to doubt.`);
     const mid = runs.slice().sort((a, b) => a.delivered_per_s - b.delivered_per_s)[Math.floor(runs.length / 2)]!;
     metrics[`${p}_deltas_per_s`] = Math.round(median(runs.map((r) => r.deltas_per_s)));
     metrics[`${p}_delivered_pct_min`] = minOf(runs.map((r) => r.delivered_pct));
