@@ -50,6 +50,21 @@ function answers(v: Views): Record<string, unknown> {
   return out;
 }
 
+/** An engine after n random commands of the generator (the model beside it keeps them valid). */
+function engineAfter(seed: number, n: number): Engine {
+  const model = new ReferenceModel(DIFF_CONFIG);
+  const gen = new CommandGenerator(seed, model);
+  const out = new BufferEventOut(1 << 22);
+  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  for (let i = 0; i < n; i++) {
+    const { mem } = encodeToMem(gen.next());
+    model.execute(decodeRecord(mem, 0));
+    engine.execute(mem, 0);
+    out.reset();
+  }
+  return engine;
+}
+
 test('state_codec: a read model round-trips with its hash and answers, then evolves and decides identically', (t) => {
   const model = new ReferenceModel(DIFF_CONFIG);
   const gen = new CommandGenerator(SEED, model);
@@ -135,16 +150,7 @@ test('state_codec: a decoded read model owns its memory: neither the snapshot by
 });
 
 test('state_codec: stateHash leaves out lookup caches and sees a change of any evolved field', () => {
-  const model = new ReferenceModel(DIFF_CONFIG);
-  const gen = new CommandGenerator(SEED + 1, model);
-  const out = new BufferEventOut(1 << 22);
-  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
-  for (let i = 0; i < 1500; i++) {
-    const { mem } = encodeToMem(gen.next());
-    model.execute(decodeRecord(mem, 0));
-    engine.execute(mem, 0);
-    out.reset();
-  }
+  const engine = engineAfter(SEED + 1, 1500);
   const s = engine.state;
   const before = stateHash(s);
   // Lookups fill caches (differently on the engine and on a replica): not state.
@@ -350,16 +356,7 @@ test('state_codec: stateHash sees the order index as its (id, slot) pairs, not i
   // A snapshot from before the index grew incrementally decodes into a
   // rebuilt index (IdIndex.upgradeDecoded), whose layout differs from the
   // one a replay from an older snapshot grows: the same state, the same hash.
-  const model = new ReferenceModel(DIFF_CONFIG);
-  const gen = new CommandGenerator(SEED + 3, model);
-  const out = new BufferEventOut(1 << 22);
-  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
-  for (let i = 0; i < 1500; i++) {
-    const { mem } = encodeToMem(gen.next());
-    model.execute(decodeRecord(mem, 0));
-    engine.execute(mem, 0);
-    out.reset();
-  }
+  const engine = engineAfter(SEED + 3, 1500);
   const s = engine.state as unknown as { orderIndex: IdIndex };
   const before = stateHash(engine.state);
   const pairs = s.orderIndex.pairsById();
