@@ -32,7 +32,7 @@
 import { U32x3Map } from './u32x3_map.js';
 
 const TWO32 = 4294967296;
-/** Old-table entries a write moves while growing: the old table is empty long before the new one is half full. */
+/** Old-table entries a write moves while growing: the old table is empty by the time the new one is an eighth full. */
 const MOVE_ENTRIES = 8;
 /** The table grows when more than 1 / 2^LOAD_SHIFT of its entries would hold ids. */
 const LOAD_SHIFT = 3;
@@ -193,10 +193,8 @@ export class IdIndex {
     }
   }
 
-  /** A table twice the size takes over; the old one's ids follow a few per write. */
+  /** A table twice the size takes over; the old one's ids follow a few per write. Only when no growth is under way (set). */
   private grow(): void {
-    // The previous growth has not finished (it cannot, by the sizes, but be sure): finish it first.
-    if (this.old !== null) this.move(Infinity);
     this.old = this.t;
     this.oldMask = this.mask;
     this.moveAt = 0;
