@@ -31,6 +31,7 @@ import type { DurableSeq } from '../journal/durable.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { BellWatch } from '../ring/wait.js';
+import { keepImmediateShapes } from '../lib/immediate_shapes.js';
 import { BatchBuilder } from './batch.js';
 import type { LogClient } from './log_client.js';
 import { H_EPOCH, H_FIRST_SEQ, H_LAST_SEQ, H_NODE, msgIdOf, publishVerdict } from './protocol.js';
@@ -91,6 +92,7 @@ export class Replicator {
   ) {
     this.consumer = new BroadcastConsumer(eventRing, LAYOUT_FINGERPRINT, consumerIndex);
     this.watch = new BellWatch(this.consumer.doorbell, () => this.consumer.hasUnread(), () => this.kick());
+    keepImmediateShapes(); // its polls are immediates, in bursts: lib/immediate_shapes.ts
     // Opened before the engine is told to sequence: nothing it publishes is missed.
     this.consumer.open();
     this.nextExpect = claimStreamSeq;

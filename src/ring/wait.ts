@@ -39,6 +39,7 @@
 // event-loop poll or park.
 
 import { assert } from '../lib/assert.js';
+import { keepImmediateShapes } from '../lib/immediate_shapes.js';
 import type { Doorbell } from './doorbell.js';
 
 export type WaitKind = 'spin' | 'backoff' | 'park';
@@ -369,6 +370,7 @@ export class LoopWaitStrategy {
     this.spinPolls = kind === 'spin' ? Infinity : kind === 'backoff' ? SPIN_POLLS : 0;
     this.idleDrainMs = opts.idle_drain_ms ?? IDLE_DRAIN_MS_DEFAULT;
     this.watch = new BellWatch(bell, () => target.hasWork(), this.onWake);
+    keepImmediateShapes(); // its polls are immediates, in bursts: lib/immediate_shapes.ts
   }
 
   /** Something became awaited (a command was sent): poll from the next loop turn. */
