@@ -365,6 +365,19 @@ export const Header = {
   /** Nanoseconds since the Unix epoch. On commands: the producer's clock when it sent the command. On events: the sequencer's stamp, strictly increasing across commands. (low 32 bits) */
   ts_lo(m: Mem, o: number): number { return m.u32[(o + 24) >>> 2]!; },
   set_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 24) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
+  /** Writes every header field (len, type, producer, correlation, account, seq, ts_hi, ts_lo) as whole u32 words. */
+  write(m: Mem, o: number, len: number, type: number, producer: number, correlation: number, account: number, seq: number, ts_hi: number, ts_lo: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i] = len;
+    u[i + 1] = (type | (producer << 16)) >>> 0;
+    u[i + 2] = correlation;
+    u[i + 3] = account;
+    u[i + 4] = seq >>> 0;
+    u[i + 5] = (seq * 2.3283064365386963e-10) >>> 0;
+    u[i + 6] = ts_lo;
+    u[i + 7] = ts_hi;
+  },
 };
 
 // ---- record types ----
