@@ -365,12 +365,12 @@ export const Header = {
   /** Nanoseconds since the Unix epoch. On commands: the producer's clock when it sent the command. On events: the sequencer's stamp, strictly increasing across commands. (low 32 bits) */
   ts_lo(m: Mem, o: number): number { return m.u32[(o + 24) >>> 2]!; },
   set_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 24) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
-  /** Writes every header field (len, type, producer, correlation, account, seq, ts_hi, ts_lo) as whole u32 words. */
+  /** Writes every header field (len, type, producer, correlation, account, seq, ts_hi, ts_lo) as whole u32 words; u8 and u16 arguments must fit their fields. */
   write(m: Mem, o: number, len: number, type: number, producer: number, correlation: number, account: number, seq: number, ts_hi: number, ts_lo: number): void {
     const u = m.u32;
     const i = o >>> 2;
     u[i] = len;
-    u[i + 1] = (type | (producer << 16)) >>> 0;
+    u[i + 1] = (type | producer << 16) >>> 0;
     u[i + 2] = correlation;
     u[i + 3] = account;
     u[i + 4] = seq >>> 0;
@@ -966,6 +966,21 @@ export const CommandCompleted = {
   /** ArmDeadman: fires_at_ts; else 0. (low 32 bits) */
   result_ts_lo(m: Mem, o: number): number { return m.u32[(o + 64) >>> 2]!; },
   set_result_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 64) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
+  /** Writes every field after the header (status, order_status, reason, command_type, code_num, order_id, filled_qty, resting_qty, result, result_ts_hi, result_ts_lo) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, status: number, order_status: number, reason: number, command_type: number, code_num: number, order_id: number, filled_qty: number, resting_qty: number, result: number, result_ts_hi: number, result_ts_lo: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = (status | order_status << 8 | reason << 16 | command_type << 24) >>> 0;
+    u[i + 9] = code_num;
+    u[i + 10] = order_id >>> 0;
+    u[i + 11] = (order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 12] = filled_qty;
+    u[i + 13] = resting_qty;
+    u[i + 14] = result >>> 0;
+    u[i + 15] = (result * 2.3283064365386963e-10) >>> 0;
+    u[i + 16] = result_ts_lo;
+    u[i + 17] = result_ts_hi;
+  },
 };
 
 /** Event 65, 96 bytes. An order passed the core checks: it enters the order slab (not yet on the book) and its reservation is taken. */
