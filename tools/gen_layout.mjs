@@ -302,7 +302,7 @@ function accessors(f) {
  * header and for the records in WRITES (code, not layout: not in the
  * fingerprint).
  */
-const WRITES = ['CommandCompleted'];
+const WRITES = ['CommandCompleted', 'OrderRested', 'Filled', 'OrderCanceled'];
 
 function wordWrite(owner, fields) {
   const reserved = (f) => f.name.startsWith('reserved');

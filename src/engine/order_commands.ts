@@ -16,11 +16,7 @@ export function cancelLive(e: Emitter, slot: number, reason: number): void {
   const ord = e.state.orders;
   const m = e.m;
   const o = e.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.account[slot]!);
-  OrderCanceled.clear_reserved(m, o);
-  OrderCanceled.set_order_id(m, o, ord.id[slot]!);
-  OrderCanceled.set_canceled_qty(m, o, ord.remaining[slot]!);
-  OrderCanceled.set_reason(m, o, reason);
-  OrderCanceled.set_release_cash(m, o, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
+  OrderCanceled.write(m, o, ord.id[slot]!, ord.remaining[slot]!, reason, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
   e.canceled(o, slot);
 }
 

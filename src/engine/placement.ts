@@ -275,8 +275,7 @@ function finishTaker(e: Emitter, t: Taker, reason: number): void {
   } else {
     resting = left;
     const o = e.begin(OrderRested.TYPE, OrderRested.SIZE, t.order.account);
-    OrderRested.clear_reserved(e.m, o);
-    OrderRested.set_order_id(e.m, o, t.order.id);
+    OrderRested.write(e.m, o, t.order.id);
     e.rested(o, t.slot);
     status = t.filled === 0 ? OrderStatus.resting : OrderStatus.partially_filled;
   }

@@ -1149,6 +1149,13 @@ export const OrderRested = {
   /** The order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Writes every field after the header (order_id) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, order_id: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = order_id >>> 0;
+    u[i + 9] = (order_id * 2.3283064365386963e-10) >>> 0;
+  },
 };
 
 /** Event 68, 112 bytes. A trade between a resting maker and the incoming taker at the maker's price. header.account is the taker's account. */
@@ -1205,6 +1212,31 @@ export const Filled = {
   /** Buy taker: as maker_release, for the taker; sell taker: 0. (a safe integer < 2^53) */
   taker_release(m: Mem, o: number): number { const i = (o + 104) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_taker_release(m: Mem, o: number, v: number): void { const i = (o + 104) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Writes every field after the header (fill_id, maker_order_id, taker_order_id, maker_account, taker_account, market_id, qty, tick_yes, path, taker_side, taker_outcome, maker_fee, taker_fee, maker_release, taker_release) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, fill_id: number, maker_order_id: number, taker_order_id: number, maker_account: number, taker_account: number, market_id: number, qty: number, tick_yes: number, path: number, taker_side: number, taker_outcome: number, maker_fee: number, taker_fee: number, maker_release: number, taker_release: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = fill_id >>> 0;
+    u[i + 9] = (fill_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 10] = maker_order_id >>> 0;
+    u[i + 11] = (maker_order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 12] = taker_order_id >>> 0;
+    u[i + 13] = (taker_order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 14] = maker_account;
+    u[i + 15] = taker_account;
+    u[i + 16] = market_id;
+    u[i + 17] = qty;
+    u[i + 18] = (tick_yes | path << 8 | taker_side << 16 | taker_outcome << 24) >>> 0;
+    u[i + 19] = 0;
+    u[i + 20] = maker_fee >>> 0;
+    u[i + 21] = (maker_fee * 2.3283064365386963e-10) >>> 0;
+    u[i + 22] = taker_fee >>> 0;
+    u[i + 23] = (taker_fee * 2.3283064365386963e-10) >>> 0;
+    u[i + 24] = maker_release >>> 0;
+    u[i + 25] = (maker_release * 2.3283064365386963e-10) >>> 0;
+    u[i + 26] = taker_release >>> 0;
+    u[i + 27] = (taker_release * 2.3283064365386963e-10) >>> 0;
+  },
 };
 
 /** Event 69, 56 bytes. A live order's remainder is canceled and its reservation released. */
@@ -1231,6 +1263,17 @@ export const OrderCanceled = {
   /** Buys: cents returned from reserved to available; sells return canceled_qty shares to free and carry 0. (a safe integer < 2^53) */
   release_cash(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_release_cash(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Writes every field after the header (order_id, canceled_qty, reason, release_cash) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, order_id: number, canceled_qty: number, reason: number, release_cash: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = order_id >>> 0;
+    u[i + 9] = (order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 10] = canceled_qty;
+    u[i + 11] = reason;
+    u[i + 12] = release_cash >>> 0;
+    u[i + 13] = (release_cash * 2.3283064365386963e-10) >>> 0;
+  },
 };
 
 /** Event 70, 56 bytes. A live order's remaining quantity was reduced in place; time priority kept. */
