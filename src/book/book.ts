@@ -6,10 +6,18 @@
 // level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
 // between commands (no crossed book at rest).
 
-import { checks, fail } from '../lib/assert.js';
-import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL, pushTail, unlink } from '../lib/intrusive_list.js';
+import * as assertModule from '../lib/assert.js';
+import * as growModule from '../lib/grow.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 import type { OrderSlab } from './orders.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { checks, fail } = assertModule;
+const { grown, nextCapacity } = growModule;
+const { NIL, pushTail, unlink } = intrusiveListModule;
 
 /** Ticks per ladder row: index 0 is unused so that a tick is its own index. */
 export const LADDER_ROW = 100;

@@ -8,14 +8,23 @@
 // event bytes and state hashes on every seed). Engine thread, gateway read
 // models, recovery. No clock, no decisions: every choice is in the event.
 
-import {
-  Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
-} from '../layout/records.js';
-import { fail } from '../lib/assert.js';
-import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
+import * as recordsModule from '../layout/records.js';
+import * as assertModule from '../lib/assert.js';
+import * as growModule from '../lib/grow.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { ExchangeState } from './state.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const {
+  Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
+} = recordsModule;
+const { fail } = assertModule;
+const { grown, nextCapacity } = growModule;
+const { NIL, popHead, pushTail, unlink } = intrusiveListModule;
 
 /**
  * The fields of an accepted order, as OrderAccepted carries them, gathered

@@ -9,15 +9,22 @@
 // The completion record (CommandCompleted) is written by the named helpers at
 // the end of this file, one per kind of outcome.
 
-import { CommandCompleted, CompletionStatus, Header, OrderAccepted, T_PLACE_ORDER } from '../layout/records.js';
+import * as recordsModule from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import {
-  applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested, type AcceptedOrder, type Fill,
-} from './apply.js';
+import * as applyModule from './apply.js';
+import type { AcceptedOrder, Fill } from './apply.js';
 import type { EventOut } from './event_out.js';
-import { evolve } from './evolve.js';
+import * as evolveModule from './evolve.js';
 import { ORACLE_SOURCES } from './markets.js';
 import type { ExchangeState } from './state.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { CommandCompleted, CompletionStatus, Header, OrderAccepted, T_PLACE_ORDER } = recordsModule;
+const { applyAccepted, applyCanceled, applyDecreased, applyFilled, applyRejected, applyRested } = applyModule;
+const { evolve } = evolveModule;
 
 export class Emitter {
   readonly state: ExchangeState;

@@ -3,13 +3,21 @@
 // placement, the clock and the round commands too). Engine thread. Rules in
 // src/engine/README.md ("Other order commands").
 
-import { NIL } from '../book/orders.js';
-import {
+import * as ordersModule from '../book/orders.js';
+import * as recordsModule from '../layout/records.js';
+import * as u64Module from '../lib/u64.js';
+import type { Emitter } from './emitter.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { NIL } = ordersModule;
+const {
   CancelReason, DeadmanArmed, DeadmanDisarmed, OrderCanceled, OrderDecreased, Reject, Side, T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER,
   T_DECREASE_ORDER, T_DISARM_DEADMAN,
-} from '../layout/records.js';
-import { addHiLo } from '../lib/u64.js';
-import type { Emitter } from './emitter.js';
+} = recordsModule;
+const { addHiLo } = u64Module;
 
 /** OrderCanceled for the live order at `slot`: its whole remainder, its reservation released. */
 export function cancelLive(e: Emitter, slot: number, reason: number): void {
