@@ -18,7 +18,9 @@ const { fail } = assertModule;
 const { grown, nextCapacity } = growModule;
 const { NIL } = intrusiveListModule;
 
-export { NIL };
+// Re-exported from the list module, not from the const above: exporting the
+// const would make it a module cell again.
+export { NIL } from '../lib/intrusive_list.js';
 
 export class OrderSlab {
   capacity = 0;

@@ -19,14 +19,21 @@ const {
 } = recordsModule;
 const { addHiLo } = u64Module;
 
-/** OrderCanceled for the live order at `slot`: its whole remainder, its reservation released. */
-export function cancelLive(e: Emitter, slot: number, reason: number): void {
+/**
+ * OrderCanceled for the live order at `slot`: its whole remainder, its
+ * reservation released. Exported as cancelLive; this module calls it as
+ * `cancel`, because an exported binding is read from its module cell at
+ * every use in optimized code (docs/engine-performance.md, "Imported
+ * bindings").
+ */
+function cancel(e: Emitter, slot: number, reason: number): void {
   const ord = e.state.orders;
   const m = e.m;
   const o = e.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.account[slot]!);
   OrderCanceled.write(m, o, ord.id[slot]!, ord.remaining[slot]!, reason, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
   e.canceled(o, slot);
 }
+export const cancelLive = cancel;
 
 /** The slot of the account's resting order `orderId`, or -1 (unknown, another account's, or no longer live). */
 function ownLiveSlot(e: Emitter, orderId: number, account: number): number {
@@ -39,7 +46,7 @@ export function cancelOrder(e: Emitter, orderId: number, account: number): void 
   const slot = ownLiveSlot(e, orderId, account);
   if (slot < 0) return e.orderRejected(T_CANCEL_ORDER, Reject.unknown_order, account, orderId);
   const qty = e.state.orders.remaining[slot]!;
-  cancelLive(e, slot, CancelReason.user_canceled);
+  cancel(e, slot, CancelReason.user_canceled);
   e.orderOk(T_CANCEL_ORDER, account, orderId, qty);
 }
 
@@ -50,7 +57,7 @@ export function decreaseOrder(e: Emitter, orderId: number, newQty: number, accou
   const rem = ord.remaining[slot]!;
   const n = newQty < rem ? newQty : rem;
   if (n === 0) {
-    cancelLive(e, slot, CancelReason.decreased_to_zero);
+    cancel(e, slot, CancelReason.decreased_to_zero);
   } else if (n < rem) {
     const m = e.m;
     const o = e.begin(OrderDecreased.TYPE, OrderDecreased.SIZE, account);
@@ -75,7 +82,7 @@ export function cancelWhere(e: Emitter, account: number, market: number, group: 
   let slot = e.state.accounts.liveHead[account]!;
   while (slot !== NIL) {
     const next = ord.anext[slot]!;
-    if ((market === 0 || ord.market[slot] === market) && (group === 0 || ord.groupId[slot] === group)) cancelLive(e, slot, reason);
+    if ((market === 0 || ord.market[slot] === market) && (group === 0 || ord.groupId[slot] === group)) cancel(e, slot, reason);
     slot = next;
   }
 }
