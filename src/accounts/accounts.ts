@@ -8,11 +8,20 @@
 // cheap half of that at every step (a reservation covers what it releases,
 // no count goes negative); verify.ts recomputes the rest.
 
-import { assert, fail } from '../lib/assert.js';
-import { grown, nextCapacity } from '../lib/grow.js';
+import * as assertModule from '../lib/assert.js';
+import { assert } from '../lib/assert.js';
+import * as growModule from '../lib/grow.js';
 import { IdIndex } from '../lib/id_index.js';
-import { NIL, popHeadSingly, pushTail, pushTailSingly, unlink } from '../lib/intrusive_list.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { fail } = assertModule;
+const { grown, nextCapacity } = growModule;
+const { NIL, popHeadSingly, pushTail, pushTailSingly, unlink } = intrusiveListModule;
 
 export class Accounts {
   /** Accounts ever created; ids are 1..count. */

@@ -6,13 +6,30 @@
 // level; a YES-ladder best y and NO-ladder best n never satisfy y + n >= 100
 // between commands (no crossed book at rest).
 
-import { checks, fail } from '../lib/assert.js';
-import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL, pushTail, unlink } from '../lib/intrusive_list.js';
+import * as assertModule from '../lib/assert.js';
+import * as growModule from '../lib/grow.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 import type { OrderSlab } from './orders.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { checks, fail } = assertModule;
+const { grown, nextCapacity } = growModule;
+const { NIL, pushTail, unlink } = intrusiveListModule;
 
 /** Ticks per ladder row: index 0 is unused so that a tick is its own index. */
 export const LADDER_ROW = 100;
+// The module's own uses read private copies: an exported binding (LADDER_ROW,
+// the class Book itself) is read from its module cell at every use in
+// optimized code (docs/engine-performance.md, "Imported bindings").
+const ROW = LADDER_ROW;
+
+/** Level index of (market, ladder, tick): Book.level, for this module's own calls. */
+function levelIndex(market: number, ladder: number, tick: number): number {
+  return ((market << 1) | ladder) * ROW + tick;
+}
 
 /** The other side of the 100-cent pair: YES price y is NO price 100 - y. */
 export function oppositeTick(t: number): number {
@@ -45,7 +62,7 @@ export class Book {
 
   /** Level index of (market, ladder, tick). */
   static level(market: number, ladder: number, tick: number): number {
-    return ((market << 1) | ladder) * LADDER_ROW + tick;
+    return levelIndex(market, ladder, tick);
   }
 
   /** Appends the order at the tail of its level (it joins the queue last). */
@@ -54,7 +71,7 @@ export class Book {
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
-    const lv = Book.level(market, ladder, tick);
+    const lv = levelIndex(market, ladder, tick);
     pushTail(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
     this.levelQty[lv] = this.levelQty[lv]! + o.remaining[slot]!;
     this.levelCount[lv] = this.levelCount[lv]! + 1;
@@ -70,7 +87,7 @@ export class Book {
     const market = o.market[slot]!;
     const ladder = o.ladder[slot]!;
     const tick = o.ladderTick[slot]!;
-    const lv = Book.level(market, ladder, tick);
+    const lv = levelIndex(market, ladder, tick);
     unlink(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
     o.prev[slot] = NIL;
     o.next[slot] = NIL;
@@ -84,7 +101,7 @@ export class Book {
       const bi = (market << 1) | ladder;
       if (this.best[bi] === tick) {
         let t = tick - 1;
-        const row = ((market << 1) | ladder) * LADDER_ROW;
+        const row = ((market << 1) | ladder) * ROW;
         while (t > 0 && this.levelCount[row + t] === 0) t--;
         this.best[bi] = t;
       }
@@ -94,7 +111,7 @@ export class Book {
 
   /** Reduces a resting order's level total by qty (a partial fill or a decrease). */
   reduce(o: OrderSlab, slot: number, qty: number): void {
-    const lv = Book.level(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
+    const lv = levelIndex(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
     const left = this.levelQty[lv]! - qty;
     if (!(left > 0)) fail('book: a reduce emptied or overdrew a level that keeps the order');
     this.levelQty[lv] = left;
@@ -107,7 +124,7 @@ export class Book {
     let qty = 0;
     let prev = NIL;
     for (let x = this.levelHead[lv]!; x !== NIL; x = o.next[x]!) {
-      const at = Book.level(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!);
+      const at = levelIndex(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!);
       if (!(o.prev[x] === prev && o.onBook[x] === 1 && at === lv)) fail('book: a level links an order that does not rest there');
       qty += o.remaining[x]!;
       n++;

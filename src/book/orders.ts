@@ -6,11 +6,21 @@
 // rejected); the free list reuses `next`. A free slot has id 0 (order ids
 // are seqs, from 1), which is what the liveness assertions check.
 
-import { fail } from '../lib/assert.js';
-import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL } from '../lib/intrusive_list.js';
+import * as assertModule from '../lib/assert.js';
+import * as growModule from '../lib/grow.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 
-export { NIL };
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { fail } = assertModule;
+const { grown, nextCapacity } = growModule;
+const { NIL } = intrusiveListModule;
+
+// Re-exported from the list module, not from the const above: exporting the
+// const would make it a module cell again.
+export { NIL } from '../lib/intrusive_list.js';
 
 export class OrderSlab {
   capacity = 0;

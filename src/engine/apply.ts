@@ -8,14 +8,23 @@
 // event bytes and state hashes on every seed). Engine thread, gateway read
 // models, recovery. No clock, no decisions: every choice is in the event.
 
-import {
-  Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
-} from '../layout/records.js';
-import { fail } from '../lib/assert.js';
-import { grown, nextCapacity } from '../lib/grow.js';
-import { NIL, popHead, pushTail, unlink } from '../lib/intrusive_list.js';
+import * as recordsModule from '../layout/records.js';
+import * as assertModule from '../lib/assert.js';
+import * as growModule from '../lib/grow.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { ExchangeState } from './state.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const {
+  Filled, Header, OrderAccepted, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Side, Tif,
+} = recordsModule;
+const { fail } = assertModule;
+const { grown, nextCapacity } = growModule;
+const { NIL, popHead, pushTail, unlink } = intrusiveListModule;
 
 /**
  * The fields of an accepted order, as OrderAccepted carries them, gathered
@@ -203,24 +212,12 @@ export class Fill {
     return this;
   }
 
-  /** Writes the fields into the Filled record at o (its header is the caller's). */
+  /** Writes the fields into the Filled record at o (its header is the caller's), in one call of whole-word stores. */
   writeEvent(m: Mem, o: number): void {
-    Filled.clear_reserved(m, o);
-    Filled.set_fill_id(m, o, this.fillId);
-    Filled.set_maker_order_id(m, o, this.makerId);
-    Filled.set_taker_order_id(m, o, this.takerId);
-    Filled.set_maker_account(m, o, this.makerAccount);
-    Filled.set_taker_account(m, o, this.takerAccount);
-    Filled.set_market_id(m, o, this.market);
-    Filled.set_qty(m, o, this.qty);
-    Filled.set_tick_yes(m, o, this.tickYes);
-    Filled.set_path(m, o, this.path);
-    Filled.set_taker_side(m, o, this.takerSide);
-    Filled.set_taker_outcome(m, o, this.takerOutcome);
-    Filled.set_maker_fee(m, o, this.makerFee);
-    Filled.set_taker_fee(m, o, this.takerFee);
-    Filled.set_maker_release(m, o, this.makerRelease);
-    Filled.set_taker_release(m, o, this.takerRelease);
+    Filled.write(
+      m, o, this.fillId, this.makerId, this.takerId, this.makerAccount, this.takerAccount, this.market, this.qty, this.tickYes, this.path,
+      this.takerSide, this.takerOutcome, this.makerFee, this.takerFee, this.makerRelease, this.takerRelease,
+    );
   }
 }
 

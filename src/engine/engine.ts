@@ -10,27 +10,40 @@
 // clock, no allocation on the placement path (time and randomness arrive on
 // commands).
 
-import {
+import * as recordsModule from '../layout/records.js';
+import * as assertModule from '../lib/assert.js';
+import type { Mem } from '../lib/mem.js';
+import * as u64Module from '../lib/u64.js';
+import * as adminModule from './admin.js';
+import type { EngineConfig } from './config.js';
+import { Emitter } from './emitter.js';
+import type { EventOut } from './event_out.js';
+import * as orderCommandsModule from './order_commands.js';
+import * as placementModule from './placement.js';
+import { Taker } from './placement.js';
+import * as roundsModule from './rounds.js';
+import { ExchangeState } from './state.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const {
   ArmDeadman, CancelAll, CancelOrder, DecreaseOrder, FreezeRound, Header, ProposeRound, Reject, RevokeKey, StopSeries, SubmitOracleTick,
   T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER, T_CLOCK_TICK, T_CONFIRM_WITHDRAWAL, T_CREATE_ACCOUNT, T_CREATE_FEE_SCHEDULE, T_CREATE_KEY,
   T_CREATE_MARKET, T_CREATE_SERIES, T_DECREASE_ORDER, T_DELETE_ACCOUNT, T_DEPOSIT, T_DISARM_DEADMAN, T_DISPUTE_ROUND, T_FAIL_WITHDRAWAL,
   T_FREEZE_ROUND, T_OPEN_ROUND, T_PLACE_ORDER, T_PROPOSE_ROUND, T_REQUEST_WITHDRAWAL, T_REVOKE_KEY, T_SETTLE_ROUND, T_STOP_SERIES,
   T_SET_KEY_TIER, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND,
-} from '../layout/records.js';
-import { fail } from '../lib/assert.js';
-import type { Mem } from '../lib/mem.js';
-import { addHiLo, cmpHiLo } from '../lib/u64.js';
-import {
+} = recordsModule;
+const { fail } = assertModule;
+const { addHiLo, cmpHiLo } = u64Module;
+const {
   createAccount, createFeeSchedule, createKey, createMarket, deleteAccount, deposit, finishWithdrawal, requestWithdrawal, revokeKey,
   setKeyTier,
-} from './admin.js';
-import type { EngineConfig } from './config.js';
-import { Emitter } from './emitter.js';
-import type { EventOut } from './event_out.js';
-import { armDeadman, cancelAll, cancelOrder, decreaseOrder, disarmDeadman } from './order_commands.js';
-import { placeOrder, Taker } from './placement.js';
-import { clockDue, clockTick, createSeries, nextDueMs, oracleTick, openRound, roundControl, stopSeries } from './rounds.js';
-import { ExchangeState } from './state.js';
+} = adminModule;
+const { armDeadman, cancelAll, cancelOrder, decreaseOrder, disarmDeadman } = orderCommandsModule;
+const { placeOrder } = placementModule;
+const { clockDue, clockTick, createSeries, nextDueMs, oracleTick, openRound, roundControl, stopSeries } = roundsModule;
 
 export interface EngineOptions {
   /**

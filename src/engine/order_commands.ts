@@ -3,26 +3,37 @@
 // placement, the clock and the round commands too). Engine thread. Rules in
 // src/engine/README.md ("Other order commands").
 
-import { NIL } from '../book/orders.js';
-import {
-  CancelReason, DeadmanArmed, DeadmanDisarmed, OrderCanceled, OrderDecreased, Reject, Side, T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER,
-  T_DECREASE_ORDER, T_DISARM_DEADMAN,
-} from '../layout/records.js';
-import { addHiLo } from '../lib/u64.js';
+import * as ordersModule from '../book/orders.js';
+import * as recordsModule from '../layout/records.js';
+import * as u64Module from '../lib/u64.js';
 import type { Emitter } from './emitter.js';
 
-/** OrderCanceled for the live order at `slot`: its whole remainder, its reservation released. */
-export function cancelLive(e: Emitter, slot: number, reason: number): void {
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { NIL } = ordersModule;
+const {
+  CancelReason, DeadmanArmed, DeadmanDisarmed, OrderCanceled, OrderDecreased, Reject, Side, T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER,
+  T_DECREASE_ORDER, T_DISARM_DEADMAN,
+} = recordsModule;
+const { addHiLo } = u64Module;
+
+/**
+ * OrderCanceled for the live order at `slot`: its whole remainder, its
+ * reservation released. Exported as cancelLive; this module calls it as
+ * `cancel`, because an exported binding is read from its module cell at
+ * every use in optimized code (docs/engine-performance.md, "Imported
+ * bindings").
+ */
+function cancel(e: Emitter, slot: number, reason: number): void {
   const ord = e.state.orders;
   const m = e.m;
   const o = e.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.account[slot]!);
-  OrderCanceled.clear_reserved(m, o);
-  OrderCanceled.set_order_id(m, o, ord.id[slot]!);
-  OrderCanceled.set_canceled_qty(m, o, ord.remaining[slot]!);
-  OrderCanceled.set_reason(m, o, reason);
-  OrderCanceled.set_release_cash(m, o, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
+  OrderCanceled.write(m, o, ord.id[slot]!, ord.remaining[slot]!, reason, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
   e.canceled(o, slot);
 }
+export const cancelLive = cancel;
 
 /** The slot of the account's resting order `orderId`, or -1 (unknown, another account's, or no longer live). */
 function ownLiveSlot(e: Emitter, orderId: number, account: number): number {
@@ -35,7 +46,7 @@ export function cancelOrder(e: Emitter, orderId: number, account: number): void 
   const slot = ownLiveSlot(e, orderId, account);
   if (slot < 0) return e.orderRejected(T_CANCEL_ORDER, Reject.unknown_order, account, orderId);
   const qty = e.state.orders.remaining[slot]!;
-  cancelLive(e, slot, CancelReason.user_canceled);
+  cancel(e, slot, CancelReason.user_canceled);
   e.orderOk(T_CANCEL_ORDER, account, orderId, qty);
 }
 
@@ -46,7 +57,7 @@ export function decreaseOrder(e: Emitter, orderId: number, newQty: number, accou
   const rem = ord.remaining[slot]!;
   const n = newQty < rem ? newQty : rem;
   if (n === 0) {
-    cancelLive(e, slot, CancelReason.decreased_to_zero);
+    cancel(e, slot, CancelReason.decreased_to_zero);
   } else if (n < rem) {
     const m = e.m;
     const o = e.begin(OrderDecreased.TYPE, OrderDecreased.SIZE, account);
@@ -71,7 +82,7 @@ export function cancelWhere(e: Emitter, account: number, market: number, group: 
   let slot = e.state.accounts.liveHead[account]!;
   while (slot !== NIL) {
     const next = ord.anext[slot]!;
-    if ((market === 0 || ord.market[slot] === market) && (group === 0 || ord.groupId[slot] === group)) cancelLive(e, slot, reason);
+    if ((market === 0 || ord.market[slot] === market) && (group === 0 || ord.groupId[slot] === group)) cancel(e, slot, reason);
     slot = next;
   }
 }

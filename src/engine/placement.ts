@@ -7,19 +7,32 @@
 // applied as it is written (Emitter), so each step reads the state as of the
 // event before.
 
-import { affordableQty, feeCents, feePerShare } from '../accounts/fees.js';
-import { Book } from '../book/book.js';
-import { NIL } from '../book/orders.js';
-import {
-  CancelReason, Filled, OrderAccepted, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Reject, RoundStatus, Side, Stp,
-  T_PLACE_ORDER, Tif,
-} from '../layout/records.js';
-import { fail } from '../lib/assert.js';
+import * as feesModule from '../accounts/fees.js';
+import * as bookModule from '../book/book.js';
+import * as ordersModule from '../book/orders.js';
+import * as recordsModule from '../layout/records.js';
+import * as assertModule from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
-import { cmpHiLo } from '../lib/u64.js';
-import { AcceptedOrder, Fill } from './apply.js';
+import * as u64Module from '../lib/u64.js';
+import * as applyModule from './apply.js';
 import type { Emitter } from './emitter.js';
-import { cancelLive } from './order_commands.js';
+import * as orderCommandsModule from './order_commands.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { affordableQty, feeCents, feePerShare } = feesModule;
+const { Book } = bookModule;
+const { NIL } = ordersModule;
+const {
+  CancelReason, Filled, OrderAccepted, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Reject, RoundStatus, Side, Stp, T_PLACE_ORDER,
+  Tif,
+} = recordsModule;
+const { fail } = assertModule;
+const { cmpHiLo } = u64Module;
+const { AcceptedOrder, Fill } = applyModule;
+const { cancelLive } = orderCommandsModule;
 
 /**
  * The incoming order: its fields (`order`, read once from the command, the
@@ -275,8 +288,7 @@ function finishTaker(e: Emitter, t: Taker, reason: number): void {
   } else {
     resting = left;
     const o = e.begin(OrderRested.TYPE, OrderRested.SIZE, t.order.account);
-    OrderRested.clear_reserved(e.m, o);
-    OrderRested.set_order_id(e.m, o, t.order.id);
+    OrderRested.write(e.m, o, t.order.id);
     e.rested(o, t.slot);
     status = t.filled === 0 ? OrderStatus.resting : OrderStatus.partially_filled;
   }

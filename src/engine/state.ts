@@ -7,13 +7,20 @@
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
 import { OrderSlab } from '../book/orders.js';
-import { checks, fail } from '../lib/assert.js';
+import * as assertModule from '../lib/assert.js';
 import { IdIndex } from '../lib/id_index.js';
-import { NIL, unlink } from '../lib/intrusive_list.js';
+import * as intrusiveListModule from '../lib/intrusive_list.js';
 import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
 import { Markets, ORACLE_SOURCES } from './markets.js';
+
+// The imports the hot paths use, as module constants: V8 (Node 20) loads an
+// imported binding from its module cell and checks it for the temporal dead
+// zone at every use, even in optimized code, where a module const folds to a
+// constant (docs/engine-performance.md, "Imported bindings").
+const { checks, fail } = assertModule;
+const { NIL, unlink } = intrusiveListModule;
 
 export class ExchangeState {
   readonly config: EngineConfig;

@@ -365,6 +365,19 @@ export const Header = {
   /** Nanoseconds since the Unix epoch. On commands: the producer's clock when it sent the command. On events: the sequencer's stamp, strictly increasing across commands. (low 32 bits) */
   ts_lo(m: Mem, o: number): number { return m.u32[(o + 24) >>> 2]!; },
   set_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 24) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
+  /** Writes every header field (len, type, producer, correlation, account, seq, ts_hi, ts_lo) as whole u32 words; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, len: number, type: number, producer: number, correlation: number, account: number, seq: number, ts_hi: number, ts_lo: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i] = len;
+    u[i + 1] = (type | producer << 16) >>> 0;
+    u[i + 2] = correlation;
+    u[i + 3] = account;
+    u[i + 4] = seq >>> 0;
+    u[i + 5] = (seq * 2.3283064365386963e-10) >>> 0;
+    u[i + 6] = ts_lo;
+    u[i + 7] = ts_hi;
+  },
 };
 
 // ---- record types ----
@@ -953,6 +966,21 @@ export const CommandCompleted = {
   /** ArmDeadman: fires_at_ts; else 0. (low 32 bits) */
   result_ts_lo(m: Mem, o: number): number { return m.u32[(o + 64) >>> 2]!; },
   set_result_ts(m: Mem, o: number, hi: number, lo: number): void { const i = (o + 64) >>> 2; m.u32[i] = lo; m.u32[i + 1] = hi; },
+  /** Writes every field after the header (status, order_status, reason, command_type, code_num, order_id, filled_qty, resting_qty, result, result_ts_hi, result_ts_lo) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, status: number, order_status: number, reason: number, command_type: number, code_num: number, order_id: number, filled_qty: number, resting_qty: number, result: number, result_ts_hi: number, result_ts_lo: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = (status | order_status << 8 | reason << 16 | command_type << 24) >>> 0;
+    u[i + 9] = code_num;
+    u[i + 10] = order_id >>> 0;
+    u[i + 11] = (order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 12] = filled_qty;
+    u[i + 13] = resting_qty;
+    u[i + 14] = result >>> 0;
+    u[i + 15] = (result * 2.3283064365386963e-10) >>> 0;
+    u[i + 16] = result_ts_lo;
+    u[i + 17] = result_ts_hi;
+  },
 };
 
 /** Event 65, 96 bytes. An order passed the core checks: it enters the order slab (not yet on the book) and its reservation is taken. */
@@ -1121,6 +1149,13 @@ export const OrderRested = {
   /** The order. (a safe integer < 2^53) */
   order_id(m: Mem, o: number): number { const i = (o + 32) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_order_id(m: Mem, o: number, v: number): void { const i = (o + 32) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Writes every field after the header (order_id) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, order_id: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = order_id >>> 0;
+    u[i + 9] = (order_id * 2.3283064365386963e-10) >>> 0;
+  },
 };
 
 /** Event 68, 112 bytes. A trade between a resting maker and the incoming taker at the maker's price. header.account is the taker's account. */
@@ -1177,6 +1212,31 @@ export const Filled = {
   /** Buy taker: as maker_release, for the taker; sell taker: 0. (a safe integer < 2^53) */
   taker_release(m: Mem, o: number): number { const i = (o + 104) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_taker_release(m: Mem, o: number, v: number): void { const i = (o + 104) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Writes every field after the header (fill_id, maker_order_id, taker_order_id, maker_account, taker_account, market_id, qty, tick_yes, path, taker_side, taker_outcome, maker_fee, taker_fee, maker_release, taker_release) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, fill_id: number, maker_order_id: number, taker_order_id: number, maker_account: number, taker_account: number, market_id: number, qty: number, tick_yes: number, path: number, taker_side: number, taker_outcome: number, maker_fee: number, taker_fee: number, maker_release: number, taker_release: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = fill_id >>> 0;
+    u[i + 9] = (fill_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 10] = maker_order_id >>> 0;
+    u[i + 11] = (maker_order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 12] = taker_order_id >>> 0;
+    u[i + 13] = (taker_order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 14] = maker_account;
+    u[i + 15] = taker_account;
+    u[i + 16] = market_id;
+    u[i + 17] = qty;
+    u[i + 18] = (tick_yes | path << 8 | taker_side << 16 | taker_outcome << 24) >>> 0;
+    u[i + 19] = 0;
+    u[i + 20] = maker_fee >>> 0;
+    u[i + 21] = (maker_fee * 2.3283064365386963e-10) >>> 0;
+    u[i + 22] = taker_fee >>> 0;
+    u[i + 23] = (taker_fee * 2.3283064365386963e-10) >>> 0;
+    u[i + 24] = maker_release >>> 0;
+    u[i + 25] = (maker_release * 2.3283064365386963e-10) >>> 0;
+    u[i + 26] = taker_release >>> 0;
+    u[i + 27] = (taker_release * 2.3283064365386963e-10) >>> 0;
+  },
 };
 
 /** Event 69, 56 bytes. A live order's remainder is canceled and its reservation released. */
@@ -1203,6 +1263,17 @@ export const OrderCanceled = {
   /** Buys: cents returned from reserved to available; sells return canceled_qty shares to free and carry 0. (a safe integer < 2^53) */
   release_cash(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_release_cash(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** Writes every field after the header (order_id, canceled_qty, reason, release_cash) as whole u32 words, reserved ones zero; u8 and u16 arguments must fit their fields. */
+  write(m: Mem, o: number, order_id: number, canceled_qty: number, reason: number, release_cash: number): void {
+    const u = m.u32;
+    const i = o >>> 2;
+    u[i + 8] = order_id >>> 0;
+    u[i + 9] = (order_id * 2.3283064365386963e-10) >>> 0;
+    u[i + 10] = canceled_qty;
+    u[i + 11] = reason;
+    u[i + 12] = release_cash >>> 0;
+    u[i + 13] = (release_cash * 2.3283064365386963e-10) >>> 0;
+  },
 };
 
 /** Event 70, 56 bytes. A live order's remaining quantity was reduced in place; time priority kept. */

@@ -10,13 +10,18 @@
 // their owners replace them when they grow.
 
 export const NIL = -1;
+// NIL as this module's functions read it: an exported binding is read from
+// its module cell and checked for the temporal dead zone at every use in
+// optimized code; a private const folds to a constant
+// (docs/engine-performance.md, "Imported bindings").
+const END = NIL;
 
 /** Appends `node` at the tail of list `list`. */
 export function pushTail(head: Int32Array, tail: Int32Array, prev: Int32Array, next: Int32Array, list: number, node: number): void {
   const t = tail[list]!;
   prev[node] = t;
-  next[node] = NIL;
-  if (t === NIL) head[list] = node;
+  next[node] = END;
+  if (t === END) head[list] = node;
   else next[t] = node;
   tail[list] = node;
 }
@@ -25,28 +30,28 @@ export function pushTail(head: Int32Array, tail: Int32Array, prev: Int32Array, n
 export function unlink(head: Int32Array, tail: Int32Array, prev: Int32Array, next: Int32Array, list: number, node: number): void {
   const p = prev[node]!;
   const n = next[node]!;
-  if (p === NIL) head[list] = n;
+  if (p === END) head[list] = n;
   else next[p] = n;
-  if (n === NIL) tail[list] = p;
+  if (n === END) tail[list] = p;
   else prev[n] = p;
 }
 
 /** Removes and returns the head of list `list`, NIL when it is empty. */
 export function popHead(head: Int32Array, tail: Int32Array, prev: Int32Array, next: Int32Array, list: number): number {
   const h = head[list]!;
-  if (h === NIL) return NIL;
+  if (h === END) return END;
   const n = next[h]!;
   head[list] = n;
-  if (n === NIL) tail[list] = NIL;
-  else prev[n] = NIL;
+  if (n === END) tail[list] = END;
+  else prev[n] = END;
   return h;
 }
 
 /** Appends `node` at the tail of the singly linked list `list`. */
 export function pushTailSingly(head: Int32Array, tail: Int32Array, next: Int32Array, list: number, node: number): void {
   const t = tail[list]!;
-  next[node] = NIL;
-  if (t === NIL) head[list] = node;
+  next[node] = END;
+  if (t === END) head[list] = node;
   else next[t] = node;
   tail[list] = node;
 }
@@ -54,9 +59,9 @@ export function pushTailSingly(head: Int32Array, tail: Int32Array, next: Int32Ar
 /** Removes and returns the head of the singly linked list `list`, NIL when it is empty; its own link is left as it was. */
 export function popHeadSingly(head: Int32Array, tail: Int32Array, next: Int32Array, list: number): number {
   const h = head[list]!;
-  if (h === NIL) return NIL;
+  if (h === END) return END;
   const n = next[h]!;
   head[list] = n;
-  if (n === NIL) tail[list] = NIL;
+  if (n === END) tail[list] = END;
   return h;
 }
