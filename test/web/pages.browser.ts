@@ -343,17 +343,24 @@ test('trader page: after 60 s of demo trading the ladders equal GET /v1/markets/
   await until('the chart\'s last candle closing at the last trade', closes);
   assert.ok(Number(await chart.getAttribute('data-bars')) >= 1);
   // The page shows the book as of its last delta, seq P. REST answers at S.
-  // If P <= S once every delta up to S had time to arrive, no book change
-  // happened in (P, S], so the book at P is the book at S: they must match.
+  // If P <= S once every delta up to S has arrived, no book change happened
+  // in (P, S], so the book at P is the book at S: they must match. A delta
+  // may still be on its way (a loaded machine), so the page has up to 3 s to
+  // catch up; if it moves past S meanwhile, the comparison starts again.
   let compared = 0;
   let mismatch = '';
   for (let attempt = 0; attempt < 60 && compared === 0; attempt++) {
     const rest: Orderbook = await client.orderbook(market, 99);
-    await sleep(250);
-    const shown = await pageBook(page);
+    const wanted = JSON.stringify([rest.yes, rest.no]);
+    let shown = await pageBook(page);
+    for (const deadline = Date.now() + 3000; BigInt(shown.seq) <= BigInt(rest.as_of_seq) && Date.now() < deadline;) {
+      if (JSON.stringify([shown.yes, shown.no]) === wanted) break;
+      await sleep(100);
+      shown = await pageBook(page);
+    }
     if (BigInt(shown.seq) > BigInt(rest.as_of_seq)) continue; // the book moved after S: try again
     compared++;
-    if (JSON.stringify([shown.yes, shown.no]) !== JSON.stringify([rest.yes, rest.no])) {
+    if (JSON.stringify([shown.yes, shown.no]) !== wanted) {
       mismatch = `page at ${shown.seq}: ${JSON.stringify(shown)}; REST at ${rest.as_of_seq}: ${JSON.stringify(rest)}`;
     }
     figures.ladder_check = {
