@@ -143,7 +143,7 @@ test('state_codec: a decoded read model owns its memory: neither the snapshot by
   bytes.fill(0);
   assert.equal(stateHash(a.state), h, 'overwriting the snapshot bytes changed a decoded state');
   a.state.accounts.available.fill(0);
-  a.state.orders.remaining.fill(0);
+  a.state.orders.u8.fill(0);
   assert.equal(stateHash(b.state), h, 'changing one decoded state changed another decode of the same bytes');
   // A decoded state can be encoded again (no aliasing left for the encoder to refuse).
   assert.equal(stateHash(decodeViews(encodeViews(b)).state), h);
