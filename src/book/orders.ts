@@ -42,13 +42,14 @@ export const SH = 64;
 export const SW = 32;
 export const SF = 16;
 
-// First cache line (bytes 0..63): what matching, cancels and relinks touch.
+// First cache line (bytes 0..63): what matching, cancels and relinks touch; in a matching-only state
+// (ExchangeState.matchingOnly) an order without a client_order_id or an expiry never touches the second.
 export const F_ID = 0; //              bytes 0..7
 export const F_RESERVED_CASH = 1; //   bytes 8..15
 export const W_ACCOUNT = 4; //         bytes 16..19
 export const W_MARKET = 5;
 export const W_REMAINING = 6;
-export const W_FILLED = 7;
+export const W_GROUP_ID = 7;
 /** The order's position slot in Accounts (cached so fills need no hash lookup); i32. */
 export const W_POS_SLOT = 8;
 export const W_PREV = 9; //            i32 links, bytes 36..51
@@ -66,11 +67,11 @@ export const B_LADDER_TICK = 60;
 export const B_TIF = 61;
 export const B_REASON = 62;
 export const B_HAS_COID = 63;
-// Second cache line (bytes 64..127): kept for the read side and retention.
+// Second cache line (bytes 64..127): kept for the read side, client_order_id and expiry.
 export const F_LAST_UPDATE_SEQ = 8; // bytes 64..71
 export const F_MAX_COST = 9; //        bytes 72..79
 export const W_QTY = 20; //            bytes 80..83
-export const W_GROUP_ID = 21;
+export const W_FILLED = 21;
 export const W_COID_HI = 22;
 export const W_COID_LO = 23;
 export const W_EXP_HI = 24;

@@ -135,11 +135,18 @@ export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
   ord.u8[slot * SB + B_LADDER_TICK] = side === Side.buy ? tick : 100 - tick;
   ord.u8[slot * SB + B_STATUS] = OrderStatus.resting;
   ord.u16[slot * SH + H_FEE_PER_SHARE] = f.fps;
-  ord.u32[slot * SW + W_COID_HI] = f.coidHi;
-  ord.u32[slot * SW + W_COID_LO] = f.coidLo;
-  ord.u32[slot * SW + W_EXP_HI] = f.expHi;
-  ord.u32[slot * SW + W_EXP_LO] = f.expLo;
-  if (!s.matchingOnly) {
+  // A matching-only state reads these only when the order has them: skipping them there keeps an accept in the slot's first
+  // cache line (orders.ts); read models keep them for every order.
+  const full = !s.matchingOnly;
+  if (full || f.hasCoid === 1) {
+    ord.u32[slot * SW + W_COID_HI] = f.coidHi;
+    ord.u32[slot * SW + W_COID_LO] = f.coidLo;
+  }
+  if (full || f.tif === Tif.gtd) {
+    ord.u32[slot * SW + W_EXP_HI] = f.expHi;
+    ord.u32[slot * SW + W_EXP_LO] = f.expLo;
+  }
+  if (full) {
     ord.u32[slot * SW + W_QTY] = qty;
     ord.u32[slot * SW + W_FILLED] = 0;
     ord.u8[slot * SB + B_STP] = f.stp;

@@ -36,7 +36,7 @@ export class ExchangeState {
    * decide reads. Set by enterMatchingOnly(), never by assignment. Its
    * changes then skip the order columns only read models read (qty, filled,
    * stp, post_only, has_max_cost, max_cost, reason, reject code, created ts,
-   * last update seq), and retention keeps only the terminal and rejected
+   * last update seq; client_order_id and expiry of an order without them), and retention keeps only the terminal and rejected
    * orders that hold a client_order_id (decide reads retained orders only to
    * refuse a duplicate one); the others leave the slab when they end. Such a
    * state is for matching only: never answer a query from it or compare its
