@@ -12,9 +12,9 @@
 // terminal or rejected); the free list reuses `next`. A free slot has id 0
 // (order ids are seqs, from 1), which is what the liveness assertions check.
 //
-// Addressing: field X of slot s is `u8[s * SB + B_X]`, `u16[s * SH + H_X]`,
-// `u32[s * SW + W_X]` (or `i32`, for the links and posSlot) or
-// `f64[s * SF + F_X]`. Only `u8` is stored (state codec, state hash); the
+// Addressing: field X of slot s is `u8[(s << LB) | B_X]`, `u16[(s << LH) | H_X]`,
+// `u32[(s << LW) | W_X]` (or `i32`, for the links and posSlot) or
+// `f64[(s << LF) | F_X]`. Only `u8` is stored (state codec, state hash); the
 // other views alias it, are not enumerable, and are rebuilt on decode
 // (OrderSlab.fromDecoded), which also converts a snapshot written in the
 // older one-array-per-field layout.
@@ -41,6 +41,13 @@ export const SB = 128;
 export const SH = 64;
 export const SW = 32;
 export const SF = 16;
+/** The same strides as shifts: a slot's index in a view is `slot << L*`, a field's `(slot << L*) | offset` (no overflow checks). */
+export const LB = 7;
+export const LH = 6;
+export const LW = 5;
+export const LF = 4;
+/** The most slots: `slot << LB` must stay a positive int32 (and the buffer within 2 GiB). */
+export const MAX_SLOTS = 1 << 24;
 
 // First cache line (bytes 0..63): what matching, cancels and relinks touch; in a matching-only state
 // (ExchangeState.matchingOnly) an order without a client_order_id or an expiry never touches the second.
@@ -84,9 +91,9 @@ export const B_POST_ONLY = 115;
 export const B_HAS_MAX_COST = 116; //  bytes 117..127 unused (always 0)
 
 // Private copies for this module's own uses (an exported const is a module cell).
-const SB_ = SB;
-const SW_ = SW;
-const SF_ = SF;
+const LB_ = LB;
+const LW_ = LW;
+const LF_ = LF;
 const ID = F_ID;
 const PREV = W_PREV;
 const NEXT = W_NEXT;
@@ -114,8 +121,6 @@ export const ORDER_FIELDS: readonly (readonly [name: string, view: View, at: num
 
 const STRIDE_OF: Record<View, number> = { u8: SB, u16: SH, u32: SW, i32: SW, f64: SF };
 
-/** The views over `u8` that are not stored: defined (not enumerable) on every instance, constructed or decoded. */
-const VIEW_KEYS = ['u16', 'u32', 'i32', 'f64'] as const;
 
 export class OrderSlab {
   capacity = 0;
@@ -130,7 +135,13 @@ export class OrderSlab {
   declare f64: Float64Array;
 
   constructor(capacity: number) {
-    for (const k of VIEW_KEYS) Object.defineProperty(this, k, { value: null, writable: true, enumerable: false, configurable: false });
+    // The views over `u8` that are not stored: not enumerable, and defined with a view of their own type (not null) so that V8
+    // keeps each field's type precise and optimized code needs no map check on it.
+    const hidden = { writable: true, enumerable: false, configurable: false };
+    Object.defineProperty(this, 'u16', { ...hidden, value: new Uint16Array(0) });
+    Object.defineProperty(this, 'u32', { ...hidden, value: new Uint32Array(0) });
+    Object.defineProperty(this, 'i32', { ...hidden, value: new Int32Array(0) });
+    Object.defineProperty(this, 'f64', { ...hidden, value: new Float64Array(0) });
     this.views();
     this.grow(capacity);
   }
@@ -139,35 +150,35 @@ export class OrderSlab {
     let slot = this.freeHead;
     const i32 = this.i32;
     if (slot !== NIL) {
-      if (!(this.f64[slot * SF_ + ID] === 0)) fail('orders: the free list holds a slot in use');
-      this.freeHead = i32[slot * SW_ + NEXT]!;
+      if (!(this.f64[(slot << LF_) | ID] === 0)) fail('orders: the free list holds a slot in use');
+      this.freeHead = i32[(slot << LW_) | NEXT]!;
     } else {
       if (this.top === this.capacity) this.grow(this.capacity * 2);
       slot = this.top++;
     }
-    const w = slot * SW_;
+    const w = slot << LW_;
     const links = this.i32;
-    links[w + PREV] = NIL;
-    links[w + NEXT] = NIL;
-    links[w + APREV] = NIL;
-    links[w + ANEXT] = NIL;
-    this.u8[slot * SB_ + ON_BOOK] = 0;
+    links[w | PREV] = NIL;
+    links[w | NEXT] = NIL;
+    links[w | APREV] = NIL;
+    links[w | ANEXT] = NIL;
+    this.u8[(slot << LB_) | ON_BOOK] = 0;
     this.count++;
     return slot;
   }
 
   free(slot: number): void {
     if (!(slot >= 0 && slot < this.top)) fail('orders: free of a slot out of range');
-    if (!(this.f64[slot * SF_ + ID] !== 0)) fail('orders: free of a slot that is already free');
-    this.f64[slot * SF_ + ID] = 0;
-    this.i32[slot * SW_ + NEXT] = this.freeHead;
+    if (!(this.f64[(slot << LF_) | ID] !== 0)) fail('orders: free of a slot that is already free');
+    this.f64[(slot << LF_) | ID] = 0;
+    this.i32[(slot << LW_) | NEXT] = this.freeHead;
     this.freeHead = slot;
     this.count--;
   }
 
   /** True when `slot` holds an order (live or retained). */
   isUsed(slot: number): boolean {
-    return slot >= 0 && slot < this.top && this.f64[slot * SF_ + ID] !== 0;
+    return slot >= 0 && slot < this.top && this.f64[(slot << LF_) | ID] !== 0;
   }
 
   /** Slots ever handed out (live or free); iteration bound for audits. */
@@ -184,11 +195,12 @@ export class OrderSlab {
     s.freeHead = x.freeHead;
     s.top = x.top;
     if (x.u8 instanceof Uint8Array) {
-      if (x.u8.length !== x.capacity * STRIDE) fail('orders: a decoded slab\'s bytes do not match its capacity');
+      if (x.capacity > MAX_SLOTS || x.u8.length !== x.capacity * STRIDE) fail('orders: a decoded slab\'s bytes do not match its capacity');
       s.u8 = x.u8;
       s.views();
     } else {
       // The older layout: one typed array per field, each `capacity` long.
+      if (x.capacity > MAX_SLOTS) fail(`orders: a decoded slab of more than ${MAX_SLOTS} slots`);
       s.u8 = new Uint8Array(x.capacity * STRIDE);
       s.views();
       for (const [name, view, at] of ORDER_FIELDS) {
@@ -212,6 +224,7 @@ export class OrderSlab {
 
   private grow(n: number): void {
     const cap = nextCapacity(this.capacity, n);
+    if (cap > MAX_SLOTS) fail(`orders: more than ${MAX_SLOTS} order slots (order_capacity ${n})`);
     this.u8 = grown(this.u8, cap * STRIDE);
     this.views();
     this.capacity = cap;

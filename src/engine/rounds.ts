@@ -19,7 +19,7 @@ import { ORACLE_SOURCES } from './markets.js';
 import { cancelLive, cancelWhere, emitDisarmed } from './order_commands.js';
 
 // Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
-const { NIL, F_ID, SF, SW, W_NEXT } = ordersModule;
+const { NIL, F_ID, LF, LW, W_NEXT } = ordersModule;
 
 /** Longest series round: 30 days, so that period_s x 1e9 ns stays a safe integer. */
 export const SERIES_PERIOD_MAX_S = 2_592_000;
@@ -103,7 +103,7 @@ function cancelMarketOrders(e: Emitter, market: number, reason: number): void {
   for (let ladder = 0; ladder < 2; ladder++) {
     for (let t = 1; t < 100; t++) {
       const lv = Book.level(market, ladder, t);
-      for (let x = book.levelHead[lv]!; x !== NIL; x = ord.i32[x * SW + W_NEXT]!) n = e.pushId(n, ord.f64[x * SF + F_ID]!);
+      for (let x = book.levelHead[lv]!; x !== NIL; x = ord.i32[(x << LW) | W_NEXT]!) n = e.pushId(n, ord.f64[(x << LF) | F_ID]!);
     }
   }
   const ids = e.ids.subarray(0, n).sort();

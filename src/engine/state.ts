@@ -22,7 +22,7 @@ import * as ordersModule from '../book/orders.js';
 // constant (docs/engine-performance.md, "Imported bindings").
 const { checks, fail } = assertModule;
 const { NIL, unlinkPacked: unlink } = intrusiveListModule;
-const { B_HAS_COID, F_ID, SB, SF, SW, W_ANEXT, W_APREV } = ordersModule;
+const { B_HAS_COID, F_ID, LB, LF, LW, W_ANEXT, W_APREV } = ordersModule;
 
 export class ExchangeState {
   readonly config: EngineConfig;
@@ -123,13 +123,13 @@ export class ExchangeState {
     const ord = this.orders;
     let n = 0;
     for (let x = head[a]!; x !== NIL;) {
-      const next = ord.i32[x * SW + W_ANEXT]!;
+      const next = ord.i32[(x << LW) | W_ANEXT]!;
       n++;
-      if (ord.u8[x * SB + B_HAS_COID] === 1) {
+      if (ord.u8[(x << LB) | B_HAS_COID] === 1) {
         this.retiredAt[x] = n;
       } else {
-        unlink(head, tail, ord.i32, SW, W_APREV, W_ANEXT, a, x);
-        this.unindexOrder(ord.f64[x * SF + F_ID]!);
+        unlink(head, tail, ord.i32, LW, W_APREV, W_ANEXT, a, x);
+        this.unindexOrder(ord.f64[(x << LF) | F_ID]!);
         ord.free(x);
       }
       x = next;

@@ -9,7 +9,7 @@ import { hiLoToString } from '../lib/u64.js';
 import type { ExchangeState } from './state.js';
 
 // Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
-const { NIL, B_OUTCOME, B_SIDE, B_TICK, F_ID, SB, SF, SW, W_ANEXT, W_FILLED, W_MARKET, W_NEXT, W_REMAINING } = ordersModule;
+const { NIL, B_OUTCOME, B_SIDE, B_TICK, F_ID, LB, LF, LW, W_ANEXT, W_FILLED, W_MARKET, W_NEXT, W_REMAINING } = ordersModule;
 
 export interface Summary {
   seq: number;
@@ -48,11 +48,11 @@ export function summarize(s: ExchangeState): Summary {
   for (let a = 1; a <= acc.count; a++) {
     out.accounts.push({ account_id: a, available: acc.available[a]!, reserved: acc.reserved[a]!, deleted: acc.deleted[a] === 1 });
     if (acc.deadArmed[a] === 1) out.deadman.push({ account_id: a, fires_at_ts: hiLoToString(acc.deadHi[a]!, acc.deadLo[a]!) });
-    for (let slot = acc.liveHead[a]!; slot !== NIL; slot = ord.i32[slot * SW + W_ANEXT]!) {
+    for (let slot = acc.liveHead[a]!; slot !== NIL; slot = ord.i32[(slot << LW) | W_ANEXT]!) {
       out.orders.push({
-        order_id: ord.f64[slot * SF + F_ID]!, account_id: a, market_id: ord.u32[slot * SW + W_MARKET]!,
-        side: ord.u8[slot * SB + B_SIDE]!, outcome: ord.u8[slot * SB + B_OUTCOME]!,
-        tick: ord.u8[slot * SB + B_TICK]!, remaining: ord.u32[slot * SW + W_REMAINING]!, filled: ord.u32[slot * SW + W_FILLED]!,
+        order_id: ord.f64[(slot << LF) | F_ID]!, account_id: a, market_id: ord.u32[(slot << LW) | W_MARKET]!,
+        side: ord.u8[(slot << LB) | B_SIDE]!, outcome: ord.u8[(slot << LB) | B_OUTCOME]!,
+        tick: ord.u8[(slot << LB) | B_TICK]!, remaining: ord.u32[(slot << LW) | W_REMAINING]!, filled: ord.u32[(slot << LW) | W_FILLED]!,
       });
     }
   }
@@ -73,7 +73,7 @@ export function summarize(s: ExchangeState): Summary {
         const lv = Book.level(market, ladder, t);
         if (s.book.levelCount[lv] === 0) continue;
         const ids: number[] = [];
-        for (let slot = s.book.levelHead[lv]!; slot !== NIL; slot = ord.i32[slot * SW + W_NEXT]!) ids.push(ord.f64[slot * SF + F_ID]!);
+        for (let x = s.book.levelHead[lv]!; x !== NIL; x = ord.i32[(x << LW) | W_NEXT]!) ids.push(ord.f64[(x << LF) | F_ID]!);
         out.book.push({ market_id: market, ladder, tick: t, qty: s.book.levelQty[lv]!, order_ids: ids });
       }
     }

@@ -10,7 +10,7 @@ import type { ExchangeState } from './state.js';
 
 // Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
 const {
-  NIL, B_LADDER, B_LADDER_TICK, B_ON_BOOK, B_OUTCOME, B_SIDE, B_TICK, F_ID, F_RESERVED_CASH, H_FEE_PER_SHARE, SB, SF, SH, SW,
+  NIL, B_LADDER, B_LADDER_TICK, B_ON_BOOK, B_OUTCOME, B_SIDE, B_TICK, F_ID, F_RESERVED_CASH, H_FEE_PER_SHARE, LB, LF, LH, LW,
   W_ACCOUNT, W_ANEXT, W_MARKET, W_NEXT, W_PREV, W_REMAINING,
 } = ordersModule;
 
@@ -41,7 +41,7 @@ export function verify(s: ExchangeState): string[] {
   const posRes = new Float64Array(acc.posCount * 2);
   const posBuy = new Float64Array(acc.posCount * 2);
   for (let a = 1; a <= acc.count; a++)
-    for (let x = acc.liveHead[a]!; x !== NIL; x = ord.i32[x * SW + W_ANEXT]!) checkLive(s, a, x, bad, reserved, posRes, posBuy);
+    for (let x = acc.liveHead[a]!; x !== NIL; x = ord.i32[(x << LW) | W_ANEXT]!) checkLive(s, a, x, bad, reserved, posRes, posBuy);
   for (let w = 0; w < acc.wTop; w++) {
     if (acc.wWid[w] === 0 || acc.wStatus[w] !== WithdrawalStatus.pending) continue;
     reserved[acc.wAccount[w]!] = reserved[acc.wAccount[w]!]! + acc.wAmount[w]!;
@@ -84,13 +84,13 @@ export function verify(s: ExchangeState): string[] {
         let count = 0;
         let prev = NIL;
         let prevId = 0;
-        for (let slot = book.levelHead[lv]!; slot !== NIL; slot = ord.i32[slot * SW + W_NEXT]!) {
-          sum += ord.u32[slot * SW + W_REMAINING]!;
+        for (let slot = book.levelHead[lv]!; slot !== NIL; slot = ord.i32[(slot << LW) | W_NEXT]!) {
+          sum += ord.u32[(slot << LW) | W_REMAINING]!;
           count++;
-          const id = ord.f64[slot * SF + F_ID]!;
-          if (ord.i32[slot * SW + W_PREV] !== prev) bad.push(`level ${market}/${ladder}/${t}: broken prev link at order ${id}`);
-          const b = slot * SB;
-          if (ord.u32[slot * SW + W_MARKET] !== market || ord.u8[b + B_LADDER] !== ladder || ord.u8[b + B_LADDER_TICK] !== t)
+          const id = ord.f64[(slot << LF) | F_ID]!;
+          if (ord.i32[(slot << LW) | W_PREV] !== prev) bad.push(`level ${market}/${ladder}/${t}: broken prev link at order ${id}`);
+          const b = slot << LB;
+          if (ord.u32[(slot << LW) | W_MARKET] !== market || ord.u8[b | B_LADDER] !== ladder || ord.u8[b | B_LADDER_TICK] !== t)
             bad.push(`order ${id}: on the wrong level`);
           if (id <= prevId) bad.push(`level ${market}/${ladder}/${t}: not in time priority at order ${id}`);
           prevId = id;
@@ -115,17 +115,18 @@ function checkLive(
   s: ExchangeState, a: number, slot: number, bad: string[], reserved: Float64Array, posRes: Float64Array, posBuy: Float64Array,
 ): void {
   const { u8, u16, u32, f64 } = s.orders;
-  const id = f64[slot * SF + F_ID]!;
-  const rem = u32[slot * SW + W_REMAINING]!;
-  if (u32[slot * SW + W_ACCOUNT] !== a) bad.push(`order ${id}: on account ${a}'s live list but belongs to ${u32[slot * SW + W_ACCOUNT]}`);
-  if (u8[slot * SB + B_ON_BOOK] !== 1) bad.push(`order ${id}: live but not on the book`);
+  const id = f64[(slot << LF) | F_ID]!;
+  const rem = u32[(slot << LW) | W_REMAINING]!;
+  const owner = u32[(slot << LW) | W_ACCOUNT]!;
+  if (owner !== a) bad.push(`order ${id}: on account ${a}'s live list but belongs to ${owner}`);
+  if (u8[(slot << LB) | B_ON_BOOK] !== 1) bad.push(`order ${id}: live but not on the book`);
   if (rem <= 0) bad.push(`order ${id}: live with remaining ${rem}`);
-  const p = s.accounts.findPosition(a, u32[slot * SW + W_MARKET]!);
-  const k = 2 * p + u8[slot * SB + B_OUTCOME]!;
-  if (u8[slot * SB + B_SIDE] === Side.buy) {
-    const held = f64[slot * SF + F_RESERVED_CASH]!;
+  const p = s.accounts.findPosition(a, u32[(slot << LW) | W_MARKET]!);
+  const k = 2 * p + u8[(slot << LB) | B_OUTCOME]!;
+  if (u8[(slot << LB) | B_SIDE] === Side.buy) {
+    const held = f64[(slot << LF) | F_RESERVED_CASH]!;
     reserved[a] = reserved[a]! + held;
-    const expect = rem * (u8[slot * SB + B_TICK]! + u16[slot * SH + H_FEE_PER_SHARE]!);
+    const expect = rem * (u8[(slot << LB) | B_TICK]! + u16[(slot << LH) | H_FEE_PER_SHARE]!);
     if (held !== expect) bad.push(`order ${id}: reserves ${held}, expected ${expect}`);
     posBuy[k] = posBuy[k]! + rem;
   } else {
