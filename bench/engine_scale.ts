@@ -62,7 +62,6 @@ import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, percentiles } from './lib/stats.js';
 import { GcWatch } from './lib/gc_watch.js';
-import { B_ON_BOOK, LB, LW, W_ACCOUNT, W_NEXT, W_REMAINING } from '../src/book/orders.js';
 
 interface Case {
   name: string;
@@ -202,7 +201,7 @@ class Generator {
         case T_FILLED: {
           const maker = Filled.maker_order_id(em, e);
           const slot = st.slotOf(maker);
-          if (slot < 0 || st.orders.u8[(slot << LB) | B_ON_BOOK] !== 1) this.dropLive(maker);
+          if (slot < 0 || st.orders.onBook[slot] !== 1) this.dropLive(maker);
           break;
         }
         case T_COMMAND_COMPLETED:
@@ -349,7 +348,7 @@ class Generator {
     let lastTick = b;
     const lv0 = Book.level(market, opp, b);
     if (this.rng() < SHARE_CROSS_REST && book.levelCount[lv0]! <= REST_SWEEP_MAX) {
-      for (let s = book.levelHead[lv0]!; s >= 0; s = ord.i32[(s << LW) | W_NEXT]!) owners.push(ord.u32[(s << LW) | W_ACCOUNT]!);
+      for (let s = book.levelHead[lv0]!; s >= 0; s = ord.next[s]!) owners.push(ord.account[s]!);
       qty = book.levelQty[lv0]! + this.size();
     } else {
       let pMore = 0.15 + (0.6 * (this.liveCount - this.c.orders)) / this.c.orders;
@@ -360,9 +359,9 @@ class Generator {
       let taken = 0;
       let lastRem = 0;
       walk: for (let t = b; t >= 1; t--) {
-        for (let s = book.levelHead[Book.level(market, opp, t)]!; s >= 0; s = ord.i32[(s << LW) | W_NEXT]!) {
-          owners.push(ord.u32[(s << LW) | W_ACCOUNT]!);
-          lastRem = ord.u32[(s << LW) | W_REMAINING]!;
+        for (let s = book.levelHead[Book.level(market, opp, t)]!; s >= 0; s = ord.next[s]!) {
+          owners.push(ord.account[s]!);
+          lastRem = ord.remaining[s]!;
           qty += lastRem;
           lastTick = t;
           if (++taken === k) break walk;
@@ -382,7 +381,7 @@ class Generator {
     if (this.liveCount === 0) return this.passive(1 + Math.floor(this.rng() * this.c.markets));
     const id = this.liveIds[Math.floor(this.rng() * this.liveCount)]!;
     const st = this.engine.state;
-    const h = this.header(CancelOrder.TYPE, CancelOrder.SIZE, st.orders.u32[((st.slotOf(id)) << LW) | W_ACCOUNT]!);
+    const h = this.header(CancelOrder.TYPE, CancelOrder.SIZE, st.orders.account[st.slotOf(id)]!);
     CancelOrder.set_order_id(h.m, h.o, id);
     this.run(h.m, h.o);
   }
@@ -692,7 +691,7 @@ function durability(dir: string, c: Case, events: number, bytes: number, notes: 
   replay(plan, 0, (m, o) => evolve(state, m, o));
   const engineMs = performance.now() - t;
   let resting = 0;
-  for (let s = 0; s < views.state.orders.highWater; s++) if (views.state.orders.u8[(s << LB) | B_ON_BOOK] === 1) resting++;
+  for (let s = 0; s < views.state.orders.highWater; s++) if (views.state.orders.onBook[s] === 1) resting++;
   t = performance.now();
   const body = encodeViews(views);
   const encodeMs = performance.now() - t;
@@ -796,40 +795,8 @@ function growthRun(c: Case, gc: () => void): { maxNs: number; atSeq: number } {
   return r;
 }
 
-/**
- * Only the named cases (`--cases a,b` of bench/run.js), for A/B comparisons: their metrics, the ratio when both of its cases
- * ran, and the memory probe of the last named case; no growth run and no summary keys of the other cases.
- */
-async function runSelected(names: readonly string[], quick: boolean): Promise<BenchResult> {
-  const all = quick ? CASES_QUICK : CASES_FULL;
-  for (const n of names) if (!all.some((c) => c.name === n)) throw new Error(`engine_scale: no case ${n}`);
-  const cases = all.filter((c) => names.includes(c.name));
-  const gc = gcFunction();
-  const metrics: Record<string, number> = {};
-  const notes: string[] = [`Only the cases ${names.join(', ')} (--cases).`];
-  const byName = new Map<string, Record<string, number>>();
-  for (const c of cases) {
-    const r = await runCase(c, gc);
-    if (r.journal !== null) rmSync(r.journal.dir, { recursive: true, force: true });
-    byName.set(c.name, r.metrics);
-    for (const [k, v] of Object.entries(r.metrics)) metrics[`${c.name}_${k}`] = v;
-    notes.push(...r.notes);
-    gc();
-  }
-  const base = byName.get(all[0]!.name);
-  const ratioCase = byName.get(quick ? RATIO_CASE_QUICK : RATIO_CASE);
-  if (base !== undefined && ratioCase !== undefined)
-    metrics.ratio_1m_orders_1000_markets_vs_1k = round(ratioCase.commands_per_s! / base.commands_per_s!, 3);
-  const last = cases[cases.length - 1]!;
-  for (const [k, v] of Object.entries(memoryProbe(last, quick))) metrics[`${last.name}_${k}`] = v;
-  const env = environment();
-  return { name: 'engine_scale', node: env.node, machine: env.machine, workload: `engine_scale, cases ${names.join(', ')}`, metrics,
-    peers: {}, ratios: {}, notes };
-}
-
-export async function run(opts: { quick?: boolean; cases?: readonly string[] } = {}): Promise<BenchResult> {
+export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
   const quick = opts.quick === true;
-  if (opts.cases !== undefined) return runSelected(opts.cases, quick);
   const cases = quick ? CASES_QUICK : CASES_FULL;
   const gc = gcFunction();
   const metrics: Record<string, number> = {};

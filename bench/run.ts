@@ -1,4 +1,4 @@
-// Bench runner: `node dist/bench/run.js [name ...] [--quick] [--no-report] [--cases a,b]`.
+// Bench runner: `node dist/bench/run.js [name ...] [--quick] [--no-report]`.
 // Main thread. Imports each named benchmark (default: all known) as
 // ./<name>.js, calls its `run({quick})`, writes bench/results/<name>.json and
 // prints one line per benchmark, then rewrites bench/results/REPORT.md from
@@ -20,7 +20,7 @@ export { KNOWN };
 
 /** What a benchmark module has to offer (structural: its own result type may differ slightly). */
 interface BenchModule {
-  run(opts: { quick?: boolean; cases?: readonly string[] }): Promise<unknown>;
+  run(opts: { quick?: boolean }): Promise<unknown>;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -89,12 +89,7 @@ function summary(r: BenchResult): string {
   return parts.join('  ');
 }
 
-const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' }, cases: { type: 'string' } } as const;
-
-/** A bench's options; `--cases a,b`: only these cases of a bench that has cases (engine_scale, for A/B runs), the others ignore it. */
-function runOptions(quick: boolean, cases: string | boolean | undefined): { quick: boolean; cases?: string[] } {
-  return typeof cases === 'string' ? { quick, cases: cases.split(',').filter((x) => x !== '') } : { quick };
-}
+const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' } } as const;
 
 async function main(argv: readonly string[]): Promise<number> {
   let args: CommandLine<typeof OPTIONS>;
@@ -102,7 +97,7 @@ async function main(argv: readonly string[]): Promise<number> {
     args = parseCommandLine(argv, OPTIONS);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report] [--cases a,b]  (${e.message})`);
+    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report]  (${e.message})`);
     return 2;
   }
   const quick = args.values.quick === true;
@@ -139,7 +134,7 @@ async function main(argv: readonly string[]): Promise<number> {
     let r: BenchResult;
     const t0 = performance.now();
     try {
-      r = normalize(name, await mod.run(runOptions(quick, args.values.cases)));
+      r = normalize(name, await mod.run({ quick }));
       r.date = new Date().toISOString();
       r.quick = quick;
       r.wall_s ??= Math.round((performance.now() - t0) / 1000);

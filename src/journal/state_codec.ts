@@ -151,9 +151,6 @@ function fromTree(t: unknown): unknown {
     // Snapshots written before a class changed its internal encoding are converted here.
     if (ctor === U32x3Map) U32x3Map.upgradeDecoded(obj as unknown as U32x3Map);
     if (ctor === IdIndex) IdIndex.upgradeDecoded(obj as unknown as IdIndex);
-    // An OrderSlab stores only its packed bytes (its other typed views alias them and are not enumerable): the decoded
-    // fields are adopted by a constructed slab, which rebuilds the views (and converts the older one-array-per-field layout).
-    if (ctor === OrderSlab) return OrderSlab.fromDecoded(obj as unknown as OrderSlab);
     return obj;
   }
   const out: Record<string, unknown> = {};

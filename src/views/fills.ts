@@ -11,10 +11,6 @@ import { hiLoToString } from '../lib/u64.js';
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, type FillsQuery, type ViewsData } from './model.js';
 import { RecordRing } from './record_ring.js';
-import * as ordersModule from '../book/orders.js';
-
-// Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
-const { B_HAS_COID, B_OUTCOME, B_SIDE, F_ID, LB, LF, LW, W_COID_HI, W_COID_LO } = ordersModule;
 
 // Fill record (one per party per Filled event).
 const FF_FILL_ID = 0;
@@ -71,20 +67,19 @@ function pushFill(
   const f = i * FILL_F64;
   ring.f64[f + FF_FILL_ID] = fillId;
   ring.f64[f + FF_SEQ] = seq;
-  ring.f64[f + FF_ORDER_ID] = ord.f64[(slot << LF) | F_ID]!;
+  ring.f64[f + FF_ORDER_ID] = ord.id[slot]!;
   ring.f64[f + FF_FEE] = fee;
   const u = i * FILL_U32;
-  const outcome = ord.u8[(slot << LB) | B_OUTCOME]!;
+  const outcome = ord.outcome[slot]!;
   // Both parties trade at one YES-space price; an order's own price is its outcome's side of it.
   const tick = outcome === Outcome.yes ? tickYes : 100 - tickYes;
   ring.u32[u + FU_TS_HI] = tsHi;
   ring.u32[u + FU_TS_LO] = tsLo;
-  ring.u32[u + FU_COID_HI] = ord.u32[(slot << LW) | W_COID_HI]!;
-  ring.u32[u + FU_COID_LO] = ord.u32[(slot << LW) | W_COID_LO]!;
+  ring.u32[u + FU_COID_HI] = ord.coidHi[slot]!;
+  ring.u32[u + FU_COID_LO] = ord.coidLo[slot]!;
   ring.u32[u + FU_MARKET] = market;
   ring.u32[u + FU_QTY] = qty;
-  const b = slot << LB;
-  ring.u32[u + FU_PACKED] = ord.u8[b | B_SIDE]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.u8[b | B_HAS_COID]! << 5)
+  ring.u32[u + FU_PACKED] = ord.side[slot]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.hasCoid[slot]! << 5)
     | (tickYes << 8) | (tick << 16);
 }
 
