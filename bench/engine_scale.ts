@@ -795,8 +795,40 @@ function growthRun(c: Case, gc: () => void): { maxNs: number; atSeq: number } {
   return r;
 }
 
-export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
+/**
+ * Only the named cases (`--cases a,b` of bench/run.js), for A/B comparisons: their metrics, the ratio when both of its cases
+ * ran, and the memory probe of the last named case; no growth run and no summary keys of the other cases.
+ */
+async function runSelected(names: readonly string[], quick: boolean): Promise<BenchResult> {
+  const all = quick ? CASES_QUICK : CASES_FULL;
+  for (const n of names) if (!all.some((c) => c.name === n)) throw new Error(`engine_scale: no case ${n}`);
+  const cases = all.filter((c) => names.includes(c.name));
+  const gc = gcFunction();
+  const metrics: Record<string, number> = {};
+  const notes: string[] = [`Only the cases ${names.join(', ')} (--cases).`];
+  const byName = new Map<string, Record<string, number>>();
+  for (const c of cases) {
+    const r = await runCase(c, gc);
+    if (r.journal !== null) rmSync(r.journal.dir, { recursive: true, force: true });
+    byName.set(c.name, r.metrics);
+    for (const [k, v] of Object.entries(r.metrics)) metrics[`${c.name}_${k}`] = v;
+    notes.push(...r.notes);
+    gc();
+  }
+  const base = byName.get(all[0]!.name);
+  const ratioCase = byName.get(quick ? RATIO_CASE_QUICK : RATIO_CASE);
+  if (base !== undefined && ratioCase !== undefined)
+    metrics.ratio_1m_orders_1000_markets_vs_1k = round(ratioCase.commands_per_s! / base.commands_per_s!, 3);
+  const last = cases[cases.length - 1]!;
+  for (const [k, v] of Object.entries(memoryProbe(last, quick))) metrics[`${last.name}_${k}`] = v;
+  const env = environment();
+  return { name: 'engine_scale', node: env.node, machine: env.machine, workload: `engine_scale, cases ${names.join(', ')}`, metrics,
+    peers: {}, ratios: {}, notes };
+}
+
+export async function run(opts: { quick?: boolean; cases?: readonly string[] } = {}): Promise<BenchResult> {
   const quick = opts.quick === true;
+  if (opts.cases !== undefined) return runSelected(opts.cases, quick);
   const cases = quick ? CASES_QUICK : CASES_FULL;
   const gc = gcFunction();
   const metrics: Record<string, number> = {};

@@ -1,4 +1,4 @@
-// Bench runner: `node dist/bench/run.js [name ...] [--quick] [--no-report]`.
+// Bench runner: `node dist/bench/run.js [name ...] [--quick] [--no-report] [--cases a,b]`.
 // Main thread. Imports each named benchmark (default: all known) as
 // ./<name>.js, calls its `run({quick})`, writes bench/results/<name>.json and
 // prints one line per benchmark, then rewrites bench/results/REPORT.md from
@@ -20,7 +20,7 @@ export { KNOWN };
 
 /** What a benchmark module has to offer (structural: its own result type may differ slightly). */
 interface BenchModule {
-  run(opts: { quick?: boolean }): Promise<unknown>;
+  run(opts: { quick?: boolean; cases?: readonly string[] }): Promise<unknown>;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -89,7 +89,7 @@ function summary(r: BenchResult): string {
   return parts.join('  ');
 }
 
-const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' } } as const;
+const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' }, cases: { type: 'string' } } as const;
 
 async function main(argv: readonly string[]): Promise<number> {
   let args: CommandLine<typeof OPTIONS>;
@@ -97,11 +97,13 @@ async function main(argv: readonly string[]): Promise<number> {
     args = parseCommandLine(argv, OPTIONS);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report]  (${e.message})`);
+    console.error(`usage: node dist/bench/run.js [name ...] [--quick] [--no-report] [--cases a,b]  (${e.message})`);
     return 2;
   }
   const quick = args.values.quick === true;
   const report = args.values['no-report'] !== true;
+  // Only these cases of a bench that has cases (engine_scale), for quick A/B comparisons; the others ignore it.
+  const cases = args.values.cases === undefined ? undefined : String(args.values.cases).split(',').filter((x) => x !== '');
   const named = args.positionals;
   const explicit = named.length > 0;
   const names = [...new Set(explicit ? named : KNOWN)];
@@ -134,7 +136,7 @@ async function main(argv: readonly string[]): Promise<number> {
     let r: BenchResult;
     const t0 = performance.now();
     try {
-      r = normalize(name, await mod.run({ quick }));
+      r = normalize(name, await mod.run(cases === undefined ? { quick } : { quick, cases }));
       r.date = new Date().toISOString();
       r.quick = quick;
       r.wall_s ??= Math.round((performance.now() - t0) / 1000);
