@@ -91,6 +91,11 @@ function summary(r: BenchResult): string {
 
 const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' }, cases: { type: 'string' } } as const;
 
+/** A bench's options; `--cases a,b`: only these cases of a bench that has cases (engine_scale, for A/B runs), the others ignore it. */
+function runOptions(quick: boolean, cases: string | boolean | undefined): { quick: boolean; cases?: string[] } {
+  return typeof cases === 'string' ? { quick, cases: cases.split(',').filter((x) => x !== '') } : { quick };
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   let args: CommandLine<typeof OPTIONS>;
   try {
@@ -102,8 +107,6 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const quick = args.values.quick === true;
   const report = args.values['no-report'] !== true;
-  // Only these cases of a bench that has cases (engine_scale), for quick A/B comparisons; the others ignore it.
-  const cases = args.values.cases === undefined ? undefined : String(args.values.cases).split(',').filter((x) => x !== '');
   const named = args.positionals;
   const explicit = named.length > 0;
   const names = [...new Set(explicit ? named : KNOWN)];
@@ -136,7 +139,7 @@ async function main(argv: readonly string[]): Promise<number> {
     let r: BenchResult;
     const t0 = performance.now();
     try {
-      r = normalize(name, await mod.run(cases === undefined ? { quick } : { quick, cases }));
+      r = normalize(name, await mod.run(runOptions(quick, args.values.cases)));
       r.date = new Date().toISOString();
       r.quick = quick;
       r.wall_s ??= Math.round((performance.now() - t0) / 1000);
