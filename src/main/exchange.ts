@@ -498,8 +498,13 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   // Snapshots: every snapshot_every journal records, and on demand; one at a time.
   let lastSnapshotRecords = 0;
   let snapshotting: Promise<{ seq: number; path: string }> | null = null;
+  // Set when the stop begins: a snapshot asked for after that (on an admin
+  // keep-alive connection) is refused, not started on a pool that the stop
+  // is about to close (closing it aborts the task).
+  let stopping = false;
   const takeSnapshot = (): Promise<{ seq: number; path: string }> => {
     if (snapshotting) return snapshotting;
+    if (stopping) return Promise.reject(new ApiError('shed', 'the exchange is stopping: no snapshot was started'));
     if (repl?.mode === 'replica')
       return Promise.reject(
         new ApiError('not_primary', 'a read replica keeps no journal: snapshots come from the primary', {
@@ -581,6 +586,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
     if (stopped) return;
     stopped = true;
+    stopping = true;
     await closeListeners();
     metrics.stop();
     controlMetrics.unwatch();
