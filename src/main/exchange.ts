@@ -498,18 +498,14 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   // Snapshots: every snapshot_every journal records, and on demand; one at a time.
   let lastSnapshotRecords = 0;
   let snapshotting: Promise<{ seq: number; path: string }> | null = null;
-  // Set when the stop begins: a snapshot asked for after that (on an admin
-  // keep-alive connection) is refused, not started on a pool that the stop
-  // is about to close (closing it aborts the task).
-  let stopping = false;
+  let stopped = false; // from the stop's start: a snapshot asked for then is refused, not begun on the pool the stop closes
   const takeSnapshot = (): Promise<{ seq: number; path: string }> => {
     if (snapshotting) return snapshotting;
-    if (stopping) return Promise.reject(new ApiError('shed', 'the exchange is stopping: no snapshot was started'));
+    if (stopped) return Promise.reject(new ApiError('shed', 'the exchange is stopping: no snapshot was started'));
     if (repl?.mode === 'replica')
       return Promise.reject(
         new ApiError('not_primary', 'a read replica keeps no journal: snapshots come from the primary', {
-          primary_url: repl.status.primaryUrl,
-          role: 'replica',
+          primary_url: repl.status.primaryUrl, role: 'replica',
         }),
       );
     const seq = durable.get();
@@ -582,11 +578,9 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
     await closeListeners();
     await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, FAIL_STOP_WAIT_MS).unref())]);
   };
-  let stopped = false;
   const stop = async (stopOpts: { waitForConnections?: boolean } = {}): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    stopping = true;
     await closeListeners();
     metrics.stop();
     controlMetrics.unwatch();
