@@ -1,8 +1,8 @@
-// The signing vector printed in docs/rest.md ("Using the REST lane"): the
+// The signing vector printed in the README ("Signing: a worked example"): the
 // client signs it to the printed signature (computed independently with
 // Python's hmac module), the server's check accepts it at its timestamp and
 // refuses it outside the +-5 s window or with any field changed. The values
-// are read from docs/rest.md itself, so the printed example cannot drift.
+// are read from the README itself, so the printed example cannot drift.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -15,10 +15,10 @@ import { checkSignature } from '../../src/gateway/auth.js';
 const PYTHON_SIGNATURE = 'jYi5J3grslJD8mGLfpzC42JbmCRRwzeBCFJQ3T9lq4k=';
 
 function readmeVector(): { secret: string; ts: string; method: string; target: string; body: string; signature: string } {
-  const readme = readFileSync(fileURLToPath(new URL('../../../docs/rest.md', import.meta.url)), 'utf8');
+  const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
   const field = (label: string): string => {
     const m = new RegExp(`^${label}\\s+(.+)$`, 'm').exec(readme);
-    assert.ok(m, `docs/rest.md prints the signing example's "${label}" line`);
+    assert.ok(m, `README.md prints the signing example's "${label}" line`);
     return m[1]!.trim();
   };
   const [method, target] = field('method, target').split(' ');
@@ -28,7 +28,7 @@ function readmeVector(): { secret: string; ts: string; method: string; target: s
   };
 }
 
-test('signing vector: the docs/rest.md example signs to its printed signature, the one Python computes', () => {
+test('signing vector: the README example signs to its printed signature, the one Python computes', () => {
   const v = readmeVector();
   assert.deepEqual(Buffer.from(decodeSecret(v.secret)), Buffer.from(Uint8Array.from({ length: 32 }, (_x, i) => i)));
   assert.equal(v.signature, PYTHON_SIGNATURE);
