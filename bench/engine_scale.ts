@@ -795,26 +795,39 @@ function growthRun(c: Case, gc: () => void): { maxNs: number; atSeq: number } {
   return r;
 }
 
+/** Runs the cases one after the other: each one's metrics (keyed `<case>_<metric>` in `metrics`), notes, and durability figures. */
+async function runCases(cases: readonly Case[], gc: () => void, withDurability: boolean): Promise<{
+  metrics: Record<string, number>; notes: string[]; byName: Map<string, Record<string, number>>;
+}> {
+  const metrics: Record<string, number> = {};
+  const notes: string[] = [];
+  const byName = new Map<string, Record<string, number>>();
+  for (const c of cases) {
+    const r = await runCase(c, gc);
+    gc();
+    if (r.journal !== null) {
+      if (withDurability) Object.assign(r.metrics, durability(r.journal.dir, c, r.journal.events, r.journal.bytes, r.notes));
+      rmSync(r.journal.dir, { recursive: true, force: true });
+    }
+    byName.set(c.name, r.metrics);
+    for (const [k, v] of Object.entries(r.metrics)) metrics[`${c.name}_${k}`] = v;
+    notes.push(...r.notes);
+    gc();
+  }
+  return { metrics, notes, byName };
+}
+
 /**
  * Only the named cases (`--cases a,b` of bench/run.js), for A/B comparisons: their metrics, the ratio when both of its cases
- * ran, and the memory probe of the last named case; no growth run and no summary keys of the other cases.
+ * ran, and the memory probe of the last named case; no durability figures, no growth run, no summary keys of the other cases.
  */
 async function runSelected(names: readonly string[], quick: boolean): Promise<BenchResult> {
   const all = quick ? CASES_QUICK : CASES_FULL;
   for (const n of names) if (!all.some((c) => c.name === n)) throw new Error(`engine_scale: no case ${n}`);
   const cases = all.filter((c) => names.includes(c.name));
   const gc = gcFunction();
-  const metrics: Record<string, number> = {};
-  const notes: string[] = [`Only the cases ${names.join(', ')} (--cases).`];
-  const byName = new Map<string, Record<string, number>>();
-  for (const c of cases) {
-    const r = await runCase(c, gc);
-    if (r.journal !== null) rmSync(r.journal.dir, { recursive: true, force: true });
-    byName.set(c.name, r.metrics);
-    for (const [k, v] of Object.entries(r.metrics)) metrics[`${c.name}_${k}`] = v;
-    notes.push(...r.notes);
-    gc();
-  }
+  const { metrics, notes, byName } = await runCases(cases, gc, false);
+  notes.unshift(`Only the cases ${names.join(', ')} (--cases).`);
   const base = byName.get(all[0]!.name);
   const ratioCase = byName.get(quick ? RATIO_CASE_QUICK : RATIO_CASE);
   if (base !== undefined && ratioCase !== undefined)
@@ -831,21 +844,7 @@ export async function run(opts: { quick?: boolean; cases?: readonly string[] } =
   if (opts.cases !== undefined) return runSelected(opts.cases, quick);
   const cases = quick ? CASES_QUICK : CASES_FULL;
   const gc = gcFunction();
-  const metrics: Record<string, number> = {};
-  const notes: string[] = [];
-  const byName = new Map<string, Record<string, number>>();
-  for (const c of cases) {
-    const r = await runCase(c, gc);
-    gc();
-    if (r.journal !== null) {
-      Object.assign(r.metrics, durability(r.journal.dir, c, r.journal.events, r.journal.bytes, r.notes));
-      rmSync(r.journal.dir, { recursive: true, force: true });
-    }
-    byName.set(c.name, r.metrics);
-    for (const [k, v] of Object.entries(r.metrics)) metrics[`${c.name}_${k}`] = v;
-    notes.push(...r.notes);
-    gc();
-  }
+  const { metrics, notes, byName } = await runCases(cases, gc, true);
   const growthName = quick ? GROWTH_CASE_QUICK : GROWTH_CASE;
   const growth = growthRun(cases.find((c) => c.name === growthName)!, gc);
   const base = byName.get(cases[0]!.name)!;

@@ -67,10 +67,10 @@ export interface SoakReport {
  * here; segments before the older kept snapshot are pruned), short rounds.
  * The fill records (1,000 per account, not configurable) took 10-15
  * minutes at the steady pace, and each read model's fill lists doubled to
- * their cap inside the judged window; the traders now go about 4x faster for
- * the first 4 minutes (LoadContext.fastUntil) so that they fill up in the
- * warm-up too (the judgement of the snapshots' size still allows for a later
- * fill). The
+ * their cap inside the judged window; every lane now goes about 4x faster
+ * for the first 4 minutes (LoadContext.fastUntil), so that they fill up in
+ * the warm-up too (the judgement of the snapshots' size still allows for a
+ * later fill), and so that V8 has optimized the rarer paths by then. The
  * first snapshot comes within the 5-minute warm-up: it allocates the
  * snapshot worker's read model, which later snapshots continue (a one-time
  * step of the resident memory, like the other tables filling up to their
