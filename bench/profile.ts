@@ -15,7 +15,7 @@
 // gateway: the real exchange (separate process, started with --inspect on a
 //   fresh loopback port) with its accounts and market set up through the
 //   control plane; test/support/inspector.ts attaches to the worker thread named
-//   `--thread` (default gateway-0) and runs Profiler.start / stop around a
+//   `--thread` (default gateway-0; `main` is the main thread) and runs Profiler.start / stop around a
 //   closed-loop load from the load generator (test/support/loadgen;
 //   placements by default), or with --lane ws-json / ws-binary the ws_orders
 //   benchmark's WebSocket placements (bench/lib/ws_order_worker.ts, closed
@@ -270,14 +270,15 @@ async function profileGateway(v: Args): Promise<void> {
   try {
     insp = await InspectorClient.connect(inspectPort);
     await insp.attachWorkers();
-    const target = insp.worker(threadName);
-    if (target === null)
+    // `main`: the exchange's main thread (control plane, keys service, its read model).
+    const target = threadName === 'main' ? null : insp.worker(threadName);
+    if (target === null && threadName !== 'main')
       throw new Error(`no thread named ${threadName}; the exchange has ${insp.workers.map((w) => w.name || w.url).join(', ')}`);
     const market = await openMarket(ex.admin(30_000));
     const setup = await createTraders(ex, keysN, { deposit_cents: 100_000_000, seed_shares: 5000, market_id: market, concurrency: 32 });
     const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
-    await insp.callWorker(target, 'Profiler.enable');
-    await insp.callWorker(target, 'Profiler.setSamplingInterval', { interval });
+    await insp.callOn(target, 'Profiler.enable');
+    await insp.callOn(target, 'Profiler.setSamplingInterval', { interval });
     let wsLoad: OrderLoad | null = null;
     if (lane !== 'rest') {
       const admin = ex.admin(30_000);
@@ -287,13 +288,13 @@ async function profileGateway(v: Args): Promise<void> {
       await pool(wsKeys.length, 16, (i) => admin.setKeyTier(wsKeys[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }));
       wsLoad = await OrderLoad.start(ex, lane === 'ws-json' ? 'json' : 'binary', market, wsKeys, 0x9f0f11e);
     }
-    await insp.callWorker(target, 'Profiler.start');
+    await insp.callOn(target, 'Profiler.start');
     const w = new CpuWindow({ server: ex.child.pid, generator: process.pid });
     const { loadLine, rateLine } = await profiledLoad(ex.base, wsLoad, lane, keys, market, connections, mix, duration);
     const cpu = w.stop();
-    const { profile } = await insp.callWorker<{ profile: CpuProfile }>(target, 'Profiler.stop', {}, 60_000);
+    const { profile } = await insp.callOn<{ profile: CpuProfile }>(target, 'Profiler.stop', {}, 60_000);
     // The profile is taken: a thread that ended meanwhile has no profiler left to disable.
-    await insp.callWorker(target, 'Profiler.disable').catch(() => undefined);
+    await insp.callOn(target, 'Profiler.disable').catch(() => undefined);
     const thread = threadName.startsWith('gateway') ? 'gateway' : `exchange-${threadName.replace(/[^a-z0-9]+/gi, '-')}`;
     const stem = lane === 'rest' ? thread : `${thread}-${lane}`;
     const out = writeOutputs(

@@ -91,7 +91,7 @@ function summary(r: BenchResult): string {
 
 const OPTIONS = { quick: { type: 'boolean' }, 'no-report': { type: 'boolean' }, cases: { type: 'string' } } as const;
 
-/** A bench's options; `--cases a,b`: only these cases of a bench that has cases (engine_scale, for A/B runs), the others ignore it. */
+/** A bench's options; `--cases a,b`: only these cases of a bench that has cases (engine_scale, lone_place: A/B runs); others ignore it. */
 function runOptions(quick: boolean, cases: string | boolean | undefined): { quick: boolean; cases?: string[] } {
   return typeof cases === 'string' ? { quick, cases: cases.split(',').filter((x) => x !== '') } : { quick };
 }

@@ -19,15 +19,21 @@ export interface DiskFloor {
  * Appends 4 KiB to a file in the temp directory the exchanges use and
  * fdatasyncs it, n times, each timed. With fsync on, no placement can be
  * answered faster than this, so its tail bounds the placement tail from below.
+ * `gapMs` > 0 sleeps that long before each (the pace of lone placements): on
+ * this VM a sync after an idle gap costs more than one of a back-to-back
+ * series (p50 ~210 against ~150 µs here), and the journal of an idle exchange
+ * syncs after gaps.
  */
-export function diskFloor(n: number): DiskFloor {
+export function diskFloor(n: number, gapMs = 0): DiskFloor {
   const dir = mkdtempSync(join(tmpdir(), 'dx-bench-disk-'));
+  const gap = new Int32Array(new SharedArrayBuffer(4));
   try {
     const fd = openSync(join(dir, 'probe'), 'w');
     const block = Buffer.alloc(4096, 0x5a);
     const ns = new Float64Array(n);
     try {
       for (let i = 0; i < n; i++) {
+        if (gapMs > 0) Atomics.wait(gap, 0, 0, gapMs);
         const t0 = process.hrtime.bigint();
         writeSync(fd, block);
         fdatasyncSync(fd);

@@ -188,6 +188,39 @@ async function recoveryPlan(cfg: ExchangeConfig, repl: Replication | null, jobs:
   }
 }
 
+/**
+ * Starts the journal thread. `ready` resolves once it runs (rejects with its
+ * start error); a later failure calls onFailed: the thread's `failed`
+ * message and its error event arrive in either order, so an error waits a
+ * moment for the message, which says what failed (durable_seq 0 there: the
+ * caller fills in its own).
+ */
+function startJournal(
+  data: JournalThreadData, onFailed: (f: JournalFailure) => void,
+): { worker: Worker; exit: Promise<void>; ready: Promise<void> } {
+  const j = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: data, name: 'journal' });
+  const exit = new Promise<void>((res) => j.once('exit', () => res()));
+  let started = false;
+  const ready = new Promise<void>((res, rej) => {
+    j.once('error', (e) => { if (!started) rej(e); });
+    j.on('message', (m: { type: string }) => {
+      if (m.type === 'ready') {
+        started = true;
+        res();
+      } else if (m.type === 'failed') {
+        if (started) onFailed(m as JournalFailure);
+        else rej(journalStartError(m as JournalFailure));
+      }
+    });
+  });
+  j.on('error', (e) => {
+    if (!started) return;
+    const failure: JournalFailure = { type: 'failed', fault: storageFault(e), error: (e as Error).stack ?? String(e), durable_seq: 0 };
+    setTimeout(() => onFailed(failure), 200);
+  });
+  return { worker: j, exit, ready };
+}
+
 /** One warning per thing recovery set aside or repaired: a rejected snapshot, a truncated torn tail, an empty segment removed. */
 function logRecoveryFaults(plan: RecoveryPlan): void {
   for (const r of plan.rejectedSnapshots) log('warn', { event: 'recovery', fault: 'snapshot_rejected', path: r.path, reason: r.reason });
@@ -361,25 +394,10 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
       segmentBytes: cfg.segment_bytes,
       wait: wait.journal,
     };
-    const j = new Worker(new URL('./journal_thread.js', import.meta.url), { workerData: journalData, name: 'journal' });
-    journal = j;
-    journalExit = new Promise<void>((res) => j.once('exit', () => res()));
-    await new Promise<void>((res, rej) => {
-      j.once('error', rej);
-      j.on('message', (m: { type: string }) => {
-        if (m.type === 'ready') res();
-        else if (m.type === 'failed') rej(journalStartError(m as JournalFailure));
-      });
-    }).catch(abandon);
-    j.on('message', (m: { type: string }) => {
-      if (m.type === 'failed') failStop(m as JournalFailure);
-    });
-    // The thread's `failed` message and its error event arrive in either order:
-    // an error waits a moment for the message, which says what failed.
-    j.on('error', (e) => {
-      const failure: JournalFailure = { type: 'failed', fault: storageFault(e), error: (e as Error).stack ?? String(e), durable_seq: 0 };
-      setTimeout(() => failStop({ ...failure, durable_seq: durable.get() }), 200);
-    });
+    const j = startJournal(journalData, (f) => failStop({ ...f, durable_seq: f.durable_seq || durable.get() }));
+    journal = j.worker;
+    journalExit = j.exit;
+    await j.ready.catch(abandon);
   }
 
   // 3. Gateways: each rebuilds its read model from the same plan and opens its

@@ -151,12 +151,15 @@ export class InspectorClient {
     return p;
   }
 
+  /** A method on `w`, or on the main thread when `w` is null. */
+  callOn<T = unknown>(w: WorkerTarget | null, method: string, params: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<T> {
+    return w === null ? this.call<T>(method, params, timeoutMs) : this.callWorker<T>(w, method, params, timeoutMs);
+  }
+
   /** Evaluates an expression that yields JSON text; on `w` or the main thread (null). */
   async evaluateJson<T>(w: WorkerTarget | null, expression: string, timeoutMs = 10_000): Promise<T> {
     const params = { expression, returnByValue: true };
-    const r = (
-      w === null ? await this.call('Runtime.evaluate', params, timeoutMs) : await this.callWorker(w, 'Runtime.evaluate', params, timeoutMs)
-    ) as {
+    const r = (await this.callOn(w, 'Runtime.evaluate', params, timeoutMs)) as {
       result: { value?: unknown };
       exceptionDetails?: { text: string };
     };
