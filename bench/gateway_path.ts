@@ -52,12 +52,13 @@ import { Views } from '../src/views/views.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median } from './lib/stats.js';
 
-const USAGE = 'usage: node dist/bench/gateway_path.js [--requests N] [--batch B] [--rounds R] [--profile file.cpuprofile]';
+const USAGE = 'usage: node dist/bench/gateway_path.js [--requests N] [--batch B] [--rounds R] [--profile file.cpuprofile] [--kinds place,read]';
 const OPTIONS = {
   requests: { type: 'string' },
   batch: { type: 'string' },
   rounds: { type: 'string' },
   profile: { type: 'string' },
+  kinds: { type: 'string' },
 } as const;
 
 const KEYS = 256;
@@ -355,8 +356,10 @@ async function timeKind(
   return from;
 }
 
-export async function run(opts: { quick?: boolean; requests?: number; batch?: number; rounds?: number; profile?: string } = {}):
-  Promise<BenchResult> {
+/** `kinds`: time (and profile) only these of place and read (the warm-up runs both). */
+export async function run(
+  opts: { quick?: boolean; requests?: number; batch?: number; rounds?: number; profile?: string; kinds?: readonly Kind[] } = {},
+): Promise<BenchResult> {
   const quick = opts.quick === true;
   const n = opts.requests ?? (quick ? 2_000 : 20_000);
   const batch = opts.batch ?? 32;
@@ -379,7 +382,7 @@ export async function run(opts: { quick?: boolean; requests?: number; batch?: nu
     await session.post('Profiler.setSamplingInterval', { interval: 50 });
     await session.post('Profiler.start');
   }
-  for (const kind of ['place', 'read'] as const) from = await timeKind(rig, kind, { n, batch, rounds, from }, metrics);
+  for (const kind of opts.kinds ?? (['place', 'read'] as const)) from = await timeKind(rig, kind, { n, batch, rounds, from }, metrics);
   if (session !== null) {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(opts.profile!, JSON.stringify(profile));
@@ -422,7 +425,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const v = cl.values[k] as string | undefined;
     return v === undefined ? undefined : Number(v);
   };
-  const r = await run({ requests: num('requests'), batch: num('batch'), rounds: num('rounds'), profile: cl.values.profile as string });
+  const kinds = (cl.values.kinds as string | undefined)?.split(',').filter((k): k is Kind => k === 'place' || k === 'read');
+  const r = await run({ requests: num('requests'), batch: num('batch'), rounds: num('rounds'), profile: cl.values.profile as string, kinds });
   console.log(JSON.stringify(r.metrics));
   for (const note of r.notes ?? []) console.log(`- ${note}`);
 }
