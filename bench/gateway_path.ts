@@ -52,7 +52,8 @@ import { Views } from '../src/views/views.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median } from './lib/stats.js';
 
-const USAGE = 'usage: node dist/bench/gateway_path.js [--requests N] [--batch B] [--rounds R] [--profile file.cpuprofile] [--kinds place,read]';
+const USAGE =
+  'usage: node dist/bench/gateway_path.js [--requests N] [--batch B] [--rounds R] [--profile file.cpuprofile] [--kinds place,read]';
 const OPTIONS = {
   requests: { type: 'string' },
   batch: { type: 'string' },
@@ -426,7 +427,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     return v === undefined ? undefined : Number(v);
   };
   const kinds = (cl.values.kinds as string | undefined)?.split(',').filter((k): k is Kind => k === 'place' || k === 'read');
-  const r = await run({ requests: num('requests'), batch: num('batch'), rounds: num('rounds'), profile: cl.values.profile as string, kinds });
+  const profile = cl.values.profile as string | undefined;
+  const r = await run({ requests: num('requests'), batch: num('batch'), rounds: num('rounds'), profile, kinds });
   console.log(JSON.stringify(r.metrics));
   for (const note of r.notes ?? []) console.log(`- ${note}`);
 }
