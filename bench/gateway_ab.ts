@@ -104,9 +104,10 @@ function serverUsPerOk(m: Measured<LoadResult>): number {
 
 /** Starts `dist`'s exchange, loads it, warms it up, then measures the open and the closed loop. */
 async function measureBuild(o: Options, s: Settings, dist: string, seed: number): Promise<Side> {
+  // Default tiers (loadExchange(..., false)): the other build may predate rate tiers.
   const ex = await startBenchExchange({ gateways: s.gateways, durability: 'none' }, undefined, exchangeScript(dist));
   try {
-    const { target, market, keys, nextSeed, slice } = await loadExchange(ex, { keys: o.keys, seed_shares: 1000 }, seed);
+    const { target, market, keys, nextSeed, slice } = await loadExchange(ex, { keys: o.keys, seed_shares: 1000 }, seed, false);
     const mix = { place: 1, cancel: 0, read: 0 };
     const common = { baseUrl: ex.base, markets: [market], mix, workers: s.workers, mid: MID, spread: SPREAD };
     const closed = (durationMs: number, start?: () => void): Promise<LoadResult> => {

@@ -50,8 +50,8 @@ import { areaMarkdown, summarize, topFunctionsMarkdown, type CpuProfile } from '
 import { parseDeoptTrace, STEADY_MARK, tallyDeopts, type DeoptEvent, type DeoptRow } from '../test/support/bench/deopt_trace.js';
 import { parseWeights, runLoad, type Mix } from '../test/support/loadgen/loadgen.js';
 import { InspectorClient } from '../test/support/inspector.js';
-import { createTraders, openMarket, pool, startBenchExchange } from './lib/population.js';
-import { OrderLoad, UNTHROTTLED } from './ws_orders.js';
+import { createTraders, openMarket, startBenchExchange } from './lib/population.js';
+import { OrderLoad } from './ws_orders.js';
 import { CpuWindow } from './lib/process_stats.js';
 import { environment, resultsDir } from './lib/result.js';
 
@@ -275,17 +275,17 @@ async function profileGateway(v: Args): Promise<void> {
     if (target === null && threadName !== 'main')
       throw new Error(`no thread named ${threadName}; the exchange has ${insp.workers.map((w) => w.name || w.url).join(', ')}`);
     const market = await openMarket(ex.admin(30_000));
-    const setup = await createTraders(ex, keysN, { deposit_cents: 100_000_000, seed_shares: 5000, market_id: market, concurrency: 32 });
+    const setup = await createTraders(ex, keysN, {
+      deposit_cents: 100_000_000, seed_shares: 5000, market_id: market, concurrency: 32, unthrottled: true,
+    });
     const keys = setup.traders.map((t) => ({ keyId: t.key_id, secret: t.secret }));
     await insp.callOn(target, 'Profiler.enable');
     await insp.callOn(target, 'Profiler.setSamplingInterval', { interval });
     let wsLoad: OrderLoad | null = null;
     if (lane !== 'rest') {
-      const admin = ex.admin(30_000);
       const wsKeys = setup.traders
         .slice(0, Math.min(connections, keysN))
         .map((t) => ({ key_id: t.key_id, secret: t.secret, account_id: t.account_id }));
-      await pool(wsKeys.length, 16, (i) => admin.setKeyTier(wsKeys[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }));
       wsLoad = await OrderLoad.start(ex, lane === 'ws-json' ? 'json' : 'binary', market, wsKeys, 0x9f0f11e);
     }
     await insp.callOn(target, 'Profiler.start');

@@ -47,13 +47,12 @@ import {
   type Measured,
 } from './gateway_place.js';
 import { diskFloor } from './lib/disk_floor.js';
-import { pool, startBenchExchange } from './lib/population.js';
+import { startBenchExchange } from './lib/population.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { fsyncSummary, serverStages, stagesLine, withServerLatency, type ServerSummary } from './lib/server_latency.js';
 import { median } from './lib/stats.js';
 import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from './lib/ws_order_worker.js';
 
-export const UNTHROTTLED = { sustained_rate_per_s: 10_000_000, burst: 10_000_000 };
 const MID = 50;
 const SPREAD = 5;
 const CANCEL_EVERY = 2000;
@@ -215,10 +214,6 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   const ex = await startBenchExchange({ gateways: s.gateways, durability: 'fsync', demo: false });
   try {
     const le = await loadExchange(ex, { keys: s.keys, seed_shares: s.seed_shares }, seed);
-    const admin = ex.admin(30_000);
-    await pool(le.setup.traders.length, 16, (i) =>
-      admin.setKeyTier(le.setup.traders[i]!.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED }),
-    );
 
     // 1. REST, closed loop: probe two connection counts, then the repeats at the better one.
     const rest = (connections: number, ms: number): Promise<Measured<LoadResult>> =>

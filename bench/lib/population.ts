@@ -9,6 +9,7 @@ import type { AdminClient } from '../../src/client/admin_client.js';
 import { DxClient } from '../../src/client/client.js';
 import type { Placement } from '../../src/client/types.js';
 import { spawnExchange, type ExchangeProcess, type ProcessConfig } from '../../test/support/exchange.js';
+import { UNTHROTTLED } from './tiers.js';
 
 /**
  * The exchange as its own process for a benchmark. Its log keeps only
@@ -73,6 +74,12 @@ export interface TraderOptions {
   concurrency?: number;
   /** Timeout of each control-plane call of the setup; default 30 s. */
   adminTimeoutMs?: number;
+  /**
+   * Put every key on a custom rate tier that never throttles (tiers.ts):
+   * a benchmark then measures the request path, not 429s, whatever its
+   * connections per key; the bucket is still taken on every request.
+   */
+  unthrottled?: boolean;
 }
 
 export interface TraderSetup {
@@ -99,6 +106,7 @@ export async function createTraders(ex: ExchangeProcess, n: number, opts: Trader
     const { account_id } = await admin.createAccount();
     await admin.deposit(account_id, { amount: String(opts.deposit_cents), ref: 'bench' });
     const k = await admin.createKey(account_id, ['read', 'trade']);
+    if (opts.unthrottled === true) await admin.setKeyTier(k.key_id, { tier: 'custom', read: UNTHROTTLED, write: UNTHROTTLED });
     return { account_id, key_id: k.key_id, secret: k.secret };
   });
   let minted = 0;
