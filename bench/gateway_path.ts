@@ -49,6 +49,7 @@ import { Doorbell } from '../src/ring/doorbell.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { BusySpinWaitStrategy } from '../src/ring/wait.js';
 import { Views } from '../src/views/views.js';
+import { UNTHROTTLED } from './lib/tiers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median } from './lib/stats.js';
 
@@ -173,14 +174,14 @@ function command(p: CommandProducer, type: number, size: number, account: number
   fields(m, o);
 }
 
-/** SetKeyTier's fields for a tier that never throttles: the path measured is a placement's or a read's, not a 429's. */
+/** SetKeyTier's fields for a tier that never throttles (lib/tiers.ts): the path measured is a placement's or a read's, not a 429's. */
 function unthrottled(m: Mem, o: number, keyId: number): void {
   SetKeyTier.set_key_id(m, o, keyId);
   SetKeyTier.set_tier(m, o, RateTier.custom);
-  SetKeyTier.set_read_rate_per_s(m, o, 10_000_000);
-  SetKeyTier.set_read_burst(m, o, 10_000_000);
-  SetKeyTier.set_write_rate_per_s(m, o, 10_000_000);
-  SetKeyTier.set_write_burst(m, o, 10_000_000);
+  SetKeyTier.set_read_rate_per_s(m, o, UNTHROTTLED.sustained_rate_per_s);
+  SetKeyTier.set_read_burst(m, o, UNTHROTTLED.burst);
+  SetKeyTier.set_write_rate_per_s(m, o, UNTHROTTLED.sustained_rate_per_s);
+  SetKeyTier.set_write_burst(m, o, UNTHROTTLED.burst);
 }
 
 function buildRig(): Rig {
