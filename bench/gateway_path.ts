@@ -35,7 +35,7 @@ import { mountRest, type LaneOptions } from '../src/gateway/http.js';
 import { ROUTES } from '../src/gateway/routes.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../src/gateway/uws.js';
 import {
-  CreateAccount, CreateKey, CreateMarket, Deposit, Header, LAYOUT_FINGERPRINT, OpenRound, RateTier, Scope, SetKeyTier,
+  CreateAccount, CreateKey, CreateMarket, Deposit, Header, LAYOUT_FINGERPRINT, OpenRound, Scope, SetKeyTier,
 } from '../src/layout/records.js';
 import { parseCommandLine, parseOrUsage } from '../src/lib/command_line.js';
 import type { Mem } from '../src/lib/mem.js';
@@ -49,7 +49,7 @@ import { Doorbell } from '../src/ring/doorbell.js';
 import { SpscRing } from '../src/ring/spsc_ring.js';
 import { BusySpinWaitStrategy } from '../src/ring/wait.js';
 import { Views } from '../src/views/views.js';
-import { UNTHROTTLED } from './lib/tiers.js';
+import { writeUnthrottledTier } from './lib/tiers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median } from './lib/stats.js';
 
@@ -174,16 +174,6 @@ function command(p: CommandProducer, type: number, size: number, account: number
   fields(m, o);
 }
 
-/** SetKeyTier's fields for a tier that never throttles (lib/tiers.ts): the path measured is a placement's or a read's, not a 429's. */
-function unthrottled(m: Mem, o: number, keyId: number): void {
-  SetKeyTier.set_key_id(m, o, keyId);
-  SetKeyTier.set_tier(m, o, RateTier.custom);
-  SetKeyTier.set_read_rate_per_s(m, o, UNTHROTTLED.sustained_rate_per_s);
-  SetKeyTier.set_read_burst(m, o, UNTHROTTLED.burst);
-  SetKeyTier.set_write_rate_per_s(m, o, UNTHROTTLED.sustained_rate_per_s);
-  SetKeyTier.set_write_burst(m, o, UNTHROTTLED.burst);
-}
-
 function buildRig(): Rig {
   const gatewayRing = SpscRing.allocate(1 << 20, LAYOUT_FINGERPRINT);
   const setupRing = SpscRing.allocate(1 << 20, LAYOUT_FINGERPRINT);
@@ -231,7 +221,7 @@ function buildRig(): Rig {
       CreateKey.set_scopes(m, o, Scope.read | Scope.trade);
       CreateKey.set_secret(m, o, secret);
     });
-    command(setup, SetKeyTier.TYPE, SetKeyTier.SIZE, 0, (m, o) => unthrottled(m, o, i + 1));
+    command(setup, SetKeyTier.TYPE, SetKeyTier.SIZE, 0, (m, o) => writeUnthrottledTier(m, o, i + 1));
     run();
     keys.push({ keyId: i + 1, secret });
   }

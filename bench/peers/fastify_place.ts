@@ -44,14 +44,14 @@ import { parseJson } from '../../src/gateway/schemas.js';
 import {
   CommandCompleted, CompletionStatus, CreateAccount, CreateKey, CreateMarket, Deposit, Filled, Header, OpenRound, Outcome,
   PATH_NAMES, PlaceOrder, Scope, Side, Stp, T_COMMAND_COMPLETED, T_CREATE_ACCOUNT, T_CREATE_KEY, T_CREATE_MARKET, T_DEPOSIT,
-  RateTier, SetKeyTier, T_FILLED, T_OPEN_ROUND, T_PLACE_ORDER, T_SET_KEY_TIER, Tif,
+  SetKeyTier, T_FILLED, T_OPEN_ROUND, T_PLACE_ORDER, T_SET_KEY_TIER, Tif,
 } from '../../src/layout/records.js';
 import { parseCommandLine } from '../../src/lib/command_line.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
 import { bigIntHi, bigIntLo, hiLoToString } from '../../src/lib/u64.js';
 import { Views } from '../../src/views/views.js';
 import type { PlacementFill } from '../../src/wire/responses.js';
-import { UNTHROTTLED } from '../lib/tiers.js';
+import { writeUnthrottledTier } from '../lib/tiers.js';
 
 /** The producer id written on this peer's commands (any id; there is one producer). */
 const PRODUCER = 1;
@@ -200,14 +200,7 @@ function setup(
       CreateKey.set_label(m, o, 'bench');
     }), 'create key');
     // The exchange's keys never throttle in the benchmark (bench/lib/tiers.ts): nor do these.
-    ok(core.execute(T_SET_KEY_TIER, SetKeyTier.SIZE, 0, (m, o) => {
-      SetKeyTier.set_key_id(m, o, keyId);
-      SetKeyTier.set_tier(m, o, RateTier.custom);
-      SetKeyTier.set_read_rate_per_s(m, o, UNTHROTTLED.sustained_rate_per_s);
-      SetKeyTier.set_read_burst(m, o, UNTHROTTLED.burst);
-      SetKeyTier.set_write_rate_per_s(m, o, UNTHROTTLED.sustained_rate_per_s);
-      SetKeyTier.set_write_burst(m, o, UNTHROTTLED.burst);
-    }), 'key tier');
+    ok(core.execute(T_SET_KEY_TIER, SetKeyTier.SIZE, 0, (m, o) => writeUnthrottledTier(m, o, keyId)), 'key tier');
     keys.push({ key_id: keyId, account_id: account, secret: secret.toString('base64') });
   }
   if (seedShares > 0) {
