@@ -9,7 +9,7 @@ import type { Mem } from '../../src/lib/mem.js';
 /** Figures no benchmark reaches: 10,000,000 requests/s sustained, the same burst, for reads and writes alike. */
 export const UNTHROTTLED = { sustained_rate_per_s: 10_000_000, burst: 10_000_000 };
 
-/** A SetKeyTier command's fields (at o in m) putting keyId on the UNTHROTTLED custom tier: for benchmarks that run the engine in-process. */
+/** A SetKeyTier command's fields (at o in m): keyId on the UNTHROTTLED custom tier, for benchmarks that run the engine in-process. */
 export function writeUnthrottledTier(m: Mem, o: number, keyId: number): void {
   SetKeyTier.set_key_id(m, o, keyId);
   SetKeyTier.set_tier(m, o, RateTier.custom);
