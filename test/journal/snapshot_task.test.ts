@@ -2,17 +2,22 @@
 // runs it, in process: one snapshot after another continues the read model
 // the worker kept from the previous one (one preallocated read model per
 // worker, not one per snapshot: the soak's resident memory stepped up at
-// every snapshot before), and each snapshot holds the same state as one
-// rebuilt from the files alone. Test process, main thread.
+// every snapshot before), reading only the journal after where the kept
+// model stopped (across segment rotations, checked as recovery checks it),
+// and each snapshot holds the same state as one rebuilt from the files
+// alone. Test process, main thread.
 
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { appendFileSync, rmSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { planRecovery, recoverViews } from '../../src/journal/recovery.js';
+import { JournalFault } from '../../src/journal/segment.js';
 import { readSnapshot, writeSnapshot } from '../../src/journal/snapshot.js';
 import { decodeViews, encodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { snapshot, type SnapshotArgs } from '../../src/journal/tasks.js';
-import { JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, tempDataDir } from './journal_fixture.js';
+import {
+  flipBit, frames, JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir,
+} from './journal_fixture.js';
 
 const SEED = 4242;
 const COMMANDS = 6000;
@@ -24,12 +29,17 @@ after(() => {
   for (const d of dirs) removeDataDir(d);
 });
 
-/** A journal of COMMANDS seeded commands; the seq after each of AT and the state hash there, rebuilt from the journal alone. */
-function journal(): { dir: string; seqs: number[]; hashes: string[] } {
+/**
+ * A journal of COMMANDS seeded commands (in segments of `segmentBytes`, by
+ * default one segment); the seq after each of AT and the state hash there,
+ * rebuilt from the journal alone.
+ */
+function journal(segmentBytes?: number): { dir: string; seqs: number[]; hashes: string[] } {
   const dir = tempDataDir('snapshot-task');
   dirs.push(dir);
   const seqs: number[] = [];
   const run = journaledRun(dir, SEED, COMMANDS, {
+    ...(segmentBytes === undefined ? {} : { segmentBytes }),
     each: (i, engine) => {
       if (AT.includes(i + 1)) seqs.push(engine.state.seq);
     },
@@ -90,4 +100,39 @@ test('snapshot task: the files, not the kept model, when it belongs to another d
   done = snapshot(args(a.dir, a.seqs[3]!));
   assert.equal(done.replayed, a.seqs[3]! - a.seqs[2]!);
   assert.equal(stateHash(decodeViews(readSnapshot(done.path).body).state), a.hashes[3]);
+});
+
+test('snapshot task: the kept model reads on from where it stopped, across segments, and not the tail being written past the seq', () => {
+  const { dir, seqs, hashes } = journal(64 << 10);
+  const segments = segmentFiles(dir);
+  assert.ok(segments.length >= 8, `${segments.length} segments: the replays between snapshots cross rotations`);
+  // A write in flight at the end of the last segment: past every seq asked for, never read.
+  appendFileSync(segments.at(-1)!, Buffer.from([0x40, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7]));
+  for (let i = 0; i < seqs.length; i++) {
+    const done = snapshot(args(dir, seqs[i]!));
+    assert.equal(done.replayed, seqs[i]! - (i === 0 ? 0 : seqs[i - 1]!));
+    assert.equal(stateHash(decodeViews(readSnapshot(done.path).body).state), hashes[i], `snapshot at seq ${seqs[i]}`);
+    if (i === 1) {
+      // The newest snapshot file damaged: a plan would reject it and replay the
+      // journal from seq 1; the kept model reads only what follows it.
+      flipBit(done.path, 200);
+    }
+  }
+});
+
+test('snapshot task: damage after the kept model stops its snapshot with the file and byte offset, as recovery reports it', () => {
+  const { dir, seqs } = journal(64 << 10);
+  snapshot(args(dir, seqs[0]!));
+  // A record between the first and the second snapshot, with more data after it, in a segment the first replay did not reach.
+  const hit = segmentFiles(dir)
+    .flatMap((path) => frames(path).map((f, i, all) => ({ path, f, last: i === all.length - 1 })))
+    .find(({ f, last }) => f.seq > seqs[0]! + 50 && f.seq < seqs[1]! && !last);
+  assert.ok(hit !== undefined);
+  flipBit(hit.path, hit.f.offset + 8 + 24);
+  assert.throws(
+    () => snapshot(args(dir, seqs[1]!)),
+    (e: unknown) => e instanceof JournalFault && e.file === hit.path && e.offset === hit.f.offset && /checksum/.test(e.message),
+  );
+  // The model it dropped is not continued: the next try plans from the files and meets the same damage.
+  assert.throws(() => snapshot(args(dir, seqs[1]!)), (e: unknown) => e instanceof JournalFault && e.offset === hit.f.offset);
 });
