@@ -64,10 +64,38 @@ function packTyped(v: Typed, path: string): unknown {
   const n = a.length;
   if (n === 0) return v;
   const last = a[n - 1]!;
-  let end = n - 1;
+  let end = trailingRunBound(v);
   while (end > 0 && Object.is(a[end - 1], last)) end--;
   if (n - end < 64) return v;
   return { [ARRAY_TAG]: name, length: n, fill: last, prefix: (v as unknown as { slice(a: number, b: number): Typed }).slice(0, end) };
+}
+
+/**
+ * An element index at or past the start of v's trailing run of its final
+ * value, found a 32-bit word at a time (the byte pattern of the final element
+ * repeats every 8 bytes): one monomorphic loop over the unused capacity of a
+ * preallocated table instead of an element-wise Object.is through a view of
+ * any type, which was most of a snapshot's encoding (a few hundred ms per
+ * snapshot of a 4 M-order table). packTyped finishes element by element from
+ * here. Views whose offset or length do not allow whole words: the last
+ * element.
+ */
+function trailingRunBound(v: Typed): number {
+  const n = (v as unknown as ArrayLike<number>).length;
+  if (v.byteOffset % 4 !== 0 || v.byteLength % 8 !== 0) return n - 1;
+  const w = new Uint32Array(v.buffer, v.byteOffset, v.byteLength >>> 2);
+  // The final element's bytes, repeated to 8 bytes: the pattern of an 8-byte-aligned stretch of the run.
+  const bpe = (v as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+  const own = new Uint8Array(v.buffer, v.byteOffset + v.byteLength - bpe, bpe);
+  const pattern = new Uint8Array(8);
+  for (let b = 0; b < 8; b++) pattern[b] = own[b % bpe]!;
+  const p = new Uint32Array(pattern.buffer);
+  const even = p[0]!;
+  const odd = p[1]!; // the word count is even: the last word's index is odd
+  let i = w.length;
+  while (i > 0 && w[i - 1] === ((i - 1) & 1 ? odd : even)) i--;
+  // Words [i, end) match: the elements wholly inside them hold the final value's bytes.
+  return Math.min(n - 1, Math.ceil((i * 4) / bpe));
 }
 
 function unpackTyped(rec: Record<string, unknown>): Typed {

@@ -184,6 +184,12 @@ test('state_codec: typed-array edge values, empty and sparse containers round-tr
     f32: Float32Array.of(1.5, -0, Number.POSITIVE_INFINITY),
     clamped: new Uint8ClampedArray(90).fill(255),
     offset: new Uint32Array(new ArrayBuffer(4096), 1024, 200).fill(9),
+    // A trailing run found a word at a time: elements that share a word with the run, or whose other half matches it.
+    u8Run: Uint8Array.from({ length: 1000 }, (_, i) => (i === 517 ? 8 : 7)),
+    u16Pair: Uint16Array.from({ length: 800 }, (_, i) => (i === 798 ? 5 : i < 300 ? i : 3)),
+    i32Pair: Int32Array.from({ length: 800 }, (_, i) => (i === 798 ? 5 : i < 100 ? i : 0)),
+    f64Half: Float64Array.from({ length: 400 }, (_, i) => (i === 250 ? 2 ** 32 * 3 + 1 : i === 251 ? 1 : 2 ** 32 * 3)),
+    odd: new Int16Array(new ArrayBuffer(4096), 2, 300).fill(-1),
     map: new Map<number, unknown>([
       [2, [1, 'x', null]],
       [1, { y: undefined }],
@@ -194,7 +200,10 @@ test('state_codec: typed-array edge values, empty and sparse containers round-tr
   };
   (v as unknown as { probe: unknown }).probe = probe;
   const back = (decodeViews(encodeViews(v)) as unknown as { probe: typeof probe }).probe;
-  for (const k of ['nil', 'negZero', 'nanFill', 'empty', 'short', 'f32', 'clamped', 'offset'] as const) {
+  const typed = [
+    'nil', 'negZero', 'nanFill', 'empty', 'short', 'f32', 'clamped', 'offset', 'u8Run', 'u16Pair', 'i32Pair', 'f64Half', 'odd',
+  ] as const;
+  for (const k of typed) {
     const a = probe[k] as unknown as ArrayLike<number>;
     const b = back[k] as unknown as ArrayLike<number>;
     assert.equal(b.constructor, a.constructor, k);
