@@ -134,8 +134,9 @@ export class InspectorClient {
     return this.workers;
   }
 
+  /** The worker named `name`; else an unnamed one whose script URL contains it (piscina's: "piscina"). */
   worker(name: string): WorkerTarget | null {
-    return this.workers.find((w) => w.name === name) ?? null;
+    return this.workers.find((w) => w.name === name) ?? this.workers.find((w) => w.name === '' && w.url.includes(name)) ?? null;
   }
 
   /** A method on one worker thread. */
