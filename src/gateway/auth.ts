@@ -14,9 +14,11 @@
 // ReplayGuard: a mutation whose exact signature was already seen inside the
 // replay window is refused. The table is a SharedArrayBuffer shared by every
 // gateway thread (a replay may arrive on another connection, hence another
-// thread), open addressing keyed by the first 64 bits of the signature, each
-// entry stamped with its timestamp in seconds; expired entries are reused.
-// A short spinlock (Atomics.compareExchange) guards each insert.
+// thread), linear probing keyed by the first 64 bits of the signature, each
+// entry kept until its request's timestamp leaves the window; expired entries
+// are deleted when a lookup meets them. When it cannot remember a signature,
+// the mutation is refused (503), never let through unchecked. A short
+// spinlock (Atomics.compareExchange) guards each lookup.
 
 import { createHmac } from 'node:crypto';
 import { grown, nextCapacity } from '../lib/grow.js';
@@ -125,11 +127,34 @@ export function checkSignature(
   return checkMac(mac, signature);
 }
 
-const ENTRY_WORDS = 4; // sig lo, sig hi, ts seconds, used
+const ENTRY_WORDS = 4; // sig lo, sig hi, expiry in seconds, used
 const LOCK_WORD = 0;
+/**
+ * Slots a lookup may examine before the guard calls its memory full. At the
+ * load the table is sized for (under a third) a run of 256 taken slots does
+ * not happen; past it, a mutation is refused (503 shed), never let through
+ * unchecked.
+ */
+const MAX_PROBES = 256;
+
+/**
+ * What ReplayGuard.firstUse found: `first` (not seen inside the window, now
+ * remembered), `replayed` (seen inside the window), `full` (no room to
+ * remember it: the request is refused, the guard fails closed).
+ */
+export type ReplayCheck = 'first' | 'replayed' | 'full';
 
 export class ReplayGuard {
-  static allocate(entries = 1 << 18): SharedArrayBuffer {
+  /**
+   * 2 M entries (32 MiB): a signature is remembered until its own timestamp
+   * leaves the window (about 5 s for a client with a true clock, 10 s at
+   * most), so a third of the table holds about 100,000 mutations a second
+   * across every gateway thread. It was 256 k entries remembered 11-12 s past
+   * arrival, which filled at about 23,000 mutations a second: every lookup
+   * then walked the whole table (half a millisecond) and let the mutation
+   * through unchecked.
+   */
+  static allocate(entries = 1 << 21): SharedArrayBuffer {
     return new SharedArrayBuffer(16 + entries * ENTRY_WORDS * 4);
   }
 
@@ -149,43 +174,80 @@ export class ReplayGuard {
    * (a count, not a decision; an entry written meanwhile may be missed).
    */
   occupancy(nowMs: number): { live: number; capacity: number } {
-    const expireBefore = Math.floor(nowMs / 1000) - Math.ceil((2 * REPLAY_WINDOW_MS) / 1000) - 1;
+    const nowS = Math.floor(nowMs / 1000);
     const t = this.table;
     let live = 0;
-    for (let e = 0; e < t.length; e += ENTRY_WORDS) if (t[e + 3] === 1 && t[e + 2]! >= expireBefore) live++;
+    for (let e = 0; e < t.length; e += ENTRY_WORDS) if (t[e + 3] === 1 && t[e + 2]! >= nowS) live++;
     return { live, capacity: this.mask + 1 };
   }
 
   /**
    * Records a verified signature, given by its digest (checkMac left the
-   * signature's bytes there); false when it was already seen inside the window.
+   * signature's bytes there), sent with timestamp tsMs (inside the window of
+   * nowMs: checkTimestamp passed). It is remembered until tsMs leaves the
+   * window, the last moment a replay of it could pass checkTimestamp.
+   *
+   * Linear probing without tombstones: every remembered signature is
+   * reachable from its home slot without crossing an empty one. An expired
+   * entry met on the way is deleted by shifting the rest of its run back
+   * (Knuth's Algorithm R), so a lookup that stops at the first empty slot
+   * has seen every live entry of its run: an expired neighbour never hides a
+   * live duplicate behind it.
    */
-  firstUse(digest: Int32Array, nowMs: number): boolean {
+  firstUse(digest: Int32Array, tsMs: number, nowMs: number): ReplayCheck {
     const lo = digestLo(digest);
     const hi = digestHi(digest);
     const nowS = Math.floor(nowMs / 1000);
-    const expireBefore = nowS - Math.ceil((2 * REPLAY_WINDOW_MS) / 1000) - 1;
+    const expS = Math.ceil((tsMs + REPLAY_WINDOW_MS) / 1000);
     // Acquire the table lock (spin: the critical section is a few probes).
     while (Atomics.compareExchange(this.lock, LOCK_WORD, 0, 1) !== 0) { /* spin */ }
     try {
       const t = this.table;
-      let i = (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & this.mask;
-      for (let probes = 0; probes <= this.mask; probes++) {
+      let i = this.home(lo, hi);
+      for (let probes = 0; probes < MAX_PROBES;) {
         const e = i * ENTRY_WORDS;
-        if (t[e + 3] === 0 || t[e + 2]! < expireBefore) {
+        if (t[e + 3] === 0) {
           t[e] = lo;
           t[e + 1] = hi;
-          t[e + 2] = nowS;
+          t[e + 2] = expS;
           t[e + 3] = 1;
-          return true;
+          return 'first';
         }
-        if (t[e] === lo && t[e + 1] === hi) return false;
+        if (t[e + 2]! < nowS) {
+          this.remove(i); // slot i now holds the next entry of the run, or is empty: look again
+          continue;
+        }
+        if (t[e] === lo && t[e + 1] === hi) return 'replayed';
         i = (i + 1) & this.mask;
+        probes++;
       }
-      return true; // table full of live entries: fail open on replay memory, the signature was valid
+      return 'full';
     } finally {
       // Release: the entry writes above happen before the next holder's reads.
       Atomics.store(this.lock, LOCK_WORD, 0);
     }
+  }
+
+  private home(lo: number, hi: number): number {
+    return (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & this.mask;
+  }
+
+  /** Deletes the entry at slot i: each later entry of the run that may move back (its home is not in (i, j]) fills the hole. */
+  private remove(i: number): void {
+    const t = this.table;
+    const mask = this.mask;
+    let hole = i;
+    for (let j = (i + 1) & mask; j !== i && t[j * ENTRY_WORDS + 3] !== 0; j = (j + 1) & mask) {
+      const e = j * ENTRY_WORDS;
+      const k = this.home(t[e]!, t[e + 1]!);
+      const stays = hole <= j ? hole < k && k <= j : hole < k || k <= j;
+      if (stays) continue;
+      const h = hole * ENTRY_WORDS;
+      t[h] = t[e]!;
+      t[h + 1] = t[e + 1]!;
+      t[h + 2] = t[e + 2]!;
+      hole = j;
+    }
+    t[hole * ENTRY_WORDS + 3] = 0;
   }
 }

@@ -281,9 +281,14 @@ export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, 
       throw new ApiError('unauthorized', 'missing or invalid credentials');
     }
     // The signature matched: mac.digest holds its bytes.
-    if (replayCheck && !opts.replay.firstUse(mac!.digest, now)) {
+    const seen = replayCheck ? opts.replay.firstUse(mac!.digest, Number(f.tsHeader), now) : 'first';
+    if (seen === 'replayed') {
       opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
       throw new ApiError('unauthorized', 'missing or invalid credentials');
+    }
+    if (seen === 'full') {
+      opts.log?.({ event: 'replay_guard_full', key_id: keyId, route: routeName });
+      throw new ApiError('shed', 'the replay guard has no room to remember this signature: retry with a new timestamp');
     }
     return { keyId, keyRow: key.row, account: key.account_id, scopes: key.scopes };
   } finally {

@@ -1,0 +1,113 @@
+// ReplayGuard (src/gateway/auth.ts) on its own: a signature is refused while
+// its timestamp is inside the window and forgotten after; an expired
+// neighbour in a probe run never hides a live duplicate behind it; a table
+// with no room refuses ('full') instead of letting a mutation through; and a
+// long run with signatures expiring all the time answers exactly as a plain
+// map of what is still inside the window. Test process, main thread.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { REPLAY_WINDOW_MS, ReplayGuard } from '../../src/gateway/auth.js';
+import { digestHi, digestLo } from '../../src/lib/hmac_sha256.js';
+import { Rng } from '../../src/lib/rng.js';
+
+/** A digest (as checkMac leaves it) whose first 64 bits are lo, hi. */
+function digest(lo: number, hi: number): Int32Array {
+  const d = new Int32Array(8);
+  // digestLo/digestHi byte-swap the first two words: find the words that read back as lo, hi.
+  const swap = (v: number): number => ((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24);
+  d[0] = swap(lo);
+  d[1] = swap(hi);
+  assert.equal(digestLo(d) >>> 0, lo >>> 0);
+  assert.equal(digestHi(d) >>> 0, hi >>> 0);
+  return d;
+}
+
+/** The home slot the guard computes for (lo, hi) in a table of `entries`. */
+function home(lo: number, hi: number, entries: number): number {
+  return (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & (entries - 1);
+}
+
+const T0 = 1_700_000_000_000;
+
+test('replay guard: a signature is refused while its timestamp is inside the window, and forgotten once it has left it', () => {
+  const g = new ReplayGuard(ReplayGuard.allocate(64));
+  const d = digest(0x1234, 0x5678);
+  assert.equal(g.firstUse(d, T0, T0), 'first');
+  assert.equal(g.firstUse(d, T0, T0 + 1), 'replayed');
+  // A client clock 4 s ahead: its timestamp stays inside the window until T0 + 4 s + 5 s.
+  const ahead = digest(0x9999, 0x1);
+  assert.equal(g.firstUse(ahead, T0 + 4000, T0), 'first');
+  assert.equal(g.firstUse(ahead, T0 + 4000, T0 + 4000 + REPLAY_WINDOW_MS), 'replayed', 'the last moment checkTimestamp passes it');
+  assert.equal(g.firstUse(d, T0, T0 + REPLAY_WINDOW_MS), 'replayed');
+  // Past ts + window (rounded up to the second) no replay of it can pass checkTimestamp, so it is forgotten.
+  assert.equal(g.occupancy(T0 + REPLAY_WINDOW_MS + 1000).live, 1, 'only the signature from the clock ahead is left');
+  assert.equal(g.firstUse(d, T0, T0 + REPLAY_WINDOW_MS + 1000), 'first');
+});
+
+test('replay guard: an expired entry earlier in the run does not hide a live duplicate behind it', () => {
+  const entries = 16;
+  const g = new ReplayGuard(ReplayGuard.allocate(entries));
+  // Two signatures with one home slot: x takes it, a goes next to it.
+  const x = { lo: 1, hi: 0 };
+  let a = { lo: 2, hi: 0 };
+  while (home(a.lo, a.hi, entries) !== home(x.lo, x.hi, entries)) a = { lo: a.lo + 1, hi: 0 };
+  const dx = digest(x.lo, x.hi);
+  const da = digest(a.lo, a.hi);
+  assert.equal(g.firstUse(dx, T0 - 4000, T0), 'first'); // x's timestamp leaves the window first
+  assert.equal(g.firstUse(da, T0 + 4000, T0), 'first');
+  // x has expired, a has not: a replay of a must still be found past x's slot.
+  const later = T0 + 7000;
+  assert.equal(g.firstUse(da, T0 + 4000, later), 'replayed');
+  assert.equal(g.occupancy(later).live, 1);
+  // x is forgotten and can be used again (its old entry was deleted on the way).
+  assert.equal(g.firstUse(dx, later, later), 'first');
+  assert.equal(g.firstUse(da, T0 + 4000, later), 'replayed');
+});
+
+test('replay guard: with no room left it refuses (full) instead of letting the mutation through', () => {
+  const entries = 8;
+  const g = new ReplayGuard(ReplayGuard.allocate(entries));
+  const seen: Int32Array[] = [];
+  let lo = 1;
+  for (; seen.length < entries; lo++) {
+    const d = digest(lo, 7);
+    assert.equal(g.firstUse(d, T0, T0), 'first');
+    seen.push(d);
+  }
+  assert.equal(g.firstUse(digest(lo, 7), T0, T0), 'full', 'a new signature with every slot live');
+  for (const d of seen) assert.equal(g.firstUse(d, T0, T0 + 2000), 'replayed', 'a full table still finds every live one');
+  // Once they expire there is room again.
+  assert.equal(g.firstUse(digest(lo, 7), T0 + 7000, T0 + 7000), 'first');
+});
+
+test('replay guard: a long run with signatures expiring all the time answers as a map of what is inside the window', () => {
+  const entries = 1024;
+  const g = new ReplayGuard(ReplayGuard.allocate(entries));
+  const rng = new Rng(913);
+  const model = new Map<string, number>(); // "lo:hi" -> expiry second
+  const sent: { lo: number; hi: number; ts: number }[] = [];
+  let now = T0;
+  let replays = 0;
+  for (let step = 0; step < 60_000; step++) {
+    now += rng.int(0, 40); // about 50 signatures a second: ~300 live at a time in 1,024 slots
+    // One in four sends again one of the last 50 signatures (inside the window or just past it).
+    const old = sent.length > 0 && rng.int(0, 3) === 0 ? sent[sent.length - 1 - rng.int(0, Math.min(50, sent.length) - 1)]! : null;
+    // Half the signatures share their low 32 bits with another one, so runs form.
+    const s = old ?? { lo: rng.int(0, 300), hi: rng.int(0, 0xffffffff), ts: now + rng.int(-REPLAY_WINDOW_MS, REPLAY_WINDOW_MS) };
+    if (Math.abs(s.ts - now) > REPLAY_WINDOW_MS) continue; // checkTimestamp would refuse it before the guard
+    if (old === null) sent.push(s);
+    const key = `${s.lo}:${s.hi >>> 0}`;
+    const nowS = Math.floor(now / 1000);
+    const exp = model.get(key);
+    const want = exp !== undefined && exp >= nowS ? 'replayed' : 'first';
+    if (want === 'first') model.set(key, Math.ceil((s.ts + REPLAY_WINDOW_MS) / 1000));
+    else replays++;
+    assert.equal(g.firstUse(digest(s.lo, s.hi), s.ts, now), want, `step ${step}: ${key} at ${now}`);
+  }
+  assert.ok(replays > 1000, `${replays} replays checked`);
+  let live = 0;
+  const nowS = Math.floor(now / 1000);
+  for (const exp of model.values()) if (exp >= nowS) live++;
+  assert.equal(g.occupancy(now).live, live);
+});
