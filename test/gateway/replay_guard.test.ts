@@ -3,11 +3,14 @@
 // neighbour in a probe run never hides a live duplicate behind it; a table
 // with no room refuses ('full') instead of letting a mutation through; and a
 // long run with signatures expiring all the time answers exactly as a plain
-// map of what is still inside the window. Test process, main thread.
+// map of what is still inside the window. Through the lanes' authenticate():
+// a replay is 401, a guard with no room 503 shed. Test process, main thread.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { REPLAY_WINDOW_MS, ReplayGuard } from '../../src/gateway/auth.js';
+import { REPLAY_WINDOW_MS, ReplayGuard, sign } from '../../src/gateway/auth.js';
+import { ApiError } from '../../src/gateway/envelope.js';
+import { authenticate, startMac, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
 import { digestHi, digestLo } from '../../src/lib/hmac_sha256.js';
 import { Rng } from '../../src/lib/rng.js';
 
@@ -110,4 +113,36 @@ test('replay guard: a long run with signatures expiring all the time answers as 
   const nowS = Math.floor(now / 1000);
   for (const exp of model.values()) if (exp >= nowS) live++;
   assert.equal(g.occupancy(now).live, live);
+});
+
+test('replay guard: through authenticate, a replay is 401 unauthorized and a guard with no room is 503 shed', () => {
+  const secret = new Uint8Array(32).fill(9);
+  const views = {
+    keyInfo: (id: number) => (id === 5 ? { account_id: 1, scopes: 7, revoked: false, secret, row: 0 } : null),
+    keyRow: (id: number) => (id === 5 ? 0 : -1),
+    keySecret: () => secret,
+  };
+  const logs: Record<string, unknown>[] = [];
+  // One slot: the second distinct signature inside the window finds no room.
+  const opts = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate(1)), log: (f: Record<string, unknown>) => logs.push(f) };
+  const target = '/v1/portfolio/orders';
+  const request = (ts: number, body: string): InFlight => {
+    const f = {
+      method: 'POST', target, keyHeader: '5', tsHeader: String(ts), sigHeader: sign(secret, String(ts), 'POST', target, body), mac: null,
+    } as unknown as InFlight;
+    startMac(views, f);
+    f.mac!.update(Buffer.from(body));
+    return f;
+  };
+  const now = Date.now();
+  const lane = opts as unknown as LaneOptions;
+  assert.equal(authenticate(lane, request(now, '{"a":1}'), 'place_order', now).account, 1);
+  const refused = (f: InFlight, code: string, status: number): void => {
+    const is = (e: unknown): boolean => e instanceof ApiError && e.code === code && e.status === status;
+    assert.throws(() => authenticate(lane, f, 'place_order', now), is);
+  };
+  refused(request(now, '{"a":1}'), 'unauthorized', 401);
+  refused(request(now, '{"b":2}'), 'shed', 503);
+  assert.deepEqual(logs.map((l) => l.event), ['auth_failed', 'replay_guard_full']);
+  assert.equal(logs[0]!.reason, 'replayed signature');
 });
