@@ -229,7 +229,7 @@ export function planEnd(plan: RecoveryPlan): JournalCursor | null {
  */
 export function replayFrom(dataDir: string, at: JournalCursor, uptoSeq: number, apply: (m: Mem, o: number) => void): JournalCursor {
   let cur = at;
-  let bytes = readFrom(cur.path, cur.offset);
+  let bytes = readPast(cur);
   let base = cur.offset; // the file offset of bytes[0]
   let start = 0;
   let listed: SegmentFile[] | null = null;
@@ -251,6 +251,22 @@ export function replayFrom(dataDir: string, at: JournalCursor, uptoSeq: number, 
     base = 0;
     start = FILE_HEADER_BYTES;
     cur = { path: next.path, offset: FILE_HEADER_BYTES, seq };
+  }
+}
+
+/**
+ * The bytes of the cursor's segment past it. A segment that is gone was
+ * pruned, which happens only to a segment that has a successor and ends at or
+ * before the oldest kept snapshot, so at or before the cursor: it ended at
+ * the cursor (a snapshot taken at a segment's last seq), and the journal goes
+ * on in the next segment.
+ */
+function readPast(cur: JournalCursor): Uint8Array {
+  try {
+    return readFrom(cur.path, cur.offset);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return new Uint8Array(0);
+    throw e;
   }
 }
 

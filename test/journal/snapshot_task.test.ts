@@ -136,3 +136,20 @@ test('snapshot task: damage after the kept model stops its snapshot with the fil
   // The model it dropped is not continued: the next try plans from the files and meets the same damage.
   assert.throws(() => snapshot(args(dir, seqs[1]!)), (e: unknown) => e instanceof JournalFault && e.offset === hit.f.offset);
 });
+
+test('snapshot task: a kept model that stopped at the very end of a segment goes on in the next, even once that one is pruned', () => {
+  const { dir } = journal(64 << 10);
+  const segments = segmentFiles(dir);
+  // The last command of the second segment, and one well into the fourth.
+  const endOfSecond = frames(segments[1]!).at(-1)!.seq;
+  const later = frames(segments[3]!)[10]!.seq;
+  const hashAt = (seq: number): string =>
+    stateHash(recoverViews(planRecovery(dir, { repair: false, uptoSeq: seq }), JOURNAL_ENGINE_CONFIG).state);
+  const first = snapshot(args(dir, endOfSecond));
+  // Its own prune removed the segment the kept model stopped at the end of (it ends at the only snapshot).
+  assert.ok(first.prunedSegments.includes(segments[1]!), `pruned ${first.prunedSegments.join(', ')}`);
+  assert.equal(stateHash(decodeViews(readSnapshot(first.path).body).state), hashAt(endOfSecond));
+  const next = snapshot(args(dir, later));
+  assert.equal(next.replayed, later - endOfSecond);
+  assert.equal(stateHash(decodeViews(readSnapshot(next.path).body).state), hashAt(later));
+});
