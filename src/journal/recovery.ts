@@ -14,7 +14,7 @@ import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR } from './format.js';
 import {
-  forEachRecord, JournalFault, listBySeq, readFrom, readWhole, scanFrames, scanSegment, segmentHeader, type TornTail,
+  forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type TornTail,
 } from './segment.js';
 import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
 import { decodeViews } from './state_codec.js';
@@ -200,74 +200,6 @@ export function replay(plan: RecoveryPlan, afterSeq: number, apply: (m: Mem, o: 
   }
   assert(n === 0 || last === plan.lastSeq, `recovery: replay ended at seq ${last}, the plan at ${plan.lastSeq}`);
   return n;
-}
-
-/** Where a replay stopped: just past the completion record of command `seq`, at byte `offset` of the segment `path`. */
-export interface JournalCursor {
-  path: string;
-  offset: number;
-  seq: number;
-}
-
-/** Where replaying the whole plan stops; null when the plan holds no segment (it ends at its snapshot). */
-export function planEnd(plan: RecoveryPlan): JournalCursor | null {
-  const last = plan.segments.at(-1);
-  if (last === undefined) return null;
-  assert(last.lastSeq === plan.lastSeq, `recovery: the plan ends at seq ${plan.lastSeq}, its last segment at ${last.lastSeq}`);
-  return { path: last.path, offset: last.goodEnd, seq: last.lastSeq };
-}
-
-/**
- * Replays the journal from `at` to the completion of command `uptoSeq`,
- * reading only the bytes past the cursor and checking them as planRecovery
- * does (checksums, seq continuity, command boundaries, the next segment's
- * header), then the segments after it in seq order: the way forward of a
- * read model kept from an earlier replay, without a plan of the whole journal
- * (the snapshot worker's). Calls apply(m, o) for every record; returns the
- * new cursor. Throws a JournalFault on damage, and an Error when the journal
- * ends before uptoSeq.
- */
-export function replayFrom(dataDir: string, at: JournalCursor, uptoSeq: number, apply: (m: Mem, o: number) => void): JournalCursor {
-  let cur = at;
-  let bytes = readPast(cur);
-  let base = cur.offset; // the file offset of bytes[0]
-  let start = 0;
-  let listed: SegmentFile[] | null = null;
-  for (;;) {
-    const scan = scanFrames(cur.path, bytes, start, base, cur.seq + 1, uptoSeq);
-    if (scan.lastSeq > cur.seq) {
-      forEachRecord(bytes, scan.goodEnd - base, cur.seq, uptoSeq, apply, start);
-      cur = { path: cur.path, offset: scan.goodEnd, seq: scan.lastSeq };
-    }
-    if (cur.seq >= uptoSeq) return cur;
-    // Nothing more complete in this segment: the next one starts at the next seq.
-    const seq = cur.seq;
-    const path = cur.path;
-    const next = (listed ??= listSegments(dataDir)).find((f) => f.firstSeq === seq + 1 && f.path !== path);
-    if (next === undefined)
-      throw new Error(`journal: records up to seq ${uptoSeq} were asked for but the journal ends at ${seq} (${path})`);
-    bytes = readWhole(next.path);
-    segmentHeader(next.path, bytes, seq + 1);
-    base = 0;
-    start = FILE_HEADER_BYTES;
-    cur = { path: next.path, offset: FILE_HEADER_BYTES, seq };
-  }
-}
-
-/**
- * The bytes of the cursor's segment past it. A segment that is gone was
- * pruned, which happens only to a segment that has a successor and ends at or
- * before the oldest kept snapshot, so at or before the cursor: it ended at
- * the cursor (a snapshot taken at a segment's last seq), and the journal goes
- * on in the next segment.
- */
-function readPast(cur: JournalCursor): Uint8Array {
-  try {
-    return readFrom(cur.path, cur.offset);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return new Uint8Array(0);
-    throw e;
-  }
 }
 
 /** A read model recovered from the plan: snapshot, then the journal after it. */

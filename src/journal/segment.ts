@@ -51,22 +51,13 @@ export function listBySeq(dataDir: string, sub: string, kind: 'segment' | 'snaps
 
 /** A whole file in a fresh 8-aligned buffer (records are read through typed arrays). */
 export function readWhole(path: string): Uint8Array {
-  return readFrom(path, 0);
-}
-
-/**
- * The bytes of a file from byte `from` to its end, in a fresh 8-aligned
- * buffer whose index 0 is that byte: with `from` a frame boundary (a multiple
- * of 8), records stay 8-aligned.
- */
-export function readFrom(path: string, from: number): Uint8Array {
   const fd = openSync(path, 'r');
   try {
-    const size = Math.max(0, fstatSync(fd).size - from);
+    const size = fstatSync(fd).size;
     const bytes = new Uint8Array(new ArrayBuffer((size + 7) & ~7), 0, size);
     let at = 0;
     while (at < size) {
-      const n = readSync(fd, bytes, at, size - at, from + at);
+      const n = readSync(fd, bytes, at, size - at, at);
       if (n === 0) break;
       at += n;
     }
@@ -111,12 +102,12 @@ export function scanSegment(
   path: string, bytes: Uint8Array, expectFirstSeq: number | null, stopAfterSeq = Number.MAX_SAFE_INTEGER,
 ): SegmentScan {
   const h = segmentHeader(path, bytes, expectFirstSeq);
-  const f = scanFrames(path, bytes, FILE_HEADER_BYTES, 0, h.seq, stopAfterSeq);
+  const f = scanFrames(path, bytes, h.seq, stopAfterSeq);
   return { path, firstSeq: h.seq, ...f };
 }
 
 /** A segment's file header, checked: its magic, this build's layout fingerprint, and (when given) its first seq. */
-export function segmentHeader(path: string, bytes: Uint8Array, expectFirstSeq: number | null): { seq: number } {
+function segmentHeader(path: string, bytes: Uint8Array, expectFirstSeq: number | null): { seq: number } {
   let h;
   try {
     h = decodeFileHeader(bytes, SEGMENT_MAGIC);
@@ -141,21 +132,18 @@ export function segmentHeader(path: string, bytes: Uint8Array, expectFirstSeq: n
   return h;
 }
 
-export type FrameScan = Omit<SegmentScan, 'path' | 'firstSeq'>;
+type FrameScan = Omit<SegmentScan, 'path' | 'firstSeq'>;
 
 /**
- * Validates the frames of `bytes` from index `start` (a frame boundary; the
- * first command there has seq `firstSeq`), and stops after the completion of
- * `stopAfterSeq` (what lies beyond it is not read). `base` is the file offset
- * of bytes[0]: the offsets returned and named in faults are file offsets.
+ * Validates a segment's frames (the first command has seq `firstSeq`), and
+ * stops after the completion of `stopAfterSeq` (what lies beyond it is not
+ * read).
  */
-export function scanFrames(
-  path: string, bytes: Uint8Array, start: number, base: number, firstSeq: number, stopAfterSeq: number,
-): FrameScan {
+function scanFrames(path: string, bytes: Uint8Array, firstSeq: number, stopAfterSeq: number): FrameScan {
   const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const size = bytes.length;
-  let at = start;
+  let at = FILE_HEADER_BYTES;
   let goodEnd = at;
   let records = 0;
   let goodRecords = 0;
@@ -165,7 +153,7 @@ export function scanFrames(
   let tail: TornTail | null = null;
   while (at < size && lastSeq < stopAfterSeq) {
     const torn = (why: string): void => {
-      tail = { offset: base + at, kind: 'torn_frame', detail: why };
+      tail = { offset: at, kind: 'torn_frame', detail: why };
     };
     if (size - at < FRAME_HEADER_BYTES) {
       torn(`${size - at} bytes, less than a frame header`);
@@ -183,7 +171,7 @@ export function scanFrames(
         torn(`frame length ${len} followed by zeros`);
         break;
       }
-      throw new JournalFault(path, base + at, `frame length ${len} is not a valid record length`);
+      throw new JournalFault(path, at, `frame length ${len} is not a valid record length`);
     }
     if (rec + len > size) {
       // A torn write leaves a prefix of the frame as written, whose length is
@@ -195,7 +183,7 @@ export function scanFrames(
       if (own !== len && ownValid && crc32c(bytes, rec, rec + own) === sum) {
         throw new JournalFault(
           path,
-          base + at,
+          at,
           `frame length ${len} is damaged: the record is whole at its own length ${own} and matches the frame's checksum (not a torn ` +
             `write)`,
         );
@@ -208,16 +196,16 @@ export function scanFrames(
         torn('checksum mismatch in the last frame');
         break;
       }
-      throw new JournalFault(path, base + at, 'record checksum mismatch (data follows, so this is not a torn write)');
+      throw new JournalFault(path, at, 'record checksum mismatch (data follows, so this is not a torn write)');
     }
     const recLen = Header.len(m, rec);
-    if (recLen !== len) throw new JournalFault(path, base + at, `record length ${recLen} differs from its frame's ${len}`);
+    if (recLen !== len) throw new JournalFault(path, at, `record length ${recLen} differs from its frame's ${len}`);
     const seq = Header.seq(m, rec);
     if (open) {
-      if (seq !== cur) throw new JournalFault(path, base + at, `seq ${seq} inside command ${cur} (expected ${cur} until its completion)`);
+      if (seq !== cur) throw new JournalFault(path, at, `seq ${seq} inside command ${cur} (expected ${cur} until its completion)`);
     } else {
       const want = records === 0 ? firstSeq : cur + 1;
-      if (seq !== want) throw new JournalFault(path, base + at, `seq ${seq} where ${want} was expected (a gap or a reordering)`);
+      if (seq !== want) throw new JournalFault(path, at, `seq ${seq} where ${want} was expected (a gap or a reordering)`);
       cur = seq;
       open = true;
     }
@@ -232,27 +220,24 @@ export function scanFrames(
   }
   if (tail === null && goodEnd < size && lastSeq < stopAfterSeq) {
     tail = {
-      offset: base + goodEnd,
+      offset: goodEnd,
       kind: 'incomplete_command',
       detail: `command ${cur} has ${records - goodRecords} event(s) but no completion record`,
     };
   }
-  return { goodEnd: base + goodEnd, lastSeq, records: goodRecords, tail };
+  return { goodEnd: goodEnd, lastSeq, records: goodRecords, tail };
 }
 
 /**
- * Calls fn(m, o) for every record of validated frames in [from, end) (by
- * default a whole segment's: from just past its file header) whose seq lies in
- * (afterSeq, uptoSeq]. Returns the number of records passed.
+ * Calls fn(m, o) for every record of a validated segment in [FILE_HEADER, end)
+ * whose seq lies in (afterSeq, uptoSeq]. Returns the number of records passed.
  */
-export function forEachRecord(
-  bytes: Uint8Array, end: number, afterSeq: number, uptoSeq: number, fn: (m: Mem, o: number) => void, from = FILE_HEADER_BYTES,
-): number {
+export function forEachRecord(bytes: Uint8Array, end: number, afterSeq: number, uptoSeq: number, fn: (m: Mem, o: number) => void): number {
   const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
   const u32 = m.u32;
   let n = 0;
   let last = 0;
-  for (let at = from; at < end;) {
+  for (let at = FILE_HEADER_BYTES; at < end;) {
     const len = u32[at >>> 2]!;
     const rec = at + FRAME_HEADER_BYTES;
     // The segment was validated; these guard the reading itself (a plan used on a changed file).

@@ -12,7 +12,8 @@
 // views, and packing slices them), so two views of one ArrayBuffer would come
 // back as two separate buffers: encoding refuses such aliasing.
 //
-// Threads: piscina workers (snapshots), start-up recovery, the control plane (state hash), tools.
+// Threads: the main thread (a snapshot's capture, the state hash), piscina workers (its serialization),
+// start-up recovery, tools.
 
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
@@ -57,17 +58,26 @@ const TYPED: Record<string, new (n: number) => Typed> = {
  * one, plus that final value and the length (a 512k-order table of zeros or
  * -1 costs a few bytes).
  */
-function packTyped(v: Typed, path: string): unknown {
+function packTyped(v: Typed, path: string, copies: ArrayBuffer[], highWater: number): unknown {
   const name = v.constructor.name;
   if (!(name in TYPED)) throw new Error(`state_codec: ${name} at ${path} is not supported`);
   const a = v as unknown as ArrayLike<number>;
   const n = a.length;
-  if (n === 0) return v;
+  const slice = (from: number, to: number): Typed => {
+    const c = (v as unknown as { slice(a: number, b: number): Typed }).slice(from, to);
+    copies.push(c.buffer as ArrayBuffer);
+    return c;
+  };
+  if (n === 0) return slice(0, 0);
   const last = a[n - 1]!;
-  let end = trailingRunBound(v);
+  // Below a table's high-water mark (rounded up to whole 8-byte words: it is
+  // zeros up to there too) the trailing run is found by the same word scan.
+  const mark = Math.min(n, Math.ceil(highWater / 8) * 8);
+  const below = (): Typed => (v as unknown as { subarray(a: number, b: number): Typed }).subarray(0, mark);
+  let end = mark === n ? trailingRunBound(v) : Object.is(a[mark - 1], last) ? trailingRunBound(below()) : mark;
   while (end > 0 && Object.is(a[end - 1], last)) end--;
-  if (n - end < 64) return v;
-  return { [ARRAY_TAG]: name, length: n, fill: last, prefix: (v as unknown as { slice(a: number, b: number): Typed }).slice(0, end) };
+  if (n - end < 64) return slice(0, n);
+  return { [ARRAY_TAG]: name, length: n, fill: last, prefix: slice(0, end) };
 }
 
 /**
@@ -113,7 +123,14 @@ function unpackTyped(rec: Record<string, unknown>): Typed {
 /** ArrayBuffers met while encoding, with the path of the first view of each (aliasing check). */
 type Buffers = Map<ArrayBufferLike, string> | null;
 
-function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = false, buffers: Buffers = null): unknown {
+/**
+ * Plain data for v8.serialize. With `copies` (a snapshot's capture) every
+ * typed array is packed into a copy of its own, whose buffer is listed there;
+ * without (the state hash) typed arrays are the state's own.
+ */
+function toTree(
+  v: unknown, exclude: Set<string> | null, path: string, copies: ArrayBuffer[] | null = null, buffers: Buffers = null, highWater = Infinity,
+): unknown {
   if (v === null || typeof v !== 'object') {
     if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint')
       throw new Error(`state_codec: ${typeof v} at ${path} (state must be plain data)`);
@@ -129,12 +146,16 @@ function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = fa
         );
       buffers.set(v.buffer, path);
     }
-    return pack && !(v instanceof DataView) ? packTyped(v as Typed, path) : v;
+    if (copies === null) return v;
+    if (!(v instanceof DataView)) return packTyped(v as Typed, path, copies, highWater);
+    const c = v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength) as ArrayBuffer;
+    copies.push(c);
+    return new DataView(c);
   }
-  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`, pack, buffers));
+  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`, copies, buffers));
   if (v instanceof Map) {
     const entries: [unknown, unknown][] = [];
-    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, pack, buffers)]);
+    for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, copies, buffers)]);
     return { [MAP_TAG]: entries };
   }
   // The state hash (exclude set) sees an IdIndex as its (id, slot) pairs: its
@@ -144,9 +165,11 @@ function toTree(v: unknown, exclude: Set<string> | null, path: string, pack = fa
   if (exclude !== null && v instanceof IdIndex) return { [TAG]: 'IdIndex', pairs: v.pairsById() };
   const proto = Object.getPrototypeOf(v);
   const fields: Record<string, unknown> = {};
+  // An order table's columns hold their initial zeros from its high-water mark on: packing need not scan them.
+  const mark = v instanceof OrderSlab ? v.highWater : Infinity;
   for (const k of Object.keys(v)) {
     if (exclude !== null && exclude.has(k)) continue;
-    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`, pack, buffers);
+    fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`, copies, buffers, mark);
   }
   if (proto === Object.prototype || proto === null) return fields;
   const name = NAME_OF.get(proto);
@@ -186,9 +209,31 @@ function fromTree(t: unknown): unknown {
   return out;
 }
 
+/**
+ * A read model's snapshot, detached from the model: plain data that shares no
+ * memory with it (every typed array packed into a copy), so the thread that
+ * keeps the model goes on applying events while another thread serializes
+ * this. `transfer` lists the copies' buffers, for postMessage's transfer list.
+ */
+export interface CapturedViews {
+  tree: unknown;
+  transfer: ArrayBuffer[];
+}
+
+export function captureViews(views: Views): CapturedViews {
+  const transfer: ArrayBuffer[] = [];
+  const tree = toTree(views, null, 'views', transfer, new Map());
+  return { tree, transfer };
+}
+
+/** The snapshot body of a captured read model (the bytes decodeViews reads). */
+export function serializeCaptured(tree: unknown): Buffer {
+  return serialize(tree);
+}
+
 /** Serializes a read model (Views, with its ExchangeState). */
 export function encodeViews(views: Views): Buffer {
-  return serialize(toTree(views, null, 'views', true, new Map()));
+  return serializeCaptured(captureViews(views).tree);
 }
 
 export function decodeViews(bytes: Uint8Array): Views {

@@ -44,6 +44,7 @@ import { JournalControl } from '../journal/journal_control.js';
 import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import type { SnapshotDone } from '../journal/tasks.js';
+import { captureViews } from '../journal/state_codec.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
@@ -265,12 +266,27 @@ async function catchUpClock(pipeline: Pipeline, durable: DurableSeq): Promise<vo
 }
 
 /** The info line of a finished snapshot. */
-function logSnapshot(done: SnapshotDone): void {
-  const { seq, path, bytes, replayed } = done;
+function logSnapshot(done: SnapshotDone & { captureMs: number }): void {
+  const { seq, path, bytes } = done;
   log('info', {
-    event: 'snapshot', seq, path, bytes, replayed, ms: Math.round(done.ms),
+    event: 'snapshot', seq, path, bytes, capture_ms: Math.round(done.captureMs), ms: Math.round(done.ms),
     pruned_segments: done.prunedSegments.length, pruned_snapshots: done.prunedSnapshots.length,
   });
+}
+
+/**
+ * A snapshot of the control plane's read model at the durable seq it has
+ * applied: captured on this thread (a copy of its used tables, tens of ms),
+ * serialized and written by the journal's worker. No other thread folds the
+ * events again for it.
+ */
+async function snapshotOf(control: GatewayCore, jobs: JournalJobs, cfg: ExchangeConfig): Promise<SnapshotDone & { captureMs: number }> {
+  control.drain();
+  const t = performance.now();
+  const captured = captureViews(control.views);
+  const captureMs = performance.now() - t;
+  const args = { dataDir: cfg.data_dir, seq: control.views.asOfSeq, tree: captured.tree, fsync: cfg.durability === 'fsync' };
+  return { ...(await jobs.snapshot(args, captured.transfer)), captureMs };
 }
 
 export interface StartOptions {
@@ -526,9 +542,9 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
           primary_url: repl.status.primaryUrl, role: 'replica',
         }),
       );
-    const seq = durable.get();
     lastSnapshotRecords = journalControl.counters.records;
-    snapshotting = jobs.snapshot({ dataDir: cfg.data_dir, seq, engine: engineCfg, views: {}, fsync: cfg.durability === 'fsync' })
+    const seq = control.views.asOfSeq;
+    snapshotting = snapshotOf(control, jobs, cfg)
       .then((done) => {
         logSnapshot(done);
         repl?.snapshotTaken(done.path, done.seq);

@@ -5,8 +5,8 @@
 // the process's resident memory step up by 85 MiB at one snapshot and stay
 // (a new thread gets a fresh malloc arena, which keeps its pages); one
 // thread reuses its own, and a snapshot saves a thread start and a cold JIT.
-// The worker also keeps the read model of its last snapshot and continues it
-// (tasks.ts): a fresh one per snapshot stepped the memory up the same way.
+// A snapshot's read model comes captured from the main thread (its buffers
+// transferred, not copied): the worker keeps no state between tasks.
 
 import { Piscina } from 'piscina';
 import type { RecoveryPlan } from '../journal/recovery.js';
@@ -21,8 +21,9 @@ export class JournalJobs {
     return this.pool.run({ dataDir }, { name: 'plan' }) as Promise<RecoveryPlan>;
   }
 
-  snapshot(args: SnapshotArgs): Promise<SnapshotDone> {
-    return this.pool.run(args, { name: 'snapshot' }) as Promise<SnapshotDone>;
+  /** `transfer`: the buffers of args.tree (CapturedViews.transfer), moved to the worker. */
+  snapshot(args: SnapshotArgs, transfer: ArrayBuffer[]): Promise<SnapshotDone> {
+    return this.pool.run(args, { name: 'snapshot', transferList: transfer }) as Promise<SnapshotDone>;
   }
 
   close(): Promise<void> {

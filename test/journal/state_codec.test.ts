@@ -11,7 +11,7 @@ import { serialize } from 'node:v8';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { verify } from '../../src/engine/verify.js';
-import { decodeViews, encodeViews, stateHash } from '../../src/journal/state_codec.js';
+import { captureViews, decodeViews, encodeViews, serializeCaptured, stateHash } from '../../src/journal/state_codec.js';
 import { IdIndex } from '../../src/lib/id_index.js';
 import { Outcome, Side, Stp, Tif } from '../../src/layout/records.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
@@ -147,6 +147,58 @@ test('state_codec: a decoded read model owns its memory: neither the snapshot by
   assert.equal(stateHash(b.state), h, 'changing one decoded state changed another decode of the same bytes');
   // A decoded state can be encoded again (no aliasing left for the encoder to refuse).
   assert.equal(stateHash(decodeViews(encodeViews(b)).state), h);
+});
+
+test('state_codec: a captured read model is detached: the model evolves on, its buffers stay its own, the capture keeps its seq', () => {
+  const model = new ReferenceModel(DIFF_CONFIG);
+  const gen = new CommandGenerator(SEED + 3, model);
+  const out = new BufferEventOut(1 << 22);
+  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  const v = new Views(JOURNAL_ENGINE_CONFIG);
+  const run = (n: number): void => {
+    for (let i = 0; i < n; i++) {
+      const { mem } = encodeToMem(gen.next());
+      model.execute(decodeRecord(mem, 0));
+      engine.execute(mem, 0);
+      for (const o of out.offsets()) v.apply(out.mem, o);
+      out.reset();
+    }
+  };
+  run(1500);
+  const seq = v.asOfSeq;
+  const h = stateHash(v.state);
+  const c = captureViews(v);
+  // Moved to another thread as piscina moves a task's transfer list: the model's own tables stay usable.
+  const moved = structuredClone(c.tree, { transfer: c.transfer });
+  assert.ok(c.transfer.every((b) => b.byteLength === 0), 'every listed buffer was moved');
+  assert.equal(stateHash(v.state), h, 'moving the capture changed the model');
+  run(1500);
+  assert.notEqual(stateHash(v.state), h);
+  assert.equal(stateHash(engine.state), stateHash(v.state), 'the model evolved on as the engine did');
+  const back = decodeViews(serializeCaptured(moved));
+  assert.equal(back.asOfSeq, seq);
+  assert.equal(stateHash(back.state), h, 'the capture holds the state at its seq');
+});
+
+test('state_codec: an order table is packed to its high-water mark, whatever lies just below it', () => {
+  for (const top of [0, 1, 7, 8, 9, 13, 16, 100]) {
+    const v = new Views(JOURNAL_ENGINE_CONFIG);
+    const ord = v.state.orders;
+    for (let i = 0; i < top; i++) ord.alloc();
+    for (let i = 0; i < top; i++) {
+      ord.id[i] = i + 1;
+      ord.remaining[i] = i % 3 === 2 ? 0 : i + 5; // zeros below the mark, and a last slot that may be zero
+      ord.tick[i] = i === top - 1 ? 99 : 0; // one value at the very last slot only
+      ord.prev[i] = -1;
+      ord.reservedCash[i] = i === 0 ? 1.5 : 0;
+    }
+    const back = decodeViews(serializeCaptured(captureViews(v).tree)).state.orders;
+    assert.equal(back.highWater, top);
+    assert.ok(ord.capacity - top >= 64, 'the table has unused capacity to pack');
+    for (const k of ['id', 'remaining', 'tick', 'prev', 'reservedCash', 'next'] as const) {
+      assert.deepEqual(Array.from(back[k]), Array.from(ord[k]), `column ${k} with ${top} slots used`);
+    }
+  }
 });
 
 test('state_codec: stateHash leaves out lookup caches and sees a change of any evolved field', () => {
