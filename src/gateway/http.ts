@@ -20,7 +20,9 @@ import type { GatewayCore, StageTimes } from './core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from './envelope.js';
 import { takeMinSeq, type QueryValues } from './query.js';
-import { matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply } from './routes.js';
+import {
+  bodyJson, matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply,
+} from './routes.js';
 import { parseJson } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
@@ -193,7 +195,7 @@ export function send(
 ): void {
   if (flight.aborted || flight.done) return;
   flight.done = true;
-  const json = body === undefined ? '' : JSON.stringify(body);
+  const json = body === undefined ? '' : bodyJson(body);
   res.cork(() => {
     res.writeStatus(statusLine(status));
     res.writeHeader('content-type', 'application/json');

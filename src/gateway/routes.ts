@@ -211,17 +211,48 @@ function rejection(c: Completion, g: GatewayCore, account: number): ApiError {
   return new ApiError(info.code);
 }
 
-function placementBody(c: Completion, clientOrderId: string): R.Placement {
-  const body: R.Placement = {
-    order_id: String(c.order_id),
-    client_order_id: clientOrderId,
-    // A placement's completion is never 'rejected' (that is a reject code, answered as an error).
-    status: ORDER_STATUS_NAMES[c.order_status] as R.Placement['status'],
-    seq: String(c.seq),
-    filled_qty: c.filled_qty,
-    resting_qty: c.resting_qty,
-    fills: c.fills,
-  };
+/**
+ * A placement's answer, as the REST body and the WebSocket order_result's
+ * msg. Its JSON is written by hand (json()): every field is a number, a
+ * decimal string or a fixed name, so nothing needs escaping, and
+ * JSON.stringify of the object was most of a reply's serialization (about
+ * 400 ns against 50-100). Anything else that serializes it (a batch's
+ * results, MCP) sees the same fields in the same order.
+ */
+export class PlacementBody implements R.Placement {
+  declare reason?: R.Placement['reason'];
+
+  constructor(
+    readonly order_id: string,
+    readonly client_order_id: string,
+    readonly status: R.Placement['status'],
+    readonly seq: string,
+    readonly filled_qty: number,
+    readonly resting_qty: number,
+    readonly fills: R.PlacementFill[],
+  ) {}
+
+  json(): string {
+    let s = `{"order_id":"${this.order_id}","client_order_id":"${this.client_order_id}","status":"${this.status}","seq":"${this.seq}",` +
+      `"filled_qty":${this.filled_qty},"resting_qty":${this.resting_qty},"fills":[`;
+    const fills = this.fills;
+    for (let i = 0; i < fills.length; i++) {
+      const f = fills[i]!;
+      s += `${i === 0 ? '' : ','}{"tick_yes":${f.tick_yes},"qty":${f.qty},"path":"${f.path}"}`;
+    }
+    return this.reason === undefined ? `${s}]}` : `${s}],"reason":"${this.reason}"}`;
+  }
+}
+
+/** A reply body as JSON: a placement by hand, anything else by JSON.stringify. */
+export function bodyJson(body: unknown): string {
+  return body instanceof PlacementBody ? body.json() : JSON.stringify(body);
+}
+
+function placementBody(c: Completion, clientOrderId: string): PlacementBody {
+  // A placement's completion is never 'rejected' (that is a reject code, answered as an error).
+  const status = ORDER_STATUS_NAMES[c.order_status] as R.Placement['status'];
+  const body = new PlacementBody(String(c.order_id), clientOrderId, status, String(c.seq), c.filled_qty, c.resting_qty, c.fills);
   if (c.reason !== 0) body.reason = CANCEL_REASON_NAMES[c.reason]!;
   return body;
 }

@@ -14,7 +14,7 @@ import type { StageTimes } from '../gateway/core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { pathParamSchema } from '../gateway/operation_schemas.js';
 import { routeInput, routeInputChecker, type RouteInput, type RouteInputChecker } from '../gateway/route_input.js';
-import { ROUTES, type Reply, type Route } from '../gateway/routes.js';
+import { bodyJson, ROUTES, type Reply, type Route } from '../gateway/routes.js';
 import { compile, validate } from '../gateway/schemas.js';
 import type { BatchCancelResult } from '../wire/responses.js';
 import type { OrderResultBody } from '../wire/ws.js';
@@ -62,7 +62,7 @@ export interface OrderPeer {
 
 /** The reply frame of an order command (its shape: `order_result` in src/wire/ws.ts). */
 export function orderResult(id: number | null, status: number, msg: OrderResultBody): string {
-  return `{"id":${id},"type":"order_result","status":${status},"msg":${JSON.stringify(msg)}}`;
+  return `{"id":${id},"type":"order_result","status":${status},"msg":${bodyJson(msg)}}`;
 }
 
 function errorResult(id: number | null, e: ApiError): string {
