@@ -122,19 +122,28 @@ test('state_codec: a read model round-trips with its hash and answers, then evol
   assert.deepEqual(answers(again), answers(original));
 });
 
-test('state_codec: a decoded read model owns its memory: neither the snapshot bytes nor another decode alias it', () => {
+/** An engine and a read model fed its events, and `run(n)`: n more random commands of the generator to both. */
+function fed(seed: number): { engine: Engine; v: Views; run: (n: number) => void } {
   const model = new ReferenceModel(DIFF_CONFIG);
-  const gen = new CommandGenerator(SEED + 2, model);
+  const gen = new CommandGenerator(seed, model);
   const out = new BufferEventOut(1 << 22);
   const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
   const v = new Views(JOURNAL_ENGINE_CONFIG);
-  for (let i = 0; i < 800; i++) {
-    const { mem } = encodeToMem(gen.next());
-    model.execute(decodeRecord(mem, 0));
-    engine.execute(mem, 0);
-    for (const o of out.offsets()) v.apply(out.mem, o);
-    out.reset();
-  }
+  const run = (n: number): void => {
+    for (let i = 0; i < n; i++) {
+      const { mem } = encodeToMem(gen.next());
+      model.execute(decodeRecord(mem, 0));
+      engine.execute(mem, 0);
+      for (const o of out.offsets()) v.apply(out.mem, o);
+      out.reset();
+    }
+  };
+  return { engine, v, run };
+}
+
+test('state_codec: a decoded read model owns its memory: neither the snapshot bytes nor another decode alias it', () => {
+  const { v, run } = fed(SEED + 2);
+  run(800);
   const bytes = encodeViews(v);
   const a = decodeViews(bytes);
   const b = decodeViews(bytes);
@@ -150,20 +159,7 @@ test('state_codec: a decoded read model owns its memory: neither the snapshot by
 });
 
 test('state_codec: a captured read model is detached: the model evolves on, its buffers stay its own, the capture keeps its seq', () => {
-  const model = new ReferenceModel(DIFF_CONFIG);
-  const gen = new CommandGenerator(SEED + 3, model);
-  const out = new BufferEventOut(1 << 22);
-  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
-  const v = new Views(JOURNAL_ENGINE_CONFIG);
-  const run = (n: number): void => {
-    for (let i = 0; i < n; i++) {
-      const { mem } = encodeToMem(gen.next());
-      model.execute(decodeRecord(mem, 0));
-      engine.execute(mem, 0);
-      for (const o of out.offsets()) v.apply(out.mem, o);
-      out.reset();
-    }
-  };
+  const { engine, v, run } = fed(SEED + 3);
   run(1500);
   const seq = v.asOfSeq;
   const h = stateHash(v.state);
