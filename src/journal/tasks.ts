@@ -30,7 +30,6 @@ export interface SnapshotArgs {
 export interface SnapshotDone {
   seq: number;
   path: string;
-  /** 0 when a snapshot at this seq was there already. */
   bytes: number;
   /** This task's time: serialize, checksum, write, sync, prune. */
   ms: number;
@@ -43,8 +42,8 @@ const KEEP_OLDER = 1;
 
 /**
  * Lowers this thread's CPU priority to the least (nice 19), once: a snapshot
- * is a good part of a second of CPU (serialize, checksum, write) on a machine whose cores the engine,
- * journal and gateway threads need for every answer, so it runs on what they
+ * is a good part of a second of CPU (serialize, checksum, write) on a
+ * machine whose cores the engine, journal and gateway threads need for every answer, so it runs on what they
  * leave. Linux applies nice per thread (setpriority with a thread id); a
  * thread may always lower its own priority. Elsewhere, or if refused, it runs
  * at normal priority.
@@ -67,8 +66,7 @@ let niced = false;
 export function snapshot(args: SnapshotArgs): SnapshotDone {
   yieldCpu();
   const t0 = performance.now();
-  const existing = listSnapshots(args.dataDir).find((f) => f.seq === args.seq);
-  if (existing !== undefined) return { seq: args.seq, path: existing.path, bytes: 0, ms: 0, prunedSnapshots: [], prunedSegments: [] };
+  // A file at this seq already (asked twice with nothing sequenced between) is replaced: the rename is atomic.
   const body = serializeCaptured(args.tree);
   const path = writeSnapshot(args.dataDir, args.seq, body, args.fsync);
   const pruned = prune(args.dataDir, args.fsync);

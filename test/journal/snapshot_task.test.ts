@@ -13,7 +13,7 @@ import { listSnapshots, readSnapshot } from '../../src/journal/snapshot.js';
 import { captureViews, decodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { snapshot, type SnapshotArgs } from '../../src/journal/tasks.js';
 import type { Views } from '../../src/views/views.js';
-import { JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
+import { flipBit, JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
 
 const SEED = 4242;
 const COMMANDS = 6000;
@@ -89,11 +89,15 @@ test('snapshot task: the newest snapshot and one older stay; segments wholly bef
   assert.equal(stateHash(recoverViews(plan, JOURNAL_ENGINE_CONFIG).state), end);
 });
 
-test('snapshot task: a snapshot at a seq that has one already answers with that file and writes nothing', () => {
+test('snapshot task: a snapshot at a seq that has one already replaces it, a damaged file included', () => {
   const { dir, seqs } = journal();
-  const first = snapshot(args(dir, modelAt(dir, seqs[0]!)));
-  const again = snapshot(args(dir, modelAt(dir, seqs[0]!)));
+  const views = modelAt(dir, seqs[0]!);
+  const hash = stateHash(views.state);
+  const first = snapshot(args(dir, views));
+  flipBit(first.path, 200);
+  assert.throws(() => readSnapshot(first.path));
+  const again = snapshot(args(dir, views));
   assert.equal(again.path, first.path);
-  assert.equal(again.bytes, 0);
   assert.equal(listSnapshots(dir).length, 1);
+  assert.equal(stateHash(decodeViews(readSnapshot(again.path).body).state), hash);
 });
