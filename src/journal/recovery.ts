@@ -13,9 +13,7 @@ import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR } from './format.js';
-import {
-  forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type TornTail,
-} from './segment.js';
+import { forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type TornTail } from './segment.js';
 import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
 import { decodeViews } from './state_codec.js';
 import { syncDir } from './writer.js';

@@ -225,7 +225,7 @@ function scanFrames(path: string, bytes: Uint8Array, firstSeq: number, stopAfter
       detail: `command ${cur} has ${records - goodRecords} event(s) but no completion record`,
     };
   }
-  return { goodEnd: goodEnd, lastSeq, records: goodRecords, tail };
+  return { goodEnd, lastSeq, records: goodRecords, tail };
 }
 
 /**

@@ -43,8 +43,8 @@ const KEEP_OLDER = 1;
 /**
  * Lowers this thread's CPU priority to the least (nice 19), once: a snapshot
  * is a good part of a second of CPU (serialize, checksum, write) on a
- * machine whose cores the engine, journal and gateway threads need for every answer, so it runs on what they
- * leave. Linux applies nice per thread (setpriority with a thread id); a
+ * machine whose cores the engine, journal and gateway threads need for
+ * every answer, so it runs on what they leave. Linux applies nice per thread (setpriority with a thread id); a
  * thread may always lower its own priority. Elsewhere, or if refused, it runs
  * at normal priority.
  */

@@ -276,7 +276,7 @@ function logSnapshot(done: SnapshotDone & { captureMs: number }): void {
 
 /**
  * A snapshot of the control plane's read model at the durable seq it has
- * applied: captured on this thread (a copy of its used tables, tens of ms),
+ * applied: captured on this thread (a copy of its used tables: about 0.1 s of CPU for a 90 MB model),
  * serialized and written by the journal's worker. No other thread folds the
  * events again for it.
  */
