@@ -17,7 +17,7 @@ import { Worker } from 'node:worker_threads';
 import type { RecoveryPlan } from '../journal/recovery.js';
 import { clearDir, moveJournalAside, readNodeState, truncateJournalAfter, writeNodeState } from '../replication/local_state.js';
 import { LogClient, type ReplicationConfig } from '../replication/log_client.js';
-import { keepUpTo } from '../replication/protocol.js';
+import { keepUpTo, publishVerdict } from '../replication/protocol.js';
 import { downloadSnapshot, newestUsableSnapshot, pruneSnapshotsAndLog, uploadSnapshot } from '../replication/snapshots.js';
 import { REPL_BUCKETS_S, ReplicationStatus } from '../replication/status.js';
 import { join } from 'node:path';
@@ -28,6 +28,34 @@ import type { ReplicationThreadData } from './replication_thread.js';
 
 /** Largest log message body the primary publishes (NATS' default max_payload is 1 MiB, headers included). */
 const MAX_BATCH_BYTES = 512 * 1024;
+
+/** How long start-up asks again for the stream while the cluster cannot answer yet. */
+const STREAM_WAIT_MS = 60_000;
+
+/**
+ * Calls fn until it succeeds. A failure that publishVerdict calls 'retry' (a
+ * timeout, no responders: a JetStream cluster whose meta group has just
+ * formed, or is busy, answers a stream creation late) is tried again after a
+ * pause that doubles from 250 ms to 2 s, for up to `forMs`; then, or for any
+ * other failure, the error is thrown. Start-up only.
+ */
+export async function untilAnswered<T>(
+  fn: () => Promise<T>, forMs: number, onRetry: (e: Error, attempt: number) => void,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)), now: () => number = Date.now,
+): Promise<T> {
+  const until = now() + forMs;
+  let pause = 250;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (publishVerdict(e) !== 'retry' || now() + pause > until) throw e;
+      onRetry(e as Error, attempt);
+      await sleep(pause);
+      pause = Math.min(2000, pause * 2);
+    }
+  }
+}
 
 export function replicationConfig(cfg: ExchangeConfig, port: number): ReplicationConfig {
   return {
@@ -52,7 +80,9 @@ export class Replication {
     const rc = replicationConfig(cfg, port);
     const client = await LogClient.open(rc, `dx main ${rc.node}`);
     try {
-      await client.ensureStream();
+      await untilAnswered(() => client.ensureStream(), STREAM_WAIT_MS, (e, attempt) => {
+        log('warn', { event: 'replication_stream_retry', attempt, error: e.message });
+      });
     } catch (e) {
       await client.close();
       throw e;

@@ -2,7 +2,8 @@
 // batch framing is byte for byte the journal's and its checks catch damage;
 // the follower's step decisions, the fencing verdicts, the failure detector
 // and the tail cut; durable_seq = min(fsynced, replicated) per mode; the
-// shared status block; min_seq parsing; the configuration's checks; cutting a
+// shared status block; min_seq parsing; the configuration's checks; start-up asking
+// again for the stream while the cluster cannot answer; cutting a
 // journal after a seq leaves what recovery replays to the same state.
 
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { planRecovery } from '../../src/journal/recovery.js';
 import { stateHash } from '../../src/journal/state_codec.js';
 import { Header, T_COMMAND_COMPLETED } from '../../src/layout/records.js';
 import { loadConfig } from '../../src/main/config.js';
+import { untilAnswered } from '../../src/main/replication.js';
 import { aligned, BatchBuilder, BatchFault, scanBatch } from '../../src/replication/batch.js';
 import { readNodeState, truncateJournalAfter, writeNodeState } from '../../src/replication/local_state.js';
 import {
@@ -282,4 +284,40 @@ test('cutting a journal after a seq leaves what recovery replays to that seq\'s 
   } finally {
     removeDataDir(dir);
   }
+});
+
+test('replication start-up: the stream is asked for again while the cluster cannot answer; other failures at once', async () => {
+  const timeout = Object.assign(new Error('timeout'), { name: 'TimeoutError' });
+  let clock = 0;
+  const sleeps: number[] = [];
+  const sleep = async (ms: number): Promise<void> => {
+    sleeps.push(ms);
+    clock += ms;
+  };
+  const retries: number[] = [];
+  // Two timeouts, then an answer.
+  let calls = 0;
+  const v = await untilAnswered(async () => {
+    if (++calls <= 2) throw timeout;
+    return 'ok';
+  }, 60_000, (_e, n) => retries.push(n), sleep, () => clock);
+  assert.equal(v, 'ok');
+  assert.deepEqual(retries, [1, 2]);
+  assert.deepEqual(sleeps, [250, 500]);
+  // A refusal that is not a missing answer is thrown at once.
+  const refused = Object.assign(new Error('stream name already in use with a different configuration'), { code: 10058 });
+  calls = 0;
+  await assert.rejects(untilAnswered(async () => {
+    calls++;
+    throw refused;
+  }, 60_000, () => undefined, sleep, () => clock), refused);
+  assert.equal(calls, 1);
+  // Timeouts past the bound: the last one is thrown, after pauses capped at 2 s.
+  sleeps.length = 0;
+  const start = clock;
+  await assert.rejects(untilAnswered(async () => {
+    throw timeout;
+  }, 10_000, () => undefined, sleep, () => clock), timeout);
+  assert.ok(clock - start <= 10_000, `waited ${clock - start} ms`);
+  assert.deepEqual(sleeps, [250, 500, 1000, 2000, 2000, 2000, 2000]);
 });
