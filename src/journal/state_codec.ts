@@ -25,14 +25,16 @@ import { ExchangeState } from '../engine/state.js';
 import { IdIndex } from '../lib/id_index.js';
 import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
-import { RecordRing } from '../views/record_ring.js';
+import { RecordRings, type RingPerOwner } from '../views/record_rings.js';
+import { FILL_F64, FILL_U32 } from '../views/fills.js';
+import { TAPE_F64, TAPE_U32 } from '../views/tape.js';
 import { Views } from '../views/views.js';
 
 type Ctor = abstract new (...args: never[]) => object;
 
 /** Every class whose instances may live inside the state. */
 const CLASSES: Record<string, Ctor> = {
-  ExchangeState, Markets, Book, OrderSlab, Accounts, IdIndex, U32x3Map, TimerHeap, RecordRing, Views,
+  ExchangeState, Markets, Book, OrderSlab, Accounts, IdIndex, U32x3Map, TimerHeap, RecordRings, Views,
 };
 const NAME_OF = new Map<unknown, string>(Object.entries(CLASSES).map(([k, v]) => [v.prototype, k]));
 
@@ -152,7 +154,8 @@ function toTree(
     copies.push(c);
     return new DataView(c);
   }
-  if (Array.isArray(v)) return v.map((x, i) => toTree(x, exclude, `${path}[${i}]`, copies, buffers));
+  // Elements that are plain values pass as they are (a million-account table of strings builds no path per element).
+  if (Array.isArray(v)) return v.map((x, i) => (isPlainValue(x) ? x : toTree(x, exclude, `${path}[${i}]`, copies, buffers)));
   if (v instanceof Map) {
     const entries: [unknown, unknown][] = [];
     for (const [k, x] of v) entries.push([k, toTree(x, exclude, `${path}.get(${String(k)})`, copies, buffers)]);
@@ -181,6 +184,11 @@ function toTree(
   return { [TAG]: name, fields };
 }
 
+function isPlainValue(x: unknown): boolean {
+  const t = typeof x;
+  return x === null || t === 'number' || t === 'string' || t === 'boolean' || t === 'undefined';
+}
+
 function fromTree(t: unknown): unknown {
   if (t === null || typeof t !== 'object') return t;
   // v8.deserialize hands back typed arrays as views into the snapshot's bytes
@@ -195,6 +203,8 @@ function fromTree(t: unknown): unknown {
   if (ARRAY_TAG in rec) return unpackTyped(rec);
   if (MAP_TAG in rec) return new Map((rec[MAP_TAG] as [unknown, unknown][]).map(([k, x]) => [k, fromTree(x)]));
   if (TAG in rec) {
+    // A ring per owner, from a snapshot written before RecordRings: plain fields, converted by decodeViews.
+    if (rec[TAG] === 'RecordRing') return fromTree(rec.fields);
     const ctor = CLASSES[rec[TAG] as string];
     if (ctor === undefined) throw new Error(`state_codec: unknown class ${String(rec[TAG])} in the snapshot`);
     const obj = Object.create(ctor.prototype) as Record<string, unknown>;
@@ -239,6 +249,12 @@ export function encodeViews(views: Views): Buffer {
 export function decodeViews(bytes: Uint8Array): Views {
   const v = fromTree(deserialize(bytes));
   if (!(v instanceof Views)) throw new Error('state_codec: the snapshot does not hold a read model');
+  // A snapshot written before RecordRings holds a ring per market and per account: converted to the store.
+  const old = v as unknown as { tapes: unknown; fillRings: unknown };
+  const upgrade = (x: unknown, cap: number, f64: number, u32: number): unknown =>
+    Array.isArray(x) ? RecordRings.fromRingPerOwner(x as RingPerOwner[], cap, f64, u32) : x;
+  old.tapes = upgrade(old.tapes, v.config.tape_cap, TAPE_F64, TAPE_U32);
+  old.fillRings = upgrade(old.fillRings, v.config.fill_cap, FILL_F64, FILL_U32);
   return v;
 }
 

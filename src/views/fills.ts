@@ -1,7 +1,7 @@
 // fills: the per-account fills projection: every account's newest fill_cap
-// fills in both roles (one record per party per Filled event) in a
-// RecordRing, and the query that pages them newest first. Runs on the thread
-// that owns the Views.
+// fills in both roles (one record per party per Filled event) in the
+// RecordRings `fillRings` (owner = account), and the query that pages them
+// newest first. Runs on the thread that owns the Views.
 
 import type { FillsPage } from '../wire/responses.js';
 import { Filled, Header, OUTCOME_NAMES, Outcome, PATH_NAMES, SIDE_NAMES } from '../layout/records.js';
@@ -10,14 +10,13 @@ import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, type FillsQuery, type ViewsData } from './model.js';
-import { RecordRing } from './record_ring.js';
 
 // Fill record (one per party per Filled event).
 const FF_FILL_ID = 0;
 const FF_SEQ = 1;
 const FF_ORDER_ID = 2;
 const FF_FEE = 3;
-const FILL_F64 = 4;
+export const FILL_F64 = 4;
 const FU_TS_HI = 0;
 const FU_TS_LO = 1;
 const FU_COID_HI = 2;
@@ -26,7 +25,7 @@ const FU_MARKET = 4;
 const FU_QTY = 5;
 /** side bit 0, outcome bit 1, role bit 2 (1 = taker), path bits 3-4, has coid bit 5, tick_yes bits 8-15, own tick bits 16-23. */
 const FU_PACKED = 6;
-const FILL_U32 = 7;
+export const FILL_U32 = 7;
 
 const ROLE_NAMES = ['maker', 'taker'] as const;
 
@@ -58,29 +57,23 @@ function pushFill(
   market: number, qty: number, tickYes: number, path: number,
 ): void {
   const ord = v.state.orders;
-  let ring = v.fillRings[account];
-  if (ring === undefined) {
-    ring = new RecordRing(v.config.fill_cap, FILL_F64, FILL_U32, 16);
-    v.fillRings[account] = ring;
-  }
-  const i = ring.push();
-  const f = i * FILL_F64;
-  ring.f64[f + FF_FILL_ID] = fillId;
-  ring.f64[f + FF_SEQ] = seq;
-  ring.f64[f + FF_ORDER_ID] = ord.id[slot]!;
-  ring.f64[f + FF_FEE] = fee;
-  const u = i * FILL_U32;
+  const rings = v.fillRings;
+  const r = rings.push(account);
+  rings.setF64(r, FF_FILL_ID, fillId);
+  rings.setF64(r, FF_SEQ, seq);
+  rings.setF64(r, FF_ORDER_ID, ord.id[slot]!);
+  rings.setF64(r, FF_FEE, fee);
   const outcome = ord.outcome[slot]!;
   // Both parties trade at one YES-space price; an order's own price is its outcome's side of it.
   const tick = outcome === Outcome.yes ? tickYes : 100 - tickYes;
-  ring.u32[u + FU_TS_HI] = tsHi;
-  ring.u32[u + FU_TS_LO] = tsLo;
-  ring.u32[u + FU_COID_HI] = ord.coidHi[slot]!;
-  ring.u32[u + FU_COID_LO] = ord.coidLo[slot]!;
-  ring.u32[u + FU_MARKET] = market;
-  ring.u32[u + FU_QTY] = qty;
-  ring.u32[u + FU_PACKED] = ord.side[slot]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.hasCoid[slot]! << 5)
-    | (tickYes << 8) | (tick << 16);
+  rings.setU32(r, FU_TS_HI, tsHi);
+  rings.setU32(r, FU_TS_LO, tsLo);
+  rings.setU32(r, FU_COID_HI, ord.coidHi[slot]!);
+  rings.setU32(r, FU_COID_LO, ord.coidLo[slot]!);
+  rings.setU32(r, FU_MARKET, market);
+  rings.setU32(r, FU_QTY, qty);
+  rings.setU32(r, FU_PACKED, ord.side[slot]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.hasCoid[slot]! << 5)
+    | (tickYes << 8) | (tick << 16));
 }
 
 /** The account's fills in both roles, newest first (sort key: the fill's ordinal in the account's ring). */
@@ -89,34 +82,33 @@ export function fillsPage(v: ViewsData, account: number, q: FillsQuery): FillsPa
   const before = decodeCursor(CursorKind.fills, q.cursor);
   const out: FillsPage['fills'] = [];
   let cursor = '';
-  const ring = accountKnown(v.state, account) ? v.fillRings[account] : undefined;
-  if (ring !== undefined) {
-    const from = ring.retainedFrom;
-    for (let n = before < 0 || before > ring.total ? ring.total - 1 : before - 1; n >= from; n--) {
-      const i = ring.slotOf(n);
-      const u = i * FILL_U32;
-      const f = i * FILL_F64;
-      if (q.market_id !== undefined && ring.u32[u + FU_MARKET] !== q.market_id) continue;
-      if (q.order_id !== undefined && ring.f64[f + FF_ORDER_ID] !== q.order_id) continue;
+  if (accountKnown(v.state, account)) {
+    const rings = v.fillRings;
+    const total = rings.totalOf(account);
+    const from = rings.retainedFrom(account);
+    for (let n = before < 0 || before > total ? total - 1 : before - 1; n >= from; n--) {
+      const r = rings.slotOf(account, n);
+      if (q.market_id !== undefined && rings.u32At(r, FU_MARKET) !== q.market_id) continue;
+      if (q.order_id !== undefined && rings.f64At(r, FF_ORDER_ID) !== q.order_id) continue;
       if (out.length === q.limit) {
         cursor = encodeCursor(CursorKind.fills, n + 1);
         break;
       }
-      const packed = ring.u32[u + FU_PACKED]!;
+      const packed = rings.u32At(r, FU_PACKED);
       out.push({
-        fill_id: String(ring.f64[f + FF_FILL_ID]!),
-        seq: String(ring.f64[f + FF_SEQ]!),
-        ts: hiLoToString(ring.u32[u + FU_TS_HI]!, ring.u32[u + FU_TS_LO]!),
-        order_id: String(ring.f64[f + FF_ORDER_ID]!),
-        client_order_id: (packed >>> 5) & 1 ? hiLoToString(ring.u32[u + FU_COID_HI]!, ring.u32[u + FU_COID_LO]!) : '0',
-        market_id: ring.u32[u + FU_MARKET]!,
+        fill_id: String(rings.f64At(r, FF_FILL_ID)),
+        seq: String(rings.f64At(r, FF_SEQ)),
+        ts: hiLoToString(rings.u32At(r, FU_TS_HI), rings.u32At(r, FU_TS_LO)),
+        order_id: String(rings.f64At(r, FF_ORDER_ID)),
+        client_order_id: (packed >>> 5) & 1 ? hiLoToString(rings.u32At(r, FU_COID_HI), rings.u32At(r, FU_COID_LO)) : '0',
+        market_id: rings.u32At(r, FU_MARKET),
         side: SIDE_NAMES[packed & 1]!,
         outcome: OUTCOME_NAMES[(packed >>> 1) & 1]!,
         role: ROLE_NAMES[(packed >>> 2) & 1]!,
         tick_yes: (packed >>> 8) & 0xff,
         tick: (packed >>> 16) & 0xff,
-        qty: ring.u32[u + FU_QTY]!,
-        fee: String(ring.f64[f + FF_FEE]!),
+        qty: rings.u32At(r, FU_QTY),
+        fee: String(rings.f64At(r, FF_FEE)),
         path: PATH_NAMES[(packed >>> 3) & 3]!,
       });
     }

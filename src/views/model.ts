@@ -14,7 +14,7 @@ import { assert } from '../lib/assert.js';
 import type * as Q from '../wire/queries.js';
 import type { Candlesticks } from '../wire/responses.js';
 import { ViewError } from './cursor.js';
-import type { RecordRing } from './record_ring.js';
+import type { RecordRings } from './record_rings.js';
 
 export interface ViewsConfig {
   /** Trades retained per market on the public tape. */
@@ -33,10 +33,10 @@ export const DEFAULT_VIEWS_CONFIG: Readonly<ViewsConfig> = Object.freeze({ tape_
 export interface ViewsData {
   readonly state: ExchangeState;
   readonly config: ViewsConfig;
-  /** Public tape per market (index = market_id), created at the market's first trade (tape.ts). */
-  readonly tapes: (RecordRing | undefined)[];
-  /** Fills per account (index = account_id), created at the account's first fill (fills.ts). */
-  readonly fillRings: (RecordRing | undefined)[];
+  /** The public tape of every market (owner = market_id, tape.ts). */
+  readonly tapes: RecordRings;
+  /** The fills of every account (owner = account_id, fills.ts). */
+  readonly fillRings: RecordRings;
   // Each account's position slots, linked in creation order (positions.ts).
   posSeen: number;
   posHead: Int32Array;

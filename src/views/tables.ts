@@ -16,10 +16,6 @@ export function tableSizes(v: ViewsData): Record<string, number> {
     terminal += acc.termCount[a]!;
     rejected += acc.rejCount[a]!;
   }
-  let tapeRecords = 0;
-  for (const t of v.tapes) if (t !== undefined) tapeRecords += t.total - t.retainedFrom;
-  let fillRecords = 0;
-  for (const f of v.fillRings) if (f !== undefined) fillRecords += f.total - f.retainedFrom;
   return {
     // Orders: live ones, and the terminal and rejected ones kept per account (terminal_cap, reject_cap).
     order_slots: s.orders.count,
@@ -41,7 +37,7 @@ export function tableSizes(v: ViewsData): Record<string, number> {
     round_index: mk.roundIndex.size,
     timers: s.expiries.size + s.deadmen.size + s.closes.size + s.awaitingProposal.size + s.disputeDeadlines.size
       + s.seriesWaiting.size + s.oracleExpiries.size,
-    tape_records: tapeRecords,
-    fill_records: fillRecords,
+    tape_records: v.tapes.retainedRecords(),
+    fill_records: v.fillRings.retainedRecords(),
   };
 }

@@ -1,5 +1,6 @@
 // tape: the public trade tape projection: per market, the newest tape_cap
-// trades (one record per Filled event) in a RecordRing, and its two queries:
+// trades (one record per Filled event) in the RecordRings `tapes` (owner =
+// market), and its two queries:
 // the trades, newest first, and the OHLC candlesticks aggregated from them
 // (GET /v1/markets/{market_id}/candlesticks). Runs on the thread that owns
 // the Views.
@@ -31,33 +32,27 @@ import type { Mem } from '../lib/mem.js';
 import { hiLoToBigInt, hiLoToString } from '../lib/u64.js';
 import { CursorKind, decodeCursor, encodeCursor, ViewError } from './cursor.js';
 import { checkLimit, marketExists, type CandlesQuery, type PageQuery, type ViewsData } from './model.js';
-import { RecordRing } from './record_ring.js';
 
 // Trade record (one per Filled event on its market's tape).
 const TF_SEQ = 0;
-const TAPE_F64 = 1;
+export const TAPE_F64 = 1;
 const TU_TS_HI = 0;
 const TU_TS_LO = 1;
 const TU_QTY = 2;
 /** tick_yes bits 0-7, taker side bit 8, taker outcome bit 9. */
 const TU_PACKED = 3;
-const TAPE_U32 = 4;
+export const TAPE_U32 = 4;
 
 /** Fold: appends the trade of a Filled event (at byte offset o of m) to its market's tape. */
 export function recordTrade(v: ViewsData, m: Mem, o: number): void {
   const market = Filled.market_id(m, o);
-  let tape = v.tapes[market];
-  if (tape === undefined) {
-    tape = new RecordRing(v.config.tape_cap, TAPE_F64, TAPE_U32, 64);
-    v.tapes[market] = tape;
-  }
-  const i = tape.push();
-  tape.f64[i * TAPE_F64 + TF_SEQ] = Header.seq(m, o);
-  const u = i * TAPE_U32;
-  tape.u32[u + TU_TS_HI] = Header.ts_hi(m, o);
-  tape.u32[u + TU_TS_LO] = Header.ts_lo(m, o);
-  tape.u32[u + TU_QTY] = Filled.qty(m, o);
-  tape.u32[u + TU_PACKED] = Filled.tick_yes(m, o) | (Filled.taker_side(m, o) << 8) | (Filled.taker_outcome(m, o) << 9);
+  const tape = v.tapes;
+  const r = tape.push(market);
+  tape.setF64(r, TF_SEQ, Header.seq(m, o));
+  tape.setU32(r, TU_TS_HI, Header.ts_hi(m, o));
+  tape.setU32(r, TU_TS_LO, Header.ts_lo(m, o));
+  tape.setU32(r, TU_QTY, Filled.qty(m, o));
+  tape.setU32(r, TU_PACKED, Filled.tick_yes(m, o) | (Filled.taker_side(m, o) << 8) | (Filled.taker_outcome(m, o) << 9));
 }
 
 /** The market's tape, newest first (sort key: the trade's ordinal on the tape); null when the market does not exist. */
@@ -66,27 +61,24 @@ export function tradesPage(v: ViewsData, id: number, q: PageQuery): TradesPage |
   if (!marketExists(v.state, id)) return null;
   const before = decodeCursor(CursorKind.trades, q.cursor);
   const out: TradesPage['trades'] = [];
-  const tape = v.tapes[id];
-  let cursor = '';
-  if (tape !== undefined) {
-    let n = before < 0 || before > tape.total ? tape.total - 1 : before - 1;
-    const from = tape.retainedFrom;
-    for (; n >= from && out.length < q.limit; n--) {
-      const i = tape.slotOf(n);
-      const u = i * TAPE_U32;
-      const packed = tape.u32[u + TU_PACKED]!;
-      out.push({
-        seq: String(tape.f64[i * TAPE_F64 + TF_SEQ]!),
-        ts: hiLoToString(tape.u32[u + TU_TS_HI]!, tape.u32[u + TU_TS_LO]!),
-        market_id: id,
-        tick_yes: packed & 0xff,
-        qty: tape.u32[u + TU_QTY]!,
-        taker_side: SIDE_NAMES[(packed >>> 8) & 1]!,
-        taker_outcome: OUTCOME_NAMES[(packed >>> 9) & 1]!,
-      });
-    }
-    if (n >= from) cursor = encodeCursor(CursorKind.trades, n + 1);
+  const tape = v.tapes;
+  const total = tape.totalOf(id);
+  const from = tape.retainedFrom(id);
+  let n = before < 0 || before > total ? total - 1 : before - 1;
+  for (; n >= from && out.length < q.limit; n--) {
+    const r = tape.slotOf(id, n);
+    const packed = tape.u32At(r, TU_PACKED);
+    out.push({
+      seq: String(tape.f64At(r, TF_SEQ)),
+      ts: hiLoToString(tape.u32At(r, TU_TS_HI), tape.u32At(r, TU_TS_LO)),
+      market_id: id,
+      tick_yes: packed & 0xff,
+      qty: tape.u32At(r, TU_QTY),
+      taker_side: SIDE_NAMES[(packed >>> 8) & 1]!,
+      taker_outcome: OUTCOME_NAMES[(packed >>> 9) & 1]!,
+    });
   }
+  const cursor = n >= from ? encodeCursor(CursorKind.trades, n + 1) : '';
   return { trades: out, cursor, as_of_seq: String(v.state.seq) };
 }
 
@@ -138,32 +130,29 @@ export function candlesticks(v: ViewsData, id: number, q: CandlesQuery): Candles
   const flush = (): void => {
     if (count > 0) out.push({ start_ts: String(bucket * periodNs), open, high, low, close, volume: String(volume), trade_count: count });
   };
-  const tape = v.tapes[id];
+  const tape = v.tapes;
+  const evicted = tape.retainedFrom(id);
   let oldest = '0';
-  let evicted = 0;
-  if (tape !== undefined) {
-    evicted = tape.retainedFrom;
-    // The retained tape, oldest first.
-    for (let n = tape.retainedFrom; n < tape.total; n++) {
-      const u = tape.slotOf(n) * TAPE_U32;
-      const ns = hiLoToBigInt(tape.u32[u + TU_TS_HI]!, tape.u32[u + TU_TS_LO]!);
-      if (n === tape.retainedFrom) oldest = String(ns);
-      const b = ns / periodNs;
-      if (b < first || b > last) continue;
-      const tickYes = tape.u32[u + TU_PACKED]! & 0xff;
-      if (b !== bucket) {
-        flush();
-        bucket = b;
-        open = high = low = tickYes;
-        volume = 0;
-        count = 0;
-      }
-      if (tickYes > high) high = tickYes;
-      if (tickYes < low) low = tickYes;
-      close = tickYes;
-      volume += tape.u32[u + TU_QTY]!;
-      count++;
+  // The retained tape, oldest first.
+  for (let n = evicted; n < tape.totalOf(id); n++) {
+    const r = tape.slotOf(id, n);
+    const ns = hiLoToBigInt(tape.u32At(r, TU_TS_HI), tape.u32At(r, TU_TS_LO));
+    if (n === evicted) oldest = String(ns);
+    const b = ns / periodNs;
+    if (b < first || b > last) continue;
+    const tickYes = tape.u32At(r, TU_PACKED) & 0xff;
+    if (b !== bucket) {
+      flush();
+      bucket = b;
+      open = high = low = tickYes;
+      volume = 0;
+      count = 0;
     }
+    if (tickYes > high) high = tickYes;
+    if (tickYes < low) low = tickYes;
+    close = tickYes;
+    volume += tape.u32At(r, TU_QTY);
+    count++;
   }
   flush();
   return {

@@ -47,7 +47,7 @@ import type {
   OrdersPage, OrderWithStatus, PositionsPage, QueuePosition, RetentionLimits, Round, RoundsPage, RoundWithSeq, TradesPage, Withdrawal,
 } from '../wire/responses.js';
 import * as A from './accounts.js';
-import { fillsPage, recordFills } from './fills.js';
+import { FILL_F64, FILL_U32, fillsPage, recordFills } from './fills.js';
 import * as M from './markets.js';
 import {
   DEFAULT_VIEWS_CONFIG, marketExists, type CandlesQuery, type FillsQuery, type MarketsQuery, type OrdersQuery, type PageQuery,
@@ -55,10 +55,10 @@ import {
 } from './model.js';
 import * as O from './orders.js';
 import { initPositionLists, linkNewPositions, positionNumbers, positionsPage } from './positions.js';
-import type { RecordRing } from './record_ring.js';
+import { RecordRings } from './record_rings.js';
 import * as R from './rounds.js';
 import { tableSizes } from './tables.js';
-import { candlesticks, recordTrade, tradesPage } from './tape.js';
+import { candlesticks, recordTrade, TAPE_F64, TAPE_U32, tradesPage } from './tape.js';
 
 export { ViewError } from './cursor.js';
 export type { KeyInfo } from './accounts.js';
@@ -74,8 +74,8 @@ export class Views implements ViewsData {
   // is this object graph, so their names are part of the snapshot format.
   readonly state: ExchangeState;
   readonly config: ViewsConfig;
-  readonly tapes: (RecordRing | undefined)[] = [];
-  readonly fillRings: (RecordRing | undefined)[] = [];
+  readonly tapes: RecordRings;
+  readonly fillRings: RecordRings;
   posSeen = 0;
   posHead = new Int32Array(0);
   posTail = new Int32Array(0);
@@ -86,6 +86,8 @@ export class Views implements ViewsData {
     this.config = { ...DEFAULT_VIEWS_CONFIG, ...views };
     assert(Number.isInteger(this.config.tape_cap) && this.config.tape_cap >= 1, 'views: tape_cap >= 1');
     assert(Number.isInteger(this.config.fill_cap) && this.config.fill_cap >= 1, 'views: fill_cap >= 1');
+    this.tapes = new RecordRings(this.config.tape_cap, TAPE_F64, TAPE_U32);
+    this.fillRings = new RecordRings(this.config.fill_cap, FILL_F64, FILL_U32);
     initPositionLists(this);
   }
 

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { serialize } from 'node:v8';
+import { deserialize, serialize } from 'node:v8';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { verify } from '../../src/engine/verify.js';
@@ -15,7 +15,8 @@ import { captureViews, decodeViews, encodeViews, serializeCaptured, stateHash } 
 import { IdIndex } from '../../src/lib/id_index.js';
 import { Outcome, Side, Stp, Tif } from '../../src/layout/records.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
-import { Views } from '../../src/views/views.js';
+import { RecordRings } from '../../src/views/record_rings.js';
+import { Views, type ViewsConfig } from '../../src/views/views.js';
 import { ReferenceModel } from '../support/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';
 import { JOURNAL_ENGINE_CONFIG } from './journal_fixture.js';
@@ -123,12 +124,12 @@ test('state_codec: a read model round-trips with its hash and answers, then evol
 });
 
 /** An engine and a read model fed its events, and `run(n)`: n more random commands of the generator to both. */
-function fed(seed: number): { engine: Engine; v: Views; run: (n: number) => void } {
+function fed(seed: number, views: Partial<ViewsConfig> = {}): { engine: Engine; v: Views; run: (n: number) => void } {
   const model = new ReferenceModel(DIFF_CONFIG);
   const gen = new CommandGenerator(seed, model);
   const out = new BufferEventOut(1 << 22);
   const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
-  const v = new Views(JOURNAL_ENGINE_CONFIG);
+  const v = new Views(JOURNAL_ENGINE_CONFIG, views);
   const run = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const { mem } = encodeToMem(gen.next());
@@ -140,6 +141,39 @@ function fed(seed: number): { engine: Engine; v: Views; run: (n: number) => void
   };
   return { engine, v, run };
 }
+
+/** A store as the snapshots before RecordRings held it: one tagged RecordRing per owner (record n at slot n % cap). */
+function ringPerOwner(r: RecordRings): unknown[] {
+  const out: unknown[] = [];
+  for (let owner = 0; owner < r.total.length; owner++) {
+    const total = r.totalOf(owner);
+    if (total === 0) continue;
+    const cap = r.max;
+    const f64 = new Float64Array(cap * r.f64Stride);
+    const u32 = new Uint32Array(cap * r.u32Stride);
+    for (let n = r.retainedFrom(owner); n < total; n++) {
+      const k = r.slotOf(owner, n);
+      for (let i = 0; i < r.f64Stride; i++) f64[(n % cap) * r.f64Stride + i] = r.f64At(k, i);
+      for (let i = 0; i < r.u32Stride; i++) u32[(n % cap) * r.u32Stride + i] = r.u32At(k, i);
+    }
+    const fields = { total, cap, f64, u32, max: r.max, f64Stride: r.f64Stride, u32Stride: r.u32Stride };
+    out[owner] = { '\u0000class': 'RecordRing', fields };
+  }
+  return out;
+}
+
+test('state_codec: a snapshot from before RecordRings (a ring per market and per account) decodes to the same answers', () => {
+  const { v, run } = fed(SEED + 5, { tape_cap: 5, fill_cap: 13 });
+  run(3000);
+  assert.ok(v.fillRings.retainedRecords() > 0 && v.tapes.retainedFrom(1) > 0, 'the load traded past the caps');
+  const tree = deserialize(encodeViews(v)) as { fields: Record<string, unknown> };
+  tree.fields.tapes = ringPerOwner(v.tapes);
+  tree.fields.fillRings = ringPerOwner(v.fillRings);
+  const back = decodeViews(serialize(tree));
+  assert.ok(back.tapes instanceof RecordRings && back.fillRings instanceof RecordRings);
+  assert.deepEqual(answers(back), answers(v));
+  assert.deepEqual(back.tables(), v.tables());
+});
 
 test('state_codec: a decoded read model owns its memory: neither the snapshot bytes nor another decode alias it', () => {
   const { v, run } = fed(SEED + 2);
