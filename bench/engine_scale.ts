@@ -535,42 +535,45 @@ function latencies(engine: Engine, out: BufferEventOut, mem: Mem, off: number, e
 }
 
 /**
- * The largest CPU time a single command can have taken: no more than its own
- * wall time, and no more than the CPU the process used over its whole block
- * (CPU_BLOCK commands). A sample whose wall time is far above its block's CPU
- * time was not running: the thread was descheduled (another process, the
- * hypervisor), not stalled by the engine.
+ * Marks the samples whose window a GC overlapped. Neither the engine nor the
+ * timer allocates per command, so a collection there is another's (the
+ * observer's own, the bench's); such samples count in the percentiles and in
+ * max_ns, not in max_ns_outside_gc or max_cpu_ns.
  */
-function maxCpuBound(ns: Float64Array, blockCpuNs: Float64Array): { max: number; descheduled: number } {
-  let max = 0;
-  let descheduled = 0;
-  for (let i = 0; i < ns.length; i++) {
-    const cpu = blockCpuNs[i]!;
-    const bound = ns[i]! < cpu ? ns[i]! : cpu;
-    if (bound > max) max = bound;
-    if (ns[i]! > cpu + 100_000) descheduled++;
-  }
-  return { max, descheduled };
-}
-
-/**
- * The largest sample whose window no GC overlapped. Neither the engine nor
- * the timer allocates per command, so a collection there is another's
- * (the observer's own, the bench's); such samples count in the percentiles
- * and in max_ns, not here.
- */
-function maxOutside(ns: Float64Array, starts: Float64Array, gcs: readonly { start: number; duration: number }[]): number {
+function gcOverlaps(ns: Float64Array, starts: Float64Array, gcs: readonly { start: number; duration: number }[]): Uint8Array {
   const sorted = gcs.slice().sort((x, y) => x.start - y.start);
-  let max = 0;
+  const hit = new Uint8Array(ns.length);
   let g = 0;
   for (let i = 0; i < ns.length; i++) {
     const s0 = starts[i]!;
     const s1 = s0 + ns[i]! / 1e6;
     while (g < sorted.length && sorted[g]!.start + sorted[g]!.duration < s0) g++;
-    const hit = g < sorted.length && sorted[g]!.start <= s1;
-    if (!hit && ns[i]! > max) max = ns[i]!;
+    if (g < sorted.length && sorted[g]!.start <= s1) hit[i] = 1;
   }
-  return max;
+  return hit;
+}
+
+/**
+ * Outside the GC-overlapped samples: the largest sample, and the largest CPU
+ * time a single command can have taken: no more than its own wall time, and
+ * no more than the CPU the process used over its whole block (CPU_BLOCK
+ * commands). A sample whose wall time is far above its block's CPU time was
+ * not running: the thread was descheduled (another process, the hypervisor),
+ * not stalled by the engine.
+ */
+function worstOutsideGc(ns: Float64Array, blockCpuNs: Float64Array, gc: Uint8Array): { max: number; maxCpu: number; descheduled: number } {
+  let max = 0;
+  let maxCpu = 0;
+  let descheduled = 0;
+  for (let i = 0; i < ns.length; i++) {
+    if (gc[i] === 1) continue;
+    const cpu = blockCpuNs[i]!;
+    const bound = ns[i]! < cpu ? ns[i]! : cpu;
+    if (ns[i]! > max) max = ns[i]!;
+    if (bound > maxCpu) maxCpu = bound;
+    if (ns[i]! > cpu + 100_000) descheduled++;
+  }
+  return { max, maxCpu, descheduled };
 }
 
 /** Offset of the n-th command of the stream. */
@@ -644,8 +647,7 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
   const adj = new Float64Array(lat.samples.length);
   for (let i = 0; i < adj.length; i++) adj[i] = Math.max(0, lat.samples[i]! - overhead);
   const p = percentiles(adj, [50, 99, 99.9, 100]);
-  const maxOutsideGc = maxOutside(adj, lat.starts, watch.entries);
-  const cpuBound = maxCpuBound(adj, lat.blockCpuNs);
+  const worst = worstOutsideGc(adj, lat.blockCpuNs, gcOverlaps(adj, lat.starts, watch.entries));
   const gcTp = watch.within([[tpStart, tpEnd]]);
   const gcLat = watch.within([[lat.startMs, lat.endMs]]);
   const resting = c.orders;
@@ -655,9 +657,9 @@ async function runCase(c: Case, gc: () => void): Promise<CaseResult> {
     p99_ns: round(p.get(99)!),
     p999_ns: round(p.get(99.9)!),
     max_ns: round(p.get(100)!),
-    max_ns_outside_gc: round(maxOutsideGc),
-    max_cpu_ns: round(cpuBound.max),
-    descheduled_samples: cpuBound.descheduled,
+    max_ns_outside_gc: round(worst.max),
+    max_cpu_ns: round(worst.maxCpu),
+    descheduled_samples: worst.descheduled,
     resting_orders: resting,
     resting_orders_end: finalLive,
     markets: c.markets,
@@ -887,9 +889,9 @@ export async function run(opts: { quick?: boolean; cases?: readonly string[] } =
     `${cases[cases.length - 1]!.name}_rss_preallocated_mib.`,
     'max_command_ns is the worst single command over every case\'s latency part, leaving out the samples a garbage collection ' +
     'overlapped (the engine allocates nothing per command, gc_count_timed, and the timer reads doubles, so none is expected); ' +
-    'max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns bounds each command by the CPU time the ' +
-    `process used over its block of ${CPU_BLOCK} commands (process.cpuUsage): a command far slower by the wall clock than its ` +
-    'block\'s CPU time was descheduled by the host, not stalled by the engine (descheduled_samples counts them).',
+    'max_command_ns_with_timer_gc and <case>_max_ns keep them. max_command_cpu_ns (over the same samples) bounds each command by ' +
+    `the CPU time the process used over its block of ${CPU_BLOCK} commands (process.cpuUsage): a command far slower by the wall ` +
+    'clock than its block\'s CPU time was descheduled by the host, not stalled by the engine (descheduled_samples counts them).',
     `ratio_1m_orders_1000_markets_vs_1k = ${quick ? RATIO_CASE_QUICK : RATIO_CASE} throughput / ${cases[0]!.name} throughput (the same ` +
     `accounts). The ${cases[0]!.name} case runs ${base.timed_commands} timed commands under a GC observer: gc_count_long_run counts ` +
     'the collections in them (the engine allocates nothing per command).',
