@@ -23,6 +23,7 @@ import type { ReplicationStatus } from '../replication/status.js';
 import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
 import type { PlacementFill } from '../wire/responses.js';
 import { ApiError } from './envelope.js';
+import { HeldEvents } from './held_events.js';
 
 export const MAX_PENDING = 1 << 16;
 
@@ -272,22 +273,31 @@ export class GatewayCore {
    */
   drain(): number {
     if (this.closed) return 0;
+    if (this.held !== null) return this.drainIntoHold(this.held);
     const c = this.consumer;
-    const views = this.views;
-    const me = this.producerId;
     const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
-    const listener = this.onApplied;
     this.drainUs = NaN;
     let n = 0;
     for (let o = c.peek(); o >= 0; o = c.peek()) {
       const m = c.mem;
       if (Header.seq(m, o) > limit) break;
-      views.apply(m, o);
-      if (listener !== null) listener(m, o);
-      if (Header.producer(m, o) === me) this.onOwnEvent(m, o);
+      this.applyEvent(m, o);
       c.advance();
       n++;
     }
+    this.handOut();
+    return n;
+  }
+
+  /** One event: the read model, the listener, and this thread's own completions. */
+  private applyEvent(m: Mem, o: number): void {
+    this.views.apply(m, o);
+    if (this.onApplied !== null) this.onApplied(m, o);
+    if (Header.producer(m, o) === this.producerId) this.onOwnEvent(m, o);
+  }
+
+  /** The end of a drain: deferred commands, then the completions, once the events are consumed. */
+  private handOut(): void {
     if (this.deferred.length > 0) this.flushDeferred();
     // Completions are handed over once the events are consumed: a waiter
     // runs lane code (a reply, a promise), which must never see a record it
@@ -303,6 +313,45 @@ export class GatewayCore {
     }
     w.length = 0;
     cs.length = 0;
+  }
+
+  /** While set, drain() takes durable events off the ring into it, unapplied (holdEvents). */
+  private held: HeldEvents | null = null;
+
+  /**
+   * From now on drain() takes the durable events off the ring without
+   * applying them: the read model stays at its seq while a snapshot is
+   * captured from it in steps, and the ring does not wait for this thread (a
+   * consumer that lags blocks the engine). releaseEvents() applies them.
+   * Completions of this thread's own commands wait for the release.
+   */
+  holdEvents(): void {
+    assert(this.held === null, 'gateway core: events are held already');
+    this.held = new HeldEvents();
+  }
+
+  /** Ends the hold: applies the held events in order, then drains; returns how many were applied. */
+  releaseEvents(): number {
+    const held = this.held;
+    if (held === null) return 0;
+    this.held = null;
+    if (this.closed) return 0;
+    this.drainUs = NaN;
+    held.forEach((m, o) => this.applyEvent(m, o));
+    this.handOut();
+    return held.count + this.drain();
+  }
+
+  private drainIntoHold(held: HeldEvents): number {
+    const c = this.consumer;
+    const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
+    let n = 0;
+    for (let o = c.peek(); o >= 0; o = c.peek()) {
+      if (Header.seq(c.mem, o) > limit) break;
+      held.add(c.mem, o);
+      c.advance();
+      n++;
+    }
     return n;
   }
 

@@ -60,17 +60,12 @@ const TYPED: Record<string, new (n: number) => Typed> = {
  * one, plus that final value and the length (a 512k-order table of zeros or
  * -1 costs a few bytes).
  */
-function packTyped(v: Typed, path: string, copies: ArrayBuffer[], highWater: number): unknown {
+function packTyped(v: Typed, path: string, copies: Copies, highWater: number): unknown {
   const name = v.constructor.name;
   if (!(name in TYPED)) throw new Error(`state_codec: ${name} at ${path} is not supported`);
   const a = v as unknown as ArrayLike<number>;
   const n = a.length;
-  const slice = (from: number, to: number): Typed => {
-    const c = (v as unknown as { slice(a: number, b: number): Typed }).slice(from, to);
-    copies.push(c.buffer as ArrayBuffer);
-    return c;
-  };
-  if (n === 0) return slice(0, 0);
+  if (n === 0) return copyPrefix(v, 0, copies);
   const last = a[n - 1]!;
   // Below a table's high-water mark (rounded up to whole 8-byte words: it is
   // zeros up to there too) the trailing run is found by the same word scan.
@@ -78,8 +73,8 @@ function packTyped(v: Typed, path: string, copies: ArrayBuffer[], highWater: num
   const below = (): Typed => (v as unknown as { subarray(a: number, b: number): Typed }).subarray(0, mark);
   let end = mark === n ? trailingRunBound(v) : Object.is(a[mark - 1], last) ? trailingRunBound(below()) : mark;
   while (end > 0 && Object.is(a[end - 1], last)) end--;
-  if (n - end < 64) return slice(0, n);
-  return { [ARRAY_TAG]: name, length: n, fill: last, prefix: slice(0, end) };
+  if (n - end < 64) return copyPrefix(v, n, copies);
+  return { [ARRAY_TAG]: name, length: n, fill: last, prefix: copyPrefix(v, end, copies) };
 }
 
 /**
@@ -92,6 +87,22 @@ function packTyped(v: Typed, path: string, copies: ArrayBuffer[], highWater: num
  * here. Views whose offset or length do not allow whole words: the last
  * element.
  */
+/** A copy of v[0, to) in a buffer of its own, listed for the transfer; filled now, or by a later step of a capture in steps. */
+function copyPrefix(v: Typed, to: number, copies: Copies): Typed {
+  if (copies.pending === null) {
+    const c = (v as unknown as { slice(a: number, b: number): Typed }).slice(0, to);
+    copies.transfer.push(c.buffer as ArrayBuffer);
+    return c;
+  }
+  const c = new TYPED[v.constructor.name]!(to);
+  copies.transfer.push(c.buffer as ArrayBuffer);
+  if (to > 0) {
+    const bytes = c.byteLength;
+    copies.pending.push({ src: new Uint8Array(v.buffer, v.byteOffset, bytes), dst: new Uint8Array(c.buffer, 0, bytes), done: 0 });
+  }
+  return c;
+}
+
 function trailingRunBound(v: Typed): number {
   const n = (v as unknown as ArrayLike<number>).length;
   if (v.byteOffset % 4 !== 0 || v.byteLength % 8 !== 0) return n - 1;
@@ -122,6 +133,19 @@ function unpackTyped(rec: Record<string, unknown>): Typed {
   return out as unknown as Typed;
 }
 
+/** A copy a capture in steps has still to fill, as bytes: dst[0, done) holds src's so far. */
+interface PendingCopy {
+  src: Uint8Array;
+  dst: Uint8Array;
+  done: number;
+}
+
+/** Where a capture's copies go: their buffers (the transfer list) and, for a capture in steps, the copying still to do. */
+interface Copies {
+  transfer: ArrayBuffer[];
+  pending: PendingCopy[] | null;
+}
+
 /** ArrayBuffers met while encoding, with the path of the first view of each (aliasing check). */
 type Buffers = Map<ArrayBufferLike, string> | null;
 
@@ -131,7 +155,7 @@ type Buffers = Map<ArrayBufferLike, string> | null;
  * without (the state hash) typed arrays are the state's own.
  */
 function toTree(
-  v: unknown, exclude: Set<string> | null, path: string, copies: ArrayBuffer[] | null = null, buffers: Buffers = null, highWater = Infinity,
+  v: unknown, exclude: Set<string> | null, path: string, copies: Copies | null = null, buffers: Buffers = null, highWater = Infinity,
 ): unknown {
   if (v === null || typeof v !== 'object') {
     if (typeof v === 'function' || typeof v === 'symbol' || typeof v === 'bigint')
@@ -151,7 +175,7 @@ function toTree(
     if (copies === null) return v;
     if (!(v instanceof DataView)) return packTyped(v as Typed, path, copies, highWater);
     const c = v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength) as ArrayBuffer;
-    copies.push(c);
+    copies.transfer.push(c);
     return new DataView(c);
   }
   // Elements that are plain values pass as they are (a million-account table of strings builds no path per element).
@@ -231,10 +255,49 @@ export interface CapturedViews {
 }
 
 export function captureViews(views: Views): CapturedViews {
-  const transfer: ArrayBuffer[] = [];
-  const tree = toTree(views, null, 'views', transfer, new Map());
-  return { tree, transfer };
+  const c = new ViewsCapture(views);
+  c.step(Infinity);
+  return c;
 }
+
+/**
+ * A capture in steps, for a model too large to copy in one event-loop turn:
+ * the constructor lays out the tree and allocates every copy (the packing
+ * scans run then), and each step() fills the copies with at most `bytes`
+ * more. The model must not change until step() returns true (the control
+ * plane holds its events meanwhile: GatewayCore.holdEvents); the tree is
+ * complete only then.
+ */
+export class ViewsCapture implements CapturedViews {
+  readonly tree: unknown;
+  readonly transfer: ArrayBuffer[] = [];
+  /** The seq the capture is of. */
+  readonly seq: number;
+  private readonly pending: PendingCopy[] = [];
+  private next = 0;
+
+  constructor(views: Views) {
+    this.seq = views.asOfSeq;
+    this.tree = toTree(views, null, 'views', { transfer: this.transfer, pending: this.pending }, new Map());
+  }
+
+  /** Copies up to `bytes` more; true when every copy is complete. */
+  step(bytes: number): boolean {
+    let budget = bytes;
+    while (this.next < this.pending.length && budget > 0) {
+      const p = this.pending[this.next]!;
+      const k = Math.min(p.src.length - p.done, budget);
+      p.dst.set(p.src.subarray(p.done, p.done + k), p.done);
+      p.done += k;
+      budget -= k;
+      if (p.done === p.src.length) this.pending[this.next++] = EMPTY_COPY;
+    }
+    return this.next === this.pending.length;
+  }
+}
+
+/** What a finished pending copy is replaced by: the capture drops its views of the model as it goes. */
+const EMPTY_COPY: PendingCopy = { src: new Uint8Array(0), dst: new Uint8Array(0), done: 0 };
 
 /** The snapshot body of a captured read model (the bytes decodeViews reads). */
 export function serializeCaptured(tree: unknown): Buffer {
