@@ -23,6 +23,8 @@ export interface ExchangeConfig {
   verify: boolean;
   /** Journal records between periodic snapshots. */
   snapshot_every: number;
+  /** Bytes a snapshot's capture copies per event-loop turn of the control plane (events are held, unapplied, between steps). */
+  snapshot_step_bytes: number;
   /** Journal segment size before rotation (tests use small ones). */
   segment_bytes: number;
   /** Start the demo (src/demo): a series on a simulated oracle, a market maker, a trader key. Main only. */
@@ -109,6 +111,7 @@ const OPTIONS: {
   { env: 'DX_WS_MAX_IN_FLIGHT', flag: '--ws-max-in-flight', key: 'ws_max_in_flight', kind: 'int' },
   { env: 'DX_VERIFY', flag: '--verify', key: 'verify', kind: 'bool' },
   { env: 'DX_SNAPSHOT_EVERY', flag: '--snapshot-every', key: 'snapshot_every', kind: 'int' },
+  { env: 'DX_SNAPSHOT_STEP_BYTES', flag: '--snapshot-step-bytes', key: 'snapshot_step_bytes', kind: 'int' },
   { env: 'DX_SEGMENT_BYTES', flag: '--segment-bytes', key: 'segment_bytes', kind: 'int' },
   { env: 'DX_DEMO', flag: '--demo', key: 'demo', kind: 'bool' },
   { env: 'DX_DEMO_PERIOD_S', flag: '--demo-period-s', key: 'demo_period_s', kind: 'int' },
@@ -150,7 +153,7 @@ export function defaults(): ExchangeConfig {
     host: '127.0.0.1', port: 8080, accounts_port: 8081, admin_host: '127.0.0.1', admin_port: 8082, data_dir: './data',
     admin_token: null, gateways: Math.max(1, availableParallelism() - 1), durability: 'fsync',
     response_budget_ms: 1000, ws_max_in_flight: DEFAULT_WS_CONFIG.max_in_flight,
-    verify: false, snapshot_every: 1_000_000, segment_bytes: 64 << 20,
+    verify: false, snapshot_every: 1_000_000, snapshot_step_bytes: 16 << 20, segment_bytes: 64 << 20,
     demo: true, demo_period_s: 180, dispute_window_ms: 60_000, oracle_staleness_ms: 10_000, oracle_quorum: 1, web_dir: BUILT_WEB_DIR,
     order_capacity: DEFAULT_ORDER_CAPACITY, account_capacity: 1 << 14, market_capacity: 64, position_capacity: 0, wait: 'auto',
     terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
@@ -264,6 +267,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     throw new Error(`ws-max-in-flight must be 1..${MAX_PENDING} (order commands one WebSocket connection may hold)`);
   }
   if (cfg.snapshot_every < 1) throw new Error('snapshot-every must be at least 1 record');
+  if (cfg.snapshot_step_bytes < 4096) throw new Error('snapshot-step-bytes must be at least 4096');
   if (cfg.segment_bytes < 4096) throw new Error('segment-bytes must be at least 4096');
   if (cfg.demo_period_s < 1 || cfg.demo_period_s > 2_592_000) throw new Error('demo-period-s must be 1..2592000');
   if (cfg.dispute_window_ms > 86_400_000) throw new Error('dispute-window-ms must be at most 86400000 (a day)');

@@ -282,30 +282,22 @@ interface CaptureTimes {
 }
 
 /**
- * Bytes a snapshot's capture copies per event-loop turn of the control
- * plane (a few ms): a large model is copied in steps, and between steps the
- * control plane takes events off the event ring (held, unapplied), so the
- * engine never waits for it and its own requests are served.
- */
-const CAPTURE_STEP_BYTES = 16 << 20;
-
-/**
  * A snapshot of the control plane's read model at the durable seq it has
  * applied: captured on this thread (a copy of its used tables: 40-100 ms of
- * CPU for a 90 MB model, 1.4 s at a million accounts), in steps while events
- * are held, then serialized and written by the journal's worker. No other
- * thread folds the events again for it.
+ * CPU for a 90 MB model, 1.4 s at a million accounts) snapshot_step_bytes
+ * per event-loop turn: between the steps the control plane takes events off
+ * the event ring, held unapplied, so the engine never waits for it and its
+ * own requests are served. Then serialized and written by the journal's
+ * worker. No other thread folds the events again for it.
  */
 export async function snapshotOf(
-  control: GatewayCore,
-  jobs: Pick<JournalJobs, 'snapshot'>,
-  cfg: Pick<ExchangeConfig, 'data_dir' | 'durability'>,
-  stepBytes = CAPTURE_STEP_BYTES,
+  control: GatewayCore, jobs: Pick<JournalJobs, 'snapshot'>, cfg: Pick<ExchangeConfig, 'data_dir' | 'durability' | 'snapshot_step_bytes'>,
 ): Promise<SnapshotDone & CaptureTimes> {
   control.drain();
   const t = performance.now();
   const capture = new ViewsCapture(control.views);
   let captureSteps = 1;
+  const stepBytes = cfg.snapshot_step_bytes;
   if (!capture.step(stepBytes)) {
     control.holdEvents();
     try {

@@ -123,7 +123,7 @@ test('snapshot capture: a capture in steps while the engine keeps publishing hol
         return { seq: args.seq, path, bytes: body.length, ms: 0, prunedSnapshots: [], prunedSegments: [] };
       },
     };
-    const done = await snapshotOf(core, jobs, { data_dir: dir, durability: 'none' }, 4096).finally(() => {
+    const done = await snapshotOf(core, jobs, { data_dir: dir, durability: 'none', snapshot_step_bytes: 4096 }).finally(() => {
       feeding = false;
     });
     assert.ok(done.captureSteps > 20, `${done.captureSteps} steps`);

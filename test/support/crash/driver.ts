@@ -164,6 +164,8 @@ export class CrashRun {
     return new ExchangeProcess({
       data_dir: this.dataDir, admin_token: this.token, durability: 'fsync', demo: false, gateways: this.o.gateways,
       snapshot_every: this.o.snapshotEvery, segment_bytes: this.o.segmentBytes, verify: this.o.verify,
+      // The smallest capture step: every snapshot is copied over many event-loop turns while the events are held, kills included.
+      snapshot_step_bytes: 4096,
     });
   }
 

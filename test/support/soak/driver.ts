@@ -79,6 +79,8 @@ export interface SoakReport {
 export const SOAK_SETTINGS: ProcessConfig = {
   durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20, withdrawal_cap: 20, revoked_key_cap: 10,
   dispute_window_ms: 2000, snapshot_every: 10_000, segment_bytes: 1 << 20,
+  // Small capture steps: every snapshot holds the control plane's events for a few turns, as a large model's does.
+  snapshot_step_bytes: 65_536,
 };
 
 /** glibc's malloc setting of `npm start` (package.json): large blocks always get their own mapping, returned when freed. */
