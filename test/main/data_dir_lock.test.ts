@@ -86,7 +86,8 @@ test('data dir lock: a directory held by a running process is refused; once that
 
 test('data dir lock: a live pid with another start time (a pid reused after a crash) and an empty file are stale', async () => {
   const dir = freshDir();
-  const child = await holder(freshDir());
+  const held = freshDir();
+  const child = await holder(held);
   try {
     writeLock(dir, { pid: child.pid, start: '1', host: hostname(), taken_at: '2026-01-01T00:00:00Z' });
     const lock = DataDirLock.take(dir);
@@ -98,6 +99,7 @@ test('data dir lock: a live pid with another start time (a pid reused after a cr
     child.kill('SIGKILL');
     await exited(child);
     rmSync(dir, { recursive: true, force: true });
+    rmSync(held, { recursive: true, force: true });
   }
 });
 
