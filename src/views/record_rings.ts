@@ -25,8 +25,9 @@ import { assert } from '../lib/assert.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 
 /** Records per block (a power of two): what an owner with a single record holds. */
-const BLOCK_SHIFT = 3;
+const BLOCK_SHIFT = 2;
 const BLOCK = 1 << BLOCK_SHIFT;
+export const RECORDS_PER_BLOCK = BLOCK;
 /** Records per segment of the rows (a power of two, a multiple of BLOCK). */
 const SEGMENT_SHIFT = 14;
 const SEGMENT_RECORDS = 1 << SEGMENT_SHIFT;

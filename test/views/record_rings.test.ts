@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RecordRings, type RingPerOwner } from '../../src/views/record_rings.js';
+import { RECORDS_PER_BLOCK, RecordRings, type RingPerOwner } from '../../src/views/record_rings.js';
 
 /** A seeded LCG in [0, n). */
 function rng(seed: number): (n: number) => number {
@@ -52,8 +52,8 @@ test('record rings: each owner keeps its newest max records under stable ordinal
       if (i % 499 === 0) check(r, pushed, max);
     }
     check(r, pushed, max);
-    // An owner holds at most the blocks its window spans: ceil(max / 8) + 1 of 8 records.
-    assert.ok(r.blocks <= 37 * (Math.ceil(max / 8) + 1), `max ${max}: ${r.blocks} blocks`);
+    // An owner holds at most the blocks its window spans: ceil(max / block) + 1.
+    assert.ok(r.blocks <= 37 * (Math.ceil(max / RECORDS_PER_BLOCK) + 1), `max ${max}: ${r.blocks} blocks`);
     assert.equal(r.retainedRecords(), pushed.reduce((sum, v) => sum + Math.min(v.length, max), 0));
     assert.equal(r.totalOf(1000), 0);
     assert.equal(r.retainedFrom(1000), 0);
