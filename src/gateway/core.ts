@@ -330,7 +330,7 @@ export class GatewayCore {
     this.held = new HeldEvents();
   }
 
-  /** Ends the hold: applies the held events in order, then drains; returns how many were applied. */
+  /** Ends the hold: applies the held events in order, then drains the ring; returns how many events were held. */
   releaseEvents(): number {
     const held = this.held;
     if (held === null) return 0;
@@ -339,7 +339,8 @@ export class GatewayCore {
     this.drainUs = NaN;
     held.forEach((m, o) => this.applyEvent(m, o));
     this.handOut();
-    return held.count + this.drain();
+    this.drain();
+    return held.count;
   }
 
   private drainIntoHold(held: HeldEvents): number {

@@ -15,8 +15,6 @@ export class HeldEvents {
   private readonly used: number[] = [];
   /** Records held. */
   count = 0;
-  /** Bytes held. */
-  bytes = 0;
 
   /** Copies the record at offset o of m (its length is its first word). */
   add(m: Mem, o: number): void {
@@ -30,7 +28,6 @@ export class HeldEvents {
     this.segments[s]!.u8.set(m.u8.subarray(o, o + len), this.used[s]!);
     this.used[s] = this.used[s]! + len;
     this.count++;
-    this.bytes += len;
   }
 
   /** Calls f with every held record, oldest first. */

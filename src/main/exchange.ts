@@ -270,15 +270,17 @@ async function catchUpClock(pipeline: Pipeline, durable: DurableSeq): Promise<vo
 function logSnapshot(done: SnapshotDone & CaptureTimes): void {
   const { seq, path, bytes } = done;
   log('info', {
-    event: 'snapshot', seq, path, bytes, capture_ms: Math.round(done.captureMs), capture_steps: done.captureSteps, ms: Math.round(done.ms),
+    event: 'snapshot', seq, path, bytes, capture_ms: Math.round(done.captureMs), capture_steps: done.captureSteps,
+    held_records: done.heldRecords, ms: Math.round(done.ms),
     pruned_segments: done.prunedSegments.length, pruned_snapshots: done.prunedSnapshots.length,
   });
 }
 
-/** How long a snapshot's capture took (wall time, its steps included) and in how many steps. */
+/** How long a snapshot's capture took (wall time, its steps included), in how many steps, and the events held meanwhile. */
 interface CaptureTimes {
   captureMs: number;
   captureSteps: number;
+  heldRecords: number;
 }
 
 /**
@@ -297,6 +299,7 @@ export async function snapshotOf(
   const t = performance.now();
   const capture = new ViewsCapture(control.views);
   let captureSteps = 1;
+  let heldRecords = 0;
   const stepBytes = cfg.snapshot_step_bytes;
   if (!capture.step(stepBytes)) {
     control.holdEvents();
@@ -307,12 +310,12 @@ export async function snapshotOf(
         captureSteps++;
       } while (!capture.step(stepBytes));
     } finally {
-      control.releaseEvents();
+      heldRecords = control.releaseEvents();
     }
   }
   const captureMs = performance.now() - t;
   const args = { dataDir: cfg.data_dir, seq: capture.seq, tree: capture.tree, fsync: cfg.durability === 'fsync' };
-  return { ...(await jobs.snapshot(args, capture.transfer)), captureMs, captureSteps };
+  return { ...(await jobs.snapshot(args, capture.transfer)), captureMs, captureSteps, heldRecords };
 }
 
 export interface StartOptions {

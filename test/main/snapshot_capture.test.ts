@@ -127,6 +127,7 @@ test('snapshot capture: a capture in steps while the engine keeps publishing hol
       feeding = false;
     });
     assert.ok(done.captureSteps > 20, `${done.captureSteps} steps`);
+    assert.ok(done.heldRecords > 0, 'events arrived and were held during the capture');
     assert.ok(batches > 10, `${batches} batches published during the capture`);
     assert.equal(out.stalls, 0, 'the engine never waited for the ring');
     assert.equal(done.seq, seq, 'the snapshot is of the seq the capture began at');
