@@ -3,7 +3,7 @@
 // out-of-range and non-numeric values refused with the option named; end to
 // end, an exchange process started with the flag reports the cap at
 // start_binary and sheds the record past it (seen through DxOrderStream), and one started with a bad
-// value exits 2 with one line.
+// value exits 2 with one line. The snapshot capture step (--snapshot-step-bytes) the same way.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -50,4 +50,13 @@ test('config: an exchange process started with --ws-max-in-flight 2 reports it a
   await bad.stop();
   assert.equal(exit.code, 2, bad.stderrTail());
   assert.match(bad.stderrTail(), new RegExp(`^dx: ws-max-in-flight must be 1\\.\\.${MAX_PENDING} `, 'm'));
+});
+
+test('config: DX_SNAPSHOT_STEP_BYTES and --snapshot-step-bytes set a snapshot capture step (default 16 MiB, at least 4096)', () => {
+  assert.equal(loadConfig([], {}).snapshot_step_bytes, 16 << 20);
+  assert.equal(loadConfig([], { DX_SNAPSHOT_STEP_BYTES: '65536' }).snapshot_step_bytes, 65_536);
+  assert.equal(loadConfig(['--snapshot-step-bytes', '4096'], { DX_SNAPSHOT_STEP_BYTES: '65536' }).snapshot_step_bytes, 4096);
+  assert.throws(() => loadConfig(['--snapshot-step-bytes', '4095'], {}), /Error: snapshot-step-bytes must be at least 4096$/);
+  const notANumber = /Error: DX_SNAPSHOT_STEP_BYTES: expected a non-negative integer/;
+  assert.throws(() => loadConfig([], { DX_SNAPSHOT_STEP_BYTES: '16MiB' }), notANumber);
 });
