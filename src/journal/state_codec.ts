@@ -77,6 +77,17 @@ function packTyped(v: Typed, path: string, copies: Copies, highWater: number): u
   return { [ARRAY_TAG]: name, length: n, fill: last, prefix: copyPrefix(v, end, copies) };
 }
 
+/** A copy of v[0, to) in a buffer of its own, listed for the transfer; ViewsCapture.step fills it. */
+function copyPrefix(v: Typed, to: number, copies: Copies): Typed {
+  const c = new TYPED[v.constructor.name]!(to);
+  copies.transfer.push(c.buffer as ArrayBuffer);
+  if (to > 0) {
+    const bytes = c.byteLength;
+    copies.pending.push({ src: new Uint8Array(v.buffer, v.byteOffset, bytes), dst: new Uint8Array(c.buffer, 0, bytes), done: 0 });
+  }
+  return c;
+}
+
 /**
  * An element index at or past the start of v's trailing run of its final
  * value, found a 32-bit word at a time (the byte pattern of the final element
@@ -87,22 +98,6 @@ function packTyped(v: Typed, path: string, copies: Copies, highWater: number): u
  * here. Views whose offset or length do not allow whole words: the last
  * element.
  */
-/** A copy of v[0, to) in a buffer of its own, listed for the transfer; filled now, or by a later step of a capture in steps. */
-function copyPrefix(v: Typed, to: number, copies: Copies): Typed {
-  if (copies.pending === null) {
-    const c = (v as unknown as { slice(a: number, b: number): Typed }).slice(0, to);
-    copies.transfer.push(c.buffer as ArrayBuffer);
-    return c;
-  }
-  const c = new TYPED[v.constructor.name]!(to);
-  copies.transfer.push(c.buffer as ArrayBuffer);
-  if (to > 0) {
-    const bytes = c.byteLength;
-    copies.pending.push({ src: new Uint8Array(v.buffer, v.byteOffset, bytes), dst: new Uint8Array(c.buffer, 0, bytes), done: 0 });
-  }
-  return c;
-}
-
 function trailingRunBound(v: Typed): number {
   const n = (v as unknown as ArrayLike<number>).length;
   if (v.byteOffset % 4 !== 0 || v.byteLength % 8 !== 0) return n - 1;
@@ -140,10 +135,10 @@ interface PendingCopy {
   done: number;
 }
 
-/** Where a capture's copies go: their buffers (the transfer list) and, for a capture in steps, the copying still to do. */
+/** Where a capture's copies go: their buffers (the transfer list) and the copying still to do. */
 interface Copies {
   transfer: ArrayBuffer[];
-  pending: PendingCopy[] | null;
+  pending: PendingCopy[];
 }
 
 /** ArrayBuffers met while encoding, with the path of the first view of each (aliasing check). */
