@@ -5,7 +5,7 @@
 import { closeSync, openSync, readdirSync, readSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
+import { fail } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
 import {
@@ -241,9 +241,10 @@ export function forEachRecord(bytes: Uint8Array, end: number, afterSeq: number, 
     const len = u32[at >>> 2]!;
     const rec = at + FRAME_HEADER_BYTES;
     // The segment was validated; these guard the reading itself (a plan used on a changed file).
-    assert(rec + len <= end && Header.len(m, rec) === len, `journal: frame at byte ${at} is not well formed (length ${len})`);
+    // `if ... fail`: an assert's template message would be built for every record.
+    if (!(rec + len <= end && Header.len(m, rec) === len)) fail(`journal: frame at byte ${at} is not well formed (length ${len})`);
     const seq = Header.seq(m, rec);
-    assert(seq >= last, `journal: seq ${seq} after ${last} at byte ${at}`);
+    if (!(seq >= last)) fail(`journal: seq ${seq} after ${last} at byte ${at}`);
     last = seq;
     if (seq > uptoSeq) break;
     if (seq > afterSeq) {

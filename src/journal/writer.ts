@@ -19,7 +19,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
+import { assert, fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
 import { FS_IO, type JournalIo } from './faults.js';
@@ -60,6 +60,8 @@ export class JournalWriter {
   private readonly segmentBytes: number;
   private readonly io: JournalIo;
   private readonly buf: Uint8Array;
+  /** The buffer as words: records are whole words at word offsets (lengths and frames are multiples of 8 bytes). */
+  private readonly words: Uint32Array;
   private readonly dv: DataView;
   private fill = 0;
   private fd = -1;
@@ -83,6 +85,7 @@ export class JournalWriter {
     this.segmentBytes = opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     this.io = opts.io ?? FS_IO;
     this.buf = new Uint8Array(opts.bufferBytes ?? 4 << 20);
+    this.words = new Uint32Array(this.buf.buffer);
     this.dv = new DataView(this.buf.buffer);
     this.completed = this.synced = this.current = opts.nextSeq - 1;
     mkdirSync(this.dir, { recursive: true });
@@ -114,13 +117,14 @@ export class JournalWriter {
   append(m: Mem, o: number): void {
     const len = Header.len(m, o);
     const seq = Header.seq(m, o);
-    const wellFormed = len >= MIN_RECORD_BYTES && len <= MAX_RECORD_BYTES && (len & 7) === 0;
-    assert(wellFormed, `journal: record of ${len} bytes at seq ${seq} is not a well-formed frame`);
+    const wellFormed = len >= MIN_RECORD_BYTES && len <= MAX_RECORD_BYTES && (len & 7) === 0 && (o & 3) === 0;
+    // `if ... fail`, not assert(): assert's message, a template, would be built for every record.
+    if (!wellFormed) fail(`journal: record of ${len} bytes at seq ${seq} is not a well-formed frame`);
     if (this.lastWasCompletion) {
-      assert(seq === this.completed + 1, `journal: command seq ${seq} follows ${this.completed} (each is one above the previous)`);
+      if (seq !== this.completed + 1) fail(`journal: command seq ${seq} follows ${this.completed} (each is one above the previous)`);
       this.current = seq;
-    } else {
-      assert(seq === this.current, `journal: record of seq ${seq} inside command ${this.current} (a command's records share its seq)`);
+    } else if (seq !== this.current) {
+      fail(`journal: record of seq ${seq} inside command ${this.current} (a command's records share its seq)`);
     }
     // A new command starting in a full segment: finish the old segment first.
     if (this.lastWasCompletion && this.segSize >= this.segmentBytes && seq > this.completed) this.rotate(seq);
@@ -128,7 +132,10 @@ export class JournalWriter {
     if (this.fill + need > this.buf.length) this.writeOut();
     assert(need <= this.buf.length, 'journal: record larger than the write buffer');
     const at = this.fill;
-    this.buf.set(m.u8.subarray(o, o + len), at + FRAME_HEADER_BYTES);
+    // Word by word: a subarray per record to copy it with set() was an allocation per event.
+    const src = m.u32;
+    const words = this.words;
+    for (let i = o >>> 2, j = (at + FRAME_HEADER_BYTES) >>> 2, end = (o + len) >>> 2; i < end; i++, j++) words[j] = src[i]!;
     this.dv.setUint32(at, len, true);
     this.dv.setUint32(at + 4, crc32c(this.buf, at + FRAME_HEADER_BYTES, at + need), true);
     this.fill += need;
