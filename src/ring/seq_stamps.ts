@@ -13,9 +13,11 @@
 // Layout: Int32 word 0 = stamps written so far (a u32 counter, Atomics); then
 // ENTRIES (seq, time µs) Float64 pairs from byte 64, entry n at n mod ENTRIES.
 // The writer writes an entry, then stores the counter (release); a reader
-// loads the counter (acquire), reads entries below it, and re-loads the
-// counter afterwards: an entry the writer may have overwritten meanwhile (the
-// reader fell more than ENTRIES - SLACK behind) is dropped, not trusted.
+// reads entries below the counter as it last loaded it (acquire), loads it
+// again only when its cursor catches up (the writer keeps writing that line:
+// each load is a transfer between cores), and re-loads it after reading the
+// entry it answers with: an entry the writer may have overwritten meanwhile
+// (the reader fell more than ENTRIES - SLACK behind) is dropped, not trusted.
 // Because the writer stamps before it publishes, a reader that saw the
 // published seq always finds its stamp (unless it fell that far behind).
 //
@@ -65,33 +67,41 @@ export class SeqStamps {
 
 export class SeqStampReader extends SeqStamps {
   private cursor: number;
+  /** The writer's counter as last loaded. */
+  private written: number;
+  /** The cursor was moved up to the oldest entry still safe to read: the entry before it is gone. */
+  private lapped = false;
 
   constructor(sab: SharedArrayBuffer) {
     super(sab);
-    this.cursor = Atomics.load(this.count, 0) >>> 0;
+    this.cursor = this.written = Atomics.load(this.count, 0) >>> 0;
   }
 
   /** When the first stamp with a seq >= `seq` was taken (µs); NaN when there is none (yet), or it was overwritten. */
   timeOf(seq: number): number {
-    const written = Atomics.load(this.count, 0) >>> 0;
     const window = this.mask + 1 - SLACK;
-    let lapped = false;
-    if (((written - this.cursor) >>> 0) > window) {
-      this.cursor = (written - window) >>> 0;
-      lapped = true;
-    }
-    while (this.cursor !== written) {
-      const at = (this.cursor & this.mask) * 2;
-      const s = this.pairs[at]!;
-      const t = this.pairs[at + 1]!;
-      if (s >= seq) {
-        // After a lap the stamp before this one is gone: this one may not be the first that covered seq.
-        if (lapped) return NaN;
-        // Still valid only if the writer did not lap this entry while we read it.
-        return ((Atomics.load(this.count, 0) - this.cursor) >>> 0) > window ? NaN : t;
+    // The counter as last loaded bounds the walk; it is loaded again only
+    // when the cursor catches up with it (a load of a line the writer keeps
+    // writing costs a transfer between cores).
+    for (let reloaded = false; ; reloaded = true) {
+      while (this.cursor !== this.written) {
+        const at = (this.cursor & this.mask) * 2;
+        if (this.pairs[at]! >= seq) {
+          const t = this.pairs[at + 1]!;
+          // After a lap the stamp before this one is gone: this one may not be the first that covered seq.
+          if (this.lapped) return NaN;
+          // Still valid only if the writer did not lap this entry while we read it.
+          return ((Atomics.load(this.count, 0) - this.cursor) >>> 0) > window ? NaN : t;
+        }
+        this.cursor = (this.cursor + 1) >>> 0;
+        this.lapped = false;
       }
-      this.cursor = (this.cursor + 1) >>> 0;
+      if (reloaded) return NaN;
+      this.written = Atomics.load(this.count, 0) >>> 0;
+      if (((this.written - this.cursor) >>> 0) > window) {
+        this.cursor = (this.written - window) >>> 0;
+        this.lapped = true;
+      }
     }
-    return NaN;
   }
 }

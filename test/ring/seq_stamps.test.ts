@@ -40,6 +40,24 @@ test('seq stamps: a reader lapped by the writer reports what was overwritten as 
   assert.equal(r.timeOf(1000), 10_000);
 });
 
+test('seq stamps: a reader lapped between two lookups drops the overwritten stamps, then trusts a stamp once it read the one ' +
+  'before', () => {
+  const w = new SeqStamps(SeqStamps.allocate(128));
+  const r = w.reader();
+  w.stamp(2, 20);
+  assert.equal(r.timeOf(1), 20);
+  // The writer laps the reader (which had loaded its counter at one stamp): entry n now holds seq n + 2.
+  for (let s = 3; s <= 1000; s++) w.stamp(s, s * 10);
+  assert.ok(Number.isNaN(r.timeOf(3)), 'overwritten');
+  // The oldest entry still safe to read (seq 937) has lost the one before it: not known to be the first covering 937.
+  assert.ok(Number.isNaN(r.timeOf(937)));
+  assert.equal(r.timeOf(938), 9380);
+  assert.equal(r.timeOf(1000), 10_000);
+  assert.ok(Number.isNaN(r.timeOf(1001)), 'not stamped yet');
+  w.stamp(1001, 10_010);
+  assert.equal(r.timeOf(1001), 10_010);
+});
+
 test('seq stamps: a stamp below the previous one is our bug (readers only move forward): an assertion, not a silent entry', () => {
   const w = new SeqStamps(SeqStamps.allocate(128));
   w.stamp(5, 100);
