@@ -33,7 +33,7 @@ import { BufferEventOut } from '../../src/engine/event_out.js';
 import { ReplayGuard } from '../../src/gateway/auth.js';
 import { TokenBuckets } from '../../src/gateway/buckets.js';
 import {
-  stageTimes, type CommandWriter, type Completion, type CompletionWaiter, type GatewayCore, type StageTimes,
+  NO_FILLS, completionOf, stageTimes, type CommandWriter, type Completion, type CompletionWaiter, type GatewayCore, type StageTimes,
 } from '../../src/gateway/core.js';
 import { ApiError } from '../../src/gateway/envelope.js';
 import {
@@ -42,13 +42,13 @@ import {
 import { ROUTES, parseRouteQuery, validateBody, type Route } from '../../src/gateway/routes.js';
 import { parseJson } from '../../src/gateway/schemas.js';
 import {
-  CommandCompleted, CompletionStatus, CreateAccount, CreateKey, CreateMarket, Deposit, Filled, Header, OpenRound, Outcome,
+  CompletionStatus, CreateAccount, CreateKey, CreateMarket, Deposit, Filled, Header, OpenRound, Outcome,
   PATH_NAMES, PlaceOrder, Scope, Side, Stp, T_COMMAND_COMPLETED, T_CREATE_ACCOUNT, T_CREATE_KEY, T_CREATE_MARKET, T_DEPOSIT,
   SetKeyTier, T_FILLED, T_OPEN_ROUND, T_PLACE_ORDER, T_SET_KEY_TIER, Tif,
 } from '../../src/layout/records.js';
 import { parseCommandLine } from '../../src/lib/command_line.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
-import { bigIntHi, bigIntLo, hiLoToString } from '../../src/lib/u64.js';
+import { bigIntHi, bigIntLo } from '../../src/lib/u64.js';
 import { Views } from '../../src/views/views.js';
 import type { PlacementFill } from '../../src/wire/responses.js';
 import { writeUnthrottledTier } from '../lib/tiers.js';
@@ -120,21 +120,7 @@ class InProcessCore implements PeerCore {
       if (t === T_FILLED && Filled.taker_account(em, o) === Header.account(em, o)) {
         (fills ??= []).push({ tick_yes: Filled.tick_yes(em, o), qty: Filled.qty(em, o), path: PATH_NAMES[Filled.path(em, o)]! });
       } else if (t === T_COMMAND_COMPLETED) {
-        completion = {
-          seq: Header.seq(em, o),
-          ts_hi: Header.ts_hi(em, o),
-          ts_lo: Header.ts_lo(em, o),
-          status: CommandCompleted.status(em, o),
-          code_num: CommandCompleted.code_num(em, o),
-          order_status: CommandCompleted.order_status(em, o),
-          reason: CommandCompleted.reason(em, o),
-          order_id: CommandCompleted.order_id(em, o),
-          filled_qty: CommandCompleted.filled_qty(em, o),
-          resting_qty: CommandCompleted.resting_qty(em, o),
-          result: CommandCompleted.result(em, o),
-          result_ts: hiLoToString(CommandCompleted.result_ts_hi(em, o), CommandCompleted.result_ts_lo(em, o)),
-          fills: fills ?? [],
-        };
+        completion = completionOf(em, o, fills ?? NO_FILLS);
       }
     }
     this.out.reset();

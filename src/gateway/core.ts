@@ -10,7 +10,7 @@
 import { CommandCompleted, Filled, Header, LAYOUT_FINGERPRINT, PATH_NAMES, T_COMMAND_COMPLETED, T_FILLED } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
-import { hiLoToString, msToNsHiLo } from '../lib/u64.js';
+import { msToNsHiLo } from '../lib/u64.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import type { Doorbell } from '../ring/doorbell.js';
@@ -68,8 +68,34 @@ export interface Completion {
   filled_qty: number;
   resting_qty: number;
   result: number;
-  result_ts: string;
+  /** The command's result time (an armed dead-man's firing time), ns since the epoch in two u32 halves. */
+  result_ts_hi: number;
+  result_ts_lo: number;
+  /** The taker fills of a placement; NO_FILLS (shared, frozen) when there are none. */
   fills: PlacementFill[];
+}
+
+/** The fills of a completion without any (one frozen array for all of them). */
+export const NO_FILLS: PlacementFill[] = Object.freeze([]) as unknown as PlacementFill[];
+
+/** The Completion a CommandCompleted record at o says, with the taker fills gathered from the command's Filled records. */
+export function completionOf(m: Mem, o: number, fills: PlacementFill[]): Completion {
+  return {
+    seq: Header.seq(m, o),
+    ts_hi: Header.ts_hi(m, o),
+    ts_lo: Header.ts_lo(m, o),
+    status: CommandCompleted.status(m, o),
+    code_num: CommandCompleted.code_num(m, o),
+    order_status: CommandCompleted.order_status(m, o),
+    reason: CommandCompleted.reason(m, o),
+    order_id: CommandCompleted.order_id(m, o),
+    filled_qty: CommandCompleted.filled_qty(m, o),
+    resting_qty: CommandCompleted.resting_qty(m, o),
+    result: CommandCompleted.result(m, o),
+    result_ts_hi: CommandCompleted.result_ts_hi(m, o),
+    result_ts_lo: CommandCompleted.result_ts_lo(m, o),
+    fills,
+  };
 }
 
 export interface GatewayCoreOptions {
@@ -383,21 +409,7 @@ export class GatewayCore {
       trace.tDurable = this.durableAt === null ? NaN : this.durableAt.timeOf(seq);
       trace.tApplied = this.drainUs;
     }
-    const completion: Completion = {
-      seq,
-      ts_hi: Header.ts_hi(m, o),
-      ts_lo: Header.ts_lo(m, o),
-      status: CommandCompleted.status(m, o),
-      code_num: CommandCompleted.code_num(m, o),
-      order_status: CommandCompleted.order_status(m, o),
-      reason: CommandCompleted.reason(m, o),
-      order_id: CommandCompleted.order_id(m, o),
-      filled_qty: CommandCompleted.filled_qty(m, o),
-      resting_qty: CommandCompleted.resting_qty(m, o),
-      result: CommandCompleted.result(m, o),
-      result_ts: hiLoToString(CommandCompleted.result_ts_hi(m, o), CommandCompleted.result_ts_lo(m, o)),
-      fills: this.fills[slot] ?? [],
-    };
+    const completion = completionOf(m, o, this.fills[slot] ?? NO_FILLS);
     this.release(slot);
     this.completedWaiters.push(waiter);
     this.completedOutcomes.push(completion);
@@ -523,7 +535,8 @@ export class GatewayCore {
    */
   hold(type: number, size: number, account: number, sheddable: boolean, cmd: CommandWriter, waiter: CompletionWaiter): void {
     this.assertWritable();
-    if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(Date.now()))) {
+    const nowMs = Date.now();
+    if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(nowMs))) {
       this.shed++;
       throw new ApiError('shed', 'the exchange is shedding load; retry with backoff');
     }
@@ -549,7 +562,7 @@ export class GatewayCore {
       if (trace !== null) this.unpublished.push(trace);
       this.schedulePublish();
     }
-    this.deadline[slot] = Date.now() + this.budgetMs;
+    this.deadline[slot] = nowMs + this.budgetMs;
     this.expiryQueue.push(corr);
     this.waiters[slot] = waiter;
   }

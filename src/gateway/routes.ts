@@ -614,7 +614,8 @@ export const ROUTES: Route[] = [
       const r = await g.submit(T_ARM_DEADMAN, ArmDeadman.SIZE, c.account, false, (m, o) => ArmDeadman.set_timeout_ms(m, o, t));
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);
-      return ok({ armed: true, timeout_ms: t, fires_at_ts: r.result_ts, seq: String(r.seq) } satisfies R.DeadmanArmed);
+      const firesAt = hiLoToString(r.result_ts_hi, r.result_ts_lo);
+      return ok({ armed: true, timeout_ms: t, fires_at_ts: firesAt, seq: String(r.seq) } satisfies R.DeadmanArmed);
     },
   }),
   route({

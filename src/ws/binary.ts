@@ -11,7 +11,7 @@
 // fields (400) -> shedding (503). A frame that cannot be read as records is
 // refused whole before any record runs (the lane closes the connection).
 
-import { stageTimes, type CommandWriter, type Completion, type CompletionWaiter, type StageTimes } from '../gateway/core.js';
+import { type CommandWriter, type Completion, type CompletionWaiter, type StageTimes } from '../gateway/core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { BUCKET_WRITE } from '../gateway/buckets.js';
 import { ApiError, codeByNum, codeInfo } from '../gateway/envelope.js';
@@ -187,7 +187,14 @@ function begin(b: BinaryBatch, correlation: number, account: number, commandType
  * answer once the completion comes. One object per record: it is both the
  * command's writer and its completion's waiter (GatewayCore.hold).
  */
-class PendingRecord implements CommandWriter, CompletionWaiter {
+class PendingRecord implements CommandWriter, CompletionWaiter, StageTimes {
+  // Its stage times (metrics): the frame's arrival and check are its head and verified stamps.
+  tVerified = NaN;
+  tPublished = NaN;
+  tSequenced = NaN;
+  tDurable = NaN;
+  tApplied = NaN;
+  tReplied = NaN;
   coidHi = 0;
   coidLo = 0;
   /** The record's words: the frame's own (written at once) or a copy (a command that may wait for room). */
@@ -202,8 +209,7 @@ class PendingRecord implements CommandWriter, CompletionWaiter {
   constructor(
     readonly correlation: number,
     readonly type: number,
-    /** Its stage times (metrics): the frame's arrival and check are its head and verified stamps. */
-    readonly times: StageTimes,
+    public tHead: number,
   ) {}
 
   write(d: Mem, at: number): void {
@@ -224,13 +230,23 @@ class PendingRecord implements CommandWriter, CompletionWaiter {
 
 const EMPTY_WORDS = new Uint32Array(0);
 
-/** The HTTP status and error code REST would have answered (metrics count binary answers alike). */
-function restEquivalent(type: number, status: number, code: number): [number, string | null] {
+/** The HTTP status REST would have answered (metrics count binary answers alike). */
+function restStatus(type: number, status: number, code: number): number {
   switch (status) {
-    case EntryStatus.ok: return [type === T_PLACE_ORDER ? 201 : type === T_CANCEL_ALL ? 202 : 200, null];
-    case EntryStatus.rejected: return [codeByNum(code).http, codeByNum(code).code];
-    case EntryStatus.refused: return [codeInfo(REFUSAL_CODE_NAMES[code]!).http, REFUSAL_CODE_NAMES[code]!];
-    default: return [504, 'sequencing_timeout'];
+    case EntryStatus.ok: return type === T_PLACE_ORDER ? 201 : type === T_CANCEL_ALL ? 202 : 200;
+    case EntryStatus.rejected: return codeByNum(code).http;
+    case EntryStatus.refused: return codeInfo(REFUSAL_CODE_NAMES[code]!).http;
+    default: return 504;
+  }
+}
+
+/** The error code REST would have answered, null for a success. */
+function restCode(status: number, code: number): string | null {
+  switch (status) {
+    case EntryStatus.ok: return null;
+    case EntryStatus.rejected: return codeByNum(code).code;
+    case EntryStatus.refused: return REFUSAL_CODE_NAMES[code]!;
+    default: return 'sequencing_timeout';
   }
 }
 
@@ -255,8 +271,8 @@ export class BinaryOrders {
 
   private record(peer: BinaryPeer, m: Mem, o: number, now: number, headUs: number, verifiedUs: number): void {
     const type = Header.type(m, o);
-    const p = new PendingRecord(Header.correlation(m, o), type, stageTimes(headUs));
-    p.times.tVerified = verifiedUs;
+    const p = new PendingRecord(Header.correlation(m, o), type, headUs);
+    p.tVerified = verifiedUs;
     if (type === T_PLACE_ORDER) {
       p.coidHi = PlaceOrder.client_order_id_hi(m, o);
       p.coidLo = PlaceOrder.client_order_id_lo(m, o);
@@ -283,7 +299,7 @@ export class BinaryOrders {
     p.clamp = type === T_PLACE_ORDER && m.u32[(o + 76) >>> 2]! >= 0x200000;
     p.peer = peer;
     p.orders = this;
-    lane.core.tracing = p.times;
+    lane.core.tracing = p;
     try {
       lane.core.hold(type, size, peer.account, sheddable, p, p);
     } catch (e) {
@@ -362,9 +378,8 @@ export class BinaryOrders {
   private observe(p: PendingRecord, status: number, code: number): void {
     const obs = this.observer;
     if (obs === undefined) return;
-    const [http, name] = restEquivalent(p.type, status, code);
-    p.times.tReplied = monoUs();
-    obs.onResponse('binary', http, name, p.times);
+    p.tReplied = monoUs();
+    obs.onResponse('binary', restStatus(p.type, status, code), restCode(status, code), p);
   }
 
   private mark(peer: BinaryPeer): void {
