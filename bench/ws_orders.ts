@@ -18,7 +18,12 @@
 //      journal's group commits beside them), and the client's from the
 //      intended send time;
 //   4. the disk alone (4 KiB append + fdatasync), whose p99 the latency
-//      target adds to its 1 ms.
+//      target adds to its 1 ms;
+//   0. first of all, on a second exchange started fresh for it: the binary
+//      16-connection load once (binary_fresh_*). The main runs' read models
+//      hold the ended orders the REST phase left (up to 1,000 per account,
+//      128 accounts); the fresh one holds those of 16 accounts, so the gap
+//      shows what retention costs each placement.
 //
 // Server CPU per placement = the exchange process's CPU over a run
 // (/proc, all its threads: gateway, engine, journal, main) / placements
@@ -201,6 +206,40 @@ function closedMetrics(
   return med;
 }
 
+/**
+ * Binary placements over 16 connections on a second, fresh exchange (only
+ * these 16 accounts, no REST phase before): the same load as the main
+ * 16-connection runs, on read models that hold few ended orders. The gap
+ * to those runs is what the retained orders of the main runs' 128 accounts
+ * cost (docs/order-entry.md).
+ */
+async function freshBinary(s: Settings, seed: number): Promise<WsRun> {
+  const ex = await startBenchExchange({ gateways: s.gateways, durability: 'fsync', demo: false });
+  try {
+    const le = await loadExchange(ex, { keys: 16, seed_shares: s.seed_shares }, seed);
+    const keys = le.setup.traders.map((t) => ({ key_id: t.key_id, secret: t.secret, account_id: t.account_id }));
+    const load = await OrderLoad.start(ex, 'binary', le.market, keys, le.nextSeed());
+    try {
+      // A short run first: the exchange's code warms up on it, as the main runs' does on the REST phase.
+      await load.run({ loop: 'closed', window: WINDOW[16]!, rate: 0, duration_ms: Math.min(3000, s.run_ms) });
+      return await wsRun(s, ex, le, load, 'binary', 16, { loop: 'closed', window: WINDOW[16]!, rate: 0, duration_ms: s.run_ms });
+    } finally {
+      await load.close();
+    }
+  } finally {
+    await ex.stop();
+  }
+}
+
+/** The binary load on a fresh exchange (freshBinary): one run. */
+function freshMetrics(metrics: Record<string, number>, fresh: WsRun): void {
+  metrics.binary_fresh_placements_per_s = round1(wsRate(fresh.m.value));
+  metrics.binary_fresh_server_cpu_us_per_placement = cpuUsPerPlacement(fresh.m, fresh.m.value.ok);
+  metrics.binary_fresh_engine_thread_cpu_pct = round1(fresh.m.engine_pct);
+  metrics.binary_fresh_gateway_thread_cpu_pct = round1(fresh.m.gateway_pct);
+  metrics.binary_fresh_main_thread_cpu_pct = round1(fresh.m.main_pct);
+}
+
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
   const s = settings(opts.quick === true);
   const seed = 0x5eed_0017;
@@ -211,6 +250,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   };
 
   const disk = diskFloor(s.quick ? 500 : 3000);
+  const fresh = await freshBinary(s, seed ^ 0xf7e5);
   const ex = await startBenchExchange({ gateways: s.gateways, durability: 'fsync', demo: false });
   try {
     const le = await loadExchange(ex, { keys: s.keys, seed_shares: s.seed_shares }, seed);
@@ -318,6 +358,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
           `${o.fsync.p50_us}/${o.fsync.p99_us}/${o.fsync.max_us} (p50/p99/max µs, ${o.fsync.count} group commits).`,
       );
     }
+    freshMetrics(metrics, fresh);
     metrics.disk_fdatasync_p50_ms = round3(disk.p50_us / 1000);
     metrics.disk_fdatasync_p99_ms = round3(disk.p99_us / 1000);
     metrics.latency_target_ms = round3(1 + disk.p99_us / 1000);
@@ -352,8 +393,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
           `${WINDOW[1]}) and ` +
         `16 (window ${WINDOW[16]} each), ${s.repeats} x ${s.run_ms / 1000} s each, interleaved; then ${s.open_ms / 1000} s open loop at ` +
           `half of each mode's ` +
-        `16-connection peak. Placements around YES ${MID} +- ${SPREAD}, both outcomes, 70% buys, qty ` +
-          `1..10.${s.quick ? ' QUICK run: tooling check only.' : ''}`,
+        `16-connection peak. Before all that, binary_fresh_*: the 16-connection binary load for ${s.run_ms / 1000} s on a second, ` +
+          `fresh exchange (16 accounts, nothing placed before but a ${Math.min(3000, s.run_ms) / 1000} s warm-up). ` +
+        `Placements around YES ${MID} +- ${SPREAD}, both outcomes, 70% buys, qty 1..10.${s.quick ? ' QUICK run: tooling check only.' : ''}`,
       metrics,
       peers: {},
       ratios,
