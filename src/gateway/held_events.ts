@@ -5,7 +5,7 @@
 // seq, and the ring must not wait for it (a consumer that lags blocks the
 // engine). The thread that owns the GatewayCore.
 
-import { memOf, type Mem } from '../lib/mem.js';
+import { copyWords, memOf, type Mem } from '../lib/mem.js';
 
 const SEGMENT_BYTES = 1 << 20;
 
@@ -25,7 +25,7 @@ export class HeldEvents {
       this.used.push(0);
       s++;
     }
-    this.segments[s]!.u8.set(m.u8.subarray(o, o + len), this.used[s]!);
+    copyWords(m, o, this.segments[s]!.u32, this.used[s]!, len);
     this.used[s] = this.used[s]! + len;
     this.count++;
   }

@@ -20,7 +20,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
 import { assert, fail } from '../lib/assert.js';
-import type { Mem } from '../lib/mem.js';
+import { copyWords, type Mem } from '../lib/mem.js';
 import { crc32c } from './crc32c.js';
 import { FS_IO, type JournalIo } from './faults.js';
 import {
@@ -132,10 +132,7 @@ export class JournalWriter {
     if (this.fill + need > this.buf.length) this.writeOut();
     assert(need <= this.buf.length, 'journal: record larger than the write buffer');
     const at = this.fill;
-    // Word by word: a subarray per record to copy it with set() was an allocation per event.
-    const src = m.u32;
-    const words = this.words;
-    for (let i = o >>> 2, j = (at + FRAME_HEADER_BYTES) >>> 2, end = (o + len) >>> 2; i < end; i++, j++) words[j] = src[i]!;
+    copyWords(m, o, this.words, at + FRAME_HEADER_BYTES, len);
     this.dv.setUint32(at, len, true);
     this.dv.setUint32(at + 4, crc32c(this.buf, at + FRAME_HEADER_BYTES, at + need), true);
     this.fill += need;

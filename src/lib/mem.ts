@@ -24,6 +24,16 @@ export function memOf(buf: ArrayBufferLike, byteOffset = 0, byteLength = buf.byt
   };
 }
 
+/**
+ * Copies `bytes` (a multiple of 4) from byte o of m to byte at of dst, word
+ * by word: records start 8-byte aligned and are whole words, and a copy
+ * through set(subarray(...)) would allocate a view per record.
+ */
+export function copyWords(m: Mem, o: number, dst: Uint32Array, at: number, bytes: number): void {
+  const src = m.u32;
+  for (let i = o >>> 2, j = at >>> 2, end = (o + bytes) >>> 2; i < end; i++, j++) dst[j] = src[i]!;
+}
+
 /** Typed arrays use the platform's byte order; records are little-endian. */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 assert(LITTLE_ENDIAN, 'mem: this exchange runs on little-endian platforms only');
