@@ -40,6 +40,12 @@ export class Accounts {
   rejHead = new Int32Array(0);
   rejTail = new Int32Array(0);
   rejCount = new Uint32Array(0);
+  /**
+   * One bit per account (bit a & 31 of word a >>> 5): set while the account
+   * retains ended orders (terminal or rejected), for the eviction at
+   * max_orders (apply.ts makeRoom), which looks for such an account.
+   */
+  retainedBits = new Uint32Array(0);
   // Dead-man timer.
   deadArmed = new Uint8Array(0);
   deadTimeoutMs = new Uint32Array(0);
@@ -156,6 +162,40 @@ export class Accounts {
     this.ensureWithdrawals(64);
   }
 
+  /** Marks account a as retaining ended orders (see retainedBits). */
+  markRetaining(a: number): void {
+    this.retainedBits[a >>> 5] = this.retainedBits[a >>> 5]! | (1 << (a & 31));
+  }
+
+  /** Account a retains no ended order any more. */
+  unmarkRetaining(a: number): void {
+    this.retainedBits[a >>> 5] = this.retainedBits[a >>> 5]! & ~(1 << (a & 31));
+  }
+
+  /** The first account from `start` on (then from 1, wrapping) that retains ended orders; 0 if none does. */
+  retainingFrom(start: number): number {
+    const bits = this.retainedBits;
+    const last = this.count >>> 5;
+    const first = start >>> 5;
+    // The start word without the accounts below start, then the words after it, then from word 0 up to and with it.
+    let w = first;
+    let word = bits[w]! & (~0 << (start & 31));
+    for (let i = 0; i <= last + 1; i++) {
+      // Only accounts 1..count ever have their bit set.
+      if (word !== 0) return (w << 5) | (31 - Math.clz32(word & -word));
+      w = w >= last ? 0 : w + 1;
+      word = bits[w]!;
+    }
+    return 0;
+  }
+
+  /** Snapshots written before retainedBits: derived from the retention counts. */
+  static upgradeDecoded(x: Accounts): void {
+    if (x.retainedBits !== undefined) return;
+    x.retainedBits = new Uint32Array((x.capacity >>> 5) + 1);
+    for (let a = 1; a <= x.count; a++) if (x.termCount[a]! + x.rejCount[a]! > 0) x.markRetaining(a);
+  }
+
   isLive(account: number): boolean {
     return account >= 1 && account <= this.count && this.deleted[account] === 0;
   }
@@ -174,6 +214,7 @@ export class Accounts {
     this.rejHead = grown(this.rejHead, cap, NIL);
     this.rejTail = grown(this.rejTail, cap, NIL);
     this.rejCount = grown(this.rejCount, cap);
+    this.retainedBits = grown(this.retainedBits, (cap >>> 5) + 1);
     this.deadArmed = grown(this.deadArmed, cap);
     this.deadTimeoutMs = grown(this.deadTimeoutMs, cap);
     this.deadHi = grown(this.deadHi, cap);

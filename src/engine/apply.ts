@@ -108,6 +108,7 @@ export class AcceptedOrder {
 export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
   const ord = s.orders;
   const acc = s.accounts;
+  if (s.ordersHeld() >= s.config.max_orders) makeRoom(s, f.account);
   const slot = ord.alloc();
   const a = f.account;
   const side = f.side;
@@ -132,7 +133,8 @@ export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
   ord.coidLo[slot] = f.coidLo;
   ord.expHi[slot] = f.expHi;
   ord.expLo[slot] = f.expLo;
-  if (!s.matchingOnly) {
+  if (s.matchingOnly) s.heldOrders++;
+  else {
     ord.qty[slot] = qty;
     ord.filled[slot] = 0;
     ord.stp[slot] = f.stp;
@@ -360,9 +362,12 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   const acc = s.accounts;
   const a = Header.account(m, o);
   const hasCoid = OrderRejected.has_client_order_id(m, o);
+  // A reject adds a row unless its account's reject list is full (then its own oldest leaves).
+  if (s.ordersHeld() >= s.config.max_orders && retainedRejects(s, a) < s.config.reject_cap) makeRoom(s, a);
   if (s.matchingOnly && hasCoid !== 1) {
     // Nothing decide reads: only counted, for the evictions it causes.
-    evictRetired(s, acc.rejHead, acc.rejTail, a, countRetired(s, s.rejTotal, a) - s.config.reject_cap);
+    s.heldOrders++;
+    evictRetired(s, acc.rejHead, acc.rejTail, a, retireCounted(s, true, a, s.config.reject_cap));
     return;
   }
   const slot = ord.alloc();
@@ -405,15 +410,19 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   // Rejected FIFO, oldest first; evict beyond reject_cap.
   pushTail(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a, slot);
   if (s.matchingOnly) {
-    const total = countRetired(s, s.rejTotal, a);
-    markRetired(s, slot, total);
-    evictRetired(s, acc.rejHead, acc.rejTail, a, total - s.config.reject_cap);
+    s.heldOrders++;
+    const gone = retireCounted(s, true, a, s.config.reject_cap);
+    markRetired(s, slot, s.rejTotal[a]!);
+    evictRetired(s, acc.rejHead, acc.rejTail, a, gone);
     return;
   }
+  acc.markRetaining(a);
+  s.retainedOrders++;
   acc.rejCount[a] = acc.rejCount[a]! + 1;
   if (acc.rejCount[a]! > s.config.reject_cap) {
     forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a));
     acc.rejCount[a] = acc.rejCount[a]! - 1;
+    s.retainedOrders--;
   }
 }
 
@@ -425,36 +434,106 @@ function retire(s: ExchangeState, slot: number): void {
   unlink(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
   if (s.matchingOnly) {
     // Only orders holding a client_order_id stay (decide refuses their id while retained).
-    const total = countRetired(s, s.termTotal, a);
+    const gone = retireCounted(s, false, a, s.config.terminal_cap);
     if (ord.hasCoid[slot] === 1) {
       pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
-      markRetired(s, slot, total);
+      markRetired(s, slot, s.termTotal[a]!);
     } else {
       s.unindexOrder(ord.id[slot]!);
       ord.free(slot);
     }
-    evictRetired(s, acc.termHead, acc.termTail, a, total - s.config.terminal_cap);
+    evictRetired(s, acc.termHead, acc.termTail, a, gone);
     return;
   }
   pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+  acc.markRetaining(a);
+  s.retainedOrders++;
   acc.termCount[a] = acc.termCount[a]! + 1;
   if (acc.termCount[a]! > s.config.terminal_cap) {
     forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, a));
     acc.termCount[a] = acc.termCount[a]! - 1;
+    s.retainedOrders--;
   }
 }
 
-/** Matching only: counts one more retirement of account a in `totals` (s.termTotal or s.rejTotal); returns the new count. */
-function countRetired(s: ExchangeState, totals: Float64Array, a: number): number {
-  if (a >= totals.length) {
-    const bigger = grown(totals, nextCapacity(totals.length, a + 1));
-    if (totals === s.termTotal) s.termTotal = bigger;
-    else s.rejTotal = bigger;
-    totals = bigger;
-  }
+/**
+ * Matching only: counts one more retained order of account a in one of its
+ * lists (rejected: s.rejTotal and s.rejGone, else the term pair),
+ * evicting the list's oldest beyond `cap` as a full state does (the count
+ * only: the caller drops the row if it is kept here). Returns the list's
+ * gone count: the rows numbered up to it are evicted.
+ */
+function retireCounted(s: ExchangeState, rejected: boolean, a: number, cap: number): number {
+  if (a >= s.termTotal.length) growRetirementCounts(s, a);
+  const totals = rejected ? s.rejTotal : s.termTotal;
+  const gone = rejected ? s.rejGone : s.termGone;
   const n = totals[a]! + 1;
   totals[a] = n;
-  return n;
+  s.accounts.markRetaining(a);
+  s.retainedOrders++;
+  let g = gone[a]!;
+  if (n - g > cap) {
+    g = n - cap;
+    gone[a] = g;
+    s.retainedOrders--;
+    s.heldOrders--;
+  }
+  return g;
+}
+
+/** Matching only: the four per-account retirement counts, grown to hold account a. */
+function growRetirementCounts(s: ExchangeState, a: number): void {
+  const cap = nextCapacity(s.termTotal.length, a + 1);
+  s.termTotal = grown(s.termTotal, cap);
+  s.rejTotal = grown(s.rejTotal, cap);
+  s.termGone = grown(s.termGone, cap);
+  s.rejGone = grown(s.rejGone, cap);
+}
+
+/** Rejected orders account a retains (as a full state counts them). */
+function retainedRejects(s: ExchangeState, a: number): number {
+  if (!s.matchingOnly) return s.accounts.rejCount[a]!;
+  return a < s.rejTotal.length ? s.rejTotal[a]! - s.rejGone[a]! : 0;
+}
+
+/** Terminal orders account a retains (as a full state counts them). */
+function retainedTerminal(s: ExchangeState, a: number): number {
+  if (!s.matchingOnly) return s.accounts.termCount[a]!;
+  return a < s.termTotal.length ? s.termTotal[a]! - s.termGone[a]! : 0;
+}
+
+/**
+ * At max_orders, before a new row (an accepted order, or a reject that does
+ * not evict its own account's oldest): evicts one retained order so that the
+ * orders held stay within the bound. Account a's own first if it retains any,
+ * else the first account that does from a place the seq picks (so the cost
+ * spreads over the accounts, the same on every thread and on replay); of that
+ * account its oldest rejected order, or its oldest terminal one if it has no
+ * rejected one. Decide refuses a placement when the live orders alone reach
+ * the bound (order_capacity_exceeded), so there is always one to evict here.
+ */
+function makeRoom(s: ExchangeState, a: number): void {
+  const acc = s.accounts;
+  let v = a;
+  if (retainedRejects(s, v) + retainedTerminal(s, v) === 0) v = acc.retainingFrom(1 + (s.seq % acc.count));
+  if (!(v !== 0)) fail('apply: max_orders reached with no retained order to evict');
+  const ord = s.orders;
+  const rej = retainedRejects(s, v) > 0;
+  if (s.matchingOnly) {
+    const gone = rej ? s.rejGone : s.termGone;
+    gone[v] = gone[v]! + 1;
+    if (rej) evictRetired(s, acc.rejHead, acc.rejTail, v, gone[v]!);
+    else evictRetired(s, acc.termHead, acc.termTail, v, gone[v]!);
+    s.heldOrders--;
+  } else if (rej) {
+    forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, v));
+    acc.rejCount[v] = acc.rejCount[v]! - 1;
+  } else {
+    forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, v));
+    acc.termCount[v] = acc.termCount[v]! - 1;
+  }
+  s.retainedOrders--;
+  if (retainedRejects(s, v) + retainedTerminal(s, v) === 0) acc.unmarkRetaining(v);
 }
 
 /** Matching only: the retained order at slot retired as its account's n-th. */

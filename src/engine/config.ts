@@ -23,6 +23,16 @@ export interface EngineConfig {
   /** A proposed round settles by itself after this long. */
   dispute_window_ms: number;
   /**
+   * Most orders the exchange holds at once, live and retained (each account's
+   * newest terminal_cap ended and reject_cap rejected ones), all accounts
+   * together: what every read model keeps. At the bound a new order first
+   * evicts a retained one (apply.ts makeRoom); a placement is refused
+   * (order_capacity_exceeded, nothing retained) only when live orders alone
+   * fill it. So no order table grows without bound, and a restart never
+   * replays into more than it held.
+   */
+  max_orders: number;
+  /**
    * Initial table sizes. A full table doubles, which copies it on the engine
    * thread (tens of ms at a million orders: bench/engine_scale measures it),
    * so production sizes them for the load it expects.
@@ -34,6 +44,9 @@ export interface EngineConfig {
   position_capacity: number;
 }
 
+/** The largest max_orders: 2^24 orders are about 2 GiB in every read model and in the engine. */
+export const MAX_ORDERS_LIMIT = 1 << 24;
+
 export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   max_qty: 1_000_000,
   terminal_cap: 1000,
@@ -44,6 +57,7 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
+  max_orders: MAX_ORDERS_LIMIT,
   order_capacity: 1 << 16,
   account_capacity: 1024,
   market_capacity: 64,
@@ -54,6 +68,9 @@ export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig 
   const c = { ...DEFAULT_ENGINE_CONFIG, ...partial };
   for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
     if (!Number.isSafeInteger(c[k]) || c[k] < 1) throw new Error(`engine config: ${k} must be at least 1, got ${c[k]}`);
+  }
+  if (!Number.isSafeInteger(c.max_orders) || c.max_orders < 1 || c.max_orders > MAX_ORDERS_LIMIT) {
+    throw new Error(`engine config: max_orders must be 1..${MAX_ORDERS_LIMIT}, got ${c.max_orders}`);
   }
   // A quorum of 0 would propose (and open series rounds) from no price at all.
   if (!Number.isInteger(c.oracle_quorum) || c.oracle_quorum < 1) {

@@ -84,6 +84,9 @@ export function placeOrder(e: Emitter, t: Taker, cm: Mem, co: number, account: n
     // Not retained as a reject of its own: the existing order answers.
     if (dup >= 0) return e.placementRejected(account, Reject.duplicate_client_order_id, s.orders.id[dup]!, s.orders.status[dup]!);
   }
+  // Before any outcome that holds an order (a rejected one too): when live orders alone fill max_orders, nothing
+  // is placed or retained (below that, apply evicts a retained order to make room: makeRoom).
+  if (s.liveOrders() >= s.config.max_orders) return e.rejected(T_PLACE_ORDER, Reject.order_capacity_exceeded, account);
   t.read(cm, co, account);
   const code = admit(e, t);
   if (code !== 0) return rejectPlacement(e, cm, co, account, code);

@@ -45,14 +45,25 @@ export class ExchangeState {
   matchingOnly = false;
   /**
    * Matching only: per account, how many of its orders ever became terminal
-   * (termTotal) or were rejected (rejTotal), and per slot the count at which
-   * a retained order retired (retiredAt). A retained order is evicted once
-   * terminal_cap (reject_cap) newer ones exist, whether or not those are
-   * kept. Empty otherwise.
+   * (termTotal) or were rejected (rejTotal), how many of those a full state
+   * has evicted (termGone, rejGone: the account keeps the ones numbered
+   * above), and per slot the number under which a retained order retired
+   * (retiredAt). Evictions move the gone counts, whether or not the rows
+   * they drop are kept here. Empty otherwise.
    */
   termTotal: Float64Array = new Float64Array(0);
   rejTotal: Float64Array = new Float64Array(0);
+  termGone: Float64Array = new Float64Array(0);
+  rejGone: Float64Array = new Float64Array(0);
   retiredAt: Float64Array = new Float64Array(0);
+  /**
+   * Matching only: the orders a full state (every read model) holds, live
+   * and retained: what `orders.count` is there. Kept by the same evictions,
+   * counted instead of done (apply.ts). Read through ordersHeld().
+   */
+  heldOrders = 0;
+  /** The retained (terminal and rejected) orders a full state holds, all accounts together: ordersHeld() less the live ones. */
+  retainedOrders = 0;
 
   readonly orders: OrderSlab;
   readonly book: Book;
@@ -97,6 +108,28 @@ export class ExchangeState {
     this.oracleExpiries = new TimerHeap(ORACLE_SOURCES);
   }
 
+  /** The orders every read model holds, live and retained (at max_orders, a new one first evicts a retained one). */
+  ordersHeld(): number {
+    return this.matchingOnly ? this.heldOrders : this.orders.count;
+  }
+
+  /** Live orders (resting, or being placed): the ones max_orders bounds, since nothing evicts them. */
+  liveOrders(): number {
+    return this.ordersHeld() - this.retainedOrders;
+  }
+
+  /** Snapshots written before max_orders: the retained count, derived from the accounts' retention counts. */
+  static upgradeDecoded(x: ExchangeState): void {
+    if (x.retainedOrders !== undefined) return;
+    const acc = x.accounts;
+    let n = 0;
+    for (let a = 1; a <= acc.count; a++) n += acc.termCount[a]! + acc.rejCount[a]!;
+    x.retainedOrders = n;
+    x.heldOrders = 0;
+    x.termGone = new Float64Array(0);
+    x.rejGone = new Float64Array(0);
+  }
+
   /**
    * Turns this state into the engine thread's matching-only form (see
    * matchingOnly): retained orders without a client_order_id leave the slab,
@@ -106,9 +139,12 @@ export class ExchangeState {
   enterMatchingOnly(): void {
     if (this.matchingOnly) return;
     this.matchingOnly = true;
+    this.heldOrders = this.orders.count;
     const acc = this.accounts;
     this.termTotal = new Float64Array(acc.count + 1);
     this.rejTotal = new Float64Array(acc.count + 1);
+    this.termGone = new Float64Array(acc.count + 1);
+    this.rejGone = new Float64Array(acc.count + 1);
     this.retiredAt = new Float64Array(this.orders.capacity);
     for (let a = 1; a <= acc.count; a++) {
       this.termTotal[a] = this.keepCoidHolders(acc.termHead, acc.termTail, a);

@@ -231,6 +231,8 @@ function fromTree(t: unknown): unknown {
     // Snapshots written before a class changed its internal encoding are converted here.
     if (ctor === U32x3Map) U32x3Map.upgradeDecoded(obj as unknown as U32x3Map);
     if (ctor === IdIndex) IdIndex.upgradeDecoded(obj as unknown as IdIndex);
+    if (ctor === Accounts) Accounts.upgradeDecoded(obj as unknown as Accounts);
+    if (ctor === ExchangeState) ExchangeState.upgradeDecoded(obj as unknown as ExchangeState);
     return obj;
   }
   const out: Record<string, unknown> = {};

@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0x07d72b49;
+export const LAYOUT_FINGERPRINT = 0x07814a44;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
@@ -315,6 +315,7 @@ export const CODES: readonly CodeInfo[] = [
   {"code":"invalid_command","num":276,"http":400,"origin":"core","doc":"A command field the gateway should have refused (out of range, bad combination); a defence in depth, never expected from a conforming producer."},
   {"code":"duplicate_series","num":277,"http":409,"origin":"core","doc":"The category already has an active series (stop it first)."},
   {"code":"unknown_series","num":278,"http":404,"origin":"core","doc":"The category has no active series."},
+  {"code":"order_capacity_exceeded","num":279,"http":503,"origin":"core","doc":"Live orders fill the exchange's configured maximum of orders (--max-orders); nothing was placed or retained. Cancels and fills make room: retry later, or ask the operator."},
 ];
 /** Core reject nums by code name. */
 export const Reject = {
@@ -337,6 +338,7 @@ export const Reject = {
   invalid_command: 276,
   duplicate_series: 277,
   unknown_series: 278,
+  order_capacity_exceeded: 279,
 } as const;
 
 // ---- header ----

@@ -237,6 +237,36 @@ test('retention: evicted terminal and rejected orders free their client_order_id
   `, { terminal_cap: 1, reject_cap: 1 });
 });
 
+test('max_orders: a new order first evicts a retained one (its own account first); live orders alone at the bound are refused', () => {
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 50 x1 coid=1 -> resting
+    a1 cancel #1 -> ok canceled=1
+    a2 buy yes 50 x1 coid=1 -> resting
+    a2 cancel #2 -> ok canceled=1
+    a2 buy yes 50 x1 coid=2 -> resting
+    a2 buy yes 50 x1 coid=1 -> rejected duplicate_client_order_id
+    a1 buy yes 50 x1 coid=3 -> resting
+    a1 buy yes 50 x1 coid=1 -> resting
+    a1 cancel #6 -> ok canceled=1
+    a2 buy yes 50 x1 coid=1 -> resting
+    a1 buy yes 50 x1 coid=1 -> rejected order_capacity_exceeded
+    a1 cancel #5 -> ok canceled=1
+    a1 buy no 40 x100000 coid=9 -> rejected insufficient_balance
+    a1 buy yes 50 x1 coid=3 -> resting
+    a1 buy yes 50 x1 coid=9 -> rejected order_capacity_exceeded
+  `, { max_orders: 3, terminal_cap: 10, reject_cap: 10 });
+  // Step by step (held = live + retained, at most 3; #n counts every placement line, the refused ones too):
+  // #1 canceled (a1 retains it); #2 canceled (a2 retains it); #3 rests: 3 held, and a2's coid=1 is still taken.
+  // #5 (a1, coid=3): a1's own #1 leaves. #6 (a1, coid=1, free again): a1 retains nothing, so a2's #2 leaves.
+  // #6 canceled; a2's coid=1 (free since #2 left): a2 retains nothing, so a1's #6 leaves (the only account
+  // that retains one). Three live orders: a1's coid=1 is refused, though #6 left.
+  // #5 canceled: a1 retains it. The insufficient_balance reject is retained too: #5 (a1's own) leaves for it.
+  // a1's coid=3 (free, #5 left) evicts a1's reject; then three live orders again, and coid=9 is refused.
+});
+
 test('decrease: absolute target, time priority kept, zero cancels', () => {
   scenario(`
     market

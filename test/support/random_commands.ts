@@ -24,6 +24,7 @@ export const DIFF_CONFIG: ModelConfig = {
   oracle_staleness_ms: 10_000,
   oracle_quorum: 2,
   dispute_window_ms: 10_000,
+  max_orders: 1 << 24,
 };
 
 export const COMMAND_NAMES: readonly string[] = [

@@ -50,6 +50,8 @@ export interface ModelConfig {
   oracle_staleness_ms: number;
   oracle_quorum: number;
   dispute_window_ms: number;
+  /** Orders held at once, live and retained; a placement beyond is order_capacity_exceeded. */
+  max_orders: number;
 }
 
 export const MODEL_DEFAULTS: ModelConfig = {
@@ -62,6 +64,7 @@ export const MODEL_DEFAULTS: ModelConfig = {
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
+  max_orders: 1 << 24, // the engine's default (src/engine/config.ts MAX_ORDERS_LIMIT)
 };
 
 // The summary shape is the comparison contract with the engine (src/engine/summary.ts).
@@ -98,6 +101,13 @@ export interface MOrder {
   status: number;
   reason: number;
   on_book: boolean;
+}
+
+/** A PlaceOrder command's order fields. */
+interface PlacementRequest {
+  market_id: number; qty: number; group_id: number; tick: number; side: number; outcome: number; tif: number;
+  stp: number; post_only: number; has_client_order_id: number; has_max_cost: number; client_order_id: bigint;
+  expiry_ts: bigint; max_cost: number;
 }
 
 export interface MAccount { account_id: number; available: number; reserved: number; deleted: boolean }
@@ -425,6 +435,60 @@ export class ReferenceModel {
     return out;
   }
 
+  /** Live orders and every account's retained terminal and rejected ones: what a read model holds. */
+  private heldOrders(): number {
+    let n = this.live.size;
+    for (const r of this.retained.values()) n += r.terminal.length + r.rejected.length;
+    return n;
+  }
+
+  /** PlaceOrder check 3: a field out of range or a combination that makes no sense. */
+  private invalidPlacement(req: PlacementRequest): boolean {
+    return (
+      req.tick < 1 || req.tick > 99 ||
+      req.qty === 0 || req.qty > this.config.max_qty ||
+      req.side > Side.sell || req.outcome > Outcome.no || req.tif > Tif.fok || req.stp > Stp.cancel_both ||
+      req.post_only > 1 || req.has_client_order_id > 1 || req.has_max_cost > 1 ||
+      (req.post_only !== 0 && (req.tif === Tif.ioc || req.tif === Tif.fok)) ||
+      (req.tif === Tif.gtd && req.expiry_ts === 0n) ||
+      (req.tif !== Tif.gtd && req.expiry_ts !== 0n) ||
+      (req.has_max_cost !== 0 && req.side === Side.sell) ||
+      (req.has_max_cost !== 0 && (req.post_only !== 0 || req.tif === Tif.gtd))
+    );
+  }
+
+  /** Before acct holds one more order (a reject, which is not one more when its reject list is full): makeRoom at the bound. */
+  private roomFor(acct: number, reject: boolean): void {
+    if (this.heldOrders() < this.config.max_orders) return;
+    if (reject && this.retention(acct).rejected.length >= this.config.reject_cap) return;
+    this.makeRoom(acct);
+  }
+
+  /**
+   * At max_orders, before a new order is held: one retained order leaves.
+   * The placing account's own if it has any, else the first account (by id,
+   * wrapping past the last) from 1 + seq mod (accounts created) that has any;
+   * its oldest rejected order, else its oldest terminal one.
+   */
+  private makeRoom(acct: number): void {
+    const holds = (a: number): boolean => {
+      const r = this.retained.get(a);
+      return r !== undefined && r.terminal.length + r.rejected.length > 0;
+    };
+    let victim = acct;
+    if (!holds(victim)) {
+      const n = this.nextAccount;
+      const start = 1 + (this.now.seq % n);
+      const order = [...Array(n).keys()].map((i) => ((start - 1 + i) % n) + 1);
+      const found = order.find(holds);
+      if (found === undefined) throw new Error('reference_model: max_orders reached with nothing retained');
+      victim = found;
+    }
+    const r = this.retained.get(victim)!;
+    if (r.rejected.length > 0) r.rejected.shift();
+    else r.terminal.shift();
+  }
+
   private liveOrdersSorted(pred: (o: MOrder) => boolean): MOrder[] {
     return [...this.live.values()].filter(pred).sort((a, b) => a.order_id - b.order_id);
   }
@@ -495,6 +559,7 @@ export class ReferenceModel {
       this.emit('OrderRejected', acct, { order_id: ctx.seq, ...req, code_num: code });
       const o = this.makeOrder(ctx.seq, acct, req, 0);
       o.status = OrderStatus.rejected;
+      this.roomFor(acct, true);
       const r = this.retention(acct);
       r.rejected.push(o);
       while (r.rejected.length > this.config.reject_cap) r.rejected.shift();
@@ -514,18 +579,13 @@ export class ReferenceModel {
         return;
       }
     }
+    // 2a. order_capacity_exceeded (no OrderRejected, nothing retained): live orders alone fill max_orders
+    if (this.live.size >= this.config.max_orders) {
+      this.reject(Reject.order_capacity_exceeded);
+      return;
+    }
     // 3. invalid_command
-    const invalid =
-      req.tick < 1 || req.tick > 99 ||
-      req.qty === 0 || req.qty > this.config.max_qty ||
-      req.side > Side.sell || req.outcome > Outcome.no || req.tif > Tif.fok || req.stp > Stp.cancel_both ||
-      req.post_only > 1 || req.has_client_order_id > 1 || req.has_max_cost > 1 ||
-      (req.post_only !== 0 && (req.tif === Tif.ioc || req.tif === Tif.fok)) ||
-      (req.tif === Tif.gtd && req.expiry_ts === 0n) ||
-      (req.tif !== Tif.gtd && req.expiry_ts !== 0n) ||
-      (req.has_max_cost !== 0 && req.side === Side.sell) ||
-      (req.has_max_cost !== 0 && (req.post_only !== 0 || req.tif === Tif.gtd));
-    if (invalid) return rejectPlacement(Reject.invalid_command);
+    if (this.invalidPlacement(req)) return rejectPlacement(Reject.invalid_command);
     // 4. unknown_market
     const market = this.markets.get(req.market_id);
     if (!market) return rejectPlacement(Reject.unknown_market);
@@ -559,7 +619,8 @@ export class ReferenceModel {
       if ((a ? a.available : 0) < reserveCash) return rejectPlacement(Reject.insufficient_balance);
     }
 
-    // Accepted: the reservation is taken.
+    // Accepted: the reservation is taken (and, at max_orders, a retained order leaves).
+    this.roomFor(acct, false);
     const o = this.makeOrder(ctx.seq, acct, req, fps);
     if (o.side === Side.buy) {
       const acc = this.account(acct);
@@ -613,11 +674,7 @@ export class ReferenceModel {
     });
   }
 
-  private makeOrder(id: number, acct: number, req: {
-    market_id: number; qty: number; group_id: number; tick: number; side: number; outcome: number; tif: number;
-    stp: number; post_only: number; has_client_order_id: number; has_max_cost: number; client_order_id: bigint;
-    expiry_ts: bigint; max_cost: number;
-  }, fps: number): MOrder {
+  private makeOrder(id: number, acct: number, req: PlacementRequest, fps: number): MOrder {
     const buy = req.side === Side.buy;
     return {
       order_id: id, account: acct, ...req, fee_per_share: fps,
