@@ -55,6 +55,7 @@ import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { max, median, min, percentiles, relativeSpread } from './lib/stats.js';
 import { GcWatch } from './lib/gc_watch.js';
+import { B_ON_BOOK, LB, LW, W_ACCOUNT, W_NEXT, W_REMAINING } from '../src/book/orders.js';
 
 // The peer's package.json points "types" at a file that does not exist, so
 // the typings are named by path; it is CommonJS, so it is loaded with require.
@@ -234,7 +235,7 @@ class Generator {
         case T_FILLED: {
           const maker = Filled.maker_order_id(em, e);
           const slot = st.slotOf(maker);
-          if (slot < 0 || st.orders.onBook[slot] !== 1) this.dropLive(maker);
+          if (slot < 0 || st.orders.u8[(slot << LB) | B_ON_BOOK] !== 1) this.dropLive(maker);
           if (this.counting) {
             this.stats.fills++;
             this.stats.fillQty += Filled.qty(em, e);
@@ -434,7 +435,7 @@ class Generator {
     let lastTick = b;
     const lv0 = Book.level(MARKET, opp, b);
     if (this.rng() < SHARE_CROSS_REST && book.levelCount[lv0]! <= REST_SWEEP_MAX) {
-      for (let s = book.levelHead[lv0]!; s >= 0; s = ord.next[s]!) owners |= 1 << ord.account[s]!;
+      for (let s = book.levelHead[lv0]!; s >= 0; s = ord.i32[(s << LW) | W_NEXT]!) owners |= 1 << ord.u32[(s << LW) | W_ACCOUNT]!;
       qty = book.levelQty[lv0]! + this.size();
       if (this.counting) this.stats.crossRest++;
     } else {
@@ -448,9 +449,9 @@ class Generator {
       let taken = 0;
       let lastRem = 0;
       walk: for (let t = b; t >= 1; t--) {
-        for (let s = book.levelHead[Book.level(MARKET, opp, t)]!; s >= 0; s = ord.next[s]!) {
-          owners |= 1 << ord.account[s]!;
-          lastRem = ord.remaining[s]!;
+        for (let s = book.levelHead[Book.level(MARKET, opp, t)]!; s >= 0; s = ord.i32[(s << LW) | W_NEXT]!) {
+          owners |= 1 << ord.u32[(s << LW) | W_ACCOUNT]!;
+          lastRem = ord.u32[(s << LW) | W_REMAINING]!;
           qty += lastRem;
           lastTick = t;
           if (++taken === k) break walk;
@@ -485,7 +486,7 @@ class Generator {
     }
     const id = this.liveIds[Math.floor(this.rng() * this.liveIds.length)]!;
     const st = this.engine.state;
-    this.cancelOrder(st.orders.account[st.slotOf(id)]!, id);
+    this.cancelOrder(st.orders.u32[((st.slotOf(id)) << LW) | W_ACCOUNT]!, id);
     this.lastKind = KIND_CANCEL;
     if (this.counting) this.stats.cancel++;
   }

@@ -62,6 +62,7 @@ import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { median, percentiles } from './lib/stats.js';
 import { GcWatch } from './lib/gc_watch.js';
+import { B_ON_BOOK, LB, LW, W_ACCOUNT, W_NEXT, W_REMAINING } from '../src/book/orders.js';
 
 interface Case {
   name: string;
@@ -201,7 +202,7 @@ class Generator {
         case T_FILLED: {
           const maker = Filled.maker_order_id(em, e);
           const slot = st.slotOf(maker);
-          if (slot < 0 || st.orders.onBook[slot] !== 1) this.dropLive(maker);
+          if (slot < 0 || st.orders.u8[(slot << LB) | B_ON_BOOK] !== 1) this.dropLive(maker);
           break;
         }
         case T_COMMAND_COMPLETED:
@@ -348,7 +349,7 @@ class Generator {
     let lastTick = b;
     const lv0 = Book.level(market, opp, b);
     if (this.rng() < SHARE_CROSS_REST && book.levelCount[lv0]! <= REST_SWEEP_MAX) {
-      for (let s = book.levelHead[lv0]!; s >= 0; s = ord.next[s]!) owners.push(ord.account[s]!);
+      for (let s = book.levelHead[lv0]!; s >= 0; s = ord.i32[(s << LW) | W_NEXT]!) owners.push(ord.u32[(s << LW) | W_ACCOUNT]!);
       qty = book.levelQty[lv0]! + this.size();
     } else {
       let pMore = 0.15 + (0.6 * (this.liveCount - this.c.orders)) / this.c.orders;
@@ -359,9 +360,9 @@ class Generator {
       let taken = 0;
       let lastRem = 0;
       walk: for (let t = b; t >= 1; t--) {
-        for (let s = book.levelHead[Book.level(market, opp, t)]!; s >= 0; s = ord.next[s]!) {
-          owners.push(ord.account[s]!);
-          lastRem = ord.remaining[s]!;
+        for (let s = book.levelHead[Book.level(market, opp, t)]!; s >= 0; s = ord.i32[(s << LW) | W_NEXT]!) {
+          owners.push(ord.u32[(s << LW) | W_ACCOUNT]!);
+          lastRem = ord.u32[(s << LW) | W_REMAINING]!;
           qty += lastRem;
           lastTick = t;
           if (++taken === k) break walk;
@@ -381,7 +382,7 @@ class Generator {
     if (this.liveCount === 0) return this.passive(1 + Math.floor(this.rng() * this.c.markets));
     const id = this.liveIds[Math.floor(this.rng() * this.liveCount)]!;
     const st = this.engine.state;
-    const h = this.header(CancelOrder.TYPE, CancelOrder.SIZE, st.orders.account[st.slotOf(id)]!);
+    const h = this.header(CancelOrder.TYPE, CancelOrder.SIZE, st.orders.u32[((st.slotOf(id)) << LW) | W_ACCOUNT]!);
     CancelOrder.set_order_id(h.m, h.o, id);
     this.run(h.m, h.o);
   }
@@ -693,7 +694,7 @@ function durability(dir: string, c: Case, events: number, bytes: number, notes: 
   replay(plan, 0, (m, o) => evolve(state, m, o));
   const engineMs = performance.now() - t;
   let resting = 0;
-  for (let s = 0; s < views.state.orders.highWater; s++) if (views.state.orders.onBook[s] === 1) resting++;
+  for (let s = 0; s < views.state.orders.highWater; s++) if (views.state.orders.u8[(s << LB) | B_ON_BOOK] === 1) resting++;
   t = performance.now();
   const body = encodeViews(views);
   const encodeMs = performance.now() - t;

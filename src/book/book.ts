@@ -10,6 +10,7 @@ import * as assertModule from '../lib/assert.js';
 import * as growModule from '../lib/grow.js';
 import * as intrusiveListModule from '../lib/intrusive_list.js';
 import type { OrderSlab } from './orders.js';
+import * as ordersModule from './orders.js';
 
 // The imports the hot paths use, as module constants: V8 (Node 20) loads an
 // imported binding from its module cell and checks it for the temporal dead
@@ -17,7 +18,8 @@ import type { OrderSlab } from './orders.js';
 // constant (docs/engine-performance.md, "Imported bindings").
 const { checks, fail } = assertModule;
 const { grown, nextCapacity } = growModule;
-const { NIL, pushTail, unlink } = intrusiveListModule;
+const { NIL, pushTailPacked: pushTail, unlinkPacked: unlink } = intrusiveListModule;
+const { B_LADDER, B_LADDER_TICK, B_ON_BOOK, LB, LW, W_MARKET, W_NEXT, W_PREV, W_REMAINING } = ordersModule;
 
 /** Ticks per ladder row: index 0 is unused so that a tick is its own index. */
 export const LADDER_ROW = 100;
@@ -67,15 +69,15 @@ export class Book {
 
   /** Appends the order at the tail of its level (it joins the queue last). */
   append(o: OrderSlab, slot: number): void {
-    if (!(o.onBook[slot] === 0)) fail('book: the order is already on the book');
-    const market = o.market[slot]!;
-    const ladder = o.ladder[slot]!;
-    const tick = o.ladderTick[slot]!;
+    if (!(o.u8[(slot << LB) | B_ON_BOOK] === 0)) fail('book: the order is already on the book');
+    const market = o.u32[(slot << LW) | W_MARKET]!;
+    const ladder = o.u8[(slot << LB) | B_LADDER]!;
+    const tick = o.u8[(slot << LB) | B_LADDER_TICK]!;
     const lv = levelIndex(market, ladder, tick);
-    pushTail(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
-    this.levelQty[lv] = this.levelQty[lv]! + o.remaining[slot]!;
+    pushTail(this.levelHead, this.levelTail, o.i32, LW, W_PREV, W_NEXT, lv, slot);
+    this.levelQty[lv] = this.levelQty[lv]! + o.u32[(slot << LW) | W_REMAINING]!;
     this.levelCount[lv] = this.levelCount[lv]! + 1;
-    o.onBook[slot] = 1;
+    o.u8[(slot << LB) | B_ON_BOOK] = 1;
     const bi = (market << 1) | ladder;
     if (tick > this.best[bi]!) this.best[bi] = tick;
     if (checks.costly) this.checkLevel(o, lv);
@@ -83,15 +85,15 @@ export class Book {
 
   /** Removes the order from its level; `qty` is what it still counted for there. */
   remove(o: OrderSlab, slot: number, qty: number): void {
-    if (!(o.onBook[slot] === 1)) fail('book: remove of an order that is not on the book');
-    const market = o.market[slot]!;
-    const ladder = o.ladder[slot]!;
-    const tick = o.ladderTick[slot]!;
+    if (!(o.u8[(slot << LB) | B_ON_BOOK] === 1)) fail('book: remove of an order that is not on the book');
+    const market = o.u32[(slot << LW) | W_MARKET]!;
+    const ladder = o.u8[(slot << LB) | B_LADDER]!;
+    const tick = o.u8[(slot << LB) | B_LADDER_TICK]!;
     const lv = levelIndex(market, ladder, tick);
-    unlink(this.levelHead, this.levelTail, o.prev, o.next, lv, slot);
-    o.prev[slot] = NIL;
-    o.next[slot] = NIL;
-    o.onBook[slot] = 0;
+    unlink(this.levelHead, this.levelTail, o.i32, LW, W_PREV, W_NEXT, lv, slot);
+    o.i32[(slot << LW) | W_PREV] = NIL;
+    o.i32[(slot << LW) | W_NEXT] = NIL;
+    o.u8[(slot << LB) | B_ON_BOOK] = 0;
     const left = this.levelQty[lv]! - qty;
     if (!(left >= 0)) fail('book: a level total went negative');
     this.levelQty[lv] = left;
@@ -111,7 +113,7 @@ export class Book {
 
   /** Reduces a resting order's level total by qty (a partial fill or a decrease). */
   reduce(o: OrderSlab, slot: number, qty: number): void {
-    const lv = levelIndex(o.market[slot]!, o.ladder[slot]!, o.ladderTick[slot]!);
+    const lv = levelIndex(o.u32[(slot << LW) | W_MARKET]!, o.u8[(slot << LB) | B_LADDER]!, o.u8[(slot << LB) | B_LADDER_TICK]!);
     const left = this.levelQty[lv]! - qty;
     if (!(left > 0)) fail('book: a reduce emptied or overdrew a level that keeps the order');
     this.levelQty[lv] = left;
@@ -123,10 +125,11 @@ export class Book {
     let n = 0;
     let qty = 0;
     let prev = NIL;
-    for (let x = this.levelHead[lv]!; x !== NIL; x = o.next[x]!) {
-      const at = levelIndex(o.market[x]!, o.ladder[x]!, o.ladderTick[x]!);
-      if (!(o.prev[x] === prev && o.onBook[x] === 1 && at === lv)) fail('book: a level links an order that does not rest there');
-      qty += o.remaining[x]!;
+    for (let x = this.levelHead[lv]!; x !== NIL; x = o.i32[(x << LW) | W_NEXT]!) {
+      const at = levelIndex(o.u32[(x << LW) | W_MARKET]!, o.u8[(x << LB) | B_LADDER]!, o.u8[(x << LB) | B_LADDER_TICK]!);
+      if (!(o.i32[(x << LW) | W_PREV] === prev && o.u8[(x << LB) | B_ON_BOOK] === 1 && at === lv))
+        fail('book: a level links an order that does not rest there');
+      qty += o.u32[(x << LW) | W_REMAINING]!;
       n++;
       prev = x;
     }

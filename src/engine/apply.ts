@@ -14,6 +14,7 @@ import * as growModule from '../lib/grow.js';
 import * as intrusiveListModule from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { ExchangeState } from './state.js';
+import * as ordersModule from '../book/orders.js';
 
 // The imports the hot paths use, as module constants: V8 (Node 20) loads an
 // imported binding from its module cell and checks it for the temporal dead
@@ -24,7 +25,13 @@ const {
 } = recordsModule;
 const { fail } = assertModule;
 const { grown, nextCapacity } = growModule;
-const { NIL, popHead, pushTail, unlink } = intrusiveListModule;
+const { NIL, popHeadPacked: popHead, pushTailPacked: pushTail, unlinkPacked: unlink } = intrusiveListModule;
+const {
+  B_HAS_COID, B_HAS_MAX_COST, B_LADDER, B_LADDER_TICK, B_ON_BOOK, B_OUTCOME, B_POST_ONLY, B_REASON, B_SIDE, B_STATUS, B_STP,
+  B_TICK, B_TIF, F_ID, F_LAST_UPDATE_SEQ, F_MAX_COST, F_RESERVED_CASH, H_FEE_PER_SHARE, H_REJECT_CODE, LB, LF, LH, LW, W_ACCOUNT,
+  W_ANEXT, W_APREV, W_COID_HI, W_COID_LO, W_CREATED_TS_HI, W_CREATED_TS_LO, W_EXP_HI, W_EXP_LO, W_FILLED, W_GROUP_ID, W_MARKET,
+  W_POS_SLOT, W_QTY, W_REMAINING,
+} = ordersModule;
 
 /**
  * The fields of an accepted order, as OrderAccepted carries them, gathered
@@ -115,51 +122,58 @@ export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
   const outcome = f.outcome;
   const tick = f.tick;
   const qty = f.qty;
-  ord.id[slot] = f.id;
-  ord.account[slot] = a;
-  ord.market[slot] = f.market;
-  ord.remaining[slot] = qty;
-  ord.groupId[slot] = f.groupId;
-  ord.tick[slot] = tick;
-  ord.side[slot] = side;
-  ord.outcome[slot] = outcome;
-  ord.tif[slot] = f.tif;
-  ord.hasCoid[slot] = f.hasCoid;
-  ord.ladder[slot] = side === Side.buy ? outcome : 1 - outcome;
-  ord.ladderTick[slot] = side === Side.buy ? tick : 100 - tick;
-  ord.status[slot] = OrderStatus.resting;
-  ord.feePerShare[slot] = f.fps;
-  ord.coidHi[slot] = f.coidHi;
-  ord.coidLo[slot] = f.coidLo;
-  ord.expHi[slot] = f.expHi;
-  ord.expLo[slot] = f.expLo;
-  if (s.matchingOnly) s.heldOrders++;
-  else {
-    ord.qty[slot] = qty;
-    ord.filled[slot] = 0;
-    ord.stp[slot] = f.stp;
-    ord.postOnly[slot] = f.postOnly;
-    ord.hasMaxCost[slot] = f.hasMaxCost;
-    ord.maxCost[slot] = f.maxCost;
-    ord.reason[slot] = 0;
-    ord.rejectCode[slot] = 0;
-    ord.createdTsHi[slot] = s.tsHi;
-    ord.createdTsLo[slot] = s.tsLo;
-    ord.lastUpdateSeq[slot] = s.seq;
+  ord.f64[(slot << LF) | F_ID] = f.id;
+  ord.u32[(slot << LW) | W_ACCOUNT] = a;
+  ord.u32[(slot << LW) | W_MARKET] = f.market;
+  ord.u32[(slot << LW) | W_REMAINING] = qty;
+  ord.u32[(slot << LW) | W_GROUP_ID] = f.groupId;
+  ord.u8[(slot << LB) | B_TICK] = tick;
+  ord.u8[(slot << LB) | B_SIDE] = side;
+  ord.u8[(slot << LB) | B_OUTCOME] = outcome;
+  ord.u8[(slot << LB) | B_TIF] = f.tif;
+  ord.u8[(slot << LB) | B_HAS_COID] = f.hasCoid;
+  ord.u8[(slot << LB) | B_LADDER] = side === Side.buy ? outcome : 1 - outcome;
+  ord.u8[(slot << LB) | B_LADDER_TICK] = side === Side.buy ? tick : 100 - tick;
+  ord.u8[(slot << LB) | B_STATUS] = OrderStatus.resting;
+  ord.u16[(slot << LH) | H_FEE_PER_SHARE] = f.fps;
+  // A matching-only state reads these only when the order has them: skipping them there keeps an accept in the slot's first
+  // cache line (orders.ts); read models keep them for every order.
+  const full = !s.matchingOnly;
+  if (!full) s.heldOrders++;
+  if (full || f.hasCoid === 1) {
+    ord.u32[(slot << LW) | W_COID_HI] = f.coidHi;
+    ord.u32[(slot << LW) | W_COID_LO] = f.coidLo;
+  }
+  if (full || f.tif === Tif.gtd) {
+    ord.u32[(slot << LW) | W_EXP_HI] = f.expHi;
+    ord.u32[(slot << LW) | W_EXP_LO] = f.expLo;
+  }
+  if (full) {
+    ord.u32[(slot << LW) | W_QTY] = qty;
+    ord.u32[(slot << LW) | W_FILLED] = 0;
+    ord.u8[(slot << LB) | B_STP] = f.stp;
+    ord.u8[(slot << LB) | B_POST_ONLY] = f.postOnly;
+    ord.u8[(slot << LB) | B_HAS_MAX_COST] = f.hasMaxCost;
+    ord.f64[(slot << LF) | F_MAX_COST] = f.maxCost;
+    ord.u8[(slot << LB) | B_REASON] = 0;
+    ord.u16[(slot << LH) | H_REJECT_CODE] = 0;
+    ord.u32[(slot << LW) | W_CREATED_TS_HI] = s.tsHi;
+    ord.u32[(slot << LW) | W_CREATED_TS_LO] = s.tsLo;
+    ord.f64[(slot << LF) | F_LAST_UPDATE_SEQ] = s.seq;
   }
   s.indexOrder(f.id, slot);
   if (f.hasCoid === 1) s.coidIndex.set(a, f.coidHi, f.coidLo, slot);
   // Live list: ascending order_id, so append at the tail.
-  pushTail(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  pushTail(acc.liveHead, acc.liveTail, ord.i32, LW, W_APREV, W_ANEXT, a, slot);
   const p = acc.position(a, f.market);
-  ord.posSlot[slot] = p;
+  ord.i32[(slot << LW) | W_POS_SLOT] = p;
   const k = 2 * p + outcome;
   if (side === Side.buy) {
-    ord.reservedCash[slot] = f.reserve;
+    ord.f64[(slot << LF) | F_RESERVED_CASH] = f.reserve;
     acc.reserveCash(a, f.reserve);
     acc.addBuying(k, qty);
   } else {
-    ord.reservedCash[slot] = 0;
+    ord.f64[(slot << LF) | F_RESERVED_CASH] = 0;
     acc.reserveShares(k, qty);
   }
   return slot;
@@ -168,9 +182,9 @@ export function applyAccepted(s: ExchangeState, f: AcceptedOrder): number {
 /** OrderRested at o: the accepted order (at `slot`) joins the tail of its level. */
 export function applyRested(s: ExchangeState, m: Mem, o: number, slot: number): void {
   const ord = s.orders;
-  if (!(ord.id[slot] === OrderRested.order_id(m, o))) fail('apply: the rested order is live at its slot');
+  if (!(ord.f64[(slot << LF) | F_ID] === OrderRested.order_id(m, o))) fail('apply: the rested order is live at its slot');
   s.book.append(ord, slot);
-  if (ord.tif[slot] === Tif.gtd) s.expiries.set(slot, ord.expHi[slot]!, ord.expLo[slot]!);
+  if (ord.u8[(slot << LB) | B_TIF] === Tif.gtd) s.expiries.set(slot, ord.u32[(slot << LW) | W_EXP_HI]!, ord.u32[(slot << LW) | W_EXP_LO]!);
 }
 
 /**
@@ -227,49 +241,49 @@ export class Fill {
 export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  if (!(ord.id[maker] === f.makerId && ord.onBook[maker] === 1)) fail('apply: the maker rests at its slot');
-  if (!(ord.id[taker] === f.takerId)) fail('apply: the taker is live at its slot');
+  if (!(ord.f64[(maker << LF) | F_ID] === f.makerId && ord.u8[(maker << LB) | B_ON_BOOK] === 1)) fail('apply: the maker rests at its slot');
+  if (!(ord.f64[(taker << LF) | F_ID] === f.takerId)) fail('apply: the taker is live at its slot');
   const q = f.qty;
-  const mTick = ord.ladderTick[maker]!;
+  const mTick = ord.u8[(maker << LB) | B_LADDER_TICK]!;
   const makerFee = f.makerFee;
   const takerFee = f.takerFee;
   // Maker trades at its own ladder price; the taker at the complement.
-  const makerP = ord.side[maker] === Side.buy ? mTick : 100 - mTick;
-  const takerP = ord.side[taker] === Side.buy ? 100 - mTick : mTick;
+  const makerP = ord.u8[(maker << LB) | B_SIDE] === Side.buy ? mTick : 100 - mTick;
+  const takerP = ord.u8[(taker << LB) | B_SIDE] === Side.buy ? 100 - mTick : mTick;
   settleParty(s, maker, q, makerP, makerFee, f.makerRelease);
   settleParty(s, taker, q, takerP, takerFee, f.takerRelease);
   acc.feesCollected += makerFee + takerFee;
   s.fillCount = f.fillId;
 
   const seq = s.seq;
-  const mRem = ord.remaining[maker]! - q;
+  const mRem = ord.u32[(maker << LW) | W_REMAINING]! - q;
   if (!(mRem >= 0)) fail('apply: a fill exceeds the maker\'s remaining quantity');
-  ord.remaining[maker] = mRem;
+  ord.u32[(maker << LW) | W_REMAINING] = mRem;
   if (!s.matchingOnly) {
-    ord.filled[maker] = ord.filled[maker]! + q;
-    ord.lastUpdateSeq[maker] = seq;
+    ord.u32[(maker << LW) | W_FILLED] = ord.u32[(maker << LW) | W_FILLED]! + q;
+    ord.f64[(maker << LF) | F_LAST_UPDATE_SEQ] = seq;
   }
   if (mRem === 0) {
     s.book.remove(ord, maker, q);
-    if (ord.tif[maker] === Tif.gtd) s.expiries.remove(maker);
-    ord.status[maker] = OrderStatus.filled;
+    if (ord.u8[(maker << LB) | B_TIF] === Tif.gtd) s.expiries.remove(maker);
+    ord.u8[(maker << LB) | B_STATUS] = OrderStatus.filled;
     retire(s, maker);
   } else {
     s.book.reduce(ord, maker, q);
-    ord.status[maker] = OrderStatus.partially_filled;
+    ord.u8[(maker << LB) | B_STATUS] = OrderStatus.partially_filled;
   }
-  const tRem = ord.remaining[taker]! - q;
+  const tRem = ord.u32[(taker << LW) | W_REMAINING]! - q;
   if (!(tRem >= 0)) fail('apply: a fill exceeds the taker\'s remaining quantity');
-  ord.remaining[taker] = tRem;
+  ord.u32[(taker << LW) | W_REMAINING] = tRem;
   if (!s.matchingOnly) {
-    ord.filled[taker] = ord.filled[taker]! + q;
-    ord.lastUpdateSeq[taker] = seq;
+    ord.u32[(taker << LW) | W_FILLED] = ord.u32[(taker << LW) | W_FILLED]! + q;
+    ord.f64[(taker << LF) | F_LAST_UPDATE_SEQ] = seq;
   }
   if (tRem === 0) {
-    ord.status[taker] = OrderStatus.filled;
+    ord.u8[(taker << LB) | B_STATUS] = OrderStatus.filled;
     retire(s, taker);
   } else {
-    ord.status[taker] = OrderStatus.partially_filled;
+    ord.u8[(taker << LB) | B_STATUS] = OrderStatus.partially_filled;
   }
 
   const market = f.market;
@@ -284,12 +298,12 @@ export function applyFilled(s: ExchangeState, f: Fill, maker: number, taker: num
 function settleParty(s: ExchangeState, slot: number, q: number, p: number, fee: number, release: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  const a = ord.account[slot]!;
-  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
-  if (ord.side[slot] === Side.buy) {
-    const left = ord.reservedCash[slot]! - release;
+  const a = ord.u32[(slot << LW) | W_ACCOUNT]!;
+  const k = 2 * ord.i32[(slot << LW) | W_POS_SLOT]! + ord.u8[(slot << LB) | B_OUTCOME]!;
+  if (ord.u8[(slot << LB) | B_SIDE] === Side.buy) {
+    const left = ord.f64[(slot << LF) | F_RESERVED_CASH]! - release;
     if (!(left >= 0)) fail('apply: a fill releases more than the order reserved');
-    ord.reservedCash[slot] = left;
+    ord.f64[(slot << LF) | F_RESERVED_CASH] = left;
     acc.releaseCash(a, release, q * p + fee);
     acc.pFree[k] = acc.pFree[k]! + q;
     acc.addBuying(k, -q);
@@ -303,30 +317,30 @@ function settleParty(s: ExchangeState, slot: number, q: number, p: number, fee: 
 export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  if (!(ord.id[slot] === OrderCanceled.order_id(m, o))) fail('apply: the canceled order is live at its slot');
+  if (!(ord.f64[(slot << LF) | F_ID] === OrderCanceled.order_id(m, o))) fail('apply: the canceled order is live at its slot');
   const rem = OrderCanceled.canceled_qty(m, o);
-  const status = ord.status[slot];
+  const status = ord.u8[(slot << LB) | B_STATUS];
   const live = status !== OrderStatus.canceled && status !== OrderStatus.filled;
-  if (!(live && rem === ord.remaining[slot])) fail('apply: a cancel takes a live order\'s whole remainder');
-  if (ord.onBook[slot] === 1) s.book.remove(ord, slot, rem);
-  if (ord.tif[slot] === Tif.gtd) s.expiries.remove(slot);
-  const a = ord.account[slot]!;
-  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
-  if (ord.side[slot] === Side.buy) {
+  if (!(live && rem === ord.u32[(slot << LW) | W_REMAINING])) fail('apply: a cancel takes a live order\'s whole remainder');
+  if (ord.u8[(slot << LB) | B_ON_BOOK] === 1) s.book.remove(ord, slot, rem);
+  if (ord.u8[(slot << LB) | B_TIF] === Tif.gtd) s.expiries.remove(slot);
+  const a = ord.u32[(slot << LW) | W_ACCOUNT]!;
+  const k = 2 * ord.i32[(slot << LW) | W_POS_SLOT]! + ord.u8[(slot << LB) | B_OUTCOME]!;
+  if (ord.u8[(slot << LB) | B_SIDE] === Side.buy) {
     const release = OrderCanceled.release_cash(m, o);
-    const left = ord.reservedCash[slot]! - release;
+    const left = ord.f64[(slot << LF) | F_RESERVED_CASH]! - release;
     if (!(left >= 0)) fail('apply: a cancel releases more than the order reserved');
-    ord.reservedCash[slot] = left;
+    ord.f64[(slot << LF) | F_RESERVED_CASH] = left;
     acc.releaseCash(a, release, 0);
     acc.addBuying(k, -rem);
   } else {
     acc.releaseShares(k, rem, true);
   }
-  ord.remaining[slot] = 0;
-  ord.status[slot] = OrderStatus.canceled;
+  ord.u32[(slot << LW) | W_REMAINING] = 0;
+  ord.u8[(slot << LB) | B_STATUS] = OrderStatus.canceled;
   if (!s.matchingOnly) {
-    ord.reason[slot] = OrderCanceled.reason(m, o);
-    ord.lastUpdateSeq[slot] = s.seq;
+    ord.u8[(slot << LB) | B_REASON] = OrderCanceled.reason(m, o);
+    ord.f64[(slot << LF) | F_LAST_UPDATE_SEQ] = s.seq;
   }
   retire(s, slot);
 }
@@ -335,20 +349,21 @@ export function applyCanceled(s: ExchangeState, m: Mem, o: number, slot: number)
 export function applyDecreased(s: ExchangeState, m: Mem, o: number, slot: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  if (!(ord.id[slot] === OrderDecreased.order_id(m, o) && ord.onBook[slot] === 1)) fail('apply: the decreased order rests at its slot');
+  if (!(ord.f64[(slot << LF) | F_ID] === OrderDecreased.order_id(m, o) && ord.u8[(slot << LB) | B_ON_BOOK] === 1))
+    fail('apply: the decreased order rests at its slot');
   const newQty = OrderDecreased.new_qty(m, o);
-  const removed = ord.remaining[slot]! - newQty;
+  const removed = ord.u32[(slot << LW) | W_REMAINING]! - newQty;
   if (!(removed > 0 && newQty > 0)) fail('apply: a decrease keeps between 1 and remaining - 1 shares');
-  ord.remaining[slot] = newQty;
+  ord.u32[(slot << LW) | W_REMAINING] = newQty;
   s.book.reduce(ord, slot, removed);
-  if (!s.matchingOnly) ord.lastUpdateSeq[slot] = s.seq;
-  const a = ord.account[slot]!;
-  const k = 2 * ord.posSlot[slot]! + ord.outcome[slot]!;
-  if (ord.side[slot] === Side.buy) {
+  if (!s.matchingOnly) ord.f64[(slot << LF) | F_LAST_UPDATE_SEQ] = s.seq;
+  const a = ord.u32[(slot << LW) | W_ACCOUNT]!;
+  const k = 2 * ord.i32[(slot << LW) | W_POS_SLOT]! + ord.u8[(slot << LB) | B_OUTCOME]!;
+  if (ord.u8[(slot << LB) | B_SIDE] === Side.buy) {
     const release = OrderDecreased.release_cash(m, o);
-    const left = ord.reservedCash[slot]! - release;
+    const left = ord.f64[(slot << LF) | F_RESERVED_CASH]! - release;
     if (!(left >= 0)) fail('apply: a decrease releases more than the order reserved');
-    ord.reservedCash[slot] = left;
+    ord.f64[(slot << LF) | F_RESERVED_CASH] = left;
     acc.releaseCash(a, release, 0);
     acc.addBuying(k, -removed);
   } else {
@@ -374,41 +389,41 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   const id = OrderRejected.order_id(m, o);
   const side = OrderRejected.side(m, o);
   const outcome = OrderRejected.outcome(m, o);
-  ord.id[slot] = id;
-  ord.account[slot] = a;
-  ord.market[slot] = OrderRejected.market_id(m, o);
-  ord.qty[slot] = OrderRejected.qty(m, o);
-  ord.remaining[slot] = 0;
-  ord.filled[slot] = 0;
-  ord.groupId[slot] = OrderRejected.group_id(m, o);
-  ord.tick[slot] = OrderRejected.tick(m, o);
-  ord.side[slot] = side;
-  ord.outcome[slot] = outcome;
-  ord.tif[slot] = OrderRejected.tif(m, o);
-  ord.stp[slot] = OrderRejected.stp(m, o);
-  ord.postOnly[slot] = OrderRejected.post_only(m, o);
-  ord.hasCoid[slot] = hasCoid;
-  ord.hasMaxCost[slot] = OrderRejected.has_max_cost(m, o);
-  ord.ladder[slot] = (side === Side.buy ? outcome : 1 - outcome) & 1;
-  ord.ladderTick[slot] = 0;
-  ord.status[slot] = OrderStatus.rejected;
-  ord.reason[slot] = 0;
-  ord.feePerShare[slot] = 0;
-  ord.rejectCode[slot] = OrderRejected.code_num(m, o);
-  ord.posSlot[slot] = -1;
-  ord.reservedCash[slot] = 0;
-  ord.maxCost[slot] = OrderRejected.max_cost(m, o);
-  ord.coidHi[slot] = OrderRejected.client_order_id_hi(m, o);
-  ord.coidLo[slot] = OrderRejected.client_order_id_lo(m, o);
-  ord.expHi[slot] = OrderRejected.expiry_ts_hi(m, o);
-  ord.expLo[slot] = OrderRejected.expiry_ts_lo(m, o);
-  ord.createdTsHi[slot] = s.tsHi;
-  ord.createdTsLo[slot] = s.tsLo;
-  ord.lastUpdateSeq[slot] = s.seq;
+  ord.f64[(slot << LF) | F_ID] = id;
+  ord.u32[(slot << LW) | W_ACCOUNT] = a;
+  ord.u32[(slot << LW) | W_MARKET] = OrderRejected.market_id(m, o);
+  ord.u32[(slot << LW) | W_QTY] = OrderRejected.qty(m, o);
+  ord.u32[(slot << LW) | W_REMAINING] = 0;
+  ord.u32[(slot << LW) | W_FILLED] = 0;
+  ord.u32[(slot << LW) | W_GROUP_ID] = OrderRejected.group_id(m, o);
+  ord.u8[(slot << LB) | B_TICK] = OrderRejected.tick(m, o);
+  ord.u8[(slot << LB) | B_SIDE] = side;
+  ord.u8[(slot << LB) | B_OUTCOME] = outcome;
+  ord.u8[(slot << LB) | B_TIF] = OrderRejected.tif(m, o);
+  ord.u8[(slot << LB) | B_STP] = OrderRejected.stp(m, o);
+  ord.u8[(slot << LB) | B_POST_ONLY] = OrderRejected.post_only(m, o);
+  ord.u8[(slot << LB) | B_HAS_COID] = hasCoid;
+  ord.u8[(slot << LB) | B_HAS_MAX_COST] = OrderRejected.has_max_cost(m, o);
+  ord.u8[(slot << LB) | B_LADDER] = (side === Side.buy ? outcome : 1 - outcome) & 1;
+  ord.u8[(slot << LB) | B_LADDER_TICK] = 0;
+  ord.u8[(slot << LB) | B_STATUS] = OrderStatus.rejected;
+  ord.u8[(slot << LB) | B_REASON] = 0;
+  ord.u16[(slot << LH) | H_FEE_PER_SHARE] = 0;
+  ord.u16[(slot << LH) | H_REJECT_CODE] = OrderRejected.code_num(m, o);
+  ord.i32[(slot << LW) | W_POS_SLOT] = -1;
+  ord.f64[(slot << LF) | F_RESERVED_CASH] = 0;
+  ord.f64[(slot << LF) | F_MAX_COST] = OrderRejected.max_cost(m, o);
+  ord.u32[(slot << LW) | W_COID_HI] = OrderRejected.client_order_id_hi(m, o);
+  ord.u32[(slot << LW) | W_COID_LO] = OrderRejected.client_order_id_lo(m, o);
+  ord.u32[(slot << LW) | W_EXP_HI] = OrderRejected.expiry_ts_hi(m, o);
+  ord.u32[(slot << LW) | W_EXP_LO] = OrderRejected.expiry_ts_lo(m, o);
+  ord.u32[(slot << LW) | W_CREATED_TS_HI] = s.tsHi;
+  ord.u32[(slot << LW) | W_CREATED_TS_LO] = s.tsLo;
+  ord.f64[(slot << LF) | F_LAST_UPDATE_SEQ] = s.seq;
   s.indexOrder(id, slot);
-  if (hasCoid === 1) s.coidIndex.set(a, ord.coidHi[slot]!, ord.coidLo[slot]!, slot);
+  if (hasCoid === 1) s.coidIndex.set(a, ord.u32[(slot << LW) | W_COID_HI]!, ord.u32[(slot << LW) | W_COID_LO]!, slot);
   // Rejected FIFO, oldest first; evict beyond reject_cap.
-  pushTail(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a, slot);
+  pushTail(acc.rejHead, acc.rejTail, ord.i32, LW, W_APREV, W_ANEXT, a, slot);
   if (s.matchingOnly) {
     s.heldOrders++;
     const gone = retireCounted(s, true, a, s.config.reject_cap);
@@ -420,7 +435,7 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   s.retainedOrders++;
   acc.rejCount[a] = acc.rejCount[a]! + 1;
   if (acc.rejCount[a]! > s.config.reject_cap) {
-    forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, a));
+    forget(s, popHead(acc.rejHead, acc.rejTail, ord.i32, LW, W_APREV, W_ANEXT, a));
     acc.rejCount[a] = acc.rejCount[a]! - 1;
     s.retainedOrders--;
   }
@@ -430,27 +445,27 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
 function retire(s: ExchangeState, slot: number): void {
   const ord = s.orders;
   const acc = s.accounts;
-  const a = ord.account[slot]!;
-  unlink(acc.liveHead, acc.liveTail, ord.aprev, ord.anext, a, slot);
+  const a = ord.u32[(slot << LW) | W_ACCOUNT]!;
+  unlink(acc.liveHead, acc.liveTail, ord.i32, LW, W_APREV, W_ANEXT, a, slot);
   if (s.matchingOnly) {
     // Only orders holding a client_order_id stay (decide refuses their id while retained).
     const gone = retireCounted(s, false, a, s.config.terminal_cap);
-    if (ord.hasCoid[slot] === 1) {
-      pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+    if (ord.u8[(slot << LB) | B_HAS_COID] === 1) {
+      pushTail(acc.termHead, acc.termTail, ord.i32, LW, W_APREV, W_ANEXT, a, slot);
       markRetired(s, slot, s.termTotal[a]!);
     } else {
-      s.unindexOrder(ord.id[slot]!);
+      s.unindexOrder(ord.f64[(slot << LF) | F_ID]!);
       ord.free(slot);
     }
     evictRetired(s, acc.termHead, acc.termTail, a, gone);
     return;
   }
-  pushTail(acc.termHead, acc.termTail, ord.aprev, ord.anext, a, slot);
+  pushTail(acc.termHead, acc.termTail, ord.i32, LW, W_APREV, W_ANEXT, a, slot);
   acc.markRetaining(a);
   s.retainedOrders++;
   acc.termCount[a] = acc.termCount[a]! + 1;
   if (acc.termCount[a]! > s.config.terminal_cap) {
-    forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, a));
+    forget(s, popHead(acc.termHead, acc.termTail, ord.i32, LW, W_APREV, W_ANEXT, a));
     acc.termCount[a] = acc.termCount[a]! - 1;
     s.retainedOrders--;
   }
@@ -526,10 +541,10 @@ function makeRoom(s: ExchangeState, a: number): void {
     else evictRetired(s, acc.termHead, acc.termTail, v, gone[v]!);
     s.heldOrders--;
   } else if (rej) {
-    forget(s, popHead(acc.rejHead, acc.rejTail, ord.aprev, ord.anext, v));
+    forget(s, popHead(acc.rejHead, acc.rejTail, ord.i32, LW, W_APREV, W_ANEXT, v));
     acc.rejCount[v] = acc.rejCount[v]! - 1;
   } else {
-    forget(s, popHead(acc.termHead, acc.termTail, ord.aprev, ord.anext, v));
+    forget(s, popHead(acc.termHead, acc.termTail, ord.i32, LW, W_APREV, W_ANEXT, v));
     acc.termCount[v] = acc.termCount[v]! - 1;
   }
   s.retainedOrders--;
@@ -545,14 +560,16 @@ function markRetired(s: ExchangeState, slot: number, n: number): void {
 /** Matching only: evicts account a's retained orders (oldest first) that retired as its upTo-th or earlier. */
 function evictRetired(s: ExchangeState, head: Int32Array, tail: Int32Array, a: number, upTo: number): void {
   const ord = s.orders;
-  while (head[a] !== NIL && s.retiredAt[head[a]!]! <= upTo) forget(s, popHead(head, tail, ord.aprev, ord.anext, a));
+  while (head[a] !== NIL && s.retiredAt[head[a]!]! <= upTo) forget(s, popHead(head, tail, ord.i32, LW, W_APREV, W_ANEXT, a));
 }
 
 /** Drops an evicted retained order from the slab and its indexes. */
 function forget(s: ExchangeState, slot: number): void {
   const ord = s.orders;
   if (!(slot !== NIL)) fail('apply: eviction from an empty retention list');
-  s.unindexOrder(ord.id[slot]!);
-  if (ord.hasCoid[slot] === 1) s.coidIndex.delete(ord.account[slot]!, ord.coidHi[slot]!, ord.coidLo[slot]!);
+  s.unindexOrder(ord.f64[(slot << LF) | F_ID]!);
+  const w = slot << LW;
+  if (ord.u8[(slot << LB) | B_HAS_COID] === 1)
+    s.coidIndex.delete(ord.u32[w | W_ACCOUNT]!, ord.u32[w | W_COID_HI]!, ord.u32[w | W_COID_LO]!);
   ord.free(slot);
 }

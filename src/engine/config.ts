@@ -3,6 +3,8 @@
 // journal was written with (they come from the same environment).
 // Plain data: the engine thread, every read model thread and tools.
 
+import { MAX_SLOTS } from '../book/orders.js';
+
 export interface EngineConfig {
   /** Largest qty a single order may carry. */
   max_qty: number;
@@ -44,8 +46,12 @@ export interface EngineConfig {
   position_capacity: number;
 }
 
-/** The largest max_orders: 2^24 orders are about 2 GiB in every read model and in the engine. */
-export const MAX_ORDERS_LIMIT = 1 << 24;
+/**
+ * The largest max_orders: the order slab's most slots (2^24 slots of 128
+ * bytes, 2 GiB in every read model). A state never holds more orders than
+ * max_orders, so its slab never needs more slots.
+ */
+export const MAX_ORDERS_LIMIT = MAX_SLOTS;
 
 export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   max_qty: 1_000_000,

@@ -12,12 +12,15 @@ import type { Emitter } from './emitter.js';
 // imported binding from its module cell and checks it for the temporal dead
 // zone at every use, even in optimized code, where a module const folds to a
 // constant (docs/engine-performance.md, "Imported bindings").
-const { NIL } = ordersModule;
 const {
   CancelReason, DeadmanArmed, DeadmanDisarmed, OrderCanceled, OrderDecreased, Reject, Side, T_ARM_DEADMAN, T_CANCEL_ALL, T_CANCEL_ORDER,
   T_DECREASE_ORDER, T_DISARM_DEADMAN,
 } = recordsModule;
 const { addHiLo } = u64Module;
+const {
+  NIL, B_ON_BOOK, B_SIDE, B_TICK, F_ID, F_RESERVED_CASH, H_FEE_PER_SHARE, LB, LF, LH, LW, W_ACCOUNT, W_ANEXT, W_GROUP_ID,
+  W_MARKET, W_REMAINING,
+} = ordersModule;
 
 /**
  * OrderCanceled for the live order at `slot`: its whole remainder, its
@@ -29,8 +32,9 @@ const { addHiLo } = u64Module;
 function cancel(e: Emitter, slot: number, reason: number): void {
   const ord = e.state.orders;
   const m = e.m;
-  const o = e.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.account[slot]!);
-  OrderCanceled.write(m, o, ord.id[slot]!, ord.remaining[slot]!, reason, ord.side[slot] === Side.buy ? ord.reservedCash[slot]! : 0);
+  const o = e.begin(OrderCanceled.TYPE, OrderCanceled.SIZE, ord.u32[(slot << LW) | W_ACCOUNT]!);
+  const release = ord.u8[(slot << LB) | B_SIDE] === Side.buy ? ord.f64[(slot << LF) | F_RESERVED_CASH]! : 0;
+  OrderCanceled.write(m, o, ord.f64[(slot << LF) | F_ID]!, ord.u32[(slot << LW) | W_REMAINING]!, reason, release);
   e.canceled(o, slot);
 }
 export const cancelLive = cancel;
@@ -39,13 +43,13 @@ export const cancelLive = cancel;
 function ownLiveSlot(e: Emitter, orderId: number, account: number): number {
   const s = e.state;
   const slot = s.slotOf(orderId);
-  return slot >= 0 && s.orders.account[slot] === account && s.orders.onBook[slot] === 1 ? slot : -1;
+  return slot >= 0 && s.orders.u32[(slot << LW) | W_ACCOUNT] === account && s.orders.u8[(slot << LB) | B_ON_BOOK] === 1 ? slot : -1;
 }
 
 export function cancelOrder(e: Emitter, orderId: number, account: number): void {
   const slot = ownLiveSlot(e, orderId, account);
   if (slot < 0) return e.orderRejected(T_CANCEL_ORDER, Reject.unknown_order, account, orderId);
-  const qty = e.state.orders.remaining[slot]!;
+  const qty = e.state.orders.u32[(slot << LW) | W_REMAINING]!;
   cancel(e, slot, CancelReason.user_canceled);
   e.orderOk(T_CANCEL_ORDER, account, orderId, qty);
 }
@@ -54,7 +58,7 @@ export function decreaseOrder(e: Emitter, orderId: number, newQty: number, accou
   const slot = ownLiveSlot(e, orderId, account);
   if (slot < 0) return e.orderRejected(T_DECREASE_ORDER, Reject.unknown_order, account, orderId);
   const ord = e.state.orders;
-  const rem = ord.remaining[slot]!;
+  const rem = ord.u32[(slot << LW) | W_REMAINING]!;
   const n = newQty < rem ? newQty : rem;
   if (n === 0) {
     cancel(e, slot, CancelReason.decreased_to_zero);
@@ -64,7 +68,8 @@ export function decreaseOrder(e: Emitter, orderId: number, newQty: number, accou
     OrderDecreased.clear_reserved(m, o);
     OrderDecreased.set_order_id(m, o, orderId);
     OrderDecreased.set_new_qty(m, o, n);
-    OrderDecreased.set_release_cash(m, o, ord.side[slot] === Side.buy ? (rem - n) * (ord.tick[slot]! + ord.feePerShare[slot]!) : 0);
+    const perShare = ord.u8[(slot << LB) | B_TICK]! + ord.u16[(slot << LH) | H_FEE_PER_SHARE]!;
+    OrderDecreased.set_release_cash(m, o, ord.u8[(slot << LB) | B_SIDE] === Side.buy ? (rem - n) * perShare : 0);
     e.decreased(o, slot);
   }
   e.orderOk(T_DECREASE_ORDER, account, orderId, n);
@@ -81,8 +86,9 @@ export function cancelWhere(e: Emitter, account: number, market: number, group: 
   const ord = e.state.orders;
   let slot = e.state.accounts.liveHead[account]!;
   while (slot !== NIL) {
-    const next = ord.anext[slot]!;
-    if ((market === 0 || ord.market[slot] === market) && (group === 0 || ord.groupId[slot] === group)) cancel(e, slot, reason);
+    const next = ord.i32[(slot << LW) | W_ANEXT]!;
+    const w = slot << LW;
+    if ((market === 0 || ord.u32[w | W_MARKET] === market) && (group === 0 || ord.u32[w | W_GROUP_ID] === group)) cancel(e, slot, reason);
     slot = next;
   }
 }

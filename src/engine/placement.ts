@@ -24,7 +24,6 @@ import * as orderCommandsModule from './order_commands.js';
 // constant (docs/engine-performance.md, "Imported bindings").
 const { affordableQty, feeCents, feePerShare } = feesModule;
 const { Book } = bookModule;
-const { NIL } = ordersModule;
 const {
   CancelReason, Filled, OrderAccepted, OrderRejected, OrderRested, OrderStatus, PlaceOrder, Reject, RoundStatus, Side, Stp, T_PLACE_ORDER,
   Tif,
@@ -33,6 +32,9 @@ const { fail } = assertModule;
 const { cmpHiLo } = u64Module;
 const { AcceptedOrder, Fill } = applyModule;
 const { cancelLive } = orderCommandsModule;
+const {
+  NIL, B_SIDE, B_STATUS, B_TICK, F_ID, F_RESERVED_CASH, H_FEE_PER_SHARE, LB, LF, LH, LW, W_ACCOUNT, W_NEXT, W_REMAINING,
+} = ordersModule;
 
 /**
  * The incoming order: its fields (`order`, read once from the command, the
@@ -82,7 +84,9 @@ export function placeOrder(e: Emitter, t: Taker, cm: Mem, co: number, account: n
   if (PlaceOrder.has_client_order_id(cm, co) === 1) {
     const dup = s.coidIndex.get(account, PlaceOrder.client_order_id_hi(cm, co), PlaceOrder.client_order_id_lo(cm, co));
     // Not retained as a reject of its own: the existing order answers.
-    if (dup >= 0) return e.placementRejected(account, Reject.duplicate_client_order_id, s.orders.id[dup]!, s.orders.status[dup]!);
+    const ord = s.orders;
+    if (dup >= 0)
+      return e.placementRejected(account, Reject.duplicate_client_order_id, ord.f64[(dup << LF) | F_ID]!, ord.u8[(dup << LB) | B_STATUS]!);
   }
   // Before any outcome that holds an order (a rejected one too): when live orders alone fill max_orders, nothing
   // is placed or retained (below that, apply evicts a retained order to make room: makeRoom).
@@ -186,7 +190,7 @@ function matchTaker(e: Emitter, t: Taker): number {
     const b = book.best[t.oppBest]!;
     if (b === 0 || t.ladderTick + b < 100) break;
     const maker = book.levelHead[Book.level(t.order.market, t.opp, b)]!;
-    if (ord.account[maker] === t.order.account) {
+    if (ord.u32[(maker << LW) | W_ACCOUNT] === t.order.account) {
       if (t.order.stp === Stp.cancel_maker) {
         cancelLive(e, maker, CancelReason.self_trade_prevention);
         continue;
@@ -194,7 +198,7 @@ function matchTaker(e: Emitter, t: Taker): number {
       if (t.order.stp === Stp.cancel_both) cancelLive(e, maker, CancelReason.self_trade_prevention);
       return CancelReason.self_trade_prevention;
     }
-    const makerRem = ord.remaining[maker]!;
+    const makerRem = ord.u32[(maker << LW) | W_REMAINING]!;
     let q = rem < makerRem ? rem : makerRem;
     if (t.budget >= 0) {
       q = affordableQty(t.budget - t.spent, q, t.isBuy ? 100 - b : b, t.takerBps);
@@ -212,21 +216,21 @@ function matchTaker(e: Emitter, t: Taker): number {
 function fill(e: Emitter, t: Taker, maker: number, b: number, q: number, last: boolean): void {
   const ord = e.state.orders;
   const takerP = t.isBuy ? 100 - b : b;
-  const makerIsBuy = ord.side[maker] === Side.buy;
+  const makerIsBuy = ord.u8[(maker << LB) | B_SIDE] === Side.buy;
   const makerP = makerIsBuy ? b : 100 - b;
   const makerFee = feeCents(t.makerBps, q, makerP);
   const takerFee = feeCents(t.takerBps, q, takerP);
   let takerRelease = 0;
   if (t.isBuy) {
     // A max_cost order pays exactly what it spends, and frees all it still holds with its last share.
-    if (t.budget >= 0) takerRelease = last ? ord.reservedCash[t.slot]! : q * takerP + takerFee;
+    if (t.budget >= 0) takerRelease = last ? ord.f64[(t.slot << LF) | F_RESERVED_CASH]! : q * takerP + takerFee;
     else takerRelease = q * (t.order.tick + t.order.fps);
   }
   const f = t.fill;
   f.fillId = e.state.fillCount + 1;
-  f.makerId = ord.id[maker]!;
+  f.makerId = ord.f64[(maker << LF) | F_ID]!;
   f.takerId = t.order.id;
-  f.makerAccount = ord.account[maker]!;
+  f.makerAccount = ord.u32[(maker << LW) | W_ACCOUNT]!;
   f.takerAccount = t.order.account;
   f.market = t.order.market;
   f.qty = q;
@@ -236,7 +240,7 @@ function fill(e: Emitter, t: Taker, maker: number, b: number, q: number, last: b
   f.takerOutcome = t.order.outcome;
   f.makerFee = makerFee;
   f.takerFee = takerFee;
-  f.makerRelease = makerIsBuy ? q * (ord.tick[maker]! + ord.feePerShare[maker]!) : 0;
+  f.makerRelease = makerIsBuy ? q * (ord.u8[(maker << LB) | B_TICK]! + ord.u16[(maker << LH) | H_FEE_PER_SHARE]!) : 0;
   f.takerRelease = takerRelease;
   const o = e.begin(Filled.TYPE, Filled.SIZE, t.order.account);
   f.writeEvent(e.m, o);
@@ -253,12 +257,12 @@ function fokFeasible(e: Emitter, t: Taker): boolean {
   let need = t.order.qty;
   let spent = 0;
   for (let b = book.best[t.oppBest]!; b >= 1 && t.ladderTick + b >= 100; b--) {
-    for (let slot = book.levelHead[Book.level(t.order.market, t.opp, b)]!; slot !== NIL; slot = ord.next[slot]!) {
-      if (ord.account[slot] === t.order.account) {
+    for (let slot = book.levelHead[Book.level(t.order.market, t.opp, b)]!; slot !== NIL; slot = ord.i32[(slot << LW) | W_NEXT]!) {
+      if (ord.u32[(slot << LW) | W_ACCOUNT] === t.order.account) {
         if (t.order.stp === Stp.cancel_maker) continue;
         return false;
       }
-      let q = ord.remaining[slot]!;
+      let q = ord.u32[(slot << LW) | W_REMAINING]!;
       if (q > need) q = need;
       if (t.budget >= 0) {
         const p = t.isBuy ? 100 - b : b;
@@ -278,7 +282,7 @@ function fokFeasible(e: Emitter, t: Taker): boolean {
 /** The taker's end: canceled with `reason`, filled, or its remainder rests; then the placement's completion. */
 function finishTaker(e: Emitter, t: Taker, reason: number): void {
   const s = e.state;
-  const left = s.orders.remaining[t.slot]!;
+  const left = s.orders.u32[(t.slot << LW) | W_REMAINING]!;
   // A placement's filled + resting + canceled = qty.
   if (!(t.filled + left === t.order.qty)) fail('placement: filled and what is left do not add up to the order\'s qty');
   let status: number;

@@ -4,7 +4,7 @@
 // and oracle", "Series").
 
 import { Book } from '../book/book.js';
-import { NIL } from '../book/orders.js';
+import * as ordersModule from '../book/orders.js';
 import {
   CancelReason, CreateSeries, OpenRound, OracleSourceExpired, OracleTicked, PositionSettled, ProposeSource, Reject, RoundOpened,
   RoundOutcome, RoundStatus, RoundTransitioned, SeriesCreated, SeriesStopped, T_CLOCK_TICK, T_CREATE_SERIES, T_DISPUTE_ROUND,
@@ -17,6 +17,9 @@ import { emitMarketCreated } from './admin.js';
 import type { Emitter } from './emitter.js';
 import { ORACLE_SOURCES } from './markets.js';
 import { cancelLive, cancelWhere, emitDisarmed } from './order_commands.js';
+
+// Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
+const { NIL, F_ID, LF, LW, W_NEXT } = ordersModule;
 
 /** Longest series round: 30 days, so that period_s x 1e9 ns stays a safe integer. */
 export const SERIES_PERIOD_MAX_S = 2_592_000;
@@ -99,7 +102,8 @@ function cancelMarketOrders(e: Emitter, market: number, reason: number): void {
   let n = 0;
   for (let ladder = 0; ladder < 2; ladder++) {
     for (let t = 1; t < 100; t++) {
-      for (let slot = book.levelHead[Book.level(market, ladder, t)]!; slot !== NIL; slot = ord.next[slot]!) n = e.pushId(n, ord.id[slot]!);
+      const lv = Book.level(market, ladder, t);
+      for (let x = book.levelHead[lv]!; x !== NIL; x = ord.i32[(x << LW) | W_NEXT]!) n = e.pushId(n, ord.f64[(x << LF) | F_ID]!);
     }
   }
   const ids = e.ids.subarray(0, n).sort();

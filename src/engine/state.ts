@@ -14,13 +14,15 @@ import { TimerHeap } from '../lib/timer_heap.js';
 import { U32x3Map } from '../lib/u32x3_map.js';
 import { engineConfig, type EngineConfig } from './config.js';
 import { Markets, ORACLE_SOURCES } from './markets.js';
+import * as ordersModule from '../book/orders.js';
 
 // The imports the hot paths use, as module constants: V8 (Node 20) loads an
 // imported binding from its module cell and checks it for the temporal dead
 // zone at every use, even in optimized code, where a module const folds to a
 // constant (docs/engine-performance.md, "Imported bindings").
 const { checks, fail } = assertModule;
-const { NIL, unlink } = intrusiveListModule;
+const { NIL, unlinkPacked: unlink } = intrusiveListModule;
+const { B_HAS_COID, F_ID, LB, LF, LW, W_ANEXT, W_APREV } = ordersModule;
 
 export class ExchangeState {
   readonly config: EngineConfig;
@@ -34,7 +36,7 @@ export class ExchangeState {
    * decide reads. Set by enterMatchingOnly(), never by assignment. Its
    * changes then skip the order columns only read models read (qty, filled,
    * stp, post_only, has_max_cost, max_cost, reason, reject code, created ts,
-   * last update seq), and retention keeps only the terminal and rejected
+   * last update seq; client_order_id and expiry of an order without them), and retention keeps only the terminal and rejected
    * orders that hold a client_order_id (decide reads retained orders only to
    * refuse a duplicate one); the others leave the slab when they end. Such a
    * state is for matching only: never answer a query from it or compare its
@@ -157,13 +159,13 @@ export class ExchangeState {
     const ord = this.orders;
     let n = 0;
     for (let x = head[a]!; x !== NIL;) {
-      const next = ord.anext[x]!;
+      const next = ord.i32[(x << LW) | W_ANEXT]!;
       n++;
-      if (ord.hasCoid[x] === 1) {
+      if (ord.u8[(x << LB) | B_HAS_COID] === 1) {
         this.retiredAt[x] = n;
       } else {
-        unlink(head, tail, ord.aprev, ord.anext, a, x);
-        this.unindexOrder(ord.id[x]!);
+        unlink(head, tail, ord.i32, LW, W_APREV, W_ANEXT, a, x);
+        this.unindexOrder(ord.f64[(x << LF) | F_ID]!);
         ord.free(x);
       }
       x = next;

@@ -3,10 +3,13 @@
 // Not for hot paths.
 // Test and tool threads.
 
-import { NIL } from '../book/orders.js';
+import * as ordersModule from '../book/orders.js';
 import { Book } from '../book/book.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { ExchangeState } from './state.js';
+
+// Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
+const { NIL, B_OUTCOME, B_SIDE, B_TICK, F_ID, LB, LF, LW, W_ANEXT, W_FILLED, W_MARKET, W_NEXT, W_REMAINING } = ordersModule;
 
 export interface Summary {
   seq: number;
@@ -45,10 +48,11 @@ export function summarize(s: ExchangeState): Summary {
   for (let a = 1; a <= acc.count; a++) {
     out.accounts.push({ account_id: a, available: acc.available[a]!, reserved: acc.reserved[a]!, deleted: acc.deleted[a] === 1 });
     if (acc.deadArmed[a] === 1) out.deadman.push({ account_id: a, fires_at_ts: hiLoToString(acc.deadHi[a]!, acc.deadLo[a]!) });
-    for (let slot = acc.liveHead[a]!; slot !== NIL; slot = ord.anext[slot]!) {
+    for (let slot = acc.liveHead[a]!; slot !== NIL; slot = ord.i32[(slot << LW) | W_ANEXT]!) {
       out.orders.push({
-        order_id: ord.id[slot]!, account_id: a, market_id: ord.market[slot]!, side: ord.side[slot]!, outcome: ord.outcome[slot]!,
-        tick: ord.tick[slot]!, remaining: ord.remaining[slot]!, filled: ord.filled[slot]!,
+        order_id: ord.f64[(slot << LF) | F_ID]!, account_id: a, market_id: ord.u32[(slot << LW) | W_MARKET]!,
+        side: ord.u8[(slot << LB) | B_SIDE]!, outcome: ord.u8[(slot << LB) | B_OUTCOME]!,
+        tick: ord.u8[(slot << LB) | B_TICK]!, remaining: ord.u32[(slot << LW) | W_REMAINING]!, filled: ord.u32[(slot << LW) | W_FILLED]!,
       });
     }
   }
@@ -69,7 +73,7 @@ export function summarize(s: ExchangeState): Summary {
         const lv = Book.level(market, ladder, t);
         if (s.book.levelCount[lv] === 0) continue;
         const ids: number[] = [];
-        for (let slot = s.book.levelHead[lv]!; slot !== NIL; slot = ord.next[slot]!) ids.push(ord.id[slot]!);
+        for (let x = s.book.levelHead[lv]!; x !== NIL; x = ord.i32[(x << LW) | W_NEXT]!) ids.push(ord.f64[(x << LF) | F_ID]!);
         out.book.push({ market_id: market, ladder, tick: t, qty: s.book.levelQty[lv]!, order_ids: ids });
       }
     }

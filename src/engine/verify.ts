@@ -4,9 +4,15 @@
 // when the state is sound) so that a test can print all of them at once.
 
 import { Book } from '../book/book.js';
-import { NIL } from '../book/orders.js';
+import * as ordersModule from '../book/orders.js';
 import { Side, WithdrawalStatus } from '../layout/records.js';
 import type { ExchangeState } from './state.js';
+
+// Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
+const {
+  NIL, B_LADDER, B_LADDER_TICK, B_ON_BOOK, B_OUTCOME, B_SIDE, B_TICK, F_ID, F_RESERVED_CASH, H_FEE_PER_SHARE, LB, LF, LH, LW,
+  W_ACCOUNT, W_ANEXT, W_MARKET, W_NEXT, W_PREV, W_REMAINING,
+} = ordersModule;
 
 export function verify(s: ExchangeState): string[] {
   const bad: string[] = [];
@@ -34,23 +40,8 @@ export function verify(s: ExchangeState): string[] {
   const reserved = new Float64Array(acc.count + 1);
   const posRes = new Float64Array(acc.posCount * 2);
   const posBuy = new Float64Array(acc.posCount * 2);
-  for (let a = 1; a <= acc.count; a++) {
-    for (let slot = acc.liveHead[a]!; slot !== NIL; slot = ord.anext[slot]!) {
-      if (ord.account[slot] !== a) bad.push(`order ${ord.id[slot]}: on account ${a}'s live list but belongs to ${ord.account[slot]}`);
-      if (ord.onBook[slot] !== 1) bad.push(`order ${ord.id[slot]}: live but not on the book`);
-      if (ord.remaining[slot]! <= 0) bad.push(`order ${ord.id[slot]}: live with remaining ${ord.remaining[slot]}`);
-      const p = acc.findPosition(a, ord.market[slot]!);
-      const k = 2 * p + ord.outcome[slot]!;
-      if (ord.side[slot] === Side.buy) {
-        reserved[a] = reserved[a]! + ord.reservedCash[slot]!;
-        const expect = ord.remaining[slot]! * (ord.tick[slot]! + ord.feePerShare[slot]!);
-        if (ord.reservedCash[slot] !== expect) bad.push(`order ${ord.id[slot]}: reserves ${ord.reservedCash[slot]}, expected ${expect}`);
-        posBuy[k] = posBuy[k]! + ord.remaining[slot]!;
-      } else {
-        posRes[k] = posRes[k]! + ord.remaining[slot]!;
-      }
-    }
-  }
+  for (let a = 1; a <= acc.count; a++)
+    for (let x = acc.liveHead[a]!; x !== NIL; x = ord.i32[(x << LW) | W_ANEXT]!) checkLive(s, a, x, bad, reserved, posRes, posBuy);
   for (let w = 0; w < acc.wTop; w++) {
     if (acc.wWid[w] === 0 || acc.wStatus[w] !== WithdrawalStatus.pending) continue;
     reserved[acc.wAccount[w]!] = reserved[acc.wAccount[w]!]! + acc.wAmount[w]!;
@@ -93,14 +84,16 @@ export function verify(s: ExchangeState): string[] {
         let count = 0;
         let prev = NIL;
         let prevId = 0;
-        for (let slot = book.levelHead[lv]!; slot !== NIL; slot = ord.next[slot]!) {
-          sum += ord.remaining[slot]!;
+        for (let slot = book.levelHead[lv]!; slot !== NIL; slot = ord.i32[(slot << LW) | W_NEXT]!) {
+          sum += ord.u32[(slot << LW) | W_REMAINING]!;
           count++;
-          if (ord.prev[slot] !== prev) bad.push(`level ${market}/${ladder}/${t}: broken prev link at order ${ord.id[slot]}`);
-          if (ord.market[slot] !== market || ord.ladder[slot] !== ladder || ord.ladderTick[slot] !== t)
-            bad.push(`order ${ord.id[slot]}: on the wrong level`);
-          if (ord.id[slot]! <= prevId) bad.push(`level ${market}/${ladder}/${t}: not in time priority at order ${ord.id[slot]}`);
-          prevId = ord.id[slot]!;
+          const id = ord.f64[(slot << LF) | F_ID]!;
+          if (ord.i32[(slot << LW) | W_PREV] !== prev) bad.push(`level ${market}/${ladder}/${t}: broken prev link at order ${id}`);
+          const b = slot << LB;
+          if (ord.u32[(slot << LW) | W_MARKET] !== market || ord.u8[b | B_LADDER] !== ladder || ord.u8[b | B_LADDER_TICK] !== t)
+            bad.push(`order ${id}: on the wrong level`);
+          if (id <= prevId) bad.push(`level ${market}/${ladder}/${t}: not in time priority at order ${id}`);
+          prevId = id;
           prev = slot;
         }
         if (book.levelTail[lv] !== prev) bad.push(`level ${market}/${ladder}/${t}: tail mismatch`);
@@ -115,4 +108,28 @@ export function verify(s: ExchangeState): string[] {
       bad.push(`market ${market}: crossed book at rest (${best[0]} + ${best[1]})`);
   }
   return bad;
+}
+
+/** The checks of a live order at `slot` on account a's live list, with its reservations added up. */
+function checkLive(
+  s: ExchangeState, a: number, slot: number, bad: string[], reserved: Float64Array, posRes: Float64Array, posBuy: Float64Array,
+): void {
+  const { u8, u16, u32, f64 } = s.orders;
+  const id = f64[(slot << LF) | F_ID]!;
+  const rem = u32[(slot << LW) | W_REMAINING]!;
+  const owner = u32[(slot << LW) | W_ACCOUNT]!;
+  if (owner !== a) bad.push(`order ${id}: on account ${a}'s live list but belongs to ${owner}`);
+  if (u8[(slot << LB) | B_ON_BOOK] !== 1) bad.push(`order ${id}: live but not on the book`);
+  if (rem <= 0) bad.push(`order ${id}: live with remaining ${rem}`);
+  const p = s.accounts.findPosition(a, u32[(slot << LW) | W_MARKET]!);
+  const k = 2 * p + u8[(slot << LB) | B_OUTCOME]!;
+  if (u8[(slot << LB) | B_SIDE] === Side.buy) {
+    const held = f64[(slot << LF) | F_RESERVED_CASH]!;
+    reserved[a] = reserved[a]! + held;
+    const expect = rem * (u8[(slot << LB) | B_TICK]! + u16[(slot << LH) | H_FEE_PER_SHARE]!);
+    if (held !== expect) bad.push(`order ${id}: reserves ${held}, expected ${expect}`);
+    posBuy[k] = posBuy[k]! + rem;
+  } else {
+    posRes[k] = posRes[k]! + rem;
+  }
 }

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import { Accounts } from '../accounts/accounts.js';
 import { Book } from '../book/book.js';
-import { OrderSlab } from '../book/orders.js';
+import { OrderSlab, STRIDE } from '../book/orders.js';
 import { Markets } from '../engine/markets.js';
 import { ExchangeState } from '../engine/state.js';
 import { IdIndex } from '../lib/id_index.js';
@@ -187,8 +187,9 @@ function toTree(
   if (exclude !== null && v instanceof IdIndex) return { [TAG]: 'IdIndex', pairs: v.pairsById() };
   const proto = Object.getPrototypeOf(v);
   const fields: Record<string, unknown> = {};
-  // An order table's columns hold their initial zeros from its high-water mark on: packing need not scan them.
-  const mark = v instanceof OrderSlab ? v.highWater : Infinity;
+  // An order table's slots hold their initial zeros from its high-water mark on: packing need not scan them. Its one stored
+  // array is the slots' bytes.
+  const mark = v instanceof OrderSlab ? v.highWater * STRIDE : Infinity;
   for (const k of Object.keys(v)) {
     if (exclude !== null && exclude.has(k)) continue;
     fields[k] = toTree((v as Record<string, unknown>)[k], exclude, `${path}.${k}`, copies, buffers, mark);
@@ -233,6 +234,9 @@ function fromTree(t: unknown): unknown {
     if (ctor === IdIndex) IdIndex.upgradeDecoded(obj as unknown as IdIndex);
     if (ctor === Accounts) Accounts.upgradeDecoded(obj as unknown as Accounts);
     if (ctor === ExchangeState) ExchangeState.upgradeDecoded(obj as unknown as ExchangeState);
+    // An OrderSlab stores only its packed bytes (its other typed views alias them and are not enumerable): the decoded
+    // fields are adopted by a constructed slab, which rebuilds the views (and converts the older one-array-per-field layout).
+    if (ctor === OrderSlab) return OrderSlab.fromDecoded(obj as unknown as OrderSlab);
     return obj;
   }
   const out: Record<string, unknown> = {};

@@ -65,3 +65,46 @@ export function popHeadSingly(head: Int32Array, tail: Int32Array, next: Int32Arr
   if (n === END) tail[list] = END;
   return h;
 }
+
+// The same lists over packed rows (OrderSlab): node `x`'s links are
+// `links[(x << shift) | prevAt]` and `links[(x << shift) | nextAt]` of one Int32Array
+// (prevAt, nextAt < 2^shift; shifts, not multiplications: no overflow checks in optimized code).
+
+/** pushTail over packed rows. */
+export function pushTailPacked(
+  head: Int32Array, tail: Int32Array, links: Int32Array, shift: number, prevAt: number, nextAt: number, list: number, node: number,
+): void {
+  const t = tail[list]!;
+  const x = node << shift;
+  links[x | prevAt] = t;
+  links[x | nextAt] = END;
+  if (t === END) head[list] = node;
+  else links[(t << shift) | nextAt] = node;
+  tail[list] = node;
+}
+
+/** unlink over packed rows. */
+export function unlinkPacked(
+  head: Int32Array, tail: Int32Array, links: Int32Array, shift: number, prevAt: number, nextAt: number, list: number, node: number,
+): void {
+  const x = node << shift;
+  const p = links[x | prevAt]!;
+  const n = links[x | nextAt]!;
+  if (p === END) head[list] = n;
+  else links[(p << shift) | nextAt] = n;
+  if (n === END) tail[list] = p;
+  else links[(n << shift) | prevAt] = p;
+}
+
+/** popHead over packed rows. */
+export function popHeadPacked(
+  head: Int32Array, tail: Int32Array, links: Int32Array, shift: number, prevAt: number, nextAt: number, list: number,
+): number {
+  const h = head[list]!;
+  if (h === END) return END;
+  const n = links[(h << shift) | nextAt]!;
+  head[list] = n;
+  if (n === END) tail[list] = END;
+  else links[(n << shift) | prevAt] = END;
+  return h;
+}

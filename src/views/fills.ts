@@ -4,12 +4,16 @@
 // newest first. Runs on the thread that owns the Views.
 
 import type { FillsPage } from '../wire/responses.js';
+import * as ordersModule from '../book/orders.js';
 import { Filled, Header, OUTCOME_NAMES, Outcome, PATH_NAMES, SIDE_NAMES } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, type FillsQuery, type ViewsData } from './model.js';
+
+// Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
+const { B_HAS_COID, B_OUTCOME, B_SIDE, F_ID, LB, LF, LW, W_COID_HI, W_COID_LO } = ordersModule;
 
 // Fill record (one per party per Filled event).
 const FF_FILL_ID = 0;
@@ -61,18 +65,19 @@ function pushFill(
   const r = rings.push(account);
   rings.setF64(r, FF_FILL_ID, fillId);
   rings.setF64(r, FF_SEQ, seq);
-  rings.setF64(r, FF_ORDER_ID, ord.id[slot]!);
+  rings.setF64(r, FF_ORDER_ID, ord.f64[(slot << LF) | F_ID]!);
   rings.setF64(r, FF_FEE, fee);
-  const outcome = ord.outcome[slot]!;
+  const b = slot << LB;
+  const outcome = ord.u8[b | B_OUTCOME]!;
   // Both parties trade at one YES-space price; an order's own price is its outcome's side of it.
   const tick = outcome === Outcome.yes ? tickYes : 100 - tickYes;
   rings.setU32(r, FU_TS_HI, tsHi);
   rings.setU32(r, FU_TS_LO, tsLo);
-  rings.setU32(r, FU_COID_HI, ord.coidHi[slot]!);
-  rings.setU32(r, FU_COID_LO, ord.coidLo[slot]!);
+  rings.setU32(r, FU_COID_HI, ord.u32[(slot << LW) | W_COID_HI]!);
+  rings.setU32(r, FU_COID_LO, ord.u32[(slot << LW) | W_COID_LO]!);
   rings.setU32(r, FU_MARKET, market);
   rings.setU32(r, FU_QTY, qty);
-  rings.setU32(r, FU_PACKED, ord.side[slot]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.hasCoid[slot]! << 5)
+  rings.setU32(r, FU_PACKED, ord.u8[b | B_SIDE]! | (outcome << 1) | (role << 2) | (path << 3) | (ord.u8[b | B_HAS_COID]! << 5)
     | (tickYes << 8) | (tick << 16));
 }
 

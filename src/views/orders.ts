@@ -4,7 +4,7 @@
 // the folded engine state's order slab. Runs on the thread that owns the
 // Views.
 
-import { NIL } from '../book/orders.js';
+import * as ordersModule from '../book/orders.js';
 import {
   CANCEL_REASON_NAMES, ORDER_STATUS_NAMES, OUTCOME_NAMES, OrderFlag, OrderStatus, Outcome, SIDE_NAMES, STP_NAMES, Side, Stp, TIF_NAMES, Tif,
 } from '../layout/records.js';
@@ -13,52 +13,60 @@ import type { Order, OrdersPage, OrderWithStatus, QueuePosition } from '../wire/
 import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, codeName, statusMask, type OrdersQuery, type ViewsData } from './model.js';
 
+// Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
+const {
+  NIL, B_HAS_COID, B_HAS_MAX_COST, B_ON_BOOK, B_OUTCOME, B_POST_ONLY, B_REASON, B_SIDE, B_STATUS, B_STP, B_TICK, B_TIF, F_ID,
+  F_LAST_UPDATE_SEQ, F_MAX_COST, F_RESERVED_CASH, H_FEE_PER_SHARE, H_REJECT_CODE, LB, LF, LH, LW, W_ACCOUNT, W_ANEXT, W_COID_HI,
+  W_COID_LO, W_CREATED_TS_HI, W_CREATED_TS_LO, W_EXP_HI, W_EXP_LO, W_FILLED, W_GROUP_ID, W_MARKET, W_PREV, W_QTY, W_REMAINING,
+} = ordersModule;
+
 /** OrderFlag bits of an order (documented in native-layout LAYOUT.md, enum OrderFlag). */
 function flags(v: ViewsData, slot: number): number {
   const ord = v.state.orders;
   let f = 0;
-  if (ord.side[slot] === Side.sell) f |= OrderFlag.sell;
-  if (ord.outcome[slot] === Outcome.no) f |= OrderFlag.outcome_no;
-  if (ord.postOnly[slot] === 1) f |= OrderFlag.post_only;
-  const tif = ord.tif[slot]!;
+  if (ord.u8[(slot << LB) | B_SIDE] === Side.sell) f |= OrderFlag.sell;
+  if (ord.u8[(slot << LB) | B_OUTCOME] === Outcome.no) f |= OrderFlag.outcome_no;
+  if (ord.u8[(slot << LB) | B_POST_ONLY] === 1) f |= OrderFlag.post_only;
+  const tif = ord.u8[(slot << LB) | B_TIF]!;
   if (tif === Tif.gtd) f |= OrderFlag.tif_gtd;
   else if (tif === Tif.ioc) f |= OrderFlag.tif_ioc;
   else if (tif === Tif.fok) f |= OrderFlag.tif_fok;
-  const stp = ord.stp[slot]!;
+  const stp = ord.u8[(slot << LB) | B_STP]!;
   if (stp === Stp.cancel_maker) f |= OrderFlag.stp_cancel_maker;
   else if (stp === Stp.cancel_both) f |= OrderFlag.stp_cancel_both;
-  if (ord.hasMaxCost[slot] === 1) f |= OrderFlag.max_cost;
+  if (ord.u8[(slot << LB) | B_HAS_MAX_COST] === 1) f |= OrderFlag.max_cost;
   return f;
 }
 
 function orderItem(v: ViewsData, slot: number): Order {
   const ord = v.state.orders;
-  const status = ord.status[slot]!;
+  const w = slot << LW;
+  const status = ord.u8[(slot << LB) | B_STATUS]!;
   let reason = '';
-  if (status === OrderStatus.canceled) reason = CANCEL_REASON_NAMES[ord.reason[slot]!]!;
-  else if (status === OrderStatus.rejected) reason = codeName(ord.rejectCode[slot]!);
+  if (status === OrderStatus.canceled) reason = CANCEL_REASON_NAMES[ord.u8[(slot << LB) | B_REASON]!]!;
+  else if (status === OrderStatus.rejected) reason = codeName(ord.u16[(slot << LH) | H_REJECT_CODE]!);
   return {
-    order_id: String(ord.id[slot]!),
-    client_order_id: ord.hasCoid[slot] === 1 ? hiLoToString(ord.coidHi[slot]!, ord.coidLo[slot]!) : '0',
-    market_id: ord.market[slot]!,
-    tick: ord.tick[slot]!,
-    qty: ord.qty[slot]!,
-    expiry_ts: hiLoToString(ord.expHi[slot]!, ord.expLo[slot]!),
-    max_cost: String(ord.maxCost[slot]!),
-    group_id: ord.groupId[slot]!,
+    order_id: String(ord.f64[(slot << LF) | F_ID]!),
+    client_order_id: ord.u8[(slot << LB) | B_HAS_COID] === 1 ? hiLoToString(ord.u32[w | W_COID_HI]!, ord.u32[w | W_COID_LO]!) : '0',
+    market_id: ord.u32[(slot << LW) | W_MARKET]!,
+    tick: ord.u8[(slot << LB) | B_TICK]!,
+    qty: ord.u32[(slot << LW) | W_QTY]!,
+    expiry_ts: hiLoToString(ord.u32[(slot << LW) | W_EXP_HI]!, ord.u32[(slot << LW) | W_EXP_LO]!),
+    max_cost: String(ord.f64[(slot << LF) | F_MAX_COST]!),
+    group_id: ord.u32[(slot << LW) | W_GROUP_ID]!,
     flags: flags(v, slot),
     reason,
-    filled_qty: ord.filled[slot]!,
-    remaining_qty: ord.remaining[slot]!,
+    filled_qty: ord.u32[(slot << LW) | W_FILLED]!,
+    remaining_qty: ord.u32[(slot << LW) | W_REMAINING]!,
     // The seq that accepted (or rejected) an order is its id.
-    created_seq: String(ord.id[slot]!),
-    created_ts: hiLoToString(ord.createdTsHi[slot]!, ord.createdTsLo[slot]!),
-    last_update_seq: String(ord.lastUpdateSeq[slot]!),
-    side: SIDE_NAMES[ord.side[slot]!]!,
-    outcome: OUTCOME_NAMES[ord.outcome[slot]!]!,
-    tif: TIF_NAMES[ord.tif[slot]!]!,
-    post_only: ord.postOnly[slot] === 1,
-    stp: STP_NAMES[ord.stp[slot]!]!,
+    created_seq: String(ord.f64[(slot << LF) | F_ID]!),
+    created_ts: hiLoToString(ord.u32[(slot << LW) | W_CREATED_TS_HI]!, ord.u32[(slot << LW) | W_CREATED_TS_LO]!),
+    last_update_seq: String(ord.f64[(slot << LF) | F_LAST_UPDATE_SEQ]!),
+    side: SIDE_NAMES[ord.u8[(slot << LB) | B_SIDE]!]!,
+    outcome: OUTCOME_NAMES[ord.u8[(slot << LB) | B_OUTCOME]!]!,
+    tif: TIF_NAMES[ord.u8[(slot << LB) | B_TIF]!]!,
+    post_only: ord.u8[(slot << LB) | B_POST_ONLY] === 1,
+    stp: STP_NAMES[ord.u8[(slot << LB) | B_STP]!]!,
   };
 }
 
@@ -66,7 +74,7 @@ function orderItem(v: ViewsData, slot: number): Order {
 function ownSlot(v: ViewsData, account: number, orderId: number): number {
   if (!Number.isSafeInteger(orderId) || orderId < 1) return -1;
   const slot = v.state.slotOf(orderId);
-  return slot >= 0 && v.state.orders.account[slot] === account ? slot : -1;
+  return slot >= 0 && v.state.orders.u32[(slot << LW) | W_ACCOUNT] === account ? slot : -1;
 }
 
 /**
@@ -83,9 +91,9 @@ export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): Order
   const acc = s.accounts;
   const slots: number[] = [];
   const consider = (slot: number): void => {
-    if (before >= 0 && ord.id[slot]! >= before) return;
-    if (q.market_id !== undefined && ord.market[slot] !== q.market_id) return;
-    if ((mask & (1 << ord.status[slot]!)) === 0) return;
+    if (before >= 0 && ord.f64[(slot << LF) | F_ID]! >= before) return;
+    if (q.market_id !== undefined && ord.u32[(slot << LW) | W_MARKET] !== q.market_id) return;
+    if ((mask & (1 << ord.u8[(slot << LB) | B_STATUS]!)) === 0) return;
     slots.push(slot);
   };
   if (accountKnown(s, account)) {
@@ -96,16 +104,16 @@ export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): Order
     } else {
       const liveMask = (1 << OrderStatus.resting) | (1 << OrderStatus.partially_filled);
       const termMask = (1 << OrderStatus.filled) | (1 << OrderStatus.canceled);
-      if (mask & liveMask) for (let x = acc.liveHead[account]!; x !== NIL; x = ord.anext[x]!) consider(x);
-      if (mask & termMask) for (let x = acc.termHead[account]!; x !== NIL; x = ord.anext[x]!) consider(x);
-      if (mask & (1 << OrderStatus.rejected)) for (let x = acc.rejHead[account]!; x !== NIL; x = ord.anext[x]!) consider(x);
-      slots.sort((x, y) => ord.id[y]! - ord.id[x]!);
+      if (mask & liveMask) for (let x = acc.liveHead[account]!; x !== NIL; x = ord.i32[(x << LW) | W_ANEXT]!) consider(x);
+      if (mask & termMask) for (let x = acc.termHead[account]!; x !== NIL; x = ord.i32[(x << LW) | W_ANEXT]!) consider(x);
+      if (mask & (1 << OrderStatus.rejected)) for (let x = acc.rejHead[account]!; x !== NIL; x = ord.i32[(x << LW) | W_ANEXT]!) consider(x);
+      slots.sort((x, y) => ord.f64[(y << LF) | F_ID]! - ord.f64[(x << LF) | F_ID]!);
     }
   }
   const n = Math.min(slots.length, q.limit);
   const out: Order[] = new Array(n);
   for (let i = 0; i < n; i++) out[i] = orderItem(v, slots[i]!);
-  const cursor = slots.length > q.limit ? encodeCursor(CursorKind.orders, ord.id[slots[n - 1]!]!) : '';
+  const cursor = slots.length > q.limit ? encodeCursor(CursorKind.orders, ord.f64[((slots[n - 1]!) << LF) | F_ID]!) : '';
   return { orders: out, cursor, as_of_seq: String(s.seq) };
 }
 
@@ -117,17 +125,17 @@ export function orderWithStatus(v: ViewsData, account: number, orderId: number):
   const slot = ownSlot(v, account, orderId);
   if (slot < 0) return null;
   const { order_id, ...rest } = orderItem(v, slot);
-  return { order_id, status: ORDER_STATUS_NAMES[v.state.orders.status[slot]!]!, ...rest };
+  return { order_id, status: ORDER_STATUS_NAMES[v.state.orders.u8[(slot << LB) | B_STATUS]!]!, ...rest };
 }
 
 /** Shares ahead of a live own order in its level's queue; null unless the order rests and is the caller's. */
 export function queuePosition(v: ViewsData, account: number, orderId: number): QueuePosition | null {
   const slot = ownSlot(v, account, orderId);
   const ord = v.state.orders;
-  if (slot < 0 || ord.onBook[slot] !== 1) return null;
+  if (slot < 0 || ord.u8[(slot << LB) | B_ON_BOOK] !== 1) return null;
   let ahead = 0;
-  for (let x = ord.prev[slot]!; x !== NIL; x = ord.prev[x]!) ahead += ord.remaining[x]!;
-  return { order_id: String(orderId), market_id: ord.market[slot]!, shares_ahead: ahead, as_of_seq: String(v.state.seq) };
+  for (let x = ord.i32[(slot << LW) | W_PREV]!; x !== NIL; x = ord.i32[(x << LW) | W_PREV]!) ahead += ord.u32[(x << LW) | W_REMAINING]!;
+  return { order_id: String(orderId), market_id: ord.u32[(slot << LW) | W_MARKET]!, shares_ahead: ahead, as_of_seq: String(v.state.seq) };
 }
 
 // ---- per-order facts for the WebSocket fan-out (by order id, any account; one lookup, nothing allocated) ----
@@ -136,14 +144,14 @@ export function queuePosition(v: ViewsData, account: number, orderId: number): Q
 export function orderOwner(v: ViewsData, orderId: number, out: Float64Array): boolean {
   const slot = v.state.slotOf(orderId);
   if (slot < 0) return false;
-  out[0] = v.state.orders.market[slot]!;
-  out[1] = v.state.orders.account[slot]!;
+  out[0] = v.state.orders.u32[(slot << LW) | W_MARKET]!;
+  out[1] = v.state.orders.u32[(slot << LW) | W_ACCOUNT]!;
   return true;
 }
 
 export function orderFilled(v: ViewsData, orderId: number): boolean {
   const slot = v.state.slotOf(orderId);
-  return slot >= 0 && v.state.orders.status[slot] === OrderStatus.filled;
+  return slot >= 0 && v.state.orders.u8[(slot << LB) | B_STATUS] === OrderStatus.filled;
 }
 
 /**
@@ -153,6 +161,6 @@ export function orderFilled(v: ViewsData, orderId: number): boolean {
 export function orderReservation(v: ViewsData, orderId: number, out: Float64Array): void {
   const slot = v.state.slotOf(orderId);
   const ord = v.state.orders;
-  out[0] = slot < 0 ? 0 : ord.reservedCash[slot]!;
-  out[1] = slot >= 0 && ord.side[slot] === Side.buy ? ord.feePerShare[slot]! : 0;
+  out[0] = slot < 0 ? 0 : ord.f64[(slot << LF) | F_RESERVED_CASH]!;
+  out[1] = slot >= 0 && ord.u8[(slot << LB) | B_SIDE] === Side.buy ? ord.u16[(slot << LH) | H_FEE_PER_SHARE]! : 0;
 }

@@ -36,6 +36,7 @@ import {
   CANCEL_REASON_NAMES, CODES, MARKET_STATUS_NAMES, ORDER_STATUS_NAMES, PATH_NAMES, Outcome, ProposeSource, Side, Stp, Tif,
 } from '../../src/layout/records.js';
 import { encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
+import { B_REASON, B_STATUS, LB, LW, W_ANEXT, W_FILLED, W_REMAINING } from '../../src/book/orders.js';
 
 const T0 = 1_750_000_000_000_000_000n;
 const NS_PER_MS = 1_000_000n;
@@ -390,10 +391,10 @@ export class ScenarioRunner {
       const id = this.orders[Number(what.slice(1)) - 1]!;
       const slot = s.slotOf(id);
       assert.ok(slot >= 0, `order ${what} is retained`);
-      assert.equal(ORDER_STATUS_NAMES[s.orders.status[slot]!], plain[2], `order ${what} status`);
-      if (plain[3]) assert.equal(CANCEL_REASON_NAMES[s.orders.reason[slot]!], plain[3], `order ${what} reason`);
-      if (opts.has('remaining')) assert.equal(s.orders.remaining[slot], Number(opts.get('remaining')), 'remaining');
-      if (opts.has('filled')) assert.equal(s.orders.filled[slot], Number(opts.get('filled')), 'filled');
+      assert.equal(ORDER_STATUS_NAMES[s.orders.u8[(slot << LB) | B_STATUS]!], plain[2], `order ${what} status`);
+      if (plain[3]) assert.equal(CANCEL_REASON_NAMES[s.orders.u8[(slot << LB) | B_REASON]!], plain[3], `order ${what} reason`);
+      if (opts.has('remaining')) assert.equal(s.orders.u32[(slot << LW) | W_REMAINING], Number(opts.get('remaining')), 'remaining');
+      if (opts.has('filled')) assert.equal(s.orders.u32[(slot << LW) | W_FILLED], Number(opts.get('filled')), 'filled');
       return;
     }
     const a = this.acct(what);
@@ -408,7 +409,7 @@ export class ScenarioRunner {
     }
     if (opts.has('live')) {
       let n = 0;
-      for (let slot = acc.liveHead[a]!; slot !== NIL; slot = s.orders.anext[slot]!) n++;
+      for (let slot = acc.liveHead[a]!; slot !== NIL; slot = s.orders.i32[(slot << LW) | W_ANEXT]!) n++;
       assert.equal(n, Number(opts.get('live')), `${what} live orders`);
     }
   }

@@ -30,6 +30,7 @@ import { Views } from '../../src/views/views.js';
 import {
   clockTick, executeDecoded, JOURNAL_ENGINE_CONFIG, journaledRun, recoverState, removeDataDir, tempDataDir,
 } from './journal_fixture.js';
+import { B_TIF, LB, LW, W_EXP_HI, W_EXP_LO } from '../../src/book/orders.js';
 
 const SEED = 4242;
 const COMMANDS = 100_000;
@@ -234,9 +235,10 @@ function timePicture(s: ExchangeState): unknown {
   const gtd = [];
   for (const o of sum.orders) {
     const slot = s.slotOf(o.order_id);
-    if (ord.tif[slot] !== Tif.gtd) continue;
+    if (ord.u8[(slot << LB) | B_TIF] !== Tif.gtd) continue;
     gtd.push({
-      order_id: o.order_id, account: o.account_id, expiry_ts: hiLoToString(ord.expHi[slot]!, ord.expLo[slot]!),
+      order_id: o.order_id, account: o.account_id,
+      expiry_ts: hiLoToString(ord.u32[(slot << LW) | W_EXP_HI]!, ord.u32[(slot << LW) | W_EXP_LO]!),
       timer: s.expiries.has(slot) ? hiLoToString(s.expiries.hiOf(slot), s.expiries.loOf(slot)) : null,
     });
   }

@@ -8,6 +8,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deserialize, serialize } from 'node:v8';
+import {
+  B_TICK, F_ID, F_RESERVED_CASH, LB, LF, LW, ORDER_FIELDS, OrderSlab, SB, SF, SH, SW, W_PREV, W_REMAINING,
+} from '../../src/book/orders.js';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { verify } from '../../src/engine/verify.js';
@@ -186,7 +189,7 @@ test('state_codec: a decoded read model owns its memory: neither the snapshot by
   bytes.fill(0);
   assert.equal(stateHash(a.state), h, 'overwriting the snapshot bytes changed a decoded state');
   a.state.accounts.available.fill(0);
-  a.state.orders.remaining.fill(0);
+  a.state.orders.u8.fill(0);
   assert.equal(stateHash(b.state), h, 'changing one decoded state changed another decode of the same bytes');
   // A decoded state can be encoded again (no aliasing left for the encoder to refuse).
   assert.equal(stateHash(decodeViews(encodeViews(b)).state), h);
@@ -216,18 +219,16 @@ test('state_codec: an order table is packed to its high-water mark, whatever lie
     const ord = v.state.orders;
     for (let i = 0; i < top; i++) ord.alloc();
     for (let i = 0; i < top; i++) {
-      ord.id[i] = i + 1;
-      ord.remaining[i] = i % 3 === 2 ? 0 : i + 5; // zeros below the mark, and a last slot that may be zero
-      ord.tick[i] = i === top - 1 ? 99 : 0; // one value at the very last slot only
-      ord.prev[i] = -1;
-      ord.reservedCash[i] = i === 0 ? 1.5 : 0;
+      ord.f64[(i << LF) | F_ID] = i + 1;
+      ord.u32[(i << LW) | W_REMAINING] = i % 3 === 2 ? 0 : i + 5; // zeros below the mark, and a last slot that may be zero
+      ord.u8[(i << LB) | B_TICK] = i === top - 1 ? 99 : 0; // one value at the very last slot only
+      ord.i32[(i << LW) | W_PREV] = -1;
+      ord.f64[(i << LF) | F_RESERVED_CASH] = i === 0 ? 1.5 : 0;
     }
     const back = decodeViews(serializeCaptured(captureViews(v).tree)).state.orders;
     assert.equal(back.highWater, top);
     assert.ok(ord.capacity - top >= 64, 'the table has unused capacity to pack');
-    for (const k of ['id', 'remaining', 'tick', 'prev', 'reservedCash', 'next'] as const) {
-      assert.deepEqual(Array.from(back[k]), Array.from(ord[k]), `column ${k} with ${top} slots used`);
-    }
+    assert.deepEqual(Array.from(back.u8), Array.from(ord.u8), `the slots' bytes with ${top} slots used`);
   }
 });
 
@@ -464,3 +465,56 @@ test('state_codec: stateHash sees the order index as its (id, slot) pairs, not i
   s.orderIndex = original;
   assert.equal(stateHash(engine.state), before);
 });
+
+/** The OrderSlab of `s` as it was stored before the packing: one typed array per field, `capacity` long, in the old field order. */
+function legacySlab(s: OrderSlab): OrderSlab {
+  const ctor = { u8: Uint8Array, u16: Uint16Array, u32: Uint32Array, i32: Int32Array, f64: Float64Array };
+  const stride = { u8: SB, u16: SH, u32: SW, i32: SW, f64: SF };
+  const old = Object.create(OrderSlab.prototype) as Record<string, unknown>;
+  const fields = s as unknown as Record<string, number>;
+  for (const k of ['capacity', 'count', 'freeHead', 'top']) old[k] = fields[k];
+  for (const [name, view, at] of ORDER_FIELDS) {
+    const col = new ctor[view](s.capacity);
+    for (let slot = 0; slot < s.capacity; slot++) col[slot] = s[view][slot * stride[view] + at]!;
+    old[name] = col;
+  }
+  return old as unknown as OrderSlab;
+}
+
+test('state_codec: a snapshot whose orders are in the older one-array-per-field layout decodes to the same orders', () => {
+  const model = new ReferenceModel(DIFF_CONFIG);
+  const gen = new CommandGenerator(SEED + 4, model);
+  const out = new BufferEventOut(1 << 22);
+  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  const v = new Views(JOURNAL_ENGINE_CONFIG);
+  for (let i = 0; i < 3000; i++) {
+    const { mem } = encodeToMem(gen.next());
+    model.execute(decodeRecord(mem, 0));
+    engine.execute(mem, 0);
+    for (const o of out.offsets()) v.apply(out.mem, o);
+    out.reset();
+  }
+  const state = v.state as unknown as { orders: OrderSlab };
+  const packed = state.orders;
+  assert.ok(packed.count > 50 && packed.highWater > packed.count, 'live, retained and freed slots');
+  state.orders = legacySlab(packed);
+  const bytes = encodeViews(v);
+  state.orders = packed;
+  assert.ok(Object.keys(deserializeFields(bytes)).includes('remaining'), 'the snapshot holds the older layout');
+  const decoded = decodeViews(bytes);
+  assert.ok(decoded.state.orders instanceof OrderSlab);
+  assert.deepEqual(decoded.state.orders.u8, packed.u8, 'the same bytes, slot for slot');
+  assert.equal(decoded.state.orders.highWater, packed.highWater);
+  assert.equal(stateHash(decoded.state), stateHash(v.state));
+  assert.equal(stateHash(decoded.state), stateHash(engine.state));
+  assert.deepEqual(answers(decoded), answers(v));
+  assert.deepEqual(verify(decoded.state), []);
+  // It keeps allocating from the same free list.
+  assert.equal(decoded.state.orders.alloc(), packed.alloc());
+});
+
+/** The stored fields of the OrderSlab in an encoded read model. */
+function deserializeFields(bytes: Buffer): Record<string, unknown> {
+  type Rec = { fields: Record<string, Rec> };
+  return (deserialize(bytes) as Rec).fields.state!.fields.orders!.fields;
+}

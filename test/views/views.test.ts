@@ -18,6 +18,7 @@ import { encodeCursor, CursorKind } from '../../src/views/cursor.js';
 import { DIFF_CONFIG, generateCommands } from '../support/random_commands.js';
 import { assertWireShape } from '../support/wire_shapes.js';
 import { Harness, NS_PER_MS, T0 } from './harness.js';
+import { LW, W_ANEXT } from '../../src/book/orders.js';
 
 /** The declared shape of each list's page. */
 const PAGES = {
@@ -849,7 +850,7 @@ test('views: on seeded random streams the folded state equals the engine state a
       }
       let retained = 0;
       for (const head of [s.accounts.liveHead[a]!, s.accounts.termHead[a]!, s.accounts.rejHead[a]!]) {
-        for (let x = head; x !== NIL; x = s.orders.anext[x]!) retained++;
+        for (let x = head; x !== NIL; x = s.orders.i32[(x << LW) | W_ANEXT]!) retained++;
       }
       assert.equal(orders.length, retained, `seed=${seed} account ${a} orders`);
       for (let i = 1; i < orders.length; i++) assert.ok(Number(orders[i - 1]!.order_id) > Number(orders[i]!.order_id));
