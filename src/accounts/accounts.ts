@@ -189,9 +189,9 @@ export class Accounts {
     return 0;
   }
 
-  /** Snapshots written before retainedBits: derived from the retention counts. */
+  /** Snapshots written before retainedBits (decoded as null, in its place: state_codec): derived from the retention counts. */
   static upgradeDecoded(x: Accounts): void {
-    if (x.retainedBits !== undefined) return;
+    if (x.retainedBits !== null) return;
     x.retainedBits = new Uint32Array((x.capacity >>> 5) + 1);
     for (let a = 1; a <= x.count; a++) if (x.termCount[a]! + x.rejCount[a]! > 0) x.markRetaining(a);
   }

@@ -120,9 +120,13 @@ export class ExchangeState {
     return this.ordersHeld() - this.retainedOrders;
   }
 
-  /** Snapshots written before max_orders: the retained count, derived from the accounts' retention counts. */
+  /**
+   * Snapshots written before max_orders (its fields decoded as null, in their
+   * places: state_codec): the retained count, derived from the accounts'
+   * retention counts; the matching-only counts as in a full state.
+   */
   static upgradeDecoded(x: ExchangeState): void {
-    if (x.retainedOrders !== undefined) return;
+    if (x.retainedOrders !== null) return;
     const acc = x.accounts;
     let n = 0;
     for (let a = 1; a <= acc.count; a++) n += acc.termCount[a]! + acc.rejCount[a]!;

@@ -209,6 +209,37 @@ function isPlainValue(x: unknown): boolean {
   return x === null || t === 'number' || t === 'string' || t === 'boolean' || t === 'undefined';
 }
 
+/**
+ * Fields a class gained after snapshots were written with it: [class, field,
+ * the field it follows]. A snapshot without one gets it as null, in its
+ * place among the others (the state hash walks fields in their order, and
+ * adding one afterwards would also make V8 keep the object as a dictionary);
+ * the class's upgradeDecoded then derives its value.
+ */
+const ADDED_FIELDS: readonly (readonly [cls: string, field: string, after: string])[] = [
+  ['Accounts', 'retainedBits', 'rejCount'],
+  ['ExchangeState', 'termGone', 'rejTotal'],
+  ['ExchangeState', 'rejGone', 'termGone'],
+  ['ExchangeState', 'heldOrders', 'retiredAt'],
+  ['ExchangeState', 'retainedOrders', 'heldOrders'],
+];
+
+/** A class's stored fields with the ones its snapshot predates added as null in their places (ADDED_FIELDS). */
+function withAddedFields(cls: string, fields: Record<string, unknown>): Record<string, unknown> {
+  let out = fields;
+  for (const [c, field, after] of ADDED_FIELDS) {
+    if (c !== cls || field in out) continue;
+    const next: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(out)) {
+      next[k] = x;
+      if (k === after) next[field] = null;
+    }
+    if (!(field in next)) throw new Error(`state_codec: ${cls}.${after} is missing from the snapshot`);
+    out = next;
+  }
+  return out;
+}
+
 function fromTree(t: unknown): unknown {
   if (t === null || typeof t !== 'object') return t;
   // v8.deserialize hands back typed arrays as views into the snapshot's bytes
@@ -228,7 +259,9 @@ function fromTree(t: unknown): unknown {
     const ctor = CLASSES[rec[TAG] as string];
     if (ctor === undefined) throw new Error(`state_codec: unknown class ${String(rec[TAG])} in the snapshot`);
     const obj = Object.create(ctor.prototype) as Record<string, unknown>;
-    for (const [k, x] of Object.entries(rec.fields as Record<string, unknown>)) obj[k] = fromTree(x);
+    for (const [k, x] of Object.entries(withAddedFields(rec[TAG] as string, rec.fields as Record<string, unknown>))) {
+      obj[k] = fromTree(x);
+    }
     // Snapshots written before a class changed its internal encoding are converted here.
     if (ctor === U32x3Map) U32x3Map.upgradeDecoded(obj as unknown as U32x3Map);
     if (ctor === IdIndex) IdIndex.upgradeDecoded(obj as unknown as IdIndex);

@@ -518,3 +518,35 @@ function deserializeFields(bytes: Buffer): Record<string, unknown> {
   type Rec = { fields: Record<string, Rec> };
   return (deserialize(bytes) as Rec).fields.state!.fields.orders!.fields;
 }
+
+test('state_codec: a snapshot from before max_orders (no retained count or bits) decodes to the same state, which evolves alike', () => {
+  const config = { ...JOURNAL_ENGINE_CONFIG, terminal_cap: 5, reject_cap: 3, max_orders: 60 };
+  const model = new ReferenceModel({ ...DIFF_CONFIG, max_orders: 60 });
+  const gen = new CommandGenerator(SEED + 5, model);
+  const out = new BufferEventOut(1 << 22);
+  const engine = new Engine(config, out);
+  const v = new Views(config);
+  const run = (n: number, views: Views[]): void => {
+    for (let i = 0; i < n; i++) {
+      const { mem } = encodeToMem(gen.next());
+      model.execute(decodeRecord(mem, 0));
+      engine.execute(mem, 0);
+      for (const o of out.offsets()) for (const x of views) x.apply(out.mem, o);
+      out.reset();
+    }
+  };
+  run(2000, [v]);
+  assert.ok(v.state.retainedOrders > 0, 'retained orders');
+  type Rec = { fields: Record<string, Rec> };
+  const tree = deserialize(encodeViews(v)) as Rec;
+  const st = tree.fields.state!.fields;
+  for (const k of ['retainedOrders', 'heldOrders', 'termGone', 'rejGone']) delete st[k];
+  delete st.accounts!.fields.retainedBits;
+  const old = decodeViews(serialize(tree));
+  assert.equal(stateHash(old.state), stateHash(v.state), 'the derived count and bits are the ones kept live');
+  // At max_orders 60 the next commands evict at the bound: the upgraded state picks the same orders.
+  run(2000, [v, old]);
+  assert.equal(stateHash(old.state), stateHash(v.state));
+  assert.equal(stateHash(v.state), stateHash(engine.state));
+  assert.deepEqual(answers(old), answers(v));
+});
