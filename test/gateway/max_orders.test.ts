@@ -3,12 +3,14 @@
 // new order first evicts a retained one (the placing account's own first),
 // and a placement is refused 503 order_capacity_exceeded only when live
 // orders alone fill it. The gateway's read model, which answers the listings,
-// evicts exactly what the engine does. One exchange, max_orders 4.
+// evicts exactly what the engine does; the WebSocket lane refuses alike.
+// One exchange, max_orders 4.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { newAccount, newMarket, order, rejects, type Key } from '../support/harness.js';
+import { assertEnvelope, newAccount, newMarket, order, rejects, type Key } from '../support/harness.js';
+import { WsClient } from '../ws/ws_client.js';
 
 let tx: TestExchange;
 
@@ -52,6 +54,15 @@ test('max_orders: a new order evicts a retained one, its own account first; only
   });
   assert.match(e.message, /max-orders/);
   assert.deepEqual(await listed(a), ['2'], 'the refused placement left no row');
+  // The WebSocket lane answers the same refusal in its order_result.
+  const ws = await WsClient.connect(tx, a);
+  try {
+    const r = await ws.reply(ws.send('place_order', { ...order(m, { tick: 15, client_order_id: '1' }) }), 5000);
+    assert.equal(r.status, 503, JSON.stringify(r));
+    assertEnvelope(r.msg, 'order_capacity_exceeded', { num: 279, origin: 'core' });
+  } finally {
+    await ws.close();
+  }
 
   // A cancel makes room: b's canceled order stays listed (and keeps its client_order_id) until b places again.
   await b.client.cancelBatch([b3.order_id]);
