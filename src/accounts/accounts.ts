@@ -23,6 +23,11 @@ const { fail } = assertModule;
 const { grown, nextCapacity } = growModule;
 const { NIL, popHeadSingly, pushTail, pushTailSingly, unlink } = intrusiveListModule;
 
+/** 32-bit words of a bit set over account ids 0..capacity-1 (retainedBits). */
+function bitWords(capacity: number): number {
+  return (capacity >>> 5) + 1;
+}
+
 export class Accounts {
   /** Accounts ever created; ids are 1..count. */
   count = 0;
@@ -192,7 +197,7 @@ export class Accounts {
   /** Snapshots written before retainedBits (decoded as null, in its place: state_codec): derived from the retention counts. */
   static upgradeDecoded(x: Accounts): void {
     if (x.retainedBits !== null) return;
-    x.retainedBits = new Uint32Array((x.capacity >>> 5) + 1);
+    x.retainedBits = new Uint32Array(bitWords(x.capacity));
     for (let a = 1; a <= x.count; a++) if (x.termCount[a]! + x.rejCount[a]! > 0) x.markRetaining(a);
   }
 
@@ -214,7 +219,7 @@ export class Accounts {
     this.rejHead = grown(this.rejHead, cap, NIL);
     this.rejTail = grown(this.rejTail, cap, NIL);
     this.rejCount = grown(this.rejCount, cap);
-    this.retainedBits = grown(this.retainedBits, (cap >>> 5) + 1);
+    this.retainedBits = grown(this.retainedBits, bitWords(cap));
     this.deadArmed = grown(this.deadArmed, cap);
     this.deadTimeoutMs = grown(this.deadTimeoutMs, cap);
     this.deadHi = grown(this.deadHi, cap);

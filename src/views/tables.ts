@@ -19,7 +19,7 @@ export function tableSizes(v: ViewsData): Record<string, number> {
   return {
     // Orders: live ones, and the terminal and rejected ones kept per account (terminal_cap, reject_cap).
     order_slots: s.orders.count,
-    orders_live: s.orders.count - terminal - rejected,
+    orders_live: s.liveOrders(),
     orders_retained_terminal: terminal,
     orders_retained_rejected: rejected,
     order_index: s.orderIndex.size,
