@@ -242,6 +242,13 @@ const SPECS: Record<string, Spec> = {
           ours: `disk_fdatasync_4k_${q}_us`,
         }),
       ),
+      ...(['p99', 'p999', 'max'] as const).map(
+        (q): Row => ({
+          label: `the disk over 20 s (a sync every ms) ${q === 'p999' ? 'p99.9' : q}`,
+          ours: `disk_window_fdatasync_4k_${q}_us`,
+        }),
+      ),
+      { label: 'the disk over 20 s: syncs over 10 ms per minute', ours: 'disk_window_stalls_per_min', unit: 'count' },
       ...([1, 10, 25, 50] as const).flatMap((pct) => [
         { label: `open loop at ${pct}% of peak: rate`, ours: `fsync_at_${pct}pct_rate_per_s` },
         ...(['p50', 'p99', 'p999'] as const).map(
@@ -404,9 +411,8 @@ const SPEC_BUILDERS: Record<string, (r: BenchResult) => Spec> = { ws_fanout: wsF
 /** Rows for a benchmark without a spec: throughputs and latency percentiles, ours and every peer's. */
 function genericRows(r: BenchResult): Row[] {
   const skip = /(_min|_max|_spread)(_|$)|probe|_min_|_max_/;
-  const keys = Object.keys(r.metrics).filter(
-    (k) => !skip.test(k) && (k.endsWith('_per_s') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k)),
-  );
+  const figureKey = (k: string): boolean => k.endsWith('_per_s') || k.endsWith('_per_req') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k);
+  const keys = Object.keys(r.metrics).filter((k) => !skip.test(k) && figureKey(k));
   const rows: Row[] = [];
   const peerNames = Object.keys(r.peers);
   const seen = new Set<string>();
@@ -419,7 +425,7 @@ function genericRows(r: BenchResult): Row[] {
   // Peer figures with no counterpart of ours still get a row.
   for (const p of peerNames) {
     for (const k of Object.keys(r.peers[p]!)) {
-      if (seen.has(k) || skip.test(k) || !(k.endsWith('_per_s') || /(^|_)(p50|p99|p999|max)_(ns|us|ms)$/.test(k))) continue;
+      if (seen.has(k) || skip.test(k) || !figureKey(k)) continue;
       seen.add(k);
       const peers: Record<string, string> = {};
       for (const q of peerNames) if (r.peers[q]![k] !== undefined) peers[q] = k;
