@@ -697,6 +697,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   metrics.disk_window_fdatasync_4k_p999_us = diskWindow.p999_us;
   metrics.disk_window_fdatasync_4k_max_us = diskWindow.max_us;
   metrics.disk_window_stalls_per_min = perMin;
+  metrics.disk_window_s = (s.quick ? 2000 : DISK_WINDOW_MS) / 1000;
   notes.push(
     `the disk over ${(s.quick ? 2000 : DISK_WINDOW_MS) / 1000} s (one 4 KiB append + fdatasync every ms, ${diskWindow.samples} syncs): ` +
       `p50/p99/p99.9/max ${diskWindow.p50_us}/${diskWindow.p99_us}/${diskWindow.p999_us}/${diskWindow.max_us} us, ` +
