@@ -9,6 +9,7 @@
 
 import type { TObject } from '@sinclair/typebox';
 import { bodyProperties, inputSchema, pathParamNames } from './operation_schemas.js';
+import { ApiError } from './envelope.js';
 import type { QueryValues } from './query.js';
 import { parseRouteQuery, validateBody, type Route } from './routes.js';
 import { compile, validate, type Checker } from './schemas.js';
@@ -35,6 +36,16 @@ export function routeInputChecker(route: Route): RouteInputChecker {
  * (400 unknown_field / invalid_field, as REST) and splits them into what the
  * REST lane would hand the handler: path segments, the parsed query, the body.
  */
+/** A query argument as a REST client would send it; a string no URL can carry (a lone surrogate) is invalid_field. */
+function queryText(name: string, v: unknown): string {
+  try {
+    return encodeURIComponent(String(v));
+  } catch (e) {
+    if (!(e instanceof URIError)) throw e;
+    throw new ApiError('invalid_field', `invalid ${name}: not well-formed Unicode`, { field: name, reason: 'not well-formed Unicode' });
+  }
+}
+
 export function routeInput(c: RouteInputChecker, args: unknown): RouteInput {
   const a = validate(c.input, args) as Record<string, unknown>;
   const route = c.route;
@@ -45,7 +56,7 @@ export function routeInput(c: RouteInputChecker, args: unknown): RouteInput {
   for (const q of route.query) {
     const v = a[q.name];
     if (v === undefined) continue;
-    const text = Array.isArray(v) ? v.map((x) => encodeURIComponent(String(x))).join(',') : encodeURIComponent(String(v));
+    const text = Array.isArray(v) ? v.map((x) => queryText(q.name, x)).join(',') : queryText(q.name, v);
     qs += `${qs === '' ? '' : '&'}${encodeURIComponent(q.name)}=${text}`;
   }
   const query = parseRouteQuery(route, qs);

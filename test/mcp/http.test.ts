@@ -317,6 +317,9 @@ test('mcp: the closed input schema refuses an unknown argument (unknown_field) a
   await callError(mcp, 'list_orders', { limit: 1001 }, 'invalid_field');
   await callError(mcp, 'list_orders', { status: ['open'] }, 'invalid_field');
   await callError(mcp, 'get_market', {}, 'invalid_field');
+  // A lone surrogate is valid JSON but no query string can carry it.
+  const surrogate = await callError(mcp, 'list_markets', { cursor: '\ud800' }, 'invalid_field');
+  assert.equal(surrogate.details.field, 'cursor');
   // Cross-field rules are the REST handler's own.
   const combo = await callError(
     mcp,
