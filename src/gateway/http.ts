@@ -311,8 +311,9 @@ export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now:
 }
 
 /**
- * An admitted request with its body and query validated: the rest of a
- * batch's cost, then the route's handler. The one call path of an operation,
+ * An admitted request with its body and query validated: the route's
+ * prepare (the checks its schema cannot express), the rest of a batch's
+ * cost, then the route's handler. The one call path of an operation,
  * whichever lane (REST or MCP) carried it.
  */
 export function invokeRoute(
@@ -326,6 +327,7 @@ export function invokeRoute(
   times: StageTimes | null = null,
 ): Reply | Promise<Reply> {
   if (route.scope !== Scope.read) opts.core.assertWritable();
+  const prepared = route.prepare?.(body);
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
     const w = opts.buckets.take(caller, BUCKET_WRITE, extra, now);
@@ -339,6 +341,7 @@ export function invokeRoute(
     params,
     query,
     body,
+    prepared,
   };
   const core = opts.core;
   // The commands the handler submits (synchronously, before its first await) carry these stage times.

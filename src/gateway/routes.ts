@@ -45,6 +45,8 @@ export interface RequestCtx {
   params: string[];
   query: QueryValues;
   body: unknown;
+  /** What the route's `prepare` made of the body (undefined without one). */
+  prepared: unknown;
 }
 
 export interface GatewayLimits {
@@ -64,6 +66,13 @@ export interface Route {
   query: readonly QueryParam[];
   /** Write-bucket cost of an admitted request (batches: N). 0 = read bucket, cost 1. */
   writeCost: (body: unknown) => number;
+  /**
+   * The checks a schema cannot express (each batch item's cross-field
+   * rules), run after the body's schema and before a batch's other N - 1
+   * tokens are charged: a batch they refuse costs one token, as a batch
+   * its schema refuses does. The handler finds the result in ctx.prepared.
+   */
+  prepare?: (body: unknown) => unknown;
   description: string;
   handler: (ctx: RequestCtx, g: GatewayCore, limits: GatewayLimits) => Reply | Promise<Reply>;
 }
@@ -526,10 +535,10 @@ export const ROUTES: Route[] = [
   route({
     name: 'place_batch', method: 'POST', path: '/v1/portfolio/orders/batch', scope: Scope.trade, body: checkers.batchPlace, query: [],
     writeCost: (b) => (b as { orders: unknown[] }).orders.length,
+    prepare: (b) => (b as BatchPlaceRequest).orders.map((o, i) => encodeOrder(o, `orders.${i}.`)),
     description: 'Place up to 20 orders as independent commands; results are index-aligned placement responses or {error}.',
     handler: async (c, g) => {
-      const orders = (c.body as BatchPlaceRequest).orders;
-      const encoded = orders.map((o, i) => encodeOrder(o, `orders.${i}.`));
+      const encoded = c.prepared as EncodedOrder[];
       if (g.wouldShed(encoded.length)) throw new ApiError('shed', 'the exchange is shedding load; retry the batch with backoff');
       const results = await Promise.all(encoded.map(async (enc) => {
         try {

@@ -6,12 +6,22 @@
 // their `Static` types. No runtime state; any thread (the client imports the
 // types only).
 
-import { Type, type Static } from '@sinclair/typebox';
+import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 
 const closed = { additionalProperties: false } as const;
 
-/** A u64 as a strict decimal string (the range check up to 2^64-1 is done on use). */
-export const U64String = Type.String({ pattern: '^[0-9]{1,20}$', description: 'u64 as a decimal string' });
+/** A decimal string of at most 20 digits whose value is at most 2^64-1. */
+export function isU64Decimal(s: string): boolean {
+  return /^[0-9]{1,20}$/.test(s) && (s.length < 20 || s <= '18446744073709551615');
+}
+
+// Registered where the schema is declared, so every checker of it (gateway,
+// control plane, tests) knows the format; a value above 2^64-1 fails the
+// schema like any other bad field, before a batch is admitted.
+FormatRegistry.Set('u64', isU64Decimal);
+
+/** A u64 as a strict decimal string, 0..2^64-1. */
+export const U64String = Type.String({ pattern: '^[0-9]{1,20}$', format: 'u64', description: 'u64 as a decimal string' });
 export const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
 export const MarketId = Type.Integer({ minimum: 1, maximum: 4294967295, description: 'market id' });
 export const Tick = Type.Integer({ minimum: 1, maximum: 99, description: 'limit price in the order outcome\'s own space, cents' });

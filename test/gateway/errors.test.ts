@@ -145,6 +145,32 @@ test('errors: contradictory order flags are 400 invalid_field', async () => {
   }
 });
 
+test('errors: a batch cancel holding an id above 2^64-1 is refused whole with 400 invalid_field; nothing is canceled', async () => {
+  const placed = await k.client.placeOrder(order(market, { tick: 31 }));
+  const r = await signedRaw(tx.port, k, 'DELETE', '/v1/portfolio/orders/batch', JSON.stringify({
+    order_ids: [placed.order_id, '99999999999999999999'],
+  }));
+  assertErrorReply(r, 400, 'invalid_field');
+  assert.equal(r.json.error.details?.field, 'order_ids.1');
+  const live = (await k.client.orders()).orders.find((o) => o.order_id === placed.order_id);
+  assert.ok(live !== undefined, 'the valid id in the refused batch is still live');
+  await k.client.cancelBatch([placed.order_id]);
+});
+
+test('errors: a batch refused for an item\'s contradictory flags costs one write token, as a batch its schema refuses does', async () => {
+  const key = await newKey(tx, k.accountId);
+  const bare = await newMarket(tx, { round: false });
+  const bad = (n: number) => Array.from({ length: 20 }, (_, i) => order(bare, i === 7 ? { post_only: true, tif: 'ioc' } : { qty: n + 1 }));
+  // Burst 100: at 20 tokens each the sixth refused batch would be 429; at one each, all eight are 400.
+  for (let i = 0; i < 8; i++) {
+    const r = await signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders/batch', JSON.stringify({ orders: bad(i) }));
+    assertErrorReply(r, 400, 'invalid_field');
+    assert.equal(r.json.error.details?.field, 'orders.7.post_only');
+  }
+  const single = await signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders', JSON.stringify(order(bare)));
+  assert.notEqual(single.status, 429, single.text);
+});
+
 test('errors: a body that is not JSON is 400 invalid_json', async () => {
   assertErrorReply(await post('/v1/portfolio/orders', '{"market_id":'), 400, 'invalid_json');
   assertErrorReply(await post('/v1/portfolio/orders', "{'market_id':1}"), 400, 'invalid_json');
