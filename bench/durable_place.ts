@@ -44,7 +44,7 @@ import {
 import { closeFetchConnections } from '../src/client/transport.js';
 import { spawnExchange, type ExchangeProcess } from '../test/support/exchange.js';
 import { createTraders, openMarket } from './lib/population.js';
-import { diskFloor, diskOverWindow, STALL_US } from './lib/disk_floor.js';
+import { diskFloor, diskOverWindow, STALL_US, type DiskFloor } from './lib/disk_floor.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { fsyncSummary, putServer, readLatency, serverStages, stagesLine, type ServerSummary } from './lib/server_latency.js';
@@ -632,6 +632,31 @@ function recoveryMetrics(metrics: Record<string, number>, rc: RecoveryResult): {
   return { emptyReady, emptyLog };
 }
 
+/** The disk's own figures: the short probe (its floor) and the long window (its stalls). */
+function putDisk(metrics: Record<string, number>, notes: string[], disk: DiskFloor, diskWindow: DiskFloor, windowMs: number): void {
+  metrics.disk_fdatasync_4k_p50_us = disk.p50_us;
+  metrics.disk_fdatasync_4k_p99_us = disk.p99_us;
+  metrics.disk_fdatasync_4k_p999_us = disk.p999_us;
+  metrics.disk_fdatasync_4k_max_us = disk.max_us;
+  notes.push(
+    `the disk's own floor: ${disk.samples} appends of 4 KiB + fdatasync to a file in ${tmpdir()} (where the exchanges' data directories ` +
+      `are), each timed: p50/p99/p99.9/max ${disk.p50_us}/${disk.p99_us}/${disk.p999_us}/${disk.max_us} us. With fsync on, every answer ` +
+        `waits for at least one such sync, so the placement p99 cannot be below this p99.`,
+  );
+  const perMin = round1((diskWindow.stalls * 60_000) / windowMs);
+  metrics.disk_window_fdatasync_4k_p99_us = diskWindow.p99_us;
+  metrics.disk_window_fdatasync_4k_p999_us = diskWindow.p999_us;
+  metrics.disk_window_fdatasync_4k_max_us = diskWindow.max_us;
+  metrics.disk_window_stalls_per_min = perMin;
+  metrics.disk_window_s = windowMs / 1000;
+  notes.push(
+    `the disk over ${windowMs / 1000} s (one 4 KiB append + fdatasync every ms, ${diskWindow.samples} syncs): ` +
+      `p50/p99/p99.9/max ${diskWindow.p50_us}/${diskWindow.p99_us}/${diskWindow.p999_us}/${diskWindow.max_us} us, ` +
+        `${diskWindow.stalls} syncs over ${STALL_US / 1000} ms (${perMin} per minute). Every placement that arrives during such a stall ` +
+          `waits for it, so at thousands of placements/s a few stalls a minute reach the placements' p99 though not the disk's.`,
+  );
+}
+
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
   const s = settings(opts.quick === true);
   const seed = 0x6a09e667;
@@ -641,7 +666,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   // And with wrk (bench/lib/wrk.ts), the generator that costs least: issue 13's ceiling.
   const wrk = await wrkHelloPhase(gatewaySettings(s.quick), hello.connections);
   const disk = diskFloor(s.quick ? 500 : 3000);
-  const diskWindow = diskOverWindow(s.quick ? 2000 : DISK_WINDOW_MS, 1);
+  const windowMs = s.quick ? 2000 : DISK_WINDOW_MS;
+  const diskWindow = diskOverWindow(windowMs, 1);
   const tp = await throughputPhase(s, seed);
   const rc = await recoveryPhase(s, seed);
   const wallS = Math.round((performance.now() - t0) / 1000);
@@ -683,27 +709,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   }
   const ratio = noneMed > 0 ? fsyncMed / noneMed : NaN;
   metrics.fsync_vs_none_throughput = round3(ratio);
-  metrics.disk_fdatasync_4k_p50_us = disk.p50_us;
-  metrics.disk_fdatasync_4k_p99_us = disk.p99_us;
-  metrics.disk_fdatasync_4k_p999_us = disk.p999_us;
-  metrics.disk_fdatasync_4k_max_us = disk.max_us;
-  notes.push(
-    `the disk's own floor: ${disk.samples} appends of 4 KiB + fdatasync to a file in ${tmpdir()} (where the exchanges' data directories ` +
-      `are), each timed: p50/p99/p99.9/max ${disk.p50_us}/${disk.p99_us}/${disk.p999_us}/${disk.max_us} us. With fsync on, every answer ` +
-        `waits for at least one such sync, so the placement p99 cannot be below this p99.`,
-  );
-  const perMin = round1((diskWindow.stalls * 60_000) / (s.quick ? 2000 : DISK_WINDOW_MS));
-  metrics.disk_window_fdatasync_4k_p99_us = diskWindow.p99_us;
-  metrics.disk_window_fdatasync_4k_p999_us = diskWindow.p999_us;
-  metrics.disk_window_fdatasync_4k_max_us = diskWindow.max_us;
-  metrics.disk_window_stalls_per_min = perMin;
-  metrics.disk_window_s = (s.quick ? 2000 : DISK_WINDOW_MS) / 1000;
-  notes.push(
-    `the disk over ${(s.quick ? 2000 : DISK_WINDOW_MS) / 1000} s (one 4 KiB append + fdatasync every ms, ${diskWindow.samples} syncs): ` +
-      `p50/p99/p99.9/max ${diskWindow.p50_us}/${diskWindow.p99_us}/${diskWindow.p999_us}/${diskWindow.max_us} us, ` +
-        `${diskWindow.stalls} syncs over ${STALL_US / 1000} ms (${perMin} per minute). Every placement that arrives during such a stall ` +
-          `waits for it, so at thousands of placements/s a few stalls a minute reach the placements' p99 though not the disk's.`,
-  );
+  putDisk(metrics, notes, disk, diskWindow, windowMs);
   const helloRates = hello.runs.map((m) => okRate(m.value));
   const helloMed = median(helloRates);
   notes.push(
