@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0x07814a44;
+export const LAYOUT_FINGERPRINT = 0xe687797a;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
@@ -1596,10 +1596,10 @@ export const RoundTransitioned = {
   set_settle_price(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
-/** Event 85, 64 bytes. header.account's shares in the market's ended round are paid out and removed. */
+/** Event 85, 72 bytes. header.account's shares in the market's ended round are paid out and removed. */
 export const PositionSettled = {
   TYPE: 85,
-  SIZE: 64,
+  SIZE: 72,
   /** Zeroes the reserved fields (writers set every other field). */
   clear_reserved(m: Mem, o: number): void { m.u32[(o + 36) >>> 2] = 0; },
   /** Market. */
@@ -1611,15 +1611,15 @@ export const PositionSettled = {
   /** Round. (a safe integer < 2^53) */
   round_number(m: Mem, o: number): number { const i = (o + 40) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_round_number(m: Mem, o: number, v: number): void { const i = (o + 40) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
-  /** YES shares removed. */
-  yes_qty(m: Mem, o: number): number { return m.u32[(o + 48) >>> 2]!; },
-  set_yes_qty(m: Mem, o: number, v: number): void { m.u32[(o + 48) >>> 2] = v; },
-  /** NO shares removed. */
-  no_qty(m: Mem, o: number): number { return m.u32[(o + 52) >>> 2]!; },
-  set_no_qty(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
+  /** YES shares removed: the whole YES position, which many fills can take past 2^32. (a safe integer < 2^53) */
+  yes_qty(m: Mem, o: number): number { const i = (o + 48) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
+  set_yes_qty(m: Mem, o: number, v: number): void { const i = (o + 48) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  /** NO shares removed: the whole NO position. (a safe integer < 2^53) */
+  no_qty(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
+  set_no_qty(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** Cents credited to available. (a safe integer < 2^53) */
-  payout(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
-  set_payout(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
+  payout(m: Mem, o: number): number { const i = (o + 64) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
+  set_payout(m: Mem, o: number, v: number): void { const i = (o + 64) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
 };
 
 /** Event 86, 56 bytes. An oracle source's price; the reference price and fresh count as of this tick. */
@@ -2110,13 +2110,13 @@ export const RECORDS: readonly RecordInfo[] = [
     {"name":"reserved0","type":"u16","offset":46,"size":2},
     {"name":"settle_price","type":"u64","offset":48,"size":8,"js":"safe"},
   ] },
-  { kind: 'event', name: 'PositionSettled', type: 85, size: 64, fields: [
+  { kind: 'event', name: 'PositionSettled', type: 85, size: 72, fields: [
     {"name":"market_id","type":"u32","offset":32,"size":4},
     {"name":"reserved0","type":"u32","offset":36,"size":4},
     {"name":"round_number","type":"u64","offset":40,"size":8,"js":"safe"},
-    {"name":"yes_qty","type":"u32","offset":48,"size":4},
-    {"name":"no_qty","type":"u32","offset":52,"size":4},
-    {"name":"payout","type":"u64","offset":56,"size":8,"js":"safe"},
+    {"name":"yes_qty","type":"u64","offset":48,"size":8,"js":"safe"},
+    {"name":"no_qty","type":"u64","offset":56,"size":8,"js":"safe"},
+    {"name":"payout","type":"u64","offset":64,"size":8,"js":"safe"},
   ] },
   { kind: 'event', name: 'OracleTicked', type: 86, size: 56, fields: [
     {"name":"source_id","type":"u32","offset":32,"size":4},

@@ -2,7 +2,9 @@
 // and order rule of src/engine/README.md, with balances checked to the cent.
 // The invariant checker runs after every line (see scenario.ts).
 
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Outcome, Side } from '../../src/layout/records.js';
 import { scenario } from './scenario.js';
 
 test('match paths: mint, direct and merge move cash and shares to the cent', () => {
@@ -374,6 +376,37 @@ test('rounds: settle pays 100 per winning share; void pays 50 per share', () => 
     settle -> rejected round_state_conflict
   `);
   void r;
+});
+
+test('rounds: settlement removes a whole position past 2^32 shares (PositionSettled carries u64 quantities)', () => {
+  // 4,295 mints of 1,000,000 pairs: each account holds 4,295,000,000 shares, past 2^32. With u32 quantities the event
+  // removed only the position mod 2^32 while paying for all of it, and the rest was paid again at the next settlement.
+  const N = 4295;
+  const Q = 1_000_000;
+  const r = scenario(`
+    market
+    account a1 ${N * Q}
+    account a2 ${N * Q * 99}
+  `);
+  const place = (account: number, outcome: number, tick: number): void => {
+    r.send({ type: 'PlaceOrder', account, market_id: 1, side: Side.buy, outcome, tick, qty: Q, tif: 0, stp: 0, post_only: 0, group_id: 0 });
+  };
+  for (let i = 0; i < N; i++) {
+    place(2, Outcome.no, 99);
+    place(1, Outcome.yes, 1);
+  }
+  r.run(`
+    check a1 available=0 yes=${N * Q}/0
+    check a2 available=0 no=${N * Q}/0
+    freeze -> ok
+    propose yes -> ok
+    settle -> ok
+    check a1 available=${N * Q * 100} yes=0/0
+    check a2 available=0 no=0/0
+    check market 1 oi=0
+  `);
+  const settled = r.lastEvents.filter((e) => e.type === 'PositionSettled');
+  assert.deepEqual(settled.map((e) => [e.yes_qty, e.no_qty]), [[N * Q, 0], [0, N * Q]]);
 });
 
 test('rounds: close_ts freezes by itself, the oracle proposes when fresh, the dispute window settles', () => {
