@@ -84,7 +84,10 @@ function emitKeyRevoked(e: Emitter, keyId: number, owner: number): void {
 
 export function deposit(e: Emitter, cm: Mem, co: number, account: number): void {
   if (!e.state.accounts.isLive(account)) return e.rejected(T_DEPOSIT, Reject.unknown_account, account);
-  if (Deposit.amount(cm, co) < 1) return e.rejected(T_DEPOSIT, Reject.invalid_command, account);
+  const amount = Deposit.amount(cm, co);
+  if (amount < 1) return e.rejected(T_DEPOSIT, Reject.invalid_command, account);
+  // Balances are doubles: every sum of them is exact while all money ever deposited stays within 2^53 - 1 cents.
+  if (e.state.accounts.deposits + amount > Number.MAX_SAFE_INTEGER) return e.rejected(T_DEPOSIT, Reject.deposit_limit_exceeded, account);
   const m = e.m;
   const o = e.begin(Deposited.TYPE, Deposited.SIZE, account);
   Deposited.clear_reserved(m, o);

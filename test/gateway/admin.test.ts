@@ -133,6 +133,25 @@ test('control plane: POST /admin/accounts/{id}/deposits answers 201 {seq} and cr
   });
 });
 
+test('control plane: a deposit that would take all deposits past 2^53 - 1 cents is 422 deposit_limit_exceeded and credits nothing',
+  async () => {
+    // Its own exchange: the money deposited here would refuse every later deposit of the shared one.
+    const own = await startTestExchange();
+    try {
+      const k = await newAccount(own, { deposit: '0' });
+      const deposit = (amount: string): Promise<RawReply> => raw(own.ex.admin_port, {
+        method: 'POST', target: `/admin/accounts/${k.accountId}/deposits`, body: `{"amount":"${amount}"}`,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      });
+      assert.equal((await deposit('9007199254740990')).status, 201);
+      assert.equal((await deposit('1')).status, 201);
+      assertErrorReply(await deposit('1'), 422, 'deposit_limit_exceeded', { num: 280, origin: 'core' });
+      assert.equal((await k.client.balance()).available, '9007199254740991');
+    } finally {
+      await own.stop();
+    }
+  });
+
 test('control plane: DELETE /admin/accounts/{id} answers 200 {seq} and revokes every key of the account', async () => {
   const k = await newAccount(tx);
   await k.client.balance();

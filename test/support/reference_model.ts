@@ -1206,6 +1206,7 @@ export class ReferenceModel {
     if (!a) return this.reject(Reject.unknown_account);
     const amount = c.amount as number;
     if (amount === 0) return this.reject(Reject.invalid_command);
+    if (this.deposits_total + amount > Number.MAX_SAFE_INTEGER) return this.reject(Reject.deposit_limit_exceeded);
     a.available += amount;
     this.deposits_total += amount;
     this.emit('Deposited', acct, { amount, ref: c.ref as string });
