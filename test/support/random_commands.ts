@@ -504,8 +504,9 @@ export class CommandGenerator {
   private depositCmd(): RecordObject {
     const r = this.rng;
     const acct = this.pickAccountMaybeBad();
-    // Now and then a whale deposit, so cash passes 2^32 cents.
-    const amount = r.chance(0.03) ? 0 : r.chance(0.02) ? r.int(2 ** 32, 2 ** 41) : r.int(1_000, 50_000);
+    // Now and then a whale deposit, so cash passes 2^32 cents; rarely one past the deposit limit (refused: the setup deposited).
+    const whale = r.chance(0.02) ? r.int(2 ** 32, 2 ** 41) : r.chance(0.01) ? Number.MAX_SAFE_INTEGER : 0;
+    const amount = r.chance(0.03) ? 0 : whale > 0 ? whale : r.int(1_000, 50_000);
     return this.cmd('Deposit', acct, { amount, ref: `dep-${this.count}` }, { producer: 1 });
   }
 
