@@ -19,7 +19,7 @@ import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { deferReply, fail, finish, observe, receive, send, type InFlight, type Observer } from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
-import { compile, parseJson, safeField, validate, type Checker } from '../gateway/schemas.js';
+import { compile, parseJson, safeField, storedText, validate, type Checker } from '../gateway/schemas.js';
 import {
   AdminDepositBody,
   AdminFeeScheduleBody,
@@ -171,9 +171,10 @@ export const ADMIN_ROUTES: AdminRoute[] = [
     const a = pathId('account_id', r.params[0]!);
     const b = r.body as Q.DepositRequest;
     const amount = safeField(b.amount, 'amount', 1);
+    const ref = storedText(b.ref ?? '', 'ref', 64);
     const c = await sequenced(ctx.core, T_DEPOSIT, Deposit.SIZE, a, (m, o) => {
       Deposit.set_amount(m, o, amount);
-      Deposit.set_ref(m, o, b.ref ?? '');
+      Deposit.set_ref(m, o, ref);
     });
     ctx.log({ event: 'operator', action: 'deposit', account_id: a, amount: String(amount), ref: b.ref ?? '' });
     return { status: 201, body: { seq: String(c.seq) } satisfies SequencedAck };
@@ -189,8 +190,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   }),
   route('create_market', 'POST', '/admin/markets', compile(AdminMarketBody), async (r, ctx) => {
     const b = r.body as Q.CreateMarketRequest;
-    if (Buffer.byteLength(b.title) > 128) throw new ApiError('invalid_field', 'title exceeds 128 ' +
-      'bytes', { field: 'title', reason: 'at most 128 bytes' });
+    storedText(b.title, 'title', 128);
     const c = await sequenced(ctx.core, T_CREATE_MARKET, CreateMarket.SIZE, 0, (m, o) => {
       CreateMarket.set_category(m, o, b.category);
       CreateMarket.set_position_limit(m, o, b.position_limit);
@@ -280,8 +280,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   route('openapi', 'GET', '/admin/openapi.json', 'none', () => ({ status: 200, body: openApiDocument() })),
   route('create_series', 'POST', '/admin/series', compile(AdminSeriesBody), async (r, ctx) => {
     const b = r.body as Q.SeriesRequest;
-    if (Buffer.byteLength(b.title) > 128)
-      throw new ApiError('invalid_field', 'title exceeds 128 bytes', { field: 'title', reason: 'at most 128 bytes' });
+    storedText(b.title, 'title', 128);
     const c = await sequenced(ctx.core, T_CREATE_SERIES, CreateSeries.SIZE, 0, (m, o) => {
       CreateSeries.set_category(m, o, b.category);
       CreateSeries.set_position_limit(m, o, b.position_limit);

@@ -15,7 +15,7 @@ import { keyLimits } from './buckets.js';
 import type { CommandWriter, Completion, CompletionWaiter, GatewayCore } from './core.js';
 import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
-import { compile, safeField, u64Field, u64FieldHalves, validate, type Checker } from './schemas.js';
+import { compile, safeField, storedText, u64Field, u64FieldHalves, validate, type Checker } from './schemas.js';
 import { hiLoToString } from '../lib/u64.js';
 import {
   BatchCancelBody, BatchPlaceBody, DeadmanBody, DecreaseBody, PlaceOrderBody, WithdrawalBody, type BatchCancelRequest,
@@ -667,12 +667,11 @@ export const ROUTES: Route[] = [
       const b = c.body as WithdrawalRequest;
       const [hi, lo] = u64Halves('client_withdrawal_id', b.client_withdrawal_id);
       const amount = safeField(b.amount, 'amount', 1);
-      if (Buffer.byteLength(b.destination) > 128)
-        throw new ApiError('invalid_field', 'destination exceeds 128 bytes', { field: 'destination', reason: 'at most 128 bytes' });
+      const destination = storedText(b.destination, 'destination', 128);
       const r = await g.submit(T_REQUEST_WITHDRAWAL, RequestWithdrawal.SIZE, c.account, false, (m, o) => {
         RequestWithdrawal.set_client_withdrawal_id(m, o, hi, lo);
         RequestWithdrawal.set_amount(m, o, amount);
-        RequestWithdrawal.set_destination(m, o, b.destination);
+        RequestWithdrawal.set_destination(m, o, destination);
       });
       if (r === null) throw new ApiError('sequencing_timeout');
       if (r.status === CompletionStatus.rejected) throw rejection(r, g, c.account);

@@ -14,7 +14,7 @@ import type { GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { pathId } from '../gateway/query.js';
 import type { Route } from '../gateway/routes.js';
-import { compile } from '../gateway/schemas.js';
+import { compile, storedText } from '../gateway/schemas.js';
 import { scopeBits, scopeNames, type CreatedKey, type KeyList, type KeyRevoked } from '../wire/keys.js';
 import { CreateKeyBody, type CreateKeyRequest } from '../wire/requests.js';
 
@@ -42,7 +42,7 @@ export const KEY_ROUTES: Route[] = [
       const bits = scopeBits(wanted);
       if ((bits & ~c.scopes) !== 0) throw new ApiError('missing_scope', 'a key cannot grant scopes it does not hold');
       const secret = randomBytes(32);
-      const label = b.label ?? '';
+      const label = storedText(b.label ?? '', 'label', 64);
       const r = await sequenced(g, T_CREATE_KEY, CreateKey.SIZE, c.account, (m, o) => {
         CreateKey.set_scopes(m, o, bits);
         CreateKey.set_secret(m, o, secret);

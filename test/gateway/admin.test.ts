@@ -152,6 +152,26 @@ test('control plane: a deposit that would take all deposits past 2^53 - 1 cents 
     }
   });
 
+test('control plane and keys service: a title, ref or key label holding U+0000 or longer than its field in UTF-8 bytes is 400 ' +
+  'invalid_field', async () => {
+  const k = await newAccount(tx, { deposit: '0' });
+  const cases: [string, string, string, string][] = [
+    ['/admin/markets', JSON.stringify({ category: 1, position_limit: 0, fee_schedule_id: 0, title: 'BTC\u0000 above 100k' }), 'title', 'NUL'],
+    [`/admin/accounts/${k.accountId}/deposits`, JSON.stringify({ amount: '5', ref: 'tx\u0000x' }), 'ref', 'NUL'],
+    // 22 three-byte characters: 66 bytes in a 64-byte field.
+    [`/admin/accounts/${k.accountId}/deposits`, JSON.stringify({ amount: '5', ref: '€'.repeat(22) }), 'ref', 'bytes'],
+  ];
+  for (const [target, body, field, why] of cases) {
+    const r = await admin('POST', target, body);
+    assertErrorReply(r, 400, 'invalid_field');
+    assert.equal(r.json.error.details?.field, field, why);
+  }
+  assert.equal((await k.client.balance()).available, '0', 'no refused deposit was credited');
+  const e = await rejects(k.keys.createKey({ label: 'bot\u0000x' }), 400, 'invalid_field');
+  assert.equal(e.details?.field, 'label');
+  assert.equal((await k.keys.listKeys()).keys.length, 1, 'no key was created');
+});
+
 test('control plane: DELETE /admin/accounts/{id} answers 200 {seq} and revokes every key of the account', async () => {
   const k = await newAccount(tx);
   await k.client.balance();

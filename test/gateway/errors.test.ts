@@ -386,6 +386,21 @@ test('errors: a withdrawal above available cash is 422 withdrawal_exceeds_availa
   });
 });
 
+test('errors: text bound for a fixed record field holding U+0000, or longer than the field in UTF-8 bytes, is 400 invalid_field; ' +
+  'nothing is stored', async () => {
+  const a = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
+  const nul = await rejects(
+    a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: 'bc1qexample\u0000suffix' }), 400, 'invalid_field');
+  assert.equal(nul.details?.field, 'destination');
+  // 43 three-byte characters: 129 bytes in a 128-byte field.
+  const long = await rejects(a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: '€'.repeat(43) }), 400, 'invalid_field');
+  assert.equal(long.details?.field, 'destination');
+  // Nothing was held: the id is still free, and the same destination without the NUL is a new withdrawal.
+  const w = await a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: 'bc1qexample' });
+  assert.equal(w.destination, 'bc1qexample');
+  assert.equal((await a.client.balance()).available, '999');
+});
+
 test('errors: a reused client_withdrawal_id with another body is 409 duplicate_client_withdrawal_id naming the withdrawal', async () => {
   const a = await newAccount(tx, { deposit: '1000', scopes: ['read', 'withdraw'] });
   const w = await a.client.withdraw({ client_withdrawal_id: '9', amount: '100', destination: 'd' });
