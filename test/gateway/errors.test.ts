@@ -393,7 +393,8 @@ test('errors: text bound for a fixed record field holding U+0000, or longer than
     a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: 'bc1qexample\u0000suffix' }), 400, 'invalid_field');
   assert.equal(nul.details?.field, 'destination');
   // 43 three-byte characters: 129 bytes in a 128-byte field.
-  const long = await rejects(a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: '€'.repeat(43) }), 400, 'invalid_field');
+  const long = await rejects(
+    a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: '€'.repeat(43) }), 400, 'invalid_field');
   assert.equal(long.details?.field, 'destination');
   // Nothing was held: the id is still free, and the same destination without the NUL is a new withdrawal.
   const w = await a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: 'bc1qexample' });
