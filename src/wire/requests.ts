@@ -3,8 +3,9 @@
 // They are the one declaration of these JSON shapes: the gateway compiles
 // them once to validate (src/gateway/schemas.ts), the MCP tools and the
 // OpenAPI document render them, and the client library's request types are
-// their `Static` types. No runtime state; any thread (the client imports the
-// types only).
+// their `Static` types. Its one effect at load: the `u64` string format
+// registered with TypeBox for its checkers. Any thread (the client imports
+// the types only).
 
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 
