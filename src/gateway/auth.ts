@@ -195,10 +195,23 @@ export class ReplayGuard {
    * live duplicate behind it.
    */
   firstUse(digest: Int32Array, tsMs: number, nowMs: number): ReplayCheck {
+    return this.probe(digest, nowMs, Math.ceil((tsMs + REPLAY_WINDOW_MS) / 1000));
+  }
+
+  /**
+   * Whether firstUse already recorded this signature inside the window
+   * (`replayed`), without recording it (`first` when not): a credential that
+   * may repeat, refused once a single-use one has used it.
+   */
+  lookup(digest: Int32Array, nowMs: number): ReplayCheck {
+    return this.probe(digest, nowMs, -1);
+  }
+
+  /** firstUse (expS: when the recorded entry expires, in seconds) or lookup (expS < 0: nothing recorded). */
+  private probe(digest: Int32Array, nowMs: number, expS: number): ReplayCheck {
     const lo = digestLo(digest);
     const hi = digestHi(digest);
     const nowS = Math.floor(nowMs / 1000);
-    const expS = Math.ceil((tsMs + REPLAY_WINDOW_MS) / 1000);
     // Acquire the table lock (spin: the critical section is a few probes).
     while (Atomics.compareExchange(this.lock, LOCK_WORD, 0, 1) !== 0) { /* spin */ }
     try {
@@ -207,6 +220,7 @@ export class ReplayGuard {
       for (let probes = 0; probes < MAX_PROBES;) {
         const e = i * ENTRY_WORDS;
         if (t[e + 3] === 0) {
+          if (expS < 0) return 'first';
           t[e] = lo;
           t[e + 1] = hi;
           t[e + 2] = expS;

@@ -265,11 +265,21 @@ export interface Caller {
 }
 
 /**
- * 401: key, timestamp window, signature and replay (by default for a
- * mutation; the WebSocket lane asks it for a signature carried in the URL).
- * The same check for the REST, MCP and WebSocket lanes.
+ * How a request's signature meets the replay guard: `record` (single use: a
+ * mutation, or a WebSocket sign-in carried in a URL), `lookup` (may repeat,
+ * but not once a single-use credential has used it: a header-signed
+ * WebSocket upgrade signs the same string as a URL sign-in), `none` (reads).
  */
-export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, now: number, replayCheck = f.method !== 'GET'): Caller {
+export type ReplayMode = 'record' | 'lookup' | 'none';
+
+/**
+ * 401: key, timestamp window, signature and replay (ReplayMode; by default
+ * recorded for a mutation). The same check for the REST, MCP and WebSocket
+ * lanes.
+ */
+export function authenticate(
+  opts: LaneOptions, f: InFlight, routeName: string, now: number, replay: ReplayMode = f.method !== 'GET' ? 'record' : 'none',
+): Caller {
   const keyId = /^[0-9]{1,10}$/.test(f.keyHeader) ? Number(f.keyHeader) : -1;
   const key = keyId > 0 ? opts.core.views.keyInfo(keyId) : null;
   const mac = f.mac;
@@ -283,7 +293,8 @@ export function authenticate(opts: LaneOptions, f: InFlight, routeName: string, 
       throw new ApiError('unauthorized', 'missing or invalid credentials');
     }
     // The signature matched: mac.digest holds its bytes.
-    const seen = replayCheck ? opts.replay.firstUse(mac!.digest, Number(f.tsHeader), now) : 'first';
+    const seen = replay === 'record' ? opts.replay.firstUse(mac!.digest, Number(f.tsHeader), now)
+      : replay === 'lookup' ? opts.replay.lookup(mac!.digest, now) : 'first';
     if (seen === 'replayed') {
       opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
       throw new ApiError('unauthorized', 'missing or invalid credentials');

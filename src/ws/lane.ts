@@ -197,8 +197,9 @@ export class WsLane {
       // The REST lane's own 401 check (key, revocation, ±5 s, signature over an empty body).
       startRequestSignature(this.lane.core, f);
       const now = Date.now();
-      // A signature carried in a URL may be logged or kept in a history: each one opens one connection.
-      const caller = authenticate(this.lane, f, 'ws', now, inQuery);
+      // A signature carried in a URL may be logged or kept in a history: each one opens one connection, and
+      // (headers sign the same string) it is no header credential afterwards either.
+      const caller = authenticate(this.lane, f, 'ws', now, inQuery ? 'record' : 'lookup');
       const wait = this.lane.buckets.take(caller, BUCKET_READ, 1, now);
       if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
       if ((caller.scopes & Scope.read) === 0) throw new ApiError('missing_scope', 'the WebSocket lane needs scope read');

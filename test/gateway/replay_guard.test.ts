@@ -33,6 +33,16 @@ function home(lo: number, hi: number, entries: number): number {
 
 const T0 = 1_700_000_000_000;
 
+test('replay guard: lookup finds what firstUse recorded inside the window and records nothing itself', () => {
+  const g = new ReplayGuard(ReplayGuard.allocate(64));
+  const d = digest(0x1234, 0x5678);
+  assert.equal(g.lookup(d, T0), 'first');
+  assert.equal(g.lookup(d, T0), 'first', 'a lookup is not a use');
+  assert.equal(g.firstUse(d, T0, T0), 'first');
+  assert.equal(g.lookup(d, T0 + 1000), 'replayed');
+  assert.equal(g.lookup(d, T0 + REPLAY_WINDOW_MS + 2000), 'first', 'forgotten with the window');
+});
+
 test('replay guard: a signature is refused while its timestamp is inside the window, and forgotten once it has left it', () => {
   const g = new ReplayGuard(ReplayGuard.allocate(64));
   const d = digest(0x1234, 0x5678);

@@ -139,6 +139,17 @@ describe('ws browser sign-in (credentials in the query)', () => {
     assertEnvelope(r.body, 'unauthorized');
   });
 
+  it('ws: a URL sign-in\'s signature is no header credential afterwards (401); a header-signed upgrade may still repeat', async () => {
+    // Headers sign ts\nGET\n/v1/ws\n too: a signature read from a logged URL would otherwise open any number of sockets.
+    const ts = Date.now();
+    await (await connect(alice, { target: queryTarget(alice, { ts }), headers: null })).close();
+    const r = await refused(alice, { ts });
+    assert.equal(r.status, 401);
+    assertEnvelope(r.body, 'unauthorized');
+    await (await connect(alice, { ts: ts + 1 })).close();
+    await (await connect(alice, { ts: ts + 1 })).close();
+  });
+
   it('ws: a bad query signature, stale or future ts, unknown key, extra, missing or repeated parameter is 401', async () => {
     const bad = async (target: string): Promise<void> => {
       const r = await refused(alice, { target, headers: null });
