@@ -201,10 +201,14 @@ export class ReplayGuard {
   /**
    * Whether firstUse already recorded this signature inside the window
    * (`replayed`), without recording it (`first` when not): a credential that
-   * may repeat, refused once a single-use one has used it.
+   * may repeat, refused once a single-use one has used it. Never `full`:
+   * firstUse records only within MAX_PROBES of the home slot (and deletions
+   * move entries toward it), so past that many probes the signature is not
+   * there.
    */
-  lookup(digest: Int32Array, nowMs: number): ReplayCheck {
-    return this.probe(digest, nowMs, -1);
+  lookup(digest: Int32Array, nowMs: number): 'first' | 'replayed' {
+    const seen = this.probe(digest, nowMs, -1);
+    return seen === 'full' ? 'first' : seen;
   }
 
   /** firstUse (expS: when the recorded entry expires, in seconds) or lookup (expS < 0: nothing recorded). */

@@ -47,11 +47,16 @@ export function validate<T extends TSchema>(c: Checker<T>, value: unknown): Stat
 /**
  * A string bound for a fixed, NUL-padded UTF-8 field of a record (titles,
  * refs, destinations, labels): it must hold no U+0000 (the field would end
- * there) and fit in maxBytes of UTF-8 (it would be cut); else invalid_field,
+ * there), be well-formed Unicode (a lone surrogate would be stored as
+ * U+FFFD) and fit in maxBytes of UTF-8 (it would be cut); else invalid_field,
  * so what is stored is always exactly what was sent.
  */
 export function storedText(s: string, field: string, maxBytes: number): string {
   if (s.includes('\u0000')) throw new ApiError('invalid_field', `${field} contains U+0000`, { field, reason: 'contains U+0000' });
+  // A lone surrogate would be stored as U+FFFD.
+  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) {
+    throw new ApiError('invalid_field', `${field} is not well-formed Unicode`, { field, reason: 'not well-formed Unicode' });
+  }
   if (Buffer.byteLength(s) > maxBytes) {
     throw new ApiError('invalid_field', `${field} exceeds ${maxBytes} bytes`, { field, reason: `at most ${maxBytes} bytes` });
   }

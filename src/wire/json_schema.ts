@@ -40,6 +40,8 @@ function convert(node: unknown, ref: RefOf | undefined, top: boolean): unknown {
       out.prefixItems = v.map((x) => convert(x, ref, false));
     } else if (k === 'additionalItems') {
       continue; // a TypeBox tuple's closing flag; minItems/maxItems close the 2020-12 tuple
+    } else if (k === 'format' && v === 'u64') {
+      continue; // the server's own range check (requests.ts): no standard format, and strict validators refuse unknown ones
     } else if (k === 'anyOf' && Array.isArray(v) && v.length > 0 && v.every(isStringConst)) {
       out.type = 'string';
       out.enum = v.map((x) => (x as { const: string }).const);

@@ -22,7 +22,9 @@ export function isU64Decimal(s: string): boolean {
 FormatRegistry.Set('u64', isU64Decimal);
 
 /** A u64 as a strict decimal string, 0..2^64-1. */
-export const U64String = Type.String({ pattern: '^[0-9]{1,20}$', format: 'u64', description: 'u64 as a decimal string' });
+export const U64String = Type.String({
+  pattern: '^[0-9]{1,20}$', format: 'u64', description: 'u64 as a decimal string, at most 18446744073709551615',
+});
 export const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
 export const MarketId = Type.Integer({ minimum: 1, maximum: 4294967295, description: 'market id' });
 export const Tick = Type.Integer({ minimum: 1, maximum: 99, description: 'limit price in the order outcome\'s own space, cents' });

@@ -396,6 +396,9 @@ test('errors: text bound for a fixed record field holding U+0000, or longer than
   const long = await rejects(
     a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: '€'.repeat(43) }), 400, 'invalid_field');
   assert.equal(long.details?.field, 'destination');
+  const surrogate = await rejects(
+    a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: 'bc1q\ud800' }), 400, 'invalid_field');
+  assert.equal(surrogate.details?.field, 'destination');
   // Nothing was held: the id is still free, and the same destination without the NUL is a new withdrawal.
   const w = await a.client.withdraw({ client_withdrawal_id: '1', amount: '1', destination: 'bc1qexample' });
   assert.equal(w.destination, 'bc1qexample');

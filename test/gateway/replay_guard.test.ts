@@ -41,6 +41,11 @@ test('replay guard: lookup finds what firstUse recorded inside the window and re
   assert.equal(g.firstUse(d, T0, T0), 'first');
   assert.equal(g.lookup(d, T0 + 1000), 'replayed');
   assert.equal(g.lookup(d, T0 + REPLAY_WINDOW_MS + 2000), 'first', 'forgotten with the window');
+  // A table full of other live signatures: firstUse has no room ('full'), but a lookup only reads: not seen.
+  const full = new ReplayGuard(ReplayGuard.allocate(256));
+  for (let i = 0; i < 256; i++) assert.equal(full.firstUse(digest(i + 1, 7), T0, T0), 'first');
+  assert.equal(full.firstUse(d, T0, T0), 'full');
+  assert.equal(full.lookup(d, T0), 'first');
 });
 
 test('replay guard: a signature is refused while its timestamp is inside the window, and forgotten once it has left it', () => {
