@@ -9,10 +9,9 @@
 
 import type { TObject } from '@sinclair/typebox';
 import { bodyProperties, inputSchema, pathParamNames } from './operation_schemas.js';
-import { ApiError } from './envelope.js';
 import type { QueryValues } from './query.js';
 import { parseRouteQuery, validateBody, type Route } from './routes.js';
-import { compile, validate, type Checker } from './schemas.js';
+import { compile, validate, wellFormed, type Checker } from './schemas.js';
 
 export interface RouteInputChecker {
   route: Route;
@@ -38,12 +37,7 @@ export function routeInputChecker(route: Route): RouteInputChecker {
  */
 /** A query argument as a REST client would send it; a string no URL can carry (a lone surrogate) is invalid_field. */
 function queryText(name: string, v: unknown): string {
-  try {
-    return encodeURIComponent(String(v));
-  } catch (e) {
-    if (!(e instanceof URIError)) throw e;
-    throw new ApiError('invalid_field', `invalid ${name}: not well-formed Unicode`, { field: name, reason: 'not well-formed Unicode' });
-  }
+  return encodeURIComponent(wellFormed(String(v), name));
 }
 
 export function routeInput(c: RouteInputChecker, args: unknown): RouteInput {

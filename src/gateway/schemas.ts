@@ -44,6 +44,15 @@ export function validate<T extends TSchema>(c: Checker<T>, value: unknown): Stat
   });
 }
 
+/** s as is when it is well-formed Unicode; a lone surrogate (valid in JSON, not in UTF-8 or a URL) is invalid_field. */
+export function wellFormed(s: string, field: string): string {
+  // String.prototype.isWellFormed is in Node 20 but not in TypeScript's ES2022 lib.
+  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) {
+    throw new ApiError('invalid_field', `${field} is not well-formed Unicode`, { field, reason: 'not well-formed Unicode' });
+  }
+  return s;
+}
+
 /**
  * A string bound for a fixed, NUL-padded UTF-8 field of a record (titles,
  * refs, destinations, labels): it must hold no U+0000 (the field would end
@@ -53,10 +62,7 @@ export function validate<T extends TSchema>(c: Checker<T>, value: unknown): Stat
  */
 export function storedText(s: string, field: string, maxBytes: number): string {
   if (s.includes('\u0000')) throw new ApiError('invalid_field', `${field} contains U+0000`, { field, reason: 'contains U+0000' });
-  // A lone surrogate would be stored as U+FFFD.
-  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) {
-    throw new ApiError('invalid_field', `${field} is not well-formed Unicode`, { field, reason: 'not well-formed Unicode' });
-  }
+  wellFormed(s, field);
   if (Buffer.byteLength(s) > maxBytes) {
     throw new ApiError('invalid_field', `${field} exceeds ${maxBytes} bytes`, { field, reason: `at most ${maxBytes} bytes` });
   }
