@@ -6,7 +6,7 @@
 // for both sides, so only the exchange differs.
 //
 //   node dist/bench/gateway_ab.js <dist A> <dist B> [--rounds 3] [--rate 2000] [--open-ms 8000]
-//                                 [--closed-ms 5000] [--connections 256] [--keys 512]
+//                                 [--closed-ms 5000] [--connections 256] [--keys 512] [--unthrottled]
 //
 // Each process (a build's dist/src/main/exchange.js, durability none, demo
 // off, one market, `keys` funded traders with seeded shares, as
@@ -33,7 +33,7 @@ import { median } from './lib/stats.js';
 
 const USAGE =
   'usage: node dist/bench/gateway_ab.js <dist A> <dist B> [--rounds 3] [--rate 2000] [--open-ms 8000] [--closed-ms 5000] ' +
-  '[--connections 256] [--keys 512]';
+  '[--connections 256] [--keys 512] [--unthrottled]';
 
 const OPTIONS = {
   rounds: { type: 'string' },
@@ -42,6 +42,7 @@ const OPTIONS = {
   'closed-ms': { type: 'string' },
   connections: { type: 'string' },
   keys: { type: 'string' },
+  unthrottled: { type: 'boolean' },
 } as const;
 
 const WARM_MS = 2000;
@@ -55,6 +56,7 @@ interface Options {
   closedMs: number;
   connections: number;
   keys: number;
+  unthrottled: boolean;
 }
 
 function parse(argv: string[]): Options {
@@ -79,6 +81,7 @@ function parse(argv: string[]): Options {
     closedMs: num('closed-ms', 5000, 500),
     connections: num('connections', 256, 1),
     keys: num('keys', 512, 2),
+    unthrottled: values.unthrottled === true,
   };
   if (o.connections > o.keys) throw new UsageError('--connections may not exceed --keys (each connection writes with its own key)');
   return o;
@@ -104,10 +107,9 @@ function serverUsPerOk(m: Measured<LoadResult>): number {
 
 /** Starts `dist`'s exchange, loads it, warms it up, then measures the open and the closed loop. */
 async function measureBuild(o: Options, s: Settings, dist: string, seed: number): Promise<Side> {
-  // Default tiers (loadExchange(..., false)): the other build may predate rate tiers.
   const ex = await startBenchExchange({ gateways: s.gateways, durability: 'none' }, undefined, exchangeScript(dist));
   try {
-    const { target, market, keys, nextSeed, slice } = await loadExchange(ex, { keys: o.keys, seed_shares: 1000 }, seed, false);
+    const { target, market, keys, nextSeed, slice } = await loadExchange(ex, { keys: o.keys, seed_shares: 1000 }, seed, o.unthrottled);
     const mix = { place: 1, cancel: 0, read: 0 };
     const common = { baseUrl: ex.base, markets: [market], mix, workers: s.workers, mid: MID, spread: SPREAD };
     const closed = (durationMs: number, start?: () => void): Promise<LoadResult> => {
@@ -158,7 +160,8 @@ async function main(argv: string[]): Promise<number> {
     const b = median(sides.B.map((x) => x[k]));
     console.log(`${k}: A ${a}  B ${b}  B/A ${(b / a).toFixed(3)}`);
   }
-  console.log(`(medians of ${o.rounds} rounds; ${s.gateways} gateway thread(s), ${s.workers} load worker(s), ${o.keys} keys)`);
+  console.log(`(medians of ${o.rounds} rounds; ${s.gateways} gateway thread(s), ${s.workers} load worker(s), ${o.keys} keys` +
+      `${o.unthrottled ? ', unthrottled tier' : ', default tier'})`);
   return 0;
 }
 
