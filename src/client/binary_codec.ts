@@ -19,10 +19,26 @@ export const CLIENT_LAYOUT_FINGERPRINT = `0x${LAYOUT_FINGERPRINT.toString(16).pa
 const U64_MAX = (1n << 64n) - 1n;
 
 function u64(v: U64 | bigint | number, what: string): bigint {
+  if (typeof v === 'number' && !Number.isSafeInteger(v)) throw new RangeError(`${what} must be a u64, got ${String(v)}`);
+  if (typeof v === 'string' && !/^[0-9]{1,20}$/.test(v)) throw new RangeError(`${what} must be a u64 decimal string, got ${JSON.stringify(v)}`);
   const b = typeof v === 'bigint' ? v : BigInt(v);
   if (b < 0n || b > U64_MAX) throw new RangeError(`${what} must be a u64, got ${String(v)}`);
   return b;
 }
+
+/** An integer in lo..hi, as the JSON schemas bound the same field; a RangeError otherwise (never wrapped into the field's width). */
+function int(v: unknown, lo: number, hi: number, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${what} must be an integer in ${lo}..${hi}, got ${String(v)}`);
+  return v;
+}
+
+/** An enum value by its name (an own key of the generated table); a RangeError for any other name. */
+function named(table: Record<string, number>, v: unknown, what: string): number {
+  if (typeof v !== 'string' || !Object.hasOwn(table, v)) throw new RangeError(`${what} must be one of ${Object.keys(table).join(', ')}, got ${String(v)}`);
+  return table[v]!;
+}
+
+const U32_MAX = 4294967295;
 
 /** Commands of one binary frame, encoded back to back (PlaceOrder, CancelOrder, DecreaseOrder, CancelAll). */
 export class FrameEncoder {
@@ -51,56 +67,69 @@ export class FrameEncoder {
     return o;
   }
 
-  /** A placement with the JSON request's fields (the same defaults: gtc, cancel_taker, no group). */
+  /**
+   * A placement with the JSON request's fields (the same defaults: gtc, cancel_taker, no group). Every field is checked
+   * against the JSON schema's bounds first: a bad one throws a RangeError and leaves the frame as it was.
+   */
   place(correlation: number, r: OrderRequest): void {
-    const m = this.mem;
+    const market = int(r.market_id, 1, U32_MAX, 'market_id');
+    const qty = int(r.qty, 1, 1_000_000, 'qty');
+    const group = int(r.group_id ?? 0, 0, U32_MAX, 'group_id');
+    const tick = int(r.tick, 1, 99, 'tick');
+    const side = named(Side, r.side, 'side');
+    const outcome = named(Outcome, r.outcome, 'outcome');
+    const tif = named(Tif, r.tif ?? 'gtc', 'tif');
+    const stp = named(Stp, r.stp ?? 'cancel_taker', 'stp');
+    if (r.post_only !== undefined && typeof r.post_only !== 'boolean') throw new RangeError(`post_only must be a boolean, got ${String(r.post_only)}`);
+    const coid = r.client_order_id === undefined ? null : u64(r.client_order_id, 'client_order_id');
+    const expiry = r.expiry_ts === undefined ? null : u64(r.expiry_ts, 'expiry_ts');
+    const maxCost = r.max_cost === undefined ? null : u64(r.max_cost, 'max_cost');
     const o = this.begin(PlaceOrder.TYPE, PlaceOrder.SIZE, correlation);
-    PlaceOrder.set_market_id(m, o, r.market_id);
-    PlaceOrder.set_qty(m, o, r.qty);
-    PlaceOrder.set_group_id(m, o, r.group_id ?? 0);
-    PlaceOrder.set_tick(m, o, r.tick);
-    PlaceOrder.set_side(m, o, Side[r.side]);
-    PlaceOrder.set_outcome(m, o, Outcome[r.outcome]);
-    PlaceOrder.set_tif(m, o, Tif[r.tif ?? 'gtc']);
-    PlaceOrder.set_stp(m, o, Stp[r.stp ?? 'cancel_taker']);
-    PlaceOrder.set_post_only(m, o, r.post_only === true ? 1 : 0);
-    if (r.client_order_id !== undefined) {
-      const v = u64(r.client_order_id, 'client_order_id');
-      PlaceOrder.set_has_client_order_id(m, o, 1);
-      PlaceOrder.set_client_order_id(m, o, Number(v >> 32n), Number(v & 0xffffffffn));
+    const n = this.mem; // after begin: it may have grown the buffer
+    PlaceOrder.set_market_id(n, o, market);
+    PlaceOrder.set_qty(n, o, qty);
+    PlaceOrder.set_group_id(n, o, group);
+    PlaceOrder.set_tick(n, o, tick);
+    PlaceOrder.set_side(n, o, side);
+    PlaceOrder.set_outcome(n, o, outcome);
+    PlaceOrder.set_tif(n, o, tif);
+    PlaceOrder.set_stp(n, o, stp);
+    PlaceOrder.set_post_only(n, o, r.post_only === true ? 1 : 0);
+    if (coid !== null) {
+      PlaceOrder.set_has_client_order_id(n, o, 1);
+      PlaceOrder.set_client_order_id(n, o, Number(coid >> 32n), Number(coid & 0xffffffffn));
     }
-    if (r.expiry_ts !== undefined) {
-      const v = u64(r.expiry_ts, 'expiry_ts');
-      PlaceOrder.set_expiry_ts(m, o, Number(v >> 32n), Number(v & 0xffffffffn));
-    }
-    if (r.max_cost !== undefined) {
-      const v = u64(r.max_cost, 'max_cost');
-      PlaceOrder.set_has_max_cost(m, o, 1);
-      m.u32[(o + 72) >>> 2] = Number(v & 0xffffffffn);
-      m.u32[(o + 76) >>> 2] = Number(v >> 32n);
+    if (expiry !== null) PlaceOrder.set_expiry_ts(n, o, Number(expiry >> 32n), Number(expiry & 0xffffffffn));
+    if (maxCost !== null) {
+      PlaceOrder.set_has_max_cost(n, o, 1);
+      n.u32[(o + 72) >>> 2] = Number(maxCost & 0xffffffffn);
+      n.u32[(o + 76) >>> 2] = Number(maxCost >> 32n);
     }
   }
 
   cancel(correlation: number, orderId: U64 | number): void {
-    const o = this.begin(CancelOrder.TYPE, CancelOrder.SIZE, correlation);
     const v = u64(orderId, 'order_id');
+    const o = this.begin(CancelOrder.TYPE, CancelOrder.SIZE, correlation);
     this.mem.u32[(o + 32) >>> 2] = Number(v & 0xffffffffn);
     this.mem.u32[(o + 36) >>> 2] = Number(v >> 32n);
   }
 
   decrease(correlation: number, orderId: U64 | number, newQty: number): void {
-    const o = this.begin(DecreaseOrder.TYPE, DecreaseOrder.SIZE, correlation);
     const v = u64(orderId, 'order_id');
+    const q = int(newQty, 0, U32_MAX, 'new_qty');
+    const o = this.begin(DecreaseOrder.TYPE, DecreaseOrder.SIZE, correlation);
     this.mem.u32[(o + 32) >>> 2] = Number(v & 0xffffffffn);
     this.mem.u32[(o + 36) >>> 2] = Number(v >> 32n);
-    DecreaseOrder.set_new_qty(this.mem, o, newQty);
+    DecreaseOrder.set_new_qty(this.mem, o, q);
   }
 
   /** Mass cancel; 0 or absent market_id / group_id = all. */
   cancelAll(correlation: number, q: { market_id?: number; group_id?: number } = {}): void {
+    const market = int(q.market_id ?? 0, 0, U32_MAX, 'market_id');
+    const group = int(q.group_id ?? 0, 0, U32_MAX, 'group_id');
     const o = this.begin(CancelAll.TYPE, CancelAll.SIZE, correlation);
-    CancelAll.set_market_id(this.mem, o, q.market_id ?? 0);
-    CancelAll.set_group_id(this.mem, o, q.group_id ?? 0);
+    CancelAll.set_market_id(this.mem, o, market);
+    CancelAll.set_group_id(this.mem, o, group);
   }
 
   /** The frame so far (a view: send or copy it before the next reset). */

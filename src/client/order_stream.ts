@@ -85,8 +85,13 @@ export class DxOrderStream {
     const e = this.encoder;
     if (e === null || !this.ws.connected) return Promise.reject(new DxConnectionLost('binary order'));
     const c = this.nextCorrelation;
+    try {
+      encode(e, c);
+    } catch (err) {
+      // A field out of range: the encoder checked it before writing anything, so nothing of this command is sent.
+      return Promise.reject(err);
+    }
     this.nextCorrelation = (c + 1) >>> 0 || 1;
-    encode(e, c);
     this.unsent.push(c);
     if (e.count >= this.maxRecords) this.flush();
     else if (!this.flushScheduled) {

@@ -5,7 +5,8 @@
 // last seq it delivered (nothing missed, nothing twice); commands held when
 // the connection drops fail with DxConnectionLost. DxOrderStream (binary
 // order entry) over the same proxy: after a cut it runs start_binary again
-// on the new connection and keeps placing.
+// on the new connection and keeps placing, and refuses a field out of range
+// before writing any of its command.
 
 import assert from 'node:assert/strict';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
@@ -214,6 +215,32 @@ it('client ws: DxOrderStream after a cut connection reconnects, runs start_binar
     assert.ok(await eventually(async () => (await k.client.orders({ client_order_id: '424202' })).orders.length === 1, 3000));
   } finally {
     tx.ex.pipeline.control.setPaused(false);
+    await s.close();
+  }
+});
+
+it('client ws: DxOrderStream refuses a field out of the JSON schema\'s bounds before writing it; nothing of that command is ' +
+  'sent, and the next command goes alone', async () => {
+  const ws = new DxWebSocket({ url: tx.base, keyId: k.keyId, secret: k.secret });
+  const s = await DxOrderStream.open(ws);
+  try {
+    const bad: [string, Record<string, unknown>][] = [
+      ['client_order_id', { client_order_id: '18446744073709551616' }], ['qty', { qty: 2 ** 32 + 5 }], ['tick', { tick: 296 }],
+      ['tick', { tick: 40.9 }], ['side', { side: 'SELL' }], ['outcome', { outcome: 'No' }], ['market_id', { market_id: 2 ** 32 + market }],
+      ['side', { side: 'constructor' }],
+    ];
+    for (const [field, patch] of bad)
+      await assert.rejects(s.place({ ...order(market, { tick: 7 }), ...patch } as never), (e: unknown) =>
+        e instanceof RangeError && e.message.startsWith(field), `${JSON.stringify(patch)} is refused by name`);
+    await assert.rejects(s.cancel('18446744073709551616'), RangeError);
+    await assert.rejects(s.decrease('1', -1), RangeError);
+    await assert.rejects(s.cancelAll({ market_id: 1.5 }), RangeError);
+    const ok = await s.place(order(market, { tick: 7, qty: 3, client_order_id: '707070' }));
+    assert.equal(ok.status, 'ok');
+    const mine = (await k.client.orders({ market_id: market })).orders.filter((o) => o.tick === 7);
+    assert.deepEqual(mine.map((o) => [o.order_id, o.qty, o.client_order_id]), [[ok.order_id, 3, '707070']],
+      'only the valid placement reached the exchange');
+  } finally {
     await s.close();
   }
 });
