@@ -114,7 +114,15 @@ function walk(v: unknown, depth: number): void {
   }
 }
 
-/** JSON.parse plus the transport hygiene rules: depth cap and no prototype keys. */
+/**
+ * The transport hygiene rules on a parsed body: depth cap and no prototype keys (400 invalid_json). For a body that
+ * arrives inside another message (a WebSocket order command's params), counting depth from the body as REST does.
+ */
+export function checkJsonHygiene(v: unknown): void {
+  walk(v, 0);
+}
+
+/** JSON.parse plus the transport hygiene rules (checkJsonHygiene). */
 export function parseJson(text: string): unknown {
   let v: unknown;
   try {
@@ -122,6 +130,6 @@ export function parseJson(text: string): unknown {
   } catch (e) {
     throw new ApiError('invalid_json', `invalid JSON: ${(e as Error).message}`);
   }
-  walk(v, 0);
+  checkJsonHygiene(v);
   return v;
 }

@@ -15,7 +15,7 @@ import { monoUs } from '../lib/mono_clock.js';
 import { pathParamSchema } from '../gateway/operation_schemas.js';
 import { routeInput, routeInputChecker, type RouteInput, type RouteInputChecker } from '../gateway/route_input.js';
 import { bodyJson, ROUTES, type Reply, type Route } from '../gateway/routes.js';
-import { compile, validate } from '../gateway/schemas.js';
+import { checkJsonHygiene, compile, validate } from '../gateway/schemas.js';
 import type { BatchCancelResult } from '../wire/responses.js';
 import type { OrderResultBody } from '../wire/ws.js';
 
@@ -114,6 +114,8 @@ export function runOrderCommand(
     if (lane.stopping?.()) throw new ApiError('shed', 'the exchange is shutting down');
     // REST's order after authentication: 429 (one token now), 403, 400, the rest of a batch's cost, the handler.
     admitRoute(lane, route, caller, now);
+    // The body's transport hygiene, as REST checks it before its schema (depth cap, no prototype keys: invalid_json).
+    checkJsonHygiene(params);
     const input = cmd === 'cancel_order'
       ? { params: [], query: {}, body: { order_ids: [validate(cancelOrderParams, params).order_id] } }
       : routeInput(checker, params);
