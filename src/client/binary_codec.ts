@@ -20,21 +20,24 @@ const U64_MAX = (1n << 64n) - 1n;
 
 function u64(v: U64 | bigint | number, what: string): bigint {
   if (typeof v === 'number' && !Number.isSafeInteger(v)) throw new RangeError(`${what} must be a u64, got ${String(v)}`);
-  if (typeof v === 'string' && !/^[0-9]{1,20}$/.test(v)) throw new RangeError(`${what} must be a u64 decimal string, got ${JSON.stringify(v)}`);
+  if (typeof v === 'string' && !/^[0-9]{1,20}$/.test(v))
+    throw new RangeError(`${what} must be a u64 decimal string, got ${JSON.stringify(v)}`);
   const b = typeof v === 'bigint' ? v : BigInt(v);
   if (b < 0n || b > U64_MAX) throw new RangeError(`${what} must be a u64, got ${String(v)}`);
   return b;
 }
 
-/** An integer in lo..hi, as the JSON schemas bound the same field; a RangeError otherwise (never wrapped into the field's width). */
+/** An integer in lo..hi, as the JSON schemas bound the field; else a RangeError (never wrapped into the field's width). */
 function int(v: unknown, lo: number, hi: number, what: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${what} must be an integer in ${lo}..${hi}, got ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi)
+    throw new RangeError(`${what} must be an integer in ${lo}..${hi}, got ${String(v)}`);
   return v;
 }
 
 /** An enum value by its name (an own key of the generated table); a RangeError for any other name. */
 function named(table: Record<string, number>, v: unknown, what: string): number {
-  if (typeof v !== 'string' || !Object.hasOwn(table, v)) throw new RangeError(`${what} must be one of ${Object.keys(table).join(', ')}, got ${String(v)}`);
+  if (typeof v !== 'string' || !Object.hasOwn(table, v))
+    throw new RangeError(`${what} must be one of ${Object.keys(table).join(', ')}, got ${String(v)}`);
   return table[v]!;
 }
 
@@ -80,7 +83,8 @@ export class FrameEncoder {
     const outcome = named(Outcome, r.outcome, 'outcome');
     const tif = named(Tif, r.tif ?? 'gtc', 'tif');
     const stp = named(Stp, r.stp ?? 'cancel_taker', 'stp');
-    if (r.post_only !== undefined && typeof r.post_only !== 'boolean') throw new RangeError(`post_only must be a boolean, got ${String(r.post_only)}`);
+    if (r.post_only !== undefined && typeof r.post_only !== 'boolean')
+      throw new RangeError(`post_only must be a boolean, got ${String(r.post_only)}`);
     const coid = r.client_order_id === undefined ? null : u64(r.client_order_id, 'client_order_id');
     const expiry = r.expiry_ts === undefined ? null : u64(r.expiry_ts, 'expiry_ts');
     const maxCost = r.max_cost === undefined ? null : u64(r.max_cost, 'max_cost');

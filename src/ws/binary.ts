@@ -86,7 +86,12 @@ export class BinaryBatch {
 
 /** A connection as binary order entry sees it. */
 export interface BinaryPeer extends OrderPeer {
-  readonly results: BinaryBatch;
+  /**
+   * The batch to append answers to: one that is last in the connection's output queue, or one not queued yet. Never a
+   * batch with other messages queued behind it: a command's user-channel events are queued before its answer, and a
+   * later answer must not overtake them.
+   */
+  answers(): BinaryBatch;
 }
 
 /** Record size of each command that binary frames may carry (0: not allowed). */
@@ -251,14 +256,15 @@ function restCode(status: number, code: number): string | null {
 }
 
 /**
- * Binary order entry of one gateway thread. `queued(peer)` is called when a
- * connection's batch gained its first answer since it was last written.
+ * Binary order entry of one gateway thread. `queued(peer, batch)` is called
+ * when a batch of the connection gained its first answer since it was last
+ * written: the connection queues it for output.
  */
 export class BinaryOrders {
   constructor(
     private readonly lane: LaneOptions,
     private readonly maxInFlight: number,
-    private readonly queued: (peer: BinaryPeer) => void,
+    private readonly queued: (peer: BinaryPeer, batch: BinaryBatch) => void,
     private readonly observer?: Observer,
   ) {}
 
@@ -315,13 +321,13 @@ export class BinaryOrders {
   private refuse(peer: BinaryPeer, p: PendingRecord, code: number, fieldOffset: number, retryAfterMs: number): void {
     this.observe(p, EntryStatus.refused, code);
     if (!peer.open) return;
-    const b = peer.results;
+    const b = peer.answers();
     const o = begin(b, p.correlation, peer.account, p.type, EntryStatus.refused, 0);
     EntryResult.set_code(b.mem, o, code);
     EntryResult.set_field_offset(b.mem, o, fieldOffset);
     EntryResult.set_retry_after_ms(b.mem, o, retryAfterMs);
     EntryResult.set_client_order_id(b.mem, o, p.coidHi, p.coidLo);
-    this.mark(peer);
+    this.mark(peer, b);
   }
 
   private rejectUnknownOrder(peer: BinaryPeer, p: PendingRecord, m: Mem, o: number): void {
@@ -329,13 +335,13 @@ export class BinaryOrders {
     if (!peer.open) return;
     const hi = m.u32[(o + 36) >>> 2]!;
     const lo = m.u32[(o + 32) >>> 2]!;
-    const b = peer.results;
+    const b = peer.answers();
     const r = begin(b, p.correlation, peer.account, p.type, EntryStatus.rejected, 0);
     EntryResult.set_code(b.mem, r, Reject.unknown_order);
     // The id as sent (it does not fit the safe accessor): both halves.
     b.mem.u32[(r + 40) >>> 2] = lo;
     b.mem.u32[(r + 44) >>> 2] = hi;
-    this.mark(peer);
+    this.mark(peer, b);
   }
 
   /** The outcome of a held record (PendingRecord.complete). */
@@ -344,11 +350,11 @@ export class BinaryOrders {
     if (c === null) this.observe(p, EntryStatus.timeout, 0);
     else this.observe(p, c.status === CompletionStatus.rejected ? EntryStatus.rejected : EntryStatus.ok, c.code_num);
     if (!peer.open) return;
-    const b = peer.results;
+    const b = peer.answers();
     if (c === null) {
       const o = begin(b, p.correlation, peer.account, p.type, EntryStatus.timeout, 0);
       EntryResult.set_client_order_id(b.mem, o, p.coidHi, p.coidLo);
-      this.mark(peer);
+      this.mark(peer, b);
       return;
     }
     const rejected = c.status === CompletionStatus.rejected;
@@ -372,7 +378,7 @@ export class BinaryOrders {
       EntryFill.set_tick_yes(m, at, f.tick_yes);
       EntryFill.set_path(m, at, PATH_NAMES.indexOf(f.path));
     }
-    this.mark(peer);
+    this.mark(peer, b);
   }
 
   private observe(p: PendingRecord, status: number, code: number): void {
@@ -382,9 +388,9 @@ export class BinaryOrders {
     obs.onResponse('binary', restStatus(p.type, status, code), restCode(status, code), p);
   }
 
-  private mark(peer: BinaryPeer): void {
-    if (peer.results.queued) return;
-    peer.results.queued = true;
-    this.queued(peer);
+  private mark(peer: BinaryPeer, b: BinaryBatch): void {
+    if (b.queued) return;
+    b.queued = true;
+    this.queued(peer, b);
   }
 }

@@ -114,10 +114,27 @@ class Conn implements Peer, BinaryPeer {
   inFlight = 0;
   /** True once start_binary agreed on the layout: binary frames are order entry. */
   binary = false;
-  /** Binary answers not yet written. */
-  readonly results = new BinaryBatch();
+  /** Binary answers not yet written: the batch answers are appended to (answers()). */
+  private results = new BinaryBatch();
+  /** A written batch kept for reuse. */
+  private spare: BinaryBatch | null = null;
   /** keyRow: the key's row, its index in the per-key tables (token buckets, counts), as at the upgrade. */
   constructor(readonly keyId: number, readonly keyRow: number, readonly account: number, readonly scopes: number) {}
+
+  answers(): BinaryBatch {
+    const b = this.results;
+    if (!b.queued || this.out[this.out.length - 1] === b) return b;
+    // Messages were queued behind this batch (a later command's user-channel events): the next answers go after them.
+    const fresh = this.spare ?? new BinaryBatch();
+    this.spare = null;
+    this.results = fresh;
+    return fresh;
+  }
+
+  /** A batch was written and reset: kept for reuse unless it is still the one answers go to. */
+  written(b: BinaryBatch): void {
+    if (b !== this.results) this.spare = b;
+  }
 }
 
 interface Deferred {
@@ -158,7 +175,8 @@ export class WsLane {
     this.fanout.onQueued = this.scheduleFlush;
     this.fanout.onRevoked = (keyId) => this.onRevoked(keyId);
     this.lane.core.onApplied = this.fanout.onEvent;
-    this.binaryOrders = new BinaryOrders(this.lane, this.cfg.max_in_flight, (peer) => this.queueBinary(peer as Conn), opts.observer);
+    const queued = (peer: BinaryPeer, batch: BinaryBatch): void => this.queueBinary(peer as Conn, batch);
+    this.binaryOrders = new BinaryOrders(this.lane, this.cfg.max_in_flight, queued, opts.observer);
   }
 
   /** Registers /v1/ws on the App (before any catch-all route). */
@@ -405,9 +423,9 @@ export class WsLane {
   }
 
   /** A connection's binary batch gained its first answer since it was last written. */
-  private queueBinary(conn: Conn): void {
+  private queueBinary(conn: Conn, batch: BinaryBatch): void {
     if (!conn.open) return;
-    conn.out.push(conn.results);
+    conn.out.push(batch);
     if (!conn.queued) {
       conn.queued = true;
       this.fanout.peers.push(conn);
@@ -674,6 +692,7 @@ export class WsLane {
         // uWS copies the bytes: the batch starts over for the next answers.
         sent = ws.send(x.bytes(), true, false);
         x.reset();
+        conn.written(x);
       }
       // 2 = dropped by uWS's own limit: never leave a client silently behind.
       if (sent === 2) {

@@ -6,10 +6,12 @@
 // correlation, DxOrderStream, the stage times of lane ws (JSON and binary),
 // LAYOUT.md's worked example decoded, the timeout answer, shedding while
 // the engine lags and while the thread stops, and a client_order_id placed
-// over REST refused as a duplicate over WS JSON and in binary.
+// over REST refused as a duplicate over WS JSON and in binary, and answers
+// that never overtake their own user-channel events.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResultObject } from '../../src/client/binary_codec.js';
@@ -21,7 +23,7 @@ import { CancelAll, CancelOrder, DecreaseOrder, Header, PlaceOrder, Scope } from
 import { memOf } from '../../src/lib/mem.js';
 import type { LatencyReport } from '../../src/wire/control_plane.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { eventually, newAccount, newKey, newMarket, order, sleep, type Key } from '../support/harness.js';
+import { eventually, newAccount, newKey, newMarket, order, signedRaw, sleep, type Key } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
 
 let tx: TestExchange;
@@ -496,14 +498,15 @@ it('binary: while its thread is stopping, every record is refused shed before it
     core: { kick: () => undefined, tracing: null, submit: () => (submitted++, new Promise<never>(() => undefined)) },
   } as unknown as LaneOptions;
   let queued = 0;
-  const peer: BinaryPeer = { keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, results: new BinaryBatch() };
+  const results = new BinaryBatch();
+  const peer: BinaryPeer = { keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, answers: () => results };
   const e = new FrameEncoder(7);
   e.place(1, order(market, { tick: 2 }));
   e.cancel(2, '5');
   e.cancelAll(3, {});
   const bytes = new Uint8Array(e.bytes());
   new BinaryOrders(lane, 10, () => queued++).frame(peer, memOf(bytes.buffer), bytes.length, Date.now(), 0);
-  const rs = decodeResults(peer.results.bytes());
+  const rs = decodeResults(results.bytes());
   assert.deepEqual(rs.map((r) => [r.correlation, r.status, r.code]), [1, 2, 3].map((x) => [x, 'refused', 'shed']));
   assert.deepEqual([taken, submitted, queued, peer.inFlight], [0, 0, 1, 0]);
 });
@@ -533,4 +536,58 @@ it('idempotency across lanes: a client_order_id placed over REST is a duplicate 
   // Nothing else was placed: the one order is REST's, as it was sent.
   const listed = (await k.client.orders({ client_order_id: '515151' })).orders;
   assert.deepEqual(listed.map((o) => [o.order_id, o.tick, o.qty]), [[first.order_id, 9, 2]]);
+});
+
+it('binary: a command\'s answer never overtakes its user-channel events on the same connection, even when other requests ' +
+  'drain the events between a batch\'s first answer and its write', async () => {
+  const k = await newAccount(tx);
+  await tx.admin.setKeyTier(k.keyId, { tier: 'market_maker' });
+  const c = await binaryClient(k);
+  // This suite's exchange holds at most 4 commands per connection: the rest are answered shed, which carry no order.
+  const log: (['answer', string] | ['order', string])[] = [];
+  let answers = 0;
+  c.ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) {
+      for (const r of decodeResults(data)) {
+        answers++;
+        if (r.status === 'ok') log.push(['answer', String(r.order_id)]);
+      }
+    }
+    else {
+      const m = JSON.parse(data.toString());
+      if (m.type === 'order') log.push(['order', String(m.msg.order_id)]);
+    }
+  });
+  assert.equal((await c.call('subscribe', { channels: ['user'] })).type, 'subscribed');
+  // Another key's REST reads on the same gateway thread: each one drains the event ring before it is served.
+  const other = await newAccount(tx);
+  await tx.admin.setKeyTier(other.keyId, { tier: 'institutional' });
+  const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+  let reading = true;
+  const readers = [0, 1].map(async () => {
+    while (reading) await signedRaw(tx.port, other, 'GET', '/v1/portfolio/balance', undefined, { agent });
+  });
+  const e = new FrameEncoder(k.accountId);
+  const n = 900;
+  try {
+    for (let sent = 0; sent < n; ) {
+      for (let i = 0; i < 1 + (sent % 3) && sent < n; i++, sent++) e.place(sent + 1, order(market, { tick: 1 + (sent % 30) }));
+      c.sendRaw(Buffer.from(e.bytes()), true);
+      e.reset();
+      await sleep(1 + (sent % 4));
+    }
+    assert.ok(await eventually(() => answers === n, 10_000), 'every placement answered');
+  } finally {
+    reading = false;
+    await Promise.all(readers);
+    agent.destroy();
+  }
+  const seen = new Set<string>();
+  const early: string[] = [];
+  for (const [kind, id] of log) {
+    if (kind === 'order') seen.add(id);
+    else if (!seen.has(id)) early.push(id);
+  }
+  assert.ok(log.filter((x) => x[0] === 'answer').length > n / 4, 'a quarter or more of the placements were placed');
+  assert.deepEqual(early, [], 'answers that arrived before their order\'s user-channel event');
 });
