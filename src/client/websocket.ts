@@ -253,6 +253,8 @@ export class DxWebSocket {
    */
   async subscribe(channels: string[], market_ids?: number[]): Promise<Subscription[]> {
     const out: Subscription[] = [];
+    // The exchange answers a market named twice once: name it once, or the replies counted would never all arrive.
+    if (market_ids !== undefined) market_ids = [...new Set(market_ids)];
     for (const channel of channels) {
       const w: Wanted = market_ids !== undefined && channel !== 'user' && channel !== 'oracle' ? { channel, market_ids } : { channel };
       out.push(...await this.subscribeNow(w, false));

@@ -100,6 +100,9 @@ it('client ws: JSON order entry answers REST bodies and throws DxApiError with t
       (e: unknown) => e instanceof DxApiError && e.code === 'invalid_field',
     );
     await assert.rejects(ws.subscribe(['ticker']), (e: unknown) => e instanceof DxWsError && e.code === 4);
+    // A market named twice is one subscription (the exchange answers it once).
+    const twice = await ws.subscribe(['trades'], [market, market]);
+    assert.deepEqual(twice.map((x) => [x.channel, x.market_id]), [['trades', market]]);
   } finally {
     await ws.close();
   }
