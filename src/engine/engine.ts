@@ -45,6 +45,9 @@ const { armDeadman, cancelAll, cancelOrder, decreaseOrder, disarmDeadman } = ord
 const { placeOrder } = placementModule;
 const { clockDue, clockTick, createSeries, nextDueMs, oracleTick, openRound, roundControl, stopSeries } = roundsModule;
 
+/** The producer id of the clock's ticks (the exchange's timer ring, src/main/engine_loop.ts PRODUCER_CLOCK). */
+const CLOCK_PRODUCER = 0;
+
 export interface EngineOptions {
   /**
    * Apply every event through evolve, as a read model does, instead of the
@@ -68,7 +71,9 @@ export class Engine {
   /**
    * Sequences and decides one command record at `co` in `cm`. Returns the
    * command's seq, or 0 when it was dropped (a ClockTick with nothing due).
-   * The caller publishes the EventOut (per command or per batch).
+   * When a ClockTick would do something at the command's ts, that tick is
+   * sequenced first (its own seq and completion). The caller publishes the
+   * EventOut (per command or per batch).
    */
   execute(cm: Mem, co: number): number {
     const s = this.state;
@@ -82,7 +87,16 @@ export class Engine {
       hi = this.hilo[0]!;
       lo = this.hilo[1]!;
     }
-    if (type === T_CLOCK_TICK && !clockDue(e, hi, lo)) return 0;
+    if (type === T_CLOCK_TICK) {
+      if (!clockDue(e, hi, lo)) return 0;
+    } else if (clockDue(e, hi, lo)) {
+      // Time comes first: what is due at this command's ts (a round's close, an order's expiry, a dead-man) is sequenced
+      // before it, as the clock's own tick at ts, and the command follows at ts + 1 (README, "ClockTick").
+      this.tick(hi, lo);
+      addHiLo(hi, lo, 1, this.hilo);
+      hi = this.hilo[0]!;
+      lo = this.hilo[1]!;
+    }
     const seq = s.seq + 1;
     e.startCommand(seq, hi, lo, Header.producer(cm, co), Header.correlation(cm, co));
     const account = Header.account(cm, co);
@@ -124,6 +138,16 @@ export class Engine {
     // Every sequenced command ends with its completion; seqs strictly increase.
     if (!(e.completedSeq === seq && s.seq === seq)) fail('engine: a command ended without its completion');
     return seq;
+  }
+
+  /** A ClockTick at (hi, lo), sequenced as the clock's (producer 0, correlation 0), for a command that arrived when it was due. */
+  private tick(hi: number, lo: number): void {
+    const s = this.state;
+    const e = this.e;
+    const seq = s.seq + 1;
+    e.startCommand(seq, hi, lo, CLOCK_PRODUCER, 0);
+    clockTick(e);
+    if (!(e.completedSeq === seq && s.seq === seq)) fail('engine: a due ClockTick ended without its completion');
   }
 
   /** The last sequenced ts, ms since the epoch. */

@@ -349,6 +349,42 @@ test('gtd: expires on a ClockTick at expiry_ts', () => {
   `);
 });
 
+test('time comes first: a command that arrives when the clock is due finds expired orders canceled, a closed round frozen and ' +
+  'the proposal made from the price at the close, whether or not a ClockTick came first', () => {
+  // An expired maker is never filled.
+  scenario(`
+    market
+    account a1 10000
+    account a2 10000
+    a1 buy yes 60 x10 gtd=+5000 -> resting
+    wait +5000
+    a2 buy no 40 x10 -> resting resting=10
+    check #1 canceled expired
+    check a1 available=10000 reserved=0 yes=0/0
+  `);
+  // A round past its close_ts trades no more.
+  scenario(`
+    market close=60000
+    account a1 10000
+    wait +61000
+    a1 buy yes 70 x5 -> rejected market_not_trading
+    check market 1 round_status=frozen
+    check a1 available=10000 reserved=0
+  `);
+  // An oracle tick stamped after the close does not decide the round: the price at the close (150 >= strike 100) does.
+  scenario(`
+    oracle 1 150
+    market close=2000 strike=100
+    account a1 10000
+    account a2 10000
+    a1 buy yes 50 x10 -> resting
+    a2 buy no 50 x10 -> filled fills=50x10/mint
+    wait +2500
+    oracle 1 50 -> ok
+    check market 1 round_status=proposed outcome=yes settle_price=150
+  `);
+});
+
 test('rounds: settle pays 100 per winning share; void pays 50 per share', () => {
   const r = scenario(`
     market

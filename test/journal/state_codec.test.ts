@@ -487,7 +487,7 @@ test('state_codec: a snapshot whose orders are in the older one-array-per-field 
   const out = new BufferEventOut(1 << 22);
   const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
   const v = new Views(JOURNAL_ENGINE_CONFIG);
-  for (let i = 0; i < 3000; i++) {
+  for (let i = 0; i < 5000; i++) {
     const { mem } = encodeToMem(gen.next());
     model.execute(decodeRecord(mem, 0));
     engine.execute(mem, 0);
@@ -496,7 +496,8 @@ test('state_codec: a snapshot whose orders are in the older one-array-per-field 
   }
   const state = v.state as unknown as { orders: OrderSlab };
   const packed = state.orders;
-  assert.ok(packed.count > 50 && packed.highWater > packed.count, 'live, retained and freed slots');
+  const used = `${packed.count} of ${packed.highWater}`;
+  assert.ok(packed.count > 50 && packed.highWater > packed.count, `live, retained and freed slots (${used} used)`);
   state.orders = legacySlab(packed);
   const bytes = encodeViews(v);
   state.orders = packed;

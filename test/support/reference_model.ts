@@ -270,12 +270,24 @@ export class ReferenceModel {
     if (type.kind !== 'command') throw new Error(`reference_model: ${cmd.type} is not a command`);
     const cmdTs = cmd.ts as bigint;
     const ts = cmdTs > this.ts + 1n ? cmdTs : this.ts + 1n;
+    // Time comes first: a command that arrives when a ClockTick would do something at its ts is preceded by that tick
+    // (the clock's: producer 0, correlation 0), and follows it at ts + 1.
+    const before = cmd.type === 'ClockTick'
+      ? []
+      : this.run({ type: 'ClockTick', producer: 0, correlation: 0, account: 0, ts }, info('ClockTick').type, ts);
+    const events = this.run(cmd, type.type, before.length > 0 ? ts + 1n : ts);
+    if (events.length === 0 && cmd.type !== 'ClockTick') throw new Error(`reference_model: ${cmd.type} emitted nothing`);
+    return before.length === 0 ? events : [...before, ...events];
+  }
+
+  /** Decides one command at ts; its events (none: a ClockTick with nothing due, which keeps seq and ts). */
+  private run(cmd: RecordObject, commandType: number, ts: bigint): RecordObject[] {
     const ctx: Ctx = {
       seq: this.seq + 1,
       ts,
       producer: cmd.producer as number,
       correlation: cmd.correlation as number,
-      commandType: type.type,
+      commandType,
       headerAccount: cmd.account as number,
       events: [],
     };
@@ -285,10 +297,7 @@ export class ReferenceModel {
     } finally {
       this.ctx = null;
     }
-    if (ctx.events.length === 0) {
-      if (cmd.type !== 'ClockTick') throw new Error(`reference_model: ${cmd.type} emitted nothing`);
-      return [];
-    }
+    if (ctx.events.length === 0) return [];
     this.seq = ctx.seq;
     this.ts = ts;
     return ctx.events;
