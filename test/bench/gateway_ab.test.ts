@@ -26,7 +26,7 @@ test('gateway_ab: compares a build with itself, one line per exchange process an
   assert.match(lines[1]!, round);
   for (const [i, k] of ['open_server_us', 'open_p50_us', 'open_p99_us', 'closed_per_s', 'closed_server_us'].entries())
     assert.match(lines[2 + i]!, new RegExp(`^${k}: A [0-9.]+ {2}B [0-9.]+ {2}B/A [0-9.]+$`));
-  assert.match(lines[7]!, /^\(medians of 1 rounds; [0-9]+ gateway thread\(s\), [0-9]+ load worker\(s\), 16 keys\)$/);
+  assert.match(lines[7]!, /^\(medians of 1 rounds; [0-9]+ gateway thread\(s\), [0-9]+ load worker\(s\), 16 keys, default tier\)$/);
 });
 
 test('gateway_ab: usage errors exit 2 with the usage line', () => {

@@ -17,6 +17,7 @@ import {
   Outcome,
   Side,
   T_COMMAND_COMPLETED,
+  T_ACCOUNT_CREATED,
   T_ROUND_TRANSITIONED,
   Tif,
   Stp,
@@ -169,8 +170,8 @@ test(
 );
 
 test(
-  'engine thread: a timer due while the last command was stamped ahead of the clock by a fraction of a ms fires ' +
-    '(the tick is at a whole ms; a fractional one ended the engine thread)',
+  'engine thread: a timer due when a command stamped ahead of the clock by a fraction of a ms arrives fires at that command\'s ts, ' +
+    'before it, and the engine thread goes on (a fractional ms once ended it)',
   async () => {
     const pipeline = Pipeline.start({ producers: 1, command_ring_bytes: 1 << 16, event_ring_bytes: 1 << 20, verify: false, clock: true });
     await pipeline.ready();
@@ -205,7 +206,9 @@ test(
     }
     assert.deepEqual(failures, []);
     assert.ok(closedTs > 0n, `the round's close fired (events: ${types.join(',')})`);
-    assert.ok(closedTs > nowNs + 2_000_500_000n, 'after the command stamped ahead: ts never goes back');
+    // The command stamped ahead found the close due: the clock's tick runs first, at its ts, and the command after it.
+    assert.equal(closedTs, nowNs + 2_000_500_000n, 'at the command stamped ahead: ts never goes back');
+    assert.ok(types.indexOf(T_ROUND_TRANSITIONED) < types.indexOf(T_ACCOUNT_CREATED), 'the close before the command that found it due');
     assert.equal(await pipeline.stop(), 0);
     consumer.close();
   },
