@@ -152,20 +152,36 @@ export class ReplayGuard {
    * across every gateway thread. It was 256 k entries remembered 11-12 s past
    * arrival, which filled at about 23,000 mutations a second: every lookup
    * then walked the whole table (half a millisecond) and let the mutation
-   * through unchecked.
+   * through unchecked. `notBeforeMs`: setNotBefore (a process passes its
+   * start, since the table begins empty).
    */
-  static allocate(entries = 1 << 21): SharedArrayBuffer {
-    return new SharedArrayBuffer(16 + entries * ENTRY_WORDS * 4);
+  static allocate(entries = 1 << 21, notBeforeMs = 0): SharedArrayBuffer {
+    const sab = new SharedArrayBuffer(16 + entries * ENTRY_WORDS * 4);
+    new ReplayGuard(sab).setNotBefore(notBeforeMs);
+    return sab;
   }
 
   private readonly lock: Int32Array;
+  /** [0]: the earliest timestamp (ms) a single-use signature may carry (setNotBefore); bytes 8..15 of the header. */
+  private readonly floor: Float64Array;
   private readonly table: Uint32Array;
   private readonly mask: number;
 
   constructor(readonly sab: SharedArrayBuffer) {
-    this.lock = new Int32Array(sab, 0, 4);
+    this.lock = new Int32Array(sab, 0, 2);
+    this.floor = new Float64Array(sab, 8, 1);
     this.table = new Uint32Array(sab, 16);
     this.mask = this.table.length / ENTRY_WORDS - 1;
+  }
+
+  /**
+   * Refuses, as replayed, every single-use signature stamped before ms. The
+   * table lives in memory only, so a process sets this to its start: a
+   * mutation signed for the previous process, still inside the window after
+   * a restart, cannot be replayed to this one.
+   */
+  setNotBefore(ms: number): void {
+    this.floor[0] = ms;
   }
 
   /**
@@ -195,6 +211,7 @@ export class ReplayGuard {
    * live duplicate behind it.
    */
   firstUse(digest: Int32Array, tsMs: number, nowMs: number): ReplayCheck {
+    if (tsMs < this.floor[0]!) return 'replayed';
     return this.probe(digest, nowMs, Math.ceil((tsMs + REPLAY_WINDOW_MS) / 1000));
   }
 

@@ -328,7 +328,7 @@ export interface StartOptions {
  * running exchange holds is refused with an error (code EBUSY) naming it, before anything is read.
  */
 export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}): Promise<RunningExchange> {
-  mkdirSync(cfg.data_dir, { recursive: true });
+  mkdirSync(cfg.data_dir, { recursive: true, mode: 0o700 });
   // Read-only, so a start refused for room leaves even a stale lock as it was.
   checkFreeSpace(cfg);
   const lock = DataDirLock.take(resolve(cfg.data_dir));
@@ -448,7 +448,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
   // cursor; none listens until every reader (and the control plane) is in.
   const buckets = TokenBuckets.allocate();
-  const replay = ReplayGuard.allocate();
+  const replay = ReplayGuard.allocate(undefined, Date.now());
   const wsCounts = KeyCounts.allocate();
   for (const sab of [buckets, replay, wsCounts]) prefault(sab);
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.

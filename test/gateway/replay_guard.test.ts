@@ -3,7 +3,8 @@
 // neighbour in a probe run never hides a live duplicate behind it; a table
 // with no room refuses ('full') instead of letting a mutation through; and a
 // long run with signatures expiring all the time answers exactly as a plain
-// map of what is still inside the window. Through the lanes' authenticate():
+// map of what is still inside the window; nothing signed before the process
+// started passes. Through the lanes' authenticate():
 // a replay is 401, a guard with no room 503 shed. Test process, main thread.
 
 import assert from 'node:assert/strict';
@@ -61,6 +62,17 @@ test('replay guard: a signature is refused while its timestamp is inside the win
   // Past ts + window (rounded up to the second) no replay of it can pass checkTimestamp, so it is forgotten.
   assert.equal(g.occupancy(T0 + REPLAY_WINDOW_MS + 1000).live, 1, 'only the signature from the clock ahead is left');
   assert.equal(g.firstUse(d, T0, T0 + REPLAY_WINDOW_MS + 1000), 'first');
+});
+
+test('replay guard: a process refuses every single-use signature stamped before its start (its table starts empty), shared by ' +
+  'every guard over the same memory', () => {
+  const sab = ReplayGuard.allocate(64);
+  new ReplayGuard(sab).setNotBefore(T0);
+  const g = new ReplayGuard(sab);
+  assert.equal(g.firstUse(digest(1, 2), T0 - 1, T0 + 10), 'replayed', 'signed before the start: maybe used on the last process');
+  assert.equal(g.firstUse(digest(3, 4), T0, T0 + 10), 'first');
+  assert.equal(g.firstUse(digest(3, 4), T0, T0 + 20), 'replayed');
+  assert.equal(new ReplayGuard(ReplayGuard.allocate(64)).firstUse(digest(1, 2), T0 - 1, T0), 'first', 'no floor unless set');
 });
 
 test('replay guard: an expired entry earlier in the run does not hide a live duplicate behind it', () => {
