@@ -40,7 +40,7 @@ const SYNC_CHUNK_BYTES = 4 << 20;
  */
 export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fsync = true): string {
   const dir = join(dataDir, SNAPSHOT_DIR);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, snapshotName(seq));
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
   const h = encodeFileHeader({
@@ -51,7 +51,7 @@ export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fs
     extra: body.length,
     bodyCrc: crc32c(body),
   });
-  const fd = openSync(tmp, 'wx', 0o644);
+  const fd = openSync(tmp, 'wx', 0o600);
   try {
     try {
       writeSync(fd, h, 0, FILE_HEADER_BYTES);

@@ -88,14 +88,14 @@ export class JournalWriter {
     this.words = new Uint32Array(this.buf.buffer);
     this.dv = new DataView(this.buf.buffer);
     this.completed = this.synced = this.current = opts.nextSeq - 1;
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     this.openSegment(opts.nextSeq);
   }
 
   private openSegment(firstSeq: number): void {
     const path = join(this.dir, segmentName(firstSeq));
     // 'wx': never overwrite (recovery removed or kept whatever was there).
-    this.fd = openSync(path, 'wx', 0o644);
+    this.fd = openSync(path, 'wx', 0o600);
     const h = encodeFileHeader({
       magic: SEGMENT_MAGIC,
       version: FORMAT_VERSION,

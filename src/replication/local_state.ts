@@ -49,10 +49,10 @@ export function readNodeState(dataDir: string): NodeState {
 
 /** Atomically replaces the file (temp, fsync, rename, fsync the directory). */
 export function writeNodeState(dataDir: string, s: NodeState): void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const p = join(dataDir, FILE);
   const tmp = `${p}.tmp`;
-  const fd = openSync(tmp, 'w', 0o644);
+  const fd = openSync(tmp, 'w', 0o600);
   try {
     writeFileSync(fd, `${JSON.stringify(s)}\n`);
     fdatasyncSync(fd);
@@ -124,7 +124,7 @@ export function moveJournalAside(dataDir: string): string | null {
   const s = join(dataDir, SNAPSHOT_DIR);
   if (!existsSync(j) && !existsSync(s)) return null;
   const to = join(dataDir, `replaced-${Date.now()}`);
-  mkdirSync(to);
+  mkdirSync(to, { mode: 0o700 });
   if (existsSync(j)) renameSync(j, join(to, JOURNAL_DIR));
   if (existsSync(s)) renameSync(s, join(to, SNAPSHOT_DIR));
   syncDir(dataDir);

@@ -164,10 +164,10 @@ export async function readSnapshotObject(log: LogClient, name: string): Promise<
 export async function downloadSnapshot(log: LogClient, o: SnapshotObject, dataDir: string): Promise<string> {
   const bytes = await readSnapshotObject(log, o.name);
   const dir = join(dataDir, SNAPSHOT_DIR);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, snapshotName(o.seq));
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  const fd = openSync(tmp, 'wx', 0o644);
+  const fd = openSync(tmp, 'wx', 0o600);
   try {
     writeFileSync(fd, bytes);
     fdatasyncSync(fd);

@@ -5,6 +5,8 @@
 // REST lane. One exchange, one gateway thread.
 
 import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { AdminClient } from '../../src/client/index.js';
 import type { PendingWithdrawals } from '../../src/client/types.js';
@@ -64,6 +66,20 @@ test('control plane: every request needs the bearer token, else 401 unauthorized
   }
   const wrong = new AdminClient({ baseUrl: tx.adminBase, token: 'nope' });
   await rejects(wrong.createAccount(), 401, 'unauthorized');
+});
+
+test('data dir: the journal and the snapshots, which hold every key\'s secret, are readable by the exchange\'s user only', async () => {
+  const a = await newAccount(tx);
+  await tx.admin.snapshot();
+  const dir = tx.ex.config.data_dir;
+  const mode = (p: string): string => (statSync(p).mode & 0o777).toString(8);
+  assert.ok(a.keyId > 0);
+  for (const d of [dir, join(dir, 'journal'), join(dir, 'snapshots')]) assert.equal(mode(d), '700', d);
+  for (const sub of ['journal', 'snapshots']) {
+    const files = readdirSync(join(dir, sub));
+    assert.ok(files.length > 0, `files in ${sub}`);
+    for (const f of files) assert.equal(mode(join(dir, sub, f)), '600', `${sub}/${f}`);
+  }
 });
 
 test('control plane: it is not reachable through the public REST listener', async () => {
