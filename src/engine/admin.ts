@@ -9,6 +9,7 @@ import {
   T_CREATE_SERIES, T_DELETE_ACCOUNT, T_DEPOSIT, T_REQUEST_WITHDRAWAL, T_REVOKE_KEY, WithdrawalConfirmed, WithdrawalFailed,
   WithdrawalRequested, WithdrawalStatus, KeyTierSet, SetKeyTier, T_SET_KEY_TIER,
 } from '../layout/records.js';
+import type { Accounts } from '../accounts/accounts.js';
 import { NIL } from '../lib/intrusive_list.js';
 import type { Mem } from '../lib/mem.js';
 import type { Emitter } from './emitter.js';
@@ -26,6 +27,11 @@ export function createAccount(e: Emitter): void {
 export function deleteAccount(e: Emitter, account: number): void {
   const acc = e.state.accounts;
   if (!acc.isLive(account)) return e.rejected(T_DELETE_ACCOUNT, Reject.unknown_account, account);
+  // A deleted account can neither trade, cancel nor withdraw: deleting one that holds anything would strand it. Live buy
+  // orders and withdrawals in flight hold reserved cash, live sell orders reserved shares, so an empty account has neither.
+  if (acc.available[account] !== 0 || acc.reserved[account] !== 0 || holdsShares(acc, account)) {
+    return e.rejected(T_DELETE_ACCOUNT, Reject.account_not_empty, account);
+  }
   // The live keys' ids first: each KeyRevoked is applied as it is written, and
   // a revocation may evict older revoked keys from the list being walked.
   let n = 0;
@@ -38,6 +44,15 @@ export function deleteAccount(e: Emitter, account: number): void {
   AccountDeleted.set_account_id(e.m, o, account);
   e.commit(o);
   e.ok(T_DELETE_ACCOUNT, account, account);
+}
+
+/** True when any position of the account holds shares (free or reserved for sale). A scan of every position: rare commands only. */
+function holdsShares(acc: Accounts, account: number): boolean {
+  for (let p = 0; p < acc.posCount; p++) {
+    if (acc.pAccount[p] !== account) continue;
+    if (acc.pFree[2 * p]! + acc.pFree[2 * p + 1]! + acc.pReserved[2 * p]! + acc.pReserved[2 * p + 1]! > 0) return true;
+  }
+  return false;
 }
 
 export function createKey(e: Emitter, cm: Mem, co: number, account: number): void {

@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0xb3baa92a;
+export const LAYOUT_FINGERPRINT = 0x1141f215;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
@@ -317,6 +317,7 @@ export const CODES: readonly CodeInfo[] = [
   {"code":"unknown_series","num":278,"http":404,"origin":"core","doc":"The category has no active series."},
   {"code":"order_capacity_exceeded","num":279,"http":503,"origin":"core","doc":"Live orders fill the exchange's configured maximum of orders (--max-orders); nothing was placed or retained. Cancels and fills make room: retry later, or ask the operator."},
   {"code":"deposit_limit_exceeded","num":280,"http":422,"origin":"core","doc":"The deposit would take the exchange's deposits, all accounts and all time together, past 2^53 - 1 cents, the most its balances hold exactly; nothing was credited."},
+  {"code":"account_not_empty","num":281,"http":409,"origin":"core","doc":"The account still holds cash, reserved cash (live buy orders, withdrawals in flight) or shares (positions, live sell orders): deleting it would strand them. Its owner cancels its orders and withdraws first; nothing was changed."},
 ];
 /** Core reject nums by code name. */
 export const Reject = {
@@ -341,6 +342,7 @@ export const Reject = {
   unknown_series: 278,
   order_capacity_exceeded: 279,
   deposit_limit_exceeded: 280,
+  account_not_empty: 281,
 } as const;
 
 // ---- header ----

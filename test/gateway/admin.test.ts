@@ -82,6 +82,16 @@ test('data dir: the journal and the snapshots, which hold every key\'s secret, a
   }
 });
 
+test('control plane: an account that holds cash, reserved cash or shares is not deleted (409 account_not_empty, nothing ' +
+  'changes); an empty one is, and its keys stop working', async () => {
+  const funded = await newAccount(tx, { deposit: '1000' });
+  await rejects(tx.admin.deleteAccount(funded.accountId), 409, 'account_not_empty', { num: 281, origin: 'core' });
+  assert.equal((await funded.client.balance()).available, '1000', 'its key still works and its cash is where it was');
+  const empty = await newAccount(tx, { deposit: '0' });
+  assertWireShape(SequencedAck, await tx.admin.deleteAccount(empty.accountId));
+  await rejects(empty.client.balance(), 401, 'unauthorized');
+});
+
 test('control plane: it is not reachable through the public REST listener', async () => {
   for (const target of ['/admin/health', '/admin/accounts', '/v1/admin/health']) {
     const r = await raw(tx.port, { method: 'GET', target, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

@@ -210,7 +210,7 @@ test('auth: a revoked key is refused on every gateway thread within a second', a
 });
 
 test('auth: deleting an account revokes all its keys on every connection', async () => {
-  const a = await newAccount(tx);
+  const a = await newAccount(tx, { deposit: '0' });
   const second = await newKey(tx, a.accountId, ['read']);
   const conns = connections(8);
   for (const agent of conns) assert.equal((await signedRaw(tx.port, a, 'GET', '/v1/portfolio/balance', undefined, { agent })).status, 200);

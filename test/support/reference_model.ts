@@ -1147,6 +1147,8 @@ export class ReferenceModel {
     const acct = this.now.headerAccount;
     const a = this.liveAccount(acct);
     if (!a) return this.reject(Reject.unknown_account);
+    const shares = [...this.positions.entries()].some(([k, p]) => k.startsWith(`${acct}:`) && p.free + p.rfs > 0);
+    if (a.available !== 0 || a.reserved !== 0 || shares) return this.reject(Reject.account_not_empty);
     const keys = [...this.keys.values()].filter((k) => k.account_id === acct && !k.revoked).sort((x, y) => x.key_id - y.key_id);
     for (const k of keys) {
       this.emit('KeyRevoked', acct, { key_id: k.key_id, account_id: acct });

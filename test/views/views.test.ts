@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { EngineConfig } from '../../src/engine/config.js';
 import { summarize } from '../../src/engine/summary.js';
 import { NIL } from '../../src/book/orders.js';
-import { CANCEL_REASON_NAMES, CompletionStatus, ProposeSource } from '../../src/layout/records.js';
+import { CANCEL_REASON_NAMES, CompletionStatus, ProposeSource, Reject } from '../../src/layout/records.js';
 import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 import { ViewError, type Views } from '../../src/views/views.js';
 import { AdminAccount } from '../../src/wire/control_plane.js';
@@ -659,7 +659,7 @@ test('views: an account keeps its pending withdrawals and its newest withdrawal_
 test('views: an account keeps its live keys and its newest revoked_key_cap revoked ones; an evicted key is unknown; '
   + 'rows are reused', () => {
   const h = new Harness({ revoked_key_cap: 2 });
-  const a = h.account();
+  const a = h.account(0);
   const acc = h.views.state.accounts;
   const create = (): number => h.ok({ type: 'CreateKey', account: a, scopes: 3, secret: '11'.repeat(32) });
   const live = create();
@@ -755,6 +755,11 @@ test('views: keys resolve to their account, scopes, revocation and secret; the o
     ],
     as_of_seq: String(h.views.asOfSeq),
   });
+  // An account that holds anything cannot be deleted (it would strand it); once its owner has withdrawn it all, it can.
+  assert.equal(h.send({ type: 'DeleteAccount', account: a1 })!.code_num, Reject.account_not_empty);
+  const wid = h.ok({ type: 'RequestWithdrawal', account: a1, client_withdrawal_id: 1n, amount: 2500, destination: 'bc1qexample' });
+  assert.equal(h.send({ type: 'DeleteAccount', account: a1 })!.code_num, Reject.account_not_empty, 'a withdrawal in flight');
+  h.ok({ type: 'ConfirmWithdrawal', wid });
   h.ok({ type: 'DeleteAccount', account: a1 });
   assert.equal(h.views.adminAccount(a1)!.deleted, true);
   assert.equal(h.views.keyRevoked(k2), true, 'deleting an account revokes its keys');
