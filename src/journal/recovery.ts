@@ -5,13 +5,14 @@
 // then load the snapshot and replay the same records through evolve (a read
 // model's apply() is evolve plus its own indexes) before any listener opens.
 
-import { fdatasyncSync, ftruncateSync, closeSync, openSync, rmSync } from 'node:fs';
+import { ftruncateSync, closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineConfig, type EngineConfig } from '../engine/config.js';
 import { Header } from '../layout/records.js';
 import { assert, fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
+import { FS_IO, type JournalIo } from './faults.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR } from './format.js';
 import { forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type TornTail } from './segment.js';
 import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
@@ -52,8 +53,13 @@ export function listSegments(dataDir: string): SegmentFile[] {
 }
 
 export interface PlanOptions {
-  /** Truncate a torn tail and remove an emptied last segment (start-up only). */
+  /**
+   * Start-up only: truncate a torn tail, remove an emptied last segment, and fdatasync the last segment before any of it
+   * counts as durable.
+   */
   repair: boolean;
+  /** The fdatasync the repair uses (tests substitute a failing one, faults.ts); node:fs by default. */
+  io?: Pick<JournalIo, 'fdatasync'>;
   /** Plan for a snapshot at this seq (the snapshot worker): no snapshot newer than it, records up to it. */
   uptoSeq?: number;
 }
@@ -74,6 +80,22 @@ export function isTornCreation(bytes: Uint8Array, isLast: boolean): boolean {
  * JournalFault (file and byte offset) on a checksum failure followed by
  * data, a seq gap, a missing segment or a fingerprint mismatch.
  */
+/**
+ * The last segment as the start keeps it: cut at `cutAt` (a torn tail; -1: none), then fdatasynced. The last run may have
+ * died between a group's write and its fdatasync (or that fdatasync failed): what it wrote is readable from the page
+ * cache but maybe not on disk, and it must be before any of it is replayed and counted durable (durable_seq = the plan's
+ * last seq).
+ */
+function keepLast(path: string, cutAt: number, io: Pick<JournalIo, 'fdatasync'>): void {
+  const fd = openSync(path, 'r+');
+  try {
+    if (cutAt >= 0) ftruncateSync(fd, cutAt);
+    io.fdatasync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
   const upto = opts.uptoSeq ?? Number.MAX_SAFE_INTEGER;
   if (opts.repair) removeSnapshotTemps(dataDir);
@@ -128,15 +150,9 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
     }
     if (scan.tail !== null && isLast && opts.uptoSeq === undefined) {
       tails.push({ ...scan.tail, path: f.path, bytes: bytes.length - scan.goodEnd });
-      if (opts.repair) {
-        const fd = openSync(f.path, 'r+');
-        try {
-          ftruncateSync(fd, scan.goodEnd);
-          fdatasyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-      }
+    }
+    if (isLast && opts.repair && opts.uptoSeq === undefined && scan.goodEnd > FILE_HEADER_BYTES) {
+      keepLast(f.path, scan.tail === null ? -1 : scan.goodEnd, opts.io ?? FS_IO);
     }
     if (isLast && opts.repair && scan.goodEnd === FILE_HEADER_BYTES) {
       // Nothing complete in it: the writer starts this seq afresh.

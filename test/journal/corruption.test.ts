@@ -155,6 +155,19 @@ test('corruption: the good journal recovers to the live hash and verifies (exit 
   assert.equal(segmentFiles(dir).length, segs.length);
 });
 
+test('corruption: the start\'s repair fdatasyncs the last segment before its records count as durable (the last run may have ' +
+  'died between a write and its sync); a failing sync fails the plan', () => {
+  const dir = copy();
+  let syncs = 0;
+  const plan = planRecovery(dir, { repair: true, io: { fdatasync: () => void syncs++ } });
+  assert.equal(plan.lastSeq, liveSeq);
+  assert.equal(syncs, 1, 'the last segment, once');
+  planRecovery(dir, { repair: false, io: { fdatasync: () => void syncs++ } });
+  assert.equal(syncs, 1, 'a plan without repair (tools, the snapshot worker) writes nothing');
+  const eio = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO', syscall: 'fdatasync' });
+  assert.throws(() => planRecovery(dir, { repair: true, io: { fdatasync: () => { throw eio; } } }), /EIO/);
+});
+
 test('corruption: a torn last frame is truncated and reported; recovery ends at the last complete command, and the journal ' +
   'continues', () => {
   const dir = copy();
