@@ -3,7 +3,7 @@
 // fingerprint, body checksum). Any thread; synchronous I/O (snapshot worker,
 // recovery, tools).
 
-import { closeSync, fdatasyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { crc32c } from './crc32c.js';
@@ -17,7 +17,7 @@ import {
   snapshotName,
 } from './format.js';
 import { listBySeq, listDir, readWhole } from './segment.js';
-import { syncDir } from './writer.js';
+import { makeDirDurable, syncDir } from './writer.js';
 
 export interface SnapshotFile {
   path: string;
@@ -40,7 +40,7 @@ const SYNC_CHUNK_BYTES = 4 << 20;
  */
 export function writeSnapshot(dataDir: string, seq: number, body: Uint8Array, fsync = true): string {
   const dir = join(dataDir, SNAPSHOT_DIR);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirDurable(dir, fsync);
   const path = join(dir, snapshotName(seq));
   const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
   const h = encodeFileHeader({

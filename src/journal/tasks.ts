@@ -76,7 +76,10 @@ export function snapshot(args: SnapshotArgs): SnapshotDone {
 /**
  * Keeps the newest snapshot and KEEP_OLDER older ones; removes older
  * snapshots and every segment wholly before the oldest kept snapshot (the
- * last segment, the one being written, always stays).
+ * last segment, the one being written, always stays). While fewer than
+ * 1 + KEEP_OLDER snapshots exist no segment goes: with one snapshot only,
+ * the journal is what recovery falls back to if that snapshot is damaged or
+ * lost.
  */
 export function prune(dataDir: string, fsync: boolean): { prunedSnapshots: string[]; prunedSegments: string[] } {
   const snaps = listSnapshots(dataDir);
@@ -87,9 +90,9 @@ export function prune(dataDir: string, fsync: boolean): { prunedSnapshots: strin
     rmSync(s.path, { force: true });
     prunedSnapshots.push(s.path);
   }
-  const oldestKept = snaps[Math.min(KEEP_OLDER, snaps.length - 1)]!.seq;
+  const oldestKept = snaps.length > KEEP_OLDER ? snaps[KEEP_OLDER]!.seq : 0;
   const segs = listSegments(dataDir);
-  for (let i = 0; i + 1 < segs.length; i++) {
+  for (let i = 0; i + 1 < segs.length && oldestKept > 0; i++) {
     // Segment i ends at segs[i + 1].firstSeq - 1.
     if (segs[i + 1]!.firstSeq - 1 > oldestKept) break;
     rmSync(segs[i]!.path, { force: true });

@@ -17,7 +17,7 @@
 // could report as durable what never reached the disk.
 
 import { closeSync, fsyncSync, mkdirSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Header, LAYOUT_FINGERPRINT, T_COMMAND_COMPLETED } from '../layout/records.js';
 import { assert, fail } from '../lib/assert.js';
 import { copyWords, type Mem } from '../lib/mem.js';
@@ -45,6 +45,19 @@ export interface JournalWriterOptions {
 export const DEFAULT_SEGMENT_BYTES = 64 << 20;
 
 /** fsync a directory so a created or renamed entry survives a crash. */
+/**
+ * Creates dir (and missing parents, mode 0700) and, when it made any, fsyncs the parent of each one it made, so that the
+ * new entries survive a power cut (a segment or snapshot synced into a directory whose own entry was lost is lost too).
+ */
+export function makeDirDurable(dir: string, fsync: boolean): void {
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first === undefined || !fsync) return;
+  for (let d = dir; ; d = dirname(d)) {
+    syncDir(dirname(d));
+    if (d === first || dirname(d) === d) break;
+  }
+}
+
 export function syncDir(dir: string): void {
   const fd = openSync(dir, 'r');
   try {
@@ -88,7 +101,7 @@ export class JournalWriter {
     this.words = new Uint32Array(this.buf.buffer);
     this.dv = new DataView(this.buf.buffer);
     this.completed = this.synced = this.current = opts.nextSeq - 1;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    makeDirDurable(this.dir, this.fsync);
     this.openSegment(opts.nextSeq);
   }
 

@@ -364,6 +364,18 @@ test('corruption: a journal pruned behind the older snapshot recovers and verifi
   assert.match(v.out, new RegExp(`replay: seqs ${snapshotSeqs[0]! + 1}\\.\\.${liveSeq} from the snapshot`));
 });
 
+test('corruption: with one snapshot only, prune keeps every segment: if that snapshot is lost or damaged, the journal ' +
+  'alone recovers', () => {
+  const dir = copy();
+  const snaps = listSnapshots(dir);
+  for (const x of snaps.slice(1)) rmSync(x.path);
+  const segs = segmentFiles(dir);
+  const pruned = prune(dir, false);
+  assert.deepEqual([pruned.prunedSegments, pruned.prunedSnapshots, segmentFiles(dir)], [[], [], segs]);
+  rmSync(snaps[0]!.path);
+  assert.equal(recoveredHash(planRecovery(dir, { repair: false })), liveHash);
+});
+
 test('corruption: a segment with another layout fingerprint is a fault at the fingerprint', () => {
   const dir = copy();
   const seg = middleSegments(dir)[0]!;
