@@ -3,13 +3,15 @@
 // writes the other's next recovery cuts as a torn tail: a second start on a
 // directory in use must be refused before it reads or truncates anything.
 //
-// The lock is a file, `<data_dir>/LOCK`, created exclusively (O_EXCL) and
-// holding its owner: pid, the process's start time from /proc (so a pid
+// The lock is a file, `<data_dir>/LOCK`, made atomically with its content
+// (written to a file of the start's own, then hard-linked as LOCK, which
+// fails if LOCK exists) and holding its owner: pid, the process's start time from /proc (so a pid
 // reused after a crash or a reboot is not taken for the owner), host and
 // when it was taken. A start that finds the file asks whether the owner
 // still runs: on this host, with a live pid and the same start time, the
 // start is refused with an error naming the owner; otherwise the lock is
-// stale (SIGKILL, power loss) and is taken over, which the caller logs. A
+// stale (SIGKILL, power loss) and is taken over, one start at a time (under
+// `LOCK.takeover`, made the same way), which the caller logs. A
 // lock taken on another host (a shared file system) is never taken over:
 // the operator removes it once that exchange is stopped. Within one process
 // a second exchange on the same directory is refused the same way.
@@ -17,7 +19,8 @@
 // Main thread only (start and stop).
 
 import { hostname } from 'node:os';
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'LOCK';
@@ -88,6 +91,50 @@ function holding(dir: string, o: Owner): string | null {
   return o.start === null || start === null || start === o.start ? who : null;
 }
 
+function inUse(dir: string, path: string, why: string): Error {
+  return Object.assign(new Error(`the data directory ${dir} is in use by ${why}`), { code: 'EBUSY', path });
+}
+
+/** link(from, to): true when it made `to`, false when `to` exists (atomic: exactly one of several starts makes it). */
+function linked(from: string, to: string): boolean {
+  try {
+    linkSync(from, to);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+}
+
+function sameOwner(a: Owner, b: Owner): boolean {
+  return a.pid === b.pid && a.start === b.start && a.host === b.host && a.taken_at === b.taken_at;
+}
+
+/**
+ * Replaces the stale lock of `stale` with this start's (`mine`, its owner written), one start at a time: the takeover
+ * is guarded by `LOCK.takeover`, linked as LOCK is. Under it, LOCK is removed only if it still names the stale owner,
+ * so two starts that both found it stale never both remove a lock (the second would remove the first's new one).
+ * False when another start is taking over or won: the caller reads LOCK again.
+ */
+function takeOver(dir: string, path: string, mine: string, stale: Owner): boolean {
+  const guard = `${path}.takeover`;
+  if (!linked(mine, guard)) {
+    const g = readOwner(guard);
+    if (g !== null && holding(dir, g) !== null) throw inUse(dir, path, `another start taking the lock over (${g.pid})`);
+    // A start that died while taking over (rare: between two links): its guard is stale too.
+    if (g !== null) unlinkSync(guard);
+    return false;
+  }
+  try {
+    const now = readOwner(path);
+    if (now !== null && !sameOwner(now, stale)) return false;
+    if (now !== null) unlinkSync(path);
+    return linked(mine, path);
+  } finally {
+    unlinkSync(guard);
+  }
+}
+
 export class DataDirLock {
   private released = false;
 
@@ -101,38 +148,39 @@ export class DataDirLock {
   /** Takes the lock of `dir` (an absolute path that exists) or throws an error naming the process that holds it. */
   static take(dir: string): DataDirLock {
     const path = join(dir, LOCK_FILE);
-    let stale: Owner | null = null;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      let fd: number;
-      try {
-        fd = openSync(path, 'wx', 0o644);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const me: Owner = { pid: process.pid, start: startTimeOf(process.pid), host: hostname(), taken_at: new Date().toISOString() };
+    // The owner is written to a file of this start's own first, then linked in place: LOCK never exists without its
+    // owner, so a start that finds it always reads who holds it (an empty LOCK is left only by a power cut).
+    const mine = join(dir, `.${LOCK_FILE}-${process.pid}-${randomBytes(6).toString('hex')}`);
+    const fd = openSync(mine, 'wx', 0o644);
+    try {
+      writeSync(fd, `${JSON.stringify(me)}\n`);
+    } catch (e) {
+      // A full disk or a file-size limit: leave nothing behind, and let the caller report the storage fault.
+      closeSync(fd);
+      unlinkSync(mine);
+      throw e;
+    }
+    closeSync(fd);
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if (linked(mine, path)) {
+          heldHere.add(dir);
+          return new DataDirLock(dir, path, null);
+        }
         const o = readOwner(path);
         if (o === null) continue; // its owner just released it
         const why = holding(dir, o);
-        if (why !== null) {
-          throw Object.assign(new Error(`the data directory ${dir} is in use by ${why}`), { code: 'EBUSY', path });
+        if (why !== null) throw inUse(dir, path, why);
+        if (takeOver(dir, path, mine, o)) {
+          heldHere.add(dir);
+          return new DataDirLock(dir, path, o);
         }
-        stale = o;
-        unlinkSync(path);
-        continue;
       }
-      const me: Owner = { pid: process.pid, start: startTimeOf(process.pid), host: hostname(), taken_at: new Date().toISOString() };
-      try {
-        writeSync(fd, `${JSON.stringify(me)}\n`);
-      } catch (e) {
-        // A full disk or a file-size limit: leave no lock behind, and let the caller report the storage fault.
-        closeSync(fd);
-        unlinkSync(path);
-        throw e;
-      }
-      closeSync(fd);
-      heldHere.add(dir);
-      return new DataDirLock(dir, path, stale);
+    } finally {
+      unlinkSync(mine);
     }
-    const e = new Error(`the data directory ${dir} is being locked by another start at the same moment`);
-    throw Object.assign(e, { code: 'EBUSY', path });
+    throw inUse(dir, path, 'another start at the same moment');
   }
 
   /** Gives the directory up (idempotent); the file is removed only while it still names this process. */

@@ -3,7 +3,8 @@
 // refused with an error naming the holder; a lock left by a dead process, by
 // a reused pid or by a start killed before it wrote the file is taken over;
 // a lock from another host is never taken over; release removes only a lock
-// that still names this process. End to end: a second exchange process on a
+// that still names this process; of two starts at the same moment exactly
+// one gets the lock, fresh or stale. End to end: a second exchange process on a
 // data directory in use exits 73 with one line naming the first, and a start
 // after a SIGKILL takes the dead process's lock over and recovers.
 
@@ -100,6 +101,39 @@ test('data dir lock: a live pid with another start time (a pid reused after a cr
     await exited(child);
     rmSync(dir, { recursive: true, force: true });
     rmSync(held, { recursive: true, force: true });
+  }
+});
+
+/** Two child processes that call take() on `dir` at the same moment; what each printed (TOOK or REFUSED). */
+function race(dir: string): Promise<string[]> {
+  const at = Date.now() + 300;
+  const code = `const { DataDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
+    while (Date.now() < ${at}) {}
+    try { DataDirLock.take(${JSON.stringify(dir)}); console.log('TOOK'); setTimeout(() => undefined, 300); }
+    catch (e) { console.log('REFUSED ' + e.code); }`;
+  return Promise.all([0, 1].map(() => new Promise<string>((res) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    killOnExit(child);
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    child.once('exit', () => res(out.trim()));
+  })));
+}
+
+test('data dir lock: of two starts at the same moment exactly one takes the lock, on a fresh directory and over a stale lock ' +
+  '(the lock never exists without its owner, and takeovers go one at a time)', async () => {
+  for (const stale of [false, true]) {
+    for (let trial = 0; trial < 6; trial++) {
+      const dir = freshDir();
+      try {
+        if (stale) writeLock(dir, { pid: 999_999_999, start: '1', host: hostname(), taken_at: 'then' });
+        const outs = await race(dir);
+        assert.deepEqual(outs.filter((o) => o === 'TOOK').length, 1, `${stale ? 'stale' : 'fresh'} trial ${trial}: ${outs.join(', ')}`);
+        assert.ok(outs.some((o) => o === 'REFUSED EBUSY'), outs.join(', '));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
   }
 });
 
