@@ -6,7 +6,9 @@
 //   GET /keys                     -> 200 {keys: [...]}                      (never secrets)
 //   DELETE /keys/{key_id}         -> 200 {key_id, revoked: true, seq}       (idempotent)
 // A user-created key gets read and trade by default, never withdraw, and never
-// more than the creating key holds. Control-plane thread.
+// more than the creating key holds; an account creates at most
+// KEY_CREATE_BURST keys at once, then one every KEY_CREATE_EVERY_MS.
+// Control-plane thread.
 
 import { randomBytes } from 'node:crypto';
 import { CompletionStatus, CreateKey, RevokeKey, Scope, T_CREATE_KEY, T_REVOKE_KEY } from '../layout/records.js';
@@ -19,6 +21,31 @@ import { scopeBits, scopeNames, type CreatedKey, type KeyList, type KeyRevoked }
 import { CreateKeyBody, type CreateKeyRequest } from '../wire/requests.js';
 
 const createKey = compile(CreateKeyBody);
+
+/**
+ * Keys one account may create at once, then one more every KEY_CREATE_EVERY_MS. Each key has a bucket of its own, so
+ * without an account-wide limit new keys could create keys in turn (about 65,000 in five seconds) and fill the per-key
+ * tables every gateway thread shares (TokenBuckets, 65,536 rows), after which every new key of any account would be
+ * throttled for good. At this rate one account needs days for that. The number of keys is not capped (the contract).
+ */
+export const KEY_CREATE_BURST = 20;
+export const KEY_CREATE_EVERY_MS = 6000;
+/** Per account: the creations left and when that was (the keys service runs on the control-plane thread only). */
+const creations = new Map<number, { left: number; at: number }>();
+
+/** 0 when the account may create a key now (one is taken), else the milliseconds until it may. */
+function takeCreation(account: number, now: number): number {
+  const b = creations.get(account) ?? { left: KEY_CREATE_BURST, at: now };
+  const refill = Math.floor((now - b.at) / KEY_CREATE_EVERY_MS);
+  if (refill > 0) {
+    b.left = Math.min(KEY_CREATE_BURST, b.left + refill);
+    b.at = b.left === KEY_CREATE_BURST ? now : b.at + refill * KEY_CREATE_EVERY_MS;
+  }
+  creations.set(account, b);
+  if (b.left === 0) return Math.max(1, b.at + KEY_CREATE_EVERY_MS - now);
+  b.left--;
+  return 0;
+}
 
 function route(r: Omit<Route, 'segments'>): Route {
   return { ...r, segments: r.path.split('/').filter((s) => s.length > 0) };
@@ -41,6 +68,11 @@ export const KEY_ROUTES: Route[] = [
       if (wanted.includes('withdraw')) throw new ApiError('missing_scope', 'keys created by users never get the withdraw scope');
       const bits = scopeBits(wanted);
       if ((bits & ~c.scopes) !== 0) throw new ApiError('missing_scope', 'a key cannot grant scopes it does not hold');
+      const wait = takeCreation(c.account, Date.now());
+      if (wait > 0) {
+        throw new ApiError('rate_limited', `an account creates at most ${KEY_CREATE_BURST} keys at once, then one every ` +
+          `${KEY_CREATE_EVERY_MS / 1000} s`, { retry_after_ms: String(wait) });
+      }
       const secret = randomBytes(32);
       const label = storedText(b.label ?? '', 'label', 64);
       const r = await sequenced(g, T_CREATE_KEY, CreateKey.SIZE, c.account, (m, o) => {

@@ -8,7 +8,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { isItemError } from '../../src/client/index.js';
+import { isItemError, KeysClient } from '../../src/client/index.js';
+import { KEY_CREATE_BURST, KEY_CREATE_EVERY_MS } from '../../src/keys_service/routes.js';
 import type { Placement } from '../../src/client/types.js';
 import { WithdrawalSettled } from '../../src/wire/control_plane.js';
 import * as K from '../../src/wire/keys.js';
@@ -590,15 +591,33 @@ test('keys service: a read-only key cannot create a trade key', async () => {
   assert.equal((await keys.listKeys()).keys.length, 2, 'nothing was created');
 });
 
+test('keys service: an account creates at most KEY_CREATE_BURST keys at once (keys cannot multiply their own creations); ' +
+  'then 429 rate_limited with retry_after_ms, for that account only', async () => {
+  const k = await newAccount(tx);
+  // Keys created in turn by the keys just created: each has a bucket of its own, the account's limit holds across them.
+  let creator = k.keys;
+  for (let i = 0; i < KEY_CREATE_BURST; i++) {
+    const c = await creator.createKey({});
+    creator = new KeysClient({ baseUrl: tx.accountsBase, keyId: c.key_id, secret: c.secret });
+  }
+  const e = await rejects(creator.createKey({}), 429, 'rate_limited');
+  const wait = Number((e.details as { retry_after_ms: string }).retry_after_ms);
+  assert.ok(wait > 0 && wait <= KEY_CREATE_EVERY_MS, String(wait));
+  await rejects(k.keys.createKey({}), 429, 'rate_limited');
+  assert.equal((await k.keys.listKeys()).keys.length, 1 + KEY_CREATE_BURST);
+  const other = await newAccount(tx);
+  assert.ok((await other.keys.createKey({})).key_id > 0, 'another account is not limited');
+});
+
 // ---- helpers --------------------------------------------------------------------------
 
 /**
  * The HTTP status of a signed call (the client library hides it on success).
- * Timestamped 2 s in the past, so it never signs exactly like a client call
+ * Timestamped 2 s ahead, so it never signs exactly like a client call
  * of the same key (which the replay guard would refuse).
  */
 async function fetchStatus(k: Key, method: string, target: string, body?: string): Promise<number> {
-  const r = await signedRaw(tx.port, k, method, target, body, { ts: Date.now() - 2000 });
+  const r = await signedRaw(tx.port, k, method, target, body, { ts: Date.now() + 2000 });
   assert.ok(r.status < 300, `${method} ${target} -> ${r.status} ${r.text}`);
   return r.status;
 }
