@@ -9,7 +9,7 @@ import { Filled, Header, OUTCOME_NAMES, Outcome, PATH_NAMES, SIDE_NAMES } from '
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
 import { hiLoToString } from '../lib/u64.js';
-import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
+import { CursorKind, cursorScope, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, type FillsQuery, type ViewsData } from './model.js';
 
 // Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
@@ -84,7 +84,8 @@ function pushFill(
 /** The account's fills in both roles, newest first (sort key: the fill's ordinal in the account's ring). */
 export function fillsPage(v: ViewsData, account: number, q: FillsQuery): FillsPage {
   checkLimit(q.limit);
-  const before = decodeCursor(CursorKind.fills, q.cursor);
+  const scope = cursorScope(account, q);
+  const before = decodeCursor(CursorKind.fills, q.cursor, scope);
   const out: FillsPage['fills'] = [];
   let cursor = '';
   if (accountKnown(v.state, account)) {
@@ -96,7 +97,7 @@ export function fillsPage(v: ViewsData, account: number, q: FillsQuery): FillsPa
       if (q.market_id !== undefined && rings.u32At(r, FU_MARKET) !== q.market_id) continue;
       if (q.order_id !== undefined && rings.f64At(r, FF_ORDER_ID) !== q.order_id) continue;
       if (out.length === q.limit) {
-        cursor = encodeCursor(CursorKind.fills, n + 1);
+        cursor = encodeCursor(CursorKind.fills, n + 1, scope);
         break;
       }
       const packed = rings.u32At(r, FU_PACKED);

@@ -8,7 +8,7 @@ import { MARKET_STATUS_NAMES, RoundStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminMarket, AdminMarkets } from '../wire/control_plane.js';
 import type { Level, Market, MarketsPage, MarketWithSeq, Orderbook } from '../wire/responses.js';
-import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
+import { CursorKind, cursorScope, decodeCursor, encodeCursor } from './cursor.js';
 import { checkLimit, marketExists, statusMask, type MarketsQuery, type ViewsData } from './model.js';
 import { marketRound } from './rounds.js';
 
@@ -53,14 +53,15 @@ function marketView(v: ViewsData, id: number): Market {
 export function marketsPage(v: ViewsData, q: MarketsQuery): MarketsPage {
   checkLimit(q.limit);
   const mask = statusMask('status', q.status, MARKET_STATUS_NAMES);
-  const after = decodeCursor(CursorKind.markets, q.cursor);
+  const scope = cursorScope(0, q);
+  const after = decodeCursor(CursorKind.markets, q.cursor, scope);
   const out: Market[] = [];
   const count = v.state.markets.count;
   let cursor = '';
   for (let id = Math.max(after + 1, 1); id <= count; id++) {
     if ((mask & (1 << marketStatus(v, id))) === 0) continue;
     if (out.length === q.limit) {
-      cursor = encodeCursor(CursorKind.markets, out[out.length - 1]!.market_id);
+      cursor = encodeCursor(CursorKind.markets, out[out.length - 1]!.market_id, scope);
       break;
     }
     out.push(marketView(v, id));

@@ -10,7 +10,7 @@ import {
 } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { Order, OrdersPage, OrderWithStatus, QueuePosition } from '../wire/responses.js';
-import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
+import { CursorKind, cursorScope, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, codeName, statusMask, type OrdersQuery, type ViewsData } from './model.js';
 
 // Field offsets as module constants (an imported binding is a module cell read at every use; docs/engine-performance.md).
@@ -85,7 +85,8 @@ function ownSlot(v: ViewsData, account: number, orderId: number): number {
 export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): OrdersPage {
   checkLimit(q.limit);
   const mask = statusMask('status', q.status, ORDER_STATUS_NAMES);
-  const before = decodeCursor(CursorKind.orders, q.cursor);
+  const scope = cursorScope(account, q);
+  const before = decodeCursor(CursorKind.orders, q.cursor, scope);
   const s = v.state;
   const ord = s.orders;
   const acc = s.accounts;
@@ -113,7 +114,8 @@ export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): Order
   const n = Math.min(slots.length, q.limit);
   const out: Order[] = new Array(n);
   for (let i = 0; i < n; i++) out[i] = orderItem(v, slots[i]!);
-  const cursor = slots.length > q.limit ? encodeCursor(CursorKind.orders, ord.f64[((slots[n - 1]!) << LF) | F_ID]!) : '';
+  const last = slots.length > q.limit ? ord.f64[((slots[n - 1]!) << LF) | F_ID]! : -1;
+  const cursor = last >= 0 ? encodeCursor(CursorKind.orders, last, scope) : '';
   return { orders: out, cursor, as_of_seq: String(s.seq) };
 }
 

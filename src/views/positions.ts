@@ -8,7 +8,7 @@ import { NIL, pushTailSingly } from '../lib/intrusive_list.js';
 import { OUTCOME_NAMES } from '../layout/records.js';
 import { grown, nextCapacity } from '../lib/grow.js';
 import type { Position, PositionsPage } from '../wire/responses.js';
-import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
+import { CursorKind, cursorScope, decodeCursor, encodeCursor } from './cursor.js';
 import { accountKnown, checkLimit, type PositionsQuery, type ViewsData } from './model.js';
 
 /** The empty lists of a new read model, sized for the engine's account capacity. */
@@ -65,10 +65,11 @@ export function positionEntries(
 
 export function positionsPage(v: ViewsData, account: number, q: PositionsQuery): PositionsPage {
   checkLimit(q.limit);
-  const after = decodeCursor(CursorKind.positions, q.cursor);
+  const scope = cursorScope(account, q);
+  const after = decodeCursor(CursorKind.positions, q.cursor, scope);
   const all = positionEntries(v, account, q.market_id, after);
   const page = all.slice(0, q.limit);
-  const cursor = all.length > q.limit ? encodeCursor(CursorKind.positions, page[page.length - 1]!.key) : '';
+  const cursor = all.length > q.limit ? encodeCursor(CursorKind.positions, page[page.length - 1]!.key, scope) : '';
   return { positions: page.map((e) => e.item), cursor, as_of_seq: String(v.state.seq) };
 }
 

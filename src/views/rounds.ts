@@ -8,7 +8,7 @@ import { ROUND_OUTCOME_NAMES, ROUND_STATUS_NAMES } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminOracle, OracleSource, SeriesItem, SeriesList } from '../wire/control_plane.js';
 import type { OraclePrice, Round, RoundsPage, RoundWithSeq } from '../wire/responses.js';
-import { CursorKind, decodeCursor, encodeCursor } from './cursor.js';
+import { CursorKind, cursorScope, decodeCursor, encodeCursor } from './cursor.js';
 import { checkLimit, marketExists, type RoundsQuery, type ViewsData } from './model.js';
 
 export function oraclePrice(v: ViewsData): OraclePrice {
@@ -75,7 +75,8 @@ function roundView(v: ViewsData, r: number): Round {
 export function roundsPage(v: ViewsData, q: RoundsQuery): RoundsPage {
   checkLimit(q.limit);
   const mk = v.state.markets;
-  const before = decodeCursor(CursorKind.rounds, q.cursor);
+  const scope = cursorScope(0, q);
+  const before = decodeCursor(CursorKind.rounds, q.cursor, scope);
   const upTo = before < 0 ? Infinity : before - 1;
   const rows: number[] = [];
   for (let r = 0; r < mk.roundTop; r++) {
@@ -86,7 +87,7 @@ export function roundsPage(v: ViewsData, q: RoundsQuery): RoundsPage {
   }
   rows.sort((a, b) => mk.rNumber[b]! - mk.rNumber[a]!);
   const out = rows.slice(0, q.limit).map((r) => roundView(v, r));
-  const cursor = rows.length > q.limit ? encodeCursor(CursorKind.rounds, mk.rNumber[rows[q.limit]!]! + 1) : '';
+  const cursor = rows.length > q.limit ? encodeCursor(CursorKind.rounds, mk.rNumber[rows[q.limit]!]! + 1, scope) : '';
   return { rounds: out, cursor, as_of_seq: String(v.state.seq) };
 }
 

@@ -30,7 +30,7 @@ import type { Candlesticks, TradesPage } from '../wire/responses.js';
 import { Filled, Header, OUTCOME_NAMES, SIDE_NAMES } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
 import { hiLoToBigInt, hiLoToString } from '../lib/u64.js';
-import { CursorKind, decodeCursor, encodeCursor, ViewError } from './cursor.js';
+import { CursorKind, cursorScope, decodeCursor, encodeCursor, ViewError } from './cursor.js';
 import { checkLimit, marketExists, type CandlesQuery, type PageQuery, type ViewsData } from './model.js';
 
 // Trade record (one per Filled event on its market's tape).
@@ -59,7 +59,8 @@ export function recordTrade(v: ViewsData, m: Mem, o: number): void {
 export function tradesPage(v: ViewsData, id: number, q: PageQuery): TradesPage | null {
   checkLimit(q.limit);
   if (!marketExists(v.state, id)) return null;
-  const before = decodeCursor(CursorKind.trades, q.cursor);
+  const scope = cursorScope(id, q);
+  const before = decodeCursor(CursorKind.trades, q.cursor, scope);
   const out: TradesPage['trades'] = [];
   const tape = v.tapes;
   const total = tape.totalOf(id);
@@ -78,7 +79,7 @@ export function tradesPage(v: ViewsData, id: number, q: PageQuery): TradesPage |
       taker_outcome: OUTCOME_NAMES[(packed >>> 9) & 1]!,
     });
   }
-  const cursor = n >= from ? encodeCursor(CursorKind.trades, n + 1) : '';
+  const cursor = n >= from ? encodeCursor(CursorKind.trades, n + 1, scope) : '';
   return { trades: out, cursor, as_of_seq: String(v.state.seq) };
 }
 

@@ -14,7 +14,7 @@ import { ViewError, type Views } from '../../src/views/views.js';
 import { AdminAccount } from '../../src/wire/control_plane.js';
 import * as R from '../../src/wire/responses.js';
 import type { Fill, Order } from '../../src/wire/responses.js';
-import { encodeCursor, CursorKind } from '../../src/views/cursor.js';
+import { cursorScope, encodeCursor, CursorKind } from '../../src/views/cursor.js';
 import { DIFF_CONFIG, generateCommands } from '../support/random_commands.js';
 import { assertWireShape } from '../support/wire_shapes.js';
 import { Harness, NS_PER_MS, T0 } from './harness.js';
@@ -783,7 +783,7 @@ test('views: a malformed or foreign cursor is a ViewError invalid_field on curso
     ['fills', (cursor) => h.views.fills(a1, { cursor, limit: 1 })],
     ['orders', (cursor) => h.views.orders(a1, { cursor, limit: 1 })],
   ];
-  const valid = encodeCursor(CursorKind.markets, 1);
+  const valid = encodeCursor(CursorKind.markets, 1, cursorScope(0, {}));
   for (const [name, list] of lists) {
     for (const bad of [
       '!!',
@@ -795,13 +795,25 @@ test('views: a malformed or foreign cursor is a ViewError invalid_field on curso
       Buffer.from('m-1').toString('base64url'),
       Buffer.from('m99999999999999999').toString('base64url'),
     ]) {
-      if (name === 'markets' && bad === 'bTE') continue; // 'bTE' is the markets cursor for key 1
       assert.throws(() => list(bad), isCursorError, `${name} cursor ${bad}`);
     }
     if (name !== 'markets') assert.throws(() => list(valid), isCursorError, `${name} refuses a markets cursor`);
     assert.deepEqual(list(''), list(undefined as unknown as string), `${name}: empty cursor = first page`);
   }
-  assert.equal(valid, 'bTE');
+  assert.deepEqual(h.views.markets({ cursor: valid, limit: 1 }).markets, [], 'the markets cursor past market 1');
+  // A cursor of another account, market or filters would continue in another list and skip items: refused.
+  const m2 = h.market();
+  h.order(a1, { market: m2, tick: 40, qty: 1 });
+  h.order(a1, { market: m2, outcome: 'no', tick: 60, qty: 1 });
+  const next = (page: { cursor: string }): string => (assert.notEqual(page.cursor, ''), page.cursor);
+  const ordersOfA1 = next(h.views.orders(a1, { limit: 1 }));
+  assert.throws(() => h.views.orders(a2, { cursor: ordersOfA1, limit: 1 }), isCursorError, 'another account');
+  assert.throws(() => h.views.orders(a1, { cursor: ordersOfA1, limit: 1, market_id: m2 }), isCursorError, 'other filters');
+  assert.ok(h.views.orders(a1, { cursor: ordersOfA1, limit: 5 }).orders.length > 0, 'the same listing with another limit');
+  const tradesOfM = next(h.views.trades(m, { limit: 1 })!);
+  assert.throws(() => h.views.trades(m2, { cursor: tradesOfM, limit: 1 }), isCursorError, 'another market');
+  const fillsOfA2 = next(h.views.fills(a2, { limit: 1 }));
+  assert.throws(() => h.views.fills(a1, { cursor: fillsOfA2, limit: 1 }), isCursorError, 'another account');
 });
 
 test('views: on seeded random streams the folded state equals the engine state and every answer is well formed', () => {
