@@ -115,7 +115,7 @@ export function takeMinSeq(raw: string): { min_seq: number; rest: string } {
   return { min_seq: min ?? 0, rest: kept.join('&') };
 }
 
-/** A path segment that must be a positive u32 id. */
-export function pathId(field: string, raw: string): number {
-  return intParam(field, raw, 1, 4294967295);
+/** A path segment that must be a u32 id, at least `min` (1: a positive id). */
+export function pathId(field: string, raw: string, min = 1): number {
+  return intParam(field, raw, min, 4294967295);
 }

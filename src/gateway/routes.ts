@@ -94,8 +94,9 @@ function ok<B>(body: B, status = 200): Reply<B> {
   return { status, body };
 }
 
+/** The path's market id, 0..2^32-1: an id no market has (0 among them) is 404 unknown_market from the lookup, as the contract says. */
 function marketParam(ctx: RequestCtx): number {
-  return pathId('market_id', ctx.params[0]!);
+  return pathId('market_id', ctx.params[0]!, 0);
 }
 
 /** An order id path segment: any u64; ids above 2^53 cannot exist (they are seqs). */

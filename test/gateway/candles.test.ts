@@ -119,7 +119,10 @@ test('candlesticks: bad queries are refused with the error envelope', async () =
   assertErrorReply(unknown, 400, 'unknown_field');
   assert.equal(unknown.json.error.details.field, 'limit');
   await rejects(taker.client.candles(999_999), 404, 'unknown_market', { num: 265, origin: 'core' });
-  assertErrorReply(await signedRaw(tx.port, taker, 'GET', '/v1/markets/0/candlesticks'), 400, 'invalid_field');
+  // 0 is an id no market has (404, as the contract answers an unknown market); past 2^32-1 it is not a market id (400).
+  const zero = await signedRaw(tx.port, taker, 'GET', '/v1/markets/0/candlesticks');
+  assertErrorReply(zero, 404, 'unknown_market', { num: 265, origin: 'core' });
+  assertErrorReply(await signedRaw(tx.port, taker, 'GET', '/v1/markets/4294967296/candlesticks'), 400, 'invalid_field');
   assertErrorReply(await signedRaw(tx.port, taker, 'POST', `/v1/markets/${market}/candlesticks`, '{}'), 405, 'method_not_allowed');
   // Exactly 5000 periods is allowed.
   assert.equal((await get('?period=1m&start_ts=0&end_ts=299999999999999')).status, 200);
