@@ -148,6 +148,15 @@ function journalStartError(f: JournalFailure): Error {
  * Everything answered is at or below durable_seq, on disk, and the next start
  * recovers it.
  */
+/**
+ * This node became the primary (HA). Its replay table never saw the mutations the old primary was sent, so, as at a
+ * start, every mutation signed before now is refused (ReplayGuard.setNotBefore).
+ */
+function promoted(replay: SharedArrayBuffer, epoch: number, seq: number): void {
+  new ReplayGuard(replay).setNotBefore(Date.now());
+  log('info', { event: 'replication_promoted', epoch, seq, replay_not_before: 'now' });
+}
+
 function logJournalFailure(f: JournalFailure): number {
   const storage = f.fault !== null;
   log('error', {
@@ -522,7 +531,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
       engineControl: repl.mode === 'ha' ? pipeline.control.sab : null,
       appliedSeq: plan.lastSeq,
     }, (m) => {
-      if (m.type === 'promoted') log('info', { event: 'replication_promoted', epoch: m.epoch, seq: pipeline.control.seq });
+      if (m.type === 'promoted') promoted(replay, m.epoch!, pipeline.control.seq);
       else if (m.type === 'step_down') {
         // Fenced or stalled: answer nothing more (the gateways refuse every
         // request and close its connection), stop, exit 75; the supervisor

@@ -19,7 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DxClient } from '../../src/client/client.js';
 import { LogClient } from '../../src/replication/log_client.js';
 import { attempt } from '../support/crash/outcome.js';
-import { atRest, fixture, Group, health, LEASE_MS, waitRole, type GroupNode } from './harness.js';
+import { signedRaw } from '../support/harness.js';
+import { atRest, fixture, Group, health, LEASE_MS, waitRole, type Fixture, type GroupNode } from './harness.js';
 
 /**
  * A stepped-down primary answers nothing more: a read gets 503 not_primary
@@ -31,6 +32,20 @@ async function answersNothing(n: GroupNode, c: DxClient): Promise<void> {
   else assert.equal(read.kind, 'uncertain', `${n.name} answered a read after stepping down: ${JSON.stringify(read)}`);
 }
 
+/**
+ * A placement signed now for `node`, before it takes over (as if sent to the old primary, whose replay table the standby
+ * never saw); the check to run after the takeover: refused 401 (while the timestamp is still inside the window).
+ */
+function signedBeforeTakeover(node: GroupNode, fx: Fixture): () => Promise<void> {
+  const ts = Date.now();
+  const body = JSON.stringify({ market_id: fx.market, side: 'buy', outcome: 'yes', tick: 2, qty: 1 });
+  return async () => {
+    const key = { keyId: fx.key.key_id, secret: fx.key.secret };
+    const r = await signedRaw(node.server.port, key, 'POST', '/v1/portfolio/orders', body, { ts });
+    if (Date.now() - ts < 4000) assert.equal(r.status, 401, `signed before the promotion: ${r.text}`);
+  };
+}
+
 test('a primary stopped past its lease is fenced, answers nothing more, exits and rejoins as a standby', { timeout: 180_000 }, async () => {
   const g = await Group.start();
   try {
@@ -38,14 +53,8 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     let coid = 7_000_000;
     let lastSeq = 0;
     for (let i = 0; i < 20; i++) {
-      const p = await ca.placeOrder({
-        market_id: fx.market,
-        side: 'buy',
-        outcome: 'yes',
-        tick: 30 + (i % 20),
-        qty: 1,
-        client_order_id: String(++coid),
-      });
+      const tick = 30 + (i % 20);
+      const p = await ca.placeOrder({ market_id: fx.market, side: 'buy', outcome: 'yes', tick, qty: 1, client_order_id: String(++coid) });
       lastSeq = Number(p.seq);
     }
 
@@ -83,9 +92,11 @@ test('a primary stopped past its lease is fenced, answers nothing more, exits an
     const armed = await sleeper.armDeadman(Math.max(1000, dueMs - Date.now()));
     lastSeq = Number(onM2.seq);
 
+    const replay = signedBeforeTakeover(b, fx);
     a.server.child.proc.kill('SIGSTOP');
     assert.ok(Date.now() < dueMs - 500, 'the timers fell due before the primary stopped: the test proves nothing');
     await waitRole(b, 'primary', 10 * LEASE_MS + 10_000);
+    await replay();
     const takeover = Number(b.server.events('replication_claimed').at(-1)?.seq);
     assert.ok(takeover >= Number(armed.seq), `the standby took over at seq ${takeover}, below ${armed.seq} acknowledged before`);
     const cb = g.client(b, fx.key);
