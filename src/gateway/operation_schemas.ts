@@ -146,7 +146,7 @@ export function commonErrors(route: Route): string[] {
 // ---- parameters ------------------------------------------------------------------
 
 const PATH_PARAMS: Readonly<Record<string, TSchema>> = {
-  market_id: Type.Integer({ minimum: 1, maximum: U32_MAX, description: 'market id' }),
+  market_id: Type.Integer({ minimum: 0, maximum: U32_MAX, description: 'market id (0 is no market: 404)' }),
   order_id: Type.String({ pattern: U64String.pattern, description: 'order id (u64 decimal string)' }),
   client_withdrawal_id: Type.String({ pattern: U64String.pattern, description: 'your client_withdrawal_id (u64 decimal string)' }),
 };

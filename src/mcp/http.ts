@@ -75,6 +75,11 @@ function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
       f.closeAfter = true;
       throw new ApiError('shed', 'the exchange is shutting down');
     }
+    // A fenced node (replication) answers nothing more, reads included, and closes the connection, as the REST lane does.
+    if (opts.core.fenced) {
+      f.closeAfter = true;
+      opts.core.assertWritable();
+    }
     if (f.method !== 'POST') {
       send(
         res,

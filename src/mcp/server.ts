@@ -20,7 +20,7 @@ import { ApiError } from '../gateway/envelope.js';
 import { admitRoute, asApiError, invokeRoute, type Caller, type LaneOptions } from '../gateway/http.js';
 import type { StageTimes } from '../gateway/core.js';
 import type { Reply } from '../gateway/routes.js';
-import { parseJson } from '../gateway/schemas.js';
+import { checkJsonHygiene } from '../gateway/schemas.js';
 import { SERVER_VERSION } from '../lib/version.js';
 import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import {
@@ -95,11 +95,13 @@ export function handleMcp(
 ): McpOutcome | Promise<McpOutcome> {
   let msg: unknown;
   try {
-    msg = parseJson(raw.toString('utf8'));
+    // JSON.parse alone: -32700 is for text that is not JSON. The body's hygiene rules (depth, prototype keys) apply to a
+    // tool's arguments as to a REST body, inside the tool's result (callTool).
+    msg = JSON.parse(raw.toString('utf8'));
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
+    if (!(e instanceof SyntaxError)) throw e;
     chargeProtocol(opts, caller, now);
-    return { status: 400, route: 'mcp', code: null, body: rpcError(null, PARSE_ERROR, e.message) };
+    return { status: 400, route: 'mcp', code: null, body: rpcError(null, PARSE_ERROR, `invalid JSON: ${e.message}`) };
   }
   const c = classify(msg);
   if (c.kind === 'request' && c.method === 'tools/call') return callTool(opts, caller, c.id, c.params, now, times);
@@ -170,6 +172,7 @@ function callTool(
   try {
     // The REST lane's order after authentication: 429, 403, 400, then the handler.
     admitRoute(opts, tool.route, caller, now);
+    checkJsonHygiene(args);
     const input = routeInput(tool, args);
     const out = invokeRoute(opts, tool.route, caller, input.params, input.query, input.body, now, times);
     if (out instanceof Promise) {

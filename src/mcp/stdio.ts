@@ -21,7 +21,7 @@
 // {"key_id", "secret", "url"?}). Main thread of its own process.
 
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
 import { PROTOCOL_VERSION, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import { SERVER_ERROR, rpcError } from './protocol.js';
@@ -129,9 +129,8 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   };
 
   const inFlight = new Set<Promise<void>>();
-  const lines = createInterface({ input, crlfDelay: Infinity, terminal: false });
   log(`forwarding MCP on stdio to ${endpoint.href} as key ${opts.keyId}`);
-  for await (const raw of lines) {
+  for await (const raw of messageLines(input)) {
     const line = raw.trim();
     if (line.length === 0) continue;
     const job: Promise<void> = forward(line)
@@ -140,6 +139,24 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
     inFlight.add(job);
   }
   await Promise.all([...inFlight]);
+}
+
+/**
+ * The messages of the stdio transport: one per line, split at \n only, as MCP frames them (a bare \r is JSON
+ * whitespace inside a message, not its end; readline would cut the message there). A \r before the \n goes with the trim.
+ */
+async function* messageLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  let buf = '';
+  for await (const chunk of input) {
+    buf += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      yield buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+    }
+  }
+  buf += decoder.end();
+  if (buf.length > 0) yield buf;
 }
 
 export interface StdioConfig {

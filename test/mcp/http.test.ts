@@ -328,6 +328,18 @@ test('mcp: the closed input schema refuses an unknown argument (unknown_field) a
     'invalid_field',
   );
   assert.equal(combo.details.field, 'post_only');
+  // The body's transport hygiene, as REST's, inside the tool's result (not a JSON-RPC parse error): prototype keys and nesting
+  // deeper than 8 counted from the arguments.
+  const proto = await callError(mcp, 'place_order', { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1, constructor: 1 },
+    'invalid_json');
+  assert.match(proto.message, /forbidden key constructor/);
+  let deep: unknown = 1;
+  for (let i = 0; i < 10; i++) deep = { d: deep };
+  const one = { market_id: market, side: 'buy', outcome: 'yes', tick: 30, qty: 1 };
+  await callError(mcp, 'place_batch', { orders: [one], deep }, 'invalid_json');
+  // Market 0 is an id no market has: 404 as on REST, not a schema refusal.
+  await callError(mcp, 'get_market', { market_id: 0 }, 'unknown_market');
+  await callError(mcp, 'get_round', { market_id: 0 }, 'round_not_found');
   assert.equal((await trader.client.orders()).orders.length, before, 'no order was placed');
 });
 

@@ -159,10 +159,16 @@ test('stdio: runMcpStdio (the CLI entry) forwards lines from an input stream and
   input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
   input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_oracle_price', arguments: {} } })}\n`);
   input.write('this is not json\n');
+  // A bare CR is JSON whitespace inside a message, not the end of a line; a CRLF ends one. Split across writes as a pipe may.
+  input.write('{"jsonrpc":"2.0","id":3,\r"method":"ping"}\r');
+  input.write('\n{"jsonrpc":"2.0",');
+  input.write('"id":4,"method":"ping"}\n');
   input.end();
   await done;
   const msgs = lines.map((l) => JSON.parse(l));
-  assert.equal(msgs.length, 3, `one answer per request and one for the unreadable line: ${lines.join(' | ')}`);
+  assert.equal(msgs.length, 5, `one answer per request and one for the unreadable line: ${lines.join(' | ')}`);
+  const pings = msgs.filter((m) => m.id === 3 || m.id === 4).sort((a, b) => a.id - b.id);
+  assert.deepEqual(pings.map((m) => [m.id, m.result]), [[3, {}], [4, {}]], lines.join(' | '));
   const byId = new Map(msgs.map((m) => [m.id, m]));
   assert.equal(byId.get(1).result.protocolVersion, '2025-11-25');
   assert.equal(byId.get(2).result.structuredContent.price, (await trader.client.oraclePrice()).price);
