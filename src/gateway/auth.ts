@@ -140,9 +140,11 @@ const MAX_PROBES = 256;
 /**
  * What ReplayGuard.firstUse found: `first` (not seen inside the window, now
  * remembered), `replayed` (seen inside the window), `full` (no room to
- * remember it: the request is refused, the guard fails closed).
+ * remember it: the request is refused, the guard fails closed), `early`
+ * (stamped before the floor of a node that just started or took over: it
+ * may have been used on the previous node).
  */
-export type ReplayCheck = 'first' | 'replayed' | 'full';
+export type ReplayCheck = 'first' | 'replayed' | 'full' | 'early';
 
 export class ReplayGuard {
   /**
@@ -152,13 +154,10 @@ export class ReplayGuard {
    * across every gateway thread. It was 256 k entries remembered 11-12 s past
    * arrival, which filled at about 23,000 mutations a second: every lookup
    * then walked the whole table (half a millisecond) and let the mutation
-   * through unchecked. `notBeforeMs`: setNotBefore (a process passes its
-   * start, since the table begins empty).
+   * through unchecked.
    */
-  static allocate(entries = 1 << 21, notBeforeMs = 0): SharedArrayBuffer {
-    const sab = new SharedArrayBuffer(16 + entries * ENTRY_WORDS * 4);
-    new ReplayGuard(sab).setNotBefore(notBeforeMs);
-    return sab;
+  static allocate(entries = 1 << 21): SharedArrayBuffer {
+    return new SharedArrayBuffer(16 + entries * ENTRY_WORDS * 4);
   }
 
   private readonly lock: Int32Array;
@@ -175,13 +174,19 @@ export class ReplayGuard {
   }
 
   /**
-   * Refuses, as replayed, every single-use signature stamped before ms. The
-   * table lives in memory only, so a process sets this to its start: a
-   * mutation signed for the previous process, still inside the window after
-   * a restart, cannot be replayed to this one.
+   * Refuses (`early`) every single-use signature stamped before ms. The table
+   * lives in memory only, so a process sets this to its start, and a standby
+   * to the moment it takes over: a mutation signed for the node before, still
+   * inside the window, cannot be replayed to this one (unless it was stamped
+   * ahead of that node's clock: docs/rest.md).
    */
   setNotBefore(ms: number): void {
     this.floor[0] = ms;
+  }
+
+  /** The floor setNotBefore set (0: none). */
+  get notBefore(): number {
+    return this.floor[0]!;
   }
 
   /**
@@ -211,7 +216,7 @@ export class ReplayGuard {
    * live duplicate behind it.
    */
   firstUse(digest: Int32Array, tsMs: number, nowMs: number): ReplayCheck {
-    if (tsMs < this.floor[0]!) return 'replayed';
+    if (tsMs < this.floor[0]!) return 'early';
     return this.probe(digest, nowMs, Math.ceil((tsMs + REPLAY_WINDOW_MS) / 1000));
   }
 
@@ -229,7 +234,7 @@ export class ReplayGuard {
   }
 
   /** firstUse (expS: when the recorded entry expires, in seconds) or lookup (expS < 0: nothing recorded). */
-  private probe(digest: Int32Array, nowMs: number, expS: number): ReplayCheck {
+  private probe(digest: Int32Array, nowMs: number, expS: number): 'first' | 'replayed' | 'full' {
     const lo = digestLo(digest);
     const hi = digestHi(digest);
     const nowS = Math.floor(nowMs / 1000);

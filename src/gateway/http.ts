@@ -303,6 +303,12 @@ export function authenticate(
       opts.log?.({ event: 'replay_guard_full', key_id: keyId, route: routeName });
       throw new ApiError('shed', 'the replay guard has no room to remember this signature: retry with a new timestamp');
     }
+    if (seen === 'early') {
+      const floor = opts.replay.notBefore;
+      opts.log?.({ event: 'auth_early', key_id: keyId, route: routeName, not_before_ms: floor });
+      throw new ApiError('shed', `this node started or took over moments ago: a mutation must be signed at ${floor} ms or later ` +
+        '(one signed before may have been used on the node before); sign it again', { retry_after_ms: String(Math.max(1, floor - now)) });
+    }
     return { keyId, keyRow: key.row, account: key.account_id, scopes: key.scopes };
   } finally {
     if (mac !== null) macs.release(mac);

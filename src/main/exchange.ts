@@ -150,11 +150,22 @@ function journalStartError(f: JournalFailure): Error {
  */
 /**
  * This node became the primary (HA). Its replay table never saw the mutations the old primary was sent, so, as at a
- * start, every mutation signed before now is refused (ReplayGuard.setNotBefore).
+ * start, mutations signed before now are refused (ReplayGuard.setNotBefore; docs/rest.md says what is left open).
  */
 function promoted(replay: SharedArrayBuffer, epoch: number, seq: number): void {
-  new ReplayGuard(replay).setNotBefore(Date.now());
-  log('info', { event: 'replication_promoted', epoch, seq, replay_not_before: 'now' });
+  const floor = Date.now();
+  new ReplayGuard(replay).setNotBefore(floor);
+  log('info', { event: 'replication_promoted', epoch, seq, replay_not_before_ms: floor });
+}
+
+/**
+ * The replay guard's table, shared by every thread that authenticates. It starts empty, so it refuses every mutation
+ * signed before this start (ReplayGuard.setNotBefore; docs/rest.md).
+ */
+function replayTable(): SharedArrayBuffer {
+  const sab = ReplayGuard.allocate();
+  new ReplayGuard(sab).setNotBefore(Date.now());
+  return sab;
 }
 
 function logJournalFailure(f: JournalFailure): number {
@@ -457,7 +468,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   // 3. Gateways: each rebuilds its read model from the same plan and opens its
   // cursor; none listens until every reader (and the control plane) is in.
   const buckets = TokenBuckets.allocate();
-  const replay = ReplayGuard.allocate(undefined, Date.now());
+  const replay = replayTable();
   const wsCounts = KeyCounts.allocate();
   for (const sab of [buckets, replay, wsCounts]) prefault(sab);
   // Metrics: one slice per thread that answers HTTP, merged by GET /metrics.

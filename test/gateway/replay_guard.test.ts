@@ -64,14 +64,16 @@ test('replay guard: a signature is refused while its timestamp is inside the win
   assert.equal(g.firstUse(d, T0, T0 + REPLAY_WINDOW_MS + 1000), 'first');
 });
 
-test('replay guard: a process refuses every single-use signature stamped before its start (its table starts empty), shared by ' +
-  'every guard over the same memory', () => {
+test('replay guard: a node that starts or takes over refuses (early) every single-use signature stamped before its floor, ' +
+  'shared by every guard over the same memory', () => {
   const sab = ReplayGuard.allocate(64);
-  new ReplayGuard(sab).setNotBefore(T0);
+  new ReplayGuard(sab).setNotBefore(T0 + 4000);
   const g = new ReplayGuard(sab);
-  assert.equal(g.firstUse(digest(1, 2), T0 - 1, T0 + 10), 'replayed', 'signed before the start: maybe used on the last process');
-  assert.equal(g.firstUse(digest(3, 4), T0, T0 + 10), 'first');
-  assert.equal(g.firstUse(digest(3, 4), T0, T0 + 20), 'replayed');
+  assert.equal(g.notBefore, T0 + 4000, 'shared by every guard over the same memory');
+  assert.equal(g.firstUse(digest(1, 2), T0 - 1, T0 + 10), 'early', 'signed before the start');
+  assert.equal(g.firstUse(digest(5, 6), T0 + 3999, T0 + 10), 'early');
+  assert.equal(g.firstUse(digest(3, 4), T0 + 4000, T0 + 10), 'first');
+  assert.equal(g.firstUse(digest(3, 4), T0 + 4000, T0 + 20), 'replayed');
   assert.equal(new ReplayGuard(ReplayGuard.allocate(64)).firstUse(digest(1, 2), T0 - 1, T0), 'first', 'no floor unless set');
 });
 
@@ -142,7 +144,8 @@ test('replay guard: a long run with signatures expiring all the time answers as 
   assert.equal(g.occupancy(now).live, live);
 });
 
-test('replay guard: through authenticate, a replay is 401 unauthorized and a guard with no room is 503 shed', () => {
+test('replay guard: through authenticate, a replay is 401 unauthorized, a guard with no room 503 shed, and a signature below ' +
+  'the floor 503 shed with retry_after_ms', () => {
   const secret = new Uint8Array(32).fill(9);
   const views = {
     keyInfo: (id: number) => (id === 5 ? { account_id: 1, scopes: 7, revoked: false, secret, row: 0 } : null),
@@ -170,6 +173,18 @@ test('replay guard: through authenticate, a replay is 401 unauthorized and a gua
   };
   refused(request(now, '{"a":1}'), 'unauthorized', 401);
   refused(request(now, '{"b":2}'), 'shed', 503);
-  assert.deepEqual(logs.map((l) => l.event), ['auth_failed', 'replay_guard_full']);
+  // Below the floor of a node that just started: 503 shed, with the wait until a new signature passes.
+  opts.replay.setNotBefore(now + 3000);
+  const early = (() => {
+    try {
+      authenticate(lane, request(now, '{"c":3}'), 'place_order', now);
+    } catch (e) {
+      return e;
+    }
+    return null;
+  })();
+  assert.ok(early instanceof ApiError && early.code === 'shed' && early.status === 503, String(early));
+  assert.equal((early.body().error.details as { retry_after_ms: string }).retry_after_ms, '3000');
+  assert.deepEqual(logs.map((l) => l.event), ['auth_failed', 'replay_guard_full', 'auth_early']);
   assert.equal(logs[0]!.reason, 'replayed signature');
 });

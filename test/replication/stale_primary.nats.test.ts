@@ -34,7 +34,8 @@ async function answersNothing(n: GroupNode, c: DxClient): Promise<void> {
 
 /**
  * A placement signed now for `node`, before it takes over (as if sent to the old primary, whose replay table the standby
- * never saw); the check to run after the takeover: refused 401 (while the timestamp is still inside the window).
+ * never saw); the check to run after the takeover: refused 503 shed (below the replay floor; while the timestamp is still
+ * inside the window).
  */
 function signedBeforeTakeover(node: GroupNode, fx: Fixture): () => Promise<void> {
   const ts = Date.now();
@@ -42,7 +43,7 @@ function signedBeforeTakeover(node: GroupNode, fx: Fixture): () => Promise<void>
   return async () => {
     const key = { keyId: fx.key.key_id, secret: fx.key.secret };
     const r = await signedRaw(node.server.port, key, 'POST', '/v1/portfolio/orders', body, { ts });
-    if (Date.now() - ts < 4000) assert.equal(r.status, 401, `signed before the promotion: ${r.text}`);
+    if (Date.now() - ts < 4000) assert.deepEqual([r.status, r.json?.error?.code], [503, 'shed'], `signed before the promotion: ${r.text}`);
   };
 }
 
