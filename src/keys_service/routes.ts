@@ -33,6 +33,12 @@ export const KEY_CREATE_EVERY_MS = 6000;
 /** Per account: the creations left and when that was (the keys service runs on the control-plane thread only). */
 const creations = new Map<number, { left: number; at: number }>();
 
+/** A creation taken for a key that was not created (refused by the engine, or no outcome in time). */
+function giveBack(account: number): void {
+  const b = creations.get(account);
+  if (b !== undefined) b.left = Math.min(KEY_CREATE_BURST, b.left + 1);
+}
+
 /** 0 when the account may create a key now (one is taken), else the milliseconds until it may. */
 function takeCreation(account: number, now: number): number {
   const b = creations.get(account) ?? { left: KEY_CREATE_BURST, at: now };
@@ -68,17 +74,21 @@ export const KEY_ROUTES: Route[] = [
       if (wanted.includes('withdraw')) throw new ApiError('missing_scope', 'keys created by users never get the withdraw scope');
       const bits = scopeBits(wanted);
       if ((bits & ~c.scopes) !== 0) throw new ApiError('missing_scope', 'a key cannot grant scopes it does not hold');
+      const label = storedText(b.label ?? '', 'label', 64);
+      // The account's allowance last, once the request is valid; given back if the key is not created.
       const wait = takeCreation(c.account, Date.now());
       if (wait > 0) {
         throw new ApiError('rate_limited', `an account creates at most ${KEY_CREATE_BURST} keys at once, then one every ` +
           `${KEY_CREATE_EVERY_MS / 1000} s`, { retry_after_ms: String(wait) });
       }
       const secret = randomBytes(32);
-      const label = storedText(b.label ?? '', 'label', 64);
       const r = await sequenced(g, T_CREATE_KEY, CreateKey.SIZE, c.account, (m, o) => {
         CreateKey.set_scopes(m, o, bits);
         CreateKey.set_secret(m, o, secret);
         CreateKey.set_label(m, o, label);
+      }).catch((e: unknown) => {
+        giveBack(c.account);
+        throw e;
       });
       const body = {
         key_id: r.result, secret: secret.toString('base64'), scopes: scopeNames(bits), label, seq: String(r.seq),
