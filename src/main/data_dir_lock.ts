@@ -106,6 +106,14 @@ function linked(from: string, to: string): boolean {
   }
 }
 
+function unlinkIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
 function sameOwner(a: Owner, b: Owner): boolean {
   return a.pid === b.pid && a.start === b.start && a.host === b.host && a.taken_at === b.taken_at;
 }
@@ -121,17 +129,19 @@ function takeOver(dir: string, path: string, mine: string, stale: Owner): boolea
   if (!linked(mine, guard)) {
     const g = readOwner(guard);
     if (g !== null && holding(dir, g) !== null) throw inUse(dir, path, `another start taking the lock over (${g.pid})`);
-    // A start that died while taking over (rare: between two links): its guard is stale too.
-    if (g !== null) unlinkSync(guard);
+    // A start that died while taking over (rare: between two links): its guard is stale too. Another start may remove
+    // it first (ENOENT: retry). Left open: two starts that both read the same stale guard can each remove one, the
+    // second removing the first's new guard (a start died mid-takeover and two more start within moments).
+    if (g !== null) unlinkIfThere(guard);
     return false;
   }
   try {
     const now = readOwner(path);
     if (now !== null && !sameOwner(now, stale)) return false;
-    if (now !== null) unlinkSync(path);
+    if (now !== null) unlinkIfThere(path);
     return linked(mine, path);
   } finally {
-    unlinkSync(guard);
+    unlinkIfThere(guard);
   }
 }
 
