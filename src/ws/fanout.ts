@@ -60,6 +60,8 @@ export interface Peer {
   queued: boolean;
   /** False once closed: nothing more is queued for it. */
   open: boolean;
+  /** True once its key's revocation was applied: it is closing, and nothing sequenced after that is queued for it. */
+  revoked: boolean;
 }
 
 /** A public stream: one uWS topic, one sid, one seq. */
@@ -332,7 +334,7 @@ export class Fanout {
   }
 
   queue(peer: Peer, msg: string): void {
-    if (!peer.open) return;
+    if (!peer.open || peer.revoked) return;
     peer.out.push(msg);
     if (!peer.queued) {
       peer.queued = true;

@@ -106,6 +106,7 @@ class Conn implements Peer, BinaryPeer {
   readonly out: (string | BinaryBatch)[] = [];
   queued = false;
   open = true;
+  revoked = false;
   readonly subs = new Map<number, Sub>();
   /** Public topic -> sid of this connection's subscription to it. */
   readonly byTopic = new Map<string, number>();
@@ -320,7 +321,11 @@ export class WsLane {
   private onRevoked(keyId: number): void {
     const set = this.byKey.get(keyId);
     if (set === undefined) return;
-    for (const conn of set) this.end(conn, WsClose.key_revoked, 'key revoked');
+    for (const conn of set) {
+      // At once, as the revocation is applied: no command of it runs and no private message sequenced after it is queued.
+      conn.revoked = true;
+      this.end(conn, WsClose.key_revoked, 'key revoked');
+    }
   }
 
   /** Ends every connection (thread shutdown). */
@@ -344,6 +349,13 @@ export class WsLane {
   private onMessage(ws: WebSocket<{ conn: Conn }>, message: ArrayBuffer, isBinary: boolean): void {
     const conn = ws.getUserData().conn;
     if (!conn.open) return;
+    // Every revocation published so far first: a revoked key's connection runs nothing more and closes (4003), as REST
+    // authenticates every request.
+    this.lane.core.drain();
+    if (conn.revoked) {
+      this.runCloses();
+      return;
+    }
     if (isBinary) {
       this.onBinary(conn, message);
       return;

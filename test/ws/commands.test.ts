@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
-import { assertEnvelope, eventually, newAccount, newKey, newMarket, signHeaders, type Key } from '../support/harness.js';
+import { assertEnvelope, eventually, newAccount, newKey, newMarket, order, signHeaders, type Key } from '../support/harness.js';
 import { assertWireShape } from '../support/wire_shapes.js';
 import { REPLIES } from '../../src/wire/ws.js';
 import { WsClient, type UpgradeRefusal } from './ws_client.js';
@@ -407,4 +407,33 @@ describe('ws commands', () => {
     assert.equal(r.id, 9007199254740991);
     await c.close();
   });
+});
+
+it('ws: a revoked key\'s open connection receives no private message sequenced after the revocation and places nothing more ' +
+  '(it closes 4003), as REST refuses the key', async () => {
+  const k = await newKey(tx, alice.accountId);
+  const revoker = await newKey(tx, alice.accountId);
+  const c = await WsClient.connect(tx, k);
+  await c.call('subscribe', { channels: ['user'] });
+  // The revocation and an order of the same account sequenced in one engine round, applied by the gateway in one drain.
+  tx.ex.pipeline.control.setPaused(true);
+  let revoked: Promise<{ seq: string }>;
+  let placed: Promise<unknown>;
+  try {
+    revoked = revoker.keys.revokeKey(k.keyId);
+    await new Promise((r) => setTimeout(r, 50));
+    placed = alice.client.placeOrder(order(market, { tick: 6, qty: 1 }));
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    tx.ex.pipeline.control.setPaused(false);
+  }
+  const seq = Number((await revoked).seq);
+  await placed;
+  const id = c.send('place_order', order(market, { tick: 5, qty: 1 }) as unknown as Record<string, unknown>);
+  assert.equal((await c.waitClose()).code, 4003);
+  const answer = c.all.find((m) => m.id === id);
+  assert.ok(answer === undefined || answer.status !== 201, `placed after the revocation: ${JSON.stringify(answer)}`);
+  // A private message's msg.seq is the exchange seq it reflects (the top-level seq counts the subscription's messages).
+  const late = c.all.filter((m) => m.type !== 'user_snapshot' && typeof m.msg?.seq === 'string' && Number(m.msg.seq) > seq);
+  assert.deepEqual(late, [], `private messages sequenced after the revocation (seq ${seq})`);
 });
