@@ -137,11 +137,18 @@ export class DxWebSocket {
         settled = true;
         this.ws = ws;
         this.connections++;
-        this.attempt = 0;
         ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
         ws.on('close', () => this.onClose(ws));
         ws.on('error', () => { /* a close follows */ });
-        this.restore(reconnected).then(resolve, reject);
+        this.restore(reconnected).then(() => {
+          this.attempt = 0;
+          resolve();
+        }, (e: unknown) => {
+          // A subscription refused again (rate_limited, a cap): this connection would stay silent. End it; its close
+          // schedules the next attempt, with a longer backoff.
+          if (reconnected) ws.terminate();
+          reject(e);
+        });
       });
     });
   }

@@ -247,3 +247,28 @@ it('client ws: DxOrderStream refuses a field out of the JSON schema\'s bounds be
     await s.close();
   }
 });
+
+it('client ws: a reconnect whose subscriptions are refused again (rate_limited) ends that connection and tries later, until ' +
+  'they are restored', async () => {
+  const r = await newAccount(tx);
+  // Three read tokens, two more a second: the upgrade and the two subscriptions take them all.
+  await tx.admin.setKeyTier(r.keyId, {
+    tier: 'custom', read: { sustained_rate_per_s: 2, burst: 3 }, write: { sustained_rate_per_s: 100, burst: 100 },
+  });
+  const url = `http://127.0.0.1:${proxy.port}`;
+  const ws = new DxWebSocket({ url, keyId: r.keyId, secret: r.secret, backoff: { minMs: 300, maxMs: 1500 } });
+  let opens = 0;
+  ws.onOpen(() => void opens++);
+  try {
+    await ws.connect();
+    await ws.subscribe(['oracle']);
+    await ws.subscribe(['user']);
+    // Reads share the bucket: empty it, so that the first reconnects find too few tokens for the upgrade and both subscriptions.
+    for (let i = 0; i < 4; i++) await r.client.balance().catch(() => undefined);
+    proxy.cut();
+    assert.ok(await eventually(() => opens === 2, 20_000), `restored after refusals (${ws.connections} connections)`);
+    assert.ok(ws.connections > 2, 'at least one reconnect was refused and ended');
+  } finally {
+    await ws.close();
+  }
+});
