@@ -489,11 +489,12 @@ export class WsLane {
   /**
    * Subscribes the connection to each (channel, market) stream, all or
    * nothing: channels and markets are checked, then the key's cap, before
-   * anything changes.
+   * anything changes. market_ids are the per-market channels' (oracle and
+   * user ignore them, docs/websocket.md).
    */
   private subscribe(conn: Conn, id: number | null, channels: readonly Channel[], marketIds: number[] | null, resume: number | null): void {
     const views = this.lane.core.views;
-    if (marketIds !== null) {
+    if (marketIds !== null && channels.some((c) => c !== 'oracle' && c !== 'user')) {
       for (const m of marketIds) if (!views.marketExists(m)) throw new WsCommandError('unknown_market', `no market ${m}`);
     }
     if (resume !== null && resume > views.asOfSeq) {

@@ -437,3 +437,10 @@ it('ws: a revoked key\'s open connection receives no private message sequenced a
   const late = c.all.filter((m) => m.type !== 'user_snapshot' && typeof m.msg?.seq === 'string' && Number(m.msg.seq) > seq);
   assert.deepEqual(late, [], `private messages sequenced after the revocation (seq ${seq})`);
 });
+
+it('ws: market_ids mean nothing to oracle and user: ignored, not checked (an unknown market is no error there)', async () => {
+  const c = await connect(alice);
+  assert.equal((await c.call('subscribe', { channels: ['oracle'], market_ids: [4040] })).type, 'subscribed');
+  assert.equal((await c.call('subscribe', { channels: ['user'], market_ids: [4040] })).type, 'subscribed');
+  await c.close();
+});
