@@ -92,8 +92,17 @@ export class DxWebSocket {
   private closing = false;
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** The highest exchange seq delivered on the user channel (resume_from_seq after a reconnect); 0 before any. */
+  /**
+   * The highest exchange seq of which every user-channel message was delivered (resume_from_seq after a reconnect); 0
+   * before any. A command's messages share its seq (a mass cancel's orders, a fill's order, position and balance), so a
+   * seq is complete only once a later one (or a snapshot at it) arrives.
+   */
   userSeq = 0;
+  /** The seq whose messages are arriving now (not known complete), and how many of them were delivered. */
+  private groupSeq = 0;
+  private groupDelivered = 0;
+  /** After a resume from userSeq: the messages of groupSeq the replay sends again first, which were delivered before. */
+  private skipLeft = 0;
   /** Connections opened so far (1 after connect(), +1 per reconnect). */
   connections = 0;
 
@@ -177,11 +186,43 @@ export class DxWebSocket {
     }
     const sub = this.bySid.get(m.sid);
     if (sub === undefined) return;
-    if (sub.channel === 'user') {
-      const s = Number('seq' in m.msg ? m.msg.seq : 'as_of_seq' in m.msg ? m.msg.as_of_seq : 0);
-      if (s > this.userSeq) this.userSeq = s;
-    }
+    if (sub.channel === 'user' && !this.userMessage(m)) return;
     for (const h of this.handlers) h(m, sub);
+  }
+
+  /**
+   * The user channel's resume_from_seq: the last whole seq. The replay sends the partly delivered one (groupSeq) again,
+   * and the messages of it delivered before are skipped (userMessage).
+   */
+  resumePoint(): string {
+    this.skipLeft = this.groupSeq > this.userSeq ? this.groupDelivered : 0;
+    return String(this.userSeq);
+  }
+
+  /** Tracks the user channel's resume point; false for a message a resume sent again (delivered before the drop). */
+  private userMessage(m: WsMessage): boolean {
+    if (m.type === 'user_snapshot') {
+      // Everything up to its as_of_seq, whole.
+      const s = Number((m.msg as { as_of_seq: string }).as_of_seq);
+      if (s > this.userSeq) this.userSeq = s;
+      this.groupSeq = 0;
+      this.groupDelivered = 0;
+      this.skipLeft = 0;
+      return true;
+    }
+    const s = Number('seq' in m.msg ? m.msg.seq : 0);
+    if (s === this.groupSeq && this.skipLeft > 0) {
+      this.skipLeft--;
+      return false;
+    }
+    this.skipLeft = 0;
+    if (s > this.groupSeq) {
+      if (this.groupSeq > this.userSeq) this.userSeq = this.groupSeq;
+      this.groupSeq = s;
+      this.groupDelivered = 0;
+    }
+    this.groupDelivered++;
+    return true;
   }
 
   private onClose(ws: WebSocket): void {
@@ -273,7 +314,7 @@ export class DxWebSocket {
   private async subscribeNow(w: Wanted, resume: boolean): Promise<Subscription[]> {
     const params: Record<string, unknown> = { channels: [w.channel] };
     if (w.market_ids !== undefined) params.market_ids = w.market_ids;
-    if (w.channel === 'user' && resume && this.userSeq > 0) params.resume_from_seq = String(this.userSeq);
+    if (w.channel === 'user' && resume && this.userSeq > 0) params.resume_from_seq = this.resumePoint();
     const ws = this.ws;
     if (ws === null) throw new DxConnectionLost('subscribe');
     // The replies come first, then each stream's data: register each sid as its reply arrives.

@@ -272,3 +272,26 @@ it('client ws: a reconnect whose subscriptions are refused again (rate_limited) 
     await ws.close();
   }
 });
+
+it('client ws: a resume starts from the last seq whose messages all arrived, and skips those of a partly received one that the ' +
+  'replay sends again (a command\'s messages share its seq)', () => {
+  const dx = new DxWebSocket({ url: 'http://127.0.0.1:9', keyId: 1, secret: Buffer.alloc(32, 1).toString('base64'), reconnect: false });
+  const feed = (type: string, msg: Record<string, unknown>): boolean =>
+    (dx as unknown as { userMessage(m: unknown): boolean }).userMessage({ type, sid: 1, seq: 0, msg });
+  const order = (seq: number, id: number): boolean => feed('order', { seq: String(seq), order_id: String(id) });
+  assert.equal(feed('user_snapshot', { as_of_seq: '10' }), true);
+  assert.equal(dx.userSeq, 10);
+  // A mass cancel at seq 11: five order messages and a balance. The connection drops after the first two.
+  assert.deepEqual([order(11, 1), order(11, 2)], [true, true]);
+  assert.equal(dx.userSeq, 10, 'seq 11 is not whole yet');
+  assert.equal(dx.resumePoint(), '10');
+  // The replay: all of seq 11 again; the two delivered before are skipped, the rest delivered once.
+  assert.deepEqual([1, 2, 3, 4, 5].map((id) => order(11, id)), [false, false, true, true, true]);
+  assert.equal(feed('balance', { seq: '11' }), true);
+  assert.equal(order(12, 6), true);
+  assert.equal(dx.userSeq, 11, 'seq 11 whole once seq 12 arrived');
+  // A resume that finds the log gone answers a fresh snapshot: nothing is skipped after it.
+  dx.resumePoint();
+  assert.equal(feed('user_snapshot', { as_of_seq: '20' }), true);
+  assert.deepEqual([order(21, 7), order(21, 8)], [true, true]);
+});
