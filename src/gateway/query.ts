@@ -50,15 +50,15 @@ export function parseQuery(raw: string, spec: readonly QueryParam[]): QueryValue
       let name: string;
       let value: string;
       try {
-        name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
-        value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
+        name = decoded(eq < 0 ? part : part.slice(0, eq));
+        value = eq < 0 ? '' : decoded(part.slice(eq + 1));
       } catch (err) {
         // decodeURIComponent throws URIError on a malformed escape; anything else is ours.
         if (!(err instanceof URIError)) throw err;
         invalid('query', 'bad percent-encoding');
       }
-      const p = spec.find((s) => s.name === name);
-      if (!p) throw new ApiError('unknown_field', `unknown query parameter ${name}`, { field: name });
+      const p = paramNamed(spec, name);
+      if (p === null) throw new ApiError('unknown_field', `unknown query parameter ${name}`, { field: name });
       if (name in out) invalid(name, 'given more than once');
       out[name] = parseValue(p, value);
     }
@@ -70,6 +70,16 @@ export function parseQuery(raw: string, spec: readonly QueryParam[]): QueryValue
     else if (p.kind === 'choice' && p.default !== undefined) out[p.name] = p.default;
   }
   return out;
+}
+
+/** A query component with `+` as space and percent-escapes decoded (URIError on a bad escape); most need neither. */
+function decoded(s: string): string {
+  return s.indexOf('%') < 0 && s.indexOf('+') < 0 ? s : decodeURIComponent(s.replace(/\+/g, ' '));
+}
+
+function paramNamed(spec: readonly QueryParam[], name: string): QueryParam | null {
+  for (let i = 0; i < spec.length; i++) if (spec[i]!.name === name) return spec[i]!;
+  return null;
 }
 
 function parseValue(p: QueryParam, value: string): unknown {
