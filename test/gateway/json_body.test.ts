@@ -1,13 +1,13 @@
-// PlacementBody (src/gateway/routes.ts): the hand-written JSON of a
-// placement's answer is the very string JSON.stringify writes for the same
-// object (fields, order, numbers, the reason only when there is one), and it
-// reads back as a valid Placement of the wire declaration. Test process, main
-// thread.
+// JsonBody (src/gateway/routes.ts): the hand-written JSON of a placement's
+// answer and of an order book is the very string JSON.stringify writes for
+// the same object (fields, order, numbers, the reason only when there is
+// one), and it reads back as a valid body of the wire declaration. Test
+// process, main thread.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Value } from '@sinclair/typebox/value';
-import { bodyJson, PlacementBody } from '../../src/gateway/routes.js';
+import { bodyJson, OrderbookBody, PlacementBody } from '../../src/gateway/routes.js';
 import * as R from '../../src/wire/responses.js';
 
 function body(status: R.Placement['status'], fills: R.PlacementFill[], reason?: R.Placement['reason']): PlacementBody {
@@ -37,4 +37,19 @@ test('placement body: its JSON is JSON.stringify\'s, with and without fills and 
   // Anything else is JSON.stringify's.
   const other = { orders: [body('resting', [])], n: 1 };
   assert.equal(bodyJson(other), JSON.stringify(other));
+});
+
+test('order book body: its JSON is JSON.stringify\'s, empty and full ladders, and a valid Orderbook', () => {
+  const full: [number, number][] = [];
+  for (let t = 99; t >= 1; t--) full.push([t, t === 50 ? Number.MAX_SAFE_INTEGER : t * 1000]);
+  const cases = [
+    new OrderbookBody({ market_id: 1, yes: [], no: [], as_of_seq: '0' }),
+    new OrderbookBody({ market_id: 4294967295, yes: [[50, 1]], no: full, as_of_seq: '18446744073709551615' }),
+  ];
+  for (const b of cases) {
+    const json = b.json();
+    assert.equal(json, JSON.stringify(b));
+    assert.equal(bodyJson(b), json);
+    assert.ok(Value.Check(R.Orderbook, JSON.parse(json)), `${json.slice(0, 80)} is an Orderbook`);
+  }
 });
