@@ -44,8 +44,9 @@ export class U32x3Map {
   private encoding = ENCODING;
 
   constructor(capacityPow2 = 1024) {
+    if (!(capacityPow2 <= 1 << 30)) throw new RangeError(`U32x3Map: capacity ${capacityPow2} above 2^30`);
     let cap = 16;
-    while (cap < capacityPow2) cap <<= 1;
+    while (cap < capacityPow2) cap *= 2;
     this.t = new Int32Array(cap * STRIDE);
     this.mask = cap - 1;
   }

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, MAX_ORDERS_LIMIT, type EngineConfig } from '../engine/config.js';
 import { ArgumentError, parseCommandLine } from '../lib/command_line.js';
 import { MAX_PENDING } from '../gateway/core.js';
+import { BROADCAST_MAX_CONSUMERS } from '../ring/broadcast_ring.js';
 import { WAIT_KINDS, type WaitKind } from '../ring/wait.js';
 import { DEFAULT_WS_CONFIG, type WsConfig } from '../ws/protocol.js';
 
@@ -103,13 +104,13 @@ const OPTIONS: {
   env: string;
   flag: string;
   key: keyof ExchangeConfig;
-  kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate';
+  kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate' | 'host' | 'port';
 }[] = [
-  { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'string' },
-  { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'int' },
-  { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'int' },
-  { env: 'DX_ADMIN_HOST', flag: '--admin-host', key: 'admin_host', kind: 'string' },
-  { env: 'DX_ADMIN_PORT', flag: '--admin-port', key: 'admin_port', kind: 'int' },
+  { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'host' },
+  { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'port' },
+  { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'port' },
+  { env: 'DX_ADMIN_HOST', flag: '--admin-host', key: 'admin_host', kind: 'host' },
+  { env: 'DX_ADMIN_PORT', flag: '--admin-port', key: 'admin_port', kind: 'port' },
   { env: 'DX_DATA_DIR', flag: '--data-dir', key: 'data_dir', kind: 'string' },
   { env: 'DX_ADMIN_TOKEN', flag: '--admin-token', key: 'admin_token', kind: 'string' },
   { env: 'DX_GATEWAYS', flag: '--gateways', key: 'gateways', kind: 'int' },
@@ -220,11 +221,50 @@ export function waitRoles(setting: string, cores: number, gateways: number): Wai
  */
 export const DEFAULT_ORDER_CAPACITY = 1 << 22;
 
+/** Readers of the event ring: the main thread, one per gateway thread, the journal, a follower and a replicator. */
+export function eventReaders(gateways: number): number {
+  return gateways + 4;
+}
+/** The event ring has at most BROADCAST_MAX_CONSUMERS readers. */
+export const MAX_GATEWAYS = BROADCAST_MAX_CONSUMERS - eventReaders(0);
+/** Largest account, market and position table size (the position index is a power-of-two table of twice that). */
+export const MAX_TABLE_CAPACITY = 1 << 28;
+
+/** uWS listens with SO_REUSEPORT: two listeners on one address would share its connections between them. */
+function checkListeners(cfg: ExchangeConfig): void {
+  const listeners = [
+    ['port', cfg.host, cfg.port],
+    ['accounts-port', cfg.host, cfg.accounts_port],
+    ['admin-port', cfg.admin_host, cfg.admin_port],
+  ] as const;
+  for (let i = 0; i < listeners.length; i++) {
+    for (let j = i + 1; j < listeners.length; j++) {
+      const [a, ha, pa] = listeners[i]!;
+      const [b, hb, pb] = listeners[j]!;
+      if (pa !== 0 && pa === pb && ha === hb) throw new Error(`${a} and ${b} are both ${ha}:${pa}; each listener needs a port of its own`);
+    }
+  }
+}
+
 function parseValue(name: string, kind: string, raw: string): unknown {
   switch (kind) {
     case 'int': {
+      // At most 15 digits: every value is an exact (safe) integer, never 1e+23.
       if (!/^[0-9]+$/.test(raw)) throw new Error(`${name}: expected a non-negative integer, got "${raw}"`);
+      if (raw.length > 15) throw new Error(`${name}: expected at most 15 digits, got "${raw}"`);
       return Number(raw);
+    }
+    case 'port': {
+      // uWS takes the port modulo 65536: 84000 would listen on 18464.
+      if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) throw new Error(`${name}: expected a port 0..65535, got "${raw}"`);
+      return Number(raw);
+    }
+    case 'host': {
+      // An empty host makes uWS listen on every interface: never the default 127.0.0.1 by accident.
+      if (raw.trim() === '') {
+        throw new Error(`${name}: expected a host address (e.g. 127.0.0.1, or 0.0.0.0 for every interface), got an empty value`);
+      }
+      return raw;
     }
     case 'bool': {
       if (raw === '1' || raw === 'true') return true;
@@ -270,7 +310,11 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     if (raw !== undefined) c[o.key] = parseValue(o.flag, o.kind, raw);
   }
   const cfg = c as unknown as ExchangeConfig;
-  if (cfg.gateways < 1) throw new Error('gateways must be at least 1');
+  if (cfg.gateways < 1 || cfg.gateways > MAX_GATEWAYS) throw new Error(`gateways must be 1..${MAX_GATEWAYS}`);
+  checkListeners(cfg);
+  for (const k of ['account_capacity', 'market_capacity', 'position_capacity'] as const) {
+    if (cfg[k] > MAX_TABLE_CAPACITY) throw new Error(`${k.replace(/_/g, '-')} must be at most ${MAX_TABLE_CAPACITY}`);
+  }
   if (cfg.response_budget_ms < 1) throw new Error('response budget must be at least 1 ms');
   if (cfg.ws_max_in_flight < 1 || cfg.ws_max_in_flight > MAX_PENDING) {
     throw new Error(`ws-max-in-flight must be 1..${MAX_PENDING} (order commands one WebSocket connection may hold)`);

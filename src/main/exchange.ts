@@ -56,7 +56,7 @@ import { metricsSpec, SLICE_ACCOUNTS, SLICE_CONTROL } from '../metrics/spec.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
 import { startDemoFor } from '../demo/start.js';
 import { availableParallelism } from 'node:os';
-import { engineConfigOf, loadConfig, waitRoles, wsConfigOf, type ExchangeConfig } from './config.js';
+import { engineConfigOf, eventReaders, loadConfig, waitRoles, wsConfigOf, type ExchangeConfig } from './config.js';
 import type { GatewayThreadData } from './gateway_thread.js';
 import { log } from './log.js';
 import { Pipeline } from './pipeline.js';
@@ -388,8 +388,8 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   const replicatorConsumer = 3 + cfg.gateways;
   const wait = waitRoles(cfg.wait, availableParallelism(), cfg.gateways);
   const pipeline = Pipeline.start({
-    producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: 4 + cfg.gateways, recovery: plan, wait: wait.engine, clock: true,
-    ...(repl?.mode === 'ha' ? { follow: { consumerIndex: followConsumer } } : {}), engineThread: repl?.mode !== 'replica',
+    producers, engine: engineCfg, verify: cfg.verify, event_consumers_max: eventReaders(cfg.gateways), recovery: plan, wait: wait.engine,
+    clock: true, ...(repl?.mode === 'ha' ? { follow: { consumerIndex: followConsumer } } : {}), engineThread: repl?.mode !== 'replica',
   });
   const durableSab = DurableSeq.allocate(repl === null ? 'local' : repl.mode === 'ha' ? 'replicated' : 'stream');
   const durable = new DurableSeq(durableSab);
@@ -753,14 +753,16 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   if (!cfg.admin_token) process.stdout.write(`admin token: ${ex.admin_token} (also in ${join(cfg.data_dir, 'admin-token')})\n`);
   const admin = `http://${cfg.admin_host}:${ex.admin_port}`;
+  // A token the operator configured is a secret of theirs: the instructions name the variable, never its value.
+  const shownToken = cfg.admin_token ? '$DX_ADMIN_TOKEN' : ex.admin_token;
   if (demo) process.stdout.write(demo.instructions);
   else process.stdout.write(
     [
       'get a trading key (the operator creates an account, funds it and issues a key):',
-      `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{}' ${admin}/admin/accounts`,
-      `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"amount":"100000"}' ` +
+      `  curl -s -X POST -H "authorization: Bearer ${shownToken}" -d '{}' ${admin}/admin/accounts`,
+      `  curl -s -X POST -H "authorization: Bearer ${shownToken}" -d '{"amount":"100000"}' ` +
         `${admin}/admin/accounts/<account_id>/deposits`,
-      `  curl -s -X POST -H 'authorization: Bearer ${ex.admin_token}' -d '{"scopes":["read","trade"]}' ` +
+      `  curl -s -X POST -H "authorization: Bearer ${shownToken}" -d '{"scopes":["read","trade"]}' ` +
         `${admin}/admin/accounts/<account_id>/keys`,
       '',
     ].join('\n'),

@@ -102,3 +102,7 @@ test('u32x3_map: a map decoded from a snapshot of the earlier encoding (value, -
   assert.equal(old.get(150, 0, 0), 50);
   assert.equal(old.get(7, 8, 9), 41);
 });
+
+test('u32x3_map: a capacity above 2^30 entries is refused (a doubling past it would overflow and never end)', () => {
+  assert.throws(() => new U32x3Map(2 ** 30 + 1), /^RangeError: U32x3Map: capacity 1073741825 above 2\^30$/);
+});

@@ -4,6 +4,10 @@
 // end, an exchange process started with the flag reports the cap at
 // start_binary and sheds the record past it (seen through DxOrderStream), and one started with a bad
 // value exits 2 with one line. The snapshot capture step (--snapshot-step-bytes) the same way.
+// Listeners: a host may not be empty (uWS would listen on every interface), a
+// port is 0..65535 (uWS takes it modulo 65536) and no two listeners share one;
+// integers have at most 15 digits and table capacities and gateway counts are
+// bounded, so a typo is a message, not a start that never ends.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -37,6 +41,10 @@ test('config: an exchange process started with --ws-max-in-flight 2 reports it a
     const key = await admin.createKey(account_id, ['read', 'trade']);
     s = await DxOrderStream.open({ url: ex.base, keyId: key.key_id, secret: key.secret, reconnect: false });
     assert.equal(s.maxInFlight, 2, 'start_binary reports the cap');
+    // A token the operator configured is never printed: the start-up text names the variable.
+    const startup = ex.startupLines.join('\n');
+    assert.ok(!startup.includes(ex.token), startup);
+    assert.match(startup, /authorization: Bearer \$DX_ADMIN_TOKEN/);
     // Commands of one turn go out as one frame, whose records are submitted in one turn, before any outcome can come back:
     // the third finds two held.
     const rs = await Promise.all([1, 2, 3].map((i) => s!.cancel(String(900 + i))));
@@ -59,4 +67,20 @@ test('config: DX_SNAPSHOT_STEP_BYTES and --snapshot-step-bytes set a snapshot ca
   assert.throws(() => loadConfig(['--snapshot-step-bytes', '4095'], {}), /Error: snapshot-step-bytes must be at least 4096$/);
   const notANumber = /Error: DX_SNAPSHOT_STEP_BYTES: expected a non-negative integer/;
   assert.throws(() => loadConfig([], { DX_SNAPSHOT_STEP_BYTES: '16MiB' }), notANumber);
+});
+
+test('config: an empty host, a port past 65535, two listeners on one port, huge integers and capacities are refused by name', () => {
+  assert.throws(() => loadConfig(['--admin-host', ''], {}), /^Error: --admin-host: expected a host address/);
+  assert.throws(() => loadConfig(['--host', ' '], {}), /^Error: --host: expected a host address/);
+  assert.equal(loadConfig([], { DX_ADMIN_HOST: '' }).admin_host, '127.0.0.1', 'an empty variable counts as unset');
+  assert.throws(() => loadConfig(['--admin-port', '84000'], {}), /^Error: --admin-port: expected a port 0\.\.65535, got "84000"$/);
+  assert.throws(() => loadConfig([], { DX_PORT: '70000' }), /^Error: DX_PORT: expected a port/);
+  assert.equal(loadConfig(['--port', '65535'], {}).port, 65535);
+  assert.throws(() => loadConfig(['--port', '18080', '--admin-port', '18080'], {}), /port and admin-port are both 127\.0\.0\.1:18080/);
+  assert.equal(loadConfig(['--port', '0', '--admin-port', '0', '--accounts-port', '0'], {}).port, 0, 'port 0 (any free one) may repeat');
+  assert.equal(loadConfig(['--port', '18080', '--admin-port', '18080', '--admin-host', '10.0.0.1'], {}).admin_port, 18080);
+  assert.throws(() => loadConfig(['--gateways', '99999999999999999999999'], {}), /^Error: --gateways: expected at most 15 digits/);
+  assert.throws(() => loadConfig(['--gateways', '29'], {}), /^Error: gateways must be 1\.\.28$/);
+  assert.throws(() => loadConfig(['--position-capacity', '600000000'], {}), /^Error: position-capacity must be at most 268435456$/);
+  assert.throws(() => loadConfig(['--account-capacity', '1073741825'], {}), /^Error: account-capacity must be at most/);
 });

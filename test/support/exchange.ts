@@ -144,6 +144,8 @@ export class ExchangeProcess {
   gateways = 0;
   private readonly ownsDataDir: boolean;
   private readonly logLines: Record<string, unknown>[] = [];
+  /** Its stdout up to the `ready` line (the start-up text an operator reads). */
+  readonly startupLines: string[] = [];
   private stopped: Promise<Exit & { killed: boolean }> | null = null;
 
   constructor(cfg: ProcessConfig = {}, o: ProcessOptions = {}) {
@@ -207,6 +209,7 @@ export class ExchangeProcess {
   }
 
   private onStdoutLine(line: string): void {
+    if (this.readyAt === 0) this.startupLines.push(line);
     const m = READY_RE.exec(line);
     if (m && this.readyAt === 0) {
       this.readyAt = performance.now();
