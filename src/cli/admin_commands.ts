@@ -3,11 +3,11 @@
 // rounds, series, oracle ticks and the simulated feeder, withdrawals,
 // snapshot, health and metrics. CLI process, main thread.
 
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, ftruncateSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { adminSink, ORACLE_SCALE, SimulatedFeeder } from '../oracle/feeder.js';
 import { UsageError } from '../lib/command_line.js';
 import { dollars, oracle } from '../lib/units.js';
-import { allowFlags, durationS, flag, int, oneOf, oraclePrice, positionals, u64 } from './args.js';
+import { allowFlags, durationS, flag, int, oneOf, oraclePrice, positionals, requestPath, u64 } from './args.js';
 import type { Command } from './client_commands.js';
 import { DEFAULT_API_URL, type Ctx } from './context.js';
 import { countdown, fields, table, time } from './format.js';
@@ -66,6 +66,34 @@ export const ADMIN_USAGE = `dx admin <command>
   withdrawal confirm|fail <wid>
   get|post|delete <path> [json-body | -]      (any control-plane call)`;
 
+/**
+ * A key's --save file, opened before the key exists: a path that cannot be
+ * written must not cost a key whose secret is then shown nowhere. Append mode
+ * leaves a file that was there as it is until the key is written into it;
+ * a file this opening created goes again when no key is made.
+ */
+function keyFile(path: string, usage: string): { write(text: string): void; abandon(): void } {
+  const existed = existsSync(path);
+  let fd: number;
+  try {
+    fd = openSync(path, 'a', 0o600);
+  } catch (e) {
+    throw new UsageError(`cannot write --save ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, usage);
+  }
+  return {
+    write(text: string): void {
+      ftruncateSync(fd, 0);
+      writeFileSync(fd, text);
+      closeSync(fd);
+      chmodSync(path, 0o600);
+    },
+    abandon(): void {
+      closeSync(fd);
+      if (!existed) rmSync(path, { force: true });
+    },
+  };
+}
+
 const ADMIN: Record<string, Run> = {
   health: async (ctx, from) => {
     allowFlags(ctx.p, [], 'dx admin health');
@@ -90,11 +118,19 @@ const ADMIN: Record<string, Run> = {
       allowFlags(ctx.p, ['deposit'], 'dx admin account create [--deposit cents]');
       positionals(ctx.p, from, 0, 0, 'dx admin account create [--deposit cents]');
       const dep = flag(ctx.p, 'deposit');
-      const amount = dep === undefined ? undefined : u64('--deposit', dep, 1n);
+      // The server credits at most 2^53 - 1 cents: a larger deposit is refused here, before the account exists.
+      const amount = dep === undefined ? undefined : u64('--deposit', dep, 1n, BigInt(Number.MAX_SAFE_INTEGER));
       const a = ctx.admin();
       const r = await a.createAccount();
       let deposit: unknown = null;
-      if (amount !== undefined) deposit = await a.deposit(r.account_id, { amount, ref: 'dx admin account create' });
+      if (amount !== undefined) {
+        try {
+          deposit = await a.deposit(r.account_id, { amount, ref: 'dx admin account create' });
+        } catch (e) {
+          ctx.err(`dx: account ${r.account_id} was created (seq ${r.seq}), but its deposit was not made:\n`);
+          throw e;
+        }
+      }
       ctx.print({ ...r, deposit }, () => `account ${r.account_id}${amount ? ` funded with ${dollars(amount)}` : ''}\n`);
     },
     show: async (ctx, from) => {
@@ -131,16 +167,17 @@ const ADMIN: Record<string, Run> = {
       const scopes = (flag(ctx.p, 'scopes') ?? 'read,trade')
         .split(',')
         .map((s) => oneOf('--scopes', s, ['read', 'trade', 'withdraw'] as const));
-      const r = await ctx.admin().createKey(int('account_id', id, 1, 0xffffffff), scopes);
       const save = flag(ctx.p, 'save');
-      if (save !== undefined) {
-        writeFileSync(
-          save,
-          `${JSON.stringify({ key_id: r.key_id, secret: r.secret, url: flag(ctx.p, 'url') ?? ctx.env.DX_API_URL ?? DEFAULT_API_URL })}\n`,
-          { mode: 0o600 },
-        );
-        chmodSync(save, 0o600);
+      const file = save === undefined ? null : keyFile(save, usage);
+      let r;
+      try {
+        r = await ctx.admin().createKey(int('account_id', id, 1, 0xffffffff), scopes);
+      } catch (e) {
+        file?.abandon();
+        throw e;
       }
+      const url = flag(ctx.p, 'url') ?? ctx.env.DX_API_URL ?? DEFAULT_API_URL;
+      file?.write(`${JSON.stringify({ key_id: r.key_id, secret: r.secret, url })}\n`);
       ctx.print(r, () =>
         fields([
           ['key_id', r.key_id],
@@ -357,8 +394,8 @@ for (const method of ['get', 'post', 'delete'] as const) {
   ADMIN[method] = async (ctx, from) => {
     const usage = `dx admin ${method} <path> [json-body | -]`;
     allowFlags(ctx.p, [], usage);
-    const [path, body] = positionals(ctx.p, from, 1, method === 'get' ? 1 : 2, usage);
-    if (!path!.startsWith('/')) throw new UsageError('the path must start with /, e.g. /admin/health', usage);
+    const [raw, body] = positionals(ctx.p, from, 1, method === 'get' ? 1 : 2, usage);
+    const path = requestPath(raw!, '/admin/health', usage);
     if (path === '/metrics') {
       ctx.out(await ctx.admin().metrics());
       return;

@@ -74,13 +74,24 @@ export function int(name: string, raw: string | undefined, min: number, max: num
   return n;
 }
 
-/** A u64 as a decimal string (ids, cents). */
-export function u64(name: string, raw: string | undefined, min = 0n): string {
+/** A u64 as a decimal string (ids, cents), min..max. */
+export function u64(name: string, raw: string | undefined, min = 0n, max = 0xffffffffffffffffn): string {
   if (raw === undefined || !/^[0-9]{1,20}$/.test(raw) || BigInt(raw) > 0xffffffffffffffffn) {
     throw new UsageError(`${name} must be a non-negative integer (u64), got ${JSON.stringify(raw ?? '')}`);
   }
   if (BigInt(raw) < min) throw new UsageError(`${name} must be at least ${min}, got ${raw}`);
+  if (BigInt(raw) > max) throw new UsageError(`${name} must be at most ${max}, got ${raw}`);
   return String(BigInt(raw));
+}
+
+/**
+ * The path of a raw request: one leading slash. Two would make it a
+ * scheme-relative URL, naming another host that the token or the signature
+ * would go to.
+ */
+export function requestPath(raw: string, example: string, usage: string): string {
+  if (!raw.startsWith('/') || raw.startsWith('//')) throw new UsageError(`the path must start with a single /, e.g. ${example}`, usage);
+  return raw;
 }
 
 export function oneOf<T extends string>(name: string, raw: string | undefined, values: readonly T[]): T {

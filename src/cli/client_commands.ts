@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../lib/command_line.js';
 import { dollars, oracle } from '../lib/units.js';
-import { allowFlags, durationS, flag, int, oneOf, positionals, u64 } from './args.js';
+import { allowFlags, durationS, flag, int, oneOf, positionals, requestPath, u64 } from './args.js';
 import type { Ctx } from './context.js';
 import { countdown, fields, ladder, table, time } from './format.js';
 import type {
@@ -56,8 +56,7 @@ function rawCall(method: string): Command {
     run: async (ctx, from) => {
       allowFlags(ctx.p, [], usage);
       const [path, body] = positionals(ctx.p, from, 1, method === 'GET' ? 1 : 2, usage);
-      if (!path!.startsWith('/')) throw new UsageError(`the path must start with /, e.g. /v1/markets`, usage);
-      const r = await ctx.dx().request(method, path!, bodyArg(body));
+      const r = await ctx.dx().request(method, requestPath(path!, '/v1/markets', usage), bodyArg(body));
       ctx.out(`${JSON.stringify(r ?? null, null, 2)}\n`);
     },
   };

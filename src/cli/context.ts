@@ -41,7 +41,13 @@ export class Ctx {
 
   readonly env: NodeJS.ProcessEnv;
 
-  constructor(readonly p: Parsed, env: NodeJS.ProcessEnv, private readonly write: (s: string) => void) {
+  constructor(
+    readonly p: Parsed,
+    env: NodeJS.ProcessEnv,
+    private readonly write: (s: string) => void,
+    /** stderr: what a command must tell even when it fails (e.g. what it did create). */
+    readonly err: (s: string) => void = () => {},
+  ) {
     // An empty variable counts as unset.
     this.env = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
     this.json = p.flags.get('json') === true;

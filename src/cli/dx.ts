@@ -119,8 +119,9 @@ export async function run(
     write(`usage: ${cmd.usage}\n  ${cmd.summary}\n`);
     return EXIT_OK;
   }
-  const ctx = new Ctx(p, env, write);
+  let ctx: Ctx | null = null;
   try {
+    ctx = new Ctx(p, env, write, writeErr);
     return (await cmd.run(ctx, 1)) ?? EXIT_OK;
   } catch (e) {
     if (e instanceof UsageError) {
@@ -128,13 +129,18 @@ export async function run(
       return EXIT_USAGE;
     }
     if (e instanceof DxApiError) {
-      if (ctx.json) write(`${JSON.stringify({ status: e.status, error: e.body }, null, 2)}\n`);
+      if (ctx?.json) write(`${JSON.stringify({ status: e.status, error: e.body }, null, 2)}\n`);
       else {
         const num = e.num === null ? '' : ` (num ${e.num})`;
         const details = e.details ? ` ${JSON.stringify(e.details)}` : '';
         writeErr(`dx: ${e.status} ${e.code}${num}: ${e.body.message}${details}\n`);
       }
       return EXIT_API;
+    }
+    // A token that no HTTP header can carry (fetch refuses characters above U+00FF).
+    if (e instanceof TypeError && /ByteString/.test(e.message)) {
+      writeErr(`dx: a header value is not Latin-1 (check DX_ADMIN_TOKEN): ${e.message}\n`);
+      return EXIT_USAGE;
     }
     const net = networkMessage(e);
     if (net !== null) {

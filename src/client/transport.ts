@@ -90,8 +90,12 @@ export class HttpTransport {
     body?: unknown,
   ): Promise<{ status: number; text: string; method: string; target: string }> {
     const m = method.toUpperCase();
-    if (!pathWithQuery.startsWith('/')) throw new TypeError(`path must start with '/': ${pathWithQuery}`);
+    // '//host/...' would be a scheme-relative URL: the request, and its token or signature, would go to another host.
+    if (!pathWithQuery.startsWith('/') || pathWithQuery.startsWith('//')) {
+      throw new TypeError(`path must start with a single '/': ${pathWithQuery}`);
+    }
     const url = new URL(this.prefix + pathWithQuery, this.origin);
+    if (url.origin !== this.origin) throw new TypeError(`path leaves ${this.origin}: ${pathWithQuery}`);
     // pathname + search is exactly the request target fetch writes on the wire
     // (the URL parser has already normalized and percent-encoded it).
     const target = url.pathname + url.search;

@@ -103,6 +103,29 @@ test('dx: help, version, and usage mistakes exit 2 with a message naming the pro
   assert.match(notoken.stderr, /DX_ADMIN_TOKEN/);
 });
 
+test('dx: mistakes that would half-apply a command or leak a credential exit 2 before anything is sent', async () => {
+  const timeout = await dx(['admin', 'health', '--timeout-ms', 'abc']);
+  assert.equal(timeout.code, 2, timeout.stderr);
+  const token = await dx(['admin', 'health'], { DX_ADMIN_TOKEN: 'tökén€' });
+  assert.equal(token.code, 2, token.stderr);
+  assert.match(token.stderr, /not Latin-1 \(check DX_ADMIN_TOKEN\)/);
+  // A path starting with // would name another host, and the token or signature would go there.
+  const other = `//${new URL(tx.adminBase).host}/admin/health`;
+  assert.equal((await dx(['admin', 'get', other])).code, 2);
+  assert.equal((await dx(['get', other], { DX_KEY_ID: '1', DX_KEY_SECRET: Buffer.alloc(32).toString('base64') })).code, 2);
+  // A deposit the server would refuse is refused before the account exists.
+  const first = json(await dx(['admin', 'account', 'create', '--json'])).account_id as number;
+  const big = await dx(['admin', 'account', 'create', '--deposit', '9007199254740992']);
+  assert.equal(big.code, 2);
+  assert.match(big.stderr, /--deposit must be at most 9007199254740991, got 9007199254740992/);
+  assert.equal(json(await dx(['admin', 'account', 'create', '--json'])).account_id, first + 1, 'no account was created');
+  // A key file that cannot be written is refused before the key exists (its secret would be lost).
+  const save = await dx(['admin', 'key', 'create', String(first), '--save', join(dir, 'no-such-dir', 'k.json')]);
+  assert.equal(save.code, 2);
+  assert.match(save.stderr, /cannot write --save .*ENOENT/);
+  assert.deepEqual((await tx.admin.account(first)).keys, []);
+});
+
 test("dx: the server's refusals exit 1 (message on stderr, or the envelope on stdout with --json); an unreachable exchange exits " +
   "3", async () => {
   const wrong = await dx(['admin', 'health'], { DX_ADMIN_TOKEN: 'not-the-token' });

@@ -248,6 +248,16 @@ test('accounts client: key management is signed like the REST surface', async ()
   assert.deepEqual([s.method, s.url, s.body, s.sigOk], ['DELETE', '/keys/43', '', true]);
 });
 
+test('client: a path starting with // (a scheme-relative URL) is refused: no token or signature goes to another host', async () => {
+  seen.length = 0;
+  const other = `//${new URL(base).host}/admin/health`;
+  const dx = client({ baseUrl: 'http://127.0.0.1:1' });
+  const admin = new AdminClient({ baseUrl: 'http://127.0.0.1:1', token: 'operator-secret' });
+  await assert.rejects(dx.request('GET', other), /^TypeError: path must start with a single '\/'/);
+  await assert.rejects(admin.request('GET', other), /^TypeError: path must start with a single '\/'/);
+  assert.deepEqual(seen, [], 'the server at the other origin received nothing');
+});
+
 test('admin client: every control-plane endpoint with a bearer token', async () => {
   const a = new AdminClient({ baseUrl: base, token: 'tok' });
   const table: [() => Promise<unknown>, string, string, string][] = [
