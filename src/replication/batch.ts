@@ -14,7 +14,6 @@
 import { FRAME_HEADER_BYTES, MAX_RECORD_BYTES } from '../journal/format.js';
 import { crc32c } from '../journal/crc32c.js';
 import { Header, T_COMMAND_COMPLETED } from '../layout/records.js';
-import { assert } from '../lib/assert.js';
 import { memOf, type Mem } from '../lib/mem.js';
 
 /** A received batch that cannot be applied: names the stream message and the byte offset in its body. */
@@ -129,7 +128,7 @@ export function aligned(body: Uint8Array): Uint8Array {
 export function scanBatch(streamSeq: number, body: Uint8Array, firstSeq: number, lastSeq: number): ScannedBatch {
   const bytes = aligned(body);
   const size = bytes.length;
-  assert(size > 0 || firstSeq > lastSeq, 'scanBatch: an empty body');
+  if (size === 0 && firstSeq <= lastSeq) throw new BatchFault(streamSeq, 0, `an empty body for seqs ${firstSeq}..${lastSeq}`);
   const m = memOf(bytes.buffer, bytes.byteOffset, (size + 7) & ~7);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, size);
   const offsets: number[] = [];

@@ -110,13 +110,24 @@ export class Follower {
       if (m.seq <= this.streamSeq) continue;
       if (m.seq !== this.streamSeq + 1)
         throw new BatchFault(m.seq, 0, `stream seq ${m.seq} after ${this.streamSeq}: a gap (purged or missing messages)`);
-      const e = entryOf(this.log.subjects, m.subject, m.seq, m.headers);
+      let e: LogEntry;
+      try {
+        e = entryOf(this.log.subjects, m.subject, m.seq, m.headers);
+      } catch (err) {
+        // A message that is not ours (no or bad headers, a foreign subject) is damage in the log, not a NATS hiccup: stop.
+        throw new BatchFault(m.seq, 0, (err as Error).message);
+      }
       await this.take(e, m.data);
     }
   }
 
   /** Applies one entry (also used by tools that replay a stream). */
   async take(e: LogEntry, body: Uint8Array): Promise<void> {
+    // Records of another build's layout would be folded as this build reads them (a journal segment's header is checked the same way).
+    if (e.kind === 'batch' && e.layout !== LAYOUT_FINGERPRINT) {
+      const hex = (x: number): string => `0x${x.toString(16)}`;
+      throw new BatchFault(e.streamSeq, 0, `layout fingerprint ${hex(e.layout)} differs from this build's ${hex(LAYOUT_FINGERPRINT)}`);
+    }
     const step = followStep(this.applied, this.epoch, e);
     if ('fault' in step) throw new BatchFault(e.streamSeq, 0, step.fault);
     if (step.action === 'claim') {

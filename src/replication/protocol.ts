@@ -53,6 +53,8 @@ export const H_FIRST_SEQ = 'Dx-First-Seq';
 export const H_LAST_SEQ = 'Dx-Last-Seq';
 export const H_NODE = 'Dx-Node';
 export const H_URL = 'Dx-Url';
+/** A batch's event layout (LAYOUT_FINGERPRINT of the build that wrote it): a follower of another layout refuses it. */
+export const H_LAYOUT = 'Dx-Layout';
 
 export function msgIdOf(epoch: number, firstSeq: number): string {
   return `${epoch}-${firstSeq}`;
@@ -69,6 +71,8 @@ export interface LogEntry {
   lastSeq: number;
   node: string;
   url: string;
+  /** Batch: the layout fingerprint its records were written with (0 when the header is missing); claim: 0. */
+  layout: number;
 }
 
 export interface HeaderSource {
@@ -88,10 +92,13 @@ export function entryOf(subjects: Subjects, subject: string, streamSeq: number, 
   if (subject === subjects.log) {
     const firstSeq = headerInt(h, H_FIRST_SEQ, streamSeq);
     if (firstSeq < 1 || firstSeq > lastSeq) throw new Error(`replicated log message ${streamSeq}: seqs ${firstSeq}..${lastSeq}`);
-    return { kind: 'batch', streamSeq, epoch, firstSeq, lastSeq, node: h?.get(H_NODE) ?? '', url: '' };
+    const raw = h?.get(H_LAYOUT) ?? '';
+    const layout = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : 0;
+    return { kind: 'batch', streamSeq, epoch, firstSeq, lastSeq, node: h?.get(H_NODE) ?? '', url: '', layout };
   }
   if (subject === subjects.claim(epoch)) {
-    return { kind: 'claim', streamSeq, epoch, firstSeq: lastSeq + 1, lastSeq, node: h?.get(H_NODE) ?? '', url: h?.get(H_URL) ?? '' };
+    const node = h?.get(H_NODE) ?? '';
+    return { kind: 'claim', streamSeq, epoch, firstSeq: lastSeq + 1, lastSeq, node, url: h?.get(H_URL) ?? '', layout: 0 };
   }
   throw new Error(`replicated log message ${streamSeq}: subject ${subject} is neither ${subjects.log} nor the claim of epoch ${epoch}`);
 }

@@ -34,7 +34,7 @@ import { BellWatch } from '../ring/wait.js';
 import { keepImmediateShapes } from '../lib/immediate_shapes.js';
 import { BatchBuilder } from './batch.js';
 import type { LogClient } from './log_client.js';
-import { H_EPOCH, H_FIRST_SEQ, H_LAST_SEQ, H_NODE, msgIdOf, publishVerdict } from './protocol.js';
+import { H_EPOCH, H_FIRST_SEQ, H_LAST_SEQ, H_LAYOUT, H_NODE, msgIdOf, publishVerdict } from './protocol.js';
 import type { ReplicationStatus } from './status.js';
 
 interface Pending {
@@ -184,6 +184,7 @@ export class Replicator {
     hdrs.set(H_FIRST_SEQ, String(firstSeq));
     hdrs.set(H_LAST_SEQ, String(lastSeq));
     hdrs.set(H_NODE, this.log.cfg.node);
+    hdrs.set(H_LAYOUT, String(LAYOUT_FINGERPRINT));
     const p: Pending = { firstSeq, lastSeq, body, hdrs, expect: this.nextExpect, firstSentAt: Date.now(), attempt: 0, result: null };
     this.nextExpect++;
     this.queue.push(p);

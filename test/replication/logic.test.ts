@@ -148,7 +148,10 @@ test('log entries: subjects, headers and the follower\'s step', () => {
     lastSeq: 10,
     node: 'b',
     url: 'http://b',
+    layout: 0,
   });
+  assert.equal(entryOf(S, S.log, 1, hdr({ 'Dx-Epoch': '1', 'Dx-First-Seq': '1', 'Dx-Last-Seq': '1', 'Dx-Layout': '7' })).layout, 7);
+  assert.equal(entryOf(S, S.log, 1, hdr({ 'Dx-Epoch': '1', 'Dx-First-Seq': '1', 'Dx-Last-Seq': '1' })).layout, 0, 'no layout header');
   assert.throws(() => entryOf(S, 'dx.DX.other', 1, hdr({ 'Dx-Epoch': '1', 'Dx-Last-Seq': '1' })), /neither/);
   assert.throws(() => entryOf(S, S.claim(2), 1, hdr({ 'Dx-Epoch': '3', 'Dx-Last-Seq': '1' })), /neither/);
   assert.throws(() => entryOf(S, S.log, 1, hdr({ 'Dx-Epoch': '1', 'Dx-First-Seq': '5', 'Dx-Last-Seq': '4' })), /seqs 5\.\.4/);
