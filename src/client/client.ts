@@ -96,8 +96,9 @@ export interface PageKinds {
 export async function* paginatePages<P extends { cursor: string }, I>(
   fetchPage: (cursor: string | undefined) => Promise<P>,
   items: (page: P) => readonly I[],
+  start?: string,
 ): AsyncGenerator<I, void, undefined> {
-  let cursor: string | undefined = undefined;
+  let cursor: string | undefined = start === '' ? undefined : start;
   for (;;) {
     const page: P = await fetchPage(cursor);
     for (const item of items(page)) yield item;
@@ -305,21 +306,22 @@ export class DxClient {
   paginate<K extends keyof PageKinds>(kind: K, query: PageKinds[K]['query']): AsyncGenerator<PageKinds[K]['item'], void, undefined>;
   paginate(kind: keyof PageKinds, query: PageQuery & Record<string, unknown>): AsyncGenerator<unknown, void, undefined> {
     const q = query as never;
+    const start = query.cursor; // a caller resuming a listing starts from its cursor
     switch (kind) {
       case 'markets':
-        return paginatePages((cursor) => this.markets({ ...(q as MarketsQuery), cursor }), (p) => p.markets);
+        return paginatePages((cursor) => this.markets({ ...(q as MarketsQuery), cursor }), (p) => p.markets, start);
       case 'trades': {
         const t = q as PageKinds['trades']['query'];
-        return paginatePages((cursor) => this.trades(t.market_id, { limit: t.limit, cursor }), (p) => p.trades);
+        return paginatePages((cursor) => this.trades(t.market_id, { limit: t.limit, cursor }), (p) => p.trades, start);
       }
       case 'rounds':
-        return paginatePages((cursor) => this.rounds({ ...(q as RoundsQuery), cursor }), (p) => p.rounds);
+        return paginatePages((cursor) => this.rounds({ ...(q as RoundsQuery), cursor }), (p) => p.rounds, start);
       case 'positions':
-        return paginatePages((cursor) => this.positions({ ...(q as PositionsQuery), cursor }), (p) => p.positions);
+        return paginatePages((cursor) => this.positions({ ...(q as PositionsQuery), cursor }), (p) => p.positions, start);
       case 'fills':
-        return paginatePages((cursor) => this.fills({ ...(q as FillsQuery), cursor }), (p) => p.fills);
+        return paginatePages((cursor) => this.fills({ ...(q as FillsQuery), cursor }), (p) => p.fills, start);
       case 'orders':
-        return paginatePages((cursor) => this.orders({ ...(q as OrdersQuery), cursor }), (p) => p.orders);
+        return paginatePages((cursor) => this.orders({ ...(q as OrdersQuery), cursor }), (p) => p.orders, start);
     }
   }
 }

@@ -18,6 +18,9 @@ import type {
   WsDataMessage, WsErrorBody, WsReply, WsServerMessage,
 } from './types.js';
 
+/** The close code of a revoked key's connections; the client does not reconnect after it. */
+export const WS_CLOSE_KEY_REVOKED = 4003;
+
 /** A command failed because the connection dropped before its answer: it may or may not have taken effect. */
 export class DxConnectionLost extends Error {
   constructor(what: string) {
@@ -88,8 +91,10 @@ export class DxWebSocket {
   private readonly handlers: DataHandler[] = [];
   private readonly binaryHandlers: ((frame: Buffer) => void)[] = [];
   private readonly openHandlers: ((reconnected: boolean) => void | Promise<void>)[] = [];
-  private readonly closeHandlers: (() => void)[] = [];
+  private readonly closeHandlers: ((code: number) => void)[] = [];
   private closing = false;
+  /** The socket whose handshake is under way (close() abandons it). */
+  private connecting: WebSocket | null = null;
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /**
@@ -125,11 +130,13 @@ export class DxWebSocket {
     return new Promise((resolve, reject) => {
       const headers = authHeaders(this.o.keyId, this.secret, 'GET', this.target, '', (this.o.now ?? Date.now)());
       const ws = new WebSocket(this.base + this.target, { headers: { ...headers }, perMessageDeflate: false });
+      this.connecting = ws;
       let settled = false;
       ws.once('unexpected-response', (req, res) => {
         const chunks: Buffer[] = [];
         res.on('data', (b: Buffer) => chunks.push(b));
         res.on('end', () => {
+          if (this.connecting === ws) this.connecting = null;
           res.socket.destroy();
           req.destroy();
           settled = true;
@@ -137,17 +144,26 @@ export class DxWebSocket {
         });
       });
       ws.once('error', (e) => {
+        if (this.connecting === ws) this.connecting = null;
         if (!settled) {
           settled = true;
-          reject(e);
+          // close() abandoned the handshake: the same error as a connection lost, not ws's own.
+          reject(this.closing ? new DxConnectionLost('connect') : e);
         }
       });
       ws.once('open', () => {
         settled = true;
+        if (this.connecting === ws) this.connecting = null;
+        if (this.closing) {
+          // close() was called while this handshake was under way: it must not come back to life.
+          ws.terminate();
+          reject(new DxConnectionLost('connect'));
+          return;
+        }
         this.ws = ws;
         this.connections++;
         ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
-        ws.on('close', () => this.onClose(ws));
+        ws.on('close', (code: number) => this.onClose(ws, code));
         ws.on('error', () => { /* a close follows */ });
         this.restore(reconnected).then(() => {
           this.attempt = 0;
@@ -155,7 +171,9 @@ export class DxWebSocket {
         }, (e: unknown) => {
           // A subscription refused again (rate_limited, a cap): this connection would stay silent. End it; its close
           // schedules the next attempt, with a longer backoff.
-          if (reconnected) ws.terminate();
+          // The first connect() rejects: nothing of it may stay open or come back (the caller holds no live client).
+          if (!reconnected) this.stop();
+          ws.terminate();
           reject(e);
         });
       });
@@ -225,14 +243,16 @@ export class DxWebSocket {
     return true;
   }
 
-  private onClose(ws: WebSocket): void {
+  private onClose(ws: WebSocket, code: number): void {
     if (this.ws !== ws) return;
     this.ws = null;
+    // 4003: the key was revoked, for good (docs/websocket.md): every reconnect would be refused 401.
+    if (code === WS_CLOSE_KEY_REVOKED) this.closing = true;
     for (const [id, h] of this.held) {
       this.held.delete(id);
       h.reject(new DxConnectionLost(h.what));
     }
-    for (const h of this.closeHandlers) h();
+    for (const h of this.closeHandlers) h(code);
     this.scheduleReconnect();
   }
 
@@ -267,8 +287,8 @@ export class DxWebSocket {
     this.openHandlers.push(h);
   }
 
-  /** Called when a connection is lost or closed (before any reconnect). */
-  onDisconnect(h: () => void): void {
+  /** Called when a connection is lost or closed (before any reconnect), with the close code (4003: key revoked, no reconnect). */
+  onDisconnect(h: (code: number) => void): void {
     this.closeHandlers.push(h);
   }
 
@@ -309,6 +329,36 @@ export class DxWebSocket {
       this.wanted.push(w);
     }
     return out;
+  }
+
+  /**
+   * Ends subscriptions (as subscribe() returned them, or as data messages carry them) and forgets them, so that a
+   * reconnect does not make them again. Resolves once the exchange answered; rejects with DxWsError when refused.
+   */
+  async unsubscribe(subs: readonly Pick<Subscription, 'channel' | 'market_id'>[]): Promise<void> {
+    const sids: number[] = [];
+    for (const s of subs) {
+      for (let i = this.wanted.length - 1; i >= 0; i--) {
+        const w = this.wanted[i]!;
+        if (w.channel !== s.channel) continue;
+        if (w.market_ids === undefined) {
+          if (s.market_id === 0) this.wanted.splice(i, 1);
+        } else if (w.market_ids.includes(s.market_id)) {
+          w.market_ids = w.market_ids.filter((m) => m !== s.market_id);
+          if (w.market_ids.length === 0) this.wanted.splice(i, 1);
+        }
+      }
+      // The sid on the current connection (it changes with every reconnect).
+      for (const [sid, cur] of this.bySid) {
+        if (cur.channel === s.channel && cur.market_id === s.market_id) {
+          sids.push(sid);
+          this.bySid.delete(sid);
+        }
+      }
+    }
+    if (sids.length === 0 || this.ws === null) return;
+    const r = await this.command('unsubscribe', { sids });
+    if (r.type === 'error') throw DxWsError.of(r.msg);
   }
 
   private async subscribeNow(w: Wanted, resume: boolean): Promise<Subscription[]> {
@@ -377,11 +427,19 @@ export class DxWebSocket {
     return this.order('cancel_all', { ...q });
   }
 
-  /** Closes for good (no reconnect); commands still held fail with DxConnectionLost. */
-  async close(): Promise<void> {
+  /** No more reconnects, and a handshake under way is abandoned. */
+  private stop(): void {
     this.closing = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    const c = this.connecting;
+    this.connecting = null;
+    c?.terminate();
+  }
+
+  /** Closes for good (no reconnect); commands still held fail with DxConnectionLost. */
+  async close(): Promise<void> {
+    this.stop();
     const ws = this.ws;
     if (ws === null) return;
     await new Promise<void>((resolve) => {

@@ -228,6 +228,12 @@ test('client: paginate follows cursor until the empty string and yields every it
   assert.deepEqual(ids, ['1', '2', '3']);
   assert.equal(seen.length, 3);
   assert.ok(seen.every((s) => s.sigOk));
+  // A listing resumed from a cursor starts there, not on the first page again.
+  seen.length = 0;
+  const rest: string[] = [];
+  for await (const o of c.paginate('orders', { status: ['resting'], limit: 2, cursor: 'p2' })) rest.push(o.order_id);
+  assert.deepEqual(rest, ['3']);
+  assert.equal(new URL(seen[0]!.url, 'http://x').searchParams.get('cursor'), 'p2');
 
   reply = (_s, res) => json(res, 200, { trades: [{ seq: '1' }], cursor: '', as_of_seq: '1' });
   seen.length = 0;

@@ -6,10 +6,14 @@
 // the connection drops fail with DxConnectionLost. DxOrderStream (binary
 // order entry) over the same proxy: after a cut it runs start_binary again
 // on the new connection and keeps placing, and refuses a field out of range
-// before writing any of its command.
+// before writing any of its command. close() during a handshake leaves no
+// socket; a first connect that fails (DxOrderStream.open refused) leaves
+// none either; a revoked key's close (4003) is not reconnected; an
+// unsubscribe is not made again by a reconnect.
 
 import assert from 'node:assert/strict';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
 import { after, before, it } from 'node:test';
 import { DxApiError } from '../../src/client/errors.js';
 import { DxOrderStream } from '../../src/client/order_stream.js';
@@ -43,6 +47,11 @@ class Proxy {
       this.port = (this.server.address() as { port: number }).port;
       resolve();
     }));
+  }
+
+  /** Connections open through the proxy now. */
+  get open(): number {
+    return this.sockets.size / 2;
   }
 
   /** Cuts every connection (no close frame: the client sees a dropped TCP connection). */
@@ -294,4 +303,95 @@ it('client ws: a resume starts from the last seq whose messages all arrived, and
   dx.resumePoint();
   assert.equal(feed('user_snapshot', { as_of_seq: '20' }), true);
   assert.deepEqual([order(21, 7), order(21, 8)], [true, true]);
+});
+
+it('client ws: close() while the first handshake or a reconnect is under way leaves no socket behind', async () => {
+  const first = new DxWebSocket({ url: `http://127.0.0.1:${proxy.port}`, keyId: k.keyId, secret: k.secret });
+  const connecting = first.connect();
+  await first.close();
+  await assert.rejects(connecting, DxConnectionLost);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(first.connected, false);
+  assert.equal(proxy.open, 0, 'the abandoned handshake was closed');
+  const ws = new DxWebSocket({ url: `http://127.0.0.1:${proxy.port}`, keyId: k.keyId, secret: k.secret, backoff: { minMs: 0, maxMs: 0 } });
+  await ws.connect();
+  proxy.cut();
+  // The reconnect starts at once (no backoff); close() lands while its handshake is under way or just before it.
+  await new Promise((r) => setImmediate(r));
+  await ws.close();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(ws.connected, false);
+  assert.equal(proxy.open, 0, 'no reconnected socket came back to life');
+});
+
+it('client ws: a refused first connect (DxOrderStream.open: layout_mismatch) leaves no socket that reconnects', async () => {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((r) => wss.on('listening', r));
+  let open = 0;
+  let total = 0;
+  wss.on('connection', (s) => {
+    open++;
+    total++;
+    s.on('close', () => open--);
+    s.on('message', (d) => {
+      const m = JSON.parse(String(d)) as { id: number; cmd: string };
+      if (m.cmd !== 'start_binary') return;
+      const error = { code: 10, name: 'layout_mismatch', msg: 'another layout', layout_fingerprint: '0xdeadbeef' };
+      s.send(JSON.stringify({ id: m.id, type: 'error', msg: error }));
+    });
+  });
+  try {
+    const url = `http://127.0.0.1:${(wss.address() as { port: number }).port}`;
+    const secret = Buffer.alloc(32).toString('base64');
+    await assert.rejects(DxOrderStream.open({ url, keyId: 1, secret, backoff: { minMs: 10, maxMs: 20 } }));
+    assert.ok(await eventually(() => open === 0, 2000), 'the refused connection was closed');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(total, 1, 'and nothing reconnected');
+  } finally {
+    for (const c of wss.clients) c.terminate();
+    await new Promise((r) => wss.close(() => r(undefined)));
+  }
+});
+
+it('client ws: a revoked key\'s connection (close 4003) is not reconnected, and onDisconnect gets the code', async () => {
+  const made = await k.keys.createKey({ scopes: ['read', 'trade'] });
+  const ws = new DxWebSocket({
+    url: `http://127.0.0.1:${proxy.port}`, keyId: made.key_id, secret: made.secret, backoff: { minMs: 10, maxMs: 20 },
+  });
+  const codes: number[] = [];
+  ws.onDisconnect((code) => codes.push(code));
+  await ws.connect();
+  try {
+    await k.keys.revokeKey(made.key_id);
+    assert.ok(await eventually(() => codes.length === 1, 3000), 'the exchange closed the connection');
+    assert.deepEqual(codes, [4003]);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(ws.connections, 1, 'no reconnect with the revoked key');
+    assert.equal(proxy.open, 0);
+  } finally {
+    await ws.close();
+  }
+});
+
+it('client ws: an unsubscribed stream is not subscribed again by a reconnect', async () => {
+  const url = `http://127.0.0.1:${proxy.port}`;
+  const ws = new DxWebSocket({ url, keyId: k.keyId, secret: k.secret, backoff: { minMs: 10, maxMs: 50 } });
+  const book: WsMessage[] = [];
+  ws.onData((m, sub) => {
+    if (sub.channel === 'orderbook_delta') book.push(m);
+  });
+  await ws.connect();
+  try {
+    const subs = await ws.subscribe(['orderbook_delta'], [market]);
+    assert.ok(await eventually(() => book.length > 0, 3000), 'the snapshot arrived');
+    await ws.unsubscribe(subs);
+    proxy.cut();
+    assert.ok(await eventually(() => ws.connections === 2 && ws.connected, 5000), 'reconnected');
+    book.length = 0;
+    await k.client.placeOrder(order(market, { tick: 11 }));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(book, [], 'no book messages after the unsubscribe, across the reconnect');
+  } finally {
+    await ws.close();
+  }
 });

@@ -134,3 +134,28 @@ test('lane: a dropped connection is reopened with a fresh signature and every su
   assert.equal(FakeSocket.all.length, 2, 'no reconnect after a revocation');
   lane.stop();
 });
+
+test('lane: leaving a market and coming back before the first subscribe is answered still gives the book a snapshot ' +
+  '(the exchange answers the second subscribe `existing` with the same sid, and the first one took the snapshot)', async () => {
+  const { lane, ws } = await started();
+  const got: string[] = [];
+  const leave = lane.subscribe('orderbook_delta', 7, () => {});
+  const first = ws.last();
+  leave();
+  lane.subscribe('orderbook_delta', 7, (m) => got.push(m.type));
+  const second = ws.last();
+  assert.equal(second.cmd, 'subscribe');
+  // The exchange, in order: the first subscribe makes the stream and sends its snapshot; the second finds it there.
+  ws.push({ id: first.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
+  ws.push({ type: 'orderbook_snapshot', sid: 3, seq: 0, msg: {} });
+  ws.push({ id: second.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7, existing: true } });
+  assert.ok(!ws.sent.some((c) => c.cmd === 'unsubscribe'), 'the stream the page still shows must not be unsubscribed');
+  const ask = ws.last();
+  assert.deepEqual(ask, { id: ask.id, cmd: 'update_subscription', params: { sid: 3, action: 'get_snapshot' } });
+  ws.push({ type: 'orderbook_delta', sid: 3, seq: 1, msg: {} }); // before the snapshot asked for: dropped
+  ws.push({ id: ask.id, type: 'ok', msg: { sid: 3, action: 'get_snapshot' } });
+  ws.push({ type: 'orderbook_snapshot', sid: 3, seq: 1, msg: {} });
+  ws.push({ type: 'orderbook_delta', sid: 3, seq: 2, msg: {} });
+  assert.deepEqual(got, ['orderbook_snapshot', 'orderbook_delta']);
+  lane.stop();
+});

@@ -148,14 +148,22 @@ export class Lane {
     if (m.type === 'subscribed') {
       const sub = m.id === null ? undefined : this.pending.get(m.id);
       if (m.id !== null) this.pending.delete(m.id);
-      // Unsubscribed meanwhile: end the stream the server just made.
-      if (sub === undefined || !this.subs.has(`${sub.channel}:${sub.marketId ?? '*'}`)) {
-        this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [m.msg.sid] } });
+      const current = sub === undefined ? undefined : this.subs.get(`${sub.channel}:${sub.marketId ?? '*'}`);
+      if (sub === undefined || current !== sub) {
+        // Unsubscribed meanwhile: end the stream the server just made, unless the stream was subscribed again
+        // (that later subscribe is answered with this same sid, `existing`, and keeps it).
+        if (current === undefined) this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [m.msg.sid] } });
         return;
       }
       sub.sid = m.msg.sid;
-      sub.lastSeq = -1;
       this.bySid.set(sub.sid, sub);
+      if (m.msg.existing === true && RESYNCABLE.has(sub.channel)) {
+        // The stream's snapshot went to an earlier subscription of it: ask for one of our own.
+        sub.lastSeq = -2;
+        this.send({ id: this.nextId++, cmd: 'update_subscription', params: { sid: sub.sid, action: 'get_snapshot' } });
+      } else {
+        sub.lastSeq = -1;
+      }
       return;
     }
     if (m.type === 'error') {
