@@ -3,7 +3,8 @@
 // (so the test does not depend on the Vite build): content types, cache
 // headers, ETag and 304, gzip, HEAD, methods, unknown files, and that the
 // signed and bearer-token surfaces stay closed. Without a build, `/` is a
-// 404 in the envelope.
+// 404 in the envelope. A client that pipelines GETs and never reads is
+// closed once a reply waits on it, instead of having every reply buffered.
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,8 @@ let tx: TestExchange;
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});\n`;
 const TRADER_HTML = '<!doctype html><html><head><script type="module" src="/assets/app-Ab12Cd34.js"></script></head>'
   + '<body>trader</body></html>\n';
+/** An asset larger than a socket's buffers take at once. */
+const BIG = `export const x = ${JSON.stringify('y'.repeat(256 * 1024))};\n`;
 const CONSOLE_HTML = '<!doctype html><html><body>console</body></html>\n';
 
 before(async () => {
@@ -29,6 +32,7 @@ before(async () => {
   writeFileSync(join(dir, 'trader', 'index.html'), TRADER_HTML);
   writeFileSync(join(dir, 'trader', 'assets', 'app-Ab12Cd34.js'), SCRIPT);
   writeFileSync(join(dir, 'trader', 'assets', 'app-Ab12Cd34.css'), 'body{margin:0}\n');
+  writeFileSync(join(dir, 'trader', 'assets', 'big-Ab12Cd34.js'), BIG);
   writeFileSync(join(dir, 'console', 'index.html'), CONSOLE_HTML);
   writeFileSync(join(dir, 'console', 'assets', 'console-Zz99.js'), 'export {};\n');
   tx = await startTestExchange({ web_dir: dir });
@@ -133,6 +137,34 @@ test('web: GET / on the control plane is the console without a token; /admin and
   assertErrorReply(await raw(port, { method: 'GET', target: '/assets/app-Ab12Cd34.js' }), 401, 'unauthorized');
   assertErrorReply(await raw(port, { method: 'GET', target: '/admin/health' }), 401, 'unauthorized');
   assertErrorReply(await raw(port, { method: 'GET', target: '/metrics' }), 401, 'unauthorized');
+});
+
+test('web: a connection that pipelines 1,000 GETs of a large asset and does not read is closed once a reply waits on it ' +
+  '(its replies are not all buffered in the exchange)', async () => {
+  const n = 1000;
+  const got = await new Promise<{ bytes: number; closed: boolean }>((resolve) => {
+    const s = connect(tx.port, '127.0.0.1');
+    let bytes = 0;
+    s.on('error', () => {});
+    s.pause();
+    s.write('GET /assets/big-Ab12Cd34.js HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(n));
+    // Read only after the exchange has had time to answer everything it would answer.
+    setTimeout(() => {
+      const giveUp = setTimeout(() => {
+        s.destroy();
+        resolve({ bytes, closed: false });
+      }, 5000);
+      s.on('data', (d: Buffer) => (bytes += d.length));
+      s.on('close', () => {
+        clearTimeout(giveUp);
+        resolve({ bytes, closed: true });
+      });
+      s.resume();
+    }, 1000);
+  });
+  assert.ok(got.closed, `the connection stayed open after ${got.bytes} bytes`);
+  const replies = Math.round(got.bytes / BIG.length);
+  assert.ok(got.bytes < 100 * BIG.length, `${got.bytes} bytes were answered: ${replies} replies held for one client`);
 });
 
 test('web: without a build, / answers 404 in the envelope and says how to build it', async () => {
