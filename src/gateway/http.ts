@@ -251,6 +251,37 @@ export function startMac(views: Pick<Views, 'keyRow' | 'keySecret'>, f: InFlight
   if (secret !== null) f.mac = macs.start(row, secret, f.tsHeader, f.method, f.target);
 }
 
+/**
+ * Log lines a client can cause (a failed sign-in, a replayed signature) are
+ * written at most CLIENT_LOG_BURST at once and CLIENT_LOG_PER_S a second on
+ * each thread; the rest are counted, and the next line written carries the
+ * count (`suppressed`), so an unauthenticated flood cannot fill the disk
+ * through the structured log. Module state: one budget per thread.
+ */
+const CLIENT_LOG_BURST = 50;
+const CLIENT_LOG_PER_S = 10;
+let clientLogTokens = CLIENT_LOG_BURST;
+let clientLogAt = 0;
+let clientLogSuppressed = 0;
+
+export function logClientProblem(log: ((fields: Record<string, unknown>) => void) | undefined, fields: Record<string, unknown>): void {
+  if (log === undefined) return;
+  const now = Date.now();
+  clientLogTokens = Math.min(CLIENT_LOG_BURST, clientLogTokens + ((now - clientLogAt) * CLIENT_LOG_PER_S) / 1000);
+  clientLogAt = now;
+  if (clientLogTokens < 1) {
+    clientLogSuppressed++;
+    return;
+  }
+  clientLogTokens--;
+  if (clientLogSuppressed > 0) {
+    log({ ...fields, suppressed: clientLogSuppressed });
+    clientLogSuppressed = 0;
+  } else {
+    log(fields);
+  }
+}
+
 /** The authenticated caller of one request. */
 export interface Caller {
   keyId: number;
@@ -289,23 +320,23 @@ export function authenticate(
       throw new ApiError('unauthorized', 'missing or invalid credentials');
     const why = mac === null ? 'no key at header time' : checkTimestamp(f.tsHeader, now) ?? checkMac(mac, f.sigHeader);
     if (why !== null) {
-      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: why, route: routeName });
+      logClientProblem(opts.log, { event: 'auth_failed', key_id: keyId, reason: why, route: routeName });
       throw new ApiError('unauthorized', 'missing or invalid credentials');
     }
     // The signature matched: mac.digest holds its bytes.
     const seen = replay === 'record' ? opts.replay.firstUse(mac!.digest, Number(f.tsHeader), now)
       : replay === 'lookup' ? opts.replay.lookup(mac!.digest, now) : 'first';
     if (seen === 'replayed') {
-      opts.log?.({ event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
+      logClientProblem(opts.log, { event: 'auth_failed', key_id: keyId, reason: 'replayed signature', route: routeName });
       throw new ApiError('unauthorized', 'missing or invalid credentials');
     }
     if (seen === 'full') {
-      opts.log?.({ event: 'replay_guard_full', key_id: keyId, route: routeName });
+      logClientProblem(opts.log, { event: 'replay_guard_full', key_id: keyId, route: routeName });
       throw new ApiError('shed', 'the replay guard has no room to remember this signature: retry with a new timestamp');
     }
     if (seen === 'early') {
       const floor = opts.replay.notBefore;
-      opts.log?.({ event: 'auth_early', key_id: keyId, route: routeName, not_before_ms: floor });
+      logClientProblem(opts.log, { event: 'auth_early', key_id: keyId, route: routeName, not_before_ms: floor });
       throw new ApiError('shed', `this node started or took over moments ago: a mutation must be signed at ${floor} ms or later ` +
         '(one signed before may have been used on the node before); sign it again', { retry_after_ms: String(Math.max(1, floor - now)) });
     }

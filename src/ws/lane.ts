@@ -39,6 +39,7 @@ import {
   asApiError,
   authenticate,
   inFlightOf,
+  logClientProblem,
   send,
   startRequestSignature,
   type InFlight,
@@ -254,7 +255,9 @@ export class WsLane {
   private queryCredentials(f: InFlight): void {
     const got: Record<string, string> = {};
     const refuse = (reason: string): never => {
-      this.lane.log?.({ event: 'auth_failed', key_id: got.key ?? null, reason, route: 'ws' });
+      // The key as the client sent it, cut: a 100 KB value must not become a 100 KB log line.
+      const keyId = got.key === undefined ? null : got.key.slice(0, 32);
+      logClientProblem(this.lane.log, { event: 'auth_failed', key_id: keyId, reason, route: 'ws' });
       throw new ApiError('unauthorized', 'missing or invalid credentials');
     };
     for (const part of f.query.split('&')) {

@@ -188,3 +188,27 @@ test('replay guard: through authenticate, a replay is 401 unauthorized, a guard 
   assert.deepEqual(logs.map((l) => l.event), ['auth_failed', 'replay_guard_full', 'auth_early']);
   assert.equal(logs[0]!.reason, 'replayed signature');
 });
+
+test('auth: the log lines a client can cause are a burst of 50 a thread, then 10 a second; the next line counts the rest', async () => {
+  const secret = new Uint8Array(32).fill(9);
+  const views = {
+    keyInfo: (id: number) => (id === 5 ? { account_id: 1, scopes: 7, revoked: false, secret, row: 0 } : null),
+    keyRow: (id: number) => (id === 5 ? 0 : -1),
+    keySecret: () => secret,
+  };
+  const logs: Record<string, unknown>[] = [];
+  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  const bad = (): void => {
+    const now = Date.now();
+    const f = { method: 'GET', target: '/v1/markets', keyHeader: '5', tsHeader: String(now), sigHeader: 'AAAA', mac: null };
+    startMac(views, f as unknown as InFlight);
+    assert.throws(() => authenticate(lane as unknown as LaneOptions, f as unknown as InFlight, 'list_markets', now), ApiError);
+  };
+  for (let i = 0; i < 1000; i++) bad();
+  assert.ok(logs.length >= 40 && logs.length <= 52, `${logs.length} lines for 1,000 refusals`);
+  await new Promise((r) => setTimeout(r, 250));
+  const before = logs.length;
+  bad();
+  assert.equal(logs.length, before + 1);
+  assert.ok((logs.at(-1)!.suppressed as number) >= 1000 - 52, JSON.stringify(logs.at(-1)));
+});
