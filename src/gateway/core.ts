@@ -283,13 +283,39 @@ export class GatewayCore {
     return new BellWatch(this.bell, () => this.hasApplicable(), onRing);
   }
 
-  /** True when an event that may be applied now (durable) is waiting. */
+  /** True when an event that may be applied now (durable) is waiting, or the ring fills behind one that is not. */
   private hasApplicable(): boolean {
+    const sp = this.spilled;
+    if (!sp.empty && Header.seq(sp.mem, sp.offset) <= this.durable!.get()) return true;
     const c = this.consumer;
     if (!c.hasUnread()) return false;
     if (this.durable === null) return true;
+    if (this.ringFilling()) return true;
     const o = c.peek();
-    return o >= 0 && Header.seq(c.mem, o) <= this.durable.get();
+    return sp.empty && o >= 0 && Header.seq(c.mem, o) <= this.durable.get();
+  }
+
+  /**
+   * Events past durable_seq taken off the ring because it was filling: one
+   * command's events may outgrow the ring, and the journal makes none of them
+   * durable before its last one is written, which needs the room the first
+   * ones hold. Leaving them in the ring would block the engine for good.
+   */
+  private readonly spilled = new HeldEvents();
+
+  /** More than a quarter of the ring is published and not yet taken by this consumer. */
+  private ringFilling(): boolean {
+    const c = this.consumer;
+    return ((c.writePosition() - c.position()) >>> 0) > c.capacity >>> 2;
+  }
+
+  /** Moves every published event from the ring into the spill (they follow what is spilled already). */
+  private spillRing(): void {
+    const c = this.consumer;
+    for (let o = c.peek(); o >= 0; o = c.peek()) {
+      this.spilled.add(c.mem, o);
+      c.advance();
+    }
   }
 
   /**
@@ -304,12 +330,26 @@ export class GatewayCore {
     const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
     this.drainUs = NaN;
     let n = 0;
-    for (let o = c.peek(); o >= 0; o = c.peek()) {
-      const m = c.mem;
-      if (Header.seq(m, o) > limit) break;
-      this.applyEvent(m, o);
-      c.advance();
-      n++;
+    const sp = this.spilled;
+    if (!sp.empty) {
+      this.spillRing();
+      for (; !sp.empty; sp.next()) {
+        if (Header.seq(sp.mem, sp.offset) > limit) break;
+        this.applyEvent(sp.mem, sp.offset);
+        n++;
+      }
+    }
+    if (sp.empty) {
+      for (let o = c.peek(); o >= 0; o = c.peek()) {
+        const m = c.mem;
+        if (Header.seq(m, o) > limit) {
+          if (this.ringFilling()) this.spillRing();
+          break;
+        }
+        this.applyEvent(m, o);
+        c.advance();
+        n++;
+      }
     }
     this.handOut();
     return n;
@@ -363,18 +403,27 @@ export class GatewayCore {
     this.held = null;
     if (this.closed) return 0;
     this.drainUs = NaN;
-    held.forEach((m, o) => this.applyEvent(m, o));
+    const count = held.count;
+    for (; !held.empty; held.next()) this.applyEvent(held.mem, held.offset);
     this.handOut();
     this.drain();
-    return held.count;
+    return count;
   }
 
   private drainIntoHold(held: HeldEvents): number {
     const c = this.consumer;
     const limit = this.durable === null ? Number.MAX_SAFE_INTEGER : this.durable.get();
     let n = 0;
+    // Spilled events come before anything still in the ring: they are applied by the drain after the release.
+    if (!this.spilled.empty) {
+      this.spillRing();
+      return 0;
+    }
     for (let o = c.peek(); o >= 0; o = c.peek()) {
-      if (Header.seq(c.mem, o) > limit) break;
+      if (Header.seq(c.mem, o) > limit) {
+        if (this.ringFilling()) this.spillRing();
+        break;
+      }
       held.add(c.mem, o);
       c.advance();
       n++;
@@ -415,11 +464,18 @@ export class GatewayCore {
     this.completedOutcomes.push(completion);
   }
 
-  private release(slot: number): void {
+  /**
+   * Frees a slot. Its generation moves on when a command was written under
+   * its correlation (a late completion of it must not reach the slot's next
+   * request); a slot whose command was never written keeps it, so a burst of
+   * sheds cannot cycle the 16-bit generation of one (LIFO) slot back to that
+   * of a request that timed out while its command still waits in the ring.
+   */
+  private release(slot: number, written = true): void {
     this.waiters[slot] = null;
     this.traces[slot] = null;
     this.fills[slot] = null;
-    this.generation[slot] = (this.generation[slot]! + 1) & 0xffff;
+    if (written) this.generation[slot] = (this.generation[slot]! + 1) & 0xffff;
     this.freeSlots.push(slot);
     this.pending--;
   }
@@ -546,10 +602,11 @@ export class GatewayCore {
     const trace = this.tracing;
     this.traces[slot] = trace;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
-    const o = this.producer.tryClaim(size);
+    // Behind a deferred command nothing overtakes it: the queue is the ring's tail until it drains.
+    const o = this.deferred.length > 0 ? -1 : this.producer.tryClaim(size);
     if (o < 0) {
       if (sheddable) {
-        this.release(slot);
+        this.release(slot, false);
         this.shed++;
         throw new ApiError('shed', 'the command ring is full; retry with backoff');
       }

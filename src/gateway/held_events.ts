@@ -1,9 +1,14 @@
 // HeldEvents: event records taken off the event ring but not yet applied,
-// in the order they came, copied into segments of their own. The control
-// plane holds events here while a snapshot's capture copies its read model
-// in steps (GatewayCore.holdEvents): the model must stay at the capture's
-// seq, and the ring must not wait for it (a consumer that lags blocks the
-// engine). The thread that owns the GatewayCore.
+// in the order they came, copied into segments of their own; a FIFO. A
+// GatewayCore keeps two. The control plane holds durable events in one
+// while a snapshot's capture copies its read model in steps
+// (GatewayCore.holdEvents): the model must stay at the capture's seq, and
+// the ring must not wait for it (a consumer that lags blocks the engine).
+// Every core spills into the other the events past durable_seq when the
+// ring fills behind them: one command's events may outgrow the ring, and
+// the journal makes none of them durable before its last one is written,
+// which needs the room its first ones hold (GatewayCore.drain). The thread
+// that owns the GatewayCore.
 
 import { copyWords, memOf, type Mem } from '../lib/mem.js';
 
@@ -13,8 +18,14 @@ export class HeldEvents {
   private readonly segments: Mem[] = [];
   /** Bytes used in each segment. */
   private readonly used: number[] = [];
+  private headSeg = 0;
+  private headOff = 0;
   /** Records held. */
   count = 0;
+
+  get empty(): boolean {
+    return this.count === 0;
+  }
 
   /** Copies the record at offset o of m (its length is its first word). */
   add(m: Mem, o: number): void {
@@ -30,12 +41,28 @@ export class HeldEvents {
     this.count++;
   }
 
-  /** Calls f with every held record, oldest first. */
-  forEach(f: (m: Mem, o: number) => void): void {
-    for (let s = 0; s < this.segments.length; s++) {
-      const m = this.segments[s]!;
-      const end = this.used[s]!;
-      for (let o = 0; o < end; o += m.u32[o >>> 2]!) f(m, o);
+  /** The segment of the oldest record (only while !empty). */
+  get mem(): Mem {
+    return this.segments[this.headSeg]!;
+  }
+
+  /** The oldest record's offset in mem. */
+  get offset(): number {
+    return this.headOff;
+  }
+
+  /** Drops the oldest record. */
+  next(): void {
+    this.headOff += this.segments[this.headSeg]!.u32[this.headOff >>> 2]!;
+    this.count--;
+    if (this.count === 0) {
+      this.segments.length = 0;
+      this.used.length = 0;
+      this.headSeg = 0;
+      this.headOff = 0;
+    } else if (this.headOff >= this.used[this.headSeg]!) {
+      this.headSeg++;
+      this.headOff = 0;
     }
   }
 }

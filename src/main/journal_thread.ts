@@ -78,8 +78,10 @@ function main(d: JournalThreadData, durable: DurableSeq): void {
         // Stamped before durable_seq moves, so whoever sees the new durable_seq finds its stamp.
         stamps.stamp(seq, t1);
         durable.set(seq);
-        durable.doorbell.wake();
       }
+      // Rung after every group, moved or not: in the middle of a command larger than the ring, durable_seq
+      // stands still and the gateway cores must still wake to take (spill) what fills the ring (GatewayCore.drain).
+      durable.doorbell.wake();
       wait.idle(n);
       continue;
     }

@@ -1,0 +1,167 @@
+// GatewayCore (src/gateway/core.ts) with a full command ring, the engine
+// run by hand in the same thread: a request answered 504 while its command
+// still waits in the ring never hands its correlation to a later request,
+// however many sheds cycle its slot (a shed, which writes nothing, keeps the
+// slot's 16-bit generation); and commands of one thread are sequenced in the
+// order they were held (nothing overtakes a command waiting for room).
+// Test process, main thread.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Engine } from '../../src/engine/engine.js';
+import { ApiError } from '../../src/gateway/envelope.js';
+import { GatewayCore, type Completion, type CompletionWaiter } from '../../src/gateway/core.js';
+import { CancelOrder, Header, LAYOUT_FINGERPRINT, PlaceOrder, T_CANCEL_ORDER, T_PLACE_ORDER } from '../../src/layout/records.js';
+import type { Mem } from '../../src/lib/mem.js';
+import { RingEventOut } from '../../src/main/engine_loop.js';
+import { BroadcastProducer, BroadcastRing } from '../../src/ring/broadcast_ring.js';
+import { CommandProducer } from '../../src/ring/command_producer.js';
+import { Doorbell } from '../../src/ring/doorbell.js';
+import { SpscRing } from '../../src/ring/spsc_ring.js';
+import { Views } from '../../src/views/views.js';
+import { JOURNAL_ENGINE_CONFIG } from '../journal/journal_fixture.js';
+
+const BUDGET_MS = 1000;
+
+class Got implements CompletionWaiter {
+  calls: (Completion | null)[] = [];
+  complete(c: Completion | null): void {
+    this.calls.push(c);
+  }
+
+  get c(): Completion | null | undefined {
+    return this.calls.at(-1);
+  }
+}
+
+const nothing = { write(_m: Mem, _o: number): void {} };
+
+/** True when e is the 503 shed of a full command ring; anything else is rethrown. */
+function isShed(e: unknown): boolean {
+  if (e instanceof ApiError && e.code === 'shed') return true;
+  throw e;
+}
+
+test('gateway core: a completion of a command that timed out is never handed to a later request (generation wrap)', async () => {
+  const cmdSab = SpscRing.allocate(4096, LAYOUT_FINGERPRINT);
+  const eventRing = BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT);
+  const core = new GatewayCore({
+    producerId: 1,
+    producer: new CommandProducer(cmdSab, Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
+    eventRing,
+    consumerIndex: 0,
+    views: new Views(JOURNAL_ENGINE_CONFIG),
+    response_budget_ms: BUDGET_MS,
+    shed_pending: 1024,
+    wait: 'spin',
+  });
+  core.waiter.stop();
+  const engineSide = new SpscRing(cmdSab, LAYOUT_FINGERPRINT);
+  const out = new RingEventOut(new BroadcastProducer(eventRing, LAYOUT_FINGERPRINT));
+  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+
+  // 1. The engine is stalled: placements fill the command ring (each held, published on the next turn).
+  const placed: Got[] = [];
+  for (;;) {
+    const g = new Got();
+    try {
+      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, g);
+    } catch (e) {
+      if (isShed(e)) break; // ring full: shed
+    }
+    placed.push(g);
+  }
+  await new Promise((r) => setImmediate(r)); // publishNow
+  // 2. Their budget passes: every one is answered 504 (null); the commands stay in the ring.
+  core.expire(Date.now() + BUDGET_MS + 1);
+  for (const g of placed) assert.deepEqual(g.calls, [null]);
+  // 3. Sheddable requests keep arriving while the ring is full: each is shed (503), at once.
+  let sheds = 0;
+  for (let i = 0; i < 65535; i++) {
+    try {
+      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 8, true, nothing, new Got());
+    } catch (e) {
+      if (isShed(e)) sheds++;
+    }
+  }
+  assert.equal(sheds, 65535);
+  // 4. A cancel (never shed) from another account is held, waiting for room in the ring.
+  const cancel = new Got();
+  core.hold(T_CANCEL_ORDER, CancelOrder.SIZE, 9, false, { write: (m, o) => CancelOrder.set_order_id(m, o, 12345) }, cancel);
+  // 5. The engine catches up: it sequences the old placements (their requests were answered 504 long ago).
+  let lastPlacementSeq = 0;
+  for (let off = engineSide.peek(); off >= 0; off = engineSide.peek()) {
+    const type = Header.type(engineSide.mem, off);
+    const seq = engine.execute(engineSide.mem, off);
+    if (type === T_PLACE_ORDER) lastPlacementSeq = seq;
+    engineSide.advance();
+  }
+  out.publish();
+  core.drain();
+  // The cancel must be answered with its own command's outcome, not with the completion of a placement it never sent.
+  for (const c of cancel.calls) {
+    assert.ok(
+      c === null || c.seq !== lastPlacementSeq,
+      `the cancel (account 9) was answered with the completion of the timed-out placement of account 7 at seq ${lastPlacementSeq}: ` +
+        JSON.stringify(c),
+    );
+  }
+  core.close();
+});
+
+test('gateway core: commands of one thread are sequenced in the order they were held (a deferred one is not overtaken)', async () => {
+  const cmdSab = SpscRing.allocate(4096, LAYOUT_FINGERPRINT);
+  const eventRing = BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT);
+  const core = new GatewayCore({
+    producerId: 1,
+    producer: new CommandProducer(cmdSab, Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
+    eventRing, consumerIndex: 0, views: new Views(JOURNAL_ENGINE_CONFIG), response_budget_ms: 60_000, shed_pending: 1 << 16, wait: 'spin',
+  });
+  core.waiter.stop();
+  const engineSide = new SpscRing(cmdSab, LAYOUT_FINGERPRINT);
+  const out = new RingEventOut(new BroadcastProducer(eventRing, LAYOUT_FINGERPRINT));
+  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  const runEngine = (max: number): void => {
+    let k = 0;
+    for (let off = engineSide.peek(); off >= 0 && k < max; off = engineSide.peek(), k++) {
+      engine.execute(engineSide.mem, off);
+      engineSide.advance();
+    }
+    engineSide.release();
+    out.publish();
+  };
+  // The ring fills (a burst of placements).
+  for (;;) {
+    try {
+      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
+    } catch (e) {
+      if (isShed(e)) break;
+    }
+  }
+  await new Promise((r) => setImmediate(r));
+  // First a cancel (never shed): no room, so it waits in the core's queue.
+  const cancel = new Got();
+  core.hold(T_CANCEL_ORDER, CancelOrder.SIZE, 7, false, { write: (m, o) => CancelOrder.set_order_id(m, o, 1) }, cancel);
+  // The engine takes a few commands meanwhile (another thread: it releases room).
+  runEngine(20);
+  // Then a second cancel (never shed) and a placement (sheddable) of the same account, after the first cancel.
+  const second = new Got();
+  core.hold(T_CANCEL_ORDER, CancelOrder.SIZE, 7, false, { write: (m, o) => CancelOrder.set_order_id(m, o, 2) }, second);
+  let shed = false;
+  try {
+    core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
+  } catch (e) {
+    shed = isShed(e);
+  }
+  await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 10; i++) {
+    runEngine(1e9);
+    core.drain();
+    await new Promise((r) => setImmediate(r));
+  }
+  assert.ok(cancel.c && second.c, 'both cancels were answered');
+  assert.ok(cancel.c.seq < second.c.seq, `the first cancel was sequenced at ${cancel.c.seq}, after the second at ${second.c.seq}`);
+  // Behind commands waiting for room, a sheddable one is shed (503), never written ahead of them.
+  assert.ok(shed, 'the placement behind them was shed');
+  core.close();
+});
