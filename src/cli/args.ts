@@ -90,7 +90,9 @@ export function u64(name: string, raw: string | undefined, min = 0n, max = 0xfff
  * would go to.
  */
 export function requestPath(raw: string, example: string, usage: string): string {
-  if (!raw.startsWith('/') || raw.startsWith('//')) throw new UsageError(`the path must start with a single /, e.g. ${example}`, usage);
+  // A URL parser also reads '/\\host' and '/<tab>/host' as '//host': what it resolves to must stay on the origin.
+  const stays = raw.startsWith('/') && !raw.startsWith('//') && new URL(raw, 'http://origin.invalid').host === 'origin.invalid';
+  if (!stays) throw new UsageError(`the path must start with a single /, e.g. ${example}`, usage);
   return raw;
 }
 

@@ -183,7 +183,14 @@ export class DxWebSocket {
   /** After a (re)connect: subscribe again to everything wanted, the user channel resumed, then tell the open handlers. */
   private async restore(reconnected: boolean): Promise<void> {
     this.bySid.clear();
-    for (const w of this.wanted) await this.subscribeNow(w, reconnected);
+    // A copy: unsubscribe() may take entries out of `wanted` while this awaits.
+    for (const w of [...this.wanted]) {
+      if (!this.wanted.includes(w)) continue;
+      const subs = await this.subscribeNow(w, reconnected);
+      // Unsubscribed while its subscribe was in flight (its sid was not known then): end it now.
+      const stale = subs.filter((s) => !this.isWanted(s));
+      if (stale.length > 0) await this.unsubscribe(stale);
+    }
     for (const h of this.openHandlers) await h(reconnected);
   }
 
@@ -359,6 +366,12 @@ export class DxWebSocket {
     if (sids.length === 0 || this.ws === null) return;
     const r = await this.command('unsubscribe', { sids });
     if (r.type === 'error') throw DxWsError.of(r.msg);
+  }
+
+  private isWanted(s: Pick<Subscription, 'channel' | 'market_id'>): boolean {
+    return this.wanted.some(
+      (w) => w.channel === s.channel && (w.market_ids === undefined ? s.market_id === 0 : w.market_ids.includes(s.market_id)),
+    );
   }
 
   private async subscribeNow(w: Wanted, resume: boolean): Promise<Subscription[]> {

@@ -286,7 +286,8 @@ export class GatewayCore {
   /** True when an event that may be applied now (durable) is waiting, or the ring fills behind one that is not. */
   private hasApplicable(): boolean {
     const sp = this.spilled;
-    if (!sp.empty && Header.seq(sp.mem, sp.offset) <= this.durable!.get()) return true;
+    // During a hold the spill is applied by the release, not by a drain: it is no work then.
+    if (!sp.empty && this.held === null && Header.seq(sp.mem, sp.offset) <= this.durable!.get()) return true;
     const c = this.consumer;
     if (!c.hasUnread()) return false;
     if (this.durable === null) return true;

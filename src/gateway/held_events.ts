@@ -18,7 +18,7 @@ export class HeldEvents {
   private readonly segments: Mem[] = [];
   /** Bytes used in each segment. */
   private readonly used: number[] = [];
-  private headSeg = 0;
+  /** The oldest record's offset in segments[0]. */
   private headOff = 0;
   /** Records held. */
   count = 0;
@@ -43,7 +43,7 @@ export class HeldEvents {
 
   /** The segment of the oldest record (only while !empty). */
   get mem(): Mem {
-    return this.segments[this.headSeg]!;
+    return this.segments[0]!;
   }
 
   /** The oldest record's offset in mem. */
@@ -51,17 +51,17 @@ export class HeldEvents {
     return this.headOff;
   }
 
-  /** Drops the oldest record. */
+  /** Drops the oldest record; a segment goes once its last record does (a spill that never empties keeps no more). */
   next(): void {
-    this.headOff += this.segments[this.headSeg]!.u32[this.headOff >>> 2]!;
+    this.headOff += this.segments[0]!.u32[this.headOff >>> 2]!;
     this.count--;
     if (this.count === 0) {
       this.segments.length = 0;
       this.used.length = 0;
-      this.headSeg = 0;
       this.headOff = 0;
-    } else if (this.headOff >= this.used[this.headSeg]!) {
-      this.headSeg++;
+    } else if (this.headOff >= this.used[0]!) {
+      this.segments.shift();
+      this.used.shift();
       this.headOff = 0;
     }
   }

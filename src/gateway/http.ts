@@ -202,7 +202,26 @@ export function send(
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
     // A response to HEAD carries no body (RFC 9110 9.3.2).
     if (flight.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(json), flight.closeAfter === true);
-    else res.end(json, flight.closeAfter === true);
+    else if (flight.closeAfter === true) res.end(json, true);
+    else endOrWait(res, flight, json);
+  });
+}
+
+/**
+ * res.end buffers whatever the socket does not take: a client that pipelines
+ * requests and never reads would make uWS hold every reply. tryEnd writes
+ * what the socket takes now and keeps the response pending (uWS closes a
+ * connection that sends another request meanwhile); the rest follows onWritable.
+ */
+function endOrWait(res: HttpResponse, flight: { aborted: boolean }, json: string): void {
+  const start = res.getWriteOffset();
+  const total = Buffer.byteLength(json);
+  const [ok, done] = res.tryEnd(json, total);
+  if (ok || done) return;
+  const bytes = Buffer.from(json);
+  res.onWritable((offset) => {
+    if (flight.aborted) return true;
+    return res.tryEnd(bytes.subarray(offset - start), total)[0];
   });
 }
 
@@ -267,7 +286,8 @@ let clientLogSuppressed = 0;
 export function logClientProblem(log: ((fields: Record<string, unknown>) => void) | undefined, fields: Record<string, unknown>): void {
   if (log === undefined) return;
   const now = Date.now();
-  clientLogTokens = Math.min(CLIENT_LOG_BURST, clientLogTokens + ((now - clientLogAt) * CLIENT_LOG_PER_S) / 1000);
+  // A wall clock stepped back refills nothing (it must not drive the budget below zero for as long as the step).
+  clientLogTokens = Math.min(CLIENT_LOG_BURST, clientLogTokens + (Math.max(0, now - clientLogAt) * CLIENT_LOG_PER_S) / 1000);
   clientLogAt = now;
   if (clientLogTokens < 1) {
     clientLogSuppressed++;

@@ -230,7 +230,12 @@ export const MAX_GATEWAYS = BROADCAST_MAX_CONSUMERS - eventReaders(0);
 /** Largest account, market and position table size (the position index is a power-of-two table of twice that). */
 export const MAX_TABLE_CAPACITY = 1 << 28;
 
-/** uWS listens with SO_REUSEPORT: two listeners on one address would share its connections between them. */
+/**
+ * uWS listens with SO_REUSEPORT: two listeners on one address would share its
+ * connections between them. Hosts overlap in more ways than their spelling
+ * shows (localhost, 127.1 and 127.0.0.1; 0.0.0.0 and any address), so no two
+ * listeners share a port at all (0, any free port, excepted).
+ */
 function checkListeners(cfg: ExchangeConfig): void {
   const listeners = [
     ['port', cfg.host, cfg.port],
@@ -241,7 +246,8 @@ function checkListeners(cfg: ExchangeConfig): void {
     for (let j = i + 1; j < listeners.length; j++) {
       const [a, ha, pa] = listeners[i]!;
       const [b, hb, pb] = listeners[j]!;
-      if (pa !== 0 && pa === pb && ha === hb) throw new Error(`${a} and ${b} are both ${ha}:${pa}; each listener needs a port of its own`);
+      if (pa === 0 || pa !== pb) continue;
+      throw new Error(`${a} and ${b} are both ${pa} (on ${ha} and ${hb}); each listener needs a port of its own`);
     }
   }
 }

@@ -112,6 +112,7 @@ test('dx: mistakes that would half-apply a command or leak a credential exit 2 b
   // A path starting with // would name another host, and the token or signature would go there.
   const other = `//${new URL(tx.adminBase).host}/admin/health`;
   assert.equal((await dx(['admin', 'get', other])).code, 2);
+  assert.equal((await dx(['admin', 'get', `/\\${new URL(tx.adminBase).host}/admin/health`])).code, 2, 'a URL parser reads /\\ as //');
   assert.equal((await dx(['get', other], { DX_KEY_ID: '1', DX_KEY_SECRET: Buffer.alloc(32).toString('base64') })).code, 2);
   // A deposit the server would refuse is refused before the account exists.
   const first = json(await dx(['admin', 'account', 'create', '--json'])).account_id as number;

@@ -395,3 +395,36 @@ it('client ws: an unsubscribed stream is not subscribed again by a reconnect', a
     await ws.close();
   }
 });
+
+it('client ws: unsubscribe() while a reconnect subscribes again ends that stream and leaves the others subscribed', async () => {
+  const [a, b, c] = [market, await newMarket(tx), await newMarket(tx)];
+  const url = `http://127.0.0.1:${proxy.port}`;
+  const ws = new DxWebSocket({ url, keyId: k.keyId, secret: k.secret, backoff: { minMs: 0, maxMs: 0 } });
+  const snaps: number[] = [];
+  const deltas: number[] = [];
+  ws.onData((m: WsMessage, sub: Subscription) => {
+    if (m.type === 'orderbook_snapshot') snaps.push(sub.market_id);
+    if (m.type === 'orderbook_delta') deltas.push(sub.market_id);
+  });
+  await ws.connect();
+  try {
+    const subsA = await ws.subscribe(['orderbook_delta'], [a]);
+    await ws.subscribe(['orderbook_delta'], [b]);
+    await ws.subscribe(['orderbook_delta'], [c]);
+    assert.ok(await eventually(() => snaps.length === 3, 3000));
+    snaps.length = 0;
+    proxy.cut();
+    // The new connection is open and the reconnect is subscribing market a again: unsubscribe a now.
+    await eventually(() => ws.connections === 2, 5000, 0);
+    await ws.unsubscribe(subsA);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(snaps.includes(b) && snaps.includes(c), `snapshots after the reconnect: ${JSON.stringify(snaps)} (a=${a}, b=${b}, c=${c})`);
+    deltas.length = 0;
+    await k.client.placeOrder(order(a, { tick: 12 }));
+    await k.client.placeOrder(order(b, { tick: 12 }));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(deltas, [b], `book deltas after the unsubscribe of a=${a} (b=${b})`);
+  } finally {
+    await ws.close();
+  }
+});

@@ -4,7 +4,8 @@
 // headers, ETag and 304, gzip, HEAD, methods, unknown files, and that the
 // signed and bearer-token surfaces stay closed. Without a build, `/` is a
 // 404 in the envelope. A client that pipelines GETs and never reads is
-// closed once a reply waits on it, instead of having every reply buffered.
+// closed once a reply waits on it, instead of having every reply buffered;
+// the REST lane's replies the same way.
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -165,6 +166,32 @@ test('web: a connection that pipelines 1,000 GETs of a large asset and does not 
   assert.ok(got.closed, `the connection stayed open after ${got.bytes} bytes`);
   const replies = Math.round(got.bytes / BIG.length);
   assert.ok(got.bytes < 100 * BIG.length, `${got.bytes} bytes were answered: ${replies} replies held for one client`);
+});
+
+test('rest: a connection that pipelines 100,000 unsigned requests and does not read is closed once a reply waits on it ' +
+  '(its 401s are not all buffered in the exchange)', async () => {
+  const n = 100_000;
+  const got = await new Promise<{ bytes: number; closed: boolean }>((resolve) => {
+    const s = connect(tx.port, '127.0.0.1');
+    let bytes = 0;
+    s.on('error', () => {});
+    s.pause();
+    s.write('GET /v1/portfolio/balance HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(n));
+    setTimeout(() => {
+      const giveUp = setTimeout(() => {
+        s.destroy();
+        resolve({ bytes, closed: false });
+      }, 5000);
+      s.on('data', (d: Buffer) => (bytes += d.length));
+      s.on('close', () => {
+        clearTimeout(giveUp);
+        resolve({ bytes, closed: true });
+      });
+      s.resume();
+    }, 1000);
+  });
+  assert.ok(got.closed, `the connection stayed open after ${got.bytes} bytes`);
+  assert.ok(got.bytes < 8 << 20, `${got.bytes} bytes of replies were held for one client`);
 });
 
 test('web: without a build, / answers 404 in the envelope and says how to build it', async () => {
