@@ -42,23 +42,30 @@ function isShed(e: unknown): boolean {
   throw e;
 }
 
-test('gateway core: a completion of a command that timed out is never handed to a later request (generation wrap)', async () => {
+/** A core on a 4 KiB command ring (its waiter stopped), the engine's end of that ring, and an engine writing to the event ring. */
+interface Rig {
+  core: GatewayCore;
+  engineSide: SpscRing;
+  out: RingEventOut;
+  engine: Engine;
+}
+
+function rig(budgetMs: number, shedPending: number): Rig {
   const cmdSab = SpscRing.allocate(4096, LAYOUT_FINGERPRINT);
   const eventRing = BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT);
   const core = new GatewayCore({
     producerId: 1,
     producer: new CommandProducer(cmdSab, Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
-    eventRing,
-    consumerIndex: 0,
-    views: new Views(JOURNAL_ENGINE_CONFIG),
-    response_budget_ms: BUDGET_MS,
-    shed_pending: 1024,
+    eventRing, consumerIndex: 0, views: new Views(JOURNAL_ENGINE_CONFIG), response_budget_ms: budgetMs, shed_pending: shedPending,
     wait: 'spin',
   });
   core.waiter.stop();
-  const engineSide = new SpscRing(cmdSab, LAYOUT_FINGERPRINT);
   const out = new RingEventOut(new BroadcastProducer(eventRing, LAYOUT_FINGERPRINT));
-  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  return { core, engineSide: new SpscRing(cmdSab, LAYOUT_FINGERPRINT), out, engine: new Engine(JOURNAL_ENGINE_CONFIG, out) };
+}
+
+test('gateway core: a completion of a command that timed out is never handed to a later request (generation wrap)', async () => {
+  const { core, engineSide, out, engine } = rig(BUDGET_MS, 1024);
 
   // 1. The engine is stalled: placements fill the command ring (each held, published on the next turn).
   const placed: Got[] = [];
@@ -110,17 +117,7 @@ test('gateway core: a completion of a command that timed out is never handed to 
 });
 
 test('gateway core: commands of one thread are sequenced in the order they were held (a deferred one is not overtaken)', async () => {
-  const cmdSab = SpscRing.allocate(4096, LAYOUT_FINGERPRINT);
-  const eventRing = BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT);
-  const core = new GatewayCore({
-    producerId: 1,
-    producer: new CommandProducer(cmdSab, Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
-    eventRing, consumerIndex: 0, views: new Views(JOURNAL_ENGINE_CONFIG), response_budget_ms: 60_000, shed_pending: 1 << 16, wait: 'spin',
-  });
-  core.waiter.stop();
-  const engineSide = new SpscRing(cmdSab, LAYOUT_FINGERPRINT);
-  const out = new RingEventOut(new BroadcastProducer(eventRing, LAYOUT_FINGERPRINT));
-  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  const { core, engineSide, out, engine } = rig(60_000, 1 << 16);
   const runEngine = (max: number): void => {
     let k = 0;
     for (let off = engineSide.peek(); off >= 0 && k < max; off = engineSide.peek(), k++) {

@@ -14,6 +14,7 @@ import { ApiError } from '../../src/gateway/envelope.js';
 import { authenticate, startMac, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
 import { digestHi, digestLo } from '../../src/lib/hmac_sha256.js';
 import { Rng } from '../../src/lib/rng.js';
+import type { Views } from '../../src/views/views.js';
 
 /** A digest (as checkMac leaves it) whose first 64 bits are lo, hi. */
 function digest(lo: number, hi: number): Int32Array {
@@ -144,14 +145,19 @@ test('replay guard: a long run with signatures expiring all the time answers as 
   assert.equal(g.occupancy(now).live, live);
 });
 
-test('replay guard: through authenticate, a replay is 401 unauthorized, a guard with no room 503 shed, and a signature below ' +
-  'the floor 503 shed with retry_after_ms', () => {
-  const secret = new Uint8Array(32).fill(9);
-  const views = {
+/** A read model with one key, id 5 of account 1 (every scope), and its secret. */
+function keyFiveViews(secret: Uint8Array): Pick<Views, 'keyInfo' | 'keyRow' | 'keySecret'> {
+  return {
     keyInfo: (id: number) => (id === 5 ? { account_id: 1, scopes: 7, revoked: false, secret, row: 0 } : null),
     keyRow: (id: number) => (id === 5 ? 0 : -1),
     keySecret: () => secret,
   };
+}
+
+test('replay guard: through authenticate, a replay is 401 unauthorized, a guard with no room 503 shed, and a signature below ' +
+  'the floor 503 shed with retry_after_ms', () => {
+  const secret = new Uint8Array(32).fill(9);
+  const views = keyFiveViews(secret);
   const logs: Record<string, unknown>[] = [];
   // One slot: the second distinct signature inside the window finds no room.
   const opts = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate(1)), log: (f: Record<string, unknown>) => logs.push(f) };
@@ -191,11 +197,7 @@ test('replay guard: through authenticate, a replay is 401 unauthorized, a guard 
 
 test('auth: the log lines a client can cause are a burst of 50 a thread, then 10 a second; the next line counts the rest', async () => {
   const secret = new Uint8Array(32).fill(9);
-  const views = {
-    keyInfo: (id: number) => (id === 5 ? { account_id: 1, scopes: 7, revoked: false, secret, row: 0 } : null),
-    keyRow: (id: number) => (id === 5 ? 0 : -1),
-    keySecret: () => secret,
-  };
+  const views = keyFiveViews(secret);
   const logs: Record<string, unknown>[] = [];
   const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
   const bad = (): void => {
