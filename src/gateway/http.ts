@@ -211,14 +211,16 @@ export function send(
  * res.end buffers whatever the socket does not take: a client that pipelines
  * requests and never reads would make uWS hold every reply. tryEnd writes
  * what the socket takes now and keeps the response pending (uWS closes a
- * connection that sends another request meanwhile); the rest follows onWritable.
+ * connection that sends another request meanwhile, so such a client holds
+ * one reply plus the kernel's socket buffer); the rest follows onWritable.
+ * The REST lane's replies and the static files.
  */
-function endOrWait(res: HttpResponse, flight: { aborted: boolean }, json: string): void {
+export function endOrWait(res: HttpResponse, flight: { aborted: boolean }, body: string | Uint8Array): void {
   const start = res.getWriteOffset();
-  const total = Buffer.byteLength(json);
-  const [ok, done] = res.tryEnd(json, total);
+  const total = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  const [ok, done] = res.tryEnd(body, total);
   if (ok || done) return;
-  const bytes = Buffer.from(json);
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   res.onWritable((offset) => {
     if (flight.aborted) return true;
     return res.tryEnd(bytes.subarray(offset - start), total)[0];

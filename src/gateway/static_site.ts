@@ -19,7 +19,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ApiError } from './envelope.js';
-import { send, statusLine } from './http.js';
+import { endOrWait, send, statusLine } from './http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export interface StaticFile {
@@ -133,26 +133,7 @@ function serve(res: HttpResponse, req: HttpRequest, file: StaticFile): void {
     const body = gzip ? file.gzip! : file.body;
     if (gzip) res.writeHeader('content-encoding', 'gzip');
     if (method === 'HEAD') res.endWithoutBody(body.length);
-    else streamBody(res, flight, body);
-  });
-}
-
-/**
- * Sends a body without letting uWS buffer what the client does not read:
- * tryEnd writes what the socket takes now and the rest follows onWritable.
- * While the response is unfinished uWS closes a connection that sends
- * another request, so a client that pipelines GETs and never reads holds
- * at most one body (plus the kernel's socket buffer), not one per request.
- */
-function streamBody(res: HttpResponse, flight: { aborted: boolean }, body: Uint8Array): void {
-  const total = body.length;
-  const start = res.getWriteOffset();
-  const [ok, done] = res.tryEnd(body, total);
-  if (ok || done) return;
-  res.onWritable((offset) => {
-    if (flight.aborted) return true;
-    const [ok2] = res.tryEnd(body.subarray(offset - start), total);
-    return ok2;
+    else endOrWait(res, flight, body);
   });
 }
 
