@@ -135,7 +135,7 @@ class FakeResponse {
   writeHeader(_k: string, _v: string): this {
     return this;
   }
-  end(body?: string, _close?: boolean): this {
+  end(body?: string | Uint8Array, _close?: boolean): this {
     FakeResponse.ended++;
     FakeResponse.bytes += body === undefined ? 0 : body.length;
     FakeResponse.statuses.set(this.status, (FakeResponse.statuses.get(this.status) ?? 0) + 1);
@@ -143,6 +143,17 @@ class FakeResponse {
   }
   endWithoutBody(): this {
     return this.end();
+  }
+  /** The stand-in's socket takes every reply whole, so nothing waits for onWritable. */
+  getWriteOffset(): number {
+    return 0;
+  }
+  tryEnd(body: string | Uint8Array, _total: number): [boolean, boolean] {
+    this.end(body);
+    return [true, true];
+  }
+  onWritable(_cb: (offset: number) => boolean): this {
+    throw new Error('gateway_path: the stand-in never asks for onWritable');
   }
   /** uWS delivers the body after the handler returned: one chunk, the last. */
   deliver(body: ArrayBuffer): void {
