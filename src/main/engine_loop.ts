@@ -181,7 +181,9 @@ export class EngineLoop {
     const clock = this.clock;
     let ticking = false;
     let dueMs = Infinity;
-    while (!control.stopRequested) {
+    for (;;) {
+      control.observe();
+      if (control.stopRequested) break;
       if (control.paused) {
         // The clock pauses with the engine (tests that hold requests).
         this.wait.idle(0);

@@ -63,7 +63,8 @@ if (data.follow !== undefined) follow(data.follow.consumerIndex);
 const out = new RingEventOut(new BroadcastProducer(data.eventRing, LAYOUT_FINGERPRINT));
 const engine = new Engine(data.config, out, state);
 if (data.follow !== undefined) control.setSequencing();
-const wait = waitStrategy(data.wait, Doorbell.attach(data.doorbell), rings);
+// The control block is a source too: a stop or clock request that rang before the engine announced is seen by the re-check.
+const wait = waitStrategy(data.wait, Doorbell.attach(data.doorbell), [...rings, control]);
 const loop = new EngineLoop(
   engine,
   rings,

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SpscRing } from '../../src/ring/spsc_ring.js';
 import { Doorbell } from '../../src/ring/doorbell.js';
+import { EngineControl } from '../../src/main/engine_control.js';
 import {
   ADAPTIVE_SPIN_US, BackoffWaitStrategy, BellWatch, BlockingWaitStrategy, BusySpinWaitStrategy, LoopWaitStrategy, WorkRate, type WaitKind,
 } from '../../src/ring/wait.js';
@@ -88,6 +89,28 @@ test('wait: a blocking strategy does not park when a record arrived before the r
   idle.idle(0);
   assert.equal(idle.sleeps, 0);
   assert.equal(idle.rechecks, 1);
+});
+
+test('wait: the engine does not park when a control request came after it looked at its flags', () => {
+  const sab = SpscRing.allocate(4096, FP);
+  const ring = new SpscRing(sab, FP);
+  const block = EngineControl.allocate();
+  const engineSide = new EngineControl(block);
+  const mainSide = new EngineControl(block);
+  const idle = new BlockingWaitStrategy(ring.doorbell, [ring, engineSide], { spin_us: 0, park_timeout_ms: 10_000 });
+  for (const request of [() => mainSide.startClock(), () => mainSide.setClockOffsetMs(5), () => mainSide.requestStop()]) {
+    engineSide.observe();
+    assert.equal(engineSide.hasUnread(), false);
+    // The request and its ring land before the announce: the ring finds nobody parked, so only the re-check can see it.
+    request();
+    ring.doorbell.wake();
+    const before = idle.rechecks;
+    idle.idle(0);
+    assert.equal(idle.sleeps, 0);
+    assert.equal(idle.rechecks, before + 1);
+  }
+  engineSide.observe();
+  assert.equal(engineSide.hasUnread(), false, 'a request the engine has looked at is not work');
 });
 
 test('wait: a consumer thread parked on its ring is woken by every publish, 10,000 round trips with no lost ' +
