@@ -326,10 +326,11 @@ function sendText(res: HttpResponse, f: InFlight, status: number, text: string):
   });
 }
 
-/** Constant-time bearer token check. */
+/** Constant-time bearer token check. The scheme is case-insensitive, and one or more spaces follow it (RFC 9110, 11.1 and 11.4). */
 function tokenOk(header: string, token: Buffer): boolean {
-  if (!header.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice(7));
+  const m = /^bearer +/i.exec(header);
+  if (m === null) return false;
+  const given = Buffer.from(header.slice(m[0].length));
   return given.length === token.length && timingSafeEqual(given, token);
 }
 

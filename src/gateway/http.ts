@@ -277,13 +277,27 @@ export function startMac(views: Pick<Views, 'keyRow' | 'keySecret'>, f: InFlight
  * written at most CLIENT_LOG_BURST at once and CLIENT_LOG_PER_S a second on
  * each thread; the rest are counted, and the next line written carries the
  * count (`suppressed`), so an unauthenticated flood cannot fill the disk
- * through the structured log. Module state: one budget per thread.
+ * through the structured log. A count nothing else reports within
+ * CLIENT_LOG_FLUSH_MS of its first left-out line gets a line of its own
+ * (`client_log_suppressed`), so a flood that stops is still counted. Module
+ * state: one budget per thread.
  */
 const CLIENT_LOG_BURST = 50;
 const CLIENT_LOG_PER_S = 10;
+export const CLIENT_LOG_FLUSH_MS = 1000;
 let clientLogTokens = CLIENT_LOG_BURST;
 let clientLogAt = 0;
 let clientLogSuppressed = 0;
+let clientLogFlush: NodeJS.Timeout | null = null;
+/** The log of the last left-out line: the one its count goes to. */
+let clientLogSink: (fields: Record<string, unknown>) => void = () => {};
+
+function flushClientLog(): void {
+  clientLogFlush = null;
+  if (clientLogSuppressed === 0) return;
+  clientLogSink({ event: 'client_log_suppressed', suppressed: clientLogSuppressed });
+  clientLogSuppressed = 0;
+}
 
 export function logClientProblem(log: ((fields: Record<string, unknown>) => void) | undefined, fields: Record<string, unknown>): void {
   if (log === undefined) return;
@@ -293,6 +307,8 @@ export function logClientProblem(log: ((fields: Record<string, unknown>) => void
   clientLogAt = now;
   if (clientLogTokens < 1) {
     clientLogSuppressed++;
+    clientLogSink = log;
+    clientLogFlush ??= setTimeout(flushClientLog, CLIENT_LOG_FLUSH_MS).unref();
     return;
   }
   clientLogTokens--;

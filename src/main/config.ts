@@ -9,6 +9,7 @@ import { MAX_PENDING } from '../gateway/core.js';
 import { BROADCAST_MAX_CONSUMERS } from '../ring/broadcast_ring.js';
 import { WAIT_KINDS, type WaitKind } from '../ring/wait.js';
 import { DEFAULT_WS_CONFIG, type WsConfig } from '../ws/protocol.js';
+import { isLevel } from './log.js';
 
 export interface ExchangeConfig {
   host: string;
@@ -314,6 +315,10 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   for (const o of OPTIONS) {
     const raw = values[o.flag.slice(2)];
     if (raw !== undefined) c[o.key] = parseValue(o.flag, o.kind, raw);
+  }
+  const level = env.DX_LOG_LEVEL;
+  if (level !== undefined && level !== '' && !isLevel(level)) {
+    throw new Error(`DX_LOG_LEVEL: expected debug, info, warn or error, got "${level}"`);
   }
   const cfg = c as unknown as ExchangeConfig;
   if (cfg.gateways < 1 || cfg.gateways > MAX_GATEWAYS) throw new Error(`gateways must be 1..${MAX_GATEWAYS}`);

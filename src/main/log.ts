@@ -4,7 +4,14 @@
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 const threshold: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const min = threshold[(process.env.DX_LOG_LEVEL as Level) ?? 'info'] ?? 20;
+
+/** DX_LOG_LEVEL's values (the exchange's configuration refuses any other). */
+export function isLevel(s: string): s is Level {
+  return Object.hasOwn(threshold, s);
+}
+
+const given = process.env.DX_LOG_LEVEL ?? '';
+const min = isLevel(given) ? threshold[given] : threshold.info;
 
 export function log(level: Level, fields: Record<string, unknown>): void {
   if (threshold[level] < min) return;

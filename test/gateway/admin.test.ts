@@ -48,7 +48,7 @@ test('control plane: every request needs the bearer token, else 401 unauthorized
     {},
     { authorization: 'Bearer wrong-token' },
     { authorization: `Bearer ${ADMIN_TOKEN}x` },
-    { authorization: `bearer ${ADMIN_TOKEN}` },
+    { authorization: `Bearer${ADMIN_TOKEN}` },
     { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` },
     { authorization: ADMIN_TOKEN },
     { 'x-admin-token': ADMIN_TOKEN },
@@ -63,6 +63,10 @@ test('control plane: every request needs the bearer token, else 401 unauthorized
     for (const [method, target, body] of targets) {
       assertErrorReply(await admin(method, target, body, headers), 401, 'unauthorized');
     }
+  }
+  // The scheme is case-insensitive (RFC 9110, 11.1), and more than one space may follow it.
+  for (const authorization of [`bearer ${ADMIN_TOKEN}`, `BEARER ${ADMIN_TOKEN}`, `Bearer  ${ADMIN_TOKEN}`]) {
+    assert.equal((await admin('GET', '/admin/health', undefined, { authorization })).status, 200, authorization);
   }
   const wrong = new AdminClient({ baseUrl: tx.adminBase, token: 'nope' });
   await rejects(wrong.createAccount(), 401, 'unauthorized');

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { REPLAY_WINDOW_MS, ReplayGuard, sign } from '../../src/gateway/auth.js';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { authenticate, startMac, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
+import { authenticate, CLIENT_LOG_FLUSH_MS, startMac, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
 import { digestHi, digestLo } from '../../src/lib/hmac_sha256.js';
 import { Rng } from '../../src/lib/rng.js';
 import type { Views } from '../../src/views/views.js';
@@ -213,4 +213,24 @@ test('auth: the log lines a client can cause are a burst of 50 a thread, then 10
   bad();
   assert.equal(logs.length, before + 1);
   assert.ok((logs.at(-1)!.suppressed as number) >= 1000 - 52, JSON.stringify(logs.at(-1)));
+});
+
+test('auth: a flood of client-caused log lines that stops is still counted, by a line of its own', async () => {
+  const secret = new Uint8Array(32).fill(9);
+  const views = keyFiveViews(secret);
+  const logs: Record<string, unknown>[] = [];
+  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  for (let i = 0; i < 500; i++) {
+    const now = Date.now();
+    const f = { method: 'GET', target: '/v1/markets', keyHeader: '5', tsHeader: String(now), sigHeader: 'AAAA', mac: null };
+    startMac(views, f as unknown as InFlight);
+    assert.throws(() => authenticate(lane as unknown as LaneOptions, f as unknown as InFlight, 'list_markets', now), ApiError);
+  }
+  const written = logs.length;
+  assert.ok(written < 500, `${written} lines for 500 refusals`);
+  await new Promise((r) => setTimeout(r, CLIENT_LOG_FLUSH_MS + 200));
+  const total = logs.slice(written).filter((l) => l.event === 'client_log_suppressed');
+  assert.equal(total.length, 1, JSON.stringify(logs.slice(written)));
+  const counted = logs.reduce((n, l) => n + 1 + ((l.suppressed as number | undefined) ?? 0), 0) - total.length;
+  assert.equal(counted, 500, 'every refusal is a line or in a count');
 });
