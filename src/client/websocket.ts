@@ -186,10 +186,7 @@ export class DxWebSocket {
     // A copy: unsubscribe() may take entries out of `wanted` while this awaits.
     for (const w of [...this.wanted]) {
       if (!this.wanted.includes(w)) continue;
-      const subs = await this.subscribeNow(w, reconnected);
-      // Unsubscribed while its subscribe was in flight (its sid was not known then): end it now.
-      const stale = subs.filter((s) => !this.isWanted(s));
-      if (stale.length > 0) await this.unsubscribe(stale);
+      await this.endUnwanted(await this.subscribeNow(w, reconnected));
     }
     for (const h of this.openHandlers) await h(reconnected);
   }
@@ -332,10 +329,26 @@ export class DxWebSocket {
     if (market_ids !== undefined) market_ids = [...new Set(market_ids)];
     for (const channel of channels) {
       const w: Wanted = market_ids !== undefined && channel !== 'user' && channel !== 'oracle' ? { channel, market_ids } : { channel };
-      out.push(...await this.subscribeNow(w, false));
+      // Wanted from now on, so that an unsubscribe() while the subscribe is in flight takes it back.
       this.wanted.push(w);
+      let subs: Subscription[];
+      try {
+        subs = await this.subscribeNow(w, false);
+      } catch (e) {
+        const i = this.wanted.indexOf(w);
+        if (i >= 0) this.wanted.splice(i, 1);
+        throw e;
+      }
+      out.push(...await this.endUnwanted(subs));
     }
     return out;
+  }
+
+  /** The streams of `subs` still wanted; ends the others (unsubscribed while their subscribe was in flight, their sid unknown). */
+  private async endUnwanted(subs: Subscription[]): Promise<Subscription[]> {
+    const stale = subs.filter((s) => !this.isWanted(s));
+    if (stale.length > 0) await this.unsubscribe(stale);
+    return stale.length === 0 ? subs : subs.filter((s) => this.isWanted(s));
   }
 
   /**

@@ -396,6 +396,31 @@ it('client ws: an unsubscribed stream is not subscribed again by a reconnect', a
   }
 });
 
+it('client ws: unsubscribe() while the first subscribe is in flight ends the stream, now and across a reconnect', async () => {
+  const a = await newMarket(tx);
+  const url = `http://127.0.0.1:${proxy.port}`;
+  const ws = new DxWebSocket({ url, keyId: k.keyId, secret: k.secret, backoff: { minMs: 10, maxMs: 50 } });
+  const book: number[] = [];
+  ws.onData((m, sub) => {
+    if (sub.channel === 'orderbook_delta') book.push(sub.market_id);
+  });
+  await ws.connect();
+  try {
+    const subscribing = ws.subscribe(['orderbook_delta'], [a]);
+    await ws.unsubscribe([{ channel: 'orderbook_delta', market_id: a }]);
+    assert.deepEqual(await subscribing, [], 'nothing subscribed is left');
+    book.length = 0;
+    await k.client.placeOrder(order(a, { tick: 13 }));
+    proxy.cut();
+    assert.ok(await eventually(() => ws.connections === 2 && ws.connected, 5000), 'reconnected');
+    await k.client.placeOrder(order(a, { tick: 14 }));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(book, [], 'no book messages after the unsubscribe, before and after the reconnect');
+  } finally {
+    await ws.close();
+  }
+});
+
 it('client ws: unsubscribe() while a reconnect subscribes again ends that stream and leaves the others subscribed', async () => {
   const [a, b, c] = [market, await newMarket(tx), await newMarket(tx)];
   const url = `http://127.0.0.1:${proxy.port}`;

@@ -159,3 +159,18 @@ test('lane: leaving a market and coming back before the first subscribe is answe
   assert.deepEqual(got, ['orderbook_snapshot', 'orderbook_delta']);
   lane.stop();
 });
+
+test('lane: leaving, coming back and leaving again before the first reply ends the stream once (both replies carry its sid)', async () => {
+  const { lane, ws } = await started();
+  const leaveFirst = lane.subscribe('orderbook_delta', 7, () => {});
+  const first = ws.last();
+  leaveFirst();
+  const leaveSecond = lane.subscribe('orderbook_delta', 7, () => {});
+  const second = ws.last();
+  leaveSecond();
+  ws.push({ id: first.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
+  ws.push({ id: second.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7, existing: true } });
+  const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
+  assert.deepEqual(ends.map((c) => c.params), [{ sids: [3] }], 'one unsubscribe: a second would be answered unknown_sid');
+  lane.stop();
+});

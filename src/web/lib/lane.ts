@@ -48,6 +48,8 @@ export class Lane {
   private readonly subs = new Map<string, Sub>();
   private readonly bySid = new Map<number, Sub>();
   private readonly pending = new Map<number, Sub>();
+  /** Sids this connection has asked to end (sids are never reused): a later `existing` reply of one is not ended twice. */
+  private readonly ended = new Set<number>();
   private nextId = 1;
   private retryMs = 500;
   private stopped = false;
@@ -83,9 +85,16 @@ export class Lane {
       this.subs.delete(key);
       if (s.sid !== null) {
         this.bySid.delete(s.sid);
-        this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [s.sid] } });
+        this.end(s.sid);
       }
     };
+  }
+
+  /** Ends a stream on this connection, once. */
+  private end(sid: number): void {
+    if (this.ended.has(sid)) return;
+    this.ended.add(sid);
+    this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [sid] } });
   }
 
   private setStatus(s: LaneStatus): void {
@@ -109,6 +118,7 @@ export class Lane {
       this.setStatus('live');
       this.bySid.clear();
       this.pending.clear();
+      this.ended.clear();
       for (const sub of this.subs.values()) {
         sub.sid = null;
         sub.lastSeq = -1;
@@ -152,7 +162,7 @@ export class Lane {
       if (sub === undefined || current !== sub) {
         // Unsubscribed meanwhile: end the stream the server just made, unless the stream was subscribed again
         // (that later subscribe is answered with this same sid, `existing`, and keeps it).
-        if (current === undefined) this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [m.msg.sid] } });
+        if (current === undefined) this.end(m.msg.sid);
         return;
       }
       sub.sid = m.msg.sid;
