@@ -49,6 +49,23 @@ function startTimeOf(pid: number): string | null {
   }
 }
 
+/**
+ * True when pid has exited and only waits for its parent to reap it (state Z or X in /proc/<pid>/status): a SIGKILLed
+ * exchange whose supervisor has not called wait() yet. It has no threads and no open files: it holds nothing.
+ */
+function exitedUnreaped(pid: number): boolean {
+  try {
+    // Threads 1 too: a main thread that ended alone shows Z while its other threads still run.
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return /^State:\s*[ZX]/m.test(status) && /^Threads:\s*1$/m.test(status);
+  } catch (e) {
+    // No /proc, or another user's entry hidden (hidepid): not known to have exited, as before.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'EPERM') return false;
+    throw e;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -86,7 +103,7 @@ function holding(dir: string, o: Owner): string | null {
     return `${who}: a lock taken on another host is not taken over; remove ${LOCK_FILE} once that exchange stopped`;
   }
   if (o.pid === process.pid) return heldHere.has(dir) ? `${who}: another exchange of this process` : null;
-  if (o.pid <= 0 || !alive(o.pid)) return null;
+  if (o.pid <= 0 || !alive(o.pid) || exitedUnreaped(o.pid)) return null;
   const start = startTimeOf(o.pid);
   return o.start === null || start === null || start === o.start ? who : null;
 }

@@ -2,7 +2,8 @@
 // a running process (another one, or another exchange of this one) is
 // refused with an error naming the holder; a lock left by a dead process, by
 // a reused pid or by a start killed before it wrote the file is taken over;
-// a lock from another host is never taken over; release removes only a lock
+// a lock from another host is never taken over; a lock of a killed process
+// its parent has not reaped yet (a zombie) is taken over; release removes only a lock
 // that still names this process; of two starts at the same moment exactly
 // one gets the lock, fresh or stale. End to end: a second exchange process on a
 // data directory in use exits 73 with one line naming the first, and a start
@@ -14,6 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DataDirLock, LOCK_FILE } from '../../src/main/data_dir_lock.js';
 import { killOnExit } from '../support/child.js';
 import { ExchangeProcess, spawnExchange } from '../support/exchange.js';
@@ -172,6 +174,37 @@ test('data dir lock: a second exchange on a directory in use exits 73 naming the
     assert.equal(stopped.code, 0);
     assert.equal(existsSync(join(dir, LOCK_FILE)), false, 'a clean stop removes its lock');
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('data dir lock: the lock of a SIGKILLed process that is still a zombie (not reaped by its parent) is stale', async () => {
+  const dir = freshDir();
+  const code = `const { DataDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
+    DataDirLock.take(${JSON.stringify(dir)}); process.stdout.write('locked\\n'); setInterval(() => undefined, 1000);`;
+  // The holder's parent is `sleep` (the shell execs it): nothing ever waits for the holder, as with a supervisor that
+  // restarts before it reaps, or a container whose PID 1 does not reap.
+  const sh = spawn('sh', ['-c', `'${process.execPath}' --input-type=module -e "$HOLDER" & exec sleep 30`], {
+    env: { ...process.env, HOLDER: code }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise<void>((res, rej) => {
+      sh.stdout!.on('data', (b: Buffer) => { if (b.toString().includes('locked')) res(); });
+      sh.once('exit', (c) => rej(new Error(`exited ${c}`)));
+    });
+    const pid = (JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as { pid: number }).pid;
+    process.kill(pid, 'SIGKILL');
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'Z'; i++) {
+      await sleep(20);
+      state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[0]!;
+    }
+    assert.equal(state, 'Z', 'the killed holder is a zombie');
+    const lock = DataDirLock.take(dir); // refused with EBUSY "in use by pid <zombie>" before the fix
+    assert.equal(lock.tookOver?.pid, pid);
+    lock.release();
+  } finally {
+    sh.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });
