@@ -434,7 +434,7 @@ export function applyRejected(s: ExchangeState, m: Mem, o: number): void {
   acc.markRetaining(a);
   s.retainedOrders++;
   acc.rejCount[a] = acc.rejCount[a]! + 1;
-  if (acc.rejCount[a]! > s.config.reject_cap) {
+  while (acc.rejCount[a]! > s.config.reject_cap) {
     forget(s, popHead(acc.rejHead, acc.rejTail, ord.i32, LW, W_APREV, W_ANEXT, a));
     acc.rejCount[a] = acc.rejCount[a]! - 1;
     s.retainedOrders--;
@@ -464,7 +464,7 @@ function retire(s: ExchangeState, slot: number): void {
   acc.markRetaining(a);
   s.retainedOrders++;
   acc.termCount[a] = acc.termCount[a]! + 1;
-  if (acc.termCount[a]! > s.config.terminal_cap) {
+  while (acc.termCount[a]! > s.config.terminal_cap) {
     forget(s, popHead(acc.termHead, acc.termTail, ord.i32, LW, W_APREV, W_ANEXT, a));
     acc.termCount[a] = acc.termCount[a]! - 1;
     s.retainedOrders--;
@@ -488,10 +488,12 @@ function retireCounted(s: ExchangeState, rejected: boolean, a: number, cap: numb
   s.retainedOrders++;
   let g = gone[a]!;
   if (n - g > cap) {
+    // Down to cap, as a full state evicts (more than cap are kept after a restart that lowered the cap).
+    const k = n - cap - g;
     g = n - cap;
     gone[a] = g;
-    s.retainedOrders--;
-    s.heldOrders--;
+    s.retainedOrders -= k;
+    s.heldOrders -= k;
   }
   return g;
 }
