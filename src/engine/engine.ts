@@ -89,13 +89,16 @@ export class Engine {
     }
     if (type === T_CLOCK_TICK) {
       if (!clockDue(e, hi, lo)) return 0;
-    } else if (clockDue(e, hi, lo)) {
+    } else {
       // Time comes first: what is due at this command's ts (a round's close, an order's expiry, a dead-man) is sequenced
-      // before it, as the clock's own tick at ts, and the command follows at ts + 1 (README, "ClockTick").
-      this.tick(hi, lo);
-      addHiLo(hi, lo, 1, this.hilo);
-      hi = this.hilo[0]!;
-      lo = this.hilo[1]!;
+      // before it, as the clock's own tick at ts, and the command follows at ts + 1 (README, "ClockTick"), where
+      // something else may be due (an expiry 1 ns later): tick again until nothing is.
+      while (clockDue(e, hi, lo)) {
+        this.tick(hi, lo);
+        addHiLo(hi, lo, 1, this.hilo);
+        hi = this.hilo[0]!;
+        lo = this.hilo[1]!;
+      }
     }
     const seq = s.seq + 1;
     e.startCommand(seq, hi, lo, Header.producer(cm, co), Header.correlation(cm, co));

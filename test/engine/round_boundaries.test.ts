@@ -1,10 +1,12 @@
 // Round boundaries: the engine against the reference model on seeded
 // streams aimed at the times where rounds change state: a round's close_ts,
 // the end of a proposal's dispute window, an oracle source's staleness and a
-// gtd order's expiry, each hit at -1, 0 and +1 ns, with clock jumps of
+// gtd order's expiry, each hit at -1, 0 and +1 ns (and gtd orders expiring
+// 1 or 2 ns after another deadline), with clock jumps of
 // seconds and minutes and commands stamped in the past. The dispute window
 // (0, 1 ms or more), the quorum, the staleness and round_cap vary per seed.
-// After every command: the event bytes equal the model's, and verify()
+// After every command: no maker filled at or past its expiry or its round's
+// close, no order live past its expiry, the event bytes equal the model's, and verify()
 // (money: cash + reserved + 100 per open pair + fees == deposits -
 // withdrawals) holds on the engine and on a read model folded from its
 // events. Every RESTART_EVERY commands, a restart: the read model's snapshot
@@ -155,7 +157,10 @@ class Gen {
     const qty = side === Side.sell ? r.int(1, Math.max(1, free)) : r.int(1, 60);
     const tif = r.weighted<number>([[Tif.gtc, 70], [Tif.ioc, 15], [Tif.gtd, 15]]);
     const now = this.clock > m.ts ? this.clock : m.ts;
-    const expiry = tif === Tif.gtd ? now + BigInt(r.int(1, 8000)) * MS + BigInt(r.int(0, 2)) : 0n;
+    // Some expire 1 or 2 ns after another deadline: a command at that deadline runs 1 ns later, when this one is due too.
+    const ahead = tif === Tif.gtd && r.chance(0.3) ? this.targets().filter((t) => t > now) : [];
+    const expiry = tif !== Tif.gtd ? 0n
+      : ahead.length > 0 ? r.pick(ahead) + BigInt(r.int(1, 2)) : now + BigInt(r.int(1, 8000)) * MS + BigInt(r.int(0, 2));
     let hasMax = 0;
     let maxCost = 0;
     let finalTif = tif;
@@ -266,6 +271,8 @@ class Run {
     const { mem } = encodeToMem(this.gen.next());
     const cmd = decodeRecord(mem, 0);
     let expected: RecordObject[];
+    // Makers' deadlines before the command: no fill may come at or after a maker's expiry or its round's close.
+    const deadlines = cmd.type === 'PlaceOrder' ? this.makerDeadlines() : null;
     try {
       expected = this.model.execute(cmd);
       this.model.checkInvariants();
@@ -277,6 +284,11 @@ class Run {
       this.restarted?.execute(mem, 0);
     } catch (e) {
       return `#${i}: engine threw ${(e as Error).stack} cmd=${show(cmd)}`;
+    }
+    const late = deadlines === null ? null : lateFill(expected, deadlines);
+    if (late !== null) return `#${i}: ${late} cmd=${show(cmd)}`;
+    for (const o of this.model.live.values()) {
+      if (o.expiry_ts > 0n && o.expiry_ts <= this.model.ts) return `#${i}: order ${o.order_id} live at ${this.model.ts}, past its expiry`;
     }
     const out = this.out;
     let at = 0;
@@ -298,6 +310,18 @@ class Run {
     const badViews = verify(this.views.state);
     if (badViews.length > 0) return `#${i}: verify(views): ${badViews.join('; ')}`;
     return (i + 1) % RESTART_EVERY === 0 ? this.restart(i) : null;
+  }
+
+  /** Each live order's last ns to trade in: the earlier of its gtd expiry and its round's close, minus 1. */
+  makerDeadlines(): Map<number, bigint> {
+    const out = new Map<number, bigint>();
+    for (const o of this.model.live.values()) {
+      const close = this.model.markets.get(o.market_id)?.round?.close_ts ?? 0n;
+      let last = close > 0n ? close - 1n : -1n;
+      if (o.expiry_ts > 0n && (last < 0n || o.expiry_ts - 1n < last)) last = o.expiry_ts - 1n;
+      out.set(o.order_id, last);
+    }
+    return out;
   }
 
   /** The read model's rounds pages (every category, several limits) and current rounds against the model's. */
@@ -343,6 +367,18 @@ class Run {
 }
 
 /** A seed's failure, or null; totals go to `seen`. */
+/** A fill of a maker at or past its expiry or its round's close, described; null when there is none. */
+function lateFill(events: readonly RecordObject[], lastNs: ReadonlyMap<number, bigint>): string | null {
+  for (const e of events) {
+    if (e.type !== 'Filled') continue;
+    const last = lastNs.get(Number(e.maker_order_id));
+    if (last !== undefined && last >= 0n && BigInt(e.ts as bigint) > last) {
+      return `maker ${e.maker_order_id} filled at ${e.ts}, after its last ns to trade (${last})`;
+    }
+  }
+  return null;
+}
+
 function runSeed(seed: number, count: number, seen: { settles: number; restarts: number }): string | null {
   const run = new Run(seed);
   for (let i = 0; i < count; i++) {

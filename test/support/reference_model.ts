@@ -272,10 +272,15 @@ export class ReferenceModel {
     const ts = cmdTs > this.ts + 1n ? cmdTs : this.ts + 1n;
     // Time comes first: a command that arrives when a ClockTick would do something at its ts is preceded by that tick
     // (the clock's: producer 0, correlation 0), and follows it at ts + 1.
-    const before = cmd.type === 'ClockTick'
-      ? []
-      : this.run({ type: 'ClockTick', producer: 0, correlation: 0, account: 0, ts }, info('ClockTick').type, ts);
-    const events = this.run(cmd, type.type, before.length > 0 ? ts + 1n : ts);
+    const before: RecordObject[] = [];
+    let at = ts;
+    while (cmd.type !== 'ClockTick') {
+      const tick = this.run({ type: 'ClockTick', producer: 0, correlation: 0, account: 0, ts: at }, info('ClockTick').type, at);
+      if (tick.length === 0) break;
+      before.push(...tick);
+      at += 1n;
+    }
+    const events = this.run(cmd, type.type, at);
     if (events.length === 0 && cmd.type !== 'ClockTick') throw new Error(`reference_model: ${cmd.type} emitted nothing`);
     return before.length === 0 ? events : [...before, ...events];
   }
