@@ -88,6 +88,8 @@ export class DxWebSocket {
   private readonly held = new Map<number, Held>();
   private readonly wanted: Wanted[] = [];
   private readonly bySid = new Map<number, Subscription>();
+  /** Sids this connection asked to end (sids are not reused on a connection): a later `existing` reply of one is not ended twice. */
+  private readonly endedSids = new Set<number>();
   private readonly handlers: DataHandler[] = [];
   private readonly binaryHandlers: ((frame: Buffer) => void)[] = [];
   private readonly openHandlers: ((reconnected: boolean) => void | Promise<void>)[] = [];
@@ -183,6 +185,7 @@ export class DxWebSocket {
   /** After a (re)connect: subscribe again to everything wanted, the user channel resumed, then tell the open handlers. */
   private async restore(reconnected: boolean): Promise<void> {
     this.bySid.clear();
+    this.endedSids.clear();
     // A copy: unsubscribe() may take entries out of `wanted` while this awaits.
     for (const w of [...this.wanted]) {
       if (!this.wanted.includes(w)) continue;
@@ -347,7 +350,10 @@ export class DxWebSocket {
   /** The streams of `subs` still wanted; ends the others (unsubscribed while their subscribe was in flight, their sid unknown). */
   private async endUnwanted(subs: Subscription[]): Promise<Subscription[]> {
     const stale = subs.filter((s) => !this.isWanted(s));
-    if (stale.length > 0) await this.unsubscribe(stale);
+    // One already ended on this connection (an `existing` reply after its unsubscribe): forget it, do not end it again.
+    for (const s of stale) if (this.endedSids.has(s.sid)) this.bySid.delete(s.sid);
+    const live = stale.filter((s) => !this.endedSids.has(s.sid));
+    if (live.length > 0) await this.unsubscribe(live);
     return stale.length === 0 ? subs : subs.filter((s) => this.isWanted(s));
   }
 
@@ -377,6 +383,7 @@ export class DxWebSocket {
       }
     }
     if (sids.length === 0 || this.ws === null) return;
+    for (const sid of sids) this.endedSids.add(sid);
     const r = await this.command('unsubscribe', { sids });
     if (r.type === 'error') throw DxWsError.of(r.msg);
   }

@@ -321,6 +321,10 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     throw new Error(`DX_LOG_LEVEL: expected debug, info, warn or error, got "${level}"`);
   }
   const cfg = c as unknown as ExchangeConfig;
+  // Spaces around a bearer token cannot be sent: HTTP trims a header's value, and the scheme's separator takes the spaces after it.
+  if (cfg.admin_token !== null && /^\s|\s$/.test(cfg.admin_token)) {
+    throw new Error('admin-token: expected no spaces before or after the token');
+  }
   if (cfg.gateways < 1 || cfg.gateways > MAX_GATEWAYS) throw new Error(`gateways must be 1..${MAX_GATEWAYS}`);
   checkListeners(cfg);
   for (const k of ['account_capacity', 'market_capacity', 'position_capacity'] as const) {

@@ -421,6 +421,22 @@ it('client ws: unsubscribe() while the first subscribe is in flight ends the str
   }
 });
 
+it('client ws: unsubscribe() while a second subscribe of a live stream is in flight ends it once (the `existing` reply carries ' +
+  'the sid already ended)', async () => {
+  const a = await newMarket(tx);
+  const ws = new DxWebSocket({ url: tx.base, keyId: k.keyId, secret: k.secret });
+  await ws.connect();
+  try {
+    assert.equal((await ws.subscribe(['trades'], [a])).length, 1);
+    const again = ws.subscribe(['trades'], [a]);
+    await ws.unsubscribe([{ channel: 'trades', market_id: a }]);
+    // Before: a second unsubscribe of the sid, answered unknown_sid, and subscribe() rejected.
+    assert.deepEqual(await again, []);
+  } finally {
+    await ws.close();
+  }
+});
+
 it('client ws: unsubscribe() while a reconnect subscribes again ends that stream and leaves the others subscribed', async () => {
   const [a, b, c] = [market, await newMarket(tx), await newMarket(tx)];
   const url = `http://127.0.0.1:${proxy.port}`;

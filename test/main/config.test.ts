@@ -71,6 +71,11 @@ test('config: DX_SNAPSHOT_STEP_BYTES and --snapshot-step-bytes set a snapshot ca
 
 test('config: an empty host, a port past 65535, two listeners on one port, huge integers and capacities are refused by name', () => {
   assert.throws(() => loadConfig(['--admin-host', ''], {}), /^Error: --admin-host: expected a host address/);
+  // A token with spaces around it could never be presented in an Authorization header.
+  for (const token of [' tok', 'tok ', '\ttok']) {
+    assert.throws(() => loadConfig(['--admin-token', token], {}), /^Error: admin-token: expected no spaces before or after the token$/);
+  }
+  assert.doesNotThrow(() => loadConfig([], { DX_ADMIN_TOKEN: 'a-token' }));
   // An unknown log level would silently log at info.
   const levels = /^Error: DX_LOG_LEVEL: expected debug, info, warn or error, got "verbose"$/;
   assert.throws(() => loadConfig([], { DX_LOG_LEVEL: 'verbose' }), levels);
