@@ -195,17 +195,20 @@ test('replay guard: through authenticate, a replay is 401 unauthorized, a guard 
   assert.equal(logs[0]!.reason, 'replayed signature');
 });
 
+/** One sign-in of key 5 with a bad signature, refused by authenticate (a log line a client can cause). */
+function refuseBadSignature(lane: unknown, views: ReturnType<typeof keyFiveViews>): void {
+  const now = Date.now();
+  const f = { method: 'GET', target: '/v1/markets', keyHeader: '5', tsHeader: String(now), sigHeader: 'AAAA', mac: null };
+  startMac(views, f as unknown as InFlight);
+  assert.throws(() => authenticate(lane as LaneOptions, f as unknown as InFlight, 'list_markets', now), ApiError);
+}
+
 test('auth: the log lines a client can cause are a burst of 50 a thread, then 10 a second; the next line counts the rest', async () => {
   const secret = new Uint8Array(32).fill(9);
   const views = keyFiveViews(secret);
   const logs: Record<string, unknown>[] = [];
   const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
-  const bad = (): void => {
-    const now = Date.now();
-    const f = { method: 'GET', target: '/v1/markets', keyHeader: '5', tsHeader: String(now), sigHeader: 'AAAA', mac: null };
-    startMac(views, f as unknown as InFlight);
-    assert.throws(() => authenticate(lane as unknown as LaneOptions, f as unknown as InFlight, 'list_markets', now), ApiError);
-  };
+  const bad = (): void => refuseBadSignature(lane, views);
   for (let i = 0; i < 1000; i++) bad();
   assert.ok(logs.length >= 40 && logs.length <= 52, `${logs.length} lines for 1,000 refusals`);
   await new Promise((r) => setTimeout(r, 250));
@@ -220,12 +223,7 @@ test('auth: a flood of client-caused log lines that stops is still counted, by a
   const views = keyFiveViews(secret);
   const logs: Record<string, unknown>[] = [];
   const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
-  for (let i = 0; i < 500; i++) {
-    const now = Date.now();
-    const f = { method: 'GET', target: '/v1/markets', keyHeader: '5', tsHeader: String(now), sigHeader: 'AAAA', mac: null };
-    startMac(views, f as unknown as InFlight);
-    assert.throws(() => authenticate(lane as unknown as LaneOptions, f as unknown as InFlight, 'list_markets', now), ApiError);
-  }
+  for (let i = 0; i < 500; i++) refuseBadSignature(lane, views);
   const written = logs.length;
   assert.ok(written < 500, `${written} lines for 500 refusals`);
   await new Promise((r) => setTimeout(r, CLIENT_LOG_FLUSH_MS + 200));
