@@ -292,7 +292,9 @@ let clientLogFlush: NodeJS.Timeout | null = null;
 /** The log of the last left-out line: the one its count goes to. */
 let clientLogSink: (fields: Record<string, unknown>) => void = () => {};
 
-function flushClientLog(): void {
+/** Writes the count of left-out lines now, if any (the timer's work; also called as a thread stops, before the timer could fire). */
+export function flushClientLog(): void {
+  if (clientLogFlush !== null) clearTimeout(clientLogFlush);
   clientLogFlush = null;
   if (clientLogSuppressed === 0) return;
   clientLogSink({ event: 'client_log_suppressed', suppressed: clientLogSuppressed });

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
-import { mountRest, type LaneOptions } from '../gateway/http.js';
+import { flushClientLog, mountRest, type LaneOptions } from '../gateway/http.js';
 import { ROUTES } from '../gateway/routes.js';
 import { mountSite, type StaticSite } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
@@ -146,6 +146,8 @@ parentPort?.on('message', (msg: { type: string }) => {
       return;
     }
     core.close();
+    // A flood's count of left-out log lines is written now: the thread may end within the flush timer's second.
+    flushClientLog();
     // The thread ends by itself once uWS has no connection left: requests
     // arriving meanwhile get 503 with Connection: close, idle keep-alive
     // connections end at uWS's idle timeout (10 s).

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { REPLAY_WINDOW_MS, ReplayGuard, sign } from '../../src/gateway/auth.js';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { authenticate, CLIENT_LOG_FLUSH_MS, startMac, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
+import { authenticate, CLIENT_LOG_FLUSH_MS, flushClientLog, startMac, type InFlight, type LaneOptions } from '../../src/gateway/http.js';
 import { digestHi, digestLo } from '../../src/lib/hmac_sha256.js';
 import { Rng } from '../../src/lib/rng.js';
 import type { Views } from '../../src/views/views.js';
@@ -232,3 +232,27 @@ test('auth: a flood of client-caused log lines that stops is still counted, by a
   const counted = logs.reduce((n, l) => n + 1 + ((l.suppressed as number | undefined) ?? 0), 0) - total.length;
   assert.equal(counted, 500, 'every refusal is a line or in a count');
 });
+
+test('auth: a thread that stops within the flush timer\'s second writes its count of left-out lines as it stops', async () => {
+  const secret = new Uint8Array(32).fill(9);
+  const views = keyFiveViews(secret);
+  const logs: Record<string, unknown>[] = [];
+  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  // Spend whatever budget the tests before left, so that this flood's lines are left out.
+  for (let i = 0; i < 500; i++) refuseBadSignature(lane, views);
+  await new Promise((r) => setTimeout(r, CLIENT_LOG_FLUSH_MS + 200));
+  const from = logs.length;
+  for (let i = 0; i < 300; i++) refuseBadSignature(lane, views);
+  flushClientLog(); // what the gateway thread does as it stops
+  const counted = refusalsIn(logs.slice(from));
+  assert.equal(counted, 300, JSON.stringify(logs.slice(from)));
+  // The timer was cleared with the count: nothing is written twice.
+  await new Promise((r) => setTimeout(r, CLIENT_LOG_FLUSH_MS + 200));
+  const after = refusalsIn(logs.slice(from));
+  assert.equal(after, 300, JSON.stringify(logs.slice(from)));
+});
+
+/** Refusals that lines account for: each refusal line, plus the counts of left-out ones on any line. */
+function refusalsIn(lines: Record<string, unknown>[]): number {
+  return lines.reduce((n, l) => n + (l.event === 'client_log_suppressed' ? 0 : 1) + ((l.suppressed as number | undefined) ?? 0), 0);
+}
