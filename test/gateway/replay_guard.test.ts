@@ -196,6 +196,14 @@ test('replay guard: through authenticate, a replay is 401 unauthorized, a guard 
 });
 
 /** One sign-in of key 5 with a bad signature, refused by authenticate (a log line a client can cause). */
+/** A lane whose log lines are kept in `logs`, for key 5 of keyFiveViews. */
+function loggingLane(): { lane: unknown; views: ReturnType<typeof keyFiveViews>; logs: Record<string, unknown>[] } {
+  const views = keyFiveViews(new Uint8Array(32).fill(9));
+  const logs: Record<string, unknown>[] = [];
+  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  return { lane, views, logs };
+}
+
 function refuseBadSignature(lane: unknown, views: ReturnType<typeof keyFiveViews>): void {
   const now = Date.now();
   const f = { method: 'GET', target: '/v1/markets', keyHeader: '5', tsHeader: String(now), sigHeader: 'AAAA', mac: null };
@@ -204,10 +212,7 @@ function refuseBadSignature(lane: unknown, views: ReturnType<typeof keyFiveViews
 }
 
 test('auth: the log lines a client can cause are a burst of 50 a thread, then 10 a second; the next line counts the rest', async () => {
-  const secret = new Uint8Array(32).fill(9);
-  const views = keyFiveViews(secret);
-  const logs: Record<string, unknown>[] = [];
-  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  const { lane, views, logs } = loggingLane();
   const bad = (): void => refuseBadSignature(lane, views);
   for (let i = 0; i < 1000; i++) bad();
   assert.ok(logs.length >= 40 && logs.length <= 52, `${logs.length} lines for 1,000 refusals`);
@@ -219,10 +224,7 @@ test('auth: the log lines a client can cause are a burst of 50 a thread, then 10
 });
 
 test('auth: a flood of client-caused log lines that stops is still counted, by a line of its own', async () => {
-  const secret = new Uint8Array(32).fill(9);
-  const views = keyFiveViews(secret);
-  const logs: Record<string, unknown>[] = [];
-  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  const { lane, views, logs } = loggingLane();
   for (let i = 0; i < 500; i++) refuseBadSignature(lane, views);
   const written = logs.length;
   assert.ok(written < 500, `${written} lines for 500 refusals`);
@@ -234,10 +236,7 @@ test('auth: a flood of client-caused log lines that stops is still counted, by a
 });
 
 test('auth: a thread that stops within the flush timer\'s second writes its count of left-out lines as it stops', async () => {
-  const secret = new Uint8Array(32).fill(9);
-  const views = keyFiveViews(secret);
-  const logs: Record<string, unknown>[] = [];
-  const lane = { core: { views }, replay: new ReplayGuard(ReplayGuard.allocate()), log: (f: Record<string, unknown>) => logs.push(f) };
+  const { lane, views, logs } = loggingLane();
   // Spend whatever budget the tests before left, so that this flood's lines are left out.
   for (let i = 0; i < 500; i++) refuseBadSignature(lane, views);
   await new Promise((r) => setTimeout(r, CLIENT_LOG_FLUSH_MS + 200));
