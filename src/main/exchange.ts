@@ -34,7 +34,7 @@ import { mountAdmin } from '../admin/admin.js';
 import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
-import { mountRest } from '../gateway/http.js';
+import { flushClientLog, mountRest } from '../gateway/http.js';
 import { loadSite, mountSite, siteBytes, type StaticSite } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
@@ -643,19 +643,19 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   const exits = workers.map((w) => new Promise<void>((res) => w.once('exit', () => res())));
   // Each gateway closes its listen socket and answers what it holds, then
   // says so; its thread ends when its last keep-alive connection closes
-  // (uWS v20.30 cannot close idle connections). Once, for a stop or a fail-stop.
+  // (uWS v20.30 cannot close idle connections). Once, for a stop or a fail-stop;
+  // then the keys service (this thread) writes its count of left-out client log lines.
   let listenersClosed: Promise<void> | null = null;
   const closeListeners = (): Promise<void> => listenersClosed ??= (async () => {
     u.us_listen_socket_close(accountsSocket);
     u.us_listen_socket_close(adminSocket);
     await Promise.all(workers.map((w) => new Promise<void>((res) => {
       w.once('exit', () => res());
-      w.on('message', (m: { type: string }) => {
-        if (m.type === 'stopped') res();
-      });
+      w.on('message', (m: { type: string }) => { if (m.type === 'stopped') res(); });
       w.postMessage({ type: 'stop' });
     })));
     clearInterval(snapshotTimer);
+    flushClientLog();
   })();
   closeIo = async () => {
     await closeListeners();
