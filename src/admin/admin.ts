@@ -346,6 +346,7 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
       if (match === null) throw new ApiError('not_found', `no route ${f.method} ${f.path}`);
       if ('allowed' in match) {
         send(res, f, 405, new ApiError('method_not_allowed').body(), { allow: match.allowed.join(', ') });
+        observe(observer, f, 405, 'method_not_allowed');
         return;
       }
       f.routeName = match.route.name;

@@ -479,14 +479,14 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     const caller = authenticate(opts, f, route.name, now);
     admitRoute(opts, route, caller, now);
 
-    // 413 and 400: body (before the query, so a batch cancel sent without /batch is named as such), then query.
-    if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
+    // Body, then query: a body where none is taken is 400 unexpected_body however large (a batch cancel without /batch too).
     if (f.contentLengths > 1)
       throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
     let body: unknown;
     if (route.body === 'empty' || route.body === 'none') {
-      if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);
+      if (f.tooLarge || raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);
     } else {
+      if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
       if (raw.length === 0) throw new ApiError('invalid_json', 'a JSON body is required');
       body = validateBody(route, parseJson(raw.toString('utf8')));
     }

@@ -135,7 +135,8 @@ export function operationDoc(route: Route): OperationDoc {
 
 /** The codes every operation of this shape can answer (besides its own `errors`). */
 export function commonErrors(route: Route): string[] {
-  const out = ['unknown_field', 'invalid_field', 'unauthorized', 'missing_scope', 'rate_limited', 'internal'];
+  // shed: every request while the exchange stops (http.ts), and a mutation the replay guard cannot take (auth.ts).
+  const out = ['unknown_field', 'invalid_field', 'unauthorized', 'missing_scope', 'rate_limited', 'internal', 'shed'];
   if (route.body === 'none' || route.body === 'empty') out.push('unexpected_body');
   else out.push('invalid_json', 'body_too_large');
   // With replication (src/replication): a read's min_seq not reached in time; a write sent to a standby or replica.

@@ -119,8 +119,9 @@ export function takeMinSeq(raw: string): { min_seq: number; rest: string } {
     }
     if (min !== null) invalid('min_seq', 'given more than once');
     const v = eq < 0 ? '' : part.slice(eq + 1);
-    if (!/^[0-9]{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) invalid('min_seq', 'not a seq (a decimal u64 below 2^53)');
-    min = Number(v);
+    if (!/^[0-9]{1,20}$/.test(v)) invalid('min_seq', 'not a seq (a decimal u64)');
+    // No seq reaches 2^53: a larger one is never applied (503 replica_lagging after the wait), as any seq not yet applied.
+    min = Math.min(Number(v), Number.MAX_SAFE_INTEGER);
   }
   return { min_seq: min ?? 0, rest: kept.join('&') };
 }

@@ -154,7 +154,7 @@ function operation(route: Route, refOf: (node: object) => string | undefined, us
       name: 'min_seq', in: 'query', required: false,
       description: 'Read-your-writes across nodes: the seq of your own write. A node that has not applied it holds the read up to 200 ' +
         'ms, then answers 503 replica_lagging.',
-      schema: { type: 'string', pattern: '^[0-9]{1,16}$' },
+      schema: { type: 'string', pattern: '^[0-9]{1,20}$' },
     });
   }
   const cost = batch ? `one write token per item (at most ${BATCH_CAP})` : `one ${read ? 'read' : 'write'} token`;

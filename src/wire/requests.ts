@@ -25,6 +25,10 @@ FormatRegistry.Set('u64', isU64Decimal);
 export const U64String = Type.String({
   pattern: '^[0-9]{1,20}$', format: 'u64', description: 'u64 as a decimal string, at most 18446744073709551615',
 });
+/** A u64 decimal string of at least 1 (0 means none where the field is optional). */
+const PositiveU64String = Type.String({
+  pattern: '^0*[1-9][0-9]*$', maxLength: 20, format: 'u64', description: 'u64 as a decimal string, 1..18446744073709551615',
+});
 export const U32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
 export const MarketId = Type.Integer({ minimum: 1, maximum: 4294967295, description: 'market id' });
 export const Tick = Type.Integer({ minimum: 1, maximum: 99, description: 'limit price in the order outcome\'s own space, cents' });
@@ -40,8 +44,8 @@ export const PlaceOrderBody = Type.Object({
     { description: 'default gtc; gtd needs expiry_ts' },
   )),
   post_only: Type.Optional(Type.Boolean({ description: 'default false' })),
-  client_order_id: Type.Optional(U64String),
-  expiry_ts: Type.Optional(U64String),
+  client_order_id: Type.Optional(PositiveU64String),
+  expiry_ts: Type.Optional(PositiveU64String),
   max_cost: Type.Optional(U64String),
   group_id: Type.Optional(U32),
   stp: Type.Optional(Type.Union(
@@ -57,8 +61,8 @@ export const DecreaseBody = Type.Object({
 export const DeadmanBody = Type.Object({ timeout_ms: Type.Integer({ minimum: 1000, maximum: 60000 }) }, closed);
 export const WithdrawalBody = Type.Object({
   client_withdrawal_id: U64String,
-  amount: U64String,
-  destination: Type.String({ minLength: 1, maxLength: 128 }),
+  amount: Type.String({ pattern: '^0*[1-9][0-9]{0,15}$', description: 'cents, 1..2^53-1, as a decimal string' }),
+  destination: Type.String({ minLength: 1, maxLength: 128, description: 'at most 128 UTF-8 bytes, no U+0000' }),
 }, closed);
 export const CreateKeyBody = Type.Object({
   label: Type.Optional(Type.String({ maxLength: 64 })),

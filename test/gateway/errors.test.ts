@@ -213,6 +213,26 @@ test('errors: a body on a GET is 400 unexpected_body', async () => {
   assertErrorReply(list, 400, 'unexpected_body');
 });
 
+test('errors: a body over the 64 KiB cap on a route that takes none is 400 unexpected_body too, not 413', async () => {
+  const big = JSON.stringify({ order_ids: ['1'], pad: 'x'.repeat(70 * 1024) });
+  const bodiless = [['DELETE', '/v1/portfolio/orders'], ['GET', '/v1/portfolio/balance'], ['DELETE', '/v1/portfolio/deadman']];
+  for (const [method, target] of bodiless) {
+    assertErrorReply(await signedRaw(tx.port, k, method!, target!, big), 400, 'unexpected_body');
+  }
+});
+
+test('errors: a zero client_order_id, expiry_ts or withdrawal amount is refused by the schema, as the document says', async () => {
+  for (const field of ['client_order_id', 'expiry_ts']) {
+    const r = await post('/v1/portfolio/orders', ORDER({ tif: 'gtd', expiry_ts: '9000000000000000000', [field]: '0' }));
+    assertErrorReply(r, 400, 'invalid_field');
+    assert.equal(r.json.error.details?.field, field);
+  }
+  const withdrawer = await newKey(tx, k.accountId, ['read', 'withdraw']);
+  const w = await post('/v1/withdrawals', JSON.stringify({ client_withdrawal_id: '1', amount: '000', destination: 'x' }), withdrawer);
+  assertErrorReply(w, 400, 'invalid_field');
+  assert.equal(w.json.error.details?.field, 'amount');
+});
+
 test('errors: a duplicated Content-Length header is 400 invalid_field', async () => {
   const body = ORDER({ tick: 3 });
   const h = signHeaders(k, 'POST', '/v1/portfolio/orders', body);

@@ -218,6 +218,15 @@ test('GET /metrics: needs the operator token, and merges the gateway threads\' c
   assert.ok(after_.some((s) => s.name === 'dx_event_ring_lag_bytes'), 'event ring consumers are listed');
 });
 
+test('GET /metrics: the control plane counts its 405 answers as it counts every other answer', async () => {
+  const before_ = await scrape();
+  const labels = { status: '405', code: 'method_not_allowed' };
+  const H = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  for (let i = 0; i < 3; i++) assert.equal((await raw(tx.ex.admin_port, { method: 'DELETE', target: '/metrics', headers: H })).status, 405);
+  const count = (samples: Sample[]): number => value(samples, 'dx_http_responses_total', labels) ?? 0;
+  assert.equal(count(await scrape()) - count(before_), 3);
+});
+
 test('GET /metrics: a request held by a paused engine shows as engine lag and held requests', async () => {
   const k = await newAccount(tx);
   const m = await newMarket(tx);

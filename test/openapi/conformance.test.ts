@@ -7,6 +7,7 @@
 // serves the same document. One exchange, one gateway thread.
 
 import assert from 'node:assert/strict';
+import { Agent } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { ROUTES } from '../../src/gateway/routes.js';
@@ -193,6 +194,7 @@ test('conformance: error answers match the document (status listed, code listed 
   const w = await newKey(tx, broke.accountId, ['read', 'withdraw']);
   await call(w, 'POST', '/v1/withdrawals', { client_withdrawal_id: '5', amount: '100', destination: 'x' }, { status: 422 });
   await call(maker, 'POST', '/v1/portfolio/orders', JSON.stringify({ ...order(m), pad: 'x'.repeat(70_000) }), { status: 413 });
+  await call(maker, 'DELETE', '/v1/portfolio/orders', JSON.stringify({ pad: 'x'.repeat(70_000) }), { status: 400 });
 
   const flood = await newKey(tx, maker.accountId);
   const twenty = Array.from({ length: 20 }, (_, i) => String(700_000_000 + i));
@@ -235,4 +237,26 @@ test('conformance: the control plane serves the same document at GET /admin/open
   assert.deepEqual(served, JSON.parse(JSON.stringify(doc)));
   const anonymous = await raw(tx.ex.admin_port, { method: 'GET', target: '/admin/openapi.json' });
   assert.equal(anonymous.status, 401, 'the control plane needs its bearer token');
+});
+
+test('conformance: a read on a kept-alive connection while the exchange stops is a 503 shed the document lists', async () => {
+  const t2 = await startTestExchange();
+  const k = await newAccount(t2);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    assert.equal((await signedRaw(t2.port, k, 'GET', '/v1/portfolio/balance', undefined, { agent })).status, 200);
+    const stopping = t2.stop();
+    // The gateway learns of the stop from a message: until then the connection is served as before.
+    let r = await signedRaw(t2.port, k, 'GET', '/v1/portfolio/balance', undefined, { agent });
+    for (let i = 0; i < 100 && r.status === 200; i++) {
+      await new Promise((res) => setTimeout(res, 10));
+      r = await signedRaw(t2.port, k, 'GET', '/v1/portfolio/balance', undefined, { agent });
+    }
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.json.error.code, 'shed');
+    conform('GET', '/v1/portfolio/balance', r);
+    await stopping;
+  } finally {
+    agent.destroy();
+  }
 });

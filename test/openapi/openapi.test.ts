@@ -109,6 +109,15 @@ test('openapi: the closed request schemas accept what the exchange accepts and r
   assert.equal(place({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1, client_order_id: '5' }), true);
   assert.equal(place({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1, colour: 'red' }), false);
   assert.equal(place({ market_id: 1, side: 'buy', outcome: 'maybe', tick: 40, qty: 1 }), false);
+  // What the exchange refuses beyond a plain u64 string, the document refuses too: 0 means none and is not sent.
+  for (const field of ['client_order_id', 'expiry_ts']) {
+    const gtd = { market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1, tif: 'gtd', expiry_ts: '9' };
+    assert.equal(place({ ...gtd, [field]: '0' }), false, field);
+  }
+  const withdrawal = ajv.compile({ $ref: '#/components/schemas/WithdrawalRequest' });
+  assert.equal(withdrawal({ client_withdrawal_id: '1', amount: '250', destination: 'x' }), true);
+  assert.equal(withdrawal({ client_withdrawal_id: '1', amount: '0', destination: 'x' }), false);
+  assert.equal(withdrawal({ client_withdrawal_id: '1', amount: '90071992547409910', destination: 'x' }), false, 'above 2^53-1');
   const batch = ajv.compile({ $ref: '#/components/schemas/BatchPlaceRequest' });
   assert.equal(
     batch({ orders: Array.from({ length: 21 }, () => ({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1 })) }),
