@@ -24,7 +24,10 @@ export function feeCents(bps: number, qty: number, p: number): number {
   return ceilMillionth(bps * qty * p * (100 - p));
 }
 
-/** Worst-case fee per share a buy at `tick` reserves: fills happen at p <= tick. */
+/**
+ * Worst-case fee per share a buy at `tick` reserves: fills happen at p <= tick. The caller passes 0 for a
+ * rate the order can never pay (the taker rate of a post_only order, the maker rate of one that never rests).
+ */
 export function feePerShare(takerBps: number, makerBps: number, tick: number): number {
   const bps = takerBps > makerBps ? takerBps : makerBps;
   if (bps === 0) return 0;

@@ -132,7 +132,9 @@ function admit(e: Emitter, t: Taker): number {
   const limit = mk.positionLimit[market]!;
   if (limit !== 0 && (k < 0 ? 0 : acc.pFree[k]! + acc.pReserved[k]! + acc.pBuying[k]!) + qty > limit) return Reject.position_limit_exceeded;
   const fs = mk.feeSchedule[market]!;
-  const fps = feePerShare(acc.feeTaker[fs]!, acc.feeMaker[fs]!, tick);
+  // The fee the order can pay: a post_only order never takes, an ioc, fok or max_cost order never rests (never a maker).
+  const rests = tif !== Tif.ioc && tif !== Tif.fok && hasMaxCost === 0;
+  const fps = feePerShare(postOnly === 1 ? 0 : acc.feeTaker[fs]!, rests ? acc.feeMaker[fs]! : 0, tick);
   let reserve = qty * (tick + fps);
   if (t.budget >= 0 && t.budget < reserve) reserve = t.budget;
   if (acc.available[t.order.account]! < reserve) return Reject.insufficient_balance;

@@ -73,8 +73,9 @@ export const OPERATIONS = {
     title: 'Place an order', tag: 'orders', status: 201, response: R.Placement,
     errors: ['unknown_market', 'market_not_trading', 'duplicate_client_order_id', 'insufficient_balance', 'insufficient_position',
       'position_limit_exceeded', 'expiry_in_past', 'order_capacity_exceeded', 'shed', 'sequencing_timeout'],
-    hint: 'A buy reserves tick x qty cents plus the worst-case taker fee. Always set a fresh client_order_id: a retry with the same id '
-      + 'is refused 409 duplicate_client_order_id with the original order, so an order is never doubled. ' + SEQUENCED_NOTE,
+    hint: 'A buy reserves tick x qty cents plus the worst-case fee it can pay (taker unless post_only, maker unless ioc, fok or '
+      + 'max_cost). Always set a fresh client_order_id: a retry with the same id is refused 409 duplicate_client_order_id with the '
+      + 'original order, so an order is never doubled. ' + SEQUENCED_NOTE,
   },
   cancel_all_orders: {
     title: 'Cancel all orders',

@@ -157,7 +157,7 @@ export function orderFilled(v: ViewsData, orderId: number): boolean {
 }
 
 /**
- * out[0] = cents the order still reserves, out[1] = the worst-case taker fee
+ * out[0] = cents the order still reserves, out[1] = the worst-case fee
  * per share a buy reserved (0 for sells); zeros when not retained.
  */
 export function orderReservation(v: ViewsData, orderId: number, out: Float64Array): void {

@@ -49,6 +49,35 @@ test('fees: taker and maker bps with the worst-case fee reserved and released', 
   `);
 });
 
+test('fees: a buy reserves only the rates it can pay: no maker fee for ioc, fok or max_cost, no taker fee for post_only', () => {
+  scenario(`
+    market fees=0/10000
+    account seller 100000
+    account buyer 5000
+    seller buy no 50 x100 -> resting
+    # 100 x 50 = 5000 cents and a taker fee of 0: an ioc can never rest, so it never pays the maker's 10000 bps
+    buyer buy yes 50 x100 ioc -> filled filled=100
+    check buyer available=0 reserved=0
+  `);
+  scenario(`
+    market fees=0/10000
+    account buyer 5000
+    buyer buy yes 50 x100 fok -> canceled fok_infeasible
+    check buyer available=5000 reserved=0
+    buyer buy yes 50 x100 max=5000 -> canceled max_cost_infeasible
+    check buyer available=5000 reserved=0
+    # a gtc order may rest and pay the maker fee: ceil(10000 x 2500 / 1e6) = 25 a share on top
+    buyer buy yes 50 x100 -> rejected insufficient_balance
+  `);
+  scenario(`
+    market fees=10000/0
+    account buyer 5000
+    # post_only never takes: nothing is reserved for the taker's 10000 bps
+    buyer buy yes 50 x100 post -> resting
+    check buyer available=0 reserved=5000
+  `);
+});
+
 test('price improvement and unused fee reserve are released at once', () => {
   scenario(`
     market fees=700/0

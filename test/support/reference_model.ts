@@ -608,7 +608,9 @@ export class ReferenceModel {
     // 5. expiry_in_past
     if (req.tif === Tif.gtd && req.expiry_ts <= ctx.ts) return rejectPlacement(Reject.expiry_in_past);
     const fs = this.fees(market);
-    const fps = req.side === Side.buy ? feePerShare(fs.taker_bps, fs.maker_bps, req.tick) : 0;
+    // A buy reserves the worst fee it can pay: as a taker unless post_only, as a maker unless it can never rest.
+    const rests = req.tif !== Tif.ioc && req.tif !== Tif.fok && req.has_max_cost === 0;
+    const fps = req.side === Side.buy ? feePerShare(req.post_only === 1 ? 0 : fs.taker_bps, rests ? fs.maker_bps : 0, req.tick) : 0;
     let reserveCash = 0;
     if (req.side === Side.buy) {
       reserveCash = req.qty * (req.tick + fps);
