@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { parseQuery, takeMinSeq, type QueryParam } from '../../src/gateway/query.js';
+import { parseQuery, type QueryParam } from '../../src/gateway/query.js';
 
 const SPEC: readonly QueryParam[] = [
   { name: 'depth', kind: 'depth' },
@@ -48,14 +48,4 @@ test('parseQuery: bad escapes, unknown and repeated parameters and bad values ar
   assert.deepEqual(refused('depth=+1'), { code: 'invalid_field', field: 'depth' });
   assert.deepEqual(refused('status=resting,open'), { code: 'invalid_field', field: 'status' });
   assert.deepEqual(refused('side=a%2Bb'), { code: 'invalid_field', field: 'side' });
-});
-
-test('takeMinSeq: any u64 the document allows is taken; one no seq can reach stands for "not applied yet"', () => {
-  assert.deepEqual(takeMinSeq('depth=5&min_seq=42'), { min_seq: 42, rest: 'depth=5' });
-  // Above 2^53 no seq is ever applied: held, then 503 replica_lagging, as any seq not applied yet (not a 400).
-  assert.equal(takeMinSeq('min_seq=9999999999999999').min_seq, Number.MAX_SAFE_INTEGER);
-  assert.equal(takeMinSeq('min_seq=18446744073709551615').min_seq, Number.MAX_SAFE_INTEGER);
-  for (const bad of ['min_seq=', 'min_seq=-1', 'min_seq=1e3', 'min_seq=123456789012345678901', 'min_seq=1&min_seq=2']) {
-    assert.throws(() => takeMinSeq(bad), (e: unknown) => e instanceof ApiError && e.code === 'invalid_field', bad);
-  }
 });

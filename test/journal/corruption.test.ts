@@ -33,7 +33,7 @@ import { listSnapshots, writeSnapshot } from '../../src/journal/snapshot.js';
 import { encodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { prune } from '../../src/journal/tasks.js';
 import { JournalWriter } from '../../src/journal/writer.js';
-import { T_COMMAND_COMPLETED } from '../../src/layout/records.js';
+import { Header, T_COMMAND_COMPLETED } from '../../src/layout/records.js';
 import { decodeRecord, encodeToMem, recordInfo } from '../../src/layout_codec/record_codec.js';
 import { memOf } from '../../src/lib/mem.js';
 import { Views } from '../../src/views/views.js';
@@ -50,7 +50,10 @@ const JOURNAL_TOOL = fileURLToPath(new URL('../../tools/journal.js', import.meta
 let pristine = '';
 let liveSeq = 0;
 let liveHash = '';
-/** State hash of the live engine after each of the last commands, by seq. */
+/**
+ * State hash after each of the last seqs (the live read model's, which equals the engine's: liveHash). One command of
+ * the stream may take two seqs (a clock tick due before it runs first), so they are taken at each new seq of the events.
+ */
 const liveHashes = new Map<number, string>();
 const snapshotSeqs: number[] = [];
 const copies: string[] = [];
@@ -58,11 +61,15 @@ const copies: string[] = [];
 before(() => {
   pristine = tempDataDir('corruption');
   const mirror = new Views(JOURNAL_ENGINE_CONFIG);
+  let tail = false;
   const run = journaledRun(pristine, SEED, COMMANDS, {
     segmentBytes: 64 << 10,
-    onEvent: (m, o) => mirror.apply(m, o),
-    each: (i, engine) => {
-      if (i >= COMMANDS - 60) liveHashes.set(engine.state.seq, stateHash(engine.state));
+    onEvent: (m, o) => {
+      if (tail && Header.seq(m, o) !== mirror.asOfSeq) liveHashes.set(mirror.asOfSeq, stateHash(mirror.state));
+      mirror.apply(m, o);
+    },
+    each: (i) => {
+      tail = i >= COMMANDS - 61;
       if (SNAPSHOT_AFTER.includes(i + 1)) {
         writeSnapshot(pristine, mirror.asOfSeq, encodeViews(mirror), false);
         snapshotSeqs.push(mirror.asOfSeq);
@@ -72,6 +79,8 @@ before(() => {
   run.writer.close();
   liveSeq = run.engine.state.seq;
   liveHash = stateHash(run.engine.state);
+  assert.equal(stateHash(mirror.state), liveHash, 'the live read model hashes as the engine does');
+  liveHashes.set(liveSeq, liveHash);
 });
 
 after(() => {

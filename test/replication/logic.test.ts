@@ -241,7 +241,10 @@ test('min_seq is taken out of a read\'s query', () => {
   assert.deepEqual(takeMinSeq('limit=5'), { min_seq: 0, rest: 'limit=5' });
   assert.deepEqual(takeMinSeq('limit=5&min_seq=42&cursor=x'), { min_seq: 42, rest: 'limit=5&cursor=x' });
   assert.deepEqual(takeMinSeq('min_seq=7'), { min_seq: 7, rest: '' });
-  for (const q of ['min_seq=', 'min_seq=-1', 'min_seq=1e3', 'min_seq=99999999999999999', 'min_seq=1&min_seq=2']) {
+  // Any u64, as the document says: above 2^53 no seq is ever applied, so the read waits and answers 503 replica_lagging.
+  assert.equal(takeMinSeq('min_seq=99999999999999999').min_seq, Number.MAX_SAFE_INTEGER);
+  assert.equal(takeMinSeq('min_seq=18446744073709551615').min_seq, Number.MAX_SAFE_INTEGER);
+  for (const q of ['min_seq=', 'min_seq=-1', 'min_seq=1e3', 'min_seq=123456789012345678901', 'min_seq=1&min_seq=2']) {
     assert.throws(() => takeMinSeq(q), (e: unknown) => e instanceof ApiError && e.code === 'invalid_field', q);
   }
 });
