@@ -61,7 +61,7 @@ export const DecreaseBody = Type.Object({
 export const DeadmanBody = Type.Object({ timeout_ms: Type.Integer({ minimum: 1000, maximum: 60000 }) }, closed);
 export const WithdrawalBody = Type.Object({
   client_withdrawal_id: U64String,
-  amount: Type.String({ pattern: '^0*[1-9][0-9]{0,15}$', description: 'cents, 1..2^53-1, as a decimal string' }),
+  amount: Type.String({ pattern: '^0*[1-9][0-9]{0,15}$', maxLength: 20, description: 'cents, 1..2^53-1, as a decimal string' }),
   destination: Type.String({ minLength: 1, maxLength: 128, description: 'at most 128 UTF-8 bytes, no U+0000' }),
 }, closed);
 export const CreateKeyBody = Type.Object({

@@ -118,6 +118,7 @@ test('openapi: the closed request schemas accept what the exchange accepts and r
   assert.equal(withdrawal({ client_withdrawal_id: '1', amount: '250', destination: 'x' }), true);
   assert.equal(withdrawal({ client_withdrawal_id: '1', amount: '0', destination: 'x' }), false);
   assert.equal(withdrawal({ client_withdrawal_id: '1', amount: '90071992547409910', destination: 'x' }), false, 'above 2^53-1');
+  assert.equal(withdrawal({ client_withdrawal_id: '1', amount: `${'0'.repeat(20)}1`, destination: 'x' }), false, 'over 20 digits');
   const batch = ajv.compile({ $ref: '#/components/schemas/BatchPlaceRequest' });
   assert.equal(
     batch({ orders: Array.from({ length: 21 }, () => ({ market_id: 1, side: 'buy', outcome: 'yes', tick: 40, qty: 1 })) }),
