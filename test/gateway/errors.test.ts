@@ -221,7 +221,8 @@ test('errors: a body over the 64 KiB cap on a route that takes none is 400 unexp
   }
 });
 
-test('errors: a zero client_order_id, expiry_ts or withdrawal amount is refused by the schema, as the document says', async () => {
+test('errors: a zero client_order_id, expiry_ts or withdrawal amount is 400 invalid_field naming the field (the bound the document ' +
+  'states)', async () => {
   for (const field of ['client_order_id', 'expiry_ts']) {
     const r = await post('/v1/portfolio/orders', ORDER({ tif: 'gtd', expiry_ts: '9000000000000000000', [field]: '0' }));
     assertErrorReply(r, 400, 'invalid_field');
