@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const web = process.argv.includes('--web');
 const nats = process.argv.includes('--nats');
@@ -30,6 +31,10 @@ if (files.length === 0) {
   process.exit(1);
 }
 const extra = process.argv.slice(2).filter((a) => a !== '--web' && a !== '--nats');
-const args = ['--test', '--test-force-exit', `--test-concurrency=${web || nats ? 1 : 2}`, ...extra, ...files];
+const reporters = [
+  '--test-reporter=tap', '--test-reporter-destination=stdout',
+  `--test-reporter=${fileURLToPath(new URL('./test_failures.mjs', import.meta.url))}`, '--test-reporter-destination=stdout',
+];
+const args = ['--test', '--test-force-exit', `--test-concurrency=${web || nats ? 1 : 2}`, ...reporters, ...extra, ...files];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
 process.exit(r.status ?? 1);
