@@ -33,6 +33,16 @@ import { NodeChild, type Exit } from './child.js';
 export const ADMIN_TOKEN = 'gateway-tests-admin-token-0123456789';
 const HOST = '127.0.0.1';
 
+/**
+ * The response budget of an in-process test exchange. The tests check what
+ * the exchange answers, not how fast the disk is: on a shared machine the
+ * test file running beside this one can hold an fdatasync, and with it a
+ * durable outcome, past the 1 s default, and the 504 that follows fails a
+ * test of something else (a CI run's `dx admin key tier`). A test about the
+ * budget sets its own.
+ */
+export const TEST_RESPONSE_BUDGET_MS = 10_000;
+
 function freshDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'dx-exchange-'));
 }
@@ -64,7 +74,8 @@ export async function startTestExchange(over: Partial<ExchangeConfig> = {}, opts
   const { startExchange } = await import('../../src/main/exchange.js');
   const dataDir = over.data_dir ?? freshDataDir();
   const cfg: ExchangeConfig = {
-    ...defaults(), port: 0, accounts_port: 0, admin_port: 0, admin_token: ADMIN_TOKEN, gateways: 1, ...over, data_dir: dataDir,
+    ...defaults(), port: 0, accounts_port: 0, admin_port: 0, admin_token: ADMIN_TOKEN, gateways: 1,
+    response_budget_ms: TEST_RESPONSE_BUDGET_MS, ...over, data_dir: dataDir,
   };
   const ex = await startExchange(cfg, opts);
   const adminBase = `http://${HOST}:${ex.admin_port}`;

@@ -168,7 +168,8 @@ function layoutHex(md: string, title: string): Buffer {
 }
 
 before(async () => {
-  tx = await startTestExchange({ demo: false, ws_max_in_flight: 4, ws: { max_records_per_frame: 8 } });
+  // The budget test below waits for the budget to pass: 1 s, the default of a real exchange.
+  tx = await startTestExchange({ demo: false, response_budget_ms: 1000, ws_max_in_flight: 4, ws: { max_records_per_frame: 8 } });
   alice = await newAccount(tx);
   bob = await newAccount(tx);
   market = await newMarket(tx);
