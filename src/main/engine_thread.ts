@@ -106,9 +106,9 @@ function follow(consumerIndex: number): void {
     }
     // The replication thread publishes everything it applied before asking.
     if (control.promoteRequested && !c.hasUnread()) break;
-    bell.announce();
+    const epoch = bell.announce();
     if (c.hasUnread() || control.stopRequested || control.promoteRequested) continue;
-    bell.park(50);
+    bell.park(epoch, 50);
   }
   c.close();
 }

@@ -1,4 +1,4 @@
-// Doorbell: one Int32 word that a parking consumer sleeps on with
+// Doorbell: two Int32 words that a parking consumer announces on and sleeps on with
 // Atomics.wait and that producers ring after publishing. Owned by whoever
 // allocates it; used from every thread that shares the word.
 //
@@ -7,28 +7,45 @@
 // allocate one with Doorbell.allocate() and hand it to every producer) or in
 // a ring header (SpscRing.doorbell, BroadcastRing's for its consumers).
 //
-// The word is 1 while at least one consumer has announced that it is about to
-// park, 0 otherwise. Invariants (the no-lost-wake-up argument, JS Atomics
-// are sequentially consistent):
-//   consumer: store(word, 1); re-check every ring (Atomics.load of the write
-//             position); Atomics.wait(word, 1, timeout) only if all empty.
+// Two Int32 words. `flag` is 1 while at least one consumer has announced that
+// it is about to park, 0 otherwise; `epoch` counts the rings that found the
+// flag set. Consumers sleep on the epoch, not on the flag. Invariants (the
+// no-lost-wake-up argument; JS Atomics are sequentially consistent):
+//   consumer: e = load(epoch); store(flag, 1); re-check every ring (Atomics.load
+//             of the write position); Atomics.wait(epoch, e, timeout) only if
+//             all are empty.
 //   producer: Atomics.store(write position) in publish(); then wake():
-//             load(word); if 1: store(word, 0) and notify all waiters.
-// In the single total order of these SC operations either the consumer's
-// re-check comes after the producer's publish (it sees the record and does
-// not sleep) or the producer's load comes after the consumer's store (it sees
-// 1, clears it and notifies; a consumer that has not reached Atomics.wait yet
-// then finds 0 there and returns at once, because wait compares atomically).
-// Only producers clear the word: if a consumer cleared it on waking, it could
-// erase the announcement of another consumer parked on the same word, whose
-// wake-up would then be lost until its timeout.
+//             load(flag); if 1: store(flag, 0), add(epoch, 1), notify all
+//             waiters on the epoch.
+// In the single total order of these SC operations, for a consumer C:
+// - a producer P whose flag load came before C's flag store published before
+//   C's re-check, which sees the record;
+// - a producer whose flag load came after C's flag store either saw 1 and
+//   rang, or saw 0 because another producer cleared the flag after C's store
+//   and rang; either ring adds to the epoch after C read it, so C's wait finds
+//   another value and returns at once, or is woken by the notify that
+//   follows the add.
+// Waiting on the flag itself (as this file once did) loses wake-ups when
+// consumers share a doorbell: C1 announces and finds nothing, a producer
+// clears the flag and notifies nobody, C2 announces (the flag is 1 again),
+// and C1's wait on "flag is 1" then sleeps through the ring. The durable_seq
+// doorbell has a consumer on every gateway thread and on the main thread; a
+// control-plane command sometimes waited its whole response budget for its
+// outcome that way. Only producers clear the flag: a consumer that cleared it
+// on waking could erase the announcement of another, whose wake-up would then
+// be lost until its timeout.
 
 import { assert } from '../lib/assert.js';
 
 const DOORBELL_MAGIC = 0x4c4c4244; // 'DBLL' little-endian
-/** Own-buffer doorbells: magic at byte 0, the word alone on the next cache line. */
+/** Own-buffer doorbells: magic at byte 0, the two words alone on the next cache line. */
 const OWN_BYTES = 128;
 const OWN_WORD_BYTE = 64;
+/** The two Int32 words: the announcement flag, then the epoch. */
+const FLAG = 0;
+const EPOCH = 1;
+/** Bytes a doorbell takes at its byteOffset. */
+export const DOORBELL_BYTES = 8;
 
 export type ParkResult = 'ok' | 'not-equal' | 'timed-out';
 
@@ -50,12 +67,12 @@ export class Doorbell {
     return new Doorbell(sab, OWN_WORD_BYTE);
   }
 
-  private readonly word: Int32Array;
+  private readonly words: Int32Array;
 
-  /** A doorbell over the Int32 at byteOffset of sab (used by ring headers). */
+  /** A doorbell over the two Int32 words at byteOffset of sab (used by ring headers). */
   constructor(readonly sab: SharedArrayBuffer, readonly byteOffset: number) {
-    assert(byteOffset % 4 === 0 && byteOffset + 4 <= sab.byteLength, 'doorbell: word out of range');
-    this.word = new Int32Array(sab, byteOffset, 1);
+    assert(byteOffset % 4 === 0 && byteOffset + DOORBELL_BYTES <= sab.byteLength, 'doorbell: words out of range');
+    this.words = new Int32Array(sab, byteOffset, 2);
   }
 
   /**
@@ -63,47 +80,52 @@ export class Doorbell {
    * consumer announced parking; returns true when it notified.
    */
   wake(): boolean {
-    // SC load: ordered after the caller's publish store, so either we see the
+    // SC load: ordered after the caller's publish store, so either we see a
     // consumer's announcement or its re-check sees our record (see header).
-    if (Atomics.load(this.word, 0) === 0) return false;
-    // SC store: makes a consumer that has not yet reached Atomics.wait return
-    // 'not-equal' instead of sleeping; the notify wakes those already asleep.
-    Atomics.store(this.word, 0, 0);
-    Atomics.notify(this.word, 0);
+    if (Atomics.load(this.words, FLAG) === 0) return false;
+    Atomics.store(this.words, FLAG, 0);
+    // A consumer that read the epoch before this add finds another value in
+    // its wait and returns at once; the notify wakes those already asleep.
+    Atomics.add(this.words, EPOCH, 1);
+    Atomics.notify(this.words, EPOCH);
     return true;
   }
 
-  /** Consumer side: announce parking. Re-check the rings after this, then park(). */
-  announce(): void {
-    // SC store: ordered before the consumer's re-check loads of the write positions.
-    Atomics.store(this.word, 0, 1);
+  /**
+   * Consumer side: announce parking. Returns the epoch to park on; re-check
+   * the rings after this, then park(epoch).
+   */
+  announce(): number {
+    // SC load before the SC store: any ring that clears this announcement adds to the epoch after this read.
+    const epoch = Atomics.load(this.words, EPOCH);
+    Atomics.store(this.words, FLAG, 1);
+    return epoch;
   }
 
-  /** Consumer side: sleep until a producer rings, or timeout_ms passes. */
-  park(timeout_ms: number): ParkResult {
-    // Sleeps only while the word is still 1; a producer's wake() clears it
-    // before notifying, so a ring between announce() and here is not lost.
-    return Atomics.wait(this.word, 0, 1, timeout_ms);
+  /** Consumer side: sleep until a producer rings after announce() returned `epoch`, or timeout_ms passes. */
+  park(epoch: number, timeout_ms: number): ParkResult {
+    // Returns 'not-equal' at once when a producer rang since the announce.
+    return Atomics.wait(this.words, EPOCH, epoch, timeout_ms);
   }
 
   /**
    * Consumer side, for threads that must not block (uWS I/O threads): like
    * park() but returns a promise that settles when a producer rings, or null
-   * when one already rang (the word is no longer 1). No timeout: V8 runs a
-   * waitAsync timeout as a delayed task on the platform's worker threads,
-   * which costs more than the wait itself; a caller's deadline is its own
-   * loop timer (wait.ts BellWatch).
+   * when one already rang since announce() returned `epoch`. No timeout: V8
+   * runs a waitAsync timeout as a delayed task on the platform's worker
+   * threads, which costs more than the wait itself; a caller's deadline is its
+   * own loop timer (wait.ts BellWatch).
    */
-  parkAsync(): Promise<ParkResult> | null {
+  parkAsync(epoch: number): Promise<ParkResult> | null {
     // Atomics.waitAsync is in Node 20 but not in TypeScript's ES2022 lib.
     const waitAsync = (Atomics as unknown as { waitAsync: AtomicsWaitAsync }).waitAsync;
-    const r = waitAsync(this.word, 0, 1);
+    const r = waitAsync(this.words, EPOCH, epoch);
     return r.async ? r.value : null;
   }
 
   /** True while some consumer has announced parking and no producer rang since. */
   isAnnounced(): boolean {
     // SC load; diagnostic only.
-    return Atomics.load(this.word, 0) !== 0;
+    return Atomics.load(this.words, FLAG) !== 0;
   }
 }

@@ -234,7 +234,7 @@ export class BlockingWaitStrategy implements WaitStrategy {
   /** Announce, re-check, and wait; returns when a record may be there, or at untilMs. */
   park(untilMs = Infinity): void {
     const bell = this.doorbell;
-    bell.announce();
+    const epoch = bell.announce();
     const sources = this.sources;
     for (let i = 0; i < sources.length; i++) {
       if (sources[i]!.hasUnread()) {
@@ -246,7 +246,7 @@ export class BlockingWaitStrategy implements WaitStrategy {
     const deadline = untilMs !== Infinity;
     if (deadline) ms = Math.min(ms, Math.max(0, untilMs - performance.now()));
     this.sleeps++;
-    if (bell.park(ms) === 'timed-out' && !(deadline && ms < this.timeoutMs)) this.timeouts++;
+    if (bell.park(epoch, ms) === 'timed-out' && !(deadline && ms < this.timeoutMs)) this.timeouts++;
   }
 }
 
@@ -297,10 +297,11 @@ export class BellWatch {
    * from before is kept, not doubled.
    */
   watch(timeoutMs = Infinity): boolean {
-    this.bell.announce();
+    const epoch = this.bell.announce();
     if (this.hasWork()) return false;
+    // A wait from an earlier epoch is kept: a ring moved the epoch past it only with a notify, which settles it.
     if (!this.pending) {
-      const wait = this.bell.parkAsync();
+      const wait = this.bell.parkAsync(epoch);
       if (wait === null) return false;
       this.pending = true;
       wait.then(this.rang, this.rang);

@@ -29,10 +29,49 @@ test('wait: wake() notifies only after a consumer announced parking, and clears 
   assert.equal(bell.isAnnounced(), false);
   assert.equal(bell.wake(), false);
   // A park after the producer rang returns at once instead of sleeping.
-  bell.announce();
+  const epoch = bell.announce();
   bell.wake();
-  assert.equal(bell.park(10_000), 'not-equal');
+  assert.equal(bell.park(epoch, 10_000), 'not-equal');
   assert.throws(() => Doorbell.attach(new SharedArrayBuffer(128)), /bad magic/);
+});
+
+// Two readers of one doorbell (as every gateway thread and the control plane
+// share durable_seq's): reader 1 announces and finds nothing, a producer
+// publishes and rings (clearing the announcement), reader 2 announces, and
+// only then reader 1 parks. Its wait must see the ring; a wait on the
+// announcement word itself found it set again (by reader 2) and slept.
+test('wait: a reader that parks after a ring is not put to sleep by another reader announcing in between', () => {
+  const bell = Doorbell.attach(Doorbell.allocate());
+  const epoch1 = bell.announce();
+  assert.equal(bell.wake(), true, 'the producer found the announcement and rang');
+  bell.announce();
+  const t0 = performance.now();
+  assert.equal(bell.park(epoch1, 2000), 'not-equal');
+  assert.ok(performance.now() - t0 < 1000, 'reader 1 returned at once');
+  // The ring cleared reader 2's announcement too: the next producer rings nobody, so reader 2 must not sleep on its epoch either.
+  const bell2 = Doorbell.attach(Doorbell.allocate());
+  const a = bell2.announce();
+  const b = bell2.announce();
+  assert.equal(bell2.wake(), true);
+  assert.equal(bell2.wake(), false, 'nobody announced since the ring');
+  assert.equal(bell2.park(a, 2000), 'not-equal');
+  assert.equal(bell2.park(b, 2000), 'not-equal');
+});
+
+test('wait: a BellWatch whose re-check raced a ring and another reader\'s announcement polls at once instead of waiting', async () => {
+  const bell = Doorbell.attach(Doorbell.allocate());
+  let rings = 0;
+  // Inside the re-check: the producer publishes and rings, then the other reader (another thread in the exchange) announces.
+  const watch = new BellWatch(bell, () => {
+    bell.wake();
+    bell.announce();
+    return false;
+  }, () => rings++);
+  const parked = watch.watch(Infinity);
+  // Either it saw the ring at once (false: poll now) or it parked and the ring settles its wait.
+  if (parked) await delay(200);
+  assert.ok(!parked || rings === 1, `parked=${parked}, woken ${rings} time(s) in 200 ms: the ring was lost`);
+  watch.cancel();
 });
 
 test('wait: a blocking strategy keeps returning during its spin phase, then parks until its timeout when nobody rings', () => {
