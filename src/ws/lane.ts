@@ -451,6 +451,8 @@ export class WsLane {
 
   private startBinary(conn: Conn, id: number | null, fingerprint: string): void {
     if (fingerprint !== FINGERPRINT_TEXT) {
+      // The client now speaks another layout: its binary frames are refused from here on, as the error says.
+      conn.binary = false;
       throw new WsCommandError(
         'layout_mismatch',
         `this exchange speaks native layout ${FINGERPRINT_TEXT}, the client ${fingerprint}: ` +

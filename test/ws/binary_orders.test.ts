@@ -200,6 +200,21 @@ describe('ws binary order entry', () => {
     assert.equal((await c.waitClose()).code, 4002);
   });
 
+  it('binary: a connection that agreed on the layout and then names another is refused binary from then on', async () => {
+    const c = await binaryClient(alice);
+    const r = await c.call('start_binary', { layout_fingerprint: '0x00000000' });
+    assert.deepEqual([r.type, r.msg.name], ['error', 'layout_mismatch']);
+    assert.match(r.msg.msg, /binary frames stay refused/);
+    const before = (await alice.client.exchangeStatus()).as_of_seq;
+    const e = new FrameEncoder(alice.accountId);
+    e.place(1, order(market, { tick: 3, qty: 1 }));
+    c.sendRaw(Buffer.from(e.bytes()), true);
+    const err = await c.next((m) => m.type === 'error' && m.msg.code === 11);
+    assert.equal(err.msg.name, 'malformed_frame');
+    assert.equal((await c.waitClose()).code, 4002);
+    assert.equal((await alice.client.exchangeStatus()).as_of_seq, before, 'the frame placed nothing');
+  });
+
   it('binary: one frame places and cancels; answers carry seq, order id, fills and the correlation', async () => {
     const c = await binaryClient(alice);
     const e = new FrameEncoder(alice.accountId);
