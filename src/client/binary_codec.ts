@@ -27,6 +27,13 @@ function u64(v: U64 | bigint | number, what: string): bigint {
   return b;
 }
 
+/** A u64 of at least 1 (the JSON schema's PositiveU64String: 0 means none, so it cannot be sent as present). */
+function positiveU64(v: U64 | bigint | number, what: string): bigint {
+  const b = u64(v, what);
+  if (b === 0n) throw new RangeError(`${what} must be at least 1, got ${String(v)}`);
+  return b;
+}
+
 /** An integer in lo..hi, as the JSON schemas bound the field; else a RangeError (never wrapped into the field's width). */
 function int(v: unknown, lo: number, hi: number, what: string): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi)
@@ -85,8 +92,8 @@ export class FrameEncoder {
     const stp = named(Stp, r.stp ?? 'cancel_taker', 'stp');
     if (r.post_only !== undefined && typeof r.post_only !== 'boolean')
       throw new RangeError(`post_only must be a boolean, got ${String(r.post_only)}`);
-    const coid = r.client_order_id === undefined ? null : u64(r.client_order_id, 'client_order_id');
-    const expiry = r.expiry_ts === undefined ? null : u64(r.expiry_ts, 'expiry_ts');
+    const coid = r.client_order_id === undefined ? null : positiveU64(r.client_order_id, 'client_order_id');
+    const expiry = r.expiry_ts === undefined ? null : positiveU64(r.expiry_ts, 'expiry_ts');
     const maxCost = r.max_cost === undefined ? null : u64(r.max_cost, 'max_cost');
     const o = this.begin(PlaceOrder.TYPE, PlaceOrder.SIZE, correlation);
     const n = this.mem; // after begin: it may have grown the buffer

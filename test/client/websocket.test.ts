@@ -239,7 +239,7 @@ it('client ws: DxOrderStream refuses a field out of the JSON schema\'s bounds be
     const bad: [string, Record<string, unknown>][] = [
       ['client_order_id', { client_order_id: '18446744073709551616' }], ['qty', { qty: 2 ** 32 + 5 }], ['tick', { tick: 296 }],
       ['tick', { tick: 40.9 }], ['side', { side: 'SELL' }], ['outcome', { outcome: 'No' }], ['market_id', { market_id: 2 ** 32 + market }],
-      ['side', { side: 'constructor' }],
+      ['side', { side: 'constructor' }], ['client_order_id', { client_order_id: '0' }], ['expiry_ts', { tif: 'gtd', expiry_ts: '0' }],
     ];
     for (const [field, patch] of bad)
       await assert.rejects(s.place({ ...order(market, { tick: 7 }), ...patch } as never), (e: unknown) =>
