@@ -35,11 +35,13 @@ const HOST = '127.0.0.1';
 
 /**
  * The response budget of an in-process test exchange. The tests check what
- * the exchange answers, not how fast the disk is: on a shared machine the
- * test file running beside this one can hold an fdatasync, and with it a
- * durable outcome, past the 1 s default, and the 504 that follows fails a
- * test of something else (a CI run's `dx admin key tier`). A test about the
- * budget sets its own.
+ * the exchange answers, not how fast a shared machine is: with two test
+ * files at once a command's durable outcome can take more than the 1 s
+ * default (a CI run's 504 in `dx admin key tier`; which stage waited was not
+ * recorded). A longer budget also turns an answer that waits for its deadline
+ * into a client timeout, where the 1 s budget answered it late and passed:
+ * that is how the doorbell's lost wake-up was found (src/ring/doorbell.ts).
+ * A test about the budget sets its own.
  */
 export const TEST_RESPONSE_BUDGET_MS = 10_000;
 
