@@ -147,11 +147,18 @@ export class Replicator {
       this.kick();
       return;
     }
-    if (++this.emptyPolls < SPIN_POLLS) {
+    // The window is full: the unread records are no work until an ack opens it (drainAcks kicks then).
+    // Watching the ring now would find them at once (hasUnread) and poll every turn.
+    if (this.queue.length >= MAX_INFLIGHT || this.inflightBytes >= MAX_INFLIGHT_BYTES) {
+      this.emptyPolls = 0;
+      return;
+    }
+    // Spin only after work (pump() > 0 resets the count): a park that timed out with nothing to do parks again at once.
+    if (this.emptyPolls < SPIN_POLLS) {
+      this.emptyPolls++;
       this.kick();
       return;
     }
-    this.emptyPolls = 0;
     // Parked on the ring's doorbell; PARK_MS is a safety net.
     if (!this.watch.watch(PARK_MS)) this.kick();
   };
@@ -302,6 +309,8 @@ export class Replicator {
       this.resending = false;
     }
     this.drainAcks();
+    // A resync may have taken messages off the window without an ack to kick the ring's poll (it stops while the window is full).
+    this.kick();
   }
 
   /** Messages not yet acknowledged (graceful stop waits for none). */
