@@ -12,7 +12,7 @@ import type { EngineConfig } from '../engine/config.js';
 import { LAYOUT_FINGERPRINT } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import { prefault } from '../lib/mem.js';
-import { BroadcastRing } from '../ring/broadcast_ring.js';
+import { BroadcastConsumer, BroadcastRing } from '../ring/broadcast_ring.js';
 import { CommandProducer } from '../ring/command_producer.js';
 import { Doorbell } from '../ring/doorbell.js';
 import { SeqStamps } from '../ring/seq_stamps.js';
@@ -154,6 +154,8 @@ export class Pipeline {
     this.stopping = true;
     this.control.requestStop();
     Doorbell.attach(this.doorbell).wake();
+    // A standby's engine (follow mode) parks on the event ring's doorbell, not on the command rings'.
+    new BroadcastConsumer(this.eventRing, LAYOUT_FINGERPRINT, 0).doorbell.wake();
     return this.exited;
   }
 
