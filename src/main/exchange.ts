@@ -46,8 +46,6 @@ import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import type { SnapshotDone } from '../journal/tasks.js';
 import { ViewsCapture } from '../journal/state_codec.js';
-import { LAYOUT_FINGERPRINT } from '../layout/records.js';
-import { BroadcastConsumer } from '../ring/broadcast_ring.js';
 import { freePort } from '../lib/free_port.js';
 import { prefault } from '../lib/mem.js';
 import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
@@ -670,7 +668,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
     // The engine drains its rings; then the journal drains the event ring and syncs.
     await pipeline.stop();
     journalControl.requestStop();
-    new BroadcastConsumer(pipeline.eventRing, LAYOUT_FINGERPRINT, journalConsumer).doorbell.wake();
+    pipeline.wakeEventReaders();
     await journalExit;
     // A primary publishes what the engine sequenced last and waits for the acks.
     await repl?.stop();

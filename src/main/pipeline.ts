@@ -155,8 +155,13 @@ export class Pipeline {
     this.control.requestStop();
     Doorbell.attach(this.doorbell).wake();
     // A standby's engine (follow mode) parks on the event ring's doorbell, not on the command rings'.
-    new BroadcastConsumer(this.eventRing, LAYOUT_FINGERPRINT, 0).doorbell.wake();
+    this.wakeEventReaders();
     return this.exited;
+  }
+
+  /** Rings the event ring's doorbell: its readers that park there (the journal; a standby's engine) re-check. */
+  wakeEventReaders(): void {
+    new BroadcastConsumer(this.eventRing, LAYOUT_FINGERPRINT, 0).doorbell.wake();
   }
 
   /** Rejects if the engine thread fails (an assertion is a crash by design). */
