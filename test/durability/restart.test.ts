@@ -16,7 +16,7 @@ import type { DxClient } from '../../src/client/client.js';
 import type { Order, OrderRequest, Placement, Scope } from '../../src/client/types.js';
 import { closeFetchConnections } from '../../src/client/transport.js';
 import { attempt, type Outcome } from '../support/crash/outcome.js';
-import { spawnExchange, type ExchangeProcess } from '../support/exchange.js';
+import { spawnExchange, TEST_RESPONSE_BUDGET_MS, type ExchangeProcess } from '../support/exchange.js';
 import { sleep } from '../support/harness.js';
 
 const TOKEN = 'durability-restart-test-token-0123456789';
@@ -34,6 +34,8 @@ function start(dir: string, opts: { segmentBytes?: number } = {}): Promise<Excha
     demo: false,
     gateways: 1,
     segment_bytes: opts.segmentBytes,
+    // Every answer here is compared exactly; a 504 under a CI-sized load is not what these tests are about.
+    response_budget_ms: TEST_RESPONSE_BUDGET_MS,
   });
 }
 
