@@ -99,7 +99,9 @@ const RATIO_CASE_QUICK = 'o100k_m1000_a10k';
 const SEED = 0x5ca1e;
 const TAKER_BPS = 700;
 const MAKER_BPS = 0;
-const DEPOSIT_CENTS = 1e12;
+// Every account's deposit: all deposits together must stay within 2^53 - 1 cents (deposit_limit_exceeded), so
+// 1e9 (1 M accounts: 1e15 cents). An account's most is its mint (2 x 50 x MINT_QTY cents) and a few thousand orders.
+const DEPOSIT_CENTS = 1e9;
 const MINT_QTY = 100_000;
 const SHARE_PASSIVE = 0.5;
 const SHARE_CROSSING = 0.3; // the rest are cancels
