@@ -3,7 +3,8 @@
 // still waits in the ring never hands its correlation to a later request,
 // however many sheds cycle its slot (a shed, which writes nothing, keeps the
 // slot's 16-bit generation); and commands of one thread are sequenced in the
-// order they were held (nothing overtakes a command waiting for room).
+// order they were held (nothing overtakes a command waiting for room); and
+// answers drained without an expire leave nothing to scan in the expiry queue.
 // Test process, main thread.
 
 import assert from 'node:assert/strict';
@@ -160,5 +161,37 @@ test('gateway core: commands of one thread are sequenced in the order they were 
   assert.ok(cancel.c.seq < second.c.seq, `the first cancel was sequenced at ${cancel.c.seq}, after the second at ${second.c.seq}`);
   // Behind commands waiting for room, a sheddable one is shed (503), never written ahead of them.
   assert.ok(shed, 'the placement behind them was shed');
+  core.close();
+});
+
+test('gateway core: answers drained without an expire do not pile up in the expiry queue (the oldest held is found at once)', async () => {
+  const { core, engineSide, out, engine } = rig(60_000, 1 << 16);
+  // The lanes drain on their own; only the waiter's poll (stopped here) expires. Every hold() checks the oldest held
+  // request (engine lag): answered ones at the queue's head must be dropped as it passes them, not scanned again.
+  const queue = core as unknown as { expiryQueue: number[]; expiryHead: number };
+  let held = 0;
+  for (let round = 0; round < 200; round++) {
+    for (;;) {
+      try {
+        core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
+        held++;
+      } catch (e) {
+        if (isShed(e)) break;
+      }
+    }
+    await new Promise((r) => setImmediate(r)); // publishNow
+    for (let off = engineSide.peek(); off >= 0; off = engineSide.peek()) {
+      engine.execute(engineSide.mem, off);
+      engineSide.advance();
+    }
+    engineSide.release();
+    out.publish();
+    core.drain();
+    assert.equal(core.pending, 0, 'every held placement was answered by the drain');
+  }
+  assert.ok(held > 2000, `held ${held} placements`);
+  // At most one ring's worth of entries (the last round's) is left, whatever was held before.
+  assert.ok(queue.expiryQueue.length - queue.expiryHead <= held / 100, `queue ${queue.expiryQueue.length}, head ${queue.expiryHead}`);
+  assert.ok(queue.expiryQueue.length <= held / 100, `the queue kept ${queue.expiryQueue.length} entries of ${held} held`);
   core.close();
 });
