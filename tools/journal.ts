@@ -11,7 +11,8 @@
 // Exit codes: 0 sound (or done); 1 a fault (something recovery would refuse
 // or that does not replay to the same state, named by file and byte offset);
 // 2 a usage error; 3 (verify) damage that the next start repairs by itself
-// (a torn tail to truncate, a damaged snapshot to fall back past).
+// (a torn tail to truncate, a damaged snapshot to fall back past, a journal
+// failure's synced marker to cut after).
 //
 // The state hash (src/journal/state_codec.ts) covers the state's table sizes,
 // which come from the engine configuration, and retention caps change what
@@ -26,6 +27,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../src/engine/config.js';
 import { verify as verifyState } from '../src/engine/verify.js';
+import { readSyncedMarker, SYNCED_MARKER } from '../src/journal/cut.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../src/journal/format.js';
 import {
   isTornCreation,
@@ -74,7 +76,7 @@ commands:
 options of every command:
   --data-dir DIR   the data directory (default: $DX_DATA_DIR, else ./data)
 
-exit codes: 0 ok, 1 fault, 2 usage error, 3 (verify) damage the next start repairs (torn tail, rejected snapshot)`;
+exit codes: 0 ok, 1 fault, 2 usage error, 3 (verify) damage the next start repairs (torn tail, rejected snapshot, synced marker)`;
 
 // ---- arguments ---------------------------------------------------------------
 
@@ -405,6 +407,28 @@ function firstLines(bad: string[]): string {
   return bad.slice(0, 5).join('; ') + (bad.length > 5 ? `; and ${bad.length - 5} more` : '');
 }
 
+/**
+ * The journal directory's files that are not segments: a journal failure's synced marker (src/journal/cut.ts: the next
+ * start cuts every record after its seq) or a note.
+ */
+function noteStrays(r: Report, dataDir: string, files: { path: string }[]): void {
+  const strays = listDir(join(dataDir, JOURNAL_DIR)).filter((n) => !files.some((f) => basename(f.path) === n));
+  for (const n of strays) {
+    const path = join(dataDir, JOURNAL_DIR, n);
+    if (n !== SYNCED_MARKER) {
+      r.line(`note: ${path} is not a segment name; recovery ignores it`);
+      continue;
+    }
+    try {
+      const seq = readSyncedMarker(dataDir);
+      r.repair(path, 0, `a journal failure left the synced marker at seq ${seq}: the next start cuts every record after it ` +
+        '(never acknowledged)');
+    } catch (e) {
+      faultOf(r, e, path);
+    }
+  }
+}
+
 function verifyJournal(args: Args, io: Io): number {
   const checkEvery = intOption(args, '--check-every') ?? 0;
   const engineGiven = engineOption(args);
@@ -416,8 +440,7 @@ function verifyJournal(args: Args, io: Io): number {
 
   // 1. Segments, from the first: checksums, lengths, seq continuity inside and across segments, fingerprints.
   const files = listSegments(dataDir);
-  const strays = listDir(join(dataDir, JOURNAL_DIR)).filter((n) => !files.some((f) => basename(f.path) === n));
-  for (const n of strays) r.line(`note: ${join(dataDir, JOURNAL_DIR, n)} is not a segment name; recovery ignores it`);
+  noteStrays(r, dataDir, files);
   const planned: PlannedSegment[] = [];
   let clean = true; // every segment so far is sound and continues the previous one
   let expect: number | null = null;

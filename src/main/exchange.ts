@@ -39,6 +39,7 @@ import { loadSite, mountSite, siteBytes, type StaticSite } from '../gateway/stat
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
+import { cutToSyncedMarker } from '../journal/cut.js';
 import { EXIT_BUG, EXIT_STORAGE, storageFault, type StorageFault } from '../journal/faults.js';
 import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
@@ -131,6 +132,11 @@ interface JournalFailure {
   fault: StorageFault | null;
   error: string;
   durable_seq: number;
+  /**
+   * A storage failure's synced marker (src/journal/cut.ts): 'written', or why it could not be; null for a failure that is
+   * not storage; absent when the thread ended without its message.
+   */
+  synced_marker?: string | null;
 }
 
 /** The error a failed journal start is reported with (a storage fault keeps its errno code). */
@@ -170,7 +176,7 @@ function logJournalFailure(f: JournalFailure): number {
   const storage = f.fault !== null;
   log('error', {
     event: 'journal_failed', code: f.fault?.code ?? null, syscall: f.fault?.syscall ?? null, path: f.fault?.path ?? null,
-    durable_seq: f.durable_seq, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_BUG,
+    durable_seq: f.durable_seq, synced_marker: f.synced_marker ?? null, action: 'exit', exit_code: storage ? EXIT_STORAGE : EXIT_BUG,
     message: storage
       ? `the journal could not ${f.fault!.syscall || 'write'} ${f.fault!.path || 'its segment'} (${f.fault!.code}); stopping: `
         + `nothing after seq ${f.durable_seq} was acknowledged, and everything up to it is on disk for the next start; `
@@ -193,12 +199,16 @@ function listen(app: ReturnType<ReturnType<typeof uws>['App']>, host: string, po
 /**
  * Stage 0: the plan recovery starts from (piscina checks every segment and
  * snapshot and truncates a torn tail; with replication, the log's view is
- * reconciled with it, and a read replica takes the log's). A fault stops the
- * start here, naming file and offset.
+ * reconciled with it, and a read replica takes the log's). Before it, a
+ * journal that failed on storage is cut after its last synced seq (the
+ * synced marker, src/journal/cut.ts). A fault stops the start here, naming
+ * file and offset.
  */
 async function recoveryPlan(cfg: ExchangeConfig, repl: Replication | null, jobs: JournalJobs): Promise<RecoveryPlan> {
   try {
     if (repl?.mode === 'replica') return await repl.replicaPlan();
+    const cut = cutToSyncedMarker(cfg.data_dir);
+    if (cut !== null) log('warn', { event: 'recovery', fault: 'unsynced_tail_cut', ...cut });
     const plan = await jobs.plan(cfg.data_dir);
     return repl === null ? plan : await repl.reconcile(plan, () => jobs.plan(cfg.data_dir));
   } catch (e) {

@@ -15,9 +15,12 @@
 // thread at once with a `failed` message (errno code, syscall, path, the
 // durable seq so far); the main thread logs it and exits. durable_seq never
 // passes what was synced, so nothing after it was answered or shown, and the
-// failed group is never retried (see writer.ts).
+// failed group is never retried (see writer.ts). A storage failure also
+// leaves the synced marker, so that the next start keeps only what was
+// synced (src/journal/cut.ts).
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { writeSyncedMarker } from '../journal/cut.js';
 import { DurableSeq } from '../journal/durable.js';
 import { journalIoFromEnv, storageFault } from '../journal/faults.js';
 import { JournalControl } from '../journal/journal_control.js';
@@ -47,6 +50,9 @@ export interface JournalThreadData {
 /** Records taken off the ring per write before syncing (bounds the latency of one group). */
 const MAX_GROUP_RECORDS = 1 << 16;
 
+/** The writer, once made: a storage failure records its last synced seq (the synced marker). */
+let opened: JournalWriter | null = null;
+
 function main(d: JournalThreadData, durable: DurableSeq): void {
   const consumer = new BroadcastConsumer(d.eventRing, LAYOUT_FINGERPRINT, d.consumerIndex);
   consumer.open();
@@ -55,6 +61,7 @@ function main(d: JournalThreadData, durable: DurableSeq): void {
     dataDir: d.dataDir, nextSeq: d.nextSeq, fsync: d.fsync, segmentBytes: d.segmentBytes,
     io: journalIoFromEnv(process.env.DX_JOURNAL_FAULT),
   });
+  opened = writer;
   const stamps = new SeqStamps(d.durableStamps);
   // The stop word is a source too: the main thread rings the doorbell after setting it.
   const wait = waitStrategy(d.wait ?? 'park', consumer.doorbell, { hasUnread: () => consumer.hasUnread() || control.stopRequested });
@@ -104,6 +111,14 @@ try {
   // stops the process. Anything that is not a storage fault is our bug and
   // is reported as such.
   const fault = storageFault(e);
-  parentPort?.postMessage({ type: 'failed', fault, error: (e as Error).stack ?? String(e), durable_seq: durableSeq.get() });
+  // What was written after the last fdatasync may read back from the page cache without being on disk: the next
+  // start keeps only what was synced (src/journal/cut.ts). Best effort on a failing disk.
+  const w = opened as JournalWriter | null; // set inside main(), which the compiler does not follow here
+  let marker: string | null = null;
+  if (fault !== null && w === null) marker = 'the journal had not opened';
+  else if (fault !== null) marker = writeSyncedMarker(data.dataDir, w!.durableSeq(), `${fault.syscall} ${fault.code}`) ?? 'written';
+  parentPort?.postMessage({
+    type: 'failed', fault, error: (e as Error).stack ?? String(e), durable_seq: durableSeq.get(), synced_marker: marker,
+  });
   throw e;
 }

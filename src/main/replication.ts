@@ -15,7 +15,8 @@
 import { hostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { RecoveryPlan } from '../journal/recovery.js';
-import { clearDir, moveJournalAside, readNodeState, truncateJournalAfter, writeNodeState } from '../replication/local_state.js';
+import { truncateJournalAfter } from '../journal/cut.js';
+import { clearDir, moveJournalAside, readNodeState, writeNodeState } from '../replication/local_state.js';
 import { LogClient, type ReplicationConfig } from '../replication/log_client.js';
 import { keepUpTo, publishVerdict } from '../replication/protocol.js';
 import { downloadSnapshot, newestUsableSnapshot, pruneSnapshotsAndLog, uploadSnapshot } from '../replication/snapshots.js';

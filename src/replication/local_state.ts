@@ -4,31 +4,16 @@
 // written (fsynced) when the node becomes primary of epoch N, before it
 // publishes anything, and reset to null once the journal is known to be a
 // prefix of the log. A node that was primary may hold records that never
-// reached the log (its unacknowledged tail): truncateJournalAfter cuts them.
+// reached the log (its unacknowledged tail): truncateJournalAfter
+// (src/journal/cut.ts) cuts them.
 // A node whose journal ends before the oldest record the log still holds
 // (the log was purged after a snapshot) moves its journal aside and starts
 // from the snapshot bucket instead. Main thread, start-up only (sync I/O).
 
-import {
-  closeSync,
-  existsSync,
-  fdatasyncSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR, MAX_RECORD_BYTES, SNAPSHOT_DIR } from '../journal/format.js';
-import { listSegments } from '../journal/recovery.js';
-import { readWhole } from '../journal/segment.js';
-import { listSnapshots } from '../journal/snapshot.js';
+import { JOURNAL_DIR, SNAPSHOT_DIR } from '../journal/format.js';
 import { syncDir } from '../journal/writer.js';
-import { Header } from '../layout/records.js';
-import { memOf } from '../lib/mem.js';
 
 const FILE = 'replication.json';
 
@@ -61,61 +46,6 @@ export function writeNodeState(dataDir: string, s: NodeState): void {
   }
   renameSync(tmp, p);
   syncDir(dataDir);
-}
-
-/**
- * Removes every journal record after command `keepSeq`: later segments are
- * deleted, the segment holding keepSeq is cut just past its completion
- * record; snapshots past keepSeq are removed too. Returns what was cut.
- * A damaged tail (torn frame) is left to recovery's own repair.
- */
-export function truncateJournalAfter(
-  dataDir: string,
-  keepSeq: number,
-): { segments_removed: string[]; truncated: { path: string; from: number; bytes: number } | null; snapshots_removed: string[] } {
-  const out = {
-    segments_removed: [] as string[],
-    truncated: null as { path: string; from: number; bytes: number } | null,
-    snapshots_removed: [] as string[],
-  };
-  const segs = listSegments(dataDir);
-  for (let i = segs.length - 1; i >= 0; i--) {
-    const s = segs[i]!;
-    if (s.firstSeq > keepSeq) {
-      rmSync(s.path);
-      out.segments_removed.push(s.path);
-      continue;
-    }
-    const bytes = readWhole(s.path);
-    const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let at = FILE_HEADER_BYTES;
-    while (at + FRAME_HEADER_BYTES <= bytes.length) {
-      const len = dv.getUint32(at, true);
-      if (len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0 || at + FRAME_HEADER_BYTES + len > bytes.length) break;
-      if (Header.seq(m, at + FRAME_HEADER_BYTES) > keepSeq) {
-        const fd = openSync(s.path, 'r+');
-        try {
-          ftruncateSync(fd, at);
-          fdatasyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-        out.truncated = { path: s.path, from: at, bytes: bytes.length - at };
-        break;
-      }
-      at += FRAME_HEADER_BYTES + len;
-    }
-    break;
-  }
-  if (out.segments_removed.length > 0) syncDir(join(dataDir, JOURNAL_DIR));
-  for (const s of listSnapshots(dataDir)) {
-    if (s.seq <= keepSeq) continue;
-    rmSync(s.path);
-    out.snapshots_removed.push(s.path);
-  }
-  if (out.snapshots_removed.length > 0) syncDir(join(dataDir, SNAPSHOT_DIR));
-  return out;
 }
 
 /** Moves the journal and the snapshots to <data dir>/replaced-<ms>/ (kept for the operator, never read again). */

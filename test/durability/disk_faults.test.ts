@@ -5,7 +5,8 @@
 // fails, and the disk is full at start-up. In each case the exchange answers
 // nothing that was not durable, stops with one clear error line and a
 // non-zero exit (fail-stop; a snapshot failure alone is not fatal), and a
-// start on a healthy disk recovers every acknowledged write. Test process,
+// start on a healthy disk recovers every acknowledged write, and no more
+// than was synced (the synced marker, src/journal/cut.ts). Test process,
 // main thread.
 
 import assert from 'node:assert/strict';
@@ -150,6 +151,10 @@ async function journalFailure(
     assert.equal(failed[0]!.code, code);
     assert.match(String(failed[0]!.message), new RegExp(`\\(${code}\\); stopping: nothing after seq [0-9]+ was acknowledged`));
     const durableSeq = Number(failed[0]!.durable_seq);
+    // The synced marker (src/journal/cut.ts): written, or why not (a full disk may refuse it too).
+    const marker = failed[0]!.synced_marker;
+    assert.equal(typeof marker, 'string', s.stderrTail());
+    if (code !== 'ENOSPC') assert.equal(marker, 'written');
     assert.ok(acked.length > 100, `only ${acked.length} placements were acknowledged before the fault`);
     // Nothing acknowledged lies past what was on disk when the journal failed.
     for (const a of acked) {
@@ -159,6 +164,15 @@ async function journalFailure(
     hooks.between?.();
     const { data_dir: _same, ...healthy } = cfg;
     s = await recoversEverything(dir, traders, acked, durableSeq, healthy);
+    // With the marker, the start keeps exactly what was synced: whatever the failed run wrote after it is cut.
+    const cuts = s.events('recovery').filter((l) => l.fault === 'unsynced_tail_cut');
+    if (marker === 'written') {
+      assert.equal(cuts.length, 1, s.stderrTail());
+      assert.equal(cuts[0]!.synced_seq, durableSeq);
+      assert.equal(s.recovery()!.seq, durableSeq);
+    } else {
+      assert.equal(cuts.length, 0, s.stderrTail());
+    }
     // The recovered exchange takes writes again, and a clean stop leaves a sound journal.
     const t = traders[0]!;
     const p = await s.client(t.keyId, t.secret).placeOrder({ market_id: market, side: 'buy', outcome: 'yes', tick: 2, qty: 1 });

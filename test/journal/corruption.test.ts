@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import { crc32c } from '../../src/journal/crc32c.js';
+import { cutToSyncedMarker, SYNCED_MARKER, writeSyncedMarker } from '../../src/journal/cut.js';
 import {
   decodeFileHeader,
   encodeFileHeader,
@@ -254,6 +255,30 @@ test('corruption: a last segment created but never written (empty or a partial h
     assert.equal(recoveredHash(plan), liveHash);
     assert.equal(verifyTool(dir).code, 0);
   }
+});
+
+test('corruption: a journal failure\'s synced marker is repairable: verify says so, the start cuts after its seq; ' +
+  'a bad marker is a fault', () => {
+  const dir = copy();
+  // A seq with a known state after the newest snapshot (the cut removes snapshots past it, and older segments may be pruned).
+  const newestSnapshot = Math.max(0, ...listSnapshots(dir).map((x) => x.seq));
+  const candidates = [...liveHashes.keys()].filter((q) => q > newestSnapshot && q < liveSeq).sort((a, b) => a - b);
+  assert.ok(candidates.length > 0, `no known state between the snapshot at ${newestSnapshot} and ${liveSeq}`);
+  const keep = candidates[Math.floor(candidates.length / 2)]!;
+  const marker = join(dir, JOURNAL_DIR, SYNCED_MARKER);
+  writeSyncedMarker(dir, keep, 'fdatasync EIO');
+  const v = verifyTool(dir);
+  assert.equal(v.code, 3, v.out);
+  assert.ok(v.out.includes(`REPAIRABLE ${marker} at byte 0: a journal failure left the synced marker at seq ${keep}`), v.out);
+  assert.equal(cutToSyncedMarker(dir)!.synced_seq, keep);
+  const plan = planRecovery(dir, { repair: true });
+  assert.equal(plan.lastSeq, keep);
+  assert.equal(recoveredHash(plan), liveHashes.get(keep));
+  assert.equal(verifyTool(dir).code, 0);
+  writeFileSync(marker, '{"synced_seq": "x"}');
+  const bad = verifyTool(dir);
+  assert.equal(bad.code, 1, bad.out);
+  assert.ok(bad.out.includes(`FAULT ${marker} at byte 0: the synced marker's synced_seq "x" is not a seq`), bad.out);
 });
 
 test('corruption: the events of a command without its completion are dropped and reported', () => {

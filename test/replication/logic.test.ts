@@ -19,7 +19,8 @@ import { Header, T_COMMAND_COMPLETED } from '../../src/layout/records.js';
 import { loadConfig } from '../../src/main/config.js';
 import { untilAnswered } from '../../src/main/replication.js';
 import { aligned, BatchBuilder, BatchFault, scanBatch } from '../../src/replication/batch.js';
-import { readNodeState, truncateJournalAfter, writeNodeState } from '../../src/replication/local_state.js';
+import { truncateJournalAfter } from '../../src/journal/cut.js';
+import { readNodeState, writeNodeState } from '../../src/replication/local_state.js';
 import {
   entryOf, followStalled, followStep, keepUpTo, msgIdOf, parseHeartbeat, publishVerdict, shouldClaim, subjectsOf, type LogEntry,
 } from '../../src/replication/protocol.js';
