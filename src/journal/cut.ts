@@ -15,7 +15,9 @@
 // thread, as it fails on storage, writes the marker with its last synced seq
 // (best effort: on a failing disk the marker may fail too, and the start then
 // keeps what the page cache holds, as before). The next start cuts the
-// journal after that seq before recovery plans, then removes the marker.
+// journal after that seq before recovery plans, and removes the marker once
+// the plan reaches that seq (a journal that ends before it lost synced
+// records, and the start is refused).
 // What it cuts was never acknowledged, shown or pushed: durable_seq never
 // passed the synced seq. Journal thread (write) and main thread at start-up
 // (cut); sync I/O.
@@ -149,16 +151,32 @@ export function readSyncedMarker(dataDir: string): number | null {
 
 /**
  * Start-up, before recovery plans: when a journal failure left a synced
- * marker, cuts every record after its seq and removes the marker (in that
- * order, so a start that dies in between cuts again). Returns the cut, or
- * null when there was no marker. A marker's leftover temp file goes too.
+ * marker, cuts every record after its seq. Returns the cut, or null when
+ * there was no marker. A marker's leftover temp file goes. The marker stays
+ * until the plan has found the journal whole up to its seq
+ * (confirmSyncedMarker), so a start that dies in between cuts again, and a
+ * journal that lost synced records is refused at every start.
  */
 export function cutToSyncedMarker(dataDir: string): (JournalCut & { synced_seq: number }) | null {
   rmSync(`${markerPath(dataDir)}.tmp`, { force: true });
   const seq = readSyncedMarker(dataDir);
   if (seq === null) return null;
-  const cut = truncateJournalAfter(dataDir, seq);
+  return { synced_seq: seq, ...truncateJournalAfter(dataDir, seq) };
+}
+
+/**
+ * After the plan: a journal that ends before the marker's seq lost records
+ * that were synced (and may have been acknowledged): a JournalFault, the
+ * marker kept. Otherwise the marker is removed.
+ */
+export function confirmSyncedMarker(dataDir: string, syncedSeq: number, lastSeq: number): void {
+  if (lastSeq < syncedSeq) {
+    throw new JournalFault(
+      markerPath(dataDir),
+      0,
+      `the journal ends at seq ${lastSeq}, but seq ${syncedSeq} was synced before the journal failed: synced records are missing`,
+    );
+  }
   rmSync(markerPath(dataDir));
   syncDir(join(dataDir, JOURNAL_DIR));
-  return { synced_seq: seq, ...cut };
 }

@@ -1,15 +1,16 @@
 // The synced marker (src/journal/cut.ts): a journal that failed on storage
 // leaves its last synced seq, and the next start cuts every record after it
-// before recovery plans, then removes the marker; a marker that does not
-// read as one stops the start. The journal thread's side (the marker written
+// before recovery plans, then removes the marker once the plan reaches that
+// seq; a journal that ends before it, or a marker that does not read as
+// one, stops the start. The journal thread's side (the marker written
 // on a failed fdatasync) runs on the real exchange in
 // test/durability/disk_faults.test.ts.
 
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cutToSyncedMarker, readSyncedMarker, writeSyncedMarker } from '../../src/journal/cut.js';
+import { confirmSyncedMarker, cutToSyncedMarker, readSyncedMarker, writeSyncedMarker } from '../../src/journal/cut.js';
 import { JOURNAL_DIR } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
@@ -34,10 +35,12 @@ test('synced marker: the start cuts every record after the synced seq, removes t
     assert.equal(readSyncedMarker(dir), 170);
     const cut = cutToSyncedMarker(dir);
     assert.ok(cut !== null && cut.synced_seq === 170 && cut.segments_removed.length > 0 && cut.truncated !== null, JSON.stringify(cut));
-    assert.equal(readSyncedMarker(dir), null, 'the marker is gone once the cut is done');
-    assert.deepEqual(readdirSync(join(dir, JOURNAL_DIR)).filter((n) => n.startsWith('synced')), []);
+    assert.equal(readSyncedMarker(dir), 170, 'the marker stays until the plan confirms the journal reaches its seq');
     const plan = planRecovery(dir, { repair: true });
     assert.equal(plan.lastSeq, 170);
+    confirmSyncedMarker(dir, cut.synced_seq, plan.lastSeq);
+    assert.equal(readSyncedMarker(dir), null, 'the marker is gone once the plan reached its seq');
+    assert.deepEqual(readdirSync(join(dir, JOURNAL_DIR)).filter((n) => n.startsWith('synced')), []);
     assert.equal(plan.tails.length, 0, 'cut at a command boundary');
     const s = recoverState(plan);
     assert.equal(s.seq, 170);
@@ -63,6 +66,14 @@ test('synced marker: a marker at the journal\'s end cuts nothing; a leftover tem
     });
     assert.ok(!existsSync(tmp), 'the temp file of a marker that was never renamed is removed');
     assert.equal(planRecovery(dir, { repair: true }).lastSeq, last);
+    confirmSyncedMarker(dir, last, last);
+    // A journal that ends before the synced seq lost synced records: refused, and the marker kept for the next start.
+    writeSyncedMarker(dir, last + 5, 'fdatasync EIO');
+    const short = cutToSyncedMarker(dir)!;
+    const missing = (e: unknown): boolean => e instanceof JournalFault && /synced records are missing/.test(e.message);
+    assert.throws(() => confirmSyncedMarker(dir, short.synced_seq, planRecovery(dir, { repair: true }).lastSeq), missing);
+    assert.equal(readSyncedMarker(dir), last + 5);
+    rmSync(join(dir, JOURNAL_DIR, 'synced.json'));
     for (const bad of ['{"synced_seq": -1}', '{"synced_seq": "12"}', '{}', 'not json']) {
       writeFileSync(join(dir, JOURNAL_DIR, 'synced.json'), bad);
       const refused = (e: unknown): boolean => e instanceof JournalFault && /synced marker/.test(e.message);
