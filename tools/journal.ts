@@ -27,7 +27,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from '../src/engine/config.js';
 import { verify as verifyState } from '../src/engine/verify.js';
-import { readSyncedMarker, SYNCED_MARKER } from '../src/journal/cut.js';
+import { checkSyncedMarker, readSyncedMarker, SYNCED_MARKER } from '../src/journal/cut.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../src/journal/format.js';
 import {
   isTornCreation,
@@ -420,7 +420,8 @@ function noteStrays(r: Report, dataDir: string, files: { path: string }[]): void
       continue;
     }
     try {
-      const seq = readSyncedMarker(dataDir);
+      const seq = readSyncedMarker(dataDir)!;
+      checkSyncedMarker(dataDir, seq);
       r.repair(path, 0, `a journal failure left the synced marker at seq ${seq}: the next start cuts every record after it ` +
         '(never acknowledged)');
     } catch (e) {

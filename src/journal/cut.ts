@@ -14,10 +14,10 @@
 // journal, under commands acknowledged after the restart. So the journal
 // thread, as it fails on storage, writes the marker with its last synced seq
 // (best effort: on a failing disk the marker may fail too, and the start then
-// keeps what the page cache holds, as before). The next start cuts the
-// journal after that seq before recovery plans, and removes the marker once
-// the plan reaches that seq (a journal that ends before it lost synced
-// records, and the start is refused).
+// keeps what the page cache holds, as before; durability none writes none:
+// nothing is synced there). The next start checks that the journal still
+// holds every record through that seq (else it refuses, changing nothing),
+// cuts every record after it, a damaged one too, and removes the marker.
 // What it cuts was never acknowledged, shown or pushed: durable_seq never
 // passed the synced seq. Journal thread (write) and main thread at start-up
 // (cut); sync I/O.
@@ -37,7 +37,7 @@ import { join } from 'node:path';
 import { Header } from '../layout/records.js';
 import { memOf } from '../lib/mem.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR, MAX_RECORD_BYTES, SNAPSHOT_DIR } from './format.js';
-import { listSegments } from './recovery.js';
+import { listSegments, planRecovery } from './recovery.js';
 import { JournalFault, readWhole } from './segment.js';
 import { listSnapshots } from './snapshot.js';
 import { syncDir } from './writer.js';
@@ -54,7 +54,7 @@ export interface JournalCut {
  * record; snapshots past keepSeq are removed too. Returns what was cut.
  * A damaged tail (torn frame) is left to recovery's own repair.
  */
-export function truncateJournalAfter(dataDir: string, keepSeq: number): JournalCut {
+export function truncateJournalAfter(dataDir: string, keepSeq: number, cutDamagedTail = false): JournalCut {
   const out: JournalCut = { segments_removed: [], truncated: null, snapshots_removed: [] };
   const segs = listSegments(dataDir);
   for (let i = segs.length - 1; i >= 0; i--) {
@@ -64,7 +64,7 @@ export function truncateJournalAfter(dataDir: string, keepSeq: number): JournalC
       out.segments_removed.push(s.path);
       continue;
     }
-    out.truncated = cutSegment(s.path, keepSeq);
+    out.truncated = cutSegment(s.path, keepSeq, cutDamagedTail);
     break;
   }
   if (out.segments_removed.length > 0) syncDir(join(dataDir, JOURNAL_DIR));
@@ -77,16 +77,22 @@ export function truncateJournalAfter(dataDir: string, keepSeq: number): JournalC
   return out;
 }
 
-/** Cuts one segment at its first frame past keepSeq (synced); null when it has none before its end or a torn frame. */
-function cutSegment(path: string, keepSeq: number): JournalCut['truncated'] {
+/**
+ * Cuts one segment at its first frame past keepSeq (synced); null when it has none before its end, or before a bad
+ * frame. With cutDamagedTail (the synced marker's cut, after checkSyncedMarker found every frame through keepSeq
+ * whole), a bad frame right after keepSeq's records is the unsynced tail's and is cut with it.
+ */
+function cutSegment(path: string, keepSeq: number, cutDamagedTail: boolean): JournalCut['truncated'] {
   const bytes = readWhole(path);
   const m = memOf(bytes.buffer, bytes.byteOffset, (bytes.byteLength + 7) & ~7);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = FILE_HEADER_BYTES;
-  while (at + FRAME_HEADER_BYTES <= bytes.length) {
-    const len = dv.getUint32(at, true);
-    if (len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0 || at + FRAME_HEADER_BYTES + len > bytes.length) return null;
-    if (Header.seq(m, at + FRAME_HEADER_BYTES) > keepSeq) {
+  let lastSeen = -1;
+  while (at < bytes.length) {
+    const len = at + FRAME_HEADER_BYTES <= bytes.length ? dv.getUint32(at, true) : 0;
+    const bad = len < 32 || len > MAX_RECORD_BYTES || len % 8 !== 0 || at + FRAME_HEADER_BYTES + len > bytes.length;
+    if (bad && !(cutDamagedTail && lastSeen === keepSeq)) return null;
+    if (bad || Header.seq(m, at + FRAME_HEADER_BYTES) > keepSeq) {
       const fd = openSync(path, 'r+');
       try {
         ftruncateSync(fd, at);
@@ -96,6 +102,7 @@ function cutSegment(path: string, keepSeq: number): JournalCut['truncated'] {
       }
       return { path, from: at, bytes: bytes.length - at };
     }
+    lastSeen = Header.seq(m, at + FRAME_HEADER_BYTES);
     at += FRAME_HEADER_BYTES + len;
   }
   return null;
@@ -150,33 +157,41 @@ export function readSyncedMarker(dataDir: string): number | null {
 }
 
 /**
+ * Every record through the marker's seq was fdatasynced and may have been
+ * acknowledged: the journal (from a snapshot at or before it) must still
+ * hold them whole, or a JournalFault. Read-only. Without it, the cut would
+ * make a lost or damaged synced end look like a torn tail, which the
+ * repairing plan truncates, and the start would go on short.
+ */
+export function checkSyncedMarker(dataDir: string, seq: number): void {
+  try {
+    planRecovery(dataDir, { repair: false, uptoSeq: seq });
+  } catch (e) {
+    throw new JournalFault(
+      markerPath(dataDir),
+      0,
+      `the synced marker says seq ${seq} was synced, but the journal does not hold every record up to it ` +
+        `(${(e as Error).message}): acknowledged commands may be lost; not cutting`,
+    );
+  }
+}
+
+/**
  * Start-up, before recovery plans: when a journal failure left a synced
- * marker, cuts every record after its seq. Returns the cut, or null when
- * there was no marker. A marker's leftover temp file goes. The marker stays
- * until the plan has found the journal whole up to its seq
- * (confirmSyncedMarker), so a start that dies in between cuts again, and a
- * journal that lost synced records is refused at every start.
+ * marker, checks that the journal holds every record through its seq
+ * (checkSyncedMarker: else a JournalFault, nothing changed, the marker
+ * kept, so every start refuses until an operator looks), cuts every record
+ * after it, damaged or not, and removes the marker (in that order: a start
+ * that dies in between cuts again). Returns the cut, or null when there was
+ * no marker. A marker's leftover temp file goes too.
  */
 export function cutToSyncedMarker(dataDir: string): (JournalCut & { synced_seq: number }) | null {
   rmSync(`${markerPath(dataDir)}.tmp`, { force: true });
   const seq = readSyncedMarker(dataDir);
   if (seq === null) return null;
-  return { synced_seq: seq, ...truncateJournalAfter(dataDir, seq) };
-}
-
-/**
- * After the plan: a journal that ends before the marker's seq lost records
- * that were synced (and may have been acknowledged): a JournalFault, the
- * marker kept. Otherwise the marker is removed.
- */
-export function confirmSyncedMarker(dataDir: string, syncedSeq: number, lastSeq: number): void {
-  if (lastSeq < syncedSeq) {
-    throw new JournalFault(
-      markerPath(dataDir),
-      0,
-      `the journal ends at seq ${lastSeq}, but seq ${syncedSeq} was synced before the journal failed: synced records are missing`,
-    );
-  }
+  checkSyncedMarker(dataDir, seq);
+  const cut = truncateJournalAfter(dataDir, seq, true);
   rmSync(markerPath(dataDir));
   syncDir(join(dataDir, JOURNAL_DIR));
+  return { synced_seq: seq, ...cut };
 }

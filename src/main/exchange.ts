@@ -39,7 +39,7 @@ import { loadSite, mountSite, siteBytes, type StaticSite } from '../gateway/stat
 import { uws, type ListenSocket } from '../gateway/uws.js';
 import { ApiError } from '../gateway/envelope.js';
 import { DurableSeq } from '../journal/durable.js';
-import { confirmSyncedMarker, cutToSyncedMarker } from '../journal/cut.js';
+import { cutToSyncedMarker } from '../journal/cut.js';
 import { EXIT_BUG, EXIT_STORAGE, storageFault, type StorageFault } from '../journal/faults.js';
 import { JournalJobs } from './journal_jobs.js';
 import { JournalControl } from '../journal/journal_control.js';
@@ -210,7 +210,6 @@ async function recoveryPlan(cfg: ExchangeConfig, repl: Replication | null, jobs:
     const cut = cutToSyncedMarker(cfg.data_dir);
     if (cut !== null) log('warn', { event: 'recovery', fault: 'unsynced_tail_cut', ...cut });
     const plan = await jobs.plan(cfg.data_dir);
-    if (cut !== null) confirmSyncedMarker(cfg.data_dir, cut.synced_seq, plan.lastSeq);
     return repl === null ? plan : await repl.reconcile(plan, () => jobs.plan(cfg.data_dir));
   } catch (e) {
     await jobs.close();

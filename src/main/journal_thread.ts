@@ -116,6 +116,7 @@ try {
   const w = opened as JournalWriter | null; // set inside main(), which the compiler does not follow here
   let marker: string | null = null;
   if (fault !== null && w === null) marker = 'the journal had not opened';
+  else if (fault !== null && !data.fsync) marker = 'durability none: nothing was synced';
   else if (fault !== null) marker = writeSyncedMarker(data.dataDir, w!.durableSeq(), `${fault.syscall} ${fault.code}`) ?? 'written';
   parentPort?.postMessage({
     type: 'failed', fault, error: (e as Error).stack ?? String(e), durable_seq: durableSeq.get(), synced_marker: marker,

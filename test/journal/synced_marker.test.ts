@@ -1,21 +1,21 @@
 // The synced marker (src/journal/cut.ts): a journal that failed on storage
 // leaves its last synced seq, and the next start cuts every record after it
-// before recovery plans, then removes the marker once the plan reaches that
-// seq; a journal that ends before it, or a marker that does not read as
-// one, stops the start. The journal thread's side (the marker written
+// (a damaged one too) before recovery plans, then removes the marker. A
+// journal that no longer holds every record through that seq whole, or a
+// marker that does not read as one, stops the start with nothing changed. The journal thread's side (the marker written
 // on a failed fdatasync) runs on the real exchange in
 // test/durability/disk_faults.test.ts.
 
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { confirmSyncedMarker, cutToSyncedMarker, readSyncedMarker, writeSyncedMarker } from '../../src/journal/cut.js';
+import { cutToSyncedMarker, readSyncedMarker, writeSyncedMarker } from '../../src/journal/cut.js';
 import { JOURNAL_DIR } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
 import { stateHash } from '../../src/journal/state_codec.js';
-import { journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
+import { frames, journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
 
 test('synced marker: the start cuts every record after the synced seq, removes the marker, and recovers that state', () => {
   const dir = tempDataDir('synced-marker');
@@ -35,12 +35,10 @@ test('synced marker: the start cuts every record after the synced seq, removes t
     assert.equal(readSyncedMarker(dir), 170);
     const cut = cutToSyncedMarker(dir);
     assert.ok(cut !== null && cut.synced_seq === 170 && cut.segments_removed.length > 0 && cut.truncated !== null, JSON.stringify(cut));
-    assert.equal(readSyncedMarker(dir), 170, 'the marker stays until the plan confirms the journal reaches its seq');
+    assert.equal(readSyncedMarker(dir), null, 'the marker is gone once the cut is done');
+    assert.deepEqual(readdirSync(join(dir, JOURNAL_DIR)).filter((n) => n.startsWith('synced')), []);
     const plan = planRecovery(dir, { repair: true });
     assert.equal(plan.lastSeq, 170);
-    confirmSyncedMarker(dir, cut.synced_seq, plan.lastSeq);
-    assert.equal(readSyncedMarker(dir), null, 'the marker is gone once the plan reached its seq');
-    assert.deepEqual(readdirSync(join(dir, JOURNAL_DIR)).filter((n) => n.startsWith('synced')), []);
     assert.equal(plan.tails.length, 0, 'cut at a command boundary');
     const s = recoverState(plan);
     assert.equal(s.seq, 170);
@@ -66,14 +64,6 @@ test('synced marker: a marker at the journal\'s end cuts nothing; a leftover tem
     });
     assert.ok(!existsSync(tmp), 'the temp file of a marker that was never renamed is removed');
     assert.equal(planRecovery(dir, { repair: true }).lastSeq, last);
-    confirmSyncedMarker(dir, last, last);
-    // A journal that ends before the synced seq lost synced records: refused, and the marker kept for the next start.
-    writeSyncedMarker(dir, last + 5, 'fdatasync EIO');
-    const short = cutToSyncedMarker(dir)!;
-    const missing = (e: unknown): boolean => e instanceof JournalFault && /synced records are missing/.test(e.message);
-    assert.throws(() => confirmSyncedMarker(dir, short.synced_seq, planRecovery(dir, { repair: true }).lastSeq), missing);
-    assert.equal(readSyncedMarker(dir), last + 5);
-    rmSync(join(dir, JOURNAL_DIR, 'synced.json'));
     for (const bad of ['{"synced_seq": -1}', '{"synced_seq": "12"}', '{}', 'not json']) {
       writeFileSync(join(dir, JOURNAL_DIR, 'synced.json'), bad);
       const refused = (e: unknown): boolean => e instanceof JournalFault && /synced marker/.test(e.message);
@@ -87,4 +77,55 @@ test('synced marker: a marker at the journal\'s end cuts nothing; a leftover tem
 
 test('synced marker: a data directory whose journal cannot take the marker gets an error message, not a throw', () => {
   assert.match(writeSyncedMarker('/nonexistent/dx-synced-marker', 5, 'fdatasync EIO') ?? '', /ENOENT/);
+});
+
+test('synced marker: a damaged first frame after the synced seq (its page never reached the disk, later ones did) is cut too', () => {
+  const dir = tempDataDir('synced-marker-torn');
+  try {
+    journaledRun(dir, 23, 120).writer.close();
+    const seg = segmentFiles(dir).at(-1)!;
+    const last = planRecovery(dir, { repair: false }).lastSeq;
+    const synced = last - 10;
+    const first = frames(seg).find((f) => f.seq === synced + 1)!;
+    const b = readFileSync(seg);
+    b.fill(0, first.offset, first.offset + 64);
+    writeFileSync(seg, b);
+    assert.throws(() => planRecovery(dir, { repair: true }), JournalFault, 'without the marker the damage is refused');
+    writeSyncedMarker(dir, synced, 'fdatasync EIO');
+    const cut = cutToSyncedMarker(dir)!;
+    assert.equal(cut.truncated?.from, first.offset);
+    assert.equal(planRecovery(dir, { repair: true }).lastSeq, synced);
+  } finally {
+    removeDataDir(dir);
+  }
+});
+
+test('synced marker: a journal that no longer holds every synced record whole is refused, nothing cut, the marker kept', () => {
+  const dir = tempDataDir('synced-marker-short');
+  try {
+    journaledRun(dir, 24, 200, { segmentBytes: 8192 }).writer.close();
+    const last = planRecovery(dir, { repair: false }).lastSeq;
+    const segs = segmentFiles(dir);
+    const refused = (e: unknown): boolean => e instanceof JournalFault && /does not hold every record up to it/.test(e.message);
+    const jd = join(dir, JOURNAL_DIR);
+    const listing = (): string[] => readdirSync(jd).map((n) => `${n} ${readFileSync(join(jd, n)).length}`);
+    // (a) The journal ends before the synced seq (synced records lost, or an older copy restored).
+    writeSyncedMarker(dir, last + 5, 'fdatasync EIO');
+    let before = listing();
+    assert.throws(() => cutToSyncedMarker(dir), refused);
+    assert.deepEqual(listing(), before, 'nothing changed');
+    assert.equal(readSyncedMarker(dir), last + 5, 'the marker is kept: the next start refuses too');
+    // (b) A synced record damaged in a segment that is not the last one; the cut would have made it a torn tail.
+    const victimSeg = segs.at(-2)!;
+    const victim = frames(victimSeg).at(-3)!;
+    const b = readFileSync(victimSeg);
+    b[victim.offset + 20]! ^= 1;
+    writeFileSync(victimSeg, b);
+    writeSyncedMarker(dir, frames(segs.at(-1)!)[0]!.seq - 1, 'open ENOSPC');
+    before = listing();
+    assert.throws(() => cutToSyncedMarker(dir), refused);
+    assert.deepEqual(listing(), before, 'nothing changed');
+  } finally {
+    removeDataDir(dir);
+  }
 });
