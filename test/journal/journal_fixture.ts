@@ -13,6 +13,7 @@ import { BufferEventOut } from '../../src/engine/event_out.js';
 import type { ExchangeState } from '../../src/engine/state.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../../src/journal/format.js';
 import { loadBase, replay, type RecoveryPlan } from '../../src/journal/recovery.js';
+import { stateHash } from '../../src/journal/state_codec.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import type { Mem } from '../../src/lib/mem.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
@@ -78,6 +79,19 @@ export function journaledRun(
   for (const group of opts.extra ?? []) for (const cmd of group(engine)) run(i++, cmd);
   writer.sync();
   return { engine, writer, out };
+}
+
+/** A journaledRun in 8 KiB segments (several of them), its writer closed; returns the state hash right after command `at`. */
+export function journaledRunHashAt(dataDir: string, seed: number, count: number, at: number): string {
+  let hash = '';
+  const r = journaledRun(dataDir, seed, count, {
+    segmentBytes: 8192,
+    each: (_i, engine) => {
+      if (engine.state.seq === at && hash === '') hash = stateHash(engine.state);
+    },
+  });
+  r.writer.close();
+  return hash;
 }
 
 /** An engine's state recovered from a plan, the way the engine thread does it (snapshot, then evolve). */

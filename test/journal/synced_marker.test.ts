@@ -15,19 +15,12 @@ import { JOURNAL_DIR } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
 import { stateHash } from '../../src/journal/state_codec.js';
-import { frames, journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
+import { frames, journaledRun, journaledRunHashAt, recoverState, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
 
 test('synced marker: the start cuts every record after the synced seq, removes the marker, and recovers that state', () => {
   const dir = tempDataDir('synced-marker');
   try {
-    let hashAt = '';
-    const r = journaledRun(dir, 21, 300, {
-      segmentBytes: 8192,
-      each: (_i, engine) => {
-        if (engine.state.seq === 170 && hashAt === '') hashAt = stateHash(engine.state);
-      },
-    });
-    r.writer.close();
+    const hashAt = journaledRunHashAt(dir, 21, 300, 170);
     const before = planRecovery(dir, { repair: false });
     assert.ok(before.lastSeq > 170 && segmentFiles(dir).length > 3, `journal to ${before.lastSeq}`);
     assert.equal(cutToSyncedMarker(dir), null, 'no marker: nothing is cut');

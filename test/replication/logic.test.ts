@@ -25,7 +25,7 @@ import {
   entryOf, followStalled, followStep, keepUpTo, msgIdOf, parseHeartbeat, publishVerdict, shouldClaim, subjectsOf, type LogEntry,
 } from '../../src/replication/protocol.js';
 import { ReplicationStatus } from '../../src/replication/status.js';
-import { journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
+import { journaledRun, journaledRunHashAt, recoverState, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
 
 /** A journaled run whose events also go through a BatchBuilder, cut after every `cutEvery` events (mid-command too). */
 function run(
@@ -267,14 +267,7 @@ test('replication options: off by default, checked when on', () => {
 test('cutting a journal after a seq leaves what recovery replays to that seq\'s state', () => {
   const dir = tempDataDir('repl-cut');
   try {
-    let hashAt = '';
-    const r = journaledRun(dir, 14, 300, {
-      segmentBytes: 8192,
-      each: (_i, engine) => {
-        if (engine.state.seq === 180 && hashAt === '') hashAt = stateHash(engine.state);
-      },
-    });
-    r.writer.close();
+    const hashAt = journaledRunHashAt(dir, 14, 300, 180);
     assert.ok(segmentFiles(dir).length > 3);
     const cut = truncateJournalAfter(dir, 180);
     assert.ok(cut.segments_removed.length > 0 && cut.truncated !== null, JSON.stringify(cut));
