@@ -4,6 +4,7 @@
 // journal tests share: recovery of an engine state the way the engine thread
 // does it, ClockTick records, and byte surgery on journal files.
 
+import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { evolve } from '../../src/engine/evolve.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import type { ExchangeState } from '../../src/engine/state.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../../src/journal/format.js';
-import { loadBase, replay, type RecoveryPlan } from '../../src/journal/recovery.js';
+import { loadBase, planRecovery, replay, type RecoveryPlan } from '../../src/journal/recovery.js';
 import { stateHash } from '../../src/journal/state_codec.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import type { Mem } from '../../src/lib/mem.js';
@@ -92,6 +93,16 @@ export function journaledRunHashAt(dataDir: string, seed: number, count: number,
   });
   r.writer.close();
   return hash;
+}
+
+/** Plans `dataDir` and checks that it ends at command `seq`, at a command boundary (no torn tail), with the state hash `hash`. */
+export function assertRecoversTo(dataDir: string, seq: number, hash: string, repair: boolean): void {
+  const plan = planRecovery(dataDir, { repair });
+  assert.equal(plan.lastSeq, seq);
+  assert.equal(plan.tails.length, 0, 'cut at a command boundary');
+  const s = recoverState(plan);
+  assert.equal(s.seq, seq);
+  assert.equal(stateHash(s), hash);
 }
 
 /** An engine's state recovered from a plan, the way the engine thread does it (snapshot, then evolve). */

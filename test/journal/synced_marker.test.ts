@@ -14,8 +14,7 @@ import { cutToSyncedMarker, readSyncedMarker, writeSyncedMarker } from '../../sr
 import { JOURNAL_DIR } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
-import { stateHash } from '../../src/journal/state_codec.js';
-import { frames, journaledRun, journaledRunHashAt, recoverState, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
+import { assertRecoversTo, frames, journaledRun, journaledRunHashAt, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
 
 test('synced marker: the start cuts every record after the synced seq, removes the marker, and recovers that state', () => {
   const dir = tempDataDir('synced-marker');
@@ -30,12 +29,7 @@ test('synced marker: the start cuts every record after the synced seq, removes t
     assert.ok(cut !== null && cut.synced_seq === 170 && cut.segments_removed.length > 0 && cut.truncated !== null, JSON.stringify(cut));
     assert.equal(readSyncedMarker(dir), null, 'the marker is gone once the cut is done');
     assert.deepEqual(readdirSync(join(dir, JOURNAL_DIR)).filter((n) => n.startsWith('synced')), []);
-    const plan = planRecovery(dir, { repair: true });
-    assert.equal(plan.lastSeq, 170);
-    assert.equal(plan.tails.length, 0, 'cut at a command boundary');
-    const s = recoverState(plan);
-    assert.equal(s.seq, 170);
-    assert.equal(stateHash(s), hashAt);
+    assertRecoversTo(dir, 170, hashAt, true);
     assert.equal(cutToSyncedMarker(dir), null, 'a second start cuts nothing');
   } finally {
     removeDataDir(dir);
