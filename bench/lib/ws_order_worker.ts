@@ -7,8 +7,8 @@
 // connections, sent on a 1 ms tick from the intended schedule. Every
 // `cancel_every` placements a connection sends a cancel-all of its account
 // (not counted), so that the book stays bounded over millions of placements.
-// The JSON frames of one turn leave in one write (the socket is corked until
-// the turn ends): measured, a frame per write cost the client 7.5-8.5 µs per
+// The JSON frames of one turn leave in one write (sendInTurn, as DxWebSocket
+// sends them): measured, a frame per write cost the client 7.5-8.5 µs per
 // placement against 3.2-3.8 µs, CPU this shared machine took from the server.
 // Placements look like the REST load generator's (test/support/loadgen):
 // YES-space prices around a mid, both outcomes, 70% buys, qty 1..10, a
@@ -21,6 +21,7 @@
 import { createHmac } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
+import { sendInTurn } from '../../src/client/websocket.js';
 import { CancelAll, EntryResult, EntryStatus, Header, PlaceOrder, T_ENTRY_RESULT, T_PLACE_ORDER } from '../../src/layout/records.js';
 import { memOf, type Mem } from '../../src/lib/mem.js';
 import { mulberry32 } from '../../src/lib/rng.js';
@@ -99,8 +100,6 @@ class Conn {
   readonly mem: Mem = memOf(new ArrayBuffer(128 * PlaceOrder.SIZE));
   len = 0;
   flushScheduled = false;
-  /** JSON: the socket is corked until the end of this turn (sendText). */
-  corked = false;
   constructor(readonly key: OrderWorkerData['keys'][number]) {}
 }
 
@@ -215,8 +214,8 @@ function send(c: Conn, intended: number): void {
   const lo = coidLo++ >>> 0;
   if (d.mode === 'json') {
     const coid = (BigInt(nonceHi) << 32n) | BigInt(lo);
-    sendText(
-      c,
+    sendInTurn(
+      c.ws,
       `{"id":${id},"cmd":"place_order","params":{"market_id":${d.market_id},"side":"${SIDES[o.side]}","outcome":"${OUTCOMES[o.outcome]}",` +
         `"tick":${o.tick},"qty":${o.qty},"client_order_id":"${coid}"}}`,
     );
@@ -242,7 +241,7 @@ function sendCancelAll(c: Conn): void {
   c.cancels.add(id);
   c.inFlight++;
   if (d.mode === 'json') {
-    sendText(c, `{"id":${id},"cmd":"cancel_all","params":{"market_id":${d.market_id}}}`);
+    sendInTurn(c.ws, `{"id":${id},"cmd":"cancel_all","params":{"market_id":${d.market_id}}}`);
     return;
   }
   const at = claim(c, CancelAll.SIZE);
@@ -251,24 +250,6 @@ function sendCancelAll(c: Conn): void {
   Header.set_correlation(c.mem, at, id);
   Header.set_account(c.mem, at, c.key.account_id);
   CancelAll.set_market_id(c.mem, at, d.market_id);
-}
-
-/**
- * One JSON command in its own text frame, as the lane takes them. The frames of one turn (the answers of one read
- * refill the window together) leave in one write: the socket stays corked until the turn ends, as a client that
- * sends bursts would do, instead of a system call per frame.
- */
-function sendText(c: Conn, text: string): void {
-  if (!c.corked) {
-    c.corked = true;
-    const socket = (c.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
-    socket.cork();
-    process.nextTick(() => {
-      c.corked = false;
-      socket.uncork();
-    });
-  }
-  c.ws.send(text);
 }
 
 /** Room for one record in this turn's frame (sent at the end of the turn, or when it holds 128 records). */

@@ -21,6 +21,30 @@ import type {
 /** The close code of a revoked key's connections; the client does not reconnect after it. */
 export const WS_CLOSE_KEY_REVOKED = 4003;
 
+/** Sockets corked until the end of the current turn (sendInTurn). */
+const corkedThisTurn = new WeakSet<WebSocket>();
+
+/**
+ * Sends one text frame; the frames sent on a socket in one turn of the event loop leave in one write: the socket
+ * stays corked until the turn ends (process.nextTick). A burst of commands then costs one system call instead of one
+ * per frame (in the ws_orders benchmark's client, 3.2-3.8 against 7.5-8.5 µs of CPU per placement). `_socket` is the
+ * ws package's net.Socket; without one the frame is sent as it is. The benchmark's own client sends with it too.
+ */
+export function sendInTurn(ws: WebSocket, text: string): void {
+  if (!corkedThisTurn.has(ws)) {
+    const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket;
+    if (socket) {
+      socket.cork();
+      corkedThisTurn.add(ws);
+      process.nextTick(() => {
+        corkedThisTurn.delete(ws);
+        socket.uncork();
+      });
+    }
+  }
+  ws.send(text);
+}
+
 /** A command failed because the connection dropped before its answer: it may or may not have taken effect. */
 export class DxConnectionLost extends Error {
   constructor(what: string) {
@@ -97,8 +121,6 @@ export class DxWebSocket {
   private closing = false;
   /** The socket whose handshake is under way (close() abandons it). */
   private connecting: WebSocket | null = null;
-  /** The socket corked for the rest of this turn (sendText), if any. */
-  private corked: WebSocket | null = null;
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /**
@@ -312,29 +334,8 @@ export class DxWebSocket {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.held.set(id, { resolve, reject, what: cmd });
-      this.sendText(ws, JSON.stringify(params === undefined ? { id, cmd } : { id, cmd, params }));
+      sendInTurn(ws, JSON.stringify(params === undefined ? { id, cmd } : { id, cmd, params }));
     });
-  }
-
-  /**
-   * One text frame. The frames sent in one turn of the event loop leave in one write: the socket stays corked until
-   * the turn ends (process.nextTick). A burst of commands then costs one system call instead of one per frame (in the
-   * ws_orders benchmark's client, 3.2-3.8 against 7.5-8.5 µs of CPU per placement). `_socket` is the ws package's
-   * net.Socket; without one the frame is sent as it is.
-   */
-  private sendText(ws: WebSocket, text: string): void {
-    if (this.corked !== ws) {
-      const socket = (ws as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket;
-      if (socket) {
-        socket.cork();
-        this.corked = ws;
-        process.nextTick(() => {
-          if (this.corked === ws) this.corked = null;
-          socket.uncork();
-        });
-      }
-    }
-    ws.send(text);
   }
 
   /** Sends a binary frame (DxOrderStream); false when there is no connection. */
@@ -444,7 +445,7 @@ export class DxWebSocket {
         else this.held.set(id, { resolve: take, reject, what: 'subscribe' });
       };
       this.held.set(id, { resolve: take, reject, what: 'subscribe' });
-      this.sendText(ws, JSON.stringify({ id, cmd: 'subscribe', params }));
+      sendInTurn(ws, JSON.stringify({ id, cmd: 'subscribe', params }));
     });
     return subs;
   }
