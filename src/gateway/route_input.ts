@@ -18,6 +18,13 @@ export interface RouteInputChecker {
   input: Checker<TObject>;
   pathNames: string[];
   bodyNames: string[];
+  /**
+   * The route takes a JSON body and neither path nor query parameters: its
+   * merged input schema is the body's own schema (the same closed
+   * properties), so the arguments are the body and are checked once, by the
+   * body's checker (a placement: one schema check instead of two, no copy).
+   */
+  bodyOnly: boolean;
 }
 
 export interface RouteInput {
@@ -27,7 +34,16 @@ export interface RouteInput {
 }
 
 export function routeInputChecker(route: Route): RouteInputChecker {
-  return { route, input: compile(inputSchema(route)), pathNames: pathParamNames(route), bodyNames: Object.keys(bodyProperties(route)) };
+  const pathNames = pathParamNames(route);
+  const bodyOnly = pathNames.length === 0 && route.query.length === 0 && route.body !== 'none' && route.body !== 'empty';
+  return { route, input: compile(inputSchema(route)), pathNames, bodyNames: Object.keys(bodyProperties(route)), bodyOnly };
+}
+
+const NO_PARAMS: string[] = Object.freeze([]) as unknown as string[];
+
+/** A query argument as a REST client would send it; a string no URL can carry (a lone surrogate) is invalid_field. */
+function queryText(name: string, v: unknown): string {
+  return encodeURIComponent(wellFormed(String(v), name));
 }
 
 /**
@@ -35,14 +51,10 @@ export function routeInputChecker(route: Route): RouteInputChecker {
  * (400 unknown_field / invalid_field, as REST) and splits them into what the
  * REST lane would hand the handler: path segments, the parsed query, the body.
  */
-/** A query argument as a REST client would send it; a string no URL can carry (a lone surrogate) is invalid_field. */
-function queryText(name: string, v: unknown): string {
-  return encodeURIComponent(wellFormed(String(v), name));
-}
-
 export function routeInput(c: RouteInputChecker, args: unknown): RouteInput {
-  const a = validate(c.input, args) as Record<string, unknown>;
   const route = c.route;
+  if (c.bodyOnly) return { params: NO_PARAMS, query: parseRouteQuery(route, ''), body: validateBody(route, args) };
+  const a = validate(c.input, args) as Record<string, unknown>;
   const params = c.pathNames.map((n) => String(a[n]));
   // The query goes through the REST query parser (ranges, defaults, u64
   // halves), rendered the way a REST client sends it (lists comma-separated).
