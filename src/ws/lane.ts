@@ -59,7 +59,7 @@ import type { WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { Fanout, type Peer, type Stream, type UserSub } from './fanout.js';
 import { KEY_CONNECTIONS, KEY_SUBSCRIPTIONS, KeyCounts } from './key_counts.js';
 import {
-  MARKET_CHANNELS, WS_PATH, WsClose, WsCommandError, commandId, errorReply, parseCommand, reply, wsConfig,
+  MARKET_CHANNELS, WS_PATH, WsClose, WsCommandError, commandId, errorReply, frameText, parseCommand, reply, wsConfig,
   type Channel, type Command, type Envelope, type OrderCmd, type UpdateCmd, type WsConfig,
 } from './protocol.js';
 import type { Subscribed } from '../wire/ws.js';
@@ -364,7 +364,7 @@ export class WsLane {
       this.onBinary(conn, message);
       return;
     }
-    const text = Buffer.from(message).toString('utf8');
+    const text = frameText(message);
     let env: Envelope | null = null;
     let err: WsCommandError | null = null;
     let id: number | null = null;

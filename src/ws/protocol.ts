@@ -149,6 +149,14 @@ export function commandId(v: unknown): number | null {
   return Number.isSafeInteger(id) && (id as number) >= 0 ? (id as number) : null;
 }
 
+/** A text frame's UTF-8 (uWS has checked it), kept as sent: a BOM stays, as Buffer's toString keeps it; no Buffer per frame. */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** The text of a text frame as uWS hands it over (an ArrayBuffer valid during the callback). */
+export function frameText(message: ArrayBuffer): string {
+  return UTF8.decode(message);
+}
+
 /**
  * Parses one command frame. Throws WsCommandError for every client mistake;
  * channel names are checked here (code 4), market existence and caps by the
