@@ -14,7 +14,7 @@ import { environment, writeResult, type BenchResult } from './lib/result.js';
 
 const KNOWN = [
   'engine_match', 'engine_scale', 'ring_handoff', 'gateway_place', 'gateway_read', 'durable_place', 'ws_fanout', 'ws_orders', 'memory',
-  'replicated_place', 'lone_place', 'idle', 'gateway_path',
+  'replicated_place', 'lone_place', 'idle', 'gateway_path', 'request_parts',
 ] as const;
 export { KNOWN };
 

@@ -1,10 +1,12 @@
-// bench/engine_match and bench/engine_scale: each runs its quick form to the
-// end through bench/run.js and writes a result with its key figures. Both
-// generate their own command streams and stop at the first command the
-// engine refuses, so a rule added to the engine that the workload breaks
-// fails here instead of in the next recorded run (engine_scale's deposits
-// went past deposit_limit_exceeded's cap unseen for a day). Figures are
-// printed, never asserted.
+// bench/engine_match, bench/engine_scale and bench/request_parts: each runs
+// its quick form to the end through bench/run.js and writes a result with its
+// key figures. The engine benchmarks generate their own command streams and
+// stop at the first command the engine refuses, so a rule added to the engine
+// that the workload breaks fails here instead of in the next recorded run
+// (engine_scale's deposits went past deposit_limit_exceeded's cap unseen for
+// a day); request_parts stops at the first input a lane's part refuses (a
+// signature, a schema, a binary record). Figures are checked to be there,
+// never against a bound.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -41,4 +43,11 @@ test('engine_scale: the quick cases run to the end and report throughput, the ra
 test('engine_match: the quick run reaches the end and reports its figures', { timeout: 180_000 }, () => {
   const m = runQuick('engine_match');
   assert.ok(m.commands_per_s! > 0 && m.p99_ns! > 0, JSON.stringify(m));
+});
+
+test('request_parts: every part runs on inputs the lanes accept, beside its peers', { timeout: 120_000 }, () => {
+  const m = runQuick('request_parts');
+  for (const k of ['hmac_place_p50_ns', 'ws_parse_command_p50_ns', 'ws_route_input_p50_ns', 'binary_frame_check_per_record_p50_ns']) {
+    assert.ok(m[k]! > 0, `${k}: ${JSON.stringify(m)}`);
+  }
 });
