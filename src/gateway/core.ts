@@ -540,6 +540,7 @@ export class GatewayCore {
     return (
       this.pending + n > this.shedPending ||
       this.freeSlots.length < n ||
+      this.deferred.length > 0 || // hold() sheds every sheddable command behind one waiting for room
       this.producer.freeBytes() < n * 128 ||
       this.engineLagging(Date.now())
     );
