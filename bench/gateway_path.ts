@@ -322,7 +322,7 @@ async function drive(rig: Rig, reqs: Prepared[], batch: number): Promise<{ ns: n
     engineNs += (performance.now() - e0) * 1e6;
     // As the gateway's poll does: drain, then answer what is past its budget (none here).
     rig.core.drain();
-    rig.core.expire(Date.now());
+    rig.core.expire();
     // Replies become ready in the drain and are written from the next turn.
     await nextTurn();
   }

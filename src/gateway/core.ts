@@ -232,12 +232,12 @@ export class GatewayCore {
     this.waiter = new LoopWaitStrategy(opts.wait ?? 'park', this.bell, {
       poll: () => {
         const n = this.drain();
-        this.expire(Date.now());
+        this.expire();
         return n;
       },
       awaiting: () => this.pending > 0,
       hasWork: () => this.hasApplicable(),
-      dueInMs: () => this.nextDeadlineMs() - Date.now(),
+      dueInMs: () => this.nextDeadlineMs() - performance.now(),
     });
     this.waiter.start();
   }
@@ -262,7 +262,7 @@ export class GatewayCore {
     if (this.pending > 0) this.waiter.kick();
   }
 
-  /** The deadline of the oldest request still held (Date.now() time), Infinity when none. */
+  /** The deadline of the oldest request still held (performance.now() time), Infinity when none. */
   private nextDeadlineMs(): number {
     const slot = this.oldestHeldSlot();
     return slot < 0 ? Infinity : this.deadline[slot]!;
@@ -526,11 +526,11 @@ export class GatewayCore {
    * false after waitMs: read-your-writes across nodes.
    */
   async waitApplied(seq: number, waitMs: number): Promise<boolean> {
-    const until = Date.now() + waitMs;
+    const until = performance.now() + waitMs;
     for (;;) {
       this.drain();
       if (this.views.asOfSeq >= seq) return true;
-      if (Date.now() >= until) return false;
+      if (performance.now() >= until) return false;
       await new Promise((r) => setTimeout(r, 1));
     }
   }
@@ -542,7 +542,7 @@ export class GatewayCore {
       this.freeSlots.length < n ||
       this.deferred.length > 0 || // hold() sheds every sheddable command behind one waiting for room
       this.producer.freeBytes() < n * 128 ||
-      this.engineLagging(Date.now())
+      this.engineLagging(performance.now())
     );
   }
 
@@ -556,7 +556,7 @@ export class GatewayCore {
   }
 
   /** How long the oldest request still held has waited, ms (0 when none): the engine lag of metrics. */
-  oldestHeldMs(nowMs: number): number {
+  oldestHeldMs(nowMs = performance.now()): number {
     const slot = this.oldestHeldSlot();
     return slot < 0 ? 0 : Math.max(0, nowMs - (this.deadline[slot]! - this.budgetMs));
   }
@@ -601,7 +601,8 @@ export class GatewayCore {
    */
   hold(type: number, size: number, account: number, sheddable: boolean, cmd: CommandWriter, waiter: CompletionWaiter): void {
     this.assertWritable();
-    const nowMs = Date.now();
+    // Deadlines are on this thread's monotonic clock: a wall-clock step must not answer 504 early or hold past the budget.
+    const nowMs = performance.now();
     if (sheddable && (this.pending >= this.shedPending || this.freeSlots.length === 0 || this.engineLagging(nowMs))) {
       this.shed++;
       throw new ApiError('shed', 'the exchange is shedding load; retry with backoff');
@@ -681,7 +682,7 @@ export class GatewayCore {
   }
 
   /** Answers null (504) to every held request past its budget. Call every few ms. */
-  expire(nowMs: number): void {
+  expire(nowMs = performance.now()): void {
     for (let slot = this.oldestHeldSlot(); slot >= 0 && this.deadline[slot]! <= nowMs; slot = this.oldestHeldSlot()) {
       this.expiryHead++;
       const w = this.waiters[slot]!;

@@ -137,11 +137,11 @@ parentPort?.on('message', (msg: { type: string }) => {
   // uWS listener aborts Node); held requests are answered by the drain.
   if (listenSocket) u.us_listen_socket_close(listenSocket);
   listenSocket = null;
-  const until = Date.now() + d.response_budget_ms;
+  const until = performance.now() + d.response_budget_ms;
   const finish = (): void => {
     core.drain();
-    core.expire(Date.now());
-    if (core.pending > 0 && Date.now() < until) {
+    core.expire();
+    if (core.pending > 0 && performance.now() < until) {
       setTimeout(finish, 1);
       return;
     }

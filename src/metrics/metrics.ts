@@ -214,9 +214,9 @@ export class ThreadMetrics {
    * Samples a producer's held requests every `everyMs` (unref'd timer): the
    * age of the oldest is the engine lag shedding looks at (docs/ARCHITECTURE.md section 8).
    */
-  watch(core: { pending: number; oldestHeldMs(nowMs: number): number }, everyMs = 100): void {
+  watch(core: { pending: number; oldestHeldMs(): number }, everyMs = 100): void {
     this.unwatch();
-    this.watcher = setInterval(() => this.held(core.pending, core.oldestHeldMs(Date.now())), everyMs);
+    this.watcher = setInterval(() => this.held(core.pending, core.oldestHeldMs()), everyMs);
     this.watcher.unref();
   }
 

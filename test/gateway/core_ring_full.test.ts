@@ -4,7 +4,8 @@
 // however many sheds cycle its slot (a shed, which writes nothing, keeps the
 // slot's 16-bit generation); and commands of one thread are sequenced in the
 // order they were held (nothing overtakes a command waiting for room); and
-// answers drained without an expire leave nothing to scan in the expiry queue.
+// answers drained without an expire leave nothing to scan in the expiry queue;
+// and a batch is shed whole when its items would be (wouldShed).
 // Test process, main thread.
 
 import assert from 'node:assert/strict';
@@ -81,7 +82,7 @@ test('gateway core: a completion of a command that timed out is never handed to 
   }
   await new Promise((r) => setImmediate(r)); // publishNow
   // 2. Their budget passes: every one is answered 504 (null); the commands stay in the ring.
-  core.expire(Date.now() + BUDGET_MS + 1);
+  core.expire(performance.now() + BUDGET_MS + 1);
   for (const g of placed) assert.deepEqual(g.calls, [null]);
   // 3. Sheddable requests keep arriving while the ring is full: each is shed (503), at once.
   let sheds = 0;
@@ -193,5 +194,40 @@ test('gateway core: answers drained without an expire do not pile up in the expi
   // At most one ring's worth of entries (the last round's) is left, whatever was held before.
   assert.ok(queue.expiryQueue.length - queue.expiryHead <= held / 100, `queue ${queue.expiryQueue.length}, head ${queue.expiryHead}`);
   assert.ok(queue.expiryQueue.length <= held / 100, `the queue kept ${queue.expiryQueue.length} entries of ${held} held`);
+  core.close();
+});
+
+test('gateway core: wouldShed agrees with the holds behind a command waiting for room (a batch is shed whole)', async () => {
+  const { core, engineSide, out, engine } = rig(60_000, 1 << 16);
+  // The ring fills; a cancel (never shed) then waits in the core's queue for room.
+  for (;;) {
+    try {
+      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
+    } catch (e) {
+      if (isShed(e)) break;
+    }
+  }
+  await new Promise((r) => setImmediate(r)); // publishNow
+  core.hold(T_CANCEL_ORDER, CancelOrder.SIZE, 7, false, { write: (m, o) => CancelOrder.set_order_id(m, o, 1) }, new Got());
+  // The engine (another thread) takes every command, so the ring has room; this thread has not drained yet.
+  for (let off = engineSide.peek(); off >= 0; off = engineSide.peek()) {
+    engine.execute(engineSide.mem, off);
+    engineSide.advance();
+  }
+  engineSide.release();
+  out.publish();
+  // A batch of 5 placements: the route's whole-batch check (routes.ts place_batch), then one hold per item.
+  const n = 5;
+  const batchShed = core.wouldShed(n);
+  let itemsShed = 0;
+  for (let i = 0; i < n; i++) {
+    try {
+      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
+    } catch (e) {
+      if (isShed(e)) itemsShed++;
+    }
+  }
+  const why = `wouldShed(${n}) said no, then ${itemsShed} of the ${n} holds were shed (a 201 of shed items, not 503)`;
+  assert.ok(batchShed || itemsShed === 0, why);
   core.close();
 });
