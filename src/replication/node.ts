@@ -71,14 +71,18 @@ export class ReplicationNode {
   private replicator: Replicator | null = null;
   private hbSub: Subscription | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /**
+   * The leases are durations on this node, on its monotonic clock (performance.now()): lastPrimaryHeartbeat, progressAt,
+   * followingSince, lastFlushOk. A wall-clock step must neither fail a healthy primary over nor delay a failover.
+   */
   private lastPrimaryHeartbeat = 0;
   /** The current primary's stream seq from its heartbeats, and the follower's last progress (the stall detector). */
   private primaryStreamSeq = 0;
   private progressSeq = -1;
-  private progressAt = Date.now();
+  private progressAt = performance.now();
   private refollowing = false;
-  private followingSince = Date.now();
-  private lastFlushOk = Date.now();
+  private followingSince = performance.now();
+  private lastFlushOk = performance.now();
   private claiming = false;
   private stopped = false;
   private steppedDown = false;
@@ -96,8 +100,8 @@ export class ReplicationNode {
     await this.follow(this.o.appliedSeq);
     // Ready once the primary (if any) has been heard, so that a write sent
     // here at once is redirected to a known address: two heartbeats at most.
-    const until = Date.now() + 2 * this.o.cfg.heartbeat_ms + 50;
-    while (this.o.status.primaryUrl === '' && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    const until = performance.now() + 2 * this.o.cfg.heartbeat_ms + 50;
+    while (this.o.status.primaryUrl === '' && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
   }
 
   /**
@@ -124,10 +128,10 @@ export class ReplicationNode {
     const sink = new RingSink(this.o.eventRing, this.o.durable, this.o.status);
     // A new entry of the current epoch shows a live primary as well as its heartbeat does.
     const f = new Follower(this.log, sink, this.o.status, applied, (e) => this.onClaim(e), (e) => {
-      if (e.epoch >= Math.max(this.epoch, f.epoch)) this.lastPrimaryHeartbeat = Date.now();
+      if (e.epoch >= Math.max(this.epoch, f.epoch)) this.lastPrimaryHeartbeat = performance.now();
     });
     this.follower = f;
-    this.followingSince = Date.now();
+    this.followingSince = performance.now();
     // The epoch in force at the start: the last entry's, unless the first entry taken says otherwise.
     let failed: Error | null = null;
     this.following = f.run(at.streamSeq, 0).catch((e: unknown) => {
@@ -161,7 +165,7 @@ export class ReplicationNode {
 
   private refollowed(): void {
     this.refollowing = false;
-    this.progressAt = Date.now();
+    this.progressAt = performance.now();
   }
 
   /**
@@ -193,7 +197,6 @@ export class ReplicationNode {
   private onHeartbeat(raw: string): void {
     const hb = parseHeartbeat(raw);
     if (hb === null || hb.node === this.o.cfg.node || hb.role !== 'primary') return;
-    const now = Date.now();
     const role = this.o.status.role;
     if (role === 'primary' && hb.epoch > this.epoch) {
       this.stepDown(`a primary of a later epoch is heartbeating: ${hb.node} in epoch ${hb.epoch}`);
@@ -201,10 +204,10 @@ export class ReplicationNode {
     }
     const mine = Math.max(this.epoch, this.follower?.epoch ?? 0);
     if (hb.epoch < mine) return; // a stale primary: it does not keep the standby from claiming
-    this.lastPrimaryHeartbeat = now;
+    this.lastPrimaryHeartbeat = performance.now();
     if (hb.url !== '') this.o.status.setPrimaryUrl(hb.url);
     this.primaryStreamSeq = hb.stream_seq;
-    this.o.status.set({ primary_seq: hb.seq, last_heartbeat_ms: now });
+    this.o.status.set({ primary_seq: hb.seq, last_heartbeat_ms: Date.now() });
   }
 
   private heartbeat(): Heartbeat {
@@ -220,16 +223,16 @@ export class ReplicationNode {
 
   private tick(): void {
     if (this.stopped) return;
-    const now = Date.now();
+    const now = performance.now();
     this.log.nc.publish(this.log.subjects.heartbeat, JSON.stringify(this.heartbeat()));
     const role = this.o.status.role;
     if (role === 'primary') {
       // An idle primary still proves it can reach NATS within its lease.
       this.log.nc.flush().then(() => {
-        this.lastFlushOk = Date.now();
+        this.lastFlushOk = performance.now();
       }, () => undefined);
       if (now - this.lastFlushOk > this.o.cfg.lease_ms)
-        this.stepDown(`no round trip to NATS for ${now - this.lastFlushOk} ms (lease ${this.o.cfg.lease_ms} ms)`);
+        this.stepDown(`no round trip to NATS for ${Math.round(now - this.lastFlushOk)} ms (lease ${this.o.cfg.lease_ms} ms)`);
       return;
     }
     const f = this.follower;
@@ -292,13 +295,13 @@ export class ReplicationNode {
     const engine = this.o.engine!;
     engine.requestPromote();
     this.replicator.wakeRing();
-    const until = Date.now() + 30_000;
+    const until = performance.now() + 30_000;
     while (!engine.sequencing) {
-      if (Date.now() > until) throw new Error('the engine did not take over the event ring within 30 s');
+      if (performance.now() > until) throw new Error('the engine did not take over the event ring within 30 s');
       await new Promise((r) => setTimeout(r, 1));
     }
     st.setRole('primary');
-    this.lastFlushOk = Date.now();
+    this.lastFlushOk = performance.now();
     this.replicator.start();
     // Heartbeat at once: the other standbys count this claim's lease from here.
     this.log.nc.publish(this.log.subjects.heartbeat, JSON.stringify(this.heartbeat()));

@@ -44,6 +44,7 @@ interface Pending {
   hdrs: MsgHdrs;
   /** Expected last stream seq (this message lands at expect + 1). */
   expect: number;
+  /** performance.now() when first sent: the lease is a duration, never a wall-clock difference (a step would fail the primary over). */
   firstSentAt: number;
   /** Attempt generation: answers of older attempts are ignored. */
   attempt: number;
@@ -112,8 +113,9 @@ export class Replicator {
   /** The oldest unacknowledged message is older than the lease: step down. */
   private checkStall(): void {
     const head = this.queue[0];
-    if (head !== undefined && Date.now() - head.firstSentAt > this.log.cfg.lease_ms) {
-      this.fail(`no acknowledgement of the log for ${Date.now() - head.firstSentAt} ms (lease ${this.log.cfg.lease_ms} ms)`);
+    if (head !== undefined && performance.now() - head.firstSentAt > this.log.cfg.lease_ms) {
+      const waited = Math.round(performance.now() - head.firstSentAt);
+      this.fail(`no acknowledgement of the log for ${waited} ms (lease ${this.log.cfg.lease_ms} ms)`);
     }
   }
 
@@ -192,7 +194,7 @@ export class Replicator {
     hdrs.set(H_LAST_SEQ, String(lastSeq));
     hdrs.set(H_NODE, this.log.cfg.node);
     hdrs.set(H_LAYOUT, String(LAYOUT_FINGERPRINT));
-    const p: Pending = { firstSeq, lastSeq, body, hdrs, expect: this.nextExpect, firstSentAt: Date.now(), attempt: 0, result: null };
+    const p: Pending = { firstSeq, lastSeq, body, hdrs, expect: this.nextExpect, firstSentAt: performance.now(), attempt: 0, result: null };
     this.nextExpect++;
     this.queue.push(p);
     this.inflightBytes += body.length;
@@ -238,7 +240,7 @@ export class Replicator {
       this.inflightBytes -= head.body.length;
       this.acked++;
       this.streamSeq = ack.seq;
-      this.status.observeAck((Date.now() - head.firstSentAt) / 1000);
+      this.status.observeAck((performance.now() - head.firstSentAt) / 1000);
       this.durable.setReplicated(head.lastSeq);
       advanced = true;
     }
@@ -320,8 +322,8 @@ export class Replicator {
 
   /** Publishes what is left in the ring and waits (up to timeoutMs) for every ack. */
   async flush(timeoutMs: number): Promise<boolean> {
-    const until = Date.now() + timeoutMs;
-    while (this.running && Date.now() < until) {
+    const until = performance.now() + timeoutMs;
+    while (this.running && performance.now() < until) {
       this.pump();
       if (this.queue.length === 0 && !this.consumer.hasUnread()) return true;
       await new Promise((r) => setTimeout(r, 2));
