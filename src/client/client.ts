@@ -15,7 +15,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { createSecretKey } from 'node:crypto';
-import { authHeaders, decodeSecret } from './sign.js';
+import { authHeaders, decodeSecret, nextMutationTs } from './sign.js';
 import { buildQuery, HttpTransport, type Query } from './transport.js';
 import type {
   AccountLimits,
@@ -128,7 +128,7 @@ export class DxClient {
       // drift this can add is one ms per mutation above 1000/s, far beyond
       // the write rate limit.
       if (method !== 'GET') {
-        if (ts <= this.lastMutationTs) ts = this.lastMutationTs + 1;
+        ts = nextMutationTs(ts, this.lastMutationTs);
         this.lastMutationTs = ts;
       }
       return authHeaders(this.keyId, this.key, method, target, body, ts) as unknown as Record<string, string>;

@@ -5,7 +5,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { createSecretKey } from 'node:crypto';
-import { authHeaders, decodeSecret } from './sign.js';
+import { authHeaders, decodeSecret, nextMutationTs } from './sign.js';
 import { HttpTransport } from './transport.js';
 import type { DxClientOptions } from './client.js';
 import type { CreatedKey, CreateKeyRequest, KeyList, KeyRevoked } from './types.js';
@@ -27,7 +27,7 @@ export class KeysClient {
       // Strictly increasing mutation timestamps: see DxClient (replay refusal).
       let ts = Math.floor(now());
       if (method !== 'GET') {
-        if (ts <= this.lastMutationTs) ts = this.lastMutationTs + 1;
+        ts = nextMutationTs(ts, this.lastMutationTs);
         this.lastMutationTs = ts;
       }
       return authHeaders(this.keyId, this.key, method, target, body, ts) as unknown as Record<string, string>;

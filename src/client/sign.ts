@@ -57,6 +57,26 @@ export function signRequest(
   return createHmac('sha256', secret).update(canonicalString(tsMs, method, pathWithQuery, body), 'utf8').digest('base64');
 }
 
+/**
+ * How far ahead of the clock a mutation's timestamp may be pushed to keep a
+ * client's mutation timestamps strictly increasing: well inside the server's
+ * +5 s window. Behind by more than this the clock stepped back (NTP, an
+ * operator): the stamp follows the clock again, or every mutation would be
+ * refused 401 (timestamp outside the window) for as long as the step.
+ */
+export const MUTATION_TS_LEAD_MS = 1000;
+
+/**
+ * The timestamp of a client's next mutation at nowMs after one stamped
+ * lastMs: strictly increasing (two identical mutations in one millisecond
+ * must not sign identically, or the second is refused as a replay), unless
+ * the clock stepped back by more than MUTATION_TS_LEAD_MS.
+ */
+export function nextMutationTs(nowMs: number, lastMs: number): number {
+  const ts = Math.floor(nowMs);
+  return ts <= lastMs && lastMs - ts < MUTATION_TS_LEAD_MS ? lastMs + 1 : ts;
+}
+
 /** The three headers for one request; `nowMs` is the request time in Unix milliseconds. */
 export function authHeaders(
   keyId: number,

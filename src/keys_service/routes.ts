@@ -42,6 +42,8 @@ function giveBack(account: number): void {
 /** 0 when the account may create a key now (one is taken), else the milliseconds until it may. */
 function takeCreation(account: number, now: number): number {
   const b = creations.get(account) ?? { left: KEY_CREATE_BURST, at: now };
+  // The wall clock stepped back: refill from now on, not only once it passes the time it stepped back from.
+  if (now < b.at) b.at = now;
   const refill = Math.floor((now - b.at) / KEY_CREATE_EVERY_MS);
   if (refill > 0) {
     b.left = Math.min(KEY_CREATE_BURST, b.left + refill);

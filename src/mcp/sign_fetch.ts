@@ -8,7 +8,7 @@
 // the same id, say) must not sign alike. Runs in the caller's thread.
 
 import { createSecretKey } from 'node:crypto';
-import { authHeaders, decodeSecret } from '../client/sign.js';
+import { authHeaders, decodeSecret, nextMutationTs } from '../client/sign.js';
 
 export interface SigningFetchOptions {
   /** The key id (a small integer, as a number or its decimal text). */
@@ -43,7 +43,7 @@ export function signingFetch(o: SigningFetchOptions): typeof fetch {
       throw new TypeError('signingFetch: only string bodies can be signed');
     let ts = Math.floor(now());
     if (method !== 'GET') {
-      if (ts <= lastMutationTs) ts = lastMutationTs + 1;
+      ts = nextMutationTs(ts, lastMutationTs);
       lastMutationTs = ts;
     }
     const headers = new Headers(init?.headers);
