@@ -91,7 +91,7 @@ export class UserLog {
   private head = 0;
   count = 0;
   readonly subs: UserSub[] = [];
-  /** Date.now() when the last subscription ended (0 while it has some). */
+  /** performance.now() when the last subscription ended (0 while it has some): a clock step neither ends nor stretches resumes. */
   idleSince = 0;
   // What was last reported, so that balance and position messages carry changes only.
   lastAvailable: number;

@@ -162,7 +162,8 @@ export class WsLane {
   private readonly watch: ReturnType<GatewayCore['bellWatch']>;
   private emptyPolls = 0;
   private sweepTimer: NodeJS.Timeout | null = null;
-  private lastExpire = 0;
+  /** performance.now() of the last expiry of the user logs: the resume window is measured on this thread's monotonic clock. */
+  private lastExpire = -Infinity;
   private stopped = false;
   /** Counters (metrics, tests). */
   slowClosed = 0;
@@ -297,7 +298,7 @@ export class WsLane {
     if (!conn.open) return;
     conn.open = false;
     conn.out.length = 0;
-    const now = Date.now();
+    const now = performance.now();
     for (const sub of conn.subs.values()) this.dropSub(conn, sub, now);
     conn.subs.clear();
     conn.byTopic.clear();
@@ -591,7 +592,7 @@ export class WsLane {
 
   private unsubscribe(conn: Conn, id: number | null, sids: number[]): void {
     for (const s of sids) if (!conn.subs.has(s)) throw new WsCommandError('unknown_sid', `no subscription ${s} on this connection`);
-    const now = Date.now();
+    const now = performance.now();
     for (const s of sids) {
       const sub = conn.subs.get(s)!;
       conn.subs.delete(s);
@@ -634,7 +635,7 @@ export class WsLane {
       if (s === undefined) throw new WsCommandError('bad_params', `this connection has no ${sub.channel} subscription to market ${m}`);
       sids.push(s);
     }
-    const now = Date.now();
+    const now = performance.now();
     for (const s of sids) {
       const x = conn.subs.get(s)! as PublicSub;
       conn.subs.delete(s);
@@ -753,7 +754,7 @@ export class WsLane {
       if (conn.open && conn.ws !== null && conn.ws.getBufferedAmount() > limit) this.slow(conn);
     }
     this.runCloses();
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.lastExpire >= EXPIRE_MS) {
       this.lastExpire = now;
       this.fanout.expireLogs(now);
