@@ -330,8 +330,8 @@ export class MetricsRegistry {
     return new ThreadMetrics(this.sab, this.spec, slice);
   }
 
-  /** Samples the engine's command counter; the rate is over the time since the previous sample. */
-  sample(nowMs = Date.now()): void {
+  /** Samples the engine's command counter; the rate is over the time since the previous sample (monotonic ms: a clock step is no time). */
+  sample(nowMs = performance.now()): void {
     const e = this.sources.engine?.();
     if (!e) return;
     if (this.last !== null && nowMs > this.last.t) this.rate = ((e.commands - this.last.commands) * 1000) / (nowMs - this.last.t);
