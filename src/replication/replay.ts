@@ -67,11 +67,11 @@ export async function replayHash(cfg: ReplicationConfig, engine: Partial<EngineC
       // The consumer may sit on a NATS replica that is not current and deliver nothing (see readSnapshotObject): give up when the log stops
       // coming.
       let seen = f.streamSeq;
-      let movedAt = Date.now();
+      let movedAt = performance.now(); // a duration: a wall-clock step is not a stall
       while (f.streamSeq < at.lastStreamSeq && failed === null) {
         await new Promise((r) => setTimeout(r, 5));
-        if (f.streamSeq !== seen) [seen, movedAt] = [f.streamSeq, Date.now()];
-        else if (Date.now() - movedAt > REPLAY_STALL_MS)
+        if (f.streamSeq !== seen) [seen, movedAt] = [f.streamSeq, performance.now()];
+        else if (performance.now() - movedAt > REPLAY_STALL_MS)
           failed = new Error(`replay: no log entry for ${REPLAY_STALL_MS} ms at stream seq ${f.streamSeq} of ${at.lastStreamSeq}`);
       }
       await f.stop();
