@@ -32,6 +32,7 @@ import { memOf } from '../src/lib/mem.js';
 import { orderResult } from '../src/ws/orders.js';
 import { frameProblem, recordFault } from '../src/ws/binary.js';
 import { DEFAULT_WS_CONFIG, frameText, parseCommand } from '../src/ws/protocol.js';
+import type { Orderbook } from '../src/wire/responses.js';
 import { environment, type BenchResult } from './lib/result.js';
 
 const BATCH = 256;
@@ -59,9 +60,10 @@ function placementBody(i: number): PlacementBody {
     String(9_000_000 + i * 3), fills.length === 0 ? 0 : fills[0]!.qty, 5, fills);
 }
 
-function bookBody(i: number): OrderbookBody {
+/** A depth-10 book of both ladders as the read model returns it (an OrderbookBody renders it, once, when first answered). */
+function book(i: number): Orderbook {
   const side = (from: number): [number, number][] => Array.from({ length: 10 }, (_, k) => [from - k, 100 + ((i + k) * 37) % 900]);
-  return new OrderbookBody({ market_id: 1 + (i % 7), yes: side(49), no: side(49), as_of_seq: String(12_345_678 + i) });
+  return { market_id: 1 + (i % 7), yes: side(49), no: side(49), as_of_seq: String(12_345_678 + i) };
 }
 
 /** A frame of RECORDS_PER_FRAME PlaceOrder records as a binary client writes them (producer, seq and ts zero). */
@@ -96,7 +98,7 @@ interface Inputs {
   frames: ArrayBuffer[];
   frameTexts: string[];
   placements: PlacementBody[];
-  books: OrderbookBody[];
+  books: Orderbook[];
   binary: ArrayBuffer[];
 }
 
@@ -116,7 +118,7 @@ function inputs(): Inputs {
     frames: frameTexts.map(utf8),
     frameTexts,
     placements: params.map((_, i) => placementBody(i)),
-    books: params.map((_, i) => bookBody(i)),
+    books: params.map((_, i) => book(i)),
     binary: params.map((_, i) => binaryFrame(7, i)),
   };
 }
@@ -159,7 +161,7 @@ function restTasks(x: Inputs): Task[] {
       for (let i = 0; i < BATCH; i++) sink += JSON.stringify(x.placements[i]!).length;
     }],
     ['orderbook_json', () => {
-      for (let i = 0; i < BATCH; i++) sink += x.books[i]!.json().length;
+      for (let i = 0; i < BATCH; i++) sink += new OrderbookBody(x.books[i]!, i).json().length;
     }],
     ['orderbook_json_stringify', () => {
       for (let i = 0; i < BATCH; i++) sink += JSON.stringify(x.books[i]!).length;

@@ -24,7 +24,7 @@ import {
 import { scopeNames } from '../wire/keys.js';
 import type * as R from '../wire/responses.js';
 import { CANDLE_PERIODS } from '../wire/responses.js';
-import { MAX_CANDLE_PERIODS } from '../views/views.js';
+import { MAX_CANDLE_PERIODS, type Views } from '../views/views.js';
 import type { TSchema } from '@sinclair/typebox';
 import type { OperationName, ResponseOf } from './operation_schemas.js';
 
@@ -265,24 +265,61 @@ export class PlacementBody extends JsonBody implements R.Placement {
   }
 }
 
-/** An order book's reply (get_orderbook). */
+/** An order book's reply (get_orderbook): its JSON is written once, on first use (it may answer many reads: bookAsOf). */
 export class OrderbookBody extends JsonBody implements R.Orderbook {
   readonly market_id: number;
   readonly yes: [number, number][];
   readonly no: [number, number][];
   readonly as_of_seq: string;
+  // Private fields: not part of the body's shape (JSON.stringify and MCP's structured content see the four above only).
+  #json: string | null = null;
+  readonly #seq: number;
 
-  constructor(b: R.Orderbook) {
+  constructor(b: R.Orderbook, seq: number) {
     super();
     this.market_id = b.market_id;
     this.yes = b.yes;
     this.no = b.no;
     this.as_of_seq = b.as_of_seq;
+    this.#seq = seq;
+  }
+
+  /** True when this is the book as of the read model's seq `seq` (nothing applied since). */
+  isAsOf(seq: number): boolean {
+    return this.#seq === seq;
   }
 
   json(): string {
-    return `{"market_id":${this.market_id},"yes":${levelsJson(this.yes)},"no":${levelsJson(this.no)},"as_of_seq":"${this.as_of_seq}"}`;
+    this.#json ??=
+      `{"market_id":${this.market_id},"yes":${levelsJson(this.yes)},"no":${levelsJson(this.no)},"as_of_seq":"${this.as_of_seq}"}`;
+    return this.#json;
   }
+}
+
+/**
+ * The last order book answered per market and depth on each read model (a
+ * gateway thread's), kept while the model applies nothing: the answer is then
+ * the same to the byte (as_of_seq included), so a crowd of clients polling a
+ * book pays for its walk and its JSON once per change of the model, not once
+ * per read. At most BOOK_CACHE_ENTRIES per model (then it starts over).
+ */
+const bookCache = new WeakMap<Views, Map<number, OrderbookBody>>();
+const BOOK_CACHE_ENTRIES = 4096;
+
+/** The order book of market `id` to `depth` levels as of the model's seq, null for an unknown market. */
+function bookAsOf(views: Views, id: number, depth: number): OrderbookBody | null {
+  let cache = bookCache.get(views);
+  if (cache === undefined) bookCache.set(views, (cache = new Map()));
+  const key = id * 128 + depth;
+  const seq = views.asOfSeq;
+  const hit = cache.get(key);
+  if (hit !== undefined && hit.isAsOf(seq)) return hit;
+  const b = views.orderbook(id, depth);
+  if (b === null) return null;
+  if (cache.size >= BOOK_CACHE_ENTRIES) cache.clear();
+  const body = new OrderbookBody(b, seq);
+  cache.set(key, body);
+  return body;
 }
 
 function levelsJson(levels: readonly (readonly [number, number])[]): string {
@@ -427,9 +464,9 @@ export const ROUTES: Route[] = [
     query: [{ name: 'depth', kind: 'depth' }],
     description: 'L2 book: YES bids and NO bids as [tick, qty], best first. A NO bid at t is a YES ask at 100 - t.',
     handler: (c, g) => {
-      const b = g.views.orderbook(marketParam(c), c.query.depth as number);
+      const b = bookAsOf(g.views, marketParam(c), c.query.depth as number);
       if (!b) throw new ApiError('unknown_market', 'no such market');
-      return ok(new OrderbookBody(b));
+      return ok(b);
     },
   }),
   route({

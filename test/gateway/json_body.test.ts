@@ -43,8 +43,8 @@ test('order book body: its JSON is JSON.stringify\'s, empty and full ladders, an
   const full: [number, number][] = [];
   for (let t = 99; t >= 1; t--) full.push([t, t === 50 ? Number.MAX_SAFE_INTEGER : t * 1000]);
   const cases = [
-    new OrderbookBody({ market_id: 1, yes: [], no: [], as_of_seq: '0' }),
-    new OrderbookBody({ market_id: 4294967295, yes: [[50, 1]], no: full, as_of_seq: '18446744073709551615' }),
+    new OrderbookBody({ market_id: 1, yes: [], no: [], as_of_seq: '0' }, 0),
+    new OrderbookBody({ market_id: 4294967295, yes: [[50, 1]], no: full, as_of_seq: '18446744073709551615' }, 7),
   ];
   for (const b of cases) {
     const json = b.json();

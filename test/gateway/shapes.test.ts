@@ -111,6 +111,24 @@ test('rest: the orderbook lists bids of both ladders as [tick, qty], best first,
   assert.equal(mk.display_tick, 42, 'display_tick = midpoint rounded down when the spread is at most 10');
 });
 
+test('rest: an order book read again shows every write applied since, in its market or another (as_of_seq moves)', async () => {
+  const m = await newMarket(tx);
+  const other = await newMarket(tx);
+  await maker.client.placeOrder(order(m, { tick: 30, qty: 2 }));
+  const first = await taker.client.orderbook(m);
+  const again = await taker.client.orderbook(m);
+  assert.deepEqual(again, first, 'nothing applied between two reads: the same answer');
+  // A write in another market: the same levels, as of a later seq.
+  await maker.client.placeOrder(order(other, { tick: 20 }));
+  const later = await taker.client.orderbook(m);
+  assert.deepEqual(later.yes, first.yes);
+  assert.ok(BigInt(later.as_of_seq) > BigInt(first.as_of_seq), `${later.as_of_seq} after ${first.as_of_seq}`);
+  // A write in this market, read at once by another client: acknowledged, so shown.
+  await maker.client.placeOrder(order(m, { tick: 30, qty: 5 }));
+  assert.deepEqual((await taker.client.orderbook(m)).yes, [[30, 7]]);
+  assert.deepEqual((await taker.client.orderbook(m, 1)).yes, [[30, 7]], 'each depth is its own answer');
+});
+
 test('rest: a resting placement answers 201 with every Placement field and no fills', async () => {
   const m = await newMarket(tx);
   const p = await maker.client.placeOrder(order(m, { tick: 30, qty: 4, client_order_id: '9001' }));
