@@ -54,6 +54,8 @@ export interface AdminContext {
   metrics: () => string;
   /** GET /admin/latency: the latency histograms with their buckets (src/metrics). */
   latency: () => C.LatencyReport;
+  /** True once the exchange's stop has begun: every request is refused 503 shed and its connection closed, as on REST. */
+  stopping?: () => boolean;
 }
 
 interface AdminRequest {
@@ -339,6 +341,11 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
   const opts = { observer, log: ctx.log };
   app.any('/*', (res: HttpResponse, req: HttpRequest) => receive(res, req, (f: InFlight, raw: Buffer) => {
     try {
+      // After the stop's start no command would be sequenced: refuse at once instead of holding to no answer.
+      if (ctx.stopping?.()) {
+        f.closeAfter = true;
+        throw new ApiError('shed', 'the exchange is shutting down');
+      }
       ctx.core.drain();
       if (!tokenOk(f.authorization, tok)) throw new ApiError('unauthorized', 'missing or invalid bearer token');
       const match = matchRoute(ADMIN_ROUTES as never, f.method, f.path) as

@@ -582,7 +582,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   const accountsApp = u.App();
   mountRest(accountsApp, {
     core, buckets: new TokenBuckets(buckets, views), replay: replayGuard, limits, routes: KEY_ROUTES,
-    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS),
+    log: (f) => log('warn', { thread: 'accounts', ...f }), observer: metrics.thread(SLICE_ACCOUNTS), stopping: () => stopped,
   }, '/*');
   const accountsSocket = await listen(accountsApp, cfg.host, cfg.accounts_port).catch(abandon);
 
@@ -639,7 +639,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
     snapshot: takeSnapshot,
     log: (f) => log('info', { thread: 'admin', ...f }),
     metrics: () => metrics.render() + (repl !== null ? repl.metrics(pipeline.control.seq, durable.get()) : ''),
-    latency: () => metrics.latency(),
+    latency: () => metrics.latency(), stopping: () => stopped,
   }, token, controlMetrics);
   const adminSocket = await listen(adminApp, cfg.admin_host, cfg.admin_port).catch((e) => {
     u.us_listen_socket_close(accountsSocket);
