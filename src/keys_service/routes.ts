@@ -89,7 +89,8 @@ export const KEY_ROUTES: Route[] = [
         CreateKey.set_secret(m, o, secret);
         CreateKey.set_label(m, o, label);
       }).catch((e: unknown) => {
-        giveBack(c.account);
+        // A creation answered 504 may still land: it keeps its place in the allowance, or 504s would lift the cap.
+        if (!(e instanceof ApiError && e.code === 'sequencing_timeout')) giveBack(c.account);
         throw e;
       });
       const body = {
