@@ -6,6 +6,7 @@
 import { chmodSync, closeSync, existsSync, ftruncateSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { adminSink, ORACLE_SCALE, SimulatedFeeder } from '../oracle/feeder.js';
 import { UsageError } from '../lib/command_line.js';
+import { DxApiError } from '../client/errors.js';
 import { dollars, oracle } from '../lib/units.js';
 import { allowFlags, durationS, flag, int, oneOf, oraclePrice, positionals, requestPath, u64 } from './args.js';
 import type { Command } from './client_commands.js';
@@ -127,7 +128,12 @@ const ADMIN: Record<string, Run> = {
         try {
           deposit = await a.deposit(r.account_id, { amount, ref: 'dx admin account create' });
         } catch (e) {
-          ctx.err(`dx: account ${r.account_id} was created (seq ${r.seq}), but its deposit was not made:\n`);
+          // Only a refusal by the exchange says the deposit was not made; a 504, a 500 or no answer leaves it unknown.
+          const refused = e instanceof DxApiError && e.code !== 'sequencing_timeout' && e.status !== 500;
+          ctx.err(refused
+            ? `dx: account ${r.account_id} was created (seq ${r.seq}), but its deposit was not made:\n`
+            : `dx: account ${r.account_id} was created (seq ${r.seq}); its deposit may or may not have been made (no outcome seen): ` +
+              `check the balance with \`dx admin account show ${r.account_id}\` before depositing again:\n`);
           throw e;
         }
       }

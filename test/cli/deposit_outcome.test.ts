@@ -1,0 +1,51 @@
+// `dx admin account create --deposit` when the deposit's outcome is unknown:
+// after a 504 sequencing_timeout the deposit may still be sequenced, so the
+// CLI must not tell the operator it was not made (a second deposit would
+// credit twice); it says the outcome is unknown and how to check. A stub
+// control plane answers as the exchange does (the 504 body of a deposit with
+// the engine paused). Test process; dx runs as a child.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const DX = fileURLToPath(new URL('../../src/cli/dx.js', import.meta.url));
+
+test('dx: account create --deposit does not say the deposit was not made when its outcome is unknown (504)', async () => {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST' && req.url === '/admin/accounts') {
+        res.writeHead(201).end(JSON.stringify({ account_id: 9, seq: '41' }));
+      } else if (req.method === 'POST' && req.url === '/admin/accounts/9/deposits') {
+        res.writeHead(504).end(JSON.stringify({
+          error: {
+            code: 'sequencing_timeout', num: null, origin: 'gateway', details: null,
+            message: 'No sequenced outcome within response_budget_ms; the command may still be sequenced later.',
+          },
+        }));
+      } else {
+        res.writeHead(404).end('{}');
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  try {
+    const run = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(process.execPath, [DX, 'admin', 'account', 'create', '--deposit', '5000'], {
+        env: { PATH: process.env.PATH ?? '', DX_ADMIN_URL: `http://127.0.0.1:${port}`, DX_ADMIN_TOKEN: 't0ken-for-the-stub' },
+        timeout: 20_000,
+      }, (err, _out, stderr) => resolve({ code: err ? (err.code as number) : 0, stderr }));
+    });
+    assert.notEqual(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /deposit was not made/, run.stderr);
+    assert.match(run.stderr, /may or may not have been made/, run.stderr);
+    assert.match(run.stderr, /dx admin account show 9/, run.stderr);
+  } finally {
+    server.close();
+  }
+});
