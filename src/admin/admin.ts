@@ -40,6 +40,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type * as C from '../wire/control_plane.js';
 import { scopeBits, scopeNames, type KeyRevoked } from '../wire/keys.js';
 import { keyLimits } from '../gateway/buckets.js';
+import { KEY_CREATION_TIMEOUT, revokeLateKey } from '../gateway/key_creation.js';
 import type { SequencedAck } from '../wire/responses.js';
 
 export interface AdminContext {
@@ -79,9 +80,10 @@ async function sequenced(
   size: number,
   account: number,
   write: (m: Mem, o: number) => void,
+  late?: (c: Completion) => void,
 ): Promise<Completion> {
-  const r = await core.submit(type, size, account, false, write);
-  if (r === null) throw new ApiError('sequencing_timeout');
+  const r = await core.submit(type, size, account, false, write, late);
+  if (r === null) throw new ApiError('sequencing_timeout', late === undefined ? undefined : KEY_CREATION_TIMEOUT);
   if (r.status === CompletionStatus.rejected) {
     const code = codeByNum(r.code_num).code;
     throw new ApiError(code, undefined, r.result !== 0 ? { result: String(r.result) } : null);
@@ -138,7 +140,7 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       CreateKey.set_scopes(m, o, bits);
       CreateKey.set_secret(m, o, secret);
       CreateKey.set_label(m, o, 'operator');
-    });
+    }, (late) => revokeLateKey(ctx.core, late, 0, ctx.log));
     ctx.log({ event: 'operator', action: 'create_key', account_id: a, key_id: c.result, scopes: scopeNames(bits) });
     const body = {
       key_id: c.result, secret: secret.toString('base64'), scopes: scopeNames(bits), seq: String(c.seq),

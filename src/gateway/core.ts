@@ -132,6 +132,13 @@ export type AppliedListener = (m: Mem, o: number) => void;
  */
 export interface CompletionWaiter {
   complete(c: Completion | null): void;
+  /**
+   * Optional: the completion of a command already answered null (timed
+   * out) that was sequenced after all, so a caller can undo what nobody was
+   * told of (a key whose secret was never handed out). Called at most once,
+   * after the drain that applied it.
+   */
+  late?(c: Completion): void;
 }
 
 /** Writes a command's fields (after its header) into the ring at o; may run after hold() returned, for a command that waits for room. */
@@ -149,7 +156,7 @@ const NO_WAITER: CompletionWaiter = { complete(): void {} };
 
 /** A promise's resolve as a CompletionWaiter (submit()'s adapter). */
 class Resolver implements CompletionWaiter {
-  constructor(private readonly resolve: (c: Completion | null) => void) {}
+  constructor(private readonly resolve: (c: Completion | null) => void, readonly late?: (c: Completion) => void) {}
   complete(c: Completion | null): void {
     this.resolve(c);
   }
@@ -454,12 +461,24 @@ export class GatewayCore {
 
   /** Completions drained and not yet handed to their waiters (drain's end). */
   private readonly completedWaiters: CompletionWaiter[] = [];
+  /** Timed-out commands whose waiter wants a late completion (CompletionWaiter.late), by correlation id. */
+  private readonly lateWaiters = new Map<number, CompletionWaiter>();
   private readonly completedOutcomes: Completion[] = [];
 
   private onOwnEvent(m: Mem, o: number): void {
     const corr = Header.correlation(m, o);
     const slot = corr & 0xffff;
-    if (this.generation[slot] !== corr >>> 16 || this.waiters[slot] === null) return; // timed out earlier
+    if (this.generation[slot] !== corr >>> 16 || this.waiters[slot] === null) { // timed out earlier
+      if (this.lateWaiters.size > 0 && Header.type(m, o) === T_COMMAND_COMPLETED) {
+        const w = this.lateWaiters.get(corr);
+        if (w !== undefined) {
+          this.lateWaiters.delete(corr);
+          const c = completionOf(m, o, NO_FILLS);
+          setImmediate(() => w.late!(c));
+        }
+      }
+      return;
+    }
     const type = Header.type(m, o);
     if (type === T_FILLED) {
       if (Filled.taker_account(m, o) === Header.account(m, o)) {
@@ -582,10 +601,12 @@ export class GatewayCore {
    * (the caller answers 504). The promise form of hold(), for the commands
    * that are not on a hot path.
    */
-  submit(type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void): Promise<Completion | null> {
+  submit(
+    type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void, late?: (c: Completion) => void,
+  ): Promise<Completion | null> {
     let waiter: Resolver | null = null;
     const done = new Promise<Completion | null>((resolve) => {
-      waiter = new Resolver(resolve);
+      waiter = new Resolver(resolve, late);
     });
     this.hold(type, size, account, sheddable, new WriteFn(write), waiter!);
     return done;
@@ -613,6 +634,8 @@ export class GatewayCore {
     const trace = this.tracing;
     this.traces[slot] = trace;
     const corr = ((this.generation[slot]! << 16) | slot) >>> 0;
+    // A late waiter left under this correlation by a 16-bit generation ago is stale: it must not see this command's completion.
+    if (this.lateWaiters.size > 0) this.lateWaiters.delete(corr);
     // Behind a deferred command nothing overtakes it: the queue is the ring's tail until it drains.
     const o = this.deferred.length > 0 ? -1 : this.producer.tryClaim(size);
     if (o < 0) {
@@ -686,6 +709,7 @@ export class GatewayCore {
     for (let slot = this.oldestHeldSlot(); slot >= 0 && this.deadline[slot]! <= nowMs; slot = this.oldestHeldSlot()) {
       this.expiryHead++;
       const w = this.waiters[slot]!;
+      if (w.late !== undefined) this.lateWaiters.set(((this.generation[slot]! << 16) | slot) >>> 0, w);
       this.release(slot);
       this.timeouts++;
       w.complete(null);

@@ -12,7 +12,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { CompletionStatus, CreateKey, RevokeKey, Scope, T_CREATE_KEY, T_REVOKE_KEY } from '../layout/records.js';
-import type { GatewayCore } from '../gateway/core.js';
+import type { Completion, GatewayCore } from '../gateway/core.js';
+import { KEY_CREATION_TIMEOUT, revokeLateKey } from '../gateway/key_creation.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
 import { pathId } from '../gateway/query.js';
 import type { Route } from '../gateway/routes.js';
@@ -59,9 +60,12 @@ function route(r: Omit<Route, 'segments'>): Route {
   return { ...r, segments: r.path.split('/').filter((s) => s.length > 0) };
 }
 
-async function sequenced(g: GatewayCore, type: number, size: number, account: number, write: Parameters<GatewayCore['submit']>[4]) {
-  const r = await g.submit(type, size, account, false, write);
-  if (r === null) throw new ApiError('sequencing_timeout');
+async function sequenced(
+  g: GatewayCore, type: number, size: number, account: number, write: Parameters<GatewayCore['submit']>[4],
+  late?: (c: Completion) => void,
+) {
+  const r = await g.submit(type, size, account, false, write, late);
+  if (r === null) throw new ApiError('sequencing_timeout', late === undefined ? undefined : KEY_CREATION_TIMEOUT);
   if (r.status === CompletionStatus.rejected) throw new ApiError(codeByNum(r.code_num).code);
   return r;
 }
@@ -88,7 +92,7 @@ export const KEY_ROUTES: Route[] = [
         CreateKey.set_scopes(m, o, bits);
         CreateKey.set_secret(m, o, secret);
         CreateKey.set_label(m, o, label);
-      }).catch((e: unknown) => {
+      }, (late) => revokeLateKey(g, late, c.account)).catch((e: unknown) => {
         // A creation answered 504 may still land: it keeps its place in the allowance, or 504s would lift the cap.
         if (!(e instanceof ApiError && e.code === 'sequencing_timeout')) giveBack(c.account);
         throw e;
