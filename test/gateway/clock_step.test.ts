@@ -7,14 +7,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { GatewayCore, type Completion, type CompletionWaiter } from '../../src/gateway/core.js';
-import { LAYOUT_FINGERPRINT, PlaceOrder, T_PLACE_ORDER } from '../../src/layout/records.js';
-import { BroadcastRing } from '../../src/ring/broadcast_ring.js';
-import { CommandProducer } from '../../src/ring/command_producer.js';
-import { Doorbell } from '../../src/ring/doorbell.js';
-import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { Views } from '../../src/views/views.js';
-import { JOURNAL_ENGINE_CONFIG } from '../journal/journal_fixture.js';
+import type { Completion, CompletionWaiter } from '../../src/gateway/core.js';
+import { PlaceOrder, T_PLACE_ORDER } from '../../src/layout/records.js';
+import { coreWithoutEngine } from '../support/gateway_core.js';
 
 const BUDGET_MS = 200;
 
@@ -32,16 +27,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Holds one placement on a fresh core, then steps Date.now() by offsetMs while `f` watches it. */
 async function withClockStep(offsetMs: number, f: (g: Got, heldAt: number) => Promise<void>): Promise<void> {
   const realNow = Date.now;
-  const core = new GatewayCore({
-    producerId: 1,
-    producer: new CommandProducer(SpscRing.allocate(1 << 16, LAYOUT_FINGERPRINT), Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
-    eventRing: BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT),
-    consumerIndex: 0,
-    views: new Views(JOURNAL_ENGINE_CONFIG),
-    response_budget_ms: BUDGET_MS,
-    shed_pending: 1024,
-    wait: 'park',
-  });
+  const core = coreWithoutEngine(BUDGET_MS);
   try {
     const g = new Got();
     const heldAt = performance.now();

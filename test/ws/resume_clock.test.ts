@@ -3,40 +3,24 @@
 // gateway thread's monotonic clock: a wall-clock step forward must not drop
 // the idle logs at the next sweep (a client that lost its connection a moment
 // ago could not resume), nor a step back keep them (and stop the expiry) for
-// the length of the step.
-// The lane is built on a GatewayCore of its own (as test/gateway/clock_step.test.ts
-// does), its connection callbacks called directly.
+// the length of the step. The lane is built on a GatewayCore of its own
+// (test/support/gateway_core.ts), its connection callbacks called directly.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ReplayGuard } from '../../src/gateway/auth.js';
 import { TokenBuckets } from '../../src/gateway/buckets.js';
-import { GatewayCore } from '../../src/gateway/core.js';
-import { LAYOUT_FINGERPRINT } from '../../src/layout/records.js';
-import { BroadcastRing } from '../../src/ring/broadcast_ring.js';
-import { CommandProducer } from '../../src/ring/command_producer.js';
-import { Doorbell } from '../../src/ring/doorbell.js';
-import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { Views } from '../../src/views/views.js';
+import type { GatewayCore } from '../../src/gateway/core.js';
 import { WsLane } from '../../src/ws/lane.js';
-import { JOURNAL_ENGINE_CONFIG } from '../journal/journal_fixture.js';
+import { coreWithoutEngine } from '../support/gateway_core.js';
 
 const realNow = Date.now;
 const ACCOUNT = 7;
 
 /** A lane with one connection of ACCOUNT subscribed to `user`, which then closes (at the real time). */
 function closedUserConnection(resumeWindowMs: number): { lane: WsLane; core: GatewayCore; sweep: () => void } {
-  const core = new GatewayCore({
-    producerId: 1,
-    producer: new CommandProducer(SpscRing.allocate(1 << 16, LAYOUT_FINGERPRINT), Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
-    eventRing: BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT),
-    consumerIndex: 0,
-    views: new Views(JOURNAL_ENGINE_CONFIG),
-    response_budget_ms: 1000,
-    shed_pending: 1024,
-    wait: 'park',
-  });
+  const core = coreWithoutEngine(1000);
   const lane = new WsLane({} as never, {
     lane: {
       core,
