@@ -10,18 +10,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Engine } from '../../src/engine/engine.js';
 import { ApiError } from '../../src/gateway/envelope.js';
-import { GatewayCore, type Completion, type CompletionWaiter } from '../../src/gateway/core.js';
-import { CancelOrder, Header, LAYOUT_FINGERPRINT, PlaceOrder, T_CANCEL_ORDER, T_PLACE_ORDER } from '../../src/layout/records.js';
+import type { Completion, CompletionWaiter, GatewayCore } from '../../src/gateway/core.js';
+import { CancelOrder, Header, PlaceOrder, T_CANCEL_ORDER, T_PLACE_ORDER } from '../../src/layout/records.js';
 import type { Mem } from '../../src/lib/mem.js';
-import { RingEventOut } from '../../src/main/engine_loop.js';
-import { BroadcastProducer, BroadcastRing } from '../../src/ring/broadcast_ring.js';
-import { CommandProducer } from '../../src/ring/command_producer.js';
-import { Doorbell } from '../../src/ring/doorbell.js';
-import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { Views } from '../../src/views/views.js';
-import { JOURNAL_ENGINE_CONFIG } from '../journal/journal_fixture.js';
+import { coreWithEngine, type EngineRig } from '../support/gateway_core.js';
 
 const BUDGET_MS = 1000;
 
@@ -44,26 +37,19 @@ function isShed(e: unknown): boolean {
   throw e;
 }
 
-/** A core on a 4 KiB command ring (its waiter stopped), the engine's end of that ring, and an engine writing to the event ring. */
-interface Rig {
-  core: GatewayCore;
-  engineSide: SpscRing;
-  out: RingEventOut;
-  engine: Engine;
+/** Holds placements of account 7 until the command ring is full (the next one is shed). */
+function fillRing(core: GatewayCore): void {
+  for (;;) {
+    try {
+      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
+    } catch (e) {
+      if (isShed(e)) return;
+    }
+  }
 }
 
-function rig(budgetMs: number, shedPending: number): Rig {
-  const cmdSab = SpscRing.allocate(4096, LAYOUT_FINGERPRINT);
-  const eventRing = BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT);
-  const core = new GatewayCore({
-    producerId: 1,
-    producer: new CommandProducer(cmdSab, Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
-    eventRing, consumerIndex: 0, views: new Views(JOURNAL_ENGINE_CONFIG), response_budget_ms: budgetMs, shed_pending: shedPending,
-    wait: 'spin',
-  });
-  core.waiter.stop();
-  const out = new RingEventOut(new BroadcastProducer(eventRing, LAYOUT_FINGERPRINT));
-  return { core, engineSide: new SpscRing(cmdSab, LAYOUT_FINGERPRINT), out, engine: new Engine(JOURNAL_ENGINE_CONFIG, out) };
+function rig(budgetMs: number, shedPending: number): EngineRig {
+  return coreWithEngine({ budgetMs, shedPending });
 }
 
 test('gateway core: a completion of a command that timed out is never handed to a later request (generation wrap)', async () => {
@@ -119,24 +105,9 @@ test('gateway core: a completion of a command that timed out is never handed to 
 });
 
 test('gateway core: commands of one thread are sequenced in the order they were held (a deferred one is not overtaken)', async () => {
-  const { core, engineSide, out, engine } = rig(60_000, 1 << 16);
-  const runEngine = (max: number): void => {
-    let k = 0;
-    for (let off = engineSide.peek(); off >= 0 && k < max; off = engineSide.peek(), k++) {
-      engine.execute(engineSide.mem, off);
-      engineSide.advance();
-    }
-    engineSide.release();
-    out.publish();
-  };
+  const { core, runEngine } = rig(60_000, 1 << 16);
   // The ring fills (a burst of placements).
-  for (;;) {
-    try {
-      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
-    } catch (e) {
-      if (isShed(e)) break;
-    }
-  }
+  fillRing(core);
   await new Promise((r) => setImmediate(r));
   // First a cancel (never shed): no room, so it waits in the core's queue.
   const cancel = new Got();
@@ -166,7 +137,7 @@ test('gateway core: commands of one thread are sequenced in the order they were 
 });
 
 test('gateway core: answers drained without an expire do not pile up in the expiry queue (the oldest held is found at once)', async () => {
-  const { core, engineSide, out, engine } = rig(60_000, 1 << 16);
+  const { core, runEngine } = rig(60_000, 1 << 16);
   // The lanes drain on their own; only the waiter's poll (stopped here) expires. Every hold() checks the oldest held
   // request (engine lag): answered ones at the queue's head must be dropped as it passes them, not scanned again.
   const queue = core as unknown as { expiryQueue: number[]; expiryHead: number };
@@ -181,12 +152,7 @@ test('gateway core: answers drained without an expire do not pile up in the expi
       }
     }
     await new Promise((r) => setImmediate(r)); // publishNow
-    for (let off = engineSide.peek(); off >= 0; off = engineSide.peek()) {
-      engine.execute(engineSide.mem, off);
-      engineSide.advance();
-    }
-    engineSide.release();
-    out.publish();
+    runEngine();
     core.drain();
     assert.equal(core.pending, 0, 'every held placement was answered by the drain');
   }
@@ -198,24 +164,13 @@ test('gateway core: answers drained without an expire do not pile up in the expi
 });
 
 test('gateway core: wouldShed agrees with the holds behind a command waiting for room (a batch is shed whole)', async () => {
-  const { core, engineSide, out, engine } = rig(60_000, 1 << 16);
+  const { core, runEngine } = rig(60_000, 1 << 16);
   // The ring fills; a cancel (never shed) then waits in the core's queue for room.
-  for (;;) {
-    try {
-      core.hold(T_PLACE_ORDER, PlaceOrder.SIZE, 7, true, nothing, new Got());
-    } catch (e) {
-      if (isShed(e)) break;
-    }
-  }
+  fillRing(core);
   await new Promise((r) => setImmediate(r)); // publishNow
   core.hold(T_CANCEL_ORDER, CancelOrder.SIZE, 7, false, { write: (m, o) => CancelOrder.set_order_id(m, o, 1) }, new Got());
   // The engine (another thread) takes every command, so the ring has room; this thread has not drained yet.
-  for (let off = engineSide.peek(); off >= 0; off = engineSide.peek()) {
-    engine.execute(engineSide.mem, off);
-    engineSide.advance();
-  }
-  engineSide.release();
-  out.publish();
+  runEngine();
   // A batch of 5 placements: the route's whole-batch check (routes.ts place_batch), then one hold per item.
   const n = 5;
   const batchShed = core.wouldShed(n);

@@ -3,44 +3,21 @@
 // stepping down): the revoke is refused at once (not_primary), which must
 // neither throw out of the Immediate it runs in (an uncaught exception ends
 // the process before its orderly stop) nor claim the key was revoked. The
-// engine runs by hand on the core's rings. Test process, main thread.
+// engine runs by hand on the core's rings (test/support/gateway_core.ts).
+// Test process, main thread.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Engine } from '../../src/engine/engine.js';
-import { GatewayCore } from '../../src/gateway/core.js';
 import { revokeLateKey } from '../../src/gateway/key_creation.js';
-import { CreateAccount, CreateKey, LAYOUT_FINGERPRINT, T_CREATE_ACCOUNT, T_CREATE_KEY } from '../../src/layout/records.js';
-import { RingEventOut } from '../../src/main/engine_loop.js';
-import { BroadcastProducer, BroadcastRing } from '../../src/ring/broadcast_ring.js';
-import { CommandProducer } from '../../src/ring/command_producer.js';
-import { Doorbell } from '../../src/ring/doorbell.js';
-import { SpscRing } from '../../src/ring/spsc_ring.js';
-import { Views } from '../../src/views/views.js';
-import { JOURNAL_ENGINE_CONFIG } from '../journal/journal_fixture.js';
+import { CreateAccount, CreateKey, T_CREATE_ACCOUNT, T_CREATE_KEY } from '../../src/layout/records.js';
+import { coreWithEngine } from '../support/gateway_core.js';
 
 test('late key: a late completion on a node no longer writable gives the revoke up, logged, without an uncaught exception', async () => {
-  const cmdSab = SpscRing.allocate(1 << 16, LAYOUT_FINGERPRINT);
-  const eventRing = BroadcastRing.allocate(1 << 20, 2, LAYOUT_FINGERPRINT);
   let writable = true;
   const status = { get writable(): boolean { return writable; }, get role(): string { return writable ? 'primary' : 'fenced'; } };
-  const core = new GatewayCore({
-    producerId: 1,
-    producer: new CommandProducer(cmdSab, Doorbell.attach(Doorbell.allocate()), LAYOUT_FINGERPRINT),
-    eventRing, consumerIndex: 0, views: new Views(JOURNAL_ENGINE_CONFIG), response_budget_ms: 1000, shed_pending: 1024,
-    wait: 'spin', replication: status as never,
-  });
-  core.waiter.stop();
-  const out = new RingEventOut(new BroadcastProducer(eventRing, LAYOUT_FINGERPRINT));
-  const engineSide = new SpscRing(cmdSab, LAYOUT_FINGERPRINT);
-  const engine = new Engine(JOURNAL_ENGINE_CONFIG, out);
+  const { core, runEngine: engineRound } = coreWithEngine({ budgetMs: 1000, shedPending: 1024, ringBytes: 1 << 16, replication: status });
   const runEngine = (): void => {
-    for (let off = engineSide.peek(); off >= 0; off = engineSide.peek()) {
-      engine.execute(engineSide.mem, off);
-      engineSide.advance();
-    }
-    engineSide.release();
-    out.publish();
+    engineRound();
     core.drain();
   };
   const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
