@@ -199,7 +199,8 @@ async function depositOne(ctx: LaneContext, admin: AdminClient, f: Funding, rng:
     ctx.ledger.freshSeq(out.body.seq, 'deposit');
   } else if (out.kind === 'uncertain') {
     f.uncertainDeposits.push({ amount, why: out.why });
-  } else {
+  } else if (!(out.kind === 'refused' && out.status === 503 && out.code === 'shed')) {
+    // 503 shed: the exchange is stopping (a primary stepping down); its control plane refuses before writing anything.
     ctx.ledger.violate(`deposit to ${f.id} answered ${out.status} ${out.code}`);
   }
 }
