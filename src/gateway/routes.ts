@@ -222,14 +222,6 @@ function rejection(c: Completion, g: GatewayCore, account: number): ApiError {
 }
 
 /**
- * A placement's answer, as the REST body and the WebSocket order_result's
- * msg. Its JSON is written by hand (json()): every field is a number, a
- * decimal string or a fixed name, so nothing needs escaping, and
- * JSON.stringify of the object was most of a reply's serialization (about
- * 400 ns against 50-100). Anything else that serializes it (a batch's
- * results, MCP) sees the same fields in the same order.
- */
-/**
  * A reply body that writes its own JSON, the same text JSON.stringify would:
  * the hottest replies (a placement, an order book), where building the text
  * by hand costs about half of JSON.stringify's walk (docs/latency.md).
@@ -238,6 +230,14 @@ export abstract class JsonBody {
   abstract json(): string;
 }
 
+/**
+ * A placement's answer, as the REST body and the WebSocket order_result's
+ * msg. Its JSON is written by hand (json()): every field is a number, a
+ * decimal string or a fixed name, so nothing needs escaping, and
+ * JSON.stringify of the object was most of a reply's serialization (about
+ * 400 ns against 50-100). Anything else that serializes it (a batch's
+ * results, MCP) sees the same fields in the same order.
+ */
 export class PlacementBody extends JsonBody implements R.Placement {
   declare reason?: R.Placement['reason'];
 
