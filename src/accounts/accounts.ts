@@ -23,6 +23,11 @@ const { fail } = assertModule;
 const { grown, nextCapacity } = growModule;
 const { NIL, popHeadSingly, pushTail, pushTailSingly, unlink } = intrusiveListModule;
 
+/** The deposit ref index's key: the account's digits, a NUL (never in a ref), the ref. */
+function depositRefKey(account: number, ref: string): string {
+  return `${account}\u0000${ref}`;
+}
+
 /** 32-bit words of a bit set over account ids 0..capacity-1 (retainedBits). */
 function bitWords(capacity: number): number {
   return (capacity >>> 5) + 1;
@@ -69,6 +74,10 @@ export class Accounts {
   wFinHead = new Int32Array(0);
   wFinTail = new Int32Array(0);
   wFinCount = new Uint32Array(0);
+  // Per account: its remembered deposit refs, oldest first (rows linked by dLink).
+  dHead = new Int32Array(0);
+  dTail = new Int32Array(0);
+  dCount = new Uint32Array(0);
 
   // Positions: slot per (account, market); outcome o at [2 * slot + o].
   posIndex: U32x3Map;
@@ -147,6 +156,22 @@ export class Accounts {
   wDestination: string[] = [];
   wSeq = new Float64Array(0);
   cwidIndex = new U32x3Map(256);
+
+  // Deposit refs, in reused rows: each account remembers the refs of its
+  // newest deposit_ref_cap deposits made with a ref (oldest forgotten first),
+  // so a deposit retried with its ref is credited once. Rows in use <=
+  // accounts x deposit_ref_cap. Only evolve changes rows, in event order.
+  /** depositRefKey(account, ref) -> row. */
+  readonly depositRefIndex = new Map<string, number>();
+  private dTop = 0;
+  private dCapacity = 0;
+  private dFree = NIL;
+  /** Next row in the free list or in the account's queue, NIL at the end. */
+  dLink = new Int32Array(0);
+  dAmount = new Float64Array(0);
+  /** The seq of the Deposited event. */
+  dSeq = new Float64Array(0);
+  dKey: string[] = [];
 
   // Fee schedules: ids 1..feeCount (0 = no fees).
   feeCount = 0;
@@ -234,6 +259,9 @@ export class Accounts {
     this.wFinHead = grown(this.wFinHead, cap, NIL);
     this.wFinTail = grown(this.wFinTail, cap, NIL);
     this.wFinCount = grown(this.wFinCount, cap);
+    this.dHead = grown(this.dHead, cap, NIL);
+    this.dTail = grown(this.dTail, cap, NIL);
+    this.dCount = grown(this.dCount, cap);
     this.capacity = cap;
   }
 
@@ -452,6 +480,50 @@ export class Accounts {
     this.wCwidLo = grown(this.wCwidLo, cap);
     this.wSeq = grown(this.wSeq, cap);
     this.wCapacity = cap;
+  }
+
+  /** The row of account's remembered deposit with this ref, -1 when none (an empty ref is never remembered). */
+  depositRow(account: number, ref: string): number {
+    return ref === '' ? -1 : this.depositRefIndex.get(depositRefKey(account, ref)) ?? -1;
+  }
+
+  /**
+   * Remembers account's deposit of amount with this (non-empty, new) ref at
+   * seq, forgetting the account's oldest ones past `cap` (evolve only).
+   */
+  rememberDeposit(account: number, ref: string, amount: number, seq: number, cap: number): void {
+    let d = this.dFree;
+    if (d !== NIL) {
+      this.dFree = this.dLink[d]!;
+    } else {
+      d = this.dTop++;
+      this.ensureDepositRows(d + 1);
+    }
+    const key = depositRefKey(account, ref);
+    assert(!this.depositRefIndex.has(key), 'accounts: a deposit ref is remembered once');
+    this.dAmount[d] = amount;
+    this.dSeq[d] = seq;
+    this.dKey[d] = key;
+    this.depositRefIndex.set(key, d);
+    pushTailSingly(this.dHead, this.dTail, this.dLink, account, d);
+    this.dCount[account] = this.dCount[account]! + 1;
+    while (this.dCount[account]! > cap) {
+      const old = popHeadSingly(this.dHead, this.dTail, this.dLink, account);
+      this.dCount[account] = this.dCount[account]! - 1;
+      this.depositRefIndex.delete(this.dKey[old]!);
+      this.dKey[old] = '';
+      this.dLink[old] = this.dFree;
+      this.dFree = old;
+    }
+  }
+
+  private ensureDepositRows(n: number): void {
+    if (n < this.dCapacity) return;
+    const cap = nextCapacity(this.dCapacity, n + 1);
+    this.dLink = grown(this.dLink, cap, NIL);
+    this.dAmount = grown(this.dAmount, cap);
+    this.dSeq = grown(this.dSeq, cap);
+    this.dCapacity = cap;
   }
 
   ensureFeeSchedules(n: number): void {

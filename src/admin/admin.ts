@@ -74,6 +74,9 @@ interface AdminRoute {
   handler: (r: AdminRequest, ctx: AdminContext) => Reply | Promise<Reply>;
 }
 
+/** A rejection's result, in its details under this name (`result` when not listed). */
+const RESULT_DETAIL: Partial<Record<string, string>> = { duplicate_deposit_ref: 'seq' };
+
 async function sequenced(
   core: GatewayCore,
   type: number,
@@ -86,7 +89,7 @@ async function sequenced(
   if (r === null) throw new ApiError('sequencing_timeout', late === undefined ? undefined : KEY_CREATION_TIMEOUT);
   if (r.status === CompletionStatus.rejected) {
     const code = codeByNum(r.code_num).code;
-    throw new ApiError(code, undefined, r.result !== 0 ? { result: String(r.result) } : null);
+    throw new ApiError(code, undefined, r.result !== 0 ? { [RESULT_DETAIL[code] ?? 'result']: String(r.result) } : null);
   }
   return r;
 }
@@ -180,8 +183,11 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       Deposit.set_amount(m, o, amount);
       Deposit.set_ref(m, o, ref);
     });
-    ctx.log({ event: 'operator', action: 'deposit', account_id: a, amount: String(amount), ref: b.ref ?? '' });
-    return { status: 201, body: { seq: String(c.seq) } satisfies SequencedAck };
+    // A retry of a deposit the account remembers by its ref credits nothing and answers the first one's seq.
+    const retry = c.result !== c.seq;
+    const seq = String(c.result);
+    ctx.log({ event: 'operator', action: 'deposit', account_id: a, amount: String(amount), ref: b.ref ?? '', seq, retry });
+    return { status: 201, body: { seq } satisfies SequencedAck };
   }),
   route('create_fee_schedule', 'POST', '/admin/fee_schedules', compile(AdminFeeScheduleBody), async (r, ctx) => {
     const b = r.body as Q.FeeScheduleRequest;

@@ -97,18 +97,31 @@ function emitKeyRevoked(e: Emitter, keyId: number, owner: number): void {
   e.commit(o);
 }
 
+/**
+ * Operator: credit an account. A deposit whose ref the account remembers
+ * (Accounts.rememberDeposit) credits nothing: with the same amount it is a
+ * retry and succeeds with the first one's seq, with another amount it is
+ * refused (duplicate_deposit_ref, result = the first one's seq). The result
+ * of a credit is its own seq. An empty ref is never matched.
+ */
 export function deposit(e: Emitter, cm: Mem, co: number, account: number): void {
-  if (!e.state.accounts.isLive(account)) return e.rejected(T_DEPOSIT, Reject.unknown_account, account);
+  const acc = e.state.accounts;
+  if (!acc.isLive(account)) return e.rejected(T_DEPOSIT, Reject.unknown_account, account);
   const amount = Deposit.amount(cm, co);
   if (amount < 1) return e.rejected(T_DEPOSIT, Reject.invalid_command, account);
+  const d = acc.depositRow(account, Deposit.ref(cm, co));
+  if (d >= 0) {
+    if (acc.dAmount[d] === amount) return e.ok(T_DEPOSIT, account, acc.dSeq[d]!);
+    return e.rejected(T_DEPOSIT, Reject.duplicate_deposit_ref, account, acc.dSeq[d]!);
+  }
   // Balances are doubles: every sum of them is exact while all money ever deposited stays within 2^53 - 1 cents.
-  if (e.state.accounts.deposits + amount > Number.MAX_SAFE_INTEGER) return e.rejected(T_DEPOSIT, Reject.deposit_limit_exceeded, account);
+  if (acc.deposits + amount > Number.MAX_SAFE_INTEGER) return e.rejected(T_DEPOSIT, Reject.deposit_limit_exceeded, account);
   const m = e.m;
   const o = e.begin(Deposited.TYPE, Deposited.SIZE, account);
   Deposited.clear_reserved(m, o);
   Deposited.copy_from_Deposit(cm, co, m, o);
   e.commit(o);
-  e.ok(T_DEPOSIT, account, 0);
+  e.ok(T_DEPOSIT, account, e.seq);
 }
 
 export function requestWithdrawal(e: Emitter, cm: Mem, co: number, account: number): void {

@@ -18,6 +18,8 @@ export interface EngineConfig {
   withdrawal_cap: number;
   /** Revoked keys retained per account (listed as revoked); live ones always are. */
   revoked_key_cap: number;
+  /** Deposits per account whose refs are remembered (a deposit retried with its ref is credited once), newest first. */
+  deposit_ref_cap: number;
   /** An oracle source is fresh while its last tick is younger than this. */
   oracle_staleness_ms: number;
   /** Fresh sources needed to propose from the oracle. */
@@ -60,6 +62,7 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
   round_cap: 1000,
   withdrawal_cap: 1000,
   revoked_key_cap: 100,
+  deposit_ref_cap: 1000,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
@@ -72,7 +75,7 @@ export const DEFAULT_ENGINE_CONFIG: Readonly<EngineConfig> = Object.freeze({
 
 export function engineConfig(partial: Partial<EngineConfig> = {}): EngineConfig {
   const c = { ...DEFAULT_ENGINE_CONFIG, ...partial };
-  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap', 'deposit_ref_cap'] as const) {
     if (!Number.isSafeInteger(c[k]) || c[k] < 1) throw new Error(`engine config: ${k} must be at least 1, got ${c[k]}`);
   }
   if (!Number.isSafeInteger(c.max_orders) || c.max_orders < 1 || c.max_orders > MAX_ORDERS_LIMIT) {

@@ -91,13 +91,7 @@ export function evolve(s: ExchangeState, m: Mem, o: number): void {
       return;
     }
     case T_KEY_TIER_SET: return applyKeyTierSet(s, m, o);
-    case T_DEPOSITED: {
-      const amount = Deposited.amount(m, o);
-      const a = Header.account(m, o);
-      s.accounts.available[a] = s.accounts.available[a]! + amount;
-      s.accounts.deposits += amount;
-      return;
-    }
+    case T_DEPOSITED: return applyDeposited(s, m, o);
     case T_WITHDRAWAL_REQUESTED: {
       const acc = s.accounts;
       const wid = WithdrawalRequested.wid(m, o);
@@ -291,3 +285,12 @@ function onRoundTransitioned(s: ExchangeState, m: Mem, o: number): void {
   throw new Error(`evolve: round status ${to}`);
 }
 
+/** A deposit: credited, and its ref (if any) remembered for the account's retries. */
+function applyDeposited(s: ExchangeState, m: Mem, o: number): void {
+  const amount = Deposited.amount(m, o);
+  const a = Header.account(m, o);
+  s.accounts.available[a] = s.accounts.available[a]! + amount;
+  s.accounts.deposits += amount;
+  const ref = Deposited.ref(m, o);
+  if (ref !== '') s.accounts.rememberDeposit(a, ref, amount, s.seq, s.config.deposit_ref_cap);
+}

@@ -28,6 +28,13 @@ export function verify(s: ExchangeState): string[] {
     if (acc.reserved[a]! < 0) bad.push(`account ${a}: reserved ${acc.reserved[a]} < 0`);
     cash += acc.available[a]! + acc.reserved[a]!;
   }
+  // Deposit refs: each account remembers at most deposit_ref_cap, and the index holds exactly the remembered ones.
+  let refs = 0;
+  for (let a = 1; a <= acc.count; a++) {
+    if (acc.dCount[a]! > s.config.deposit_ref_cap) bad.push(`account ${a}: ${acc.dCount[a]} deposit refs > ${s.config.deposit_ref_cap}`);
+    refs += acc.dCount[a]!;
+  }
+  if (refs !== acc.depositRefIndex.size) bad.push(`deposit refs: accounts hold ${refs}, the index ${acc.depositRefIndex.size}`);
   let pairs = 0;
   for (let market = 1; market <= mk.count; market++) pairs += mk.openInterest[market]!;
   if (cash + 100 * pairs + acc.feesCollected !== acc.deposits - acc.withdrawn) {

@@ -10,7 +10,7 @@ import type { Mem } from '../lib/mem.js';
 import { readUtf8, writeUtf8 } from '../lib/utf8.js';
 
 /** FNV-1a 32 of the canonical JSON of native-layout/*.json; stamped into ring and journal headers. */
-export const LAYOUT_FINGERPRINT = 0x1141f215;
+export const LAYOUT_FINGERPRINT = 0x08b50fbe;
 export const HEADER_SIZE = 32;
 
 // ---- enums ----
@@ -318,6 +318,7 @@ export const CODES: readonly CodeInfo[] = [
   {"code":"order_capacity_exceeded","num":279,"http":503,"origin":"core","doc":"Live orders fill the exchange's configured maximum of orders (--max-orders); nothing was placed or retained. Cancels and fills make room: retry later, or ask the operator."},
   {"code":"deposit_limit_exceeded","num":280,"http":422,"origin":"core","doc":"The deposit would take the exchange's deposits, all accounts and all time together, past 2^53 - 1 cents, the most its balances hold exactly; nothing was credited."},
   {"code":"account_not_empty","num":281,"http":409,"origin":"core","doc":"The account still holds cash, reserved cash (live buy orders, withdrawals in flight) or shares (positions, live sell orders): deleting it would strand them. Its owner cancels its orders and withdraws first; nothing was changed."},
+  {"code":"duplicate_deposit_ref","num":282,"http":409,"origin":"core","doc":"The account already has a deposit with this ref and another amount; nothing was credited. details.seq names the existing deposit. (The same ref and amount again is a retry: it succeeds with the first deposit's seq and credits nothing.)"},
 ];
 /** Core reject nums by code name. */
 export const Reject = {
@@ -343,6 +344,7 @@ export const Reject = {
   order_capacity_exceeded: 279,
   deposit_limit_exceeded: 280,
   account_not_empty: 281,
+  duplicate_deposit_ref: 282,
 } as const;
 
 // ---- header ----
@@ -964,7 +966,7 @@ export const CommandCompleted = {
   /** Placements: shares left resting. */
   resting_qty(m: Mem, o: number): number { return m.u32[(o + 52) >>> 2]!; },
   set_resting_qty(m: Mem, o: number, v: number): void { m.u32[(o + 52) >>> 2] = v; },
-  /** Command-specific: new account_id, key_id, fee_schedule_id, market_id, round_number or wid; canceled_qty of a cancel; new_qty of a decrease; existing wid for duplicate_client_withdrawal_id; timeout_ms of ArmDeadman. (a safe integer < 2^53) */
+  /** Command-specific: new account_id, key_id, fee_schedule_id, market_id, round_number or wid; canceled_qty of a cancel; new_qty of a decrease; existing wid for duplicate_client_withdrawal_id; the deposit's seq of a Deposit (the first one's for a retry or duplicate_deposit_ref); timeout_ms of ArmDeadman. (a safe integer < 2^53) */
   result(m: Mem, o: number): number { const i = (o + 56) >>> 2; return m.u32[i]! + m.u32[i + 1]! * 4294967296; },
   set_result(m: Mem, o: number, v: number): void { const i = (o + 56) >>> 2; m.u32[i] = v >>> 0; m.u32[i + 1] = (v * 2.3283064365386963e-10) >>> 0; },
   /** ArmDeadman: fires_at_ts; else 0. (high 32 bits) */

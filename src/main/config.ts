@@ -59,6 +59,8 @@ export interface ExchangeConfig {
   withdrawal_cap: number;
   /** Revoked keys kept per account (engine retention). */
   revoked_key_cap: number;
+  /** Deposits per account whose refs are remembered for idempotency (engine retention). */
+  deposit_ref_cap: number;
   /**
    * Most orders held at once, live and retained, all accounts together
    * (engine retention): at the bound a new order evicts a retained one, and
@@ -137,6 +139,7 @@ const OPTIONS: {
   { env: 'DX_ROUND_CAP', flag: '--round-cap', key: 'round_cap', kind: 'int' },
   { env: 'DX_WITHDRAWAL_CAP', flag: '--withdrawal-cap', key: 'withdrawal_cap', kind: 'int' },
   { env: 'DX_REVOKED_KEY_CAP', flag: '--revoked-key-cap', key: 'revoked_key_cap', kind: 'int' },
+  { env: 'DX_DEPOSIT_REF_CAP', flag: '--deposit-ref-cap', key: 'deposit_ref_cap', kind: 'int' },
   { env: 'DX_MAX_ORDERS', flag: '--max-orders', key: 'max_orders', kind: 'int' },
   { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
   { env: 'DX_REPLICATE', flag: '--replicate', key: 'replicate', kind: 'replicate' },
@@ -169,6 +172,7 @@ export function defaults(): ExchangeConfig {
     terminal_cap: DEFAULT_ENGINE_CONFIG.terminal_cap, reject_cap: DEFAULT_ENGINE_CONFIG.reject_cap,
     round_cap: DEFAULT_ENGINE_CONFIG.round_cap,
     withdrawal_cap: DEFAULT_ENGINE_CONFIG.withdrawal_cap, revoked_key_cap: DEFAULT_ENGINE_CONFIG.revoked_key_cap,
+    deposit_ref_cap: DEFAULT_ENGINE_CONFIG.deposit_ref_cap,
     max_orders: DEFAULT_ENGINE_CONFIG.max_orders,
     replicate: 'off', nats_urls: 'nats://127.0.0.1:4222', nats_stream: 'DX', nats_bucket: '', nats_replicas: 3,
     lease_ms: 3000, heartbeat_ms: 500, node_name: '', advertise_url: '',
@@ -351,7 +355,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     if (cfg.heartbeat_ms < 10) throw new Error('heartbeat-ms must be at least 10');
     if (cfg.lease_ms < 2 * cfg.heartbeat_ms) throw new Error('lease-ms must be at least twice heartbeat-ms');
   }
-  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap'] as const) {
+  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap', 'deposit_ref_cap'] as const) {
     if (cfg[k] < 1 || cfg[k] > 1_000_000) throw new Error(`${k.replace(/_/g, '-')} must be 1..1000000`);
   }
   if (cfg.max_orders < 1 || cfg.max_orders > MAX_ORDERS_LIMIT) throw new Error(`max-orders must be 1..${MAX_ORDERS_LIMIT}`);
@@ -373,7 +377,7 @@ export function engineConfigOf(cfg: ExchangeConfig): Partial<EngineConfig> {
     position_capacity: cfg.position_capacity,
     dispute_window_ms: cfg.dispute_window_ms, oracle_staleness_ms: cfg.oracle_staleness_ms, oracle_quorum: cfg.oracle_quorum,
     terminal_cap: cfg.terminal_cap, reject_cap: cfg.reject_cap, round_cap: cfg.round_cap, withdrawal_cap: cfg.withdrawal_cap,
-    revoked_key_cap: cfg.revoked_key_cap, max_orders: cfg.max_orders,
+    revoked_key_cap: cfg.revoked_key_cap, deposit_ref_cap: cfg.deposit_ref_cap, max_orders: cfg.max_orders,
   };
 }
 

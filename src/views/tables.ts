@@ -31,6 +31,8 @@ export function tableSizes(v: ViewsData): Record<string, number> {
     withdrawals: acc.withdrawalRows,
     withdrawal_index: acc.widIndex.size,
     client_withdrawal_id_index: acc.cwidIndex.size,
+    // Remembered deposit refs: at most DEPOSIT_REF_CAP per account.
+    deposit_refs: acc.depositRefIndex.size,
     markets: mk.count,
     // Round rows in use (retained rounds and markets' evicted last rounds), and the index of retained ones.
     rounds: mk.roundRows,

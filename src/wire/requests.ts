@@ -89,7 +89,13 @@ export const AdminKeyTierBody = Type.Object({
   read: Type.Optional(TierBucket),
   write: Type.Optional(TierBucket),
 }, closed);
-export const AdminDepositBody = Type.Object({ amount: U64String, ref: Type.Optional(Type.String({ maxLength: 64 })) }, closed);
+export const AdminDepositBody = Type.Object({
+  amount: U64String,
+  ref: Type.Optional(Type.String({
+    maxLength: 64,
+    description: "the transfer's reference: the account's deposit repeated with its ref and amount is credited once (a retry)",
+  })),
+}, closed);
 export const AdminFeeScheduleBody = Type.Object({
   taker_bps: Type.Integer({ minimum: 0, maximum: 10000 }),
   maker_bps: Type.Integer({ minimum: 0, maximum: 10000 }),

@@ -255,7 +255,7 @@ class Run {
   constructor(readonly seed: number) {
     const r = new Rng(seed);
     const cfg: ModelConfig = {
-      max_qty: 1000, terminal_cap: 8, reject_cap: 4, round_cap: r.int(1, 4), withdrawal_cap: 3, revoked_key_cap: 2,
+      max_qty: 1000, terminal_cap: 8, reject_cap: 4, round_cap: r.int(1, 4), withdrawal_cap: 3, revoked_key_cap: 2, deposit_ref_cap: 2,
       oracle_staleness_ms: r.int(1000, 15_000), oracle_quorum: r.int(1, 3), dispute_window_ms: r.pick([0, 1, r.int(1, 5000)]),
       max_orders: 1 << 24,
     };

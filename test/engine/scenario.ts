@@ -11,6 +11,7 @@
 //   a1 decrease #2 3 -> ok new_qty=3
 //   a1 cancel-all m=1 group=3 -> ok
 //   a1 deadman 1000 / a1 disarm -> ok
+//   a1 deposit <amount> [ref=R] -> ok | rejected <code>
 //   a1 withdraw <cwid> <amount> [dest] -> ok wid=N | rejected <code>
 //   confirm <wid> / fail <wid> -> ok
 //   tick +1500 -> ok | dropped            (advances the clock by ms and sends a ClockTick)
@@ -274,7 +275,7 @@ export class ScenarioRunner {
         ev = this.send({ type: 'DisarmDeadman', account });
         break;
       case 'deposit':
-        ev = this.send({ type: 'Deposit', account, amount: Number(plain[2]) });
+        ev = this.send({ type: 'Deposit', account, amount: Number(plain[2]), ref: opts.get('ref') ?? '' });
         break;
       case 'withdraw':
         ev = this.send({

@@ -4,7 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Outcome, Side } from '../../src/layout/records.js';
+import { CompletionStatus, Outcome, Reject, Side } from '../../src/layout/records.js';
+import type { RecordObject } from '../../src/layout_codec/record_codec.js';
 import { scenario } from './scenario.js';
 
 test('match paths: mint, direct and merge move cash and shares to the cent', () => {
@@ -515,6 +516,53 @@ test('oracle: a stale source stops counting; proposal waits for quorum', () => {
     tick +1 -> ok
     check market 1 round_status=proposed outcome=no
   `, { oracle_quorum: 2, oracle_staleness_ms: 10_000 });
+});
+
+test('deposits: a retry by ref credits once; the ref with another amount is duplicate_deposit_ref; refs are per account; no ref ' +
+  'is never matched', () => {
+  scenario(`
+    account a1
+    account a2
+    a1 deposit 500 ref=w1 -> ok
+    a1 deposit 500 ref=w1 -> ok
+    a1 deposit 600 ref=w1 -> rejected duplicate_deposit_ref
+    a2 deposit 600 ref=w1 -> ok
+    a1 deposit 100 -> ok
+    a1 deposit 100 -> ok
+    check a1 available=700
+    check a2 available=600
+  `);
+});
+
+test('deposits: the completion carries the seq of the credit, a retry the first seq (no event), and an account forgets its oldest ' +
+  'ref past deposit_ref_cap', () => {
+  const cap = 3;
+  const r = scenario('account a1', { deposit_ref_cap: cap });
+  const account = 1;
+  const deposit = (amount: number, ref: string): RecordObject[] => r.send({ type: 'Deposit', account, amount, ref });
+  const first = deposit(7, 'wire-7');
+  assert.deepEqual(first.map((e) => e.type), ['Deposited', 'CommandCompleted']);
+  const seq = Number(first[0]!.seq);
+  assert.equal(first[1]!.result, seq);
+  const retry = deposit(7, 'wire-7');
+  assert.deepEqual(retry.map((e) => e.type), ['CommandCompleted']);
+  assert.equal(retry[0]!.status, CompletionStatus.ok);
+  assert.equal(retry[0]!.result, seq);
+  const other = deposit(8, 'wire-7');
+  assert.equal(other[0]!.status, CompletionStatus.rejected);
+  assert.equal(other[0]!.code_num, Reject.duplicate_deposit_ref);
+  assert.equal(other[0]!.result, seq);
+  const acc = r.engine.state.accounts;
+  for (let i = 0; i < cap - 1; i++) deposit(1, `later-${i}`);
+  assert.equal(acc.dCount[account], cap);
+  assert.deepEqual(deposit(7, 'wire-7').map((e) => e.type), ['CommandCompleted'], 'still remembered at the cap');
+  deposit(1, 'one-more');
+  assert.equal(acc.dCount[account], cap);
+  assert.equal(acc.depositRefIndex.size, cap);
+  assert.deepEqual(deposit(7, 'wire-7').map((e) => e.type), ['Deposited', 'CommandCompleted'], 'forgotten: a new deposit');
+  assert.equal(acc.available[account], 7 + 7 + (cap - 1) + 1);
+  // The forgotten row was reused: rows in use stay at the cap.
+  assert.equal(acc.depositRefIndex.size, cap);
 });
 
 test('withdrawals: held in reserved, idempotent by id, confirm pays out, fail returns', () => {

@@ -3,7 +3,8 @@
 // in the rings) so that held requests time out (504 sequencing_timeout after
 // response_budget_ms) or pile up past the gateway's in-flight limit (503
 // shed for placements, batch places and cancel-all; never for cancels by id
-// and decreases). Also: clients that disconnect mid-flight. One exchange, one
+// and decreases), and a deposit retried by its ref after a 504. Also:
+// clients that disconnect mid-flight. One exchange, one
 // gateway thread, the default 1000 ms response budget.
 
 import assert from 'node:assert/strict';
@@ -47,6 +48,23 @@ async function heldRequests(): Promise<number> {
   assert.ok(m, `dx_held_requests in ${r.status} ${r.text.slice(0, 200)}`);
   return Number(m[1]);
 }
+
+test('overload: a deposit answered 504 and retried with its ref credits once, and the retry answers the seq of the deposit that ' +
+  'landed', async () => {
+  const a = await newAccount(tx, { deposit: '0' });
+  pause();
+  await rejects(tx.admin.deposit(a.accountId, { amount: '1000', ref: 'wire-42' }), 504, 'sequencing_timeout');
+  resume();
+  const landed = await eventually(async () => (await a.client.balance()).available === '1000', 2000);
+  assert.ok(landed, 'the timed-out deposit was sequenced after all');
+  // The retry is sequenced after this read, so its own seq is above asOf; the answer names the deposit at or below it.
+  const asOf = Number((await a.client.balance()).as_of_seq);
+  const retry = await tx.admin.deposit(a.accountId, { amount: '1000', ref: 'wire-42' });
+  const again = await tx.admin.deposit(a.accountId, { amount: '1000', ref: 'wire-42' });
+  assert.equal(again.seq, retry.seq, 'every retry names the one deposit');
+  assert.ok(Number(retry.seq) <= asOf, `the seq ${retry.seq} is of the deposit that landed (at or below ${asOf}), not of the retry`);
+  assert.equal((await a.client.balance()).available, '1000', 'credited once');
+});
 
 test('overload: a placement, a cancel-all and a decrease held past the response budget answer 504 sequencing_timeout', async () => {
   const resting = await k.client.placeOrder(order(market, { tick: 7, qty: 5 }));

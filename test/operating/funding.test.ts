@@ -43,6 +43,26 @@ test('funding: the deposit address is fixed per account and differs between acco
   assert.deepEqual(await cash(a.client), ['12345', '0']);
 });
 
+test('funding: a deposit is idempotent by the account and its ref: a retry answers the first seq and credits nothing, the ref with ' +
+  'another amount is 409 naming the first, another account may use the ref, no ref is never matched', async () => {
+  const a = await newAccount(tx, { deposit: '0' });
+  const b = await newAccount(tx, { deposit: '0' });
+  const d = await tx.admin.deposit(a.accountId, { amount: '500', ref: 'chain-tx-9' });
+  assert.deepEqual(await tx.admin.deposit(a.accountId, { amount: '500', ref: 'chain-tx-9' }), d);
+  const dup = await rejects(tx.admin.deposit(a.accountId, { amount: '501', ref: 'chain-tx-9' }), 409, 'duplicate_deposit_ref', {
+    num: 282, origin: 'core',
+  });
+  assert.deepEqual(dup.details, { seq: d.seq });
+  assert.deepEqual(await cash(a.client), ['500', '0']);
+  const other = await tx.admin.deposit(b.accountId, { amount: '501', ref: 'chain-tx-9' });
+  assert.ok(Number(other.seq) > Number(d.seq));
+  assert.deepEqual(await cash(b.client), ['501', '0']);
+  const n1 = await tx.admin.deposit(a.accountId, { amount: '1' });
+  const n2 = await tx.admin.deposit(a.accountId, { amount: '1' });
+  assert.ok(Number(n2.seq) > Number(n1.seq));
+  assert.deepEqual(await cash(a.client), ['502', '0']);
+});
+
 test('funding: a withdrawal holds the amount in reserved and is idempotent: the same id and body answer the same record, another body is ' +
   '409', async () => {
   const k = await newAccount(tx, { deposit: '50000', scopes: ['read', 'trade'] });

@@ -21,6 +21,7 @@ export const DIFF_CONFIG: ModelConfig = {
   round_cap: 3,
   withdrawal_cap: 3,
   revoked_key_cap: 2,
+  deposit_ref_cap: 3,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 2,
   dispute_window_ms: 10_000,
@@ -70,6 +71,8 @@ export class CommandGenerator {
   private readonly coidCounters = new Map<number, bigint>();
   private readonly cwids = new Map<number, { cwid: bigint; amount: number; destination: string }[]>();
   private readonly cwidCounters = new Map<number, bigint>();
+  /** Up to 64 earlier deposits, to retry by ref. */
+  private readonly deposits: { acct: number; body: { amount: number; ref: string } }[] = [];
 
   private readonly inactiveTrade: boolean;
   private readonly shareCoids: boolean;
@@ -507,7 +510,18 @@ export class CommandGenerator {
     // Now and then a whale deposit, so cash passes 2^32 cents; rarely one past the deposit limit (refused: the setup deposited).
     const whale = r.chance(0.02) ? r.int(2 ** 32, 2 ** 41) : r.chance(0.01) ? Number.MAX_SAFE_INTEGER : 0;
     const amount = r.chance(0.03) ? 0 : whale > 0 ? whale : r.int(1_000, 50_000);
-    return this.cmd('Deposit', acct, { amount, ref: `dep-${this.count}` }, { producer: 1 });
+    // Now and then a retry of an earlier deposit by its ref (the same amount: credited once), the ref again with
+    // another amount (duplicate_deposit_ref), or no ref (never matched).
+    const k = r.float();
+    const earlier = this.deposits.length > 0 ? this.deposits[r.int(0, this.deposits.length - 1)]! : undefined;
+    if (earlier !== undefined && k < 0.1) return this.cmd('Deposit', earlier.acct, earlier.body, { producer: 1 });
+    if (earlier !== undefined && k < 0.13) {
+      return this.cmd('Deposit', earlier.acct, { amount: Math.max(1, earlier.body.amount - 1), ref: earlier.body.ref }, { producer: 1 });
+    }
+    const body = { amount, ref: k < 0.16 ? '' : `dep-${this.count}` };
+    if (this.deposits.length < 64) this.deposits.push({ acct, body });
+    else this.deposits[r.int(0, 63)] = { acct, body };
+    return this.cmd('Deposit', acct, body, { producer: 1 });
   }
 
   private withdrawCmd(): RecordObject {

@@ -16,9 +16,11 @@
 //   CommandCompleted carries header.account, except CreateAccount's, which
 //   carries the new account.
 // - CommandCompleted.result beyond the listed ones: RevokeKey the key_id,
-//   DeleteAccount the account_id, Confirm/FailWithdrawal the wid; 0 for
-//   CancelAll, Deposit, DisarmDeadman, SubmitOracleTick, ClockTick and every
-//   reject except duplicate_client_withdrawal_id. A rejected cancel or
+//   DeleteAccount the account_id, Confirm/FailWithdrawal the wid, Deposit
+//   the Deposited seq (the first one's for a retry by ref and for
+//   duplicate_deposit_ref); 0 for CancelAll, DisarmDeadman,
+//   SubmitOracleTick, ClockTick and every other reject except
+//   duplicate_client_withdrawal_id. A rejected cancel or
 //   decrease still echoes the requested order_id.
 // - RoundTransitioned to frozen (dispute included), trading or void carries
 //   outcome none and settle_price 0; a dispute marks the round for good (an
@@ -29,6 +31,8 @@
 //   while the withdrawal is retained: an account keeps its pending ones and
 //   its newest withdrawal_cap finished ones; an evicted one is unknown (its
 //   wid cannot be confirmed, its client_withdrawal_id makes a new one).
+// - Deposit idempotency is per account (a non-empty ref), while the deposit
+//   is among the account's newest deposit_ref_cap deposits with a ref.
 // - An account keeps its live keys and its newest revoked_key_cap revoked
 //   ones; revoking an evicted key is unknown_key.
 // - Market volume and last_tick_yes describe the current round: OpenRound
@@ -47,6 +51,7 @@ export interface ModelConfig {
   round_cap: number;
   withdrawal_cap: number;
   revoked_key_cap: number;
+  deposit_ref_cap: number;
   oracle_staleness_ms: number;
   oracle_quorum: number;
   dispute_window_ms: number;
@@ -61,6 +66,7 @@ export const MODEL_DEFAULTS: ModelConfig = {
   round_cap: 1000,
   withdrawal_cap: 1000,
   revoked_key_cap: 100,
+  deposit_ref_cap: 1000,
   oracle_staleness_ms: 10_000,
   oracle_quorum: 1,
   dispute_window_ms: 60_000,
@@ -247,6 +253,8 @@ export class ReferenceModel {
   oracleView = { price: 0, fresh_source_count: 0, seq: 0 };
   readonly deadman = new Map<number, { timeout_ms: number; fires_at_ts: bigint }>();
   readonly withdrawals = new Map<number, MWithdrawal>();
+  /** Per account, its remembered deposits by ref (insertion order = oldest first; at most deposit_ref_cap). */
+  readonly depositRefs = new Map<number, Map<string, { amount: number; seq: number }>>();
   readonly keys = new Map<number, MKey>();
 
   private nextAccount = 0;
@@ -1224,11 +1232,23 @@ export class ReferenceModel {
     if (!a) return this.reject(Reject.unknown_account);
     const amount = c.amount as number;
     if (amount === 0) return this.reject(Reject.invalid_command);
+    const ref = c.ref as string;
+    const refs = this.depositRefs.get(acct) ?? new Map<string, { amount: number; seq: number }>();
+    const first = ref === '' ? undefined : refs.get(ref);
+    if (first !== undefined) {
+      if (first.amount === amount) return this.complete({ result: first.seq });
+      return this.reject(Reject.duplicate_deposit_ref, { result: first.seq });
+    }
     if (this.deposits_total + amount > Number.MAX_SAFE_INTEGER) return this.reject(Reject.deposit_limit_exceeded);
     a.available += amount;
     this.deposits_total += amount;
-    this.emit('Deposited', acct, { amount, ref: c.ref as string });
-    this.complete({});
+    this.emit('Deposited', acct, { amount, ref });
+    if (ref !== '') {
+      refs.set(ref, { amount, seq: this.now.seq });
+      while (refs.size > this.config.deposit_ref_cap) refs.delete(refs.keys().next().value!);
+      this.depositRefs.set(acct, refs);
+    }
+    this.complete({ result: this.now.seq });
   }
 
   private requestWithdrawal(c: RecordObject): void {
