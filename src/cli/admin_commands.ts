@@ -125,15 +125,17 @@ const ADMIN: Record<string, Run> = {
       const r = await a.createAccount();
       let deposit: unknown = null;
       if (amount !== undefined) {
+        const ref = 'dx admin account create';
         try {
-          deposit = await a.deposit(r.account_id, { amount, ref: 'dx admin account create' });
+          deposit = await a.deposit(r.account_id, { amount, ref });
         } catch (e) {
           // Only a refusal by the exchange says the deposit was not made; a 504, a 500 or no answer leaves it unknown.
           const refused = e instanceof DxApiError && e.code !== 'sequencing_timeout' && e.status !== 500;
           ctx.err(refused
             ? `dx: account ${r.account_id} was created (seq ${r.seq}), but its deposit was not made:\n`
-            : `dx: account ${r.account_id} was created (seq ${r.seq}); its deposit may or may not have been made (no outcome seen): ` +
-              `check the balance with \`dx admin account show ${r.account_id}\` before depositing again:\n`);
+            : `dx: account ${r.account_id} was created (seq ${r.seq}); its deposit may or may not have been made (no outcome seen). ` +
+              `Repeat it with its ref, which credits it at most once: ` +
+              `\`dx admin deposit ${r.account_id} ${amount} --ref '${ref}'\`:\n`);
           throw e;
         }
       }

@@ -250,7 +250,8 @@ export class MarketMaker {
     if (have === want) return;
     const bal = await this.c.balance();
     if (Number(bal.available) + Number(bal.reserved) < MM_TOP_UP_BELOW) {
-      await this.admin.deposit(this.accountId, { amount: MM_DEPOSIT, ref: 'demo market maker top-up' });
+      // One ref per top-up decision: the balance it was decided on (a deposit is idempotent by account and ref).
+      await this.admin.deposit(this.accountId, { amount: MM_DEPOSIT, ref: `demo market maker top-up at seq ${bal.as_of_seq}` });
     }
     if (live.orders.length > 0) await this.c.cancelAll({ market_id: this.marketId });
     await this.c.placeBatch(

@@ -1,7 +1,7 @@
 // `dx admin account create --deposit` when the deposit's outcome is unknown:
 // after a 504 sequencing_timeout the deposit may still be sequenced, so the
-// CLI must not tell the operator it was not made (a second deposit would
-// credit twice); it says the outcome is unknown and how to check. A stub
+// CLI must not tell the operator it was not made; it says the outcome is
+// unknown and how to repeat it with its ref (credited at most once). A stub
 // control plane answers as the exchange does (the 504 body of a deposit with
 // the engine paused). Test process; dx runs as a child.
 
@@ -44,7 +44,7 @@ test('dx: account create --deposit does not say the deposit was not made when it
     assert.notEqual(run.code, 0, run.stderr);
     assert.doesNotMatch(run.stderr, /deposit was not made/, run.stderr);
     assert.match(run.stderr, /may or may not have been made/, run.stderr);
-    assert.match(run.stderr, /dx admin account show 9/, run.stderr);
+    assert.match(run.stderr, /dx admin deposit 9 5000 --ref 'dx admin account create'/, run.stderr);
   } finally {
     server.close();
   }

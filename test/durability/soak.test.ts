@@ -44,6 +44,7 @@ test('soak: a minute of mixed load; every sample answered, capped tables stay wi
     assert.ok(tb.withdrawals! <= 1 + accounts * s.withdrawal_cap!, report);
     // Live keys: one per account plus the one the keys lane holds.
     assert.ok(tb.keys! <= accounts + 1 + accounts * s.revoked_key_cap!, report);
+    assert.ok(tb.deposit_refs! <= accounts * s.deposit_ref_cap!, report);
     assert.ok(tb.replay_guard! >= 0 && x.held >= 0 && x.fds > 0, report);
   }
   const last = r.samples[r.samples.length - 1]!;

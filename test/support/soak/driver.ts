@@ -78,6 +78,7 @@ export interface SoakReport {
  */
 export const SOAK_SETTINGS: ProcessConfig = {
   durability: 'fsync', demo: false, gateways: 1, terminal_cap: 200, reject_cap: 50, round_cap: 20, withdrawal_cap: 20, revoked_key_cap: 10,
+  deposit_ref_cap: 5,
   dispute_window_ms: 2000, snapshot_every: 10_000, segment_bytes: 1 << 20,
   // Small capture steps: every snapshot holds the control plane's events for a few turns, as a large model's does.
   snapshot_step_bytes: 65_536,
@@ -89,7 +90,8 @@ const DEPLOYED_GLIBC_TUNABLES = 'glibc.malloc.mmap_threshold=131072';
 /** The DX_* variables of the settings' engine configuration, for tools/journal (which reads them when no snapshot says). */
 function engineEnv(cfg: ProcessConfig): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap', 'dispute_window_ms'] as const) {
+  const caps = ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap', 'deposit_ref_cap'] as const;
+  for (const k of [...caps, 'dispute_window_ms'] as const) {
     if (cfg[k] !== undefined) out[`DX_${k.toUpperCase()}`] = String(cfg[k]);
   }
   return out;

@@ -246,7 +246,8 @@ async function fundingLane(ctx: LoadContext, admin: AdminClient, rng: Rng): Prom
     if (rng.chance(0.2)) {
       const to = rng.chance(0.2) ? f : rng.pick(ctx.world.traders);
       const amount = String(rng.int(100_000, 1_000_000));
-      await expect(ctx.stats, 'deposit', () => admin.deposit(to.account, { amount, ref: 'soak-topup' }));
+      const ref = `soak-topup-${rng.int(1, 2 ** 40)}`;
+      await expect(ctx.stats, 'deposit', () => admin.deposit(to.account, { amount, ref }));
     }
     await pause(ctx, rng, 400, 900);
   }
