@@ -192,13 +192,14 @@ export function fundingLane(rng: Rng): Lane {
 
 async function depositOne(ctx: LaneContext, admin: AdminClient, f: Funding, rng: Rng): Promise<void> {
   const amount = rng.int(1, 2_000_000);
-  const out = await ctx.attempt(() => admin.deposit(f.id, { amount: String(amount), ref: `crash-${++ctx.ledger.depositRef}` }));
+  const ref = `crash-${++ctx.ledger.depositRef}`;
+  const out = await ctx.attempt(() => admin.deposit(f.id, { amount: String(amount), ref }));
   ctx.ledger.count(`deposit_${out.kind}`);
   if (out.kind === 'ok') {
     f.deposits += amount;
     ctx.ledger.freshSeq(out.body.seq, 'deposit');
   } else if (out.kind === 'uncertain') {
-    f.uncertainDeposits.push({ amount, why: out.why });
+    f.uncertainDeposits.push({ amount, ref, why: out.why });
   } else if (!(out.kind === 'refused' && out.status === 503 && out.code === 'shed')) {
     // 503 shed: the exchange is stopping (a primary stepping down); its control plane refuses before writing anything.
     ctx.ledger.violate(`deposit to ${f.id} answered ${out.status} ${out.code}`);

@@ -77,7 +77,7 @@ export interface Funding {
   keys: Key[];
   /** Deposits known to have landed (acknowledged, or resolved from the balance after a kill). */
   deposits: number;
-  uncertainDeposits: { amount: number; why: string }[];
+  uncertainDeposits: { amount: number; ref: string; why: string }[];
   withdrawals: WithdrawalRec[];
   byCwid: Map<string, WithdrawalRec>;
 }

@@ -4,8 +4,9 @@
 // that had landed must be refused 409 duplicate_client_order_id naming the
 // same order, one that had not must land now; a withdrawal that had landed
 // must answer the same wid and seq; an operator confirm/fail that had landed
-// must be refused as unknown_withdrawal; interrupted deposits (no
-// idempotency key) are resolved from the exact balance and never retried.
+// must be refused as unknown_withdrawal; an interrupted deposit is found
+// landed or not from the exact balance, then retried with its ref, which must
+// credit exactly the ones that had not landed.
 // Main thread of the crash test.
 
 import type { DxClient } from '../../../src/client/client.js';
@@ -186,6 +187,51 @@ async function resolveDeposits(ledger: Ledger, link: ExchangeLink): Promise<void
         } else ledger.count('deposit_uncertain_had_not_landed');
       }
     }
-    f.uncertainDeposits = [];
+    await retryDeposits(ledger, link, f, Number(a.available), Number(a.as_of_seq), match < 0 ? null : diff);
   }
+}
+
+/**
+ * Retries every interrupted deposit of f with its ref: each must then be
+ * credited exactly once (one that had landed is not credited again and
+ * answers a seq the exchange had shown before the retries, at or below
+ * `asOf`; one that had not is credited now), so available must grow by the
+ * ones the balance showed as not landed.
+ */
+async function retryDeposits(
+  ledger: Ledger,
+  link: ExchangeLink,
+  f: Funding,
+  before: number,
+  asOf: number,
+  landed: number | null,
+): Promise<void> {
+  const admin = link.admin();
+  let credited = 0;
+  for (const d of f.uncertainDeposits) {
+    const out = await definite(`deposit retry ${d.ref}`, () => admin.deposit(f.id, { amount: String(d.amount), ref: d.ref }));
+    ledger.count('deposit_retried');
+    if (out.kind !== 'ok') {
+      ledger.violate(`deposit ${d.ref} to ${f.id}: its retry answered ${out.kind} ${'code' in out ? out.code : ''}`);
+      continue;
+    }
+    if (Number(out.body.seq) > asOf) {
+      credited += d.amount;
+      ledger.freshSeq(out.body.seq, `deposit retry ${d.ref}`);
+    } else ledger.seen(out.body.seq);
+  }
+  const all = f.uncertainDeposits.reduce((n, d) => n + d.amount, 0);
+  if (landed !== null && credited !== all - landed) {
+    const missing = all - landed;
+    ledger.violate(`funding account ${f.id}: the retries credited ${credited}, but ${missing} of its interrupted deposits had not landed`);
+  }
+  const after = Number((await admin.account(f.id)).available);
+  if (after - before !== credited) {
+    ledger.violate(
+      `funding account ${f.id}: retrying its interrupted deposits (${f.uncertainDeposits.map((x) => `${x.ref} ${x.amount}`).join(', ')}) ` +
+        `moved available by ${after - before}, the retries' answers say ${credited}`,
+    );
+  }
+  f.deposits += credited;
+  f.uncertainDeposits = [];
 }
