@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DxOrderStream } from '../../src/client/order_stream.js';
 import { MAX_PENDING } from '../../src/gateway/core.js';
-import { loadConfig } from '../../src/main/config.js';
+import { engineConfigOf, loadConfig } from '../../src/main/config.js';
 import { ExchangeProcess, spawnExchange } from '../support/exchange.js';
 
 test('config: DX_WS_MAX_IN_FLIGHT and --ws-max-in-flight set the WebSocket in-flight cap (default 1000, the flag wins); ' +
@@ -67,6 +67,17 @@ test('config: DX_SNAPSHOT_STEP_BYTES and --snapshot-step-bytes set a snapshot ca
   assert.throws(() => loadConfig(['--snapshot-step-bytes', '4095'], {}), /Error: snapshot-step-bytes must be at least 4096$/);
   const notANumber = /Error: DX_SNAPSHOT_STEP_BYTES: expected a non-negative integer/;
   assert.throws(() => loadConfig([], { DX_SNAPSHOT_STEP_BYTES: '16MiB' }), notANumber);
+});
+
+test('config: the retention caps (DX_DEPOSIT_REF_CAP and the others) reach the engine configuration and are 1..1000000', () => {
+  assert.equal(engineConfigOf(loadConfig([], {})).deposit_ref_cap, 1000);
+  const cfg = loadConfig(['--deposit-ref-cap', '7'], { DX_DEPOSIT_REF_CAP: '3', DX_WITHDRAWAL_CAP: '5' });
+  assert.equal(engineConfigOf(cfg).deposit_ref_cap, 7, 'the flag wins');
+  assert.equal(engineConfigOf(cfg).withdrawal_cap, 5);
+  for (const k of ['terminal', 'reject', 'round', 'withdrawal', 'revoked-key', 'deposit-ref']) {
+    assert.throws(() => loadConfig([`--${k}-cap`, '0'], {}), new RegExp(`Error: ${k}-cap must be 1\\.\\.1000000$`));
+    assert.throws(() => loadConfig([`--${k}-cap`, '1000001'], {}), new RegExp(`Error: ${k}-cap must be 1\\.\\.1000000$`));
+  }
 });
 
 test('config: an empty host, a port past 65535, two listeners on one port, huge integers and capacities are refused by name', () => {
