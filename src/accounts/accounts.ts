@@ -492,6 +492,11 @@ export class Accounts {
    * seq, forgetting the account's oldest ones past `cap` (evolve only).
    */
   rememberDeposit(account: number, ref: string, amount: number, seq: number, cap: number): void {
+    const key = depositRefKey(account, ref);
+    // A journal written under a smaller deposit_ref_cap (raised at a restart, or replayed with another configuration)
+    // credits again a ref it had forgotten and this state still remembers: the new deposit replaces the old one.
+    const prev = this.depositRefIndex.get(key);
+    if (prev !== undefined) this.forgetDepositRow(account, prev);
     let d = this.dFree;
     if (d !== NIL) {
       this.dFree = this.dLink[d]!;
@@ -499,22 +504,46 @@ export class Accounts {
       d = this.dTop++;
       this.ensureDepositRows(d + 1);
     }
-    const key = depositRefKey(account, ref);
-    assert(!this.depositRefIndex.has(key), 'accounts: a deposit ref is remembered once');
     this.dAmount[d] = amount;
     this.dSeq[d] = seq;
     this.dKey[d] = key;
     this.depositRefIndex.set(key, d);
     pushTailSingly(this.dHead, this.dTail, this.dLink, account, d);
     this.dCount[account] = this.dCount[account]! + 1;
+    this.forgetOldestDeposits(account, cap);
+  }
+
+  /** Forgets account's oldest remembered deposit refs past `cap`. */
+  forgetOldestDeposits(account: number, cap: number): void {
     while (this.dCount[account]! > cap) {
       const old = popHeadSingly(this.dHead, this.dTail, this.dLink, account);
       this.dCount[account] = this.dCount[account]! - 1;
-      this.depositRefIndex.delete(this.dKey[old]!);
-      this.dKey[old] = '';
-      this.dLink[old] = this.dFree;
-      this.dFree = old;
+      this.freeDepositRow(old);
     }
+  }
+
+  /** Unlinks row d from account's queue (a walk: only a replay under another deposit_ref_cap needs it) and frees it. */
+  private forgetDepositRow(account: number, d: number): void {
+    let prev = NIL;
+    let x = this.dHead[account]!;
+    while (x !== d) {
+      assert(x !== NIL, 'accounts: a remembered deposit is in its account\'s queue');
+      prev = x;
+      x = this.dLink[x]!;
+    }
+    const next = this.dLink[d]!;
+    if (prev === NIL) this.dHead[account] = next;
+    else this.dLink[prev] = next;
+    if (this.dTail[account] === d) this.dTail[account] = prev;
+    this.dCount[account] = this.dCount[account]! - 1;
+    this.freeDepositRow(d);
+  }
+
+  private freeDepositRow(d: number): void {
+    this.depositRefIndex.delete(this.dKey[d]!);
+    this.dKey[d] = '';
+    this.dLink[d] = this.dFree;
+    this.dFree = d;
   }
 
   private ensureDepositRows(n: number): void {

@@ -190,6 +190,11 @@ export function loadBase(plan: RecoveryPlan, engine: Partial<EngineConfig>, view
   const now = engineConfig({ ...kept, ...engine });
   for (const k of CAPACITY_KEYS) now[k] = kept[k];
   (v.state as { config: EngineConfig }).config = now;
+  // A lower deposit_ref_cap applies at once: every account forgets its oldest refs past it (as a replay from empty would have).
+  if (now.deposit_ref_cap < kept.deposit_ref_cap) {
+    const acc = v.state.accounts;
+    for (let a = 1; a <= acc.count; a++) acc.forgetOldestDeposits(a, now.deposit_ref_cap);
+  }
   return v;
 }
 
