@@ -26,6 +26,11 @@
 //    (bench/engine_match.ts buildWorkload) on one engine, with a GC observer
 //    and heapUsed read every 1/20 of the run: GCs inside the loop and the heap
 //    growth over it (the engine is meant to allocate nothing per command).
+// 5. In process, remembered deposit refs (the idempotency of deposits): an
+//    engine and one read model fed `deposit_refs` deposits with 64-byte refs
+//    (100 accounts) against the same deposits without a ref: heap per ref
+//    per copy of the state, snapshot bytes per ref, and the snapshot's
+//    encode and decode and the state hash at that size.
 
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { DxClient } from '../src/client/client.js';
@@ -37,6 +42,11 @@ import { createTraders, openMarket, pool, startBenchExchange } from './lib/popul
 import { InspectorClient, MEMORY_EXPRESSION, type ThreadMemory, type WorkerTarget } from '../test/support/inspector.js';
 import { processMemory } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
+import { Engine } from '../src/engine/engine.js';
+import { BufferEventOut } from '../src/engine/event_out.js';
+import { decodeViews, encodeViews, stateHash } from '../src/journal/state_codec.js';
+import { encodeToMem, type RecordObject } from '../src/layout_codec/record_codec.js';
+import { Views } from '../src/views/views.js';
 
 const MIB = 2 ** 20;
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -47,12 +57,13 @@ interface Settings {
   orders: number;
   load_ms: number;
   engine_commands: number;
+  deposit_refs: number;
 }
 
 function settings(quick: boolean): Settings {
   return quick
-    ? { accounts: 1000, orders: 10_000, load_ms: 3000, engine_commands: 200_000 }
-    : { accounts: 10_000, orders: 100_000, load_ms: 10_000, engine_commands: 2_000_000 };
+    ? { accounts: 1000, orders: 10_000, load_ms: 3000, engine_commands: 200_000, deposit_refs: 10_000 }
+    : { accounts: 10_000, orders: 100_000, load_ms: 10_000, engine_commands: 2_000_000, deposit_refs: 100_000 };
 }
 
 /** Thread label for metric keys: "gateway-0" -> "gateway_0"; unnamed workers get their script name. */
@@ -163,6 +174,48 @@ function longEngineRun(commands: number): LongRun {
     commands: n, gc_count: inside.length, gc_ms: inside.reduce((a, g) => a + g.duration, 0), heap_before: heapBefore, heap_after: heapAfter,
     heap_max: Math.max(heapMax, heapAfter), commands_per_s: (n / (e - s)) * 1000, build_ms: buildMs,
   };
+}
+
+interface RefCost {
+  heap: number;
+  snapshot: number;
+  encode_ms: number;
+  decode_ms: number;
+  hash_ms: number;
+}
+
+/** An engine and one read model after n deposits over 100 accounts, with 64-byte refs or none (section 5 of the header). */
+function depositRefCost(n: number, withRefs: boolean, gc: () => void): RefCost {
+  const accounts = 100;
+  const cfg = { deposit_ref_cap: Math.ceil(n / accounts), account_capacity: accounts + 1 };
+  const out = new BufferEventOut(1 << 20);
+  const views = new Views(cfg);
+  const engine = new Engine(cfg, out);
+  let ts = 1_750_000_000_000_000_000n;
+  const send = (cmd: RecordObject): void => {
+    ts += 1000n;
+    engine.execute(encodeToMem({ producer: 100, correlation: 1, ts, ...cmd }).mem, 0);
+    for (const o of out.offsets()) views.apply(out.mem, o);
+    out.reset();
+  };
+  for (let a = 1; a <= accounts; a++) send({ type: 'CreateAccount' });
+  gc();
+  const h0 = process.memoryUsage().heapUsed;
+  for (let i = 0; i < n; i++) {
+    const a = 1 + (i % accounts);
+    send({ type: 'Deposit', account: a, amount: 1, ref: withRefs ? `${a}x${i}`.padEnd(64, '-') : '' });
+  }
+  gc();
+  const heap = process.memoryUsage().heapUsed - h0;
+  let t = performance.now();
+  const bytes = encodeViews(views);
+  const encodeMs = performance.now() - t;
+  t = performance.now();
+  decodeViews(bytes);
+  const decodeMs = performance.now() - t;
+  t = performance.now();
+  stateHash(views.state);
+  return { heap, snapshot: bytes.length, encode_ms: encodeMs, decode_ms: decodeMs, hash_ms: performance.now() - t };
 }
 
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
@@ -307,6 +360,22 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       `pass on another engine), ${lr.gc_count} GCs started inside the loop (${round(lr.gc_ms, 2)} ms), heapUsed ${mib(lr.heap_before)} ` +
       `-> ${mib(lr.heap_after)} MiB (max ${mib(lr.heap_max)}; the loop reads process.memoryUsage() 20 times, which allocates a little ` +
       `in this thread, not in the engine).`,
+  );
+  const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
+  const refs = depositRefCost(s.deposit_refs, true, gc);
+  const none = depositRefCost(s.deposit_refs, false, gc);
+  // Two copies of the state (the engine's and the read model's) hold the refs.
+  metrics.deposit_ref_heap_bytes_per_copy = round((refs.heap - none.heap) / 2 / s.deposit_refs, 0);
+  metrics.deposit_ref_snapshot_bytes = round((refs.snapshot - none.snapshot) / s.deposit_refs, 0);
+  metrics.deposit_refs_snapshot_encode_ms = round(refs.encode_ms, 0);
+  metrics.deposit_refs_snapshot_decode_ms = round(refs.decode_ms, 0);
+  metrics.deposit_refs_state_hash_ms = round(refs.hash_ms, 0);
+  notes.push(
+    `deposit refs: ${s.deposit_refs} deposits with 64-byte refs over 100 accounts, against the same without a ref: ` +
+      `${metrics.deposit_ref_heap_bytes_per_copy} heap bytes per ref in each copy of the state (engine, every read model), ` +
+      `${metrics.deposit_ref_snapshot_bytes} snapshot bytes per ref; at that size a snapshot encodes in ${round(refs.encode_ms, 0)} ms ` +
+      `(${round(none.encode_ms, 0)} without refs), decodes in ${round(refs.decode_ms, 0)} ms (${round(none.decode_ms, 0)}), ` +
+      `hashes in ${round(refs.hash_ms, 0)} ms (${round(none.hash_ms, 0)}).`,
   );
   notes.push(
     "per-thread figures: process.memoryUsage() evaluated inside each thread through the inspector " +

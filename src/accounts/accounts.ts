@@ -161,8 +161,12 @@ export class Accounts {
   // newest deposit_ref_cap deposits made with a ref (oldest forgotten first),
   // so a deposit retried with its ref is credited once. Rows in use <=
   // accounts x deposit_ref_cap. Only evolve changes rows, in event order.
-  /** depositRefKey(account, ref) -> row. */
-  readonly depositRefIndex = new Map<string, number>();
+  /**
+   * depositRefKey(account, ref) -> row: derived from the rows (dKey), so not
+   * stored (not enumerable: snapshots and the state hash leave it out) and
+   * rebuilt when a snapshot is decoded (upgradeDecoded).
+   */
+  declare readonly depositRefIndex: Map<string, number>;
   private dTop = 0;
   private dCapacity = 0;
   private dFree = NIL;
@@ -184,6 +188,7 @@ export class Accounts {
   feesCollected = 0;
 
   constructor(accountCapacity: number, positionCapacity: number) {
+    Object.defineProperty(this, 'depositRefIndex', { writable: false, enumerable: false, configurable: false, value: new Map() });
     // The map doubles past half full: twice the positions expected.
     this.posIndex = new U32x3Map(Math.max(1024, 2 * positionCapacity));
     this.ensureAccounts(accountCapacity);
@@ -219,8 +224,15 @@ export class Accounts {
     return 0;
   }
 
-  /** Snapshots written before retainedBits (decoded as null, in its place: state_codec): derived from the retention counts. */
+  /**
+   * A decoded snapshot's derived fields: the deposit ref index from the rows;
+   * retainedBits, in snapshots written before it (decoded as null, in its
+   * place: state_codec), from the retention counts.
+   */
   static upgradeDecoded(x: Accounts): void {
+    const index = new Map<string, number>();
+    for (let a = 1; a <= x.count; a++) for (let d = x.dHead[a]!; d !== NIL; d = x.dLink[d]!) index.set(x.dKey[d]!, d);
+    Object.defineProperty(x, 'depositRefIndex', { writable: false, enumerable: false, configurable: false, value: index });
     if (x.retainedBits !== null) return;
     x.retainedBits = new Uint32Array(bitWords(x.capacity));
     for (let a = 1; a <= x.count; a++) if (x.termCount[a]! + x.rejCount[a]! > 0) x.markRetaining(a);
