@@ -176,6 +176,11 @@ function longEngineRun(commands: number): LongRun {
   };
 }
 
+const PER_THREAD_NOTE =
+  "per-thread figures: process.memoryUsage() evaluated inside each thread through the inspector " +
+  "(heapUsed/heapTotal/external/arrayBuffers are that thread's isolate), then again after HeapProfiler.collectGarbage; " +
+  "SharedArrayBuffers are counted by every thread that maps them. Resident memory is the whole process (/proc/<pid>/status VmRSS).";
+
 interface RefCost {
   heap: number;
   snapshot: number;
@@ -216,6 +221,26 @@ function depositRefCost(n: number, withRefs: boolean, gc: () => void): RefCost {
   t = performance.now();
   stateHash(views.state);
   return { heap, snapshot: bytes.length, encode_ms: encodeMs, decode_ms: decodeMs, hash_ms: performance.now() - t };
+}
+
+/** Section 5 of the header: the cost of n remembered deposit refs, into metrics and notes. */
+function depositRefFigures(n: number, metrics: Record<string, number>, notes: string[]): void {
+  const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
+  const refs = depositRefCost(n, true, gc);
+  const none = depositRefCost(n, false, gc);
+  // Two copies of the state (the engine's and the read model's) hold the refs.
+  metrics.deposit_ref_heap_bytes_per_copy = round((refs.heap - none.heap) / 2 / n, 0);
+  metrics.deposit_ref_snapshot_bytes = round((refs.snapshot - none.snapshot) / n, 0);
+  metrics.deposit_refs_snapshot_encode_ms = round(refs.encode_ms, 0);
+  metrics.deposit_refs_snapshot_decode_ms = round(refs.decode_ms, 0);
+  metrics.deposit_refs_state_hash_ms = round(refs.hash_ms, 0);
+  notes.push(
+    `deposit refs: ${n} deposits with 64-byte refs over 100 accounts, against the same without a ref: ` +
+      `${metrics.deposit_ref_heap_bytes_per_copy} heap bytes per ref in each copy of the state (engine, every read model), ` +
+      `${metrics.deposit_ref_snapshot_bytes} snapshot bytes per ref; at that size a snapshot encodes in ${round(refs.encode_ms, 0)} ms ` +
+      `(${round(none.encode_ms, 0)} without refs), decodes in ${round(refs.decode_ms, 0)} ms (${round(none.decode_ms, 0)}), ` +
+      `hashes in ${round(refs.hash_ms, 0)} ms (${round(none.hash_ms, 0)}).`,
+  );
 }
 
 export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
@@ -361,27 +386,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       `-> ${mib(lr.heap_after)} MiB (max ${mib(lr.heap_max)}; the loop reads process.memoryUsage() 20 times, which allocates a little ` +
       `in this thread, not in the engine).`,
   );
-  const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => {});
-  const refs = depositRefCost(s.deposit_refs, true, gc);
-  const none = depositRefCost(s.deposit_refs, false, gc);
-  // Two copies of the state (the engine's and the read model's) hold the refs.
-  metrics.deposit_ref_heap_bytes_per_copy = round((refs.heap - none.heap) / 2 / s.deposit_refs, 0);
-  metrics.deposit_ref_snapshot_bytes = round((refs.snapshot - none.snapshot) / s.deposit_refs, 0);
-  metrics.deposit_refs_snapshot_encode_ms = round(refs.encode_ms, 0);
-  metrics.deposit_refs_snapshot_decode_ms = round(refs.decode_ms, 0);
-  metrics.deposit_refs_state_hash_ms = round(refs.hash_ms, 0);
-  notes.push(
-    `deposit refs: ${s.deposit_refs} deposits with 64-byte refs over 100 accounts, against the same without a ref: ` +
-      `${metrics.deposit_ref_heap_bytes_per_copy} heap bytes per ref in each copy of the state (engine, every read model), ` +
-      `${metrics.deposit_ref_snapshot_bytes} snapshot bytes per ref; at that size a snapshot encodes in ${round(refs.encode_ms, 0)} ms ` +
-      `(${round(none.encode_ms, 0)} without refs), decodes in ${round(refs.decode_ms, 0)} ms (${round(none.decode_ms, 0)}), ` +
-      `hashes in ${round(refs.hash_ms, 0)} ms (${round(none.hash_ms, 0)}).`,
-  );
-  notes.push(
-    "per-thread figures: process.memoryUsage() evaluated inside each thread through the inspector " +
-      "(heapUsed/heapTotal/external/arrayBuffers are that thread's isolate), then again after HeapProfiler.collectGarbage; " +
-      "SharedArrayBuffers are counted by every thread that maps them. Resident memory is the whole process (/proc/<pid>/status VmRSS).",
-  );
+  depositRefFigures(s.deposit_refs, metrics, notes);
+  notes.push(PER_THREAD_NOTE);
   notes.push(
     `targets (issue 8): the engine does not allocate in steady state: ` +
       `${lr.gc_count === 0 && lr.heap_after - lr.heap_before < MIB ? 'met' : 'NOT met'} (${lr.gc_count} GCs, heap growth ` +
