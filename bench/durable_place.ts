@@ -348,16 +348,16 @@ async function throughputPhase(s: Settings, seed: number): Promise<Record<Mode, 
     // If the tail stays where it is at a hundredth of the peak, it is not
     // queueing but the hand-offs, a stall, or the machine.
     const curve: ModeResult['curve'] = [];
+    const openAt = (x: Exchange, r: number) => (go: () => void) => open(s, x, CURVE_CONNECTIONS, r, seed, go, s.curve_ms);
     for (const fraction of CURVE_FRACTIONS) {
       const rate = Math.max(1, Math.round(median(place.fsync.map((m) => okRate(m.value))) * fraction));
-      const run = (start: () => void): Promise<LoadResult> => open(s, ex.fsync, CURVE_CONNECTIONS, rate, seed, start, s.curve_ms);
-      const m = await measured(s, ex.fsync, other('fsync'), run, true);
+      const m = await measured(s, ex.fsync, other('fsync'), openAt(ex.fsync, rate), true);
       curve.push({ fraction, rate, m });
     }
     const half = curve.find((c) => c.fraction === 0.5)!;
-    // none (benchmarks only): its own half of peak.
+    // none (benchmarks only): its own half of peak, as the fsync curve's half-peak point runs (one measurement per report row).
     const noneRate = Math.max(1, Math.round(median(place.none.map((m) => okRate(m.value))) / 2));
-    const noneOpen = await measured(s, ex.none, other('none'), (start) => open(s, ex.none, conns.none, noneRate, seed, start), true);
+    const noneOpen = await measured(s, ex.none, other('none'), openAt(ex.none, noneRate), true);
     return {
       fsync: {
         setup_ms: ex.fsync.setup_ms,
@@ -884,7 +884,8 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
         `piscina worker(s), raw transport) signed POST /v1/portfolio/orders: closed-loop probes, ${s.repeats} interleaved closed-loop ` +
           `runs of ${s.run_ms} ms per mode, open loops at ${CURVE_FRACTIONS.map((f) => `${f * 100}%`).join(', ')} of the fsync peak ` +
             `(${s.curve_ms} ms each, ${CURVE_CONNECTIONS} connections, the exchange's own stage histograms read before and after each) ` +
-              `and one of ${s.open_ms} ms at half the none peak. Recovery: a journal of ${rc.journal.events} events ` +
+              `and one of ${s.curve_ms} ms (${CURVE_CONNECTIONS} connections) at half the none peak. ` +
+              `Recovery: a journal of ${rc.journal.events} events ` +
                 `(${rc.journal.last_seq} commands) built through the server, ${s.cold_starts} cold starts of dist/src/main/exchange.js ` +
                   `on it (no snapshot), ${s.cold_starts} on an empty directory, ${s.cold_starts} from a snapshot. Seed ${seed}.`,
     metrics,

@@ -141,7 +141,11 @@ export interface Target {
  * server and this process, and redoes it (at most twice) when other
  * processes took more than FOREIGN_REDO_PCT of a core meanwhile.
  */
-export async function measured<T>(s: Settings, target: Target, fn: (start: () => void) => Promise<T>): Promise<Measured<T>> {
+export async function measured<T>(
+  s: Settings, target: Target, fn: (start: () => void) => Promise<T>,
+  /** CPU (% of one core) of a generator that is not this process (wrk): its own, not foreign. */
+  otherGeneratorPct: (value: T) => number = () => 0,
+): Promise<Measured<T>> {
   let last: Measured<T> | null = null;
   for (let attempt = 1; attempt <= s.max_attempts; attempt++) {
     const quiet = await waitQuiet([target.pid, process.pid], {
@@ -175,7 +179,7 @@ export async function measured<T>(s: Settings, target: Target, fn: (start: () =>
       cpu,
       server_pct: server,
       generator_pct: gen,
-      foreign_pct: round1(cpu.machine_pct - server - gen),
+      foreign_pct: round1(cpu.machine_pct - server - gen - otherGeneratorPct(value)),
       gateway_pct: round1(gateway),
       engine_pct: engine,
       main_pct: main,
@@ -259,7 +263,9 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
   const h = await startHello();
   try {
     const target = { pid: h.child.pid, gateways: [] };
-    const load = (connections: number, durationMs: number): Promise<LoadResult> =>
+    // onStart opens the CPU window when sending starts (as the placement runs do), so the server's CPU % is over the load's own
+    // time and not diluted by the pool's start and end, which the load generator's requests/s leaves out.
+    const load = (connections: number, durationMs: number, start?: () => void): Promise<LoadResult> =>
       runLoad({
         baseUrl: h.url,
         keys: [],
@@ -271,6 +277,7 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
         path: 'hello',
         workers: s.workers,
         seed,
+        onStart: start,
       });
     const probes: HelloPhase['probes'] = [];
     for (const c of HELLO_CONNECTIONS) {
@@ -285,7 +292,7 @@ export async function helloPhase(s: Settings, seed: number): Promise<HelloPhase>
     }
     const best = probes.slice().sort((a, b) => b.per_s - a.per_s)[0]!;
     const runs: Measured<LoadResult>[] = [];
-    for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, () => load(best.connections, s.run_ms)));
+    for (let i = 0; i < s.repeats; i++) runs.push(await measured(s, target, (start) => load(best.connections, s.run_ms, start)));
     if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderrTail().slice(-1500)}`);
     return { connections: best.connections, probes, runs };
   } finally {
@@ -310,7 +317,10 @@ export async function wrkHelloPhase(s: Settings, connections: number): Promise<W
     const target = { pid: h.child.pid, gateways: [] };
     const runs: Measured<WrkResult>[] = [];
     for (let i = 0; i < s.repeats; i++)
-      runs.push(await measured(s, target, () => runWrk(`${h.url}/`, { threads: s.workers, connections, durationMs: s.run_ms })));
+      runs.push(
+        await measured(s, target, () => runWrk(`${h.url}/`, { threads: s.workers, connections, durationMs: s.run_ms }), (v) =>
+          (v.cpu_ms / v.wall_ms) * 100),
+      );
     if (!h.child.running) throw new Error(`hello_server died: ${h.child.stderrTail().slice(-1500)}`);
     return { connections, runs };
   } finally {

@@ -54,7 +54,7 @@ import {
 import { diskFloor } from './lib/disk_floor.js';
 import { startBenchExchange } from './lib/population.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { fsyncSummary, serverStages, stagesLine, withServerLatency, type ServerSummary } from './lib/server_latency.js';
+import { fsyncSummary, readLatency, serverStages, stagesLine, type LatencyReport, type ServerSummary } from './lib/server_latency.js';
 import { median } from './lib/stats.js';
 import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from './lib/ws_order_worker.js';
 
@@ -123,17 +123,37 @@ function wsRate(r: OrderWorkerReport): number {
   return round1((r.ok * 1000) / r.elapsed_ms);
 }
 
+/** Attempts redone (measured's reruns when other processes took the CPU) over these runs. */
+function redone(runs: readonly Measured<unknown>[]): number {
+  return runs.reduce((a, m) => a + m.attempts - 1, 0);
+}
+
 // ------------------------------------------------------------------ the exchange's own latency histograms
 
-/** The exchange's stage histograms (GET /admin/latency) of one lane and route over fn's run. */
+/**
+ * The exchange's stage histograms (GET /admin/latency) of one lane and route
+ * over ONE attempt of a measured run: `measure` (gateway_place's measured)
+ * may redo the run when other processes took the CPU, and only the last
+ * attempt's figures are reported, so the histograms are read around each
+ * attempt and the last attempt's window is kept.
+ */
 async function withStages<T>(
   ex: ExchangeProcess,
   lane: string,
   route: string,
-  fn: () => Promise<T>,
-): Promise<{ value: T; stages: Record<string, ServerSummary>; fsync: ServerSummary }> {
-  const w = await withServerLatency(ex, fn);
-  return { value: w.value, stages: serverStages(w.before, w.after, lane, route), fsync: fsyncSummary(w.before, w.after) };
+  measure: (attempt: (start: () => void) => Promise<T>) => Promise<Measured<T>>,
+  run: () => Promise<T>,
+): Promise<{ value: Measured<T>; stages: Record<string, ServerSummary>; fsync: ServerSummary }> {
+  let win: { before: LatencyReport; after: LatencyReport } | null = null;
+  const value = await measure(async (start) => {
+    const before = await readLatency(ex);
+    start(); // the CPU window opens after the first read, as before the change
+    const v = await run();
+    win = { before, after: await readLatency(ex) };
+    return v;
+  });
+  const w = win as unknown as { before: LatencyReport; after: LatencyReport };
+  return { value, stages: serverStages(w.before, w.after, lane, route), fsync: fsyncSummary(w.before, w.after) };
 }
 
 // ------------------------------------------------------------------ the run
@@ -159,7 +179,7 @@ async function wsRun(
   req: Omit<OrderRunRequest, 'type'>,
 ): Promise<WsRun> {
   const route = mode === 'json' ? 'place_order' : 'binary';
-  const { value: m, stages, fsync } = await withStages(ex, 'ws', route, () => measured(s, le.target, () => load.run(req)));
+  const { value: m, stages, fsync } = await withStages(ex, 'ws', route, (f) => measured(s, le.target, f), () => load.run(req));
   return { mode, connections, m, server_p50_ms: stages.total!.p50_us / 1000, server_p99_ms: stages.total!.p99_us / 1000, stages, fsync };
 }
 
@@ -256,29 +276,29 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const le = await loadExchange(ex, { keys: s.keys, seed_shares: s.seed_shares }, seed);
 
     // 1. REST, closed loop: probe two connection counts, then the repeats at the better one.
-    const rest = (connections: number, ms: number): Promise<Measured<LoadResult>> =>
-      measured(s, le.target, () =>
-        runLoad({
-          baseUrl: ex.base,
-          keys: le.keys,
-          markets: [le.market],
-          mode: 'closed',
-          connections,
-          durationMs: ms,
-          mix: { place: 1, cancel: 0, read: 0 },
-          workers: s.workers,
-          seed: le.nextSeed(),
-          mid: MID,
-          spread: SPREAD,
-        }),
-      );
+    const measure = <T>(f: (start: () => void) => Promise<T>): Promise<Measured<T>> => measured(s, le.target, f);
+    const restLoad = (connections: number, ms: number): Promise<LoadResult> =>
+      runLoad({
+        baseUrl: ex.base,
+        keys: le.keys,
+        markets: [le.market],
+        mode: 'closed',
+        connections,
+        durationMs: ms,
+        mix: { place: 1, cancel: 0, read: 0 },
+        workers: s.workers,
+        seed: le.nextSeed(),
+        mid: MID,
+        spread: SPREAD,
+      });
+    const rest = (connections: number, ms: number): Promise<Measured<LoadResult>> => measure(() => restLoad(connections, ms));
     const probes: { connections: number; per_s: number }[] = [];
     for (const c of REST_CONNECTIONS) probes.push({ connections: c, per_s: okRate((await rest(c, s.probe_ms)).value) });
     const restConns = probes.reduce((a, b) => (b.per_s > a.per_s ? b : a)).connections;
     const restRuns: Measured<LoadResult>[] = [];
     const restServerP: { p50: number[]; p99: number[] } = { p50: [], p99: [] };
     for (let i = 0; i < s.repeats; i++) {
-      const { value, stages } = await withStages(ex, 'rest', 'place_order', () => rest(restConns, s.run_ms));
+      const { value, stages } = await withStages(ex, 'rest', 'place_order', measure, () => restLoad(restConns, s.run_ms));
       restRuns.push(value);
       restServerP.p50.push(stages.total!.p50_us / 1000);
       restServerP.p99.push(stages.total!.p99_us / 1000);
@@ -359,6 +379,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       );
     }
     freshMetrics(metrics, fresh);
+    metrics.redone_runs = redone([...restRuns, ...closedRuns.map((r) => r.m), ...[...openRuns.values()].map((r) => r.m), fresh.m]);
     metrics.disk_fdatasync_p50_ms = round3(disk.p50_us / 1000);
     metrics.disk_fdatasync_p99_ms = round3(disk.p99_us / 1000);
     metrics.latency_target_ms = round3(1 + disk.p99_us / 1000);

@@ -113,6 +113,8 @@ let run: {
   behind: number;
   outcomes: Record<string, number>;
   hist: Histogram;
+  /** Past the duration: nothing more is sent; answers still in flight are recorded (latency) but not counted in ok. */
+  closing: boolean;
 } | null = null;
 
 function count(kind: string): void {
@@ -196,7 +198,7 @@ function onBinary(c: Conn, data: Buffer): void {
 /** Closed loop: refill the connection's window. */
 function afterAnswer(c: Conn): void {
   const r = run;
-  if (r === null || r.req.loop !== 'closed' || performance.now() >= r.end) return;
+  if (r === null || r.req.loop !== 'closed' || r.closing || performance.now() >= r.end) return;
   while (c.inFlight < r.req.window) send(c, performance.now());
 }
 
@@ -310,25 +312,25 @@ parentPort!.on('message', (msg: OrderRunRequest | { type: 'close' }) => {
     behind: 0,
     outcomes: {} as Record<string, number>,
     hist: new Histogram(),
+    closing: false,
   };
   run = r;
   if (msg.loop === 'closed') for (const c of conns) afterAnswer(c);
   else openLoop(r);
   setTimeout(() => {
-    // Count only what was answered within the duration; then wait for the stragglers before the next run.
-    const report: OrderWorkerReport = {
-      type: 'report',
-      ok: r.ok,
-      outcomes: { ...r.outcomes },
-      sent: r.sent,
-      behind: r.behind,
-      latency: r.hist.toData(),
-      elapsed_ms: performance.now() - start,
-    };
-    run = null;
+    // ok (the rate) counts what was answered within the duration; the stragglers' latencies are still recorded (a slow answer
+    // at the end must not drop out of the percentiles), then the report goes once they are in.
+    const okAtEnd = r.ok;
+    const elapsed = performance.now() - start;
+    r.closing = true;
     const drained = (): void => {
-      if (conns.every((c) => c.inFlight === 0) || performance.now() > r.end + 5000) parentPort!.postMessage(report);
-      else setTimeout(drained, 10);
+      if (conns.every((c) => c.inFlight === 0) || performance.now() > r.end + 5000) {
+        run = null;
+        parentPort!.postMessage({
+          type: 'report', ok: okAtEnd, outcomes: { ...r.outcomes }, sent: r.sent, behind: r.behind, latency: r.hist.toData(),
+          elapsed_ms: elapsed,
+        } satisfies OrderWorkerReport);
+      } else setTimeout(drained, 10);
     };
     drained();
   }, msg.duration_ms);

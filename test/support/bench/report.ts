@@ -29,6 +29,9 @@ function unitOf(key: string): Unit {
   if (key.endsWith('_pct')) return 'pct';
   if (key.endsWith('_mib')) return 'mib';
   if (key.endsWith('_count') || key.startsWith('gc_count')) return 'count';
+  // A unit followed by a case or load suffix (server_p50_us_none, client_p99_us_10pct, server_cpu_pct_fsync, gc_ms_timed).
+  const infix = /_(ns|us|ms|pct|mib)_[a-z0-9_]+$/.exec(key);
+  if (infix !== null) return infix[1] as Unit;
   return 'plain';
 }
 
