@@ -147,7 +147,7 @@ async function withStages<T>(
   let win: { before: LatencyReport; after: LatencyReport } | null = null;
   const value = await measure(async (start) => {
     const before = await readLatency(ex);
-    start(); // the CPU window opens after the first read, as before the change
+    start(); // the CPU window opens after the first read
     const v = await run();
     win = { before, after: await readLatency(ex) };
     return v;

@@ -97,17 +97,6 @@ export function fsyncSummary(before: LatencyReport, after: LatencyReport): Serve
   return serverSummary(wrap(before), wrap(after), { lane: 'journal', stage: 'fsync' });
 }
 
-/** Runs fn between two reads of the exchange's histograms; the window's summaries come back beside fn's value. */
-export async function withServerLatency<T>(
-  ex: AdminEndpoint,
-  fn: () => Promise<T>,
-): Promise<{ value: T; before: LatencyReport; after: LatencyReport }> {
-  const before = await readLatency(ex);
-  const value = await fn();
-  const after = await readLatency(ex);
-  return { value, before, after };
-}
-
 /** Puts `<prefix>server_{p50,p99,p999,max}_us` (and count) of a summary into a metrics record. */
 export function putServer(metrics: Record<string, number>, prefix: string, s: ServerSummary, suffix = ''): void {
   metrics[`${prefix}server_p50_us${suffix}`] = s.p50_us;
