@@ -254,6 +254,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
   route('pending_withdrawals', 'GET', '/admin/withdrawals', 'none', (_r, ctx) => ({
     status: 200, body: ctx.core.views.pendingWithdrawals(),
   })),
+  route('fee_schedules', 'GET', '/admin/fee_schedules', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.feeSchedules() })),
+  route('ledger', 'GET', '/admin/ledger', 'none', (_r, ctx) => ({ status: 200, body: ctx.core.views.ledger() })),
   route('revoke_key', 'DELETE', '/admin/keys/{key_id}', 'none', async (r, ctx) => {
     const keyId = pathId('key_id', r.params[0]!);
     // Account 0: the operator may revoke any key (idempotent, like the keys service's DELETE /keys/{key_id}).

@@ -55,7 +55,8 @@ export const ADMIN_USAGE = `dx admin <command>
   key create <account_id> [--scopes read,trade,withdraw] [--save file.json]
   key tier <key_id> default|market_maker|institutional | key tier <key_id> custom --read rate/burst --write rate/burst
   deposit <account_id> <amount_cents> [--ref text]
-  fee-schedule create <taker_bps> <maker_bps>
+  fee-schedule create <taker_bps> <maker_bps> | fee-schedule list
+  ledger                                      (where the money is, and whether it adds up)
   market create <title> --category n [--position-limit n] [--fee-schedule n]
   round open <market_id> --strike <price> (--close-in 5m | --close-ts ns)
   round freeze|unfreeze|settle|void|dispute <market_id>
@@ -231,7 +232,7 @@ const ADMIN: Record<string, Run> = {
     ctx.print(r, () => `deposited ${dollars(cents)} (seq ${r.seq})\n`);
   },
 
-  'fee-schedule': verbs('dx admin fee-schedule create <taker_bps> <maker_bps>', {
+  'fee-schedule': verbs('dx admin fee-schedule create <taker_bps> <maker_bps> | fee-schedule list', {
     create: async (ctx, from) => {
       const usage = 'dx admin fee-schedule create <taker_bps> <maker_bps>';
       allowFlags(ctx.p, [], usage);
@@ -239,7 +240,26 @@ const ADMIN: Record<string, Run> = {
       const r = await ctx.admin().createFeeSchedule({ taker_bps: int('taker_bps', t, 0, 10000), maker_bps: int('maker_bps', m, 0, 10000) });
       ctx.print(r, () => `fee schedule ${r.fee_schedule_id}\n`);
     },
+    list: async (ctx, from) => {
+      allowFlags(ctx.p, [], 'dx admin fee-schedule list');
+      positionals(ctx.p, from, 0, 0, 'dx admin fee-schedule list');
+      const r = await ctx.admin().feeSchedules();
+      const rows = r.fee_schedules.map((f) => [f.fee_schedule_id, f.taker_bps, f.maker_bps]);
+      ctx.print(r, () => table(['fee_schedule', 'taker_bps', 'maker_bps'], rows));
+    },
   }),
+
+  ledger: async (ctx, from) => {
+    allowFlags(ctx.p, [], 'dx admin ledger');
+    positionals(ctx.p, from, 0, 0, 'dx admin ledger');
+    const r = await ctx.admin().ledger();
+    ctx.print(r, () => fields([
+      ['deposits', dollars(r.deposits)], ['withdrawn', dollars(r.withdrawn)], ['available', dollars(r.available)],
+      ['reserved', dollars(r.reserved)], ['withdrawals_pending', dollars(r.withdrawals_pending)], ['open_pairs', r.open_pairs],
+      ['collateral', dollars(r.collateral)], ['fees_collected', dollars(r.fees_collected)], ['balanced', r.balanced ? 'yes' : 'NO'],
+      ['as_of_seq', r.as_of_seq],
+    ]));
+  },
 
   market: verbs('dx admin market create <title> --category n [--position-limit n] [--fee-schedule n]', {
     create: async (ctx, from) => {

@@ -16,8 +16,10 @@ import type {
   DepositRequest,
   FeeScheduleCreated,
   FeeScheduleRequest,
+  FeeSchedules,
   Health,
   KeyRevoked,
+  Ledger,
   MarketCreated,
   OpenRoundRequest,
   OracleTickRequest,
@@ -103,6 +105,11 @@ export class AdminClient {
     return this.http.call('POST', '/admin/fee_schedules', req);
   }
 
+  /** Every fee schedule with its taker and maker rates. */
+  feeSchedules(): Promise<FeeSchedules> {
+    return this.http.call('GET', '/admin/fee_schedules');
+  }
+
   createMarket(req: CreateMarketRequest): Promise<MarketCreated> {
     return this.http.call('POST', '/admin/markets', req);
   }
@@ -167,6 +174,11 @@ export class AdminClient {
   }
 
   // ------------------------------------------------------------ withdrawals
+
+  /** Where the money is (accounts, pending withdrawals, open pairs, fees) against deposits and withdrawals, and whether it adds up. */
+  ledger(): Promise<Ledger> {
+    return this.http.call('GET', '/admin/ledger');
+  }
 
   /** Withdrawals waiting for confirm or fail, oldest first. */
   pendingWithdrawals(): Promise<PendingWithdrawals> {

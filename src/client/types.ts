@@ -91,7 +91,7 @@ export type { CreatedKey, KeyItem, KeyList, KeyRevoked, Scope } from '../wire/ke
 // ---------------------------------------------------------------- control plane (src/wire/control_plane.ts)
 
 export type {
-  AccountCreated, AdminAccount, AdminKeyCreated, AdminMarket, AdminMarkets, AdminOracle, AdminWithdrawal, FeeScheduleCreated, Health,
-  KeyTierResult, MarketCreated, OracleSource, PendingWithdrawals, RoundActionResult, RoundOpened, SeriesCreated, SeriesItem, SeriesList,
-  SeriesStopped, SnapshotResult, StateHash, WithdrawalSettled,
+  AccountCreated, AdminAccount, AdminKeyCreated, AdminMarket, AdminMarkets, AdminOracle, AdminWithdrawal, FeeSchedule, FeeScheduleCreated,
+  FeeSchedules, Health, KeyTierResult, Ledger, MarketCreated, OracleSource, PendingWithdrawals, RoundActionResult, RoundOpened,
+  SeriesCreated, SeriesItem, SeriesList, SeriesStopped, SnapshotResult, StateHash, WithdrawalSettled,
 } from '../wire/control_plane.js';

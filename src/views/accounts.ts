@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { NIL } from '../book/orders.js';
 import { RATE_TIER_NAMES, WITHDRAWAL_STATUS_NAMES, WithdrawalStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
-import type { AdminAccount, AdminWithdrawal, PendingWithdrawals } from '../wire/control_plane.js';
+import type { AdminAccount, AdminWithdrawal, FeeSchedule, FeeSchedules, Ledger, PendingWithdrawals } from '../wire/control_plane.js';
 import { scopeNames, type KeyItem } from '../wire/keys.js';
 import type { Balance, DeadmanState, DepositAddress, Withdrawal } from '../wire/responses.js';
 import { accountKnown, type ViewsData } from './model.js';
@@ -106,6 +106,43 @@ export function pendingWithdrawals(v: ViewsData): PendingWithdrawals {
   rows.sort((a, b) => acc.wWid[a]! - acc.wWid[b]!);
   const out: AdminWithdrawal[] = rows.map((w) => ({ account_id: acc.wAccount[w]!, ...withdrawalView(v, w) }));
   return { withdrawals: out, as_of_seq: String(v.state.seq) };
+}
+
+/** Every fee schedule, ascending id. O(schedules); operator read. */
+export function feeSchedules(v: ViewsData): FeeSchedules {
+  const acc = v.state.accounts;
+  const out: FeeSchedule[] = [];
+  for (let id = 1; id <= acc.feeCount; id++) out.push({ fee_schedule_id: id, taker_bps: acc.feeTaker[id]!, maker_bps: acc.feeMaker[id]! });
+  return { fee_schedules: out, as_of_seq: String(v.state.seq) };
+}
+
+/**
+ * Where the money is: the totals of every account, the pending withdrawals
+ * and the open pairs, beside deposits, confirmed withdrawals and fees, and
+ * whether they add up (the identity src/engine/verify.ts checks).
+ * O(accounts + withdrawal rows + markets); operator read.
+ */
+export function ledger(v: ViewsData): Ledger {
+  const acc = v.state.accounts;
+  const mk = v.state.markets;
+  let available = 0;
+  let reserved = 0;
+  for (let a = 1; a <= acc.count; a++) {
+    available += acc.available[a]!;
+    reserved += acc.reserved[a]!;
+  }
+  let pending = 0;
+  for (let w = 0; w < acc.wTop; w++) if (acc.wWid[w] !== 0 && acc.wStatus[w] === WithdrawalStatus.pending) pending += acc.wAmount[w]!;
+  let pairs = 0;
+  for (let m = 1; m <= mk.count; m++) pairs += mk.openInterest[m]!;
+  const collateral = 100 * pairs;
+  return {
+    deposits: String(acc.deposits), withdrawn: String(acc.withdrawn), available: String(available), reserved: String(reserved),
+    withdrawals_pending: String(pending), open_pairs: String(pairs), collateral: String(collateral),
+    fees_collected: String(acc.feesCollected),
+    balanced: available + reserved + collateral + acc.feesCollected === acc.deposits - acc.withdrawn,
+    as_of_seq: String(v.state.seq),
+  };
 }
 
 /** The account that requested withdrawal wid, 0 when evicted (the fan-out's confirm/fail events carry only the wid). */

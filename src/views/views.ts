@@ -40,7 +40,9 @@ import { ExchangeState } from '../engine/state.js';
 import { Header, T_FILLED } from '../layout/records.js';
 import { assert } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
-import type { AdminAccount, AdminMarkets, AdminOracle, AdminWithdrawal, PendingWithdrawals, SeriesList } from '../wire/control_plane.js';
+import type {
+  AdminAccount, AdminMarkets, AdminOracle, AdminWithdrawal, FeeSchedules, Ledger, PendingWithdrawals, SeriesList,
+} from '../wire/control_plane.js';
 import type { KeyItem } from '../wire/keys.js';
 import type {
   Balance, Candlesticks, DeadmanState, DepositAddress, ExchangeStatus, FillsPage, MarketsPage, MarketWithSeq, OraclePrice, Orderbook,
@@ -247,6 +249,16 @@ export class Views implements ViewsData {
   /** Withdrawals waiting for confirm or fail, oldest first (operator). */
   pendingWithdrawals(): PendingWithdrawals {
     return A.pendingWithdrawals(this);
+  }
+
+  /** Every fee schedule (operator). */
+  feeSchedules(): FeeSchedules {
+    return A.feeSchedules(this);
+  }
+
+  /** Where the money is, and whether it adds up (operator). */
+  ledger(): Ledger {
+    return A.ledger(this);
   }
 
   // ---- keys and operator reads (accounts.ts) ----------------------------------------

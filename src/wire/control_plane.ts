@@ -159,6 +159,38 @@ export const AdminOracle = Type.Object({
   as_of_seq: asOfSeq,
 });
 
+/** A fee schedule as POST /admin/fee_schedules created it. */
+export const FeeSchedule = Type.Object({
+  fee_schedule_id: int(1, U32_MAX, 'fee schedule id (0, no fees, is not listed)'),
+  taker_bps: int(0, 10000, 'basis points of the taker\'s fee: ceil(bps x qty x p x (100 - p) / 1,000,000) cents, p the fill\'s tick'),
+  maker_bps: int(0, 10000, 'basis points of the maker\'s fee, the same formula'),
+});
+
+/** GET /admin/fee_schedules: every schedule, ascending fee_schedule_id. */
+export const FeeSchedules = Type.Object({
+  fee_schedules: Type.Array(FeeSchedule, { description: 'ascending fee_schedule_id' }),
+  as_of_seq: asOfSeq,
+});
+
+/**
+ * GET /admin/ledger: where the exchange's money is. Every cent deposited and
+ * not paid out by a confirmed withdrawal is in an account (available or
+ * reserved), backs an open YES+NO pair (100 cents each) or was collected as
+ * a fee; `balanced` says that the sum holds on this read model.
+ */
+export const Ledger = Type.Object({
+  deposits: u64('cents credited by every deposit ever'),
+  withdrawn: u64('cents paid out by confirmed withdrawals ever'),
+  available: u64('cents free in every account together'),
+  reserved: u64('cents reserved in every account together: resting buys and pending withdrawals'),
+  withdrawals_pending: u64('of reserved, the cents pending withdrawals hold until the operator confirms or fails them'),
+  open_pairs: u64('YES+NO pairs outstanding over every market (each side held by someone)'),
+  collateral: u64('cents backing the open pairs: 100 x open_pairs'),
+  fees_collected: u64('cents paid in fees ever'),
+  balanced: Type.Boolean({ description: 'available + reserved + collateral + fees_collected == deposits - withdrawn' }),
+  as_of_seq: asOfSeq,
+});
+
 /** A withdrawal as its owner reads it, with the owner (operator reads). */
 export const AdminWithdrawal = Type.Object({ account_id: int(1, U32_MAX, 'the account that requested it'), ...Withdrawal.properties });
 
@@ -192,3 +224,6 @@ export type OracleSource = Static<typeof OracleSource>;
 export type AdminOracle = Static<typeof AdminOracle>;
 export type AdminWithdrawal = Static<typeof AdminWithdrawal>;
 export type PendingWithdrawals = Static<typeof PendingWithdrawals>;
+export type FeeSchedule = Static<typeof FeeSchedule>;
+export type FeeSchedules = Static<typeof FeeSchedules>;
+export type Ledger = Static<typeof Ledger>;

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
 import { freePort } from '../../src/lib/free_port.js';
+import { dollars } from '../../src/lib/units.js';
 import { newAccount, newMarket, order } from '../support/harness.js';
 
 const DX = fileURLToPath(new URL('../../src/cli/dx.js', import.meta.url));
@@ -252,6 +253,25 @@ test('dx admin: an operator sets up a series, an oracle and a funded key; dx the
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /403 missing_scope/);
   assert.match((await dx(['keys', 'revoke', String(created.key_id)], env)).stdout, /revoked/);
+});
+
+test('dx admin fee-schedule list shows each schedule\'s rates; dx admin ledger the money in dollars and whether it adds up', async () => {
+  const fees = json(await dx(['admin', 'fee-schedule', 'create', '325', '15', '--json']));
+  const schedules = await dx(['admin', 'fee-schedule', 'list']);
+  assert.equal(schedules.code, 0, schedules.stderr);
+  assert.match(schedules.stdout, /^fee_schedule\s+taker_bps\s+maker_bps$/m);
+  assert.match(schedules.stdout, new RegExp(`^\\s*${fees.fee_schedule_id}\\s+325\\s+15$`, 'm'));
+  const acct = json(await dx(['admin', 'account', 'create', '--deposit', '12345', '--json']));
+  assert.ok(acct.account_id > 0);
+  const ledger = await dx(['admin', 'ledger']);
+  assert.equal(ledger.code, 0, ledger.stderr);
+  const cents = json(await dx(['admin', 'ledger', '--json']));
+  assert.ok(BigInt(cents.deposits) >= 12345n);
+  const line = (name: string): string | undefined =>
+    ledger.stdout.split('\n').find((l) => l.startsWith(`${name} `))?.replace(/^\S+\s+/, '');
+  assert.equal(line('deposits'), dollars(cents.deposits));
+  assert.equal(line('fees_collected'), dollars(cents.fees_collected));
+  assert.match(ledger.stdout, /^balanced\s+yes$/m);
 });
 
 test('dx candles: a table of the YES price per period, --json as the server answers, and its usage errors', async () => {

@@ -478,6 +478,56 @@ test('control plane: GET /admin/withdrawals lists the pending ones, oldest first
   assert.deepEqual(await mine(), []);
 });
 
+test('control plane: GET /admin/fee_schedules lists every schedule with its rates, ascending id', async () => {
+  const a = (await tx.admin.createFeeSchedule({ taker_bps: 250, maker_bps: 10 })).fee_schedule_id;
+  const b = (await tx.admin.createFeeSchedule({ taker_bps: 0, maker_bps: 10000 })).fee_schedule_id;
+  const r = await admin('GET', '/admin/fee_schedules');
+  assert.equal(r.status, 200, r.text);
+  assertWireShape(C.FeeSchedules, r.json);
+  const list = (r.json as C.FeeSchedules).fee_schedules;
+  assert.deepEqual(list.map((f) => f.fee_schedule_id), list.map((_, i) => i + 1), 'every id from 1, in order');
+  assert.deepEqual(list.slice(-2), [
+    { fee_schedule_id: a, taker_bps: 250, maker_bps: 10 }, { fee_schedule_id: b, taker_bps: 0, maker_bps: 10000 },
+  ]);
+});
+
+test('control plane: GET /admin/ledger follows deposits, trades with fees, pending and confirmed withdrawals, and adds up', async () => {
+  const at = async (): Promise<Record<string, bigint>> => {
+    const r = await admin('GET', '/admin/ledger');
+    assert.equal(r.status, 200, r.text);
+    assertWireShape(C.Ledger, r.json);
+    assert.equal(r.json.balanced, true, r.text);
+    assert.equal(BigInt(r.json.collateral), 100n * BigInt(r.json.open_pairs));
+    const out: Record<string, bigint> = {};
+    for (const [k, v] of Object.entries(r.json as C.Ledger)) if (typeof v === 'string' && k !== 'as_of_seq') out[k] = BigInt(v);
+    return out;
+  };
+  const l0 = await at();
+  const fs = (await tx.admin.createFeeSchedule({ taker_bps: 700, maker_bps: 100 })).fee_schedule_id;
+  const m = await newMarket(tx, { fee_schedule_id: fs });
+  const maker = await newAccount(tx, { deposit: '10000' });
+  const taker = await newAccount(tx, { deposit: '20000', scopes: ['read', 'trade', 'withdraw'] });
+  await maker.client.placeOrder(order(m, { tick: 40, qty: 10 }));
+  await maker.client.placeOrder(order(m, { tick: 30, qty: 5 }));
+  await taker.client.placeOrder(order(m, { outcome: 'no', tick: 60, qty: 10 }));
+  const w1 = await taker.client.withdraw({ client_withdrawal_id: '901', amount: '300', destination: 'bank' });
+  await taker.client.withdraw({ client_withdrawal_id: '902', amount: '200', destination: 'bank' });
+  await tx.admin.confirmWithdrawal(w1.wid);
+  const l1 = await at();
+  const d = (k: string): bigint => l1[k]! - l0[k]!;
+  // Taker: ceil(700 x 10 x 60 x 40 / 1e6) = 17 cents; maker: ceil(100 x 10 x 40 x 60 / 1e6) = 3.
+  assert.deepEqual(
+    {
+      deposits: d('deposits'), withdrawn: d('withdrawn'), pending: d('withdrawals_pending'), pairs: d('open_pairs'),
+      fees: d('fees_collected'),
+    },
+    { deposits: 30000n, withdrawn: 300n, pending: 200n, pairs: 10n, fees: 20n },
+  );
+  // The maker's resting buy of 5 at 30 (150 cents and its fee reserve) and the pending withdrawal are reserved.
+  assert.ok(d('reserved') >= 350n, `reserved grew by ${d('reserved')}`);
+  assert.equal(d('available') + d('reserved'), 30000n - 300n - 1000n - 20n);
+});
+
 test('control plane: DELETE /admin/keys/{key_id} revokes any key at once, idempotently; an unknown key is 404 unknown_key', async () => {
   const k = await newAccount(tx);
   await k.client.balance();
