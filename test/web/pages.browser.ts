@@ -566,6 +566,27 @@ test('console: creates an account and deposits; creates a key with the read and 
   await assert.rejects(holder.balance(), (e: unknown) => e instanceof DxApiError && e.status === 401);
 });
 
+test('console: the money panel shows the ledger (what was withdrawn, whether it adds up); the fee schedules panel every schedule',
+  async () => {
+    const page = operator.page;
+    const money = page.locator('[data-testid=ledger]');
+    const field = (name: string): Promise<string> => money.locator(`[data-field=${name}]`).innerText();
+    const cents = (text: string): bigint => BigInt(text.replace(/[$,.]/g, ''));
+    const ledger = await tx.admin.ledger();
+    assert.ok(BigInt(ledger.withdrawn) > 0n, 'the test before confirmed a withdrawal');
+    await until('the money panel shows what was withdrawn', async () => cents(await field('withdrawn')) === BigInt(ledger.withdrawn));
+    assert.equal(await field('balanced'), 'yes');
+    assert.match(await field('collateral'), /^\$[\d,]+\.\d\d \(\d+ open pairs\)$/);
+    const schedules = (await tx.admin.feeSchedules()).fee_schedules;
+    assert.ok(schedules.length > 0, 'the demo made a fee schedule');
+    for (const f of schedules) {
+      const row = page.locator(`[data-testid=fee-schedules] tr[data-fee-schedule-id="${f.fee_schedule_id}"]`);
+      await row.waitFor();
+      assert.deepEqual((await row.locator('td').allInnerTexts()).map((t) => t.trim()),
+        [String(f.fee_schedule_id), `${f.taker_bps} bps`, `${f.maker_bps} bps`]);
+    }
+  });
+
 test('web: no console errors on either page', () => {
   assert.deepEqual(trader.errors, [], 'trader page');
   assert.deepEqual(operator.errors, [], 'operator console');

@@ -11,7 +11,9 @@ import type {
   AdminKeyCreated,
   AdminMarkets,
   AdminOracle,
+  FeeSchedules,
   Health,
+  Ledger,
   PendingWithdrawals,
   SeriesCreated,
 } from '../../client/types.js';
@@ -157,6 +159,10 @@ function Console(props: { api: AdminApi; onSignOut: () => void }) {
       <div class="grid two">
         <OraclePanel api={api} />
         <WithdrawalsPanel api={api} />
+      </div>
+      <div class="grid two">
+        <MoneyPanel api={api} />
+        <FeesPanel api={api} />
       </div>
       <AccountsPanel api={api} />
     </div>
@@ -510,6 +516,71 @@ function WithdrawalsPanel(props: { api: AdminApi }) {
         </tbody>
       </table>
       {data !== null && data.withdrawals.length === 0 && <p class="muted">None pending.</p>}
+    </section>
+  );
+}
+
+// ---- money and fees ------------------------------------------------------------------------
+
+function MoneyPanel(props: { api: AdminApi }) {
+  const { data, error } = usePoll<Ledger>(props.api, '/admin/ledger', 2000);
+  return (
+    <section aria-labelledby="money-title">
+      <h2 id="money-title">Money</h2>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {data && (
+        <dl data-testid="ledger" data-seq={data.as_of_seq}>
+          <dt>Deposited</dt>
+          <dd data-field="deposits">{dollars(data.deposits)}</dd>
+          <dt>Withdrawn</dt>
+          <dd data-field="withdrawn">{dollars(data.withdrawn)}</dd>
+          <dt>In accounts</dt>
+          <dd data-field="accounts">
+            {dollars(data.available)} free, {dollars(data.reserved)} reserved ({dollars(data.withdrawals_pending)} for pending withdrawals)
+          </dd>
+          <dt>Collateral</dt>
+          <dd data-field="collateral">
+            {dollars(data.collateral)} ({data.open_pairs} open pairs)
+          </dd>
+          <dt>Fees collected</dt>
+          <dd data-field="fees_collected">{dollars(data.fees_collected)}</dd>
+          <dt>Adds up</dt>
+          <dd data-field="balanced" class={data.balanced ? 'ok' : 'error'}>
+            {data.balanced ? 'yes' : 'NO: accounts + collateral + fees differ from deposits - withdrawn'}
+          </dd>
+        </dl>
+      )}
+    </section>
+  );
+}
+
+function FeesPanel(props: { api: AdminApi }) {
+  const { data, error } = usePoll<FeeSchedules>(props.api, '/admin/fee_schedules', 5000);
+  return (
+    <section aria-labelledby="fees-title">
+      <h2 id="fees-title">Fee schedules</h2>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <table data-testid="fee-schedules">
+        <Head cols={['Id', 'Taker', 'Maker']} />
+        <tbody>
+          {(data?.fee_schedules ?? []).map((f) => (
+            <tr key={f.fee_schedule_id} data-fee-schedule-id={f.fee_schedule_id}>
+              <td>{f.fee_schedule_id}</td>
+              <td>{f.taker_bps} bps</td>
+              <td>{f.maker_bps} bps</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {data !== null && data.fee_schedules.length === 0 && <p class="muted">None: every market trades without fees.</p>}
     </section>
   );
 }
