@@ -130,6 +130,16 @@ export function checkSignature(
 const ENTRY_WORDS = 4; // sig lo, sig hi, expiry in seconds, used
 const LOCK_WORD = 0;
 /**
+ * Ranges of the expiry seconds of deleted entries the guard keeps (header
+ * words after the lock and the floor). With a clock that only moves forward
+ * the deleted expiries are one range, below every expiry a signature the
+ * window accepts can have; idle gaps and clock steps add ranges, and past
+ * this many the two closest are joined (refusing more, never less).
+ */
+const FORGOTTEN_RANGES = 8;
+/** Lock (8 bytes), floor (8), then FORGOTTEN_RANGES + 1 pairs of u32 (one spare: a new range is joined after it is added). */
+const HEADER_BYTES = 16 + (FORGOTTEN_RANGES + 1) * 8;
+/**
  * Slots a lookup may examine before the guard calls its memory full. At the
  * load the table is sized for (under a third) a run of 256 taken slots does
  * not happen; past it, a mutation is refused (503 shed), never let through
@@ -142,9 +152,11 @@ const MAX_PROBES = 256;
  * remembered), `replayed` (seen inside the window), `full` (no room to
  * remember it: the request is refused, the guard fails closed), `early`
  * (stamped before the floor of a node that just started or took over: it
- * may have been used on the previous node).
+ * may have been used on the previous node), `stepped` (the wall clock stepped
+ * back into seconds whose signatures the guard has forgotten: it cannot tell
+ * a first use from a replay; refused as `full` and `early` are, 503).
  */
-export type ReplayCheck = 'first' | 'replayed' | 'full' | 'early';
+export type ReplayCheck = 'first' | 'replayed' | 'full' | 'early' | 'stepped';
 
 export class ReplayGuard {
   /**
@@ -157,19 +169,28 @@ export class ReplayGuard {
    * through unchecked.
    */
   static allocate(entries = 1 << 21): SharedArrayBuffer {
-    return new SharedArrayBuffer(16 + entries * ENTRY_WORDS * 4);
+    return new SharedArrayBuffer(HEADER_BYTES + entries * ENTRY_WORDS * 4);
   }
 
   private readonly lock: Int32Array;
   /** [0]: the earliest timestamp (ms) a single-use signature may carry (setNotBefore); bytes 8..15 of the header. */
   private readonly floor: Float64Array;
+  /**
+   * Pairs [lo, hi] of expiry seconds (hi 0: unused) covering every entry
+   * deleted so far. A signature is remembered until its expiry leaves the
+   * window by the wall clock; after the clock steps back, one whose expiry
+   * falls in a pair may have been used and forgotten (test/gateway/
+   * replay_guard_clock.test.ts).
+   */
+  private readonly forgotten: Uint32Array;
   private readonly table: Uint32Array;
   private readonly mask: number;
 
   constructor(readonly sab: SharedArrayBuffer) {
     this.lock = new Int32Array(sab, 0, 2);
     this.floor = new Float64Array(sab, 8, 1);
-    this.table = new Uint32Array(sab, 16);
+    this.forgotten = new Uint32Array(sab, 16, (FORGOTTEN_RANGES + 1) * 2);
+    this.table = new Uint32Array(sab, HEADER_BYTES);
     this.mask = this.table.length / ENTRY_WORDS - 1;
   }
 
@@ -229,18 +250,32 @@ export class ReplayGuard {
    * there.
    */
   lookup(digest: Int32Array, nowMs: number): 'first' | 'replayed' {
-    const seen = this.probe(digest, nowMs, -1);
-    return seen === 'full' ? 'first' : seen;
+    return this.probe(digest, nowMs, -1) === 'replayed' ? 'replayed' : 'first';
+  }
+
+  /**
+   * The earliest timestamp (ms) a single-use signature may carry and not fall
+   * into the forgotten seconds of a clock that stepped back (nowMs itself
+   * when it falls in none): what a `stepped` refusal tells the client.
+   */
+  signAfter(nowMs: number): number {
+    const f = this.forgotten;
+    let hi = -1;
+    for (let r = 0; r < f.length; r += 2) if (f[r + 1] !== 0 && f[r + 1]! > hi) hi = f[r + 1]!;
+    // expiry = ceil((ts + window) / 1000) > hi  <=>  ts > hi * 1000 - window.
+    return Math.max(nowMs, hi * 1000 - REPLAY_WINDOW_MS + 1);
   }
 
   /** firstUse (expS: when the recorded entry expires, in seconds) or lookup (expS < 0: nothing recorded). */
-  private probe(digest: Int32Array, nowMs: number, expS: number): 'first' | 'replayed' | 'full' {
+  private probe(digest: Int32Array, nowMs: number, expS: number): 'first' | 'replayed' | 'full' | 'stepped' {
     const lo = digestLo(digest);
     const hi = digestHi(digest);
     const nowS = Math.floor(nowMs / 1000);
     // Acquire the table lock (spin: the critical section is a few probes).
     while (Atomics.compareExchange(this.lock, LOCK_WORD, 0, 1) !== 0) { /* spin */ }
     try {
+      // Without a step back every deleted expiry is below expS (a signature the window accepts expires at nowS or later).
+      if (expS >= 0 && this.wasForgotten(expS)) return 'stepped';
       const t = this.table;
       let i = this.home(lo, hi);
       for (let probes = 0; probes < MAX_PROBES;) {
@@ -268,6 +303,74 @@ export class ReplayGuard {
     }
   }
 
+  /** True when entries expiring at second s may have been deleted. Under the lock. */
+  private wasForgotten(s: number): boolean {
+    const f = this.forgotten;
+    for (let r = 0; r < f.length; r += 2) if (f[r + 1] !== 0 && s >= f[r]! && s <= f[r + 1]!) return true;
+    return false;
+  }
+
+  /**
+   * Notes the deletion of an entry expiring at second s: the pair it is in or
+   * next to grows (and absorbs the pairs it comes to touch), or s starts a
+   * pair of its own; past FORGOTTEN_RANGES pairs the two closest are joined.
+   * Under the lock.
+   */
+  private forget(s: number): void {
+    const f = this.forgotten;
+    let free = -1;
+    for (let r = 0; r < f.length; r += 2) {
+      if (f[r + 1] === 0) {
+        if (free < 0) free = r;
+      } else if (s + 1 >= f[r]! && s <= f[r + 1]! + 1) {
+        if (s >= f[r]! && s <= f[r + 1]!) return;
+        if (s < f[r]!) f[r] = s;
+        else f[r + 1] = s;
+        this.joinTouching(r);
+        return;
+      }
+    }
+    // There is always a free pair: at most FORGOTTEN_RANGES are used between calls.
+    f[free] = s;
+    f[free + 1] = s;
+    this.joinClosest();
+  }
+
+  /** Joins into pair r every other pair that overlaps or touches it. */
+  private joinTouching(r: number): void {
+    const f = this.forgotten;
+    for (let q = 0; q < f.length; q += 2) {
+      if (q === r || f[q + 1] === 0 || f[q]! > f[r + 1]! + 1 || f[r]! > f[q + 1]! + 1) continue;
+      f[r] = Math.min(f[r]!, f[q]!);
+      f[r + 1] = Math.max(f[r + 1]!, f[q + 1]!);
+      f[q] = 0;
+      f[q + 1] = 0;
+    }
+  }
+
+  /** While more than FORGOTTEN_RANGES pairs are used, joins the two with the smallest gap between them. */
+  private joinClosest(): void {
+    const f = this.forgotten;
+    let used = 0;
+    for (let r = 0; r < f.length; r += 2) if (f[r + 1] !== 0) used++;
+    if (used <= FORGOTTEN_RANGES) return;
+    let a = -1;
+    let b = -1;
+    let gap = Infinity;
+    for (let r = 0; r < f.length; r += 2) {
+      if (f[r + 1] === 0) continue;
+      for (let q = r + 2; q < f.length; q += 2) {
+        if (f[q + 1] === 0) continue;
+        const g = Math.max(f[r]!, f[q]!) - Math.min(f[r + 1]!, f[q + 1]!);
+        if (g < gap) [a, b, gap] = [r, q, g];
+      }
+    }
+    f[a] = Math.min(f[a]!, f[b]!);
+    f[a + 1] = Math.max(f[a + 1]!, f[b + 1]!);
+    f[b] = 0;
+    f[b + 1] = 0;
+  }
+
   private home(lo: number, hi: number): number {
     return (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & this.mask;
   }
@@ -276,6 +379,7 @@ export class ReplayGuard {
   private remove(i: number): void {
     const t = this.table;
     const mask = this.mask;
+    this.forget(t[i * ENTRY_WORDS + 2]!);
     let hole = i;
     for (let j = (i + 1) & mask; j !== i && t[j * ENTRY_WORDS + 3] !== 0; j = (j + 1) & mask) {
       const e = j * ENTRY_WORDS;

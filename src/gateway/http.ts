@@ -380,6 +380,12 @@ export function authenticate(
       throw new ApiError('shed', `this node started or took over moments ago: a mutation must be signed at ${floor} ms or later ` +
         '(one signed before may have been used on the node before); sign it again', { retry_after_ms: String(Math.max(1, floor - now)) });
     }
+    if (seen === 'stepped') {
+      const after = opts.replay.signAfter(now);
+      logClientProblem(opts.log, { event: 'auth_stepped', key_id: keyId, route: routeName, sign_after_ms: after });
+      throw new ApiError('shed', `the wall clock stepped back: a mutation stamped before ${after} ms may have been used and ` +
+        'forgotten, so it cannot be told from a replay; sign it again then', { retry_after_ms: String(Math.max(1, after - now)) });
+    }
     return { keyId, keyRow: key.row, account: key.account_id, scopes: key.scopes };
   } finally {
     if (mac !== null) macs.release(mac);
