@@ -17,12 +17,18 @@ interface Waiting {
   reject: (e: Error) => void;
 }
 
+/**
+ * The exchange answers a record by its correlation alone, and every stream on a connection sees every answer frame:
+ * the streams sharing a DxWebSocket draw their correlations from one counter, so that none takes another's answer.
+ */
+const correlations = new WeakMap<DxWebSocket, { next: number }>();
+
 export class DxOrderStream {
   private encoder: FrameEncoder | null = null;
   private readonly waiting = new Map<number, Waiting>();
   /** Correlations of the commands encoded but not yet sent. */
   private unsent: number[] = [];
-  private nextCorrelation = 1;
+  private readonly correlation: { next: number };
   private flushScheduled = false;
   private maxRecords = 1;
   /** The connection's account (start_binary's answer): header.account of every record. */
@@ -31,6 +37,9 @@ export class DxOrderStream {
   maxInFlight = 0;
 
   private constructor(readonly ws: DxWebSocket) {
+    let c = correlations.get(ws);
+    if (c === undefined) correlations.set(ws, (c = { next: 1 }));
+    this.correlation = c;
     ws.onBinary((frame) => this.onFrame(frame));
   }
 
@@ -42,11 +51,18 @@ export class DxOrderStream {
   static async open(o: DxWebSocketOptions | DxWebSocket): Promise<DxOrderStream> {
     const ws = o instanceof DxWebSocket ? o : new DxWebSocket(o);
     const s = new DxOrderStream(ws);
+    // A stream whose open was refused stays out of the connection's later reconnects (its start would fail them all).
+    let refused = false;
     // Commands sent on a connection that dropped cannot be answered on the next one.
     ws.onDisconnect(() => s.failUnanswered());
-    ws.onOpen(() => s.start());
-    if (!ws.connected) await ws.connect();
-    else await s.start();
+    ws.onOpen(() => (refused ? undefined : s.start()));
+    try {
+      if (!ws.connected) await ws.connect();
+      else await s.start();
+    } catch (e) {
+      refused = true;
+      throw e;
+    }
     return s;
   }
 
@@ -84,14 +100,14 @@ export class DxOrderStream {
   private issue(encode: (e: FrameEncoder, correlation: number) => void): Promise<EntryResultObject> {
     const e = this.encoder;
     if (e === null || !this.ws.connected) return Promise.reject(new DxConnectionLost('binary order'));
-    const c = this.nextCorrelation;
+    const c = this.correlation.next;
     try {
       encode(e, c);
     } catch (err) {
       // A field out of range: the encoder checked it before writing anything, so nothing of this command is sent.
       return Promise.reject(err);
     }
-    this.nextCorrelation = (c + 1) >>> 0 || 1;
+    this.correlation.next = (c + 1) >>> 0 || 1;
     this.unsent.push(c);
     if (e.count >= this.maxRecords) this.flush();
     else if (!this.flushScheduled) {

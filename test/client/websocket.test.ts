@@ -8,8 +8,10 @@
 // on the new connection and keeps placing, and refuses a field out of range
 // before writing any of its command. close() during a handshake leaves no
 // socket; a first connect that fails (DxOrderStream.open refused) leaves
-// none either; a revoked key's close (4003) is not reconnected; an
-// unsubscribe is not made again by a reconnect.
+// none either, and one refused on a shared connection leaves its reconnects
+// alone; two streams on one connection never take each other's answers; a
+// revoked key's close (4003) is not reconnected; an unsubscribe is not made
+// again by a reconnect.
 
 import assert from 'node:assert/strict';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
@@ -254,6 +256,47 @@ it('client ws: DxOrderStream refuses a field out of the JSON schema\'s bounds be
       'only the valid placement reached the exchange');
   } finally {
     await s.close();
+  }
+});
+
+it('client ws: two DxOrderStreams on one DxWebSocket each get the answer to their own command', async () => {
+  const ws = new DxWebSocket({ url: tx.base, keyId: k.keyId, secret: k.secret });
+  await ws.connect();
+  const a = await DxOrderStream.open(ws);
+  const b = await DxOrderStream.open(ws);
+  try {
+    const [ra, rb] = await Promise.all([
+      a.place(order(market, { tick: 21, qty: 1, client_order_id: '9100001' })),
+      b.place(order(market, { tick: 22, qty: 2, client_order_id: '9100002' })),
+    ]);
+    assert.equal(ra.client_order_id, '9100001', 'a\'s placement answered with a\'s order');
+    assert.equal(rb.client_order_id, '9100002', 'b\'s placement answered with b\'s order');
+    assert.notEqual(ra.order_id, rb.order_id);
+  } finally {
+    await a.close();
+  }
+});
+
+it('client ws: a DxOrderStream.open(ws) refused (layout_mismatch) leaves the connection\'s later reconnects alone', async () => {
+  const url = `http://127.0.0.1:${proxy.port}`;
+  const ws = new DxWebSocket({ url, keyId: k.keyId, secret: k.secret, backoff: { minMs: 20, maxMs: 100 } });
+  // A client built from another native layout: its start_binary names another fingerprint (the exchange refuses it).
+  const command = ws.command.bind(ws);
+  ws.command = (cmd, params) => command(cmd, cmd === 'start_binary' ? { ...params, layout_fingerprint: '0xdeadbeef' } : params);
+  await ws.connect();
+  try {
+    await ws.subscribe(['user']);
+    await assert.rejects(DxOrderStream.open(ws), (e: unknown) => e instanceof DxWsError && e.codeName === 'layout_mismatch');
+    // The bot falls back to JSON order entry on the same connection.
+    assert.equal((await ws.placeOrder(order(market, { tick: 9 }))).status, 'resting');
+    proxy.cut();
+    assert.ok(await eventually(() => ws.connected, 5000), 'reconnected');
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(ws.connected && ws.connections <= 3,
+      `the connection stays up after the reconnect (connected ${ws.connected}, ${ws.connections} connections opened)`);
+    assert.equal((await ws.placeOrder(order(market, { tick: 9 }))).status, 'resting');
+  } finally {
+    await ws.close();
   }
 });
 
