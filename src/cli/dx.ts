@@ -5,7 +5,9 @@
 //   dx mcp                              a local stdio MCP server holding the key
 // Tables for people, --json for scripts (the server's JSON on stdout, errors
 // too). Exit codes: 0 done, 1 the server refused (its error is printed),
-// 2 usage or configuration, 3 the server could not be reached. See
+// 2 usage or configuration, 3 the server could not be reached (nothing was
+// sent), 4 the request was sent and no answer came (what it asked for may or
+// may not have been done). See
 // context.ts for the environment variables. CLI process, main thread.
 
 import { readFileSync, realpathSync } from 'node:fs';
@@ -21,6 +23,7 @@ export const EXIT_OK = 0;
 export const EXIT_API = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_NETWORK = 3;
+export const EXIT_NO_ANSWER = 4;
 
 const MCP_COMMAND: Command = {
   usage: 'dx mcp',
@@ -69,20 +72,27 @@ export function helpText(): string {
     'environment: DX_API_URL (default http://127.0.0.1:8080), DX_KEY_ID + DX_KEY_SECRET or DX_KEY_FILE',
     '  (JSON {"key_id","secret","url"?}), DX_ACCOUNTS_URL (8081), DX_ADMIN_URL (default http://127.0.0.1:8082),',
     '  DX_ADMIN_TOKEN or ./data/admin-token. Options: --json, --url, --key-file, --admin-url, --timeout-ms.',
-    '  `dx <command> --help` shows one command. Exit codes: 0 ok, 1 refused by the server, 2 usage, 3 unreachable.',
+    '  `dx <command> --help` shows one command. Exit codes: 0 ok, 1 refused by the server, 2 usage, 3 unreachable (nothing',
+    '  sent), 4 no answer (sent: a change it asked for may or may not have been made).',
     '',
   ].join('\n');
 }
 
-/** A network failure of fetch, as a sentence (connection refused, timeout, DNS). */
-function networkMessage(e: unknown): string | null {
+/** Failures of fetch that happen before a request is written: nothing reached the exchange. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * A network failure of fetch, as a sentence, and whether the request may have
+ * reached the exchange: a timeout or a connection lost after the request was
+ * written leaves its outcome unknown (a placement is held until sequenced).
+ */
+function networkFailure(e: unknown): { message: string; sent: boolean } | null {
   if (!(e instanceof Error)) return null;
-  if (e.name === 'TimeoutError') return 'no answer within the timeout (--timeout-ms)';
+  if (e.name === 'TimeoutError') return { message: 'no answer within the timeout (--timeout-ms)', sent: true };
   if (e instanceof TypeError && e.message === 'fetch failed') {
     const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    return c?.code === 'ECONNREFUSED'
-      ? 'connection refused (is the exchange running? check the URL)'
-      : (c?.message ?? c?.code ?? 'fetch failed');
+    if (c?.code === 'ECONNREFUSED') return { message: 'connection refused (is the exchange running? check the URL)', sent: false };
+    return { message: c?.message ?? c?.code ?? 'fetch failed', sent: !NOT_SENT.has(c?.code ?? '') };
   }
   return null;
 }
@@ -142,10 +152,16 @@ export async function run(
       writeErr(`dx: a header value is not Latin-1 (check DX_ADMIN_TOKEN): ${e.message}\n`);
       return EXIT_USAGE;
     }
-    const net = networkMessage(e);
-    if (net !== null) {
-      writeErr(`dx: cannot reach the exchange: ${net}\n`);
+    const net = networkFailure(e);
+    if (net !== null && !net.sent) {
+      writeErr(`dx: cannot reach the exchange: ${net.message}\n`);
       return EXIT_NETWORK;
+    }
+    if (net !== null) {
+      writeErr(`dx: no answer from the exchange: ${net.message}. The request was sent: a change it asked for (an order, a ` +
+        'cancel, a withdrawal, a key) may or may not have been made; look (dx orders, dx withdrawal <id>, dx keys list) ' +
+        'before repeating it\n');
+      return EXIT_NO_ANSWER;
     }
     throw e;
   }

@@ -2,7 +2,7 @@
 // against a real exchange: operator commands over the control plane, signed
 // client commands with a key from the environment or a key file, tables and
 // --json, and the exit codes: 0 done, 1 refused by the server, 2 usage or
-// configuration, 3 unreachable.
+// configuration, 3 unreachable, 4 no answer (tested in order_outcome).
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
