@@ -1,7 +1,8 @@
 // request_parts: the per-request pieces of the REST and WebSocket lanes, each
 // timed alone with tinybench in this thread: the signature (the gateway's
 // HMAC from key midstates), the query parser, the placement body's schema
-// check, the hand-written reply JSON, and the WebSocket JSON lane's frame
+// check, the hand-written reply JSON, the replay guard's check of a
+// mutation, and the WebSocket JSON lane's frame
 // text, command envelope, route input and order_result frame, and the binary
 // lane's frame checks. Where the lane replaced a general tool, that tool is
 // timed beside it as a peer on the same inputs (JSON.stringify against the
@@ -23,7 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Bench } from 'tinybench';
-import { KeyMacs, checkMac, sign } from '../src/gateway/auth.js';
+import { KeyMacs, ReplayGuard, checkMac, sign } from '../src/gateway/auth.js';
 import { parseQuery } from '../src/gateway/query.js';
 import { routeInput, routeInputChecker } from '../src/gateway/route_input.js';
 import { OrderbookBody, PlacementBody, ROUTES, validateBody, type Route } from '../src/gateway/routes.js';
@@ -166,7 +167,28 @@ function restTasks(x: Inputs): Task[] {
     ['orderbook_json_stringify', () => {
       for (let i = 0; i < BATCH; i++) sink += JSON.stringify(x.books[i]!).length;
     }],
+    ['replay_guard_first_use', guardTask()],
   ];
+}
+
+/**
+ * A mutation's replay-guard check (firstUse, which records it): distinct signatures at 50,000 a second, so entries
+ * expire and are deleted as in a loaded gateway, in the exchange's table (2 M entries).
+ */
+function guardTask(): () => void {
+  const guard = new ReplayGuard(ReplayGuard.allocate());
+  const d = new Int32Array(8);
+  let n = 0;
+  let now = Date.now();
+  return () => {
+    for (let i = 0; i < BATCH; i++) {
+      n++;
+      d[0] = Math.imul(n, 0x9e3779b1);
+      d[1] = n;
+      now += 0.02;
+      check(guard.firstUse(d, now, now) === 'first', 'a new signature refused');
+    }
+  };
 }
 
 /** The WebSocket lanes' parts: a JSON place_order from frame to input, its answer frame, a binary frame's checks. */

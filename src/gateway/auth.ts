@@ -137,8 +137,11 @@ const LOCK_WORD = 0;
  * this many the two closest are joined (refusing more, never less).
  */
 const FORGOTTEN_RANGES = 8;
-/** Lock (8 bytes), floor (8), then FORGOTTEN_RANGES + 1 pairs of u32 (one spare: a new range is joined after it is added). */
-const HEADER_BYTES = 16 + (FORGOTTEN_RANGES + 1) * 8;
+/**
+ * Lock (8 bytes), floor (8), the ranges' hint (8: their highest second, and the pair the last deletion fell in), then
+ * FORGOTTEN_RANGES + 1 pairs of u32 (one spare: a new range is joined after it is added).
+ */
+const HEADER_BYTES = 24 + (FORGOTTEN_RANGES + 1) * 8;
 /**
  * Slots a lookup may examine before the guard calls its memory full. At the
  * load the table is sized for (under a third) a run of 256 taken slots does
@@ -183,13 +186,16 @@ export class ReplayGuard {
    * replay_guard_clock.test.ts).
    */
   private readonly forgotten: Uint32Array;
+  /** [0]: the highest second in `forgotten` (0: none); [1]: the index in it of the pair the last deletion fell in. */
+  private readonly hint: Uint32Array;
   private readonly table: Uint32Array;
   private readonly mask: number;
 
   constructor(readonly sab: SharedArrayBuffer) {
     this.lock = new Int32Array(sab, 0, 2);
     this.floor = new Float64Array(sab, 8, 1);
-    this.forgotten = new Uint32Array(sab, 16, (FORGOTTEN_RANGES + 1) * 2);
+    this.hint = new Uint32Array(sab, 16, 2);
+    this.forgotten = new Uint32Array(sab, 24, (FORGOTTEN_RANGES + 1) * 2);
     this.table = new Uint32Array(sab, HEADER_BYTES);
     this.mask = this.table.length / ENTRY_WORDS - 1;
   }
@@ -259,11 +265,9 @@ export class ReplayGuard {
    * when it falls in none): what a `stepped` refusal tells the client.
    */
   signAfter(nowMs: number): number {
-    const f = this.forgotten;
-    let hi = -1;
-    for (let r = 0; r < f.length; r += 2) if (f[r + 1] !== 0 && f[r + 1]! > hi) hi = f[r + 1]!;
-    // expiry = ceil((ts + window) / 1000) > hi  <=>  ts > hi * 1000 - window.
-    return Math.max(nowMs, hi * 1000 - REPLAY_WINDOW_MS + 1);
+    // expiry = ceil((ts + window) / 1000) > the highest forgotten second  <=>  ts > that second * 1000 - window.
+    const hi = this.hint[0]!;
+    return hi === 0 ? nowMs : Math.max(nowMs, hi * 1000 - REPLAY_WINDOW_MS + 1);
   }
 
   /** firstUse (expS: when the recorded entry expires, in seconds) or lookup (expS < 0: nothing recorded). */
@@ -305,6 +309,7 @@ export class ReplayGuard {
 
   /** True when entries expiring at second s may have been deleted. Under the lock. */
   private wasForgotten(s: number): boolean {
+    if (s > this.hint[0]!) return false; // every call without a step back
     const f = this.forgotten;
     for (let r = 0; r < f.length; r += 2) if (f[r + 1] !== 0 && s >= f[r]! && s <= f[r + 1]!) return true;
     return false;
@@ -318,6 +323,11 @@ export class ReplayGuard {
    */
   private forget(s: number): void {
     const f = this.forgotten;
+    const h = this.hint;
+    // Most deletions fall in the second of the one before.
+    const last = h[1]!;
+    if (f[last + 1] !== 0 && s >= f[last]! && s <= f[last + 1]!) return;
+    if (s > h[0]!) h[0] = s;
     let free = -1;
     for (let r = 0; r < f.length; r += 2) {
       if (f[r + 1] === 0) {
@@ -327,13 +337,14 @@ export class ReplayGuard {
         if (s < f[r]!) f[r] = s;
         else f[r + 1] = s;
         this.joinTouching(r);
+        h[1] = r;
         return;
       }
     }
     // There is always a free pair: at most FORGOTTEN_RANGES are used between calls.
     f[free] = s;
     f[free + 1] = s;
-    this.joinClosest();
+    h[1] = this.joinClosest(free);
   }
 
   /** Joins into pair r every other pair that overlaps or touches it. */
@@ -348,12 +359,15 @@ export class ReplayGuard {
     }
   }
 
-  /** While more than FORGOTTEN_RANGES pairs are used, joins the two with the smallest gap between them. */
-  private joinClosest(): void {
+  /**
+   * While more than FORGOTTEN_RANGES pairs are used, joins the two with the smallest gap between them. Returns where the
+   * pair at index p is then (p, or the pair it was joined into).
+   */
+  private joinClosest(p: number): number {
     const f = this.forgotten;
     let used = 0;
     for (let r = 0; r < f.length; r += 2) if (f[r + 1] !== 0) used++;
-    if (used <= FORGOTTEN_RANGES) return;
+    if (used <= FORGOTTEN_RANGES) return p;
     let a = -1;
     let b = -1;
     let gap = Infinity;
@@ -369,6 +383,7 @@ export class ReplayGuard {
     f[a + 1] = Math.max(f[a + 1]!, f[b + 1]!);
     f[b] = 0;
     f[b + 1] = 0;
+    return p === b ? a : p;
   }
 
   private home(lo: number, hi: number): number {
