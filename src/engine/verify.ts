@@ -14,6 +14,34 @@ const {
   W_ACCOUNT, W_ANEXT, W_MARKET, W_NEXT, W_PREV, W_REMAINING,
 } = ordersModule;
 
+/** The money of every account together and the open pairs: the terms of the money identity verify checks. */
+export interface MoneyTotals {
+  available: number;
+  reserved: number;
+  /** YES+NO pairs outstanding over every market (open interest), each backed by 100 cents. */
+  pairs: number;
+}
+
+export function moneyTotals(s: ExchangeState): MoneyTotals {
+  const acc = s.accounts;
+  const mk = s.markets;
+  let available = 0;
+  let reserved = 0;
+  for (let a = 1; a <= acc.count; a++) {
+    available += acc.available[a]!;
+    reserved += acc.reserved[a]!;
+  }
+  let pairs = 0;
+  for (let market = 1; market <= mk.count; market++) pairs += mk.openInterest[market]!;
+  return { available, reserved, pairs };
+}
+
+/** Whether cash + 100 x open pairs + fees == deposits - confirmed withdrawals, for totals `t` of state s. */
+export function moneyBalanced(s: ExchangeState, t: MoneyTotals): boolean {
+  const acc = s.accounts;
+  return t.available + t.reserved + 100 * t.pairs + acc.feesCollected === acc.deposits - acc.withdrawn;
+}
+
 export function verify(s: ExchangeState): string[] {
   const bad: string[] = [];
   const acc = s.accounts;
@@ -22,11 +50,9 @@ export function verify(s: ExchangeState): string[] {
   const book = s.book;
 
   // Money: cash + 100 x open pairs + fees == deposits - confirmed withdrawals.
-  let cash = 0;
   for (let a = 1; a <= acc.count; a++) {
     if (acc.available[a]! < 0) bad.push(`account ${a}: available ${acc.available[a]} < 0`);
     if (acc.reserved[a]! < 0) bad.push(`account ${a}: reserved ${acc.reserved[a]} < 0`);
-    cash += acc.available[a]! + acc.reserved[a]!;
   }
   // Deposit refs: each account remembers at most deposit_ref_cap, and the index holds exactly the remembered ones.
   let refs = 0;
@@ -35,12 +61,11 @@ export function verify(s: ExchangeState): string[] {
     refs += acc.dCount[a]!;
   }
   if (refs !== acc.depositRefIndex.size) bad.push(`deposit refs: accounts hold ${refs}, the index ${acc.depositRefIndex.size}`);
-  let pairs = 0;
-  for (let market = 1; market <= mk.count; market++) pairs += mk.openInterest[market]!;
-  if (cash + 100 * pairs + acc.feesCollected !== acc.deposits - acc.withdrawn) {
-    bad.push(
-      `money: cash ${cash} + 100 x pairs ${pairs} + fees ${acc.feesCollected} != deposits ${acc.deposits} - withdrawn ${acc.withdrawn}`,
-    );
+  const money = moneyTotals(s);
+  if (!moneyBalanced(s, money)) {
+    const cash = money.available + money.reserved;
+    bad.push(`money: cash ${cash} + 100 x pairs ${money.pairs} + fees ${acc.feesCollected} != deposits ${acc.deposits} - ` +
+      `withdrawn ${acc.withdrawn}`);
   }
 
   // Reservations recomputed from live orders and pending withdrawals.

@@ -7,6 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import { NIL } from '../book/orders.js';
+import { moneyBalanced, moneyTotals } from '../engine/verify.js';
 import { RATE_TIER_NAMES, WITHDRAWAL_STATUS_NAMES, WithdrawalStatus } from '../layout/records.js';
 import { hiLoToString } from '../lib/u64.js';
 import type { AdminAccount, AdminWithdrawal, FeeSchedule, FeeSchedules, Ledger, PendingWithdrawals } from '../wire/control_plane.js';
@@ -124,24 +125,13 @@ export function feeSchedules(v: ViewsData): FeeSchedules {
  */
 export function ledger(v: ViewsData): Ledger {
   const acc = v.state.accounts;
-  const mk = v.state.markets;
-  let available = 0;
-  let reserved = 0;
-  for (let a = 1; a <= acc.count; a++) {
-    available += acc.available[a]!;
-    reserved += acc.reserved[a]!;
-  }
+  const t = moneyTotals(v.state);
   let pending = 0;
   for (let w = 0; w < acc.wTop; w++) if (acc.wWid[w] !== 0 && acc.wStatus[w] === WithdrawalStatus.pending) pending += acc.wAmount[w]!;
-  let pairs = 0;
-  for (let m = 1; m <= mk.count; m++) pairs += mk.openInterest[m]!;
-  const collateral = 100 * pairs;
   return {
-    deposits: String(acc.deposits), withdrawn: String(acc.withdrawn), available: String(available), reserved: String(reserved),
-    withdrawals_pending: String(pending), open_pairs: String(pairs), collateral: String(collateral),
-    fees_collected: String(acc.feesCollected),
-    balanced: available + reserved + collateral + acc.feesCollected === acc.deposits - acc.withdrawn,
-    as_of_seq: String(v.state.seq),
+    deposits: String(acc.deposits), withdrawn: String(acc.withdrawn), available: String(t.available), reserved: String(t.reserved),
+    withdrawals_pending: String(pending), open_pairs: String(t.pairs), collateral: String(100 * t.pairs),
+    fees_collected: String(acc.feesCollected), balanced: moneyBalanced(v.state, t), as_of_seq: String(v.state.seq),
   };
 }
 
