@@ -278,7 +278,7 @@ async function main(): Promise<void> {
       sigHeader: String(req.headers['dx-access-signature'] ?? ''),
       authorization: '',
       contentLengths: 1,
-      chunks: [],
+      held: null,
       size: raw.length,
       tooLarge: false,
       routeName: route.name,

@@ -76,7 +76,12 @@ export interface InFlight extends StageTimes {
   sigHeader: string;
   authorization: string;
   contentLengths: number;
-  chunks: Buffer[];
+  /**
+   * The body's pieces so far, copied into one buffer that doubles as it fills (up to BODY_CAP_BYTES); null before the
+   * first piece that is not the last. One copy per request, not per piece: a body sent a byte per packet, before any
+   * signature is checked, holds about its own size (an object per piece held over 100 bytes per byte).
+   */
+  held: Buffer | null;
   size: number;
   tooLarge: boolean;
   routeName: string;
@@ -100,7 +105,7 @@ export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
     sigHeader: '',
     authorization: '',
     contentLengths: 0,
-    chunks: [],
+    held: null,
     size: 0,
     tooLarge: false,
     routeName,
@@ -129,9 +134,9 @@ export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
 /**
  * Reads a request: headers, URL and query synchronously, then the body
  * (capped at BODY_CAP_BYTES), then calls onBody once. Chunks before the last
- * are copied (uWS neuters a chunk after its callback); a body that arrives in
- * one chunk is handed over as a view of it, without a copy, so `raw` is valid
- * only while onBody runs: every caller parses it at once.
+ * are copied into one buffer (uWS neuters a chunk after its callback); a body
+ * that arrives in one chunk is handed over as a view of it, without a copy,
+ * so `raw` is valid only while onBody runs: every caller parses it at once.
  */
 export function receive(
   res: HttpResponse,
@@ -148,18 +153,31 @@ export function receive(
     const view = Buffer.from(chunk);
     if (f.mac !== null && view.length > 0) f.mac.update(view);
     if (!f.tooLarge) {
+      const had = f.size;
       f.size += view.length;
       if (f.size > BODY_CAP_BYTES) {
         f.tooLarge = true;
-        f.chunks.length = 0;
-      } else if (!isLast && view.length > 0) {
-        f.chunks.push(Buffer.from(view));
+        f.held = null;
+      } else if (view.length > 0 && (!isLast || f.held !== null)) {
+        hold(f, had, view);
       }
     }
     if (!isLast) return;
-    if (f.tooLarge || f.chunks.length === 0) onBody(f, f.tooLarge ? EMPTY : view);
-    else onBody(f, Buffer.concat(view.length > 0 ? [...f.chunks, view] : f.chunks));
+    if (f.tooLarge) onBody(f, EMPTY);
+    else onBody(f, f.held === null ? view : f.held.subarray(0, f.size));
   });
+}
+
+/** Copies a piece of the body after the `had` bytes already held, growing the buffer (doubling, up to the cap) to fit. */
+function hold(f: InFlight, had: number, view: Buffer): void {
+  let h = f.held;
+  if (h === null || h.length < f.size) {
+    // Not from Buffer's shared pool: a held body must not keep a pool slab of other requests' bytes alive.
+    const grown = Buffer.allocUnsafeSlow(Math.min(BODY_CAP_BYTES, Math.max(1024, f.size * 2)));
+    if (h !== null) h.copy(grown, 0, 0, had);
+    f.held = h = grown;
+  }
+  view.copy(h, had);
 }
 
 const EMPTY = Buffer.alloc(0);
