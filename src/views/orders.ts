@@ -119,6 +119,16 @@ export function ordersPage(v: ViewsData, account: number, q: OrdersQuery): Order
   return { orders: out, cursor, as_of_seq: String(s.seq) };
 }
 
+/** How many live (resting or partially filled) orders the account has: one walk of its live list, nothing allocated. */
+export function openOrderCount(v: ViewsData, account: number): number {
+  const s = v.state;
+  if (!accountKnown(s, account)) return 0;
+  const ord = s.orders;
+  let n = 0;
+  for (let x = s.accounts.liveHead[account]!; x !== NIL; x = ord.i32[(x << LW) | W_ANEXT]!) n++;
+  return n;
+}
+
 /**
  * One retained order of the account with its status (duplicate_client_order_id
  * details, user channel); null when unknown, evicted or foreign.

@@ -216,6 +216,11 @@ export class Views implements ViewsData {
     return O.ordersPage(this, account, q);
   }
 
+  /** How many live orders the account has (the orders of its user snapshot). */
+  openOrderCount(account: number): number {
+    return O.openOrderCount(this, account);
+  }
+
   /** One retained order of the account with its status; null when unknown, evicted or foreign. */
   order(account: number, orderId: number): OrderWithStatus | null {
     return O.orderWithStatus(this, account, orderId);

@@ -49,7 +49,7 @@ import {
 import { stageTimes, type GatewayCore } from '../gateway/core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from '../gateway/envelope.js';
-import { BUCKET_READ } from '../gateway/buckets.js';
+import { BUCKET_READ, keyLimits } from '../gateway/buckets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, Uws } from '../gateway/uws.js';
 import { Scope } from '../layout/records.js';
 import { memOf } from '../lib/mem.js';
@@ -64,6 +64,13 @@ import {
 } from './protocol.js';
 import type { Subscribed } from '../wire/ws.js';
 
+/**
+ * A user snapshot costs one read token per this many open orders (the
+ * command's own token included; at most the key's read burst less one): it
+ * lists every open order, rendered on the gateway thread in one message
+ * (20,000 orders: about 8 MB and 150-340 ms of the thread).
+ */
+export const SNAPSHOT_ORDERS_PER_TOKEN = 100;
 /** Empty pump polls (each one event-loop turn) before parking on the doorbell. */
 const SPIN_POLLS = 64;
 /** Longest park of the pump (a safety net: the engine rings the doorbell when it publishes). */
@@ -114,6 +121,12 @@ class Conn implements Peer, BinaryPeer {
   user: UserSubscription | null = null;
   /** Order commands held for their outcome. */
   inFlight = 0;
+  /**
+   * Bytes of the largest message written since the connection's backlog was
+   * last under slow_consumer_bytes: one message larger than the limit (a
+   * user snapshot of many open orders) is not a slow consumer by itself.
+   */
+  allowance = 0;
   /** True once start_binary agreed on the layout: binary frames are order entry. */
   binary = false;
   /** Binary answers not yet written: the batch answers are appended to (answers()). */
@@ -522,12 +535,7 @@ export class WsLane {
         if (!conn.byTopic.has(topic)) fresh++;
       }
     }
-    const cap = this.cfg.max_subscriptions_per_key;
-    if (fresh > 0 && !this.counts.tryAdd(conn.keyRow, KEY_SUBSCRIPTIONS, fresh, cap)) {
-      const has = this.counts.get(conn.keyRow, KEY_SUBSCRIPTIONS);
-      const why = `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${has})`;
-      throw new WsCommandError('too_many_subscriptions', why);
-    }
+    this.admitSubscriptions(conn, fresh, conn.user === null && channels.includes('user') && !this.canResume(conn, resume));
     const after: (() => void)[] = [];
     for (const p of plan) {
       if (p.channel === 'user') {
@@ -535,8 +543,7 @@ export class WsLane {
           this.fanout.queue(conn, reply(id, 'subscribed', { channel: 'user', sid: conn.user.sid, existing: true }));
           continue;
         }
-        const log = this.fanout.existingLog(conn.account);
-        const resumed = resume !== null && log !== undefined && resume >= log.coveredFrom;
+        const resumed = this.canResume(conn, resume);
         const sid = this.fanout.allocateSid();
         const sub: UserSubscription = { sid, channel: 'user', user: { peer: conn, sid, account: conn.account, seq: 0 } };
         this.addSub(conn, sub);
@@ -569,6 +576,50 @@ export class WsLane {
     }
     // Replies first, then each subscription's first data.
     for (const f of after) f();
+  }
+
+  /**
+   * Counts `fresh` new subscriptions against the key's cap and, when one is a user subscription with a snapshot, charges
+   * the snapshot: all or nothing (a refused charge takes the count back).
+   */
+  private admitSubscriptions(conn: Conn, fresh: number, userSnapshot: boolean): void {
+    const cap = this.cfg.max_subscriptions_per_key;
+    if (fresh > 0 && !this.counts.tryAdd(conn.keyRow, KEY_SUBSCRIPTIONS, fresh, cap)) {
+      const has = this.counts.get(conn.keyRow, KEY_SUBSCRIPTIONS);
+      const why = `at most ${cap} subscriptions per key (this command adds ${fresh}, the key has ${has})`;
+      throw new WsCommandError('too_many_subscriptions', why);
+    }
+    if (!userSnapshot) return;
+    try {
+      this.chargeSnapshot(conn);
+    } catch (e) {
+      this.counts.remove(conn.keyRow, KEY_SUBSCRIPTIONS, fresh);
+      throw e;
+    }
+  }
+
+  /** Whether a user subscription from resume_from_seq `resume` replays the retained log instead of a snapshot. */
+  private canResume(conn: Conn, resume: number | null): boolean {
+    const log = this.fanout.existingLog(conn.account);
+    return resume !== null && log !== undefined && resume >= log.coveredFrom;
+  }
+
+  /**
+   * The read tokens of a user snapshot beyond the command's own: one per SNAPSHOT_ORDERS_PER_TOKEN open orders in all,
+   * at most the key's read burst less one (a fresh connection, whose upgrade took one, can always subscribe);
+   * rate_limited when the bucket cannot pay them (it then pays nothing).
+   */
+  private chargeSnapshot(conn: Conn): void {
+    const views = this.lane.core.views;
+    const cap = keyLimits(views, conn.keyRow).read.burst - 1;
+    const extra = Math.min(cap, Math.ceil(views.openOrderCount(conn.account) / SNAPSHOT_ORDERS_PER_TOKEN)) - 1;
+    if (extra <= 0) return;
+    const wait = this.lane.buckets.take(conn, BUCKET_READ, extra, Date.now());
+    if (wait > 0) {
+      throw new WsCommandError('rate_limited', `a user snapshot of this account costs ${extra + 1} read tokens`, {
+        retry_after_ms: String(wait),
+      });
+    }
   }
 
   private addSub(conn: Conn, sub: Sub): void {
@@ -607,6 +658,7 @@ export class WsLane {
     if (sub === undefined) throw new WsCommandError('unknown_sid', `no subscription ${c.sid} on this connection`);
     if (c.action === 'get_snapshot') {
       if (sub.channel === 'user') {
+        this.chargeSnapshot(conn);
         this.fanout.queue(conn, reply(id, 'ok', { sid: c.sid, action: c.action }));
         this.fanout.sendUser(sub.user, 'user_snapshot', this.fanout.userSnapshotBody(conn.account, false));
         return;
@@ -707,6 +759,7 @@ export class WsLane {
       const x = out[i]!;
       let sent: number;
       if (typeof x === 'string') {
+        if (x.length > conn.allowance) conn.allowance = x.length; // characters: the large messages (snapshots) are ASCII
         sent = ws.send(x, false, false);
       } else {
         // uWS copies the bytes: the batch starts over for the next answers.
@@ -722,7 +775,15 @@ export class WsLane {
       }
     }
     out.length = 0;
-    if (ws.getBufferedAmount() > this.cfg.slow_consumer_bytes) this.slow(conn);
+    this.checkBacklog(conn, ws);
+  }
+
+  /** 4008 when the unsent bytes pass slow_consumer_bytes beyond the largest message being sent. */
+  private checkBacklog(conn: Conn, ws: WebSocket<{ conn: Conn }>): void {
+    const buffered = ws.getBufferedAmount();
+    const limit = this.cfg.slow_consumer_bytes;
+    if (buffered <= limit) conn.allowance = 0;
+    else if (buffered > limit + conn.allowance) this.slow(conn);
   }
 
   /** Sends one reply at once, inside the connection's own callback. */
@@ -751,7 +812,7 @@ export class WsLane {
   private readonly sweep = (): void => {
     const limit = this.cfg.slow_consumer_bytes;
     for (const conn of this.conns) {
-      if (conn.open && conn.ws !== null && conn.ws.getBufferedAmount() > limit) this.slow(conn);
+      if (conn.open && conn.ws !== null && conn.ws.getBufferedAmount() > limit) this.checkBacklog(conn, conn.ws);
     }
     this.runCloses();
     const now = performance.now();

@@ -17,6 +17,8 @@ import { WsClient, assertSeqs, type Msg } from './ws_client.js';
 
 const USER_LOG_CAP = 24;
 const SLOW_BYTES = 64 * 1024;
+/** A read tier that pays for any number of user snapshots (each costs a read token per 100 open orders). */
+const BIG = { sustained_rate_per_s: 1_000_000, burst: 1_000_000 };
 
 let tx: TestExchange;
 let alice: Key;
@@ -338,9 +340,9 @@ describe('ws user channel', () => {
   it('ws: a client that stops reading is closed with 4008 and a reason, not skipped', async () => {
     const m = await newMarket(tx);
     const k = await newAccount(tx, { deposit: '1000000000' });
-    // 1,000 open orders make a user snapshot of about 400 KB; 150 of them (60 MB) are more than the
-    // kernel's socket buffers can ever hold here (tcp_rmem max 32 MB + tcp_wmem max 4 MB), so the
-    // rest must queue in uWS, where the lane sees it.
+    // 1,000 open orders make a user snapshot of about 400 KB; 150 of them (60 MB) are more than the kernel's socket
+    // buffers can ever hold here (tcp_rmem max 32 MB + tcp_wmem max 4 MB), so the rest must queue in uWS, where the lane sees it.
+    await tx.admin.setKeyTier(k.keyId, { tier: 'custom', read: BIG, write: BIG }); // 150 snapshots of 10 read tokens
     const keys = [k];
     for (let i = 0; i < 9; i++) keys.push(await newKey(tx, k.accountId));
     await Promise.all(keys.map(async (key, j) => {
