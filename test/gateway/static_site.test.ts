@@ -140,31 +140,46 @@ test('web: GET / on the control plane is the console without a token; /admin and
   assertErrorReply(await raw(port, { method: 'GET', target: '/metrics' }), 401, 'unauthorized');
 });
 
+/** Every answer the exchange's listeners have counted (dx_http_responses_total, all statuses). */
+async function answered(): Promise<number> {
+  let n = 0;
+  for (const m of (await tx.admin.metrics()).matchAll(/^dx_http_responses_total\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
+}
+
 /**
- * Sends n copies of a request on one connection without reading; a second
- * later reads whatever comes: the bytes answered, and whether the exchange
- * closed the connection (within 5 s).
+ * Sends n copies of a request on one connection without reading; once the
+ * exchange has stopped answering (its response count unchanged for half a
+ * second, 30 s at most: it closed the connection, or answered all), reads whatever comes:
+ * the bytes answered, and whether the exchange closed the connection (within
+ * 5 s). A fixed wait instead let a loaded machine start reading while the
+ * exchange was still answering, so no reply ever waited and all were sent.
  */
-function pipelineUnread(request: string, n: number): Promise<{ bytes: number; closed: boolean }> {
+async function pipelineUnread(request: string, n: number): Promise<{ bytes: number; closed: boolean }> {
+  const s = connect(tx.port, '127.0.0.1');
+  let bytes = 0;
+  s.on('error', () => {});
+  s.pause();
+  s.write(request.repeat(n));
+  // Each read of the count is itself one more answer (the control plane's /metrics): unchanged means at most one more.
+  let last = -2;
+  for (let still = 0, polls = 0; still < 2 && polls < 120; polls++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await answered();
+    still = now - last <= 1 ? still + 1 : 0;
+    last = now;
+  }
   return new Promise((resolve) => {
-    const s = connect(tx.port, '127.0.0.1');
-    let bytes = 0;
-    s.on('error', () => {});
-    s.pause();
-    s.write(request.repeat(n));
-    // Read only after the exchange has had time to answer everything it would answer.
-    setTimeout(() => {
-      const giveUp = setTimeout(() => {
-        s.destroy();
-        resolve({ bytes, closed: false });
-      }, 5000);
-      s.on('data', (d: Buffer) => (bytes += d.length));
-      s.on('close', () => {
-        clearTimeout(giveUp);
-        resolve({ bytes, closed: true });
-      });
-      s.resume();
-    }, 1000);
+    const giveUp = setTimeout(() => {
+      s.destroy();
+      resolve({ bytes, closed: false });
+    }, 5000);
+    s.on('data', (d: Buffer) => (bytes += d.length));
+    s.on('close', () => {
+      clearTimeout(giveUp);
+      resolve({ bytes, closed: true });
+    });
+    s.resume();
   });
 }
 

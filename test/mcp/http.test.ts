@@ -489,6 +489,10 @@ test('mcp: a foreign Origin is 403; a query string is refused', async () => {
 test("mcp: a tool call costs the REST twin's tokens: five 20-id cancel batches through MCP empty the write bucket that REST then finds " +
   "empty", async () => {
   const key = await newKey(tx, trader.accountId);
+  // The default write burst (100) refilling at 1 a second, not 50: on a loaded machine the six calls below took long
+  // enough at 50 a second to refill the 20 tokens the refusal depends on.
+  const read = { sustained_rate_per_s: 100, burst: 200 };
+  await tx.admin.setKeyTier(key.keyId, { tier: 'custom', read, write: { sustained_rate_per_s: 1, burst: 100 } });
   const s = await connectMcp(tx, key);
   try {
     const twenty = Array.from({ length: 20 }, (_, i) => String(800_000_000 + i));
