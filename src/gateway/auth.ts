@@ -265,9 +265,19 @@ export class ReplayGuard {
    * when it falls in none): what a `stepped` refusal tells the client.
    */
   signAfter(nowMs: number): number {
-    // expiry = ceil((ts + window) / 1000) > the highest forgotten second  <=>  ts > that second * 1000 - window.
-    const hi = this.hint[0]!;
-    return hi === 0 ? nowMs : Math.max(nowMs, hi * 1000 - REPLAY_WINDOW_MS + 1);
+    // The pair holding the expiry of a signature stamped now, if any: expiry = ceil((ts + window) / 1000) > its last
+    // second  <=>  ts > that second * 1000 - window (the next second is in no pair: pairs never touch).
+    const s = Math.ceil((nowMs + REPLAY_WINDOW_MS) / 1000);
+    const f = this.forgotten;
+    while (Atomics.compareExchange(this.lock, LOCK_WORD, 0, 1) !== 0) { /* spin */ }
+    try {
+      for (let r = 0; r < f.length; r += 2) {
+        if (f[r + 1] !== 0 && s >= f[r]! && s <= f[r + 1]!) return Math.max(nowMs, f[r + 1]! * 1000 - REPLAY_WINDOW_MS + 1);
+      }
+      return nowMs;
+    } finally {
+      Atomics.store(this.lock, LOCK_WORD, 0);
+    }
   }
 
   /** firstUse (expS: when the recorded entry expires, in seconds) or lookup (expS < 0: nothing recorded). */

@@ -755,6 +755,8 @@ export class WsLane {
 
   private writeQueue(conn: Conn, ws: WebSocket<{ conn: Conn }>): void {
     const out = conn.out;
+    // Under the limit before this batch: the messages written when it was over are all sent.
+    if (ws.getBufferedAmount() <= this.cfg.slow_consumer_bytes) conn.allowance = 0;
     for (let i = 0; i < out.length; i++) {
       const x = out[i]!;
       let sent: number;
@@ -810,9 +812,10 @@ export class WsLane {
   }
 
   private readonly sweep = (): void => {
-    const limit = this.cfg.slow_consumer_bytes;
+    // Also takes the allowance of a connection back under the limit (its large message sent): public channels write
+    // through uWS topics, not writeQueue.
     for (const conn of this.conns) {
-      if (conn.open && conn.ws !== null && conn.ws.getBufferedAmount() > limit) this.checkBacklog(conn, conn.ws);
+      if (conn.open && conn.ws !== null) this.checkBacklog(conn, conn.ws);
     }
     this.runCloses();
     const now = performance.now();

@@ -107,6 +107,32 @@ test('replay guard: a clock that only moves forward, signatures up to the window
   }
 });
 
+test('replay guard: after a 20 s step back, the time to sign after is about 20 s on, not the end of an hour-fast range ' +
+  'still ahead', () => {
+  const g = new ReplayGuard(ReplayGuard.allocate(1 << 6));
+  // Every signature starts at the same slot: each probe walks the others and deletes what has expired.
+  const sig = (k: number): Int32Array => new Int32Array([k, k ^ 0x55, 3, 4, 5, 6, 7, 8]);
+  let k = 1;
+  for (let s = 0; s < 10; s++) assert.equal(g.firstUse(sig(k++), T0 + s * 1000, T0 + s * 1000), 'first');
+  // The clock runs an hour fast for a minute, then steps back to the true time (as replay_guard_clock.test.ts).
+  for (let s = 0; s < 60; s++) {
+    const now = T0 + 10_000 + HOUR + s * 1000;
+    assert.equal(g.firstUse(sig(k++), now, now), 'first');
+  }
+  for (let s = 0; s < 40; s++) {
+    const now = T0 + 70_000 + s * 1000;
+    assert.equal(g.firstUse(sig(k++), now, now), 'first', `${s} s after the step back to the true time`);
+  }
+  // Then a second step back, of 20 s: a mutation signed now expires in seconds already deleted.
+  const now = T0 + 90_000;
+  assert.equal(g.firstUse(sig(k++), now, now), 'stepped');
+  // A signature stamped 21 s on passes (its expiry second was never deleted)...
+  assert.equal(g.firstUse(sig(k++), now + 21_000, now + 21_000), 'first');
+  // ...so the earliest time to sign after is at most that (the hour-fast range still ahead is not this one).
+  const wait = g.signAfter(now) - now;
+  assert.ok(wait <= 21_000, `signAfter tells the client to wait ${wait} ms`);
+});
+
 /** The slot a signature's entry starts from in the exchange's guard (2^21 entries; ReplayGuard.home). */
 function homeOf(secret: string, ts: number, method: string, target: string, body: string): number {
   const mac = createHmac('sha256', Buffer.from(secret, 'base64')).update(`${ts}\n${method}\n${target}\n${body}`).digest();
