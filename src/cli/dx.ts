@@ -12,6 +12,7 @@
 
 import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { fetchFailure } from '../lib/fetch_failure.js';
 import { DxApiError } from '../client/errors.js';
 import { ADMIN_COMMAND } from './admin_commands.js';
 import { UsageError } from '../lib/command_line.js';
@@ -78,23 +79,13 @@ export function helpText(): string {
   ].join('\n');
 }
 
-/** Failures of fetch that happen before a request is written: nothing reached the exchange. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/**
- * A network failure of fetch, as a sentence, and whether the request may have
- * reached the exchange: a timeout or a connection lost after the request was
- * written leaves its outcome unknown (a placement is held until sequenced).
- */
+/** A network failure of fetch, as a sentence, and whether the request may have reached the exchange (src/lib/fetch_failure.ts). */
 function networkFailure(e: unknown): { message: string; sent: boolean } | null {
-  if (!(e instanceof Error)) return null;
-  if (e.name === 'TimeoutError') return { message: 'no answer within the timeout (--timeout-ms)', sent: true };
-  if (e instanceof TypeError && e.message === 'fetch failed') {
-    const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    if (c?.code === 'ECONNREFUSED') return { message: 'connection refused (is the exchange running? check the URL)', sent: false };
-    return { message: c?.message ?? c?.code ?? 'fetch failed', sent: !NOT_SENT.has(c?.code ?? '') };
-  }
-  return null;
+  const f = fetchFailure(e);
+  if (f === null) return null;
+  if (f.cause === 'timeout') return { message: 'no answer within the timeout (--timeout-ms)', sent: true };
+  if (f.code === 'ECONNREFUSED') return { message: 'connection refused (is the exchange running? check the URL)', sent: false };
+  return { message: f.cause, sent: f.sent };
 }
 
 export async function run(

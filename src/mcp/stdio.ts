@@ -23,6 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
+import { fetchFailure } from '../lib/fetch_failure.js';
 import { PROTOCOL_VERSION, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import { SERVER_ERROR, rpcError } from './protocol.js';
 import { parseKeyId, signingFetch } from './sign_fetch.js';
@@ -51,6 +52,8 @@ export function mcpEndpoint(baseUrl: string): URL {
 interface Peek {
   id: RpcId | null;
   method: string | null;
+  /** A JSON-RPC notification (an object with a method and no id member): it gets no answer. */
+  notification: boolean;
 }
 
 /** The id and method of a line, as far as it can be read (the exchange judges the rest). */
@@ -59,13 +62,26 @@ function peek(line: string): Peek {
   try {
     v = JSON.parse(line);
   } catch (e) {
-    if (e instanceof SyntaxError) return { id: null, method: null };
+    if (e instanceof SyntaxError) return { id: null, method: null, notification: false };
     throw e;
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { id: null, method: null };
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { id: null, method: null, notification: false };
   const m = v as Record<string, unknown>;
   const id = typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null;
-  return { id, method: typeof m.method === 'string' ? m.method : null };
+  const method = typeof m.method === 'string' ? m.method : null;
+  // An id of null is still a request (JSON-RPC 2.0): only a message without the member is a notification.
+  return { id, method, notification: method !== null && !('id' in m) };
+}
+
+/** A POST that got no answer, as the -32000 error's message and whether it may have reached the exchange. */
+function transportFailure(endpoint: URL, e: unknown): { message: string; sent: boolean } {
+  const f = fetchFailure(e) ?? { cause: String((e as Error)?.message ?? e), code: '', sent: true };
+  if (!f.sent) return { message: `cannot reach the exchange at ${endpoint.href}: ${f.cause}`, sent: false };
+  // Written and not answered: an order or a withdrawal may have been taken (src/lib/fetch_failure.ts).
+  const message = `no answer from the exchange at ${endpoint.href}: ${f.cause}; the request was sent, so what it asked for ` +
+    '(an order, a cancel, a withdrawal) may or may not have been done: look (list_orders with its client_order_id, ' +
+    'get_withdrawal) before repeating it';
+  return { message, sent: true };
 }
 
 export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
@@ -96,7 +112,8 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
       status = res.status;
       text = await res.text();
     } catch (e) {
-      failed(p, `cannot reach the exchange at ${endpoint.href}: ${(e as Error).message}`);
+      const f = transportFailure(endpoint, e);
+      failed(p, f.message, { sent: f.sent });
       return;
     }
     if (status === 202) return;
@@ -116,8 +133,8 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
       }
       // A transport-level JSON-RPC error (400) has no id; give it the request's, so the host can match it.
       if (rpc.id === null && p.id !== null) rpc.id = p.id;
-      // A notification gets no answer (only a line that could not be read at all gets the id-less error).
-      if (rpc.id !== null || p.method === null) emit(rpc);
+      // A notification gets no answer; a request (its id null included) and a line that could not be read get one.
+      if (rpc.id !== null || !p.notification) emit(rpc);
       if (status !== 200) log(`the exchange refused a message (${status}): ${rpc.error?.message ?? ''}`);
       return;
     }
