@@ -59,11 +59,15 @@ test('replay guard: a signature deleted after its window is refused (stepped, ne
   }
 });
 
-test('replay guard: after the clock ran an hour fast for a minute and steps back, new signatures pass at once; the fast ' +
-  'seconds, once the true time reaches them, are refused', () => {
+/** One signature of a family that all start at the same slot: each probe walks the others and deletes what has expired. */
+const sig = (k: number): Int32Array => new Int32Array([k, k ^ 0x55, 3, 4, 5, 6, 7, 8]);
+
+/**
+ * A guard that saw 10 s of traffic (a signature a second), then a minute with the clock an hour fast, then `back`
+ * seconds at the true time again, each signature a first use; the fast minute's signatures, and the next k for sig.
+ */
+function hourFastMinute(back: number): { g: ReplayGuard; fast: [Int32Array, number][]; k: number } {
   const g = new ReplayGuard(ReplayGuard.allocate(1 << 6));
-  // Every signature starts at the same slot: each probe walks the others and deletes what has expired.
-  const sig = (k: number): Int32Array => new Int32Array([k, k ^ 0x55, 3, 4, 5, 6, 7, 8]);
   let k = 1;
   for (let s = 0; s < 10; s++) assert.equal(g.firstUse(sig(k++), T0 + s * 1000, T0 + s * 1000), 'first');
   const fast: [Int32Array, number][] = [];
@@ -72,17 +76,22 @@ test('replay guard: after the clock ran an hour fast for a minute and steps back
     fast.push([sig(k), now]);
     assert.equal(g.firstUse(sig(k++), now, now), 'first');
   }
-  for (let s = 0; s < 10; s++) {
+  for (let s = 0; s < back; s++) {
     const now = T0 + 70_000 + s * 1000;
     assert.equal(g.firstUse(sig(k++), now, now), 'first', `${s} s after the step back to the true time`);
   }
+  return { g, fast, k };
+}
+
+test('replay guard: after the clock ran an hour fast for a minute and steps back, new signatures pass at once; the fast ' +
+  'seconds, once the true time reaches them, are refused', () => {
+  const { g, fast } = hourFastMinute(10);
   const [d, ts] = fast[0]!;
   assert.equal(g.firstUse(d, ts, ts + 100), 'stepped', 'a signature used while the clock ran fast, replayed when the true time reaches it');
 });
 
 test('replay guard: idle gaps (each a range of deleted seconds of its own) and an hour fast still let the true time through', () => {
   const g = new ReplayGuard(ReplayGuard.allocate(1 << 6));
-  const sig = (k: number): Int32Array => new Int32Array([k, k ^ 0x55, 3, 4, 5, 6, 7, 8]);
   let k = 1;
   let now = T0;
   // 30 bursts of 3 mutations, 20 s of silence after each: 30 gaps in the expiries the guard deletes.
@@ -109,20 +118,8 @@ test('replay guard: a clock that only moves forward, signatures up to the window
 
 test('replay guard: after a 20 s step back, the time to sign after is about 20 s on, not the end of an hour-fast range ' +
   'still ahead', () => {
-  const g = new ReplayGuard(ReplayGuard.allocate(1 << 6));
-  // Every signature starts at the same slot: each probe walks the others and deletes what has expired.
-  const sig = (k: number): Int32Array => new Int32Array([k, k ^ 0x55, 3, 4, 5, 6, 7, 8]);
-  let k = 1;
-  for (let s = 0; s < 10; s++) assert.equal(g.firstUse(sig(k++), T0 + s * 1000, T0 + s * 1000), 'first');
-  // The clock runs an hour fast for a minute, then steps back to the true time (as replay_guard_clock.test.ts).
-  for (let s = 0; s < 60; s++) {
-    const now = T0 + 10_000 + HOUR + s * 1000;
-    assert.equal(g.firstUse(sig(k++), now, now), 'first');
-  }
-  for (let s = 0; s < 40; s++) {
-    const now = T0 + 70_000 + s * 1000;
-    assert.equal(g.firstUse(sig(k++), now, now), 'first', `${s} s after the step back to the true time`);
-  }
+  const { g, k: first } = hourFastMinute(40);
+  let k = first;
   // Then a second step back, of 20 s: a mutation signed now expires in seconds already deleted.
   const now = T0 + 90_000;
   assert.equal(g.firstUse(sig(k++), now, now), 'stepped');

@@ -60,3 +60,17 @@ export function stable(v: unknown): unknown {
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (k !== 'as_of_seq') out[k] = stable(x);
   return out;
 }
+
+/** The lines a stream receives (newline-delimited, as the stdio transport writes them), filled in as each completes. */
+export function linesOf(stream: NodeJS.ReadableStream): string[] {
+  const out: string[] = [];
+  let buf = '';
+  stream.on('data', (d: Buffer) => {
+    buf += d.toString('utf8');
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      out.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+  });
+  return out;
+}

@@ -19,7 +19,7 @@ import { ROUTES } from '../../src/gateway/routes.js';
 import { mcpEndpoint, runMcpStdio, stdioConfigFromEnv } from '../../src/mcp/stdio.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { newAccount, newMarket, type Key } from '../support/harness.js';
-import { callError, callOk, stable, type McpSession } from './mcp_harness.js';
+import { callError, callOk, linesOf, stable, type McpSession } from './mcp_harness.js';
 
 const STDIO_JS = fileURLToPath(new URL('../../src/mcp/stdio.js', import.meta.url));
 
@@ -133,15 +133,7 @@ test('stdio: runMcpStdio (the CLI entry) forwards lines from an input stream and
   const input = new PassThrough();
   const output = new PassThrough();
   const logs: string[] = [];
-  const lines: string[] = [];
-  let buf = '';
-  output.on('data', (d: Buffer) => {
-    buf += d.toString('utf8');
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      lines.push(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-    }
-  });
+  const lines = linesOf(output);
   const done = runMcpStdio({
     baseUrl: tx.base,
     keyId: String(trader.keyId),

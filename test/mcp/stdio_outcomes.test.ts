@@ -12,6 +12,7 @@ import { after, before, test } from 'node:test';
 import { runMcpStdio } from '../../src/mcp/stdio.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { newAccount, signedRaw, type Key } from '../support/harness.js';
+import { linesOf } from './mcp_harness.js';
 
 let tx: TestExchange;
 let trader: Key;
@@ -29,15 +30,7 @@ after(async () => {
 async function forward(baseUrl: string, lines: string[]): Promise<string[]> {
   const input = new PassThrough();
   const output = new PassThrough();
-  const out: string[] = [];
-  let buf = '';
-  output.on('data', (d: Buffer) => {
-    buf += d.toString('utf8');
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      out.push(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-    }
-  });
+  const out = linesOf(output);
   const done = runMcpStdio({ baseUrl, keyId: String(trader.keyId), secret: trader.secret, input, output, log: () => {} });
   for (const l of lines) input.write(`${l}\n`);
   input.end();
