@@ -755,8 +755,9 @@ export class WsLane {
 
   private writeQueue(conn: Conn, ws: WebSocket<{ conn: Conn }>): void {
     const out = conn.out;
-    // Under the limit before this batch: the messages written when it was over are all sent.
-    if (ws.getBufferedAmount() <= this.cfg.slow_consumer_bytes) conn.allowance = 0;
+    // Under the limit before this batch: the messages written when it was over are all sent (asked only while an
+    // allowance stands, so the order lanes' answer batches make no extra call into uWS).
+    if (conn.allowance > 0 && ws.getBufferedAmount() <= this.cfg.slow_consumer_bytes) conn.allowance = 0;
     for (let i = 0; i < out.length; i++) {
       const x = out[i]!;
       let sent: number;
