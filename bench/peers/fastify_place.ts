@@ -297,7 +297,7 @@ async function main(): Promise<void> {
         if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);
       } else {
         if (raw.length === 0) throw new ApiError('invalid_json', 'a JSON body is required');
-        body = validateBody(route, parseJson(raw.toString('utf8')));
+        body = validateBody(route, parseJson(raw));
       }
       const query = parseRouteQuery(route, f.query);
       const p = req.params as Record<string, string>;

@@ -372,7 +372,7 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
       if (match.route.body === 'none') {
         if (raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${match.route.path} takes no body`);
       } else {
-        body = validate(match.route.body, parseJson(raw.length === 0 ? '{}' : raw.toString('utf8')));
+        body = validate(match.route.body, raw.length === 0 ? {} : parseJson(raw));
       }
       if (f.query.length > 0)
         throw new ApiError('unknown_field', 'the control plane takes no query parameters', { field: f.query.split('=')[0] });

@@ -15,13 +15,13 @@ import { Scope } from '../layout/records.js';
 import { checkMac, checkTimestamp, KeyMacs, type ReplayGuard } from './auth.js';
 import type { HmacSha256 } from '../lib/hmac_sha256.js';
 import { ViewError, type Views } from '../views/views.js';
-import { BUCKET_READ, BUCKET_WRITE, type TokenBuckets } from './buckets.js';
+import { BUCKET_READ, BUCKET_WRITE, keyLimits, type TokenBuckets } from './buckets.js';
 import type { GatewayCore, StageTimes } from './core.js';
 import { monoUs } from '../lib/mono_clock.js';
 import { ApiError } from './envelope.js';
 import { takeMinSeq, type QueryValues } from './query.js';
 import {
-  bodyJson, matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply,
+  batchCap, bodyJson, matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply,
 } from './routes.js';
 import { parseJson } from './schemas.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
@@ -442,6 +442,11 @@ export function invokeRoute(
   const prepared = route.prepare?.(body);
   const extra = route.writeCost(body) - 1;
   if (extra > 0) {
+    const cap = batchCap(keyLimits(opts.core.views, caller.keyRow).write);
+    if (extra + 1 > cap) {
+      const field = Object.keys(body as object)[0]!;
+      throw new ApiError('invalid_field', `this key's batch_cap is ${cap} (its write burst)`, { field, reason: `at most ${cap} items` });
+    }
     const w = opts.buckets.take(caller, BUCKET_WRITE, extra, now);
     if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
   }
@@ -512,7 +517,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     } else {
       if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
       if (raw.length === 0) throw new ApiError('invalid_json', 'a JSON body is required');
-      body = validateBody(route, parseJson(raw.toString('utf8')));
+      body = validateBody(route, parseJson(raw));
     }
     // min_seq (reads): hold the read until this node has applied that seq
     // (a write acknowledged by another node), at most MIN_SEQ_WAIT_MS.

@@ -11,7 +11,7 @@ import {
   T_DISARM_DEADMAN, T_PLACE_ORDER, T_REQUEST_WITHDRAWAL, Tif,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import { keyLimits } from './buckets.js';
+import { keyLimits, type BucketSpec } from './buckets.js';
 import type { CommandWriter, Completion, CompletionWaiter, GatewayCore } from './core.js';
 import { ApiError, codeByNum, errorObject } from './envelope.js';
 import { parseQuery, pathId, u64Halves, type QueryParam, type QueryValues } from './query.js';
@@ -29,6 +29,15 @@ import type { TSchema } from '@sinclair/typebox';
 import type { OperationName, ResponseOf } from './operation_schemas.js';
 
 export const BATCH_CAP = 20;
+
+/**
+ * The most items one batch of a key can hold: BATCH_CAP, or its write burst
+ * when that is lower (a custom tier). A batch takes one token per item at
+ * once, so a bigger one could never be admitted: it is refused 400, not 429.
+ */
+export function batchCap(write: BucketSpec): number {
+  return Math.min(BATCH_CAP, write.burst);
+}
 
 /** An answer: its status and the body to serialize (typed per operation in the table, see `route`). */
 export interface Reply<B = unknown> {
@@ -432,7 +441,7 @@ export const ROUTES: Route[] = [
         tier: t.tier,
         read: t.read,
         write: t.write,
-        batch_cap: BATCH_CAP,
+        batch_cap: batchCap(t.write),
         response_budget_ms: l.response_budget_ms,
       } satisfies R.AccountLimits);
     },

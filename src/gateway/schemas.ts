@@ -5,6 +5,7 @@
 // details.reason. Also the u64 field checks and the JSON transport hygiene.
 // Gateway and control-plane threads.
 
+import { isUtf8 } from 'node:buffer';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
@@ -122,11 +123,16 @@ export function checkJsonHygiene(v: unknown): void {
   walk(v, 0);
 }
 
-/** JSON.parse plus the transport hygiene rules (checkJsonHygiene). */
-export function parseJson(text: string): unknown {
+/**
+ * A body's bytes as JSON plus the transport hygiene rules (checkJsonHygiene).
+ * JSON is UTF-8 (RFC 8259): bytes that are not are 400 invalid_json, never
+ * decoded to U+FFFD and kept as text the client did not send.
+ */
+export function parseJson(raw: Buffer): unknown {
+  if (!isUtf8(raw)) throw new ApiError('invalid_json', 'the body is not valid UTF-8');
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = JSON.parse(raw.toString('utf8'));
   } catch (e) {
     throw new ApiError('invalid_json', `invalid JSON: ${(e as Error).message}`);
   }

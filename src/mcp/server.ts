@@ -15,6 +15,7 @@
 // an unknown tool or malformed tools/call params is JSON-RPC -32602; a bug
 // is -32603 (and logged). Gateway threads.
 
+import { isUtf8 } from 'node:buffer';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import { ApiError } from '../gateway/envelope.js';
 import { admitRoute, asApiError, invokeRoute, type Caller, type LaneOptions } from '../gateway/http.js';
@@ -94,14 +95,21 @@ export function handleMcp(
   times: StageTimes | null = null,
 ): McpOutcome | Promise<McpOutcome> {
   let msg: unknown;
-  try {
-    // JSON.parse alone: -32700 is for text that is not JSON. The body's hygiene rules (depth, prototype keys) apply to a
-    // tool's arguments as to a REST body, inside the tool's result (callTool).
-    msg = JSON.parse(raw.toString('utf8'));
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
+  // JSON is UTF-8: bytes that are not are a parse error, never text with U+FFFD the client did not send.
+  let unparsed = isUtf8(raw) ? null : 'the body is not valid UTF-8';
+  if (unparsed === null) {
+    try {
+      // JSON.parse alone: -32700 is for text that is not JSON. The body's hygiene rules (depth, prototype keys) apply to a
+      // tool's arguments as to a REST body, inside the tool's result (callTool).
+      msg = JSON.parse(raw.toString('utf8'));
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+      unparsed = e.message;
+    }
+  }
+  if (unparsed !== null) {
     chargeProtocol(opts, caller, now);
-    return { status: 400, route: 'mcp', code: null, body: rpcError(null, PARSE_ERROR, `invalid JSON: ${e.message}`) };
+    return { status: 400, route: 'mcp', code: null, body: rpcError(null, PARSE_ERROR, `invalid JSON: ${unparsed}`) };
   }
   const c = classify(msg);
   if (c.kind === 'request' && c.method === 'tools/call') return callTool(opts, caller, c.id, c.params, now, times);

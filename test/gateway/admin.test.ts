@@ -32,7 +32,7 @@ after(async () => {
 function admin(
   method: string,
   target: string,
-  body?: string,
+  body?: string | Buffer,
   headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` },
 ): Promise<RawReply> {
   return raw(tx.ex.admin_port, {
@@ -549,6 +549,8 @@ test('control plane: closed schemas, unknown routes, wrong methods and query par
   assert.equal(unknownField.json.error.details.field, 'name');
   assertErrorReply(await admin('POST', '/admin/fee_schedules', '{"taker_bps":'), 400, 'invalid_json');
   assertErrorReply(await admin('POST', '/admin/accounts', '{"__proto__":{}}'), 400, 'invalid_json');
+  const notUtf8 = Buffer.concat([Buffer.from('{"taker_bps":1,"maker_bps":0,"name":"f'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+  assertErrorReply(await admin('POST', '/admin/fee_schedules', notUtf8), 400, 'invalid_json');
   assertErrorReply(await admin('GET', '/admin/nowhere'), 404, 'not_found');
   const m = await admin('PUT', '/admin/health');
   assertErrorReply(m, 405, 'method_not_allowed');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import {
-  assertErrorReply, newAccount, newKey, newMarket, order, rawSocket, rejects, signHeaders, signedRaw, type Key,
+  assertErrorReply, newAccount, newKey, newMarket, order, rawSocket, rejects, signHeaders, signedRaw, sleep, type Key,
 } from '../support/harness.js';
 
 let tx: TestExchange;
@@ -171,10 +171,41 @@ test('errors: a batch refused for an item\'s contradictory flags costs one write
   assert.notEqual(single.status, 429, single.text);
 });
 
+test('errors: a batch above a custom write burst is 400 invalid_field, not a 429 that never clears; batch_cap says the cap', async () => {
+  const key = await newAccount(tx);
+  await tx.admin.setKeyTier(key.keyId, {
+    tier: 'custom', read: { sustained_rate_per_s: 100, burst: 200 }, write: { sustained_rate_per_s: 10, burst: 5 },
+  });
+  const limits = await signedRaw(tx.port, key, 'GET', '/v1/account/limits');
+  assert.equal(limits.json.batch_cap, 5, limits.text);
+  const orders = (n: number) => JSON.stringify({ orders: Array.from({ length: n }, (_, i) => order(market, { tick: 10 + i })) });
+  for (let i = 0; i < 3; i++) {
+    const r = await signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders/batch', orders(6));
+    assertErrorReply(r, 400, 'invalid_field');
+    assert.equal(r.json.error.details?.field, 'orders');
+  }
+  const ids = JSON.stringify({ order_ids: ['1', '2', '3', '4', '5', '6'] });
+  const c = await signedRaw(tx.port, key, 'DELETE', '/v1/portfolio/orders/batch', ids);
+  assertErrorReply(c, 400, 'invalid_field');
+  assert.equal(c.json.error.details?.field, 'order_ids');
+  await sleep(600); // the bucket fills up whole (5 at 10 a second)
+  const five = await signedRaw(tx.port, key, 'POST', '/v1/portfolio/orders/batch', orders(5));
+  assert.equal(five.status, 201, five.text);
+});
+
 test('errors: a body that is not JSON is 400 invalid_json', async () => {
   assertErrorReply(await post('/v1/portfolio/orders', '{"market_id":'), 400, 'invalid_json');
   assertErrorReply(await post('/v1/portfolio/orders', "{'market_id':1}"), 400, 'invalid_json');
   assertErrorReply(await post('/v1/portfolio/orders', ''), 400, 'invalid_json');
+});
+
+test('errors: a body that is not valid UTF-8 is 400 invalid_json; nothing is kept with U+FFFD for the bytes sent', async () => {
+  const w = await newKey(tx, k.accountId, ['read', 'withdraw']);
+  const body = Buffer.concat([
+    Buffer.from('{"client_withdrawal_id":"9","amount":"10","destination":"ab'), Buffer.from([0xff, 0xfe]), Buffer.from('"}'),
+  ]);
+  assertErrorReply(await signedRaw(tx.port, w, 'POST', '/v1/withdrawals', body), 400, 'invalid_json');
+  assertErrorReply(await signedRaw(tx.port, w, 'GET', '/v1/withdrawals/9'), 404, 'not_found');
 });
 
 test('errors: __proto__ and constructor keys are 400 invalid_json', async () => {

@@ -73,7 +73,7 @@ after(async () => {
 });
 
 function mcpPost(k: { keyId: number; secret: string }, body: unknown, headers: Record<string, string> = {}): ReturnType<typeof signedRaw> {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return signedRaw(tx.port, k, 'POST', '/v1/mcp', text, { headers: { accept: 'application/json, text/event-stream', ...headers } });
 }
 
@@ -454,6 +454,13 @@ test('mcp: a batch array, invalid JSON and a non-JSON-RPC object are 400 with a 
   const garbage = await mcpPost(trader, '{"jsonrpc": "2.0", ');
   assert.equal(garbage.status, 400);
   assert.equal(garbage.json.error.code, -32700);
+  // JSON is UTF-8: a tool call whose argument holds bytes that are not is a parse error, never run with U+FFFD in their place.
+  const call = JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_balance', arguments: { x: 'ab' } } });
+  const at = call.indexOf('ab') + 1;
+  const notUtf8 = await mcpPost(trader, Buffer.concat([Buffer.from(call.slice(0, at)), Buffer.from([0xff]), Buffer.from(call.slice(at))]));
+  assert.equal(notUtf8.status, 400, notUtf8.text);
+  assert.equal(notUtf8.json.error.code, -32700);
+  assert.match(notUtf8.json.error.message, /UTF-8/);
   const notRpc = await mcpPost(trader, { hello: 'world' });
   assert.equal(notRpc.status, 400);
   assert.equal(notRpc.json.error.code, -32600);

@@ -146,10 +146,11 @@ export function rawSocket(port: number, text: string, ms = 300): Promise<string>
 
 /** The three signature headers, computed independently of the client library. */
 export function signHeaders(
-  k: { keyId: number; secret: string }, method: string, target: string, body = '', tsMs = Date.now(),
+  k: { keyId: number; secret: string }, method: string, target: string, body: string | Buffer = '', tsMs = Date.now(),
 ): Record<string, string> {
   const ts = String(tsMs);
-  const sig = createHmac('sha256', Buffer.from(k.secret, 'base64')).update(`${ts}\n${method}\n${target}\n${body}`).digest('base64');
+  const sig = createHmac('sha256', Buffer.from(k.secret, 'base64'))
+    .update(Buffer.concat([Buffer.from(`${ts}\n${method}\n${target}\n`), Buffer.from(body)])).digest('base64');
   return { 'DX-ACCESS-KEY': String(k.keyId), 'DX-ACCESS-TIMESTAMP': ts, 'DX-ACCESS-SIGNATURE': sig };
 }
 
@@ -159,7 +160,7 @@ export function signedRaw(
   k: { keyId: number; secret: string },
   method: string,
   target: string,
-  body?: string,
+  body?: string | Buffer,
   o: {
     sign?: { method?: string; target?: string; body?: string };
     ts?: number;
