@@ -436,7 +436,7 @@ for (const method of ['get', 'post', 'delete'] as const) {
         throw new UsageError(`the body is not JSON: ${(e as Error).message}`, usage);
       }
     }
-    const r = await ctx.admin().request(method.toUpperCase(), path!, parsed ?? (method === 'get' ? undefined : {}));
+    const r = await ctx.admin().request(method.toUpperCase(), path!, parsed ?? (method === 'post' ? {} : undefined));
     ctx.out(`${JSON.stringify(r ?? null, null, 2)}\n`);
   };
 }

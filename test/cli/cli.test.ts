@@ -336,6 +336,10 @@ test('dx admin: rounds by hand, health, metrics, account view, snapshot', async 
   assert.equal(typeof snap.path, 'string');
   const rawGet = json(await dx(['admin', 'get', '/admin/series']));
   assert.ok(Array.isArray(rawGet.series));
+  // The raw DELETE sends no body (no control-plane DELETE takes one): the CLI's way to revoke a key.
+  const key = await tx.admin.createKey(acct.account_id, ['read']);
+  assert.equal(json(await dx(['admin', 'delete', `/admin/keys/${key.key_id}`])).revoked, true);
+  assert.equal((await tx.admin.account(acct.account_id)).keys![0]!.revoked, true);
   const feed = json(
     await dx([
       'admin',

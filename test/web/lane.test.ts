@@ -174,3 +174,18 @@ test('lane: leaving, coming back and leaving again before the first reply ends t
   assert.deepEqual(ends.map((c) => c.params), [{ sids: [3] }], 'one unsubscribe: a second would be answered unknown_sid');
   lane.stop();
 });
+
+test('lane: stopped (signed out) while the sign-in URL is being signed, it opens no socket with the key afterwards', async () => {
+  g.WebSocket = FakeSocket;
+  let release!: (url: string) => void;
+  const lane = new Lane({ wsUrl: () => new Promise<string>((r) => (release = r)) });
+  const statuses: string[] = [];
+  lane.onStatus = (s) => statuses.push(s);
+  lane.start();
+  lane.subscribe('user', null, () => {});
+  lane.stop();
+  release('ws://test/v1/ws?sig=late');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(FakeSocket.all.length, 0, 'a socket signed with the key was opened after sign-out');
+  assert.deepEqual(statuses, ['stopped']);
+});

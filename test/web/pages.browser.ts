@@ -587,6 +587,39 @@ test('console: the money panel shows the ledger (what was withdrawn, whether it 
     }
   });
 
+test('trader page: signing out while the first markets read is on its way stops every request signed with the key', async () => {
+  const a = await tx.admin.createAccount();
+  const k = await tx.admin.createKey(a.account_id, ['read', 'trade']);
+  const late = await watchedPage(browser);
+  const page = late.page;
+  let delayed = false;
+  await page.route('**/v1/markets?limit=1000', async (r) => {
+    if (!delayed) {
+      delayed = true;
+      await sleep(1500); // a slow network: the sign-out comes first
+    }
+    await r.continue();
+  });
+  const signedAfter: string[] = [];
+  let signedOut = false;
+  page.on('request', (req) => {
+    if (signedOut && req.headers()['dx-access-key'] === String(k.key_id)) signedAfter.push(req.url());
+  });
+  await page.goto(`${tx.base}/`);
+  await page.getByLabel('Key id').fill(String(k.key_id));
+  await page.getByLabel('Secret (base64)').fill(k.secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const signOut = page.getByRole('button', { name: 'Sign out' });
+  await signOut.waitFor();
+  await signOut.click();
+  signedOut = true;
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  await sleep(6000); // three periods of the markets poll
+  assert.deepEqual(signedAfter, [], 'requests signed with the key after sign-out');
+  assert.deepEqual(late.errors, []);
+  await page.close();
+});
+
 test('web: no console errors on either page', () => {
   assert.deepEqual(trader.errors, [], 'trader page');
   assert.deepEqual(operator.errors, [], 'operator console');

@@ -111,6 +111,8 @@ export class Lane {
       this.onError(`cannot sign the WebSocket sign-in: ${(e as Error).message}`);
       return;
     }
+    // Stopped (signed out) while the URL was being signed: open nothing with the key.
+    if (this.stopped) return;
     const ws = new WebSocket(url);
     this.ws = ws;
     ws.onopen = () => {

@@ -46,6 +46,7 @@ export class TraderStore {
   private readonly listeners = new Set<() => void>();
   private marketSubs: (() => void)[] = [];
   private pollTimer: ReturnType<typeof setInterval> | null = null;
+  private stopped = false;
   private pendingTrades: TapeItem[] | null = null;
   private scheduled = false;
   /** Times the lane came back after a drop (the chart reloads its candles on each). */
@@ -110,12 +111,15 @@ export class TraderStore {
       (e) => this.fail(e),
     );
     await this.loadMarkets();
+    // Signed out (stop) while the first read was on its way: start nothing more with the key.
+    if (this.stopped) return;
     this.pollTimer = setInterval(() => void this.loadMarkets().catch((e) => this.fail(e)), MARKETS_EVERY_MS);
     const first = this.markets.find((m) => m.status === 'trading') ?? this.markets[0];
     if (first !== undefined && this.selected === null) this.select(first.market_id);
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.pollTimer !== null) clearInterval(this.pollTimer);
     for (const u of this.marketSubs) u();
     this.lane.stop();
