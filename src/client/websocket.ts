@@ -112,7 +112,7 @@ export class DxWebSocket {
   private readonly held = new Map<number, Held>();
   private readonly wanted: Wanted[] = [];
   private readonly bySid = new Map<number, Subscription>();
-  /** Sids this connection asked to end (sids are not reused on a connection): a later `existing` reply of one is not ended twice. */
+  /** Sids this connection asked to end: a later `existing` reply of one is not ended twice (a new subscription may reuse one). */
   private readonly endedSids = new Set<number>();
   private readonly handlers: DataHandler[] = [];
   private readonly binaryHandlers: ((frame: Buffer) => void)[] = [];
@@ -439,6 +439,8 @@ export class DxWebSocket {
           return;
         }
         const sub: Subscription = { channel: m.msg.channel, market_id: m.msg.market_id ?? 0, sid: m.msg.sid };
+        // A new subscription (not `existing`) may carry a sid this connection ended before: the stream outlived it.
+        if (m.msg.existing !== true) this.endedSids.delete(sub.sid);
         this.bySid.set(sub.sid, sub);
         subs.push(sub);
         if (subs.length === count) resolve();

@@ -180,20 +180,24 @@ export function parseCommand(text: string, cfg: WsConfig): Envelope {
   if (typeof v.cmd !== 'string') throw new WsCommandError('invalid_message', 'cmd must be a string');
   // An order command's params go to the REST operation's checks as they are (a non-object is its invalid_field).
   if (isOrderCommand(v.cmd)) return { id, command: { cmd: 'order', name: v.cmd, params: v.params === undefined ? {} : v.params } };
+  // An unknown cmd is unknown_command whatever its params.
+  const parse = Object.hasOwn(PARSERS, v.cmd) ? PARSERS[v.cmd as keyof typeof PARSERS] : undefined;
+  if (parse === undefined) {
+    const named = JSON.stringify(v.cmd).slice(0, 64);
+    throw new WsCommandError('unknown_command', `unknown command ${named}; one of ${COMMAND_NAMES.join(', ')}`);
+  }
   const params = v.params === undefined ? {} : v.params;
   if (!isObject(params)) throw new WsCommandError('bad_params', 'params must be an object');
-  switch (v.cmd) {
-    case 'subscribe': return { id, command: parseSubscribe(params, cfg) };
-    case 'unsubscribe': return { id, command: parseUnsubscribe(params) };
-    case 'update_subscription': return { id, command: parseUpdate(params, cfg) };
-    case 'start_binary': return { id, command: parseStartBinary(params) };
-    default:
-      throw new WsCommandError(
-        'unknown_command',
-        `unknown command ${JSON.stringify(v.cmd).slice(0, 64)}; one of ${COMMAND_NAMES.join(', ')}`,
-      );
-  }
+  return { id, command: parse(params, cfg) };
 }
+
+/** The parsers of the commands that are not order commands. */
+const PARSERS = {
+  subscribe: parseSubscribe,
+  unsubscribe: parseUnsubscribe,
+  update_subscription: parseUpdate,
+  start_binary: parseStartBinary,
+} satisfies Record<string, (p: Record<string, unknown>, cfg: WsConfig) => Envelope['command']>;
 
 const COMMAND_NAMES = ['subscribe', 'unsubscribe', 'update_subscription', ...Object.keys(ORDER_COMMANDS), 'start_binary'];
 

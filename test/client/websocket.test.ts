@@ -480,6 +480,35 @@ it('client ws: unsubscribe() while a second subscribe of a live stream is in fli
   }
 });
 
+it('client ws: unsubscribe() while a new subscribe to a stream another connection kept alive is in flight ends it on the ' +
+  'exchange (the stream comes back with the sid this connection ended before)', async () => {
+  const a = await newMarket(tx);
+  const keeper = new DxWebSocket({ url: tx.base, keyId: k.keyId, secret: k.secret });
+  const ws = new DxWebSocket({ url: tx.base, keyId: k.keyId, secret: k.secret });
+  await keeper.connect();
+  await ws.connect();
+  try {
+    assert.equal((await keeper.subscribe(['orderbook_delta'], [a])).length, 1);
+    const [first] = await ws.subscribe(['orderbook_delta'], [a]);
+    await ws.unsubscribe([first!]);
+    const again = ws.subscribe(['orderbook_delta'], [a]);
+    await ws.unsubscribe([{ channel: 'orderbook_delta', market_id: a }]);
+    assert.deepEqual(await again, []);
+    // What the exchange still sends this socket for that sid (the client drops it unseen).
+    const streamed: string[] = [];
+    (ws as unknown as { ws: { on(e: 'message', f: (d: Buffer) => void): void } }).ws.on('message', (d) => {
+      const m = JSON.parse(d.toString('utf8'));
+      if (m.sid === first!.sid) streamed.push(m.type);
+    });
+    await k.client.placeOrder(order(a, { tick: 17 }));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(streamed, [], `the exchange still streams sid ${first!.sid} to a connection that unsubscribed it`);
+  } finally {
+    await ws.close();
+    await keeper.close();
+  }
+});
+
 it('client ws: unsubscribe() while a reconnect subscribes again ends that stream and leaves the others subscribed', async () => {
   const [a, b, c] = [market, await newMarket(tx), await newMarket(tx)];
   const url = `http://127.0.0.1:${proxy.port}`;

@@ -48,6 +48,9 @@ describe('ws protocol', () => {
       [{ id: 1, cmd: 3 }, 'invalid_message'],
       [{ id: 1, cmd: 'subscribe', params: [] }, 'bad_params'],
       [{ id: 1, cmd: 'ping' }, 'unknown_command'],
+      [{ id: 1, cmd: 'ping', params: 5 }, 'unknown_command'],
+      [{ id: 1, cmd: 'ping', params: null }, 'unknown_command'],
+      [{ id: 1, cmd: 'toString', params: {} }, 'unknown_command'],
       [{ id: 1, cmd: 'subscribe', params: { channels: ['ticker'] } }, 'unknown_channel'],
       [{ id: 1, cmd: 'subscribe', params: { channels: [7] } }, 'bad_params'],
       [
