@@ -14,7 +14,7 @@ import type { Mem } from '../lib/mem.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { FS_IO, type JournalIo } from './faults.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR } from './format.js';
-import { forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type TornTail } from './segment.js';
+import { forEachRecord, JournalFault, listBySeq, readWhole, scanSegment, type SegmentScan, type TornTail } from './segment.js';
 import { listSnapshots, readSnapshot, removeSnapshotTemps, type SnapshotFile } from './snapshot.js';
 import { decodeViews } from './state_codec.js';
 import { syncDir } from './writer.js';
@@ -96,6 +96,16 @@ function keepLast(path: string, cutAt: number, io: Pick<JournalIo, 'fdatasync'>)
   }
 }
 
+/** A torn creation named past the segment before it: the segments between are missing, not a creation cut short. */
+function missingBefore(firstSeq: number, expect: number): string {
+  return `a segment created at seq ${firstSeq} but the one before it ends at seq ${expect - 1} (a missing segment)`;
+}
+
+/** A damaged tail in a command the snapshot holds: it was synced (the snapshot is of a durable seq), so not a torn write. */
+function syncedTail(scan: SegmentScan, base: number): string {
+  return `damaged command ${scan.lastSeq + 1}, at or before the snapshot's seq ${base}: it was synced (${scan.tail!.detail})`;
+}
+
 export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
   const upto = opts.uptoSeq ?? Number.MAX_SAFE_INTEGER;
   if (opts.repair) removeSnapshotTemps(dataDir);
@@ -137,6 +147,7 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
     const bytes = readWhole(f.path);
     const isLast = i === files.length - 1;
     if (isTornCreation(bytes, isLast)) {
+      if (expect !== null && f.firstSeq !== expect) throw new JournalFault(f.path, 0, missingBefore(f.firstSeq, expect));
       if (opts.repair) {
         rmSync(f.path);
         syncDir(join(dataDir, JOURNAL_DIR));
@@ -149,6 +160,7 @@ export function planRecovery(dataDir: string, opts: PlanOptions): RecoveryPlan {
       throw new JournalFault(f.path, scan.tail.offset, `damaged end of a segment that is not the last (${scan.tail.detail})`);
     }
     if (scan.tail !== null && isLast && opts.uptoSeq === undefined) {
+      if (scan.lastSeq < base) throw new JournalFault(f.path, scan.tail.offset, syncedTail(scan, base));
       tails.push({ ...scan.tail, path: f.path, bytes: bytes.length - scan.goodEnd });
     }
     if (isLast && opts.repair && opts.uptoSeq === undefined && scan.goodEnd > FILE_HEADER_BYTES) {

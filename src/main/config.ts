@@ -107,14 +107,14 @@ const OPTIONS: {
   env: string;
   flag: string;
   key: keyof ExchangeConfig;
-  kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate' | 'host' | 'port';
+  kind: 'string' | 'int' | 'bool' | 'durability' | 'wait' | 'replicate' | 'host' | 'port' | 'dir';
 }[] = [
   { env: 'DX_HOST', flag: '--host', key: 'host', kind: 'host' },
   { env: 'DX_PORT', flag: '--port', key: 'port', kind: 'port' },
   { env: 'DX_ACCOUNTS_PORT', flag: '--accounts-port', key: 'accounts_port', kind: 'port' },
   { env: 'DX_ADMIN_HOST', flag: '--admin-host', key: 'admin_host', kind: 'host' },
   { env: 'DX_ADMIN_PORT', flag: '--admin-port', key: 'admin_port', kind: 'port' },
-  { env: 'DX_DATA_DIR', flag: '--data-dir', key: 'data_dir', kind: 'string' },
+  { env: 'DX_DATA_DIR', flag: '--data-dir', key: 'data_dir', kind: 'dir' },
   { env: 'DX_ADMIN_TOKEN', flag: '--admin-token', key: 'admin_token', kind: 'string' },
   { env: 'DX_GATEWAYS', flag: '--gateways', key: 'gateways', kind: 'int' },
   { env: 'DX_DURABILITY', flag: '--durability', key: 'durability', kind: 'durability' },
@@ -275,6 +275,11 @@ function parseValue(name: string, kind: string, raw: string): unknown {
       if (raw.trim() === '') {
         throw new Error(`${name}: expected a host address (e.g. 127.0.0.1, or 0.0.0.0 for every interface), got an empty value`);
       }
+      return raw;
+    }
+    case 'dir': {
+      // '' resolves to the working directory: an unset variable in `--data-dir "$DIR"` would start an empty exchange there.
+      if (raw === '') throw new Error(`${name}: expected a directory, got an empty value`);
       return raw;
     }
     case 'bool': {

@@ -20,7 +20,7 @@
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'LOCK';
@@ -173,7 +173,9 @@ export class DataDirLock {
   ) {}
 
   /** Takes the lock of `dir` (an absolute path that exists) or throws an error naming the process that holds it. */
-  static take(dir: string): DataDirLock {
+  static take(given: string): DataDirLock {
+    // One name per directory: heldHere must see the same directory through a symlink or another spelling.
+    const dir = realpathSync(given);
     const path = join(dir, LOCK_FILE);
     const me: Owner = { pid: process.pid, start: startTimeOf(process.pid), host: hostname(), taken_at: new Date().toISOString() };
     // The owner is written to a file of this start's own first, then linked in place: LOCK never exists without its

@@ -11,7 +11,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -50,7 +50,7 @@ async function exited(child: ChildProcess): Promise<void> {
   await new Promise((res) => child.once('exit', res));
 }
 
-test('data dir lock: a second exchange of this process is refused; release frees the directory and removes the file', () => {
+test('data dir lock: a second exchange of this process is refused (a symlink too); release frees the directory, removes the file', () => {
   const dir = freshDir();
   try {
     const lock = DataDirLock.take(dir);
@@ -63,6 +63,14 @@ test('data dir lock: a second exchange of this process is refused; release frees
       assert.match(e.message, new RegExp(`in use by pid ${process.pid} .*another exchange of this process`));
       return true;
     });
+    // However the directory is named (here through a symlink).
+    const alias = `${dir}-alias`;
+    symlinkSync(dir, alias);
+    try {
+      assert.throws(() => DataDirLock.take(alias), (e: NodeJS.ErrnoException) => e.code === 'EBUSY');
+    } finally {
+      rmSync(alias);
+    }
     lock.release();
     lock.release();
     assert.equal(existsSync(join(dir, LOCK_FILE)), false);
