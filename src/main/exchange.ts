@@ -157,8 +157,8 @@ function journalStartError(f: JournalFailure): Error {
  * start, mutations signed before now are refused (ReplayGuard.setNotBefore; docs/rest.md says what is left open).
  */
 function promoted(replay: SharedArrayBuffer, epoch: number, seq: number): void {
-  const floor = Date.now();
-  new ReplayGuard(replay).setNotBefore(floor);
+  // Raised by the replication thread before the role turned primary (replication_thread.ts beforeWritable).
+  const floor = new ReplayGuard(replay).notBefore;
   log('info', { event: 'replication_promoted', epoch, seq, replay_not_before_ms: floor });
 }
 
@@ -548,7 +548,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
       replicatorConsumer,
       durable: durableSab,
       engineControl: repl.mode === 'ha' ? pipeline.control.sab : null,
-      appliedSeq: plan.lastSeq,
+      appliedSeq: plan.lastSeq, replay,
     }, (m) => {
       if (m.type === 'promoted') promoted(replay, m.epoch!, pipeline.control.seq);
       else if (m.type === 'step_down') {

@@ -125,6 +125,13 @@ export class Replication {
     let keep = plan.lastSeq;
     let bootstrap = false;
     if (state.primary_epoch !== null) {
+      // Its claim of that epoch was stored before it published anything: a log with no entry of that epoch or later is another log.
+      if (last === null || last.epoch < state.primary_epoch) {
+        throw new Error(
+          `this data directory was primary of epoch ${state.primary_epoch} but the log ${this.cfg.stream} ` +
+            `${last === null ? 'is empty' : `ends in epoch ${last.epoch}`}: this data directory does not belong to this log`,
+        );
+      }
       const next = await this.log.claimOf(state.primary_epoch + 1);
       if (next === null && last !== null && last.epoch > state.primary_epoch)
         bootstrap = true; // that claim was purged: the cut cannot be placed

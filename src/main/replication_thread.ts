@@ -9,6 +9,7 @@
 // is left and waits for the acknowledgements).
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { ReplayGuard } from '../gateway/auth.js';
 import { DurableSeq } from '../journal/durable.js';
 import type { ReplicationConfig } from '../replication/log_client.js';
 import { ReplicationNode } from '../replication/node.js';
@@ -26,6 +27,8 @@ export interface ReplicationThreadData {
   engineControl: SharedArrayBuffer | null;
   appliedSeq: number;
   dataDir: string;
+  /** The gateways' replay table: its floor is raised before a promoted node takes writes. */
+  replay: SharedArrayBuffer;
 }
 
 const d = workerData as ReplicationThreadData;
@@ -35,6 +38,7 @@ const node = new ReplicationNode({
   status: new ReplicationStatus(d.status), engine: d.engineControl === null ? null : new EngineControl(d.engineControl),
   appliedSeq: d.appliedSeq, dataDir: d.dataDir,
   log: (level, fields) => log(level, { thread: 'replication', ...fields }),
+  beforeWritable: () => new ReplayGuard(d.replay).setNotBefore(Date.now()),
   onPromoted: (epoch) => post({ type: 'promoted', epoch }),
   onStepDown: (reason) => post({ type: 'step_down', reason }),
   onFault: (e) => post({ type: 'fault', error: e.stack ?? String(e) }),

@@ -56,6 +56,11 @@ export interface NodeOptions {
   appliedSeq: number;
   dataDir: string;
   log: LogFn;
+  /**
+   * Called on this thread right before the node takes writes (its role turns primary): the replay floor is raised here, since
+   * onPromoted's message reaches the main thread only after the gateways see the role (docs/rest.md).
+   */
+  beforeWritable?: (epoch: number) => void;
   /** The node became primary of `epoch`. */
   onPromoted: (epoch: number) => void;
   /** The node must stop answering and exit (fenced or stalled). */
@@ -84,6 +89,8 @@ export class ReplicationNode {
   private followingSince = performance.now();
   private lastFlushOk = performance.now();
   private claiming = false;
+  /** Bumped when a claim takes the follow over: a retry that followFailed scheduled before is dropped. */
+  private followGen = 0;
   private stopped = false;
   private steppedDown = false;
   epoch = 0;
@@ -109,7 +116,9 @@ export class ReplicationNode {
    * we looked.
    */
   private async follow(applied: number, wait = true): Promise<void> {
+    const gen = this.followGen;
     const at = await this.log.locate(applied);
+    if (gen !== this.followGen) return; // a claim took the follow over meanwhile
     if (at.firstStored !== null && at.streamSeq < at.firstStored.streamSeq) {
       throw new BatchFault(
         at.streamSeq,
@@ -181,8 +190,9 @@ export class ReplicationNode {
     }
     this.o.log('warn', { event: 'replication_follow_retry', applied, error: e.message, retry_ms: this.o.cfg.heartbeat_ms });
     this.refollowing = true;
+    const gen = this.followGen;
     setTimeout(() => {
-      if (this.stopped) return;
+      if (this.stopped || gen !== this.followGen) return;
       this.follow(applied, false).then(() => this.refollowed(), (e2: unknown) => this.followFailed(applied, e2 as Error));
     }, this.o.cfg.heartbeat_ms);
   }
@@ -263,11 +273,20 @@ export class ReplicationNode {
     // NATS unreachable or slow is no fault here: the claim waits for the next heartbeat, as when not caught up.
     const info = await this.log.info().catch(() => null);
     if (info === null || info.last_seq !== f.streamSeq) return; // not caught up (or NATS unreachable): later
-    await f.stop();
-    await this.following;
-    // The last entry can only raise the epoch: unread, the claim uses the epochs known here, and publishClaim's expected
-    // stream seq refuses it if the log moved (claim refused: keep following).
+    // The epoch in force: a follower that has taken no entry since the start knows none, so the stream's last entry must say;
+    // when NATS does not answer, the claim waits for a later tick (claiming a lower epoch would get in and stop every follower).
+    // A later entry the follower takes meanwhile can only raise f.epoch, and publishClaim's expected stream seq refuses the claim
+    // if the log moved (claim refused: keep following).
     const last = info.messages > 0 ? await this.log.entry(info.last_seq).catch(() => null) : null;
+    if (info.messages > 0 && last === null) return;
+    await f.stop();
+    // A follow retry (followFailed) replaced the follower while NATS answered: it goes on; a claim is tried at a later tick.
+    if (this.follower !== f) return;
+    // From here this claim owns the follow: a retry scheduled or under way is dropped (it would run a second RingSink, or one
+    // on a primary); a refused claim follows again itself.
+    this.followGen++;
+    this.refollowing = false;
+    await this.following;
     const epoch = Math.max(this.epoch, f.epoch, last?.entry.epoch ?? 0) + 1;
     let claimSeq: number;
     try {
@@ -300,6 +319,7 @@ export class ReplicationNode {
       if (performance.now() > until) throw new Error('the engine did not take over the event ring within 30 s');
       await new Promise((r) => setTimeout(r, 1));
     }
+    this.o.beforeWritable?.(epoch);
     st.setRole('primary');
     this.lastFlushOk = performance.now();
     this.replicator.start();
