@@ -124,15 +124,25 @@ export function checkJsonHygiene(v: unknown): void {
 }
 
 /**
+ * Whether `text`, raw's UTF-8 decoding, is what was sent: a byte sequence
+ * that is not UTF-8 decodes to U+FFFD, so only a text holding one needs the
+ * full check (a one-byte string has none: the common case costs a scan).
+ */
+export function decodedWhole(raw: Buffer, text: string): boolean {
+  return !text.includes('\uFFFD') || isUtf8(raw);
+}
+
+/**
  * A body's bytes as JSON plus the transport hygiene rules (checkJsonHygiene).
  * JSON is UTF-8 (RFC 8259): bytes that are not are 400 invalid_json, never
  * decoded to U+FFFD and kept as text the client did not send.
  */
 export function parseJson(raw: Buffer): unknown {
-  if (!isUtf8(raw)) throw new ApiError('invalid_json', 'the body is not valid UTF-8');
+  const text = raw.toString('utf8');
+  if (!decodedWhole(raw, text)) throw new ApiError('invalid_json', 'the body is not valid UTF-8');
   let v: unknown;
   try {
-    v = JSON.parse(raw.toString('utf8'));
+    v = JSON.parse(text);
   } catch (e) {
     throw new ApiError('invalid_json', `invalid JSON: ${(e as Error).message}`);
   }

@@ -15,13 +15,12 @@
 // an unknown tool or malformed tools/call params is JSON-RPC -32602; a bug
 // is -32603 (and logged). Gateway threads.
 
-import { isUtf8 } from 'node:buffer';
 import { BUCKET_READ } from '../gateway/buckets.js';
 import { ApiError } from '../gateway/envelope.js';
 import { admitRoute, asApiError, invokeRoute, type Caller, type LaneOptions } from '../gateway/http.js';
 import type { StageTimes } from '../gateway/core.js';
 import type { Reply } from '../gateway/routes.js';
-import { checkJsonHygiene } from '../gateway/schemas.js';
+import { checkJsonHygiene, decodedWhole } from '../gateway/schemas.js';
 import { SERVER_VERSION } from '../lib/version.js';
 import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import {
@@ -95,13 +94,14 @@ export function handleMcp(
   times: StageTimes | null = null,
 ): McpOutcome | Promise<McpOutcome> {
   let msg: unknown;
+  const text = raw.toString('utf8');
   // JSON is UTF-8: bytes that are not are a parse error, never text with U+FFFD the client did not send.
-  let unparsed = isUtf8(raw) ? null : 'the body is not valid UTF-8';
+  let unparsed = decodedWhole(raw, text) ? null : 'the body is not valid UTF-8';
   if (unparsed === null) {
     try {
       // JSON.parse alone: -32700 is for text that is not JSON. The body's hygiene rules (depth, prototype keys) apply to a
       // tool's arguments as to a REST body, inside the tool's result (callTool).
-      msg = JSON.parse(raw.toString('utf8'));
+      msg = JSON.parse(text);
     } catch (e) {
       if (!(e instanceof SyntaxError)) throw e;
       unparsed = e.message;

@@ -206,6 +206,11 @@ test('errors: a body that is not valid UTF-8 is 400 invalid_json; nothing is kep
   ]);
   assertErrorReply(await signedRaw(tx.port, w, 'POST', '/v1/withdrawals', body), 400, 'invalid_json');
   assertErrorReply(await signedRaw(tx.port, w, 'GET', '/v1/withdrawals/9'), 404, 'not_found');
+  // U+FFFD itself, sent as UTF-8, is text like any other.
+  const sent = JSON.stringify({ client_withdrawal_id: '10', amount: '10', destination: 'ab\uFFFD' });
+  const ok = await signedRaw(tx.port, w, 'POST', '/v1/withdrawals', sent);
+  assert.equal(ok.status, 201, ok.text);
+  assert.equal(ok.json.destination, 'ab\uFFFD');
 });
 
 test('errors: __proto__ and constructor keys are 400 invalid_json', async () => {
