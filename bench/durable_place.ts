@@ -47,8 +47,10 @@ import { createTraders, openMarket } from './lib/population.js';
 import { diskFloor, diskOverWindow, STALL_US, type DiskFloor } from './lib/disk_floor.js';
 import { CpuWindow, waitQuiet, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { fsyncSummary, putServer, readLatency, serverStages, stagesLine, type ServerSummary } from './lib/server_latency.js';
-import { max as maxOf, median, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
+import {
+  fsyncSummary, putServer, readLatency, serverStages, stagesLine, type ServerSummary,
+} from '../test/support/bench/server_latency.js';
+import { max as maxOf, median, min as minOf, putLatencyUs, relativeSpread } from '../test/support/bench/stats.js';
 
 const NONE_LABEL = 'durability none (benchmarks only)';
 const SPREAD_FLAG = 0.1;

@@ -60,7 +60,7 @@ import { memOf, type Mem } from '../src/lib/mem.js';
 import { mulberry32 } from '../src/lib/rng.js';
 import { CommandHeaders } from './lib/command_headers.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median, percentiles } from './lib/stats.js';
+import { median, percentiles } from '../test/support/bench/stats.js';
 import { GcWatch } from './lib/gc_watch.js';
 import { B_ON_BOOK, LB, LW, W_ACCOUNT, W_NEXT, W_REMAINING } from '../src/book/orders.js';
 

@@ -29,7 +29,7 @@ import { parseCommandLine, parseOrUsage, UsageError } from '../src/lib/command_l
 import { runLoad, type LoadResult } from '../test/support/loadgen/loadgen.js';
 import { loadExchange, measured, MID, okRate, round1, settings, SPREAD, type Measured, type Settings } from './gateway_place.js';
 import { startBenchExchange } from './lib/population.js';
-import { median } from './lib/stats.js';
+import { median } from '../test/support/bench/stats.js';
 
 const USAGE =
   'usage: node dist/bench/gateway_ab.js <dist A> <dist B> [--rounds 3] [--rate 2000] [--open-ms 8000] [--closed-ms 5000] ' +

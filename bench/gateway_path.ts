@@ -51,7 +51,7 @@ import { BusySpinWaitStrategy } from '../src/ring/wait.js';
 import { Views } from '../src/views/views.js';
 import { writeUnthrottledTier } from './lib/tiers.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median } from './lib/stats.js';
+import { median } from '../test/support/bench/stats.js';
 
 const USAGE =
   'usage: node dist/bench/gateway_path.js [--requests N] [--batch B] [--rounds R] [--profile file.cpuprofile] [--kinds place,read]';

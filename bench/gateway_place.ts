@@ -62,7 +62,7 @@ import { createTraders, openMarket, startBenchExchange, type TraderSetup } from 
 import { CpuWindow, lastEventLoopThreads, tcpOutSegs, waitQuiet, type CpuReport, type QuietResult } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
 import { runWrk, wrkAvailable, WRK, type WrkResult } from './lib/wrk.js';
-import { median, max as maxOf, min as minOf, putLatencyUs, relativeSpread } from './lib/stats.js';
+import { cpuUsPerReq, median, max as maxOf, min as minOf, putLatencyUs, relativeSpread } from '../test/support/bench/stats.js';
 
 const DURABILITY_LABEL = 'durability none (benchmarks only)';
 const FASTIFY_VERSION = (createRequire(import.meta.url)('fastify/package.json') as { version: string }).version;
@@ -666,12 +666,11 @@ function fastifyMetrics(f: FastifyPhase): Record<string, number> {
   m.open_send_lag_p99_us = Math.round(o.send_lag_ms.p99 * 1000);
   m.open_unsent = o.unsent;
   m.open_errors = o.errors;
-  const med = median(rates);
   m.server_cpu_pct = round1(median(f.place.map((x) => x.server_pct)));
   m.generator_cpu_pct = round1(median(f.place.map((x) => x.generator_pct)));
-  if (med > 0) {
-    m.server_cpu_us_per_req = round1(((m.server_cpu_pct / 100) * 1e6) / med);
-    m.generator_cpu_us_per_req = round1(((m.generator_cpu_pct / 100) * 1e6) / med);
+  if (median(rates) > 0) {
+    m.server_cpu_us_per_req = round1(cpuUsPerReq(f.place.map((x) => x.server_pct), rates));
+    m.generator_cpu_us_per_req = round1(cpuUsPerReq(f.place.map((x) => x.generator_pct), rates));
   }
   m.open_server_cpu_pct = f.open.server_pct;
   m.open_generator_cpu_pct = f.open.generator_pct;
@@ -700,10 +699,9 @@ export function cpuMetrics(metrics: Record<string, number>, prefix: string, runs
   metrics[`${prefix}_server_cpu_pct`] = round1(server);
   metrics[`${prefix}_generator_cpu_pct`] = round1(gen);
   metrics[`${prefix}_foreign_cpu_pct_max`] = round1(maxOf(runs.map((r) => r.foreign_pct)));
-  const rate = median(perS);
-  if (rate > 0) {
-    metrics[`${prefix}_server_cpu_us_per_req`] = round1(((server / 100) * 1e6) / rate);
-    metrics[`${prefix}_generator_cpu_us_per_req`] = round1(((gen / 100) * 1e6) / rate);
+  if (median(perS) > 0) {
+    metrics[`${prefix}_server_cpu_us_per_req`] = round1(cpuUsPerReq(runs.map((r) => r.server_pct), perS));
+    metrics[`${prefix}_generator_cpu_us_per_req`] = round1(cpuUsPerReq(runs.map((r) => r.generator_pct), perS));
   }
 }
 
@@ -718,12 +716,12 @@ function wrkMetrics(metrics: Record<string, number>, wrk: WrkPhase | null, flag:
   }
   const wrkRates = wrk.runs.map((m) => m.value.requests_per_s);
   const wrkMed = triple(metrics, 'hello_wrk_requests_per_s', wrkRates);
-  const srv = median(wrk.runs.map((m) => m.server_pct));
-  const gen = median(wrk.runs.map((m) => (m.value.cpu_ms / m.value.wall_ms) * 100));
-  metrics.hello_wrk_server_cpu_pct = round1(srv);
-  metrics.hello_wrk_generator_cpu_pct = round1(gen);
-  metrics.hello_wrk_server_cpu_us_per_req = round1(((srv / 100) * 1e6) / wrkMed);
-  metrics.hello_wrk_generator_cpu_us_per_req = round1(((gen / 100) * 1e6) / wrkMed);
+  const srv = wrk.runs.map((m) => m.server_pct);
+  const gen = wrk.runs.map((m) => (m.value.cpu_ms / m.value.wall_ms) * 100);
+  metrics.hello_wrk_server_cpu_pct = round1(median(srv));
+  metrics.hello_wrk_generator_cpu_pct = round1(median(gen));
+  metrics.hello_wrk_server_cpu_us_per_req = round1(cpuUsPerReq(srv, wrkRates));
+  metrics.hello_wrk_generator_cpu_us_per_req = round1(cpuUsPerReq(gen, wrkRates));
   metrics.hello_wrk_connections = wrk.connections;
   metrics.hello_wrk_errors = wrk.runs.reduce((a, m) => a + m.value.errors, 0);
   if (metrics.hello_wrk_errors > 0) flag(`wrk reported ${metrics.hello_wrk_errors} errors or non-2xx answers against the hello server`);

@@ -33,7 +33,7 @@ import type { ExchangeProcess } from '../test/support/exchange.js';
 import { startBenchExchange } from './lib/population.js';
 import { probeList } from './lib/probes.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { median, putLatencyUs, relativeSpread } from './lib/stats.js';
+import { median, putLatencyUs, relativeSpread } from '../test/support/bench/stats.js';
 
 const DURABILITY_LABEL = 'durability: none';
 const MIX = { place: 10, cancel: 0, read: 90 } as const;

@@ -27,8 +27,8 @@ import { diskFloor, type DiskFloor } from './lib/disk_floor.js';
 import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { fsyncSummary, readLatency, serverStages, stagesLine, type ServerSummary } from './lib/server_latency.js';
-import { percentiles } from './lib/stats.js';
+import { fsyncSummary, readLatency, serverStages, stagesLine, type ServerSummary } from '../test/support/bench/server_latency.js';
+import { percentiles } from '../test/support/bench/stats.js';
 
 const TOKEN = 'lone-place-bench-token-0123456789';
 /** Keys the placements rotate over: the write bucket allows 50/s per key, the run sends 200/s. */

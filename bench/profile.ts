@@ -18,7 +18,7 @@
 //   `--thread` (default gateway-0; `main` is the main thread) and runs Profiler.start / stop around a
 //   closed-loop load from the load generator (test/support/loadgen;
 //   placements by default), or with --lane ws-json / ws-binary the ws_orders
-//   benchmark's WebSocket placements (bench/lib/ws_order_worker.ts, closed
+//   benchmark's WebSocket placements (test/support/loadgen/ws_order_worker.ts, closed
 //   loop, 16 connections with 200 in flight each, keys on an unthrottled
 //   tier). Writes
 //   bench/results/gateway.cpuprofile and profile-gateway.md (another thread:
@@ -244,7 +244,7 @@ async function profiledLoad(
   }
   const r = await wsLoad.run({ loop: 'closed', window: WS_PROFILE_WINDOW, rate: 0, duration_ms: duration });
   await wsLoad.close();
-  const loadLine = `load: bench/lib/ws_order_worker.ts (the ws_orders benchmark's), ` +
+  const loadLine = `load: test/support/loadgen/ws_order_worker.ts (the ws_orders benchmark's), ` +
     `${lane === 'ws-json' ? 'place_order JSON frames' : 'binary PlaceOrder records'}, closed loop, ${connections} connection(s) with ` +
       `${WS_PROFILE_WINDOW} placements in flight each, keys on a custom tier of 10,000,000/s, ${duration} ms`;
   const rate = Math.round((r.ok * 1000) / r.elapsed_ms).toLocaleString('en-US');

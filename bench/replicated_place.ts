@@ -41,7 +41,7 @@ import { okRate, round1, round3, settings as gatewaySettings } from './gateway_p
 import { createTraders, openMarket } from './lib/population.js';
 import { CpuWindow, waitQuiet } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { max as maxOf, median, min as minOf, relativeSpread } from './lib/stats.js';
+import { max as maxOf, median, min as minOf, relativeSpread } from '../test/support/bench/stats.js';
 import type { SubscriberReport, SubscriberWorkerData } from './lib/ws_subscriber_worker.js';
 
 const TOKEN = 'replicated-place-bench-token-0123456789';

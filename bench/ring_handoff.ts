@@ -28,7 +28,7 @@ import { SpscRing } from '../src/ring/spsc_ring.js';
 import type { BenchRole, BenchWorkerResult } from './lib/ring_bench_worker.js';
 import { BENCH_FP } from './lib/ring_bench_constants.js';
 import { type BenchResult, environment, writeResult } from './lib/result.js';
-import { max, median, min, percentileSorted, sortedCopy } from './lib/stats.js';
+import { max, median, min, percentileSorted, sortedCopy } from '../test/support/bench/stats.js';
 
 const WORKER_URL = new URL('./lib/ring_bench_worker.js', import.meta.url);
 const RING_BYTES = 256 * 1024;

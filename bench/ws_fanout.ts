@@ -32,7 +32,7 @@ import type { ExchangeProcess } from '../test/support/exchange.js';
 import { openMarket, pool, startBenchExchange } from './lib/population.js';
 import { CpuWindow, lastEventLoopThreads, waitQuiet, type CpuReport } from './lib/process_stats.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { max as maxOf, median, min as minOf, percentiles, relativeSpread } from './lib/stats.js';
+import { max as maxOf, median, min as minOf, percentiles, relativeSpread } from '../test/support/bench/stats.js';
 import type { SubscriberReport, SubscriberWorkerData } from './lib/ws_subscriber_worker.js';
 
 const DURABILITY_LABEL = 'durability none';

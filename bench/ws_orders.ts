@@ -10,7 +10,7 @@
 //   2. WebSocket JSON (one place_order per text frame) and binary
 //      (PlaceOrder records, a turn's records in one frame), each over one
 //      connection and over 16, closed loop with a window of placements in
-//      flight per connection (bench/lib/ws_order_worker.ts, one worker
+//      flight per connection (test/support/loadgen/ws_order_worker.ts, one worker
 //      thread), REPEATS runs each, interleaved;
 //   3. open loop at half of each WebSocket mode's 16-connection peak:
 //      server-side latency from the exchange's own stage histograms
@@ -54,9 +54,11 @@ import {
 import { diskFloor } from './lib/disk_floor.js';
 import { startBenchExchange } from './lib/population.js';
 import { environment, type BenchResult } from './lib/result.js';
-import { fsyncSummary, readLatency, serverStages, stagesLine, type LatencyReport, type ServerSummary } from './lib/server_latency.js';
-import { median } from './lib/stats.js';
-import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from './lib/ws_order_worker.js';
+import {
+  fsyncSummary, readLatency, serverStages, stagesLine, type LatencyReport, type ServerSummary,
+} from '../test/support/bench/server_latency.js';
+import { median } from '../test/support/bench/stats.js';
+import type { OrderRunRequest, OrderWorkerData, OrderWorkerReport } from '../test/support/loadgen/ws_order_worker.js';
 
 const MID = 50;
 const SPREAD = 5;
@@ -96,7 +98,7 @@ export class OrderLoad {
       spread: SPREAD,
       cancel_every: CANCEL_EVERY,
     };
-    const w = new Worker(new URL('./lib/ws_order_worker.js', import.meta.url), { workerData: data });
+    const w = new Worker(new URL('../test/support/loadgen/ws_order_worker.js', import.meta.url), { workerData: data });
     await new Promise<void>((resolve, reject) => {
       w.once('error', reject);
       w.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve() : reject(new Error(`worker said ${m.type}`))));

@@ -92,6 +92,8 @@ const RUNTIME: readonly { from: string; to: string; why: string }[] = [
       + 'of its own',
   },
   { from: 'tools', to: 'bench', why: 'tools/engine_ab times each build\'s own bench/engine_match.js, loaded from that build\'s directory' },
+  { from: 'bench', to: 'test/support', why: 'bench/ws_orders runs the WebSocket order load (test/support/loadgen) in worker threads' },
+  { from: 'test', to: 'test/support', why: 'the WebSocket order load is tested as ws_orders runs it, in a worker thread' },
 ];
 
 const ENGINE_SIDE = ['src/engine', 'src/book', 'src/accounts'];

@@ -11,6 +11,7 @@
 
 import { pathToFileURL } from 'node:url';
 import { parseCommandLine, parseOrUsage } from '../src/lib/command_line.js';
+import { nearestRank } from '../src/lib/log_histogram.js';
 import { runFailoverTest, type FailoverOptions } from '../test/support/crash/failover.js';
 import { crashRunOptions, CRASH_RUN_OPTIONS, intArg } from '../test/support/crash/options.js';
 
@@ -37,7 +38,7 @@ function parse(argv: string[]): { o: FailoverOptions; json: boolean } {
 function pct(xs: number[], p: number): number {
   if (xs.length === 0) return 0;
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+  return s[Math.min(s.length, nearestRank(p, s.length)) - 1]!;
 }
 
 async function main(argv: string[]): Promise<number> {

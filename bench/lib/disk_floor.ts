@@ -6,7 +6,7 @@ import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { percentiles } from './stats.js';
+import { percentiles } from '../../test/support/bench/stats.js';
 
 export interface DiskFloor {
   p50_us: number;

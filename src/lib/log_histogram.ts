@@ -39,6 +39,17 @@ export function histogramWords(s: LogHistogramShape): number {
   return bucketCount(s) + STAT_WORDS;
 }
 
+/**
+ * The nearest rank (1-based) of percentile p (0..100) among n values:
+ * ceil(p/100 * n), at least 1. p/100 * n is computed in floating point, where
+ * 99.9 / 100 * 1000 is 999.0000000000001; a relative slack far below any real
+ * fractional part keeps such a product on its integer.
+ */
+export function nearestRank(p: number, n: number): number {
+  const x = (p * n) / 100;
+  return Math.max(1, Math.ceil(x - x * 1e-12));
+}
+
 /** The bucket index of an integer value in [0, 2^maxBits). */
 export function bucketOf(subBits: number, v: number): number {
   const sub = 1 << subBits;
@@ -129,7 +140,7 @@ export class LogHistogram {
     const n = this.total;
     if (n === 0) return 0;
     if (p >= 100) return this.max;
-    const rank = Math.max(1, Math.ceil((p / 100) * n));
+    const rank = nearestRank(p, n);
     const w = this.words;
     let seen = 0;
     for (let i = 0; i < this.buckets; i++) {

@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { mulberry32 as prng } from '../../src/lib/rng.js';
 import { test } from 'node:test';
-import { LogHistogram } from '../../src/lib/log_histogram.js';
+import { LogHistogram, nearestRank } from '../../src/lib/log_histogram.js';
 import { Histogram } from '../support/loadgen/histogram.js';
 
 /** The exact value at percentile p with the histogram's rank rule: ceil(p/100 * n), 1-based. */
 function exact(sorted: number[], p: number): number {
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  const rank = nearestRank(p, sorted.length);
   return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 

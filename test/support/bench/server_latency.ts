@@ -7,7 +7,8 @@
 // generator stall can neither hide nor fake a server stall. Main thread of
 // the bench runner.
 
-import type { LatencyReport } from '../../src/wire/control_plane.js';
+import { nearestRank } from '../../../src/lib/log_histogram.js';
+import type { LatencyReport } from '../../../src/wire/control_plane.js';
 
 export type { LatencyReport };
 
@@ -69,7 +70,7 @@ export function serverSummary(before: LatencyReport, after: LatencyReport, s: Se
   for (const [, c] of sorted) count += c;
   const at = (p: number): number => {
     if (count === 0) return 0;
-    const rank = Math.max(1, Math.ceil((p / 100) * count));
+    const rank = nearestRank(p, count);
     let seen = 0;
     for (const [hi, c] of sorted) {
       seen += c;

@@ -21,11 +21,11 @@
 import { createHmac } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
-import { sendInTurn } from '../../src/client/websocket.js';
-import { CancelAll, EntryResult, EntryStatus, Header, PlaceOrder, T_ENTRY_RESULT, T_PLACE_ORDER } from '../../src/layout/records.js';
-import { memOf, type Mem } from '../../src/lib/mem.js';
-import { mulberry32 } from '../../src/lib/rng.js';
-import { Histogram, type HistogramData } from '../../test/support/loadgen/histogram.js';
+import { sendInTurn } from '../../../src/client/websocket.js';
+import { CancelAll, EntryResult, EntryStatus, Header, PlaceOrder, T_ENTRY_RESULT, T_PLACE_ORDER } from '../../../src/layout/records.js';
+import { memOf, type Mem } from '../../../src/lib/mem.js';
+import { mulberry32 } from '../../../src/lib/rng.js';
+import { Histogram, type HistogramData } from './histogram.js';
 
 export interface OrderWorkerData {
   url: string;
@@ -57,9 +57,12 @@ export interface OrderWorkerReport {
   /** Answers by kind: '201', '422 insufficient_position', 'refused shed', ... */
   outcomes: Record<string, number>;
   sent: number;
-  /** Placements that could not be sent on time (open loop: the schedule ran ahead). */
+  /**
+   * Open loop: placements due that were never sent (their connection's window stayed full until the end); each is in `latency` at its
+   * age at the end (a lower bound). Placements sent late, once the window had room, are in `latency` from their intended time.
+   */
   behind: number;
-  /** Client-side latency of ok placements, µs (open loop: from the intended send time). */
+  /** Client-side latency of ok placements, µs (open loop: from the intended send time; and the `behind` ones at their age). */
   latency: HistogramData;
   elapsed_ms: number;
 }
@@ -96,6 +99,9 @@ class Conn {
   /** Send time (performance.now() or the intended time) by id / correlation. */
   readonly sentAt = new Map<number, number>();
   readonly cancels = new Set<number>();
+  /** Open loop: intended send times of due placements waiting for room in the window (from `backlogHead`). */
+  backlog: number[] = [];
+  backlogHead = 0;
   // Binary: the frame being built this turn.
   readonly mem: Mem = memOf(new ArrayBuffer(128 * PlaceOrder.SIZE));
   len = 0;
@@ -195,11 +201,19 @@ function onBinary(c: Conn, data: Buffer): void {
   afterAnswer(c);
 }
 
-/** Closed loop: refill the connection's window. */
+/** Closed loop: refill the connection's window; open loop: send what waited for room in it, from its intended time. */
 function afterAnswer(c: Conn): void {
   const r = run;
-  if (r === null || r.req.loop !== 'closed' || r.closing || performance.now() >= r.end) return;
-  while (c.inFlight < r.req.window) send(c, performance.now());
+  if (r === null || r.closing || performance.now() >= r.end) return;
+  if (r.req.loop === 'closed') {
+    while (c.inFlight < r.req.window) send(c, performance.now());
+    return;
+  }
+  while (c.backlogHead < c.backlog.length && c.inFlight < OPEN_WINDOW) send(c, c.backlog[c.backlogHead++]!);
+  if (c.backlogHead === c.backlog.length) {
+    c.backlog = [];
+    c.backlogHead = 0;
+  }
 }
 
 function send(c: Conn, intended: number): void {
@@ -274,6 +288,9 @@ function flushFrame(c: Conn): void {
   c.len = 0;
 }
 
+/** Open loop: placements in flight per connection at most (under the exchange's cap of 1,000). */
+const OPEN_WINDOW = 900;
+
 function openLoop(r: NonNullable<typeof run>): void {
   const perMs = r.req.rate / 1000;
   let due = 0;
@@ -285,11 +302,9 @@ function openLoop(r: NonNullable<typeof run>): void {
     // Each placement's intended time is on the schedule, so a late tick charges its delay to every placement it held back.
     for (; due < target; due++) {
       const c = conns[k++ % conns.length]!;
-      if (c.inFlight >= 900) {
-        r.behind++;
-        continue;
-      }
-      send(c, r.start + due / perMs);
+      // A full window (a stall): the placement waits for room and keeps its intended time.
+      if (c.inFlight >= OPEN_WINDOW || c.backlogHead < c.backlog.length) c.backlog.push(r.start + due / perMs);
+      else send(c, r.start + due / perMs);
     }
     setTimeout(tick, 1);
   };
@@ -323,6 +338,15 @@ parentPort!.on('message', (msg: OrderRunRequest | { type: 'close' }) => {
     const okAtEnd = r.ok;
     const elapsed = performance.now() - start;
     r.closing = true;
+    // Due but never sent: recorded at their age now, a lower bound (a stall longer than the run must not drop out).
+    for (const c of conns) {
+      for (let i = c.backlogHead; i < c.backlog.length; i++) {
+        r.hist.record(Math.round((r.end - c.backlog[i]!) * 1000));
+        r.behind++;
+      }
+      c.backlog = [];
+      c.backlogHead = 0;
+    }
     const drained = (): void => {
       if (conns.every((c) => c.inFlight === 0) || performance.now() > r.end + 5000) {
         run = null;

@@ -3,6 +3,8 @@
 // least p% of the samples at or below it), so every reported value is a value
 // that was actually measured. Inputs are never reordered: we sort a copy.
 
+import { nearestRank } from '../../../src/lib/log_histogram.js';
+
 /** A sorted copy (ascending, numeric). */
 export function sortedCopy(xs: Float64Array): Float64Array {
   return Float64Array.from(xs).sort();
@@ -12,8 +14,7 @@ export function sortedCopy(xs: Float64Array): Float64Array {
 export function percentileSorted(sorted: Float64Array, p: number): number {
   const n = sorted.length;
   if (n === 0) return NaN;
-  let rank = Math.ceil((p / 100) * n);
-  if (rank < 1) rank = 1;
+  let rank = nearestRank(p, n);
   if (rank > n) rank = n;
   return sorted[rank - 1]!;
 }
@@ -55,6 +56,19 @@ export function mean(xs: Float64Array | readonly number[]): number {
   let s = 0;
   for (const x of xs) s += x;
   return xs.length === 0 ? NaN : s / xs.length;
+}
+
+/**
+ * CPU µs per request over repeated runs: each run's own CPU (% of a core)
+ * over its own requests per second, then the median run; never one run's
+ * CPU over another's rate. NaN when no run answered.
+ */
+export function cpuUsPerReq(pcts: number[], perS: number[]): number {
+  const xs: number[] = [];
+  pcts.forEach((pct, i) => {
+    if (perS[i]! > 0) xs.push(((pct / 100) * 1e6) / perS[i]!);
+  });
+  return xs.length > 0 ? median(xs) : NaN;
 }
 
 /** (max - min) / median of repeated runs: the spread we flag above 10%. */
