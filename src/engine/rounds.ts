@@ -11,7 +11,7 @@ import {
   T_FREEZE_ROUND, T_OPEN_ROUND, T_PROPOSE_ROUND, T_SETTLE_ROUND, T_STOP_SERIES, T_SUBMIT_ORACLE_TICK, T_UNFREEZE_ROUND, T_VOID_ROUND,
 } from '../layout/records.js';
 import type { Mem } from '../lib/mem.js';
-import type { TimerHeap } from '../lib/timer_heap.js';
+import { TimerHeap } from '../lib/timer_heap.js';
 import { addHiLo, cmpHiLo } from '../lib/u64.js';
 import { emitMarketCreated } from './admin.js';
 import type { Emitter } from './emitter.js';
@@ -41,7 +41,7 @@ export function clockTick(e: Emitter): void {
   const s = e.state;
   const hi = e.tsHi;
   const lo = e.tsLo;
-  while (s.expiries.dueAt(hi, lo)) cancelLive(e, s.expiries.peek(), CancelReason.expired);
+  while (s.expiries.dueAt(hi, lo)) expireNext(e);
   while (s.deadmen.dueAt(hi, lo)) {
     const a = s.deadmen.peek();
     cancelWhere(e, a, 0, 0, CancelReason.deadman);
@@ -66,6 +66,24 @@ export function clockTick(e: Emitter): void {
     }
   }
   e.ok(T_CLOCK_TICK, 0, 0);
+}
+
+/**
+ * Expires the gtd orders of the earliest due expiry_ts, by order_id: the heap
+ * breaks ties by slot, and a reused slot can put a later order first.
+ */
+function expireNext(e: Emitter): void {
+  const s = e.state;
+  const h = s.expiries;
+  const first = h.peek();
+  const n = h.keyed(h.hiOf(first), h.loOf(first));
+  if (n === 1) return cancelLive(e, first, CancelReason.expired);
+  const found = TimerHeap.found;
+  const ord = s.orders;
+  let k = 0;
+  for (let i = 0; i < n; i++) k = e.pushId(k, ord.f64[(found[i]! << LF) | F_ID]!);
+  const ids = e.ids.subarray(0, k).sort();
+  for (let i = 0; i < k; i++) cancelLive(e, s.slotOf(ids[i]!), CancelReason.expired);
 }
 
 function sourceExpired(e: Emitter, source: number, fresh: number, ref: number): void {

@@ -8,9 +8,12 @@
 import { ftruncateSync, closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineConfig, type EngineConfig } from '../engine/config.js';
+import { ORACLE_SOURCES } from '../engine/markets.js';
+import type { ExchangeState } from '../engine/state.js';
 import { Header } from '../layout/records.js';
 import { assert, fail } from '../lib/assert.js';
 import type { Mem } from '../lib/mem.js';
+import { addHiLo } from '../lib/u64.js';
 import { Views, type ViewsConfig } from '../views/views.js';
 import { FS_IO, type JournalIo } from './faults.js';
 import { FILE_HEADER_BYTES, JOURNAL_DIR } from './format.js';
@@ -202,12 +205,32 @@ export function loadBase(plan: RecoveryPlan, engine: Partial<EngineConfig>, view
   const now = engineConfig({ ...kept, ...engine });
   for (const k of CAPACITY_KEYS) now[k] = kept[k];
   (v.state as { config: EngineConfig }).config = now;
+  // A changed staleness or dispute window applies to the timers the snapshot holds too: evolve keyed them with the old one
+  // (last tick + staleness, proposed_ts + window), a replay from empty keys them with the new one.
+  if (now.oracle_staleness_ms !== kept.oracle_staleness_ms || now.dispute_window_ms !== kept.dispute_window_ms) rekeyTimers(v.state, now);
   // A lower deposit_ref_cap applies at once: every account forgets its oldest refs past it (as a replay from empty would have).
   if (now.deposit_ref_cap < kept.deposit_ref_cap) {
     const acc = v.state.accounts;
     for (let a = 1; a <= acc.count; a++) acc.forgetOldestDeposits(a, now.deposit_ref_cap);
   }
   return v;
+}
+
+/** Re-keys the scheduled oracle expiries and dispute deadlines with the configuration's staleness and dispute window. */
+function rekeyTimers(s: ExchangeState, c: EngineConfig): void {
+  const mk = s.markets;
+  const at = new Uint32Array(2);
+  for (let src = 0; src < ORACLE_SOURCES; src++) {
+    if (!s.oracleExpiries.has(src)) continue;
+    addHiLo(mk.srcTsHi[src]!, mk.srcTsLo[src]!, c.oracle_staleness_ms * 1_000_000, at);
+    s.oracleExpiries.set(src, at[0]!, at[1]!);
+  }
+  for (let m = 1; m <= mk.count; m++) {
+    if (!s.disputeDeadlines.has(m)) continue;
+    const r = mk.round[m]!;
+    addHiLo(mk.rProposedHi[r]!, mk.rProposedLo[r]!, c.dispute_window_ms * 1_000_000, at);
+    s.disputeDeadlines.set(m, at[0]!, at[1]!);
+  }
 }
 
 /**
