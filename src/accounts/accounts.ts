@@ -471,7 +471,11 @@ export class Accounts {
       const old = popHeadSingly(this.wFinHead, this.wFinTail, this.wLink, a);
       this.wFinCount[a] = this.wFinCount[a]! - 1;
       this.widIndex.delete(this.wWid[old]!);
-      this.cwidIndex.delete(a, this.wCwidHi[old]!, this.wCwidLo[old]!);
+      // Only while the id still names this withdrawal: a journal written under a smaller withdrawal_cap (raised at a
+      // restart) may hold a later withdrawal with the same id, which the replay indexed over this one.
+      if (this.cwidIndex.get(a, this.wCwidHi[old]!, this.wCwidLo[old]!) === this.wWid[old]) {
+        this.cwidIndex.delete(a, this.wCwidHi[old]!, this.wCwidLo[old]!);
+      }
       this.wWid[old] = 0;
       this.wDestination[old] = '';
       this.wLink[old] = this.wFree;

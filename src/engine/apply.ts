@@ -571,7 +571,13 @@ function forget(s: ExchangeState, slot: number): void {
   if (!(slot !== NIL)) fail('apply: eviction from an empty retention list');
   s.unindexOrder(ord.f64[(slot << LF) | F_ID]!);
   const w = slot << LW;
-  if (ord.u8[(slot << LB) | B_HAS_COID] === 1)
-    s.coidIndex.delete(ord.u32[w | W_ACCOUNT]!, ord.u32[w | W_COID_HI]!, ord.u32[w | W_COID_LO]!);
+  // Only while the id still names this order: a journal written under a smaller cap (raised at a restart) may hold a
+  // later order with the same id, which the replay indexed over this one.
+  if (ord.u8[(slot << LB) | B_HAS_COID] === 1) {
+    const a = ord.u32[w | W_ACCOUNT]!;
+    const hi = ord.u32[w | W_COID_HI]!;
+    const lo = ord.u32[w | W_COID_LO]!;
+    if (s.coidIndex.get(a, hi, lo) === slot) s.coidIndex.delete(a, hi, lo);
+  }
   ord.free(slot);
 }
