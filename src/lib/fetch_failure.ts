@@ -25,5 +25,7 @@ export function fetchFailure(e: unknown): FetchFailure | null {
   if (!(e instanceof TypeError && e.message === 'fetch failed')) return null;
   const c = (e as { cause?: { code?: string; message?: string } }).cause;
   const code = c?.code ?? '';
-  return { cause: c?.message ?? (code || 'fetch failed'), code, sent: !NOT_SENT.has(code) };
+  // undici refuses a port of the fetch standard's block list (6000, 6665..6669, ...) before it connects: nothing was sent.
+  const blocked = code === '' && c?.message === 'bad port';
+  return { cause: c?.message ?? (code || 'fetch failed'), code, sent: !blocked && !NOT_SENT.has(code) };
 }

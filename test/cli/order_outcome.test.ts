@@ -2,7 +2,7 @@
 // sent and may still be sequenced (here it is: the engine was paused, then
 // resumed), so dx must not say the exchange could not be reached (exit 3,
 // safe to repeat); it says the outcome is unknown (exit 4). A port nobody
-// listens on is still exit 3. Real exchange in-process; dx runs as a child.
+// listens on, or one fetch will not connect to, is still exit 3. Real exchange in-process; dx runs as a child.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -54,4 +54,8 @@ test('dx: an order without an answer within --timeout-ms exits 4 (outcome unknow
   const down = await dx(k, `http://127.0.0.1:${await freePort()}`, ['order', 'buy', 'yes', String(market), '40', '3']);
   assert.equal(down.code, 3, down.stderr);
   assert.match(down.stderr, /cannot reach the exchange: connection refused/);
+  // A port fetch refuses to connect to (the fetch standard's block list) was never sent either.
+  const blocked = await dx(k, 'http://127.0.0.1:6000', ['order', 'buy', 'yes', String(market), '40', '3']);
+  assert.equal(blocked.code, 3, blocked.stderr);
+  assert.match(blocked.stderr, /cannot reach the exchange: bad port/);
 });

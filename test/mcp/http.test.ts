@@ -464,6 +464,10 @@ test('mcp: a batch array, invalid JSON and a non-JSON-RPC object are 400 with a 
   const notRpc = await mcpPost(trader, { hello: 'world' });
   assert.equal(notRpc.status, 400);
   assert.equal(notRpc.json.error.code, -32600);
+  // With a usable id it is answered with that id (JSON-RPC 2.0), 200.
+  const withId = await mcpPost(trader, { id: 5, method: 'ping' });
+  assert.equal(withId.status, 200);
+  assert.deepEqual([withId.json.id, withId.json.error.code], [5, -32600]);
 });
 
 test('mcp: signed exactly like REST: a bad signature, a replay and a revoked key are 401 envelopes', async () => {

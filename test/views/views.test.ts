@@ -4,6 +4,7 @@
 // decimal strings, integers only, enums by name, newest first, cursors).
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import type { EngineConfig } from '../../src/engine/config.js';
 import { summarize } from '../../src/engine/summary.js';
@@ -720,6 +721,7 @@ test('views: deposit addresses are deterministic per account', () => {
   const a = h.views.depositAddress(1);
   assertWireShape(R.DepositAddress, a);
   assert.match(a.address, /^dx1[0-9a-f]{40}$/);
+  assert.equal(a.address, `dx1${createHash('sha256').update('dx-deposit:1').digest('hex').slice(0, 40)}`, 'as docs/rest.md gives it');
   assert.equal(a.address, h.views.depositAddress(1).address);
   assert.equal(a.address, other.views.depositAddress(1).address, 'the same on every thread');
   assert.notEqual(a.address, h.views.depositAddress(2).address);
