@@ -8,40 +8,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import { Lane, type WsSigner } from '../../src/web/lib/lane.js';
-
-/** The part of the browser's WebSocket the lane uses, scripted by the test. */
-class FakeSocket {
-  static readonly OPEN = 1;
-  static all: FakeSocket[] = [];
-  readyState = 0;
-  sent: any[] = [];
-  onopen: (() => void) | null = null;
-  onmessage: ((ev: { data: string }) => void) | null = null;
-  onclose: ((ev: { code: number }) => void) | null = null;
-  constructor(readonly url: string) {
-    FakeSocket.all.push(this);
-  }
-  send(text: string): void {
-    this.sent.push(JSON.parse(text));
-  }
-  close(): void {
-    this.readyState = 3;
-  }
-  open(): void {
-    this.readyState = 1;
-    this.onopen?.();
-  }
-  push(m: unknown): void {
-    this.onmessage?.({ data: JSON.stringify(m) });
-  }
-  drop(code = 1006): void {
-    this.readyState = 3;
-    this.onclose?.({ code });
-  }
-  last(): any {
-    return this.sent[this.sent.length - 1];
-  }
-}
+import { FakeSocket } from '../support/fake_socket.js';
 
 const g = globalThis as unknown as { WebSocket: unknown };
 const saved = g.WebSocket;
@@ -188,4 +155,36 @@ test('lane: stopped (signed out) while the sign-in URL is being signed, it opens
   await new Promise((r) => setImmediate(r));
   assert.equal(FakeSocket.all.length, 0, 'a socket signed with the key was opened after sign-out');
   assert.deepEqual(statuses, ['stopped']);
+});
+
+test('lane: a get_snapshot refused rate_limited (code 8) is asked again once a token returns, so the user stream does not ' +
+  'stay silent for good', async () => {
+  const { lane, ws } = await started();
+  const got: [string, number][] = [];
+  lane.subscribe('user', null, (m) => got.push([m.type, m.seq]));
+  const sub = ws.last();
+  ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'user', sid: 5 } });
+  ws.push({ type: 'user_snapshot', sid: 5, seq: 0, msg: {} });
+  ws.push({ type: 'order', sid: 5, seq: 2, msg: {} }); // 1 is missing
+  const ask = ws.last();
+  assert.equal(ask.params.action, 'get_snapshot');
+  ws.push({ id: ask.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'read bucket empty', retry_after_ms: '20' } });
+  await new Promise((r) => setTimeout(r, 300));
+  const again = ws.sent.filter((c) => c.cmd === 'update_subscription');
+  assert.equal(again.length, 2, 'the refused snapshot was never asked again: every later user message is dropped');
+  ws.push({ type: 'user_snapshot', sid: 5, seq: 3, msg: {} });
+  ws.push({ type: 'order', sid: 5, seq: 4, msg: {} });
+  assert.deepEqual(got, [['user_snapshot', 0], ['user_snapshot', 3], ['order', 4]]);
+  lane.stop();
+});
+
+test('lane: a subscribe refused rate_limited is made again once a token returns (the book would wait for its snapshot ' +
+  'for good)', async () => {
+  const { lane, ws } = await started();
+  lane.subscribe('orderbook_delta', 7, () => {});
+  const sub = ws.last();
+  ws.push({ id: sub.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'read bucket empty', retry_after_ms: '20' } });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(ws.sent.filter((c) => c.cmd === 'subscribe').length, 2, 'the refused subscribe was never made again');
+  lane.stop();
 });

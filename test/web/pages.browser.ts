@@ -445,8 +445,18 @@ test('console: creates a series; freezes and unfreezes its round, then freezes, 
   await page.getByLabel(/^Category/).fill(String(category));
   await page.getByLabel('Title', { exact: true }).fill('Console series');
   await page.getByLabel('Round length (s)').fill('900');
-  await page.getByRole('button', { name: 'Create series' }).click();
+  const posts: string[] = [];
+  const onRequest = (r: { method(): string; url(): string }): void => {
+    if (r.method() === 'POST' && new URL(r.url()).pathname === '/admin/series') posts.push(r.url());
+  };
+  page.on('request', onRequest);
+  // A double click sends one request (a second would be refused 409 and replace the answer).
+  await page.getByRole('button', { name: 'Create series' }).dblclick();
   const made = page.getByRole('status').filter({ hasText: /^series created: / });
+  await made.waitFor();
+  await sleep(500);
+  page.off('request', onRequest);
+  assert.equal(posts.length, 1, `one double click sent ${posts.length} POST /admin/series`);
   await made.waitFor();
   const created = /^series created: market (\d+), round (\d+)$/.exec(await made.innerText());
   assert.ok(created, `the answer names the market and its first round: ${await made.innerText()}`);

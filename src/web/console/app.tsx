@@ -383,6 +383,7 @@ function MarketsPanel(props: { api: AdminApi }) {
 function CreateSeries(props: { api: AdminApi; onDone: () => void }) {
   const [f, setF] = useState({ category: '', title: '', period_s: '300', position_limit: '0', fee_schedule_id: '0' });
   const [msg, setMsg] = useState<{ ok: boolean; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
   const field = (name: keyof typeof f, label: string, mode: 'numeric' | 'text' = 'numeric') => (
     <span>
       <label for={`series-${name}`}>{label}</label>
@@ -391,6 +392,7 @@ function CreateSeries(props: { api: AdminApi; onDone: () => void }) {
   );
   const submit = async (ev: Event): Promise<void> => {
     ev.preventDefault();
+    setBusy(true);
     try {
       const r = await props.api.call<SeriesCreated>('POST', '/admin/series', {
         category: Number(f.category),
@@ -406,6 +408,8 @@ function CreateSeries(props: { api: AdminApi; onDone: () => void }) {
       props.onDone();
     } catch (e) {
       setMsg({ ok: false, text: errorText(e) });
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -417,7 +421,9 @@ function CreateSeries(props: { api: AdminApi; onDone: () => void }) {
         {field('period_s', 'Round length (s)')}
         {field('position_limit', 'Position limit (0 = none)')}
         {field('fee_schedule_id', 'Fee schedule id (0 = no fees)')}
-        <button type="submit">Create series</button>
+        <button type="submit" disabled={busy}>
+          Create series
+        </button>
       </form>
       {msg && (
         <p role={msg.ok ? 'status' : 'alert'} class={msg.ok ? 'ok' : 'error'}>

@@ -48,6 +48,8 @@ export class Lane {
   private readonly subs = new Map<string, Sub>();
   private readonly bySid = new Map<number, Sub>();
   private readonly pending = new Map<number, Sub>();
+  /** get_snapshot commands in flight, by id. */
+  private readonly asks = new Map<number, Sub>();
   /** Sids this connection has asked to end (sids are never reused): a later `existing` reply of one is not ended twice. */
   private readonly ended = new Set<number>();
   private nextId = 1;
@@ -120,6 +122,7 @@ export class Lane {
       this.setStatus('live');
       this.bySid.clear();
       this.pending.clear();
+      this.asks.clear();
       this.ended.clear();
       for (const sub of this.subs.values()) {
         sub.sid = null;
@@ -171,15 +174,20 @@ export class Lane {
       this.bySid.set(sub.sid, sub);
       if (m.msg.existing === true && RESYNCABLE.has(sub.channel)) {
         // The stream's snapshot went to an earlier subscription of it: ask for one of our own.
-        sub.lastSeq = -2;
-        this.send({ id: this.nextId++, cmd: 'update_subscription', params: { sid: sub.sid, action: 'get_snapshot' } });
+        this.askSnapshot(sub);
       } else {
         sub.lastSeq = -1;
       }
       return;
     }
     if (m.type === 'error') {
-      if (m.id !== null) this.pending.delete(m.id);
+      const sub = m.id === null ? undefined : (this.pending.get(m.id) ?? this.asks.get(m.id));
+      if (m.id !== null) {
+        this.pending.delete(m.id);
+        this.asks.delete(m.id);
+      }
+      // Refused for want of a read token: made again once one returns (else the stream stays silent for good).
+      if (sub !== undefined && m.msg.code === 8) this.retryLater(sub, Number(m.msg.retry_after_ms ?? '1000'));
       this.onError(`WebSocket: ${m.msg.name ?? m.msg.code}: ${m.msg.msg}`);
       return;
     }
@@ -199,11 +207,27 @@ export class Lane {
     for (const h of sub.handlers) h(m);
   }
 
+  private askSnapshot(sub: Sub): void {
+    sub.lastSeq = -2;
+    const id = this.nextId++;
+    this.asks.set(id, sub);
+    this.send({ id, cmd: 'update_subscription', params: { sid: sub.sid, action: 'get_snapshot' } });
+  }
+
+  /** A subscribe or get_snapshot of a stream still shown, refused rate_limited: sent again after `ms` on the same connection. */
+  private retryLater(sub: Sub, ms: number): void {
+    const ws = this.ws;
+    setTimeout(() => {
+      if (this.stopped || this.ws !== ws || this.subs.get(`${sub.channel}:${sub.marketId ?? '*'}`) !== sub) return;
+      if (sub.sid === null) this.sendSubscribe(sub);
+      else if (sub.lastSeq === -2) this.askSnapshot(sub);
+    }, Math.min(Math.max(Number.isFinite(ms) ? ms : 1000, 50), 10_000));
+  }
+
   /** A message is missing: ask for a snapshot where the channel has one, else tell the handlers. */
   private onGap(sub: Sub, seq: number): void {
     if (RESYNCABLE.has(sub.channel)) {
-      sub.lastSeq = -2;
-      this.send({ id: this.nextId++, cmd: 'update_subscription', params: { sid: sub.sid, action: 'get_snapshot' } });
+      this.askSnapshot(sub);
       return;
     }
     sub.lastSeq = seq;

@@ -48,6 +48,10 @@ export class TraderStore {
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
   private pendingTrades: TapeItem[] | null = null;
+  /** The tape reads started: only the last one's answer is shown. */
+  private tapeReads = 0;
+  /** user_snapshots taken: each after the first (a reconnect, a gap) reads the fills again (a snapshot carries none). */
+  private userSnapshots = 0;
   private scheduled = false;
   /** Times the lane came back after a drop (the chart reloads its candles on each). */
   reconnects = 0;
@@ -57,10 +61,15 @@ export class TraderStore {
     this.lane.onStatus = (s) => {
       // Back after a drop: the streams start again with snapshots, but trades
       // made meanwhile are read again (tape, and the chart's candles).
-      if (s === 'live' && this.connection === 'reconnecting' && this.selected !== null) {
-        this.reconnects++;
-        this.pendingTrades = [];
-        void this.loadTape(this.selected);
+      // Rounds and the oracle have no snapshot on their streams either: they are read again too.
+      if (s === 'live' && this.connection === 'reconnecting') {
+        this.loadOracle();
+        if (this.selected !== null) {
+          this.reconnects++;
+          this.pendingTrades = [];
+          void this.loadTape(this.selected);
+          this.loadRound(this.selected);
+        }
       }
       this.connection = s;
       if (s === 'revoked') this.notice = 'This key was revoked: sign in with another key.';
@@ -99,17 +108,8 @@ export class TraderStore {
       this.oracle = m.msg;
       this.changed();
     });
-    this.api.get<OraclePrice>('/v1/oracle/price').then(
-      (o) => {
-        if (BigInt(o.seq) > BigInt(this.oracle.seq)) this.oracle = o;
-        this.changed();
-      },
-      (e) => this.fail(e),
-    );
-    this.api.get<FillsPage>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then(
-      (r) => this.mergeFills(r.fills),
-      (e) => this.fail(e),
-    );
+    this.loadOracle();
+    this.loadFills();
     await this.loadMarkets();
     // Signed out (stop) while the first read was on its way: start nothing more with the key.
     if (this.stopped) return;
@@ -123,6 +123,24 @@ export class TraderStore {
     if (this.pollTimer !== null) clearInterval(this.pollTimer);
     for (const u of this.marketSubs) u();
     this.lane.stop();
+  }
+
+  /** The oracle stream sends changes only (nothing on subscribe): read at start and after each reconnect. */
+  private loadOracle(): void {
+    this.api.get<OraclePrice>('/v1/oracle/price').then(
+      (o) => {
+        if (BigInt(o.seq) > BigInt(this.oracle.seq)) this.oracle = o;
+        this.changed();
+      },
+      (e) => this.fail(e),
+    );
+  }
+
+  private loadFills(): void {
+    this.api.get<FillsPage>(`/v1/portfolio/fills?limit=${FILLS_MAX}`).then(
+      (r) => this.mergeFills(r.fills),
+      (e) => this.fail(e),
+    );
   }
 
   fail(e: unknown): void {
@@ -155,6 +173,8 @@ export class TraderStore {
       }),
       this.lane.subscribe('trades', marketId, (m) => {
         if (m.type === 'gap') {
+          // Trades from now until the read's answer are held, as on a reconnect, and lined up with it.
+          this.pendingTrades ??= [];
           void this.loadTape(marketId);
           return;
         }
@@ -176,13 +196,17 @@ export class TraderStore {
       }),
     ];
     void this.loadTape(marketId);
+    this.loadRound(marketId);
+    this.changed();
+  }
+
+  private loadRound(marketId: number): void {
     this.api.get<RoundWithSeq>(`/v1/rounds/${marketId}`).then(
       (r) => this.setRound(r, r.as_of_seq),
       (e) => {
         if (!(e instanceof ApiError && e.code === 'round_not_found')) this.fail(e);
       },
     );
-    this.changed();
   }
 
   private setRound(r: Round, seq: string): void {
@@ -202,9 +226,10 @@ export class TraderStore {
   }
 
   private async loadTape(marketId: number): Promise<void> {
+    const read = ++this.tapeReads;
     try {
       const r = await this.api.get<TradesPage>(`/v1/markets/${marketId}/trades?limit=${TAPE_MAX}`);
-      if (this.selected !== marketId) return;
+      if (this.selected !== marketId || read !== this.tapeReads) return;
       const after = BigInt(r.as_of_seq);
       const live = (this.pendingTrades ?? []).filter((t) => BigInt(t.seq) > after);
       this.pendingTrades = null;
@@ -212,6 +237,12 @@ export class TraderStore {
       for (const t of live) this.addTrade(t);
       this.changed();
     } catch (e) {
+      // No tape to line them up with: the trades held meanwhile, and those to come, go on the tape as they are.
+      if (this.selected === marketId && read === this.tapeReads && this.pendingTrades !== null) {
+        const held = this.pendingTrades;
+        this.pendingTrades = null;
+        for (const t of held) this.addTrade(t);
+      }
       this.fail(e);
     }
   }
@@ -245,6 +276,7 @@ export class TraderStore {
         this.positions.clear();
         for (const p of m.msg.positions) this.positions.set(`${p.market_id}:${p.outcome}`, p);
         this.balance = m.msg.balance;
+        if (this.userSnapshots++ > 0) this.loadFills();
         break;
       case 'order': {
         const o = m.msg;
