@@ -23,11 +23,10 @@ import { Views } from '../../src/views/views.js';
 const T0 = 1_750_000_000_000_000_000n;
 const MS = 1_000_000n;
 
-/** Runs cmds (ts in ms after T0) on a fresh engine with `before`; returns the read model of its events. */
-function live(before: Partial<EngineConfig>, cmds: [number, RecordObject][]): Views {
+/** Runs cmds (ts in ms after T0) on a fresh engine with `before`; returns `views` (a read model with `before`) folding its events. */
+function live(before: Partial<EngineConfig>, cmds: [number, RecordObject][], views = new Views(before)): Views {
   const out = new BufferEventOut(1 << 20);
   const engine = new Engine(before, out);
-  const views = new Views(before);
   let corr = 0;
   for (const [ms, cmd] of cmds) {
     const { mem } = encodeToMem({ producer: 1, correlation: ++corr, account: 0, ts: T0 + BigInt(ms) * MS, ...cmd });
@@ -47,16 +46,7 @@ function tickBothWays(
     writeSnapshot(dir, views.asOfSeq, encodeViews(views), false);
     const fromSnapshot = loadBase(planRecovery(dir, { repair: false }), after).state;
     // Without a snapshot: the same events replayed through evolve into an empty state with the new setting.
-    const replayed = new Views({ ...before, ...after });
-    const out = new BufferEventOut(1 << 20);
-    const engine = new Engine(before, out);
-    let corr = 0;
-    for (const [t, cmd] of cmds) {
-      const { mem } = encodeToMem({ producer: 1, correlation: ++corr, account: 0, ts: T0 + BigInt(t) * MS, ...cmd });
-      engine.execute(mem, 0);
-      for (const o of out.offsets()) replayed.apply(out.mem, o);
-      out.reset();
-    }
+    const replayed = live(before, cmds, new Views({ ...before, ...after }));
     const tick = encodeToMem({ type: 'ClockTick', producer: 0, correlation: 0, account: 0, ts: T0 + BigInt(ms) * MS }).mem;
     const a = new BufferEventOut(1 << 20);
     const b = new BufferEventOut(1 << 20);

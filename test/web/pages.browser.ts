@@ -437,10 +437,12 @@ test('console: the operator freezes, proposes and settles a round; the trader pa
   await until('the console shows the next round', async () => Number(await row.locator('[data-testid=round-number]').innerText()) > after);
 });
 
-test('console: creates a series; freezes and unfreezes its round, then freezes, proposes YES, disputes and voids it, each confirmed ' +
-  'first; /admin and the trader page follow', async () => {
-  const page = operator.page;
-  const category = 7;
+/**
+ * Fills the console's Create series form and double-clicks its button: one
+ * request is sent (a second would be refused 409 and replace the answer).
+ * Returns the market and first round the answer names.
+ */
+async function createSeriesByDoubleClick(page: Page, category: number): Promise<{ id: number; rn: string }> {
   await page.getByText('Create a series', { exact: true }).click();
   await page.getByLabel(/^Category/).fill(String(category));
   await page.getByLabel('Title', { exact: true }).fill('Console series');
@@ -450,7 +452,6 @@ test('console: creates a series; freezes and unfreezes its round, then freezes, 
     if (r.method() === 'POST' && new URL(r.url()).pathname === '/admin/series') posts.push(r.url());
   };
   page.on('request', onRequest);
-  // A double click sends one request (a second would be refused 409 and replace the answer).
   await page.getByRole('button', { name: 'Create series' }).dblclick();
   const made = page.getByRole('status').filter({ hasText: /^series created: / });
   await made.waitFor();
@@ -460,8 +461,14 @@ test('console: creates a series; freezes and unfreezes its round, then freezes, 
   await made.waitFor();
   const created = /^series created: market (\d+), round (\d+)$/.exec(await made.innerText());
   assert.ok(created, `the answer names the market and its first round: ${await made.innerText()}`);
-  const id = Number(created[1]);
-  const rn = created[2]!;
+  return { id: Number(created[1]), rn: created[2]! };
+}
+
+test('console: creates a series; freezes and unfreezes its round, then freezes, proposes YES, disputes and voids it, each confirmed ' +
+  'first; /admin and the trader page follow', async () => {
+  const page = operator.page;
+  const category = 7;
+  const { id, rn } = await createSeriesByDoubleClick(page, category);
   const series = (await tx.admin.listSeries()).series.find((x) => x.category === category);
   assert.deepEqual(
     [series?.market_id, series?.title, series?.period_s, series?.active, series?.round?.round_number],
