@@ -16,7 +16,9 @@ import type { Mem } from '../lib/mem.js';
 import { monoUs } from '../lib/mono_clock.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
-import { deferReply, fail, finish, observe, receive, send, type InFlight, type Observer } from '../gateway/http.js';
+import {
+  deferReply, fail, finish, observe, receive, refuseDuplicateLength, send, type InFlight, type Observer,
+} from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
 import { compile, parseJson, safeField, storedText, validate, type Checker } from '../gateway/schemas.js';
@@ -367,6 +369,7 @@ export function mountAdmin(app: TemplatedApp, ctx: AdminContext, token: string, 
         return;
       }
       f.routeName = match.route.name;
+      refuseDuplicateLength(f);
       if (f.tooLarge) throw new ApiError('body_too_large');
       let body: unknown;
       if (match.route.body === 'none') {

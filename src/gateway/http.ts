@@ -131,6 +131,12 @@ export function inFlightOf(req: HttpRequest, routeName: string): InFlight {
   return f;
 }
 
+/** Two Content-Length headers: which one framed the body is ambiguous (request smuggling behind a proxy), so 400 invalid_field. */
+export function refuseDuplicateLength(f: InFlight): void {
+  if (f.contentLengths > 1)
+    throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
+}
+
 /**
  * Reads a request: headers, URL and query synchronously, then the body
  * (capped at BODY_CAP_BYTES), then calls onBody once. Chunks before the last
@@ -509,8 +515,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     admitRoute(opts, route, caller, now);
 
     // Body, then query: a body where none is taken is 400 unexpected_body however large (a batch cancel without /batch too).
-    if (f.contentLengths > 1)
-      throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
+    refuseDuplicateLength(f);
     let body: unknown;
     if (route.body === 'empty' || route.body === 'none') {
       if (f.tooLarge || raw.length > 0) throw new ApiError('unexpected_body', `${f.method} ${route.path} takes no body`);

@@ -18,7 +18,8 @@
 
 import { ApiError } from '../gateway/envelope.js';
 import {
-  BODY_CAP_BYTES, authenticate, deferReply, fail, observe, receive, send, startRequestSignature, type InFlight, type LaneOptions,
+  BODY_CAP_BYTES, authenticate, deferReply, fail, observe, receive, refuseDuplicateLength, send, startRequestSignature, type InFlight,
+  type LaneOptions,
 } from '../gateway/http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../gateway/uws.js';
 import { monoUs } from '../lib/mono_clock.js';
@@ -104,8 +105,7 @@ function onMessage(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     const now = Date.now();
     const caller = authenticate(opts, f, 'mcp', now);
     if (f.tooLarge) throw new ApiError('body_too_large', `body exceeds ${BODY_CAP_BYTES} bytes`);
-    if (f.contentLengths > 1)
-      throw new ApiError('invalid_field', 'duplicate Content-Length', { field: 'content-length', reason: 'duplicate' });
+    refuseDuplicateLength(f);
     if (f.query.length > 0)
       throw new ApiError('unknown_field', `${MCP_PATH} takes no query parameters`, { field: f.query.split('&')[0]!.split('=')[0] });
     if (h.protocolVersion !== '' && !SUPPORTED_PROTOCOL_VERSIONS.includes(h.protocolVersion)) {

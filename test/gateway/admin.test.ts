@@ -549,6 +549,12 @@ test('control plane: closed schemas, unknown routes, wrong methods and query par
   assert.equal(unknownField.json.error.details.field, 'name');
   assertErrorReply(await admin('POST', '/admin/fee_schedules', '{"taker_bps":'), 400, 'invalid_json');
   assertErrorReply(await admin('POST', '/admin/accounts', '{"__proto__":{}}'), 400, 'invalid_json');
+  // Two Content-Length headers (which one framed the body?): refused, as on the REST lane.
+  const twice = await raw(tx.ex.admin_port, {
+    method: 'POST', target: '/admin/accounts', body: '{}',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': ['2', '2'] },
+  });
+  assertErrorReply(twice, 400, 'invalid_field');
   const notUtf8 = Buffer.concat([Buffer.from('{"taker_bps":1,"maker_bps":0,"name":"f'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
   assertErrorReply(await admin('POST', '/admin/fee_schedules', notUtf8), 400, 'invalid_json');
   assertErrorReply(await admin('GET', '/admin/nowhere'), 404, 'not_found');
