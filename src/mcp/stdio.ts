@@ -21,11 +21,11 @@
 // {"key_id", "secret", "url"?}). Main thread of its own process.
 
 import { readFileSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
 import { fetchFailure } from '../lib/fetch_failure.js';
 import { PROTOCOL_VERSION, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
-import { SERVER_ERROR, rpcError } from './protocol.js';
+import { decodedWhole } from '../gateway/schemas.js';
+import { PARSE_ERROR, SERVER_ERROR, rpcError } from './protocol.js';
 import { parseKeyId, signingFetch } from './sign_fetch.js';
 
 export interface McpStdioOptions {
@@ -92,21 +92,22 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
   const send = signingFetch({ keyId: parseKeyId(opts.keyId), secret: opts.secret });
   let protocolVersion: string | null = null;
 
-  const emit = (msg: unknown): void => {
-    // JSON.stringify never emits a raw newline: one message per line.
-    output.write(`${JSON.stringify(msg)}\n`);
-  };
+  // JSON.stringify never emits a raw newline: one message per line.
+  const emit = (msg: unknown): void => void output.write(`${JSON.stringify(msg)}\n`);
   const failed = (p: Peek, message: string, data?: unknown): void => {
     log(message);
     if (p.id !== null) emit(rpcError(p.id, SERVER_ERROR, message, data));
   };
 
-  const forward = async (line: string): Promise<void> => {
+  const forward = async (line: string, utf8: boolean): Promise<void> => {
     const p = peek(line);
+    // JSON is UTF-8: a line that is not is answered as the exchange answers such a body (-32700), never sent with U+FFFD.
+    if (!utf8 && !p.notification) emit(rpcError(p.id, PARSE_ERROR, 'invalid JSON: the body is not valid UTF-8'));
+    if (!utf8) return;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (protocolVersion !== null && p.method !== 'initialize') headers['mcp-protocol-version'] = protocolVersion;
-    let status: number;
-    let text: string;
+    let status = 0;
+    let text = '';
     try {
       const res = await send(endpoint, { method: 'POST', headers, body: line });
       status = res.status;
@@ -147,10 +148,9 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
 
   const inFlight = new Set<Promise<void>>();
   log(`forwarding MCP on stdio to ${endpoint.href} as key ${opts.keyId}`);
-  for await (const raw of messageLines(input)) {
-    const line = raw.trim();
+  for await (const { line, utf8 } of messageLines(input)) {
     if (line.length === 0) continue;
-    const job: Promise<void> = forward(line)
+    const job: Promise<void> = forward(line, utf8)
       .catch((e: unknown) => log(`forwarding failed: ${(e as Error)?.stack ?? String(e)}`))
       .finally(() => inFlight.delete(job));
     inFlight.add(job);
@@ -162,18 +162,20 @@ export async function runMcpStdio(opts: McpStdioOptions): Promise<void> {
  * The messages of the stdio transport: one per line, split at \n only, as MCP frames them (a bare \r is JSON
  * whitespace inside a message, not its end; readline would cut the message there). A \r before the \n goes with the trim.
  */
-async function* messageLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  let buf = '';
+async function* messageLines(input: NodeJS.ReadableStream): AsyncGenerator<{ line: string; utf8: boolean }> {
+  let buf = Buffer.alloc(0);
+  const message = (bytes: Buffer): { line: string; utf8: boolean } => {
+    const text = bytes.toString('utf8');
+    return { line: text.trim(), utf8: decodedWhole(bytes, text) };
+  };
   for await (const chunk of input) {
-    buf += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      yield buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
+    buf = Buffer.concat([buf, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Buffer)]);
+    for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
+      yield message(buf.subarray(0, nl));
+      buf = buf.subarray(nl + 1);
     }
   }
-  buf += decoder.end();
-  if (buf.length > 0) yield buf;
+  if (buf.length > 0) yield message(buf);
 }
 
 export interface StdioConfig {

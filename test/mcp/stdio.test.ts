@@ -181,3 +181,20 @@ test('stdio: configuration from the environment, and its errors', () => {
   assert.equal(mcpEndpoint('http://h:1').href, 'http://h:1/v1/mcp');
   assert.equal(mcpEndpoint('https://h/prefix/').href, 'https://h/prefix/v1/mcp');
 });
+
+test('stdio: a line that is not UTF-8 is answered -32700, as POST /v1/mcp answers such a body (not forwarded as ' +
+  'text with U+FFFD in place of the bad byte)', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const lines = linesOf(output);
+  const done = runMcpStdio({ baseUrl: tx.base, keyId: String(trader.keyId), secret: trader.secret, input, output, log: () => {} });
+  // 0xE9 alone: Latin-1 'é', not UTF-8.
+  input.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":5,"method":"ping","params":{"note":"caf'), Buffer.from([0xe9]),
+    Buffer.from('"}}\n')]));
+  input.end();
+  await done;
+  const msgs = lines.map((l) => JSON.parse(l));
+  assert.equal(msgs.length, 1, lines.join(' | '));
+  assert.equal(msgs[0].id, 5);
+  assert.equal(msgs[0].error?.code, -32700, `answered as if the client had sent U+FFFD: ${lines.join(' | ')}`);
+});

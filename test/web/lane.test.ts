@@ -188,3 +188,39 @@ test('lane: a subscribe refused rate_limited is made again once a token returns 
   assert.equal(ws.sent.filter((c) => c.cmd === 'subscribe').length, 2, 'the refused subscribe was never made again');
   lane.stop();
 });
+
+test('lane: a market left, shown again and left again is unsubscribed each time, though its stream kept its sid (other ' +
+  'connections kept it alive: the exchange answers the new subscribe, not existing, with the sid this connection ended)', async () => {
+  const { lane, ws } = await started();
+  const leaveFirst = lane.subscribe('orderbook_delta', 7, () => {});
+  const first = ws.last();
+  ws.push({ id: first.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
+  leaveFirst();
+  const end = ws.last();
+  assert.deepEqual(end.params, { sids: [3] });
+  ws.push({ id: end.id, type: 'ok', msg: { sids: [3] } });
+  // Shown again: a new subscription of this connection to the same public stream, which keeps its sid.
+  const leaveSecond = lane.subscribe('orderbook_delta', 7, () => {});
+  const second = ws.last();
+  ws.push({ id: second.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
+  leaveSecond();
+  const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
+  assert.equal(ends.length, 2, 'the second subscription of sid 3 was never ended: the exchange streams it to the page for good');
+  lane.stop();
+});
+
+test('lane: an unsubscribe refused rate_limited is sent again once a token returns (else the stream left keeps coming ' +
+  'and holds one of the key\'s subscriptions while the page is open)', async () => {
+  const { lane, ws } = await started();
+  const leave = lane.subscribe('orderbook_delta', 7, () => {});
+  const sub = ws.last();
+  ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
+  leave();
+  const end = ws.last();
+  assert.deepEqual(end.params, { sids: [3] });
+  ws.push({ id: end.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'rate limit exceeded', retry_after_ms: '20' } });
+  await new Promise((r) => setTimeout(r, 300));
+  const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
+  assert.equal(ends.length, 2, 'the refused unsubscribe was never sent again');
+  lane.stop();
+});

@@ -50,7 +50,9 @@ export class Lane {
   private readonly pending = new Map<number, Sub>();
   /** get_snapshot commands in flight, by id. */
   private readonly asks = new Map<number, Sub>();
-  /** Sids this connection has asked to end (sids are never reused): a later `existing` reply of one is not ended twice. */
+  /** unsubscribe commands in flight, by id: the sid each ends. */
+  private readonly ends = new Map<number, number>();
+  /** Sids this connection has asked to end: a later `existing` reply of one is not ended twice (a new subscription may reuse one). */
   private readonly ended = new Set<number>();
   private nextId = 1;
   private retryMs = 500;
@@ -96,7 +98,9 @@ export class Lane {
   private end(sid: number): void {
     if (this.ended.has(sid)) return;
     this.ended.add(sid);
-    this.send({ id: this.nextId++, cmd: 'unsubscribe', params: { sids: [sid] } });
+    const id = this.nextId++;
+    this.ends.set(id, sid);
+    this.send({ id, cmd: 'unsubscribe', params: { sids: [sid] } });
   }
 
   private setStatus(s: LaneStatus): void {
@@ -123,6 +127,7 @@ export class Lane {
       this.bySid.clear();
       this.pending.clear();
       this.asks.clear();
+      this.ends.clear();
       this.ended.clear();
       for (const sub of this.subs.values()) {
         sub.sid = null;
@@ -163,6 +168,8 @@ export class Lane {
     if (m.type === 'subscribed') {
       const sub = m.id === null ? undefined : this.pending.get(m.id);
       if (m.id !== null) this.pending.delete(m.id);
+      // A new subscription (not `existing`) may carry a sid this connection ended before: the stream outlived it.
+      if (m.msg.existing !== true) this.ended.delete(m.msg.sid);
       const current = sub === undefined ? undefined : this.subs.get(`${sub.channel}:${sub.marketId ?? '*'}`);
       if (sub === undefined || current !== sub) {
         // Unsubscribed meanwhile: end the stream the server just made, unless the stream was subscribed again
@@ -182,14 +189,22 @@ export class Lane {
     }
     if (m.type === 'error') {
       const sub = m.id === null ? undefined : (this.pending.get(m.id) ?? this.asks.get(m.id));
+      const endSid = m.id === null ? undefined : this.ends.get(m.id);
       if (m.id !== null) {
         this.pending.delete(m.id);
         this.asks.delete(m.id);
+        this.ends.delete(m.id);
       }
+      // An unsubscribe refused for want of a read token: sent again (else the stream keeps coming on this connection).
+      if (endSid !== undefined && m.msg.code === 8) this.endLater(endSid, Number(m.msg.retry_after_ms ?? '1000'));
       // Refused for want of a read token: made again once one returns (else the stream stays silent for good).
       if (sub !== undefined && m.msg.code === 8) this.retryLater(sub, Number(m.msg.retry_after_ms ?? '1000'));
       this.onError(`WebSocket: ${m.msg.name ?? m.msg.code}: ${m.msg.msg}`);
       return;
+    }
+    if (m.type === 'ok' && m.id !== null) {
+      this.asks.delete(m.id);
+      this.ends.delete(m.id);
     }
     if (!('sid' in m)) return; // ok, order_result: nothing to route
     const sub = this.bySid.get(m.sid);
@@ -221,7 +236,17 @@ export class Lane {
       if (this.stopped || this.ws !== ws || this.subs.get(`${sub.channel}:${sub.marketId ?? '*'}`) !== sub) return;
       if (sub.sid === null) this.sendSubscribe(sub);
       else if (sub.lastSeq === -2) this.askSnapshot(sub);
-    }, Math.min(Math.max(Number.isFinite(ms) ? ms : 1000, 50), 10_000));
+    }, retryDelay(ms));
+  }
+
+  /** An unsubscribe refused rate_limited: sent again after `ms` on the same connection (unless the stream is shown again). */
+  private endLater(sid: number, ms: number): void {
+    const ws = this.ws;
+    this.ended.delete(sid);
+    setTimeout(() => {
+      if (this.stopped || this.ws !== ws || this.bySid.has(sid)) return;
+      this.end(sid);
+    }, retryDelay(ms));
   }
 
   /** A message is missing: ask for a snapshot where the channel has one, else tell the handlers. */
@@ -234,4 +259,9 @@ export class Lane {
     const gap: LaneGap = { type: 'gap', sid: sub.sid!, seq };
     for (const h of sub.handlers) h(gap);
   }
+}
+
+/** The wait before a command refused rate_limited is sent again: its retry_after_ms, within 50 ms..10 s (1 s when unreadable). */
+function retryDelay(ms: number): number {
+  return Math.min(Math.max(Number.isFinite(ms) ? ms : 1000, 50), 10_000);
 }
