@@ -275,6 +275,31 @@ test('trader page: an order placed with the ticket rests on the ladder and in op
   assert.equal((await client.orders({ status: ['resting'] })).orders.some((o) => o.order_id === id), false);
 });
 
+test('trader page: an order whose answer was lost (504) is made once; placing it again names the order the first try made',
+  async () => {
+    const page = trader.page;
+    let posts = 0;
+    await page.route('**/v1/portfolio/orders', async (route) => {
+      if (route.request().method() !== 'POST' || posts++ > 0) return route.continue();
+      await route.fetch(); // the exchange takes it; its answer is lost on the way
+      const error = { code: 'sequencing_timeout', num: null, origin: 'gateway', message: 'no outcome in time', details: null };
+      await route.fulfill({ status: 504, contentType: 'application/json', body: JSON.stringify({ error }) });
+    });
+    try {
+      // The browser logs each refused request as a console error: these two are the test's own.
+      const first = await trader.expecting(/status of 504/, () => ticket(page, { tick: 2, qty: 4, postOnly: true }));
+      const coid = /same client_order_id (\d+)\.$/.exec(first)?.[1];
+      assert.ok(coid !== undefined, first);
+      const second = await trader.expecting(/status of 409/, () => ticket(page, { tick: 2, qty: 4, postOnly: true }));
+      const made = (await client.orders({ client_order_id: coid })).orders;
+      assert.equal(made.length, 1, `orders with client_order_id ${coid}`);
+      assert.match(second, new RegExp(`^the first try made order ${made[0]!.order_id} \\((resting|rejected)\\)$`));
+      await client.cancelBatch([made[0]!.order_id]); // per item: unknown_order when it was not resting
+    } finally {
+      await page.unroute('**/v1/portfolio/orders');
+    }
+  });
+
 test('trader page: a crossing order fills; the fill, the position and the balance change show; a reject shows its code', async () => {
   const page = trader.page;
   const before = (await client.balance()).available;

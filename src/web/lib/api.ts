@@ -116,3 +116,19 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
+
+/** A fresh client_order_id (1..2^64-1, random): a placement retried with it is answered with its order, never made twice. */
+export function newClientOrderId(): string {
+  const w = crypto.getRandomValues(new Uint32Array(2));
+  const id = (BigInt(w[0]!) << 32n) | BigInt(w[1]!);
+  return String(id === 0n ? 1n : id);
+}
+
+/**
+ * Whether a mutation's outcome is unknown: it may have been sequenced (504
+ * sequencing_timeout) or its answer was lost on the way (the network). Any
+ * other answer says what happened.
+ */
+export function outcomeUnknown(e: unknown): boolean {
+  return e instanceof ApiError && (e.code === 'sequencing_timeout' || e.code === 'network');
+}

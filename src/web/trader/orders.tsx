@@ -4,7 +4,7 @@
 
 import { useState } from 'preact/hooks';
 import type { OrderRequest, Placement } from '../../client/types.js';
-import { errorText } from '../lib/api.js';
+import { ApiError, errorText, newClientOrderId, outcomeUnknown } from '../lib/api.js';
 import { clock, dollars } from '../lib/format.js';
 import type { OpenOrder, TraderStore } from './store.js';
 import { Head, value, checked } from '../lib/ui.js';
@@ -13,6 +13,52 @@ function placementText(p: Placement): string {
   const head = `order ${p.order_id} ${p.status}${p.reason ? ` (${p.reason})` : ''}: filled ${p.filled_qty}, resting ${p.resting_qty}`;
   const fills = p.fills.map((f) => `${f.qty} @ ${f.tick_yes}¢ YES (${f.path})`).join(', ');
   return fills ? `${head}; fills ${fills}` : head;
+}
+
+/** The ticket's fields as typed. */
+interface TicketForm {
+  marketId: number;
+  side: 'buy' | 'sell';
+  outcome: 'yes' | 'no';
+  tick: string;
+  qty: string;
+  tif: 'gtc' | 'ioc' | 'fok' | 'gtd';
+  expiryS: string;
+  postOnly: boolean;
+  maxCost: string;
+}
+
+function ticketRequest(f: TicketForm, clientOrderId: string): OrderRequest {
+  const req: OrderRequest = {
+    market_id: f.marketId, side: f.side, outcome: f.outcome, tick: Number(f.tick), qty: Number(f.qty), tif: f.tif,
+    client_order_id: clientOrderId,
+  };
+  if (f.postOnly) req.post_only = true;
+  if (f.tif === 'gtd') req.expiry_ts = String(BigInt(Date.now() + Number(f.expiryS) * 1000) * 1_000_000n);
+  if (f.maxCost !== '') req.max_cost = f.maxCost;
+  return req;
+}
+
+/**
+ * Places an order and says what its answer means. A 504 or a lost answer
+ * leaves the outcome unknown: the ticket then sends the same form again with
+ * the same client_order_id, and a 409 duplicate names the order the first
+ * try made (`again`).
+ */
+async function place(store: TraderStore, req: OrderRequest, again: boolean): Promise<{ ok: boolean; text: string; unknown: boolean }> {
+  try {
+    return { ok: true, text: placementText(await store.api.call<Placement>('POST', '/v1/portfolio/orders', req)), unknown: false };
+  } catch (e) {
+    if (outcomeUnknown(e)) {
+      const text = `${errorText(e)}. Placing the same order again is safe: it carries the same client_order_id ${req.client_order_id}.`;
+      return { ok: false, text, unknown: true };
+    }
+    if (again && e instanceof ApiError && e.code === 'duplicate_client_order_id') {
+      const d = e.envelope.details as { order_id?: string; status?: string } | null;
+      return { ok: true, text: `the first try made order ${d?.order_id} (${d?.status})`, unknown: false };
+    }
+    return { ok: false, text: errorText(e), unknown: false };
+  }
 }
 
 export function Ticket(props: { store: TraderStore; marketId: number }) {
@@ -26,22 +72,19 @@ export function Ticket(props: { store: TraderStore; marketId: number }) {
   const [maxCost, setMaxCost] = useState('');
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  /** The order whose outcome is unknown (a 504, a lost answer): placing the same form again reuses its client_order_id. */
+  const [unknown, setUnknown] = useState<{ form: string; id: string } | null>(null);
 
   const submit = async (ev: Event): Promise<void> => {
     ev.preventDefault();
-    const req: OrderRequest = { market_id: props.marketId, side, outcome, tick: Number(tick), qty: Number(qty), tif };
-    if (postOnly) req.post_only = true;
-    if (tif === 'gtd') req.expiry_ts = String(BigInt(Date.now() + Number(expiryS) * 1000) * 1_000_000n);
-    if (maxCost.trim() !== '') req.max_cost = maxCost.trim();
+    const f: TicketForm = { marketId: props.marketId, side, outcome, tick, qty, tif, expiryS, postOnly, maxCost: maxCost.trim() };
+    const form = JSON.stringify(f);
+    const again = unknown !== null && unknown.form === form;
+    const id = again ? unknown.id : newClientOrderId();
     setBusy(true);
-    try {
-      const p = await props.store.api.call<Placement>('POST', '/v1/portfolio/orders', req);
-      setResult({ ok: true, text: placementText(p) });
-    } catch (e) {
-      setResult({ ok: false, text: errorText(e) });
-    } finally {
-      setBusy(false);
-    }
+    const r = await place(props.store, ticketRequest(f, id), again).finally(() => setBusy(false));
+    setUnknown(r.unknown ? { form, id } : null);
+    setResult(r);
   };
 
   return (
