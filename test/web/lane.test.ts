@@ -189,21 +189,22 @@ test('lane: a subscribe refused rate_limited is made again once a token returns 
   lane.stop();
 });
 
+/** Subscribes the book of market 7 and answers it with `sid`; returns the function that leaves it. */
+function bookSubscribed(lane: Lane, ws: FakeSocket, sid: number): () => void {
+  const leave = lane.subscribe('orderbook_delta', 7, () => {});
+  ws.push({ id: ws.last().id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid, market_id: 7 } });
+  return leave;
+}
+
 test('lane: a market left, shown again and left again is unsubscribed each time, though its stream kept its sid (other ' +
   'connections kept it alive: the exchange answers the new subscribe, not existing, with the sid this connection ended)', async () => {
   const { lane, ws } = await started();
-  const leaveFirst = lane.subscribe('orderbook_delta', 7, () => {});
-  const first = ws.last();
-  ws.push({ id: first.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
-  leaveFirst();
+  bookSubscribed(lane, ws, 3)();
   const end = ws.last();
   assert.deepEqual(end.params, { sids: [3] });
   ws.push({ id: end.id, type: 'ok', msg: { sids: [3] } });
   // Shown again: a new subscription of this connection to the same public stream, which keeps its sid.
-  const leaveSecond = lane.subscribe('orderbook_delta', 7, () => {});
-  const second = ws.last();
-  ws.push({ id: second.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
-  leaveSecond();
+  bookSubscribed(lane, ws, 3)();
   const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
   assert.equal(ends.length, 2, 'the second subscription of sid 3 was never ended: the exchange streams it to the page for good');
   lane.stop();
@@ -212,15 +213,29 @@ test('lane: a market left, shown again and left again is unsubscribed each time,
 test('lane: an unsubscribe refused rate_limited is sent again once a token returns (else the stream left keeps coming ' +
   'and holds one of the key\'s subscriptions while the page is open)', async () => {
   const { lane, ws } = await started();
-  const leave = lane.subscribe('orderbook_delta', 7, () => {});
-  const sub = ws.last();
-  ws.push({ id: sub.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7 } });
-  leave();
+  bookSubscribed(lane, ws, 3)();
   const end = ws.last();
   assert.deepEqual(end.params, { sids: [3] });
   ws.push({ id: end.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'rate limit exceeded', retry_after_ms: '20' } });
   await new Promise((r) => setTimeout(r, 300));
   const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
   assert.equal(ends.length, 2, 'the refused unsubscribe was never sent again');
+  lane.stop();
+});
+
+test('lane: an unsubscribe refused rate_limited is not sent again once the market is shown again, even before the new ' +
+  'subscribe is answered (that subscribe is answered `existing` with the same sid: ending it would leave the book silent)', async () => {
+  const { lane, ws } = await started();
+  bookSubscribed(lane, ws, 3)();
+  const end = ws.last();
+  ws.push({ id: end.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'rate limit exceeded', retry_after_ms: '20' } });
+  // Shown again while the retry waits; its subscribe is on its way (the exchange still has sid 3 on this connection).
+  lane.subscribe('orderbook_delta', 7, () => {});
+  const again = ws.last();
+  assert.equal(again.cmd, 'subscribe');
+  await new Promise((r) => setTimeout(r, 300));
+  ws.push({ id: again.id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3, market_id: 7, existing: true } });
+  const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
+  assert.equal(ends.length, 1, 'the stream shown again was unsubscribed after its subscribe: the exchange ends it, the book goes silent');
   lane.stop();
 });

@@ -275,25 +275,32 @@ test('trader page: an order placed with the ticket rests on the ladder and in op
   assert.equal((await client.orders({ status: ['resting'] })).orders.some((o) => o.order_id === id), false);
 });
 
-test('trader page: an order whose answer was lost (504) is made once; placing it again names the order the first try made',
-  async () => {
+test('trader page: an order whose answer was lost (504) is made once; a retry refused at the door (429) leaves it unknown; ' +
+  'placing it again names the order the first try made', async () => {
     const page = trader.page;
     let posts = 0;
+    const fail = (status: number, code: string): { status: number; contentType: string; body: string } => {
+      const error = { code, num: null, origin: 'gateway', message: code, details: null };
+      return { status, contentType: 'application/json', body: JSON.stringify({ error }) };
+    };
     await page.route('**/v1/portfolio/orders', async (route) => {
-      if (route.request().method() !== 'POST' || posts++ > 0) return route.continue();
-      await route.fetch(); // the exchange takes it; its answer is lost on the way
-      const error = { code: 'sequencing_timeout', num: null, origin: 'gateway', message: 'no outcome in time', details: null };
-      await route.fulfill({ status: 504, contentType: 'application/json', body: JSON.stringify({ error }) });
+      if (route.request().method() !== 'POST') return route.continue();
+      const n = posts++;
+      if (n === 0) await route.fetch(); // the exchange takes it; its answer is lost on the way
+      if (n <= 1) return route.fulfill(n === 0 ? fail(504, 'sequencing_timeout') : fail(429, 'rate_limited'));
+      return route.continue();
     });
     try {
-      // The browser logs each refused request as a console error: these two are the test's own.
+      // The browser logs each refused request as a console error: these are the test's own.
       const first = await trader.expecting(/status of 504/, () => ticket(page, { tick: 2, qty: 4, postOnly: true }));
       const coid = /same client_order_id (\d+)\.$/.exec(first)?.[1];
       assert.ok(coid !== undefined, first);
-      const second = await trader.expecting(/status of 409/, () => ticket(page, { tick: 2, qty: 4, postOnly: true }));
+      const second = await trader.expecting(/status of 429/, () => ticket(page, { tick: 2, qty: 4, postOnly: true }));
+      assert.match(second, new RegExp(`same client_order_id ${coid}\\.$`), 'a retry refused at the door says nothing of the first try');
+      const third = await trader.expecting(/status of 409/, () => ticket(page, { tick: 2, qty: 4, postOnly: true }));
       const made = (await client.orders({ client_order_id: coid })).orders;
       assert.equal(made.length, 1, `orders with client_order_id ${coid}`);
-      assert.match(second, new RegExp(`^the first try made order ${made[0]!.order_id} \\((resting|rejected)\\)$`));
+      assert.match(third, new RegExp(`^the first try made order ${made[0]!.order_id} \\((resting|rejected)\\)$`));
       await client.cancelBatch([made[0]!.order_id]); // per item: unknown_order when it was not resting
     } finally {
       await page.unroute('**/v1/portfolio/orders');

@@ -50,8 +50,8 @@ export class Lane {
   private readonly pending = new Map<number, Sub>();
   /** get_snapshot commands in flight, by id. */
   private readonly asks = new Map<number, Sub>();
-  /** unsubscribe commands in flight, by id: the sid each ends. */
-  private readonly ends = new Map<number, number>();
+  /** unsubscribe commands in flight, by id: the sid each ends and its stream's key. */
+  private readonly ends = new Map<number, { sid: number; key: string }>();
   /** Sids this connection has asked to end: a later `existing` reply of one is not ended twice (a new subscription may reuse one). */
   private readonly ended = new Set<number>();
   private nextId = 1;
@@ -89,17 +89,17 @@ export class Lane {
       this.subs.delete(key);
       if (s.sid !== null) {
         this.bySid.delete(s.sid);
-        this.end(s.sid);
+        this.end(s.sid, key);
       }
     };
   }
 
   /** Ends a stream on this connection, once. */
-  private end(sid: number): void {
+  private end(sid: number, key: string): void {
     if (this.ended.has(sid)) return;
     this.ended.add(sid);
     const id = this.nextId++;
-    this.ends.set(id, sid);
+    this.ends.set(id, { sid, key });
     this.send({ id, cmd: 'unsubscribe', params: { sids: [sid] } });
   }
 
@@ -170,11 +170,12 @@ export class Lane {
       if (m.id !== null) this.pending.delete(m.id);
       // A new subscription (not `existing`) may carry a sid this connection ended before: the stream outlived it.
       if (m.msg.existing !== true) this.ended.delete(m.msg.sid);
-      const current = sub === undefined ? undefined : this.subs.get(`${sub.channel}:${sub.marketId ?? '*'}`);
+      const key = sub === undefined ? `${m.msg.channel}:${m.msg.market_id ?? '*'}` : `${sub.channel}:${sub.marketId ?? '*'}`;
+      const current = sub === undefined ? undefined : this.subs.get(key);
       if (sub === undefined || current !== sub) {
         // Unsubscribed meanwhile: end the stream the server just made, unless the stream was subscribed again
         // (that later subscribe is answered with this same sid, `existing`, and keeps it).
-        if (current === undefined) this.end(m.msg.sid);
+        if (current === undefined) this.end(m.msg.sid, key);
         return;
       }
       sub.sid = m.msg.sid;
@@ -189,14 +190,14 @@ export class Lane {
     }
     if (m.type === 'error') {
       const sub = m.id === null ? undefined : (this.pending.get(m.id) ?? this.asks.get(m.id));
-      const endSid = m.id === null ? undefined : this.ends.get(m.id);
+      const ending = m.id === null ? undefined : this.ends.get(m.id);
       if (m.id !== null) {
         this.pending.delete(m.id);
         this.asks.delete(m.id);
         this.ends.delete(m.id);
       }
       // An unsubscribe refused for want of a read token: sent again (else the stream keeps coming on this connection).
-      if (endSid !== undefined && m.msg.code === 8) this.endLater(endSid, Number(m.msg.retry_after_ms ?? '1000'));
+      if (ending !== undefined && m.msg.code === 8) this.endLater(ending.sid, ending.key, Number(m.msg.retry_after_ms ?? '1000'));
       // Refused for want of a read token: made again once one returns (else the stream stays silent for good).
       if (sub !== undefined && m.msg.code === 8) this.retryLater(sub, Number(m.msg.retry_after_ms ?? '1000'));
       this.onError(`WebSocket: ${m.msg.name ?? m.msg.code}: ${m.msg.msg}`);
@@ -240,12 +241,13 @@ export class Lane {
   }
 
   /** An unsubscribe refused rate_limited: sent again after `ms` on the same connection (unless the stream is shown again). */
-  private endLater(sid: number, ms: number): void {
+  private endLater(sid: number, key: string, ms: number): void {
     const ws = this.ws;
     this.ended.delete(sid);
     setTimeout(() => {
-      if (this.stopped || this.ws !== ws || this.bySid.has(sid)) return;
-      this.end(sid);
+      // Shown again (its subscribe answered or still on its way, answered `existing` with this sid): kept.
+      if (this.stopped || this.ws !== ws || this.bySid.has(sid) || this.subs.has(key)) return;
+      this.end(sid, key);
     }, retryDelay(ms));
   }
 
