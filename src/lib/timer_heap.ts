@@ -3,6 +3,8 @@
 // Supports removal and re-keying by id in O(log n), so a canceled gtd order or
 // a refreshed dead-man timer leaves nothing behind. Pure: any thread.
 
+import { grown } from './grow.js';
+
 export class TimerHeap {
   private heap: Int32Array; // heap position -> id
   private pos: Int32Array; // id -> heap position, -1 when absent
@@ -61,9 +63,9 @@ export class TimerHeap {
       const i = walk[--top]!;
       const id = this.heap[i]!;
       if (this.keyHi[id] !== hi || this.keyLo[id] !== lo) continue;
-      if (n === TimerHeap.found.length) TimerHeap.found = grown(TimerHeap.found);
+      if (n === TimerHeap.found.length) TimerHeap.found = grown(TimerHeap.found, 2 * n);
       TimerHeap.found[n++] = id;
-      if (top + 2 > walk.length) walk = TimerHeap.walk = grown(walk);
+      if (top + 2 > walk.length) walk = TimerHeap.walk = grown(walk, 2 * walk.length);
       const l = 2 * i + 1;
       if (l < this.size) walk[top++] = l;
       if (l + 1 < this.size) walk[top++] = l + 1;
@@ -162,10 +164,4 @@ export class TimerHeap {
     this.keyHi = kh;
     this.keyLo = kl;
   }
-}
-
-function grown(a: Int32Array): Int32Array<ArrayBuffer> {
-  const b = new Int32Array(a.length * 2);
-  b.set(a);
-  return b;
 }

@@ -196,6 +196,14 @@ function bookSubscribed(lane: Lane, ws: FakeSocket, sid: number): () => void {
   return leave;
 }
 
+/** The book of market 7 (sid 3) subscribed and left; its unsubscribe refused rate_limited (retry after 20 ms). */
+function leftAndRefused(lane: Lane, ws: FakeSocket): void {
+  bookSubscribed(lane, ws, 3)();
+  const end = ws.last();
+  assert.deepEqual(end.params, { sids: [3] });
+  ws.push({ id: end.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'rate limit exceeded', retry_after_ms: '20' } });
+}
+
 test('lane: a market left, shown again and left again is unsubscribed each time, though its stream kept its sid (other ' +
   'connections kept it alive: the exchange answers the new subscribe, not existing, with the sid this connection ended)', async () => {
   const { lane, ws } = await started();
@@ -213,10 +221,7 @@ test('lane: a market left, shown again and left again is unsubscribed each time,
 test('lane: an unsubscribe refused rate_limited is sent again once a token returns (else the stream left keeps coming ' +
   'and holds one of the key\'s subscriptions while the page is open)', async () => {
   const { lane, ws } = await started();
-  bookSubscribed(lane, ws, 3)();
-  const end = ws.last();
-  assert.deepEqual(end.params, { sids: [3] });
-  ws.push({ id: end.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'rate limit exceeded', retry_after_ms: '20' } });
+  leftAndRefused(lane, ws);
   await new Promise((r) => setTimeout(r, 300));
   const ends = ws.sent.filter((c) => c.cmd === 'unsubscribe');
   assert.equal(ends.length, 2, 'the refused unsubscribe was never sent again');
@@ -226,9 +231,7 @@ test('lane: an unsubscribe refused rate_limited is sent again once a token retur
 test('lane: an unsubscribe refused rate_limited is not sent again once the market is shown again, even before the new ' +
   'subscribe is answered (that subscribe is answered `existing` with the same sid: ending it would leave the book silent)', async () => {
   const { lane, ws } = await started();
-  bookSubscribed(lane, ws, 3)();
-  const end = ws.last();
-  ws.push({ id: end.id, type: 'error', msg: { code: 8, name: 'rate_limited', msg: 'rate limit exceeded', retry_after_ms: '20' } });
+  leftAndRefused(lane, ws);
   // Shown again while the retry waits; its subscribe is on its way (the exchange still has sid 3 on this connection).
   lane.subscribe('orderbook_delta', 7, () => {});
   const again = ws.last();
