@@ -23,7 +23,7 @@
 // and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -47,6 +47,7 @@ import type { JournalThreadData } from './journal_thread.js';
 import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import type { SnapshotDone } from '../journal/tasks.js';
 import { ViewsCapture } from '../journal/state_codec.js';
+import { makeDirDurable } from '../journal/writer.js';
 import { freePort } from '../lib/free_port.js';
 import { prefault } from '../lib/mem.js';
 import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
@@ -356,7 +357,8 @@ export interface StartOptions {
  * running exchange holds is refused with an error (code EBUSY) naming it, before anything is read.
  */
 export async function startExchange(cfg: ExchangeConfig, opts: StartOptions = {}): Promise<RunningExchange> {
-  mkdirSync(cfg.data_dir, { recursive: true, mode: 0o700 });
+  // Its entry in its parent is synced too: a journal synced into a directory whose own entry a power cut loses is lost.
+  makeDirDurable(cfg.data_dir, cfg.durability === 'fsync');
   // Read-only, so a start refused for room leaves even a stale lock as it was.
   checkFreeSpace(cfg);
   const lock = DataDirLock.take(resolve(cfg.data_dir));

@@ -13,7 +13,7 @@
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JOURNAL_DIR, SNAPSHOT_DIR } from '../journal/format.js';
-import { syncDir } from '../journal/writer.js';
+import { makeDirDurable, syncDir } from '../journal/writer.js';
 
 const FILE = 'replication.json';
 
@@ -34,7 +34,7 @@ export function readNodeState(dataDir: string): NodeState {
 
 /** Atomically replaces the file (temp, fsync, rename, fsync the directory). */
 export function writeNodeState(dataDir: string, s: NodeState): void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirDurable(dataDir, true);
   const p = join(dataDir, FILE);
   const tmp = `${p}.tmp`;
   const fd = openSync(tmp, 'w', 0o600);
