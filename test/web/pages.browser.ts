@@ -269,8 +269,17 @@ test('trader page: an order placed with the ticket rests on the ladder and in op
   await until('the ladder shows 3 of ours', async () => /● 3/.test(await level.innerText()));
   assert.equal((await client.orders({ status: ['resting'] })).orders.find((o) => o.order_id === id)?.remaining_qty, 3);
 
-  await page.getByRole('button', { name: `Cancel order ${id}` }).click();
+  // A double click sends one cancel (a second would be refused unknown_order and replace the answer).
+  const deletes: string[] = [];
+  const onRequest = (r: { method(): string; url(): string }): void => {
+    if (r.method() === 'DELETE') deletes.push(new URL(r.url()).pathname);
+  };
+  page.on('request', onRequest);
+  await page.getByRole('button', { name: `Cancel order ${id}` }).dblclick();
   await until('the order leaves open orders', async () => (await row.count()) === 0);
+  await sleep(300);
+  page.off('request', onRequest);
+  assert.deepEqual(deletes, ['/v1/portfolio/orders/batch'], 'one double click on Cancel sends one DELETE');
   await until('the ladder no longer marks it', async () => (await page.locator('[data-testid=ladder-yes] tr.own').count()) === 0);
   assert.equal((await client.orders({ status: ['resting'] })).orders.some((o) => o.order_id === id), false);
 });

@@ -153,31 +153,47 @@ export function Ticket(props: { store: TraderStore; marketId: number }) {
   );
 }
 
+/**
+ * One request of an order row at a time: a double click sends one (a second would be refused unknown_order and replace
+ * the answer). `run` shows the text act resolves to, or the error's.
+ */
+function useRowRequest(): { busy: boolean; msg: string; run: (act: () => Promise<string>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState('');
+  const run = async (act: () => Promise<string>): Promise<void> => {
+    if (busy) return; // Enter in the quantity field submits without the (disabled) button
+    setBusy(true);
+    try {
+      setMsg(await act());
+    } catch (e) {
+      setMsg(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, msg, run };
+}
+
 function OrderRow(props: { store: TraderStore; o: OpenOrder }) {
   const { o, store } = props;
   const [newQty, setNewQty] = useState(String(Math.max(0, o.remaining_qty - 1)));
-  const [msg, setMsg] = useState('');
-  const cancel = async (): Promise<void> => {
-    try {
+  const { busy, msg, run } = useRowRequest();
+  const cancel = (): Promise<void> =>
+    run(async () => {
       const r = await store.api.call<{
         results: ({ status: string; canceled_qty: number } | { error: { code: string; message: string } })[];
       }>('DELETE', '/v1/portfolio/orders/batch', { order_ids: [o.order_id] });
       const item = r.results[0]!;
-      setMsg('error' in item ? `${item.error.code}: ${item.error.message}` : `canceled ${item.canceled_qty}`);
-    } catch (e) {
-      setMsg(errorText(e));
-    }
-  };
-  const decrease = async (ev: Event): Promise<void> => {
+      return 'error' in item ? `${item.error.code}: ${item.error.message}` : `canceled ${item.canceled_qty}`;
+    });
+  const decrease = (ev: Event): Promise<void> => {
     ev.preventDefault();
-    try {
+    return run(async () => {
       const r = await store.api.call<{ new_qty: number }>('POST', `/v1/portfolio/orders/${o.order_id}/decrease`, {
         new_qty: Number(newQty),
       });
-      setMsg(`now ${r.new_qty}`);
-    } catch (e) {
-      setMsg(errorText(e));
-    }
+      return `now ${r.new_qty}`;
+    });
   };
   return (
     <tr data-order-id={o.order_id} data-remaining={o.remaining_qty}>
@@ -207,11 +223,11 @@ function OrderRow(props: { store: TraderStore; o: OpenOrder }) {
             class="narrow"
             onInput={(e) => setNewQty(value(e))}
           />
-          <button type="submit" aria-label={`Decrease order ${o.order_id}`}>
+          <button type="submit" aria-label={`Decrease order ${o.order_id}`} disabled={busy}>
             Decrease
           </button>
         </form>
-        <button type="button" aria-label={`Cancel order ${o.order_id}`} onClick={() => void cancel()}>
+        <button type="button" aria-label={`Cancel order ${o.order_id}`} disabled={busy} onClick={() => void cancel()}>
           Cancel
         </button>
         {msg && (
