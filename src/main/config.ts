@@ -141,7 +141,7 @@ const OPTIONS: {
   { env: 'DX_REVOKED_KEY_CAP', flag: '--revoked-key-cap', key: 'revoked_key_cap', kind: 'int' },
   { env: 'DX_DEPOSIT_REF_CAP', flag: '--deposit-ref-cap', key: 'deposit_ref_cap', kind: 'int' },
   { env: 'DX_MAX_ORDERS', flag: '--max-orders', key: 'max_orders', kind: 'int' },
-  { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'string' },
+  { env: 'DX_WEB_DIR', flag: '--web-dir', key: 'web_dir', kind: 'dir' },
   { env: 'DX_REPLICATE', flag: '--replicate', key: 'replicate', kind: 'replicate' },
   { env: 'DX_NATS_URLS', flag: '--nats-urls', key: 'nats_urls', kind: 'string' },
   { env: 'DX_NATS_STREAM', flag: '--nats-stream', key: 'nats_stream', kind: 'string' },
@@ -278,7 +278,8 @@ function parseValue(name: string, kind: string, raw: string): unknown {
       return raw;
     }
     case 'dir': {
-      // '' resolves to the working directory: an unset variable in `--data-dir "$DIR"` would start an empty exchange there.
+      // '' resolves to the working directory: an unset variable in `--data-dir "$DIR"` would start an empty exchange there
+      // (and `--web-dir "$DIR"` would serve ./trader and ./console).
       if (raw === '') throw new Error(`${name}: expected a directory, got an empty value`);
       return raw;
     }

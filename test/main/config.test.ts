@@ -95,6 +95,7 @@ test('config: an empty host, a port past 65535, two listeners on one port, huge 
   assert.throws(() => loadConfig(['--host', ' '], {}), /^Error: --host: expected a host address/);
   // `--data-dir "$DIR"` with DIR unset would start an empty exchange in the working directory.
   assert.throws(() => loadConfig(['--data-dir', ''], {}), /^Error: --data-dir: expected a directory, got an empty value$/);
+  assert.throws(() => loadConfig(['--web-dir', ''], {}), /^Error: --web-dir: expected a directory, got an empty value$/);
   assert.equal(loadConfig([], { DX_ADMIN_HOST: '' }).admin_host, '127.0.0.1', 'an empty variable counts as unset');
   assert.throws(() => loadConfig(['--admin-port', '84000'], {}), /^Error: --admin-port: expected a port 0\.\.65535, got "84000"$/);
   assert.throws(() => loadConfig([], { DX_PORT: '70000' }), /^Error: DX_PORT: expected a port/);
