@@ -98,6 +98,18 @@ async function newFundedKey(admin: AdminClient, deposit: string, ref: string): P
   return { account_id, key_id: k.key_id, secret: k.secret };
 }
 
+/**
+ * Where the walk starts: the recovered reference price, or, when every source
+ * is stale (the exchange was down longer than the staleness limit), the lower
+ * median of the sources' last prices; START_PRICE when none ever ticked.
+ */
+async function walkStart(admin: AdminClient): Promise<number> {
+  const known = await admin.oracle();
+  const last = known.sources.map((s) => Number(s.price)).sort((a, b) => a - b);
+  const from = known.price !== '0' ? Number(known.price) : last.length > 0 ? last[(last.length - 1) >> 1]! : 0;
+  return from > 0 ? from / ORACLE_SCALE : START_PRICE;
+}
+
 export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const admin = new AdminClient({ baseUrl: o.adminUrl, token: o.adminToken });
   const category = o.category ?? 1;
@@ -113,15 +125,13 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const mm = new DxClient({ baseUrl: o.apiUrl, keyId: mmKey.key_id, secret: mmKey.secret });
 
   // The oracle first, so the series' first round opens at once; after a
-  // restart the walk continues from the recovered reference price.
-  const known = await mm.oraclePrice();
+  // restart the walk continues from the recovered prices (walkStart).
   const feeder = new SimulatedFeeder({
     sink: adminSink(admin), sources: [0, 1, 2], interval_ms: 1000, sigma_per_sqrt_s: SIGMA,
-    start_price: known.price !== '0' ? Number(known.price) / ORACLE_SCALE : START_PRICE, seed: Date.now() >>> 0,
+    start_price: await walkStart(admin), seed: Date.now() >>> 0,
     onError: (e, t) => o.log('warn', { event: 'demo_oracle_tick_failed', source_id: t.source_id, error: (e as Error).message }),
   });
   await feeder.tickOnce();
-  feeder.start();
 
   const list = await admin.listSeries();
   let series: { market_id: number; period_s: number } | undefined = list.series.find((s) => s.category === category && s.active);
@@ -152,6 +162,8 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   const keyFile = join(o.dataDir, 'demo-trader-key.json');
   writeSecretFile(keyFile, { key_id: traderKey.key_id, secret: traderKey.secret, url: o.apiUrl });
 
+  // Started only once nothing above can fail: a demo that cannot start leaves no feeder ticking.
+  feeder.start();
   const maker = new MarketMaker(mm, admin, mmKey.account_id, marketId, o.log);
   maker.start(o.quote_ms ?? 1000);
 
