@@ -14,9 +14,16 @@ import { formatFailure, runSeed, type RunOptions } from '../test/support/differe
 
 function main(args: string[]): number {
   const { values, positionals: argv } = parseCommandLine(args, { 'keep-going': { type: 'boolean' } });
-  const seeds = Number(argv[0] ?? 2000);
-  const count = Number(argv[1] ?? 2000);
-  const first = Number(argv[2] ?? 1);
+  if (argv.length > 3) throw new UsageError(`at most three arguments (seeds commands first_seed), got ${argv.length}`);
+  const positive = (i: number, name: string, dflt: number): number => {
+    const v = argv[i];
+    if (v === undefined) return dflt;
+    if (!/^[1-9][0-9]*$/.test(v)) throw new UsageError(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const seeds = positive(0, 'seeds', 2000);
+  const count = positive(1, 'commands', 2000);
+  const first = positive(2, 'first_seed', 1);
   const opts: RunOptions = {};
   const keepGoing = values['keep-going'] === true;
   let failures = 0;

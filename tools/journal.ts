@@ -33,10 +33,12 @@ import {
   isTornCreation,
   listSegments,
   loadBase,
+  missingBefore,
   planRecovery,
   replay,
   type PlannedSegment,
   type RecoveryPlan,
+  type SegmentFile,
 } from '../src/journal/recovery.js';
 import { forEachRecord, JournalFault, listDir, readWhole, scanSegment, type SegmentScan } from '../src/journal/segment.js';
 import { listSnapshots, readSnapshot, snapshotTemps } from '../src/journal/snapshot.js';
@@ -259,8 +261,7 @@ function dump(args: Args, io: Io): number {
       expect = scan.lastSeq + 1;
     } catch (e) {
       if (!(e instanceof JournalFault)) throw e;
-      faults++;
-      io.err(`FAULT ${e.message}\n`);
+      faults += dumpFault(io, e, f.path, bytes, next === undefined);
       expect = null;
       // The frames before a damaged one passed their checks; a bad header or layout leaves nothing readable.
       if (e.offset < FILE_HEADER_BYTES) continue;
@@ -285,6 +286,16 @@ function dump(args: Args, io: Io): number {
   }
   out.flush();
   return faults > 0 ? EXIT_FAULT : EXIT_OK;
+}
+
+/** A segment dump cannot read: a fault (1), or a last segment created but never written, which the next start removes (0). */
+function dumpFault(io: Io, e: JournalFault, path: string, bytes: Uint8Array, isLast: boolean): number {
+  if (!isTornCreation(bytes, isLast)) {
+    io.err(`FAULT ${e.message}\n`);
+    return 1;
+  }
+  io.err(`note: ${path}: a segment created but never written (${bytes.length} bytes); the next start removes it\n`);
+  return 0;
 }
 
 // ---- engine configuration of a replay ----------------------------------------------
@@ -331,6 +342,11 @@ function planFromScratch(dataDir: string, uptoSeq: number | undefined): Recovery
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;
     const bytes = readWhole(f.path);
+    if (isTornCreation(bytes, i === files.length - 1)) {
+      // As recovery: nothing in it (the start removes it), unless its name skips past the segment before it.
+      if (expect !== null && f.firstSeq !== expect) throw new JournalFault(f.path, 0, missingBefore(f.firstSeq, expect));
+      break;
+    }
     const scan = scanSegment(f.path, bytes, expect);
     if (scan.tail !== null && scan.lastSeq < upto) {
       if (i < files.length - 1)
@@ -430,6 +446,14 @@ function noteStrays(r: Report, dataDir: string, files: { path: string }[]): void
   }
 }
 
+/** A torn creation (a last segment shorter than its header): repairable, unless its name skips past the segment before it. */
+function tornCreation(r: Report, f: SegmentFile, expect: number | null, size: number): void {
+  if (expect !== null && f.firstSeq !== expect) r.fault(f.path, 0, missingBefore(f.firstSeq, expect));
+  else
+    r.repair(f.path, 0, `a segment created but never written (${size} bytes, shorter than its header): the process died right after ` +
+      'creating it; the next start removes it');
+}
+
 function verifyJournal(args: Args, io: Io): number {
   const checkEvery = intOption(args, '--check-every') ?? 0;
   const engineGiven = engineOption(args);
@@ -455,12 +479,7 @@ function verifyJournal(args: Args, io: Io): number {
       const bytes = readWhole(f.path);
       size = bytes.length;
       if (isTornCreation(bytes, isLast)) {
-        r.repair(
-          f.path,
-          0,
-          `a segment created but never written (${size} bytes, shorter than its header): the process died right after creating it; the ` +
-            `next start removes it`,
-        );
+        tornCreation(r, f, expect, size);
         continue;
       }
       scan = scanSegment(f.path, bytes, expect);

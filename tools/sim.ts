@@ -56,8 +56,11 @@ async function main(argv: string[]): Promise<number> {
   if (seed !== undefined) {
     const prefix = positive('prefix', v.prefix);
     if (prefix === undefined) throw new UsageError('--seed S needs --prefix K');
+    const runOnly = Object.keys(v).filter((k) => k !== 'seed' && k !== 'prefix');
+    if (runOnly.length > 0) throw new UsageError(`--seed S --prefix K replays one seed: --${runOnly.join(', --')} does not apply`);
     return replay(seed, prefix);
   }
+  if (v.prefix !== undefined) throw new UsageError('--prefix K needs --seed S');
   const commands = positive('commands', v.commands) ?? DEFAULT_COMMANDS;
   const o: SimOptions = {
     commands, perSeed: positive('per-seed', v['per-seed']), firstSeed: positive('first-seed', v['first-seed']),

@@ -100,7 +100,7 @@ function keepLast(path: string, cutAt: number, io: Pick<JournalIo, 'fdatasync'>)
 }
 
 /** A torn creation named past the segment before it: the segments between are missing, not a creation cut short. */
-function missingBefore(firstSeq: number, expect: number): string {
+export function missingBefore(firstSeq: number, expect: number): string {
   return `a segment created at seq ${firstSeq} but the one before it ends at seq ${expect - 1} (a missing segment)`;
 }
 

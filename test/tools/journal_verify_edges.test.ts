@@ -1,0 +1,83 @@
+// tools/journal verify at the journal's edges: it must call a data directory
+// faulty (exit 1) whenever the next start would refuse it, never "repairable"
+// (exit 3) or sound. Test process, journal fixture, the tool as a child process.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { JOURNAL_DIR, segmentName } from '../../src/journal/format.js';
+import { planRecovery } from '../../src/journal/recovery.js';
+import { JournalFault } from '../../src/journal/segment.js';
+import { JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
+
+const JOURNAL_TOOL = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
+
+function verifyTool(dir: string): { code: number; out: string } {
+  const argv = [JOURNAL_TOOL, 'verify', '--data-dir', dir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG)];
+  const r = spawnSync(process.execPath, argv, { encoding: 'utf8', env: {} });
+  return { code: r.status ?? -1, out: r.stdout + r.stderr };
+}
+
+test('journal verify: a torn creation named past a missing segment is a fault (the start refuses it), not repairable', () => {
+  const dir = tempDataDir('verify-edges-gap');
+  try {
+    const run = journaledRun(dir, 5, 1500, { segmentBytes: 16 << 10 });
+    run.writer.close();
+    const last = run.engine.state.seq;
+    const segs = segmentFiles(dir);
+    assert.ok(segs.length >= 3, `several segments (${segs.length})`);
+    for (const p of segs.slice(2)) rmSync(p);
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(last + 1)), Buffer.alloc(10, 0x11));
+    assert.throws(() => planRecovery(dir, { repair: false }), JournalFault, 'the start refuses this directory');
+    const v = verifyTool(dir);
+    assert.equal(v.code, 1, `verify must exit 1 (fault) when the start refuses the directory:\n${v.out}`);
+  } finally {
+    removeDataDir(dir);
+  }
+});
+
+function hashTool(dir: string, ...more: string[]): { code: number; out: string; err: string } {
+  const argv = [JOURNAL_TOOL, 'hash', '--data-dir', dir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG), ...more];
+  const r = spawnSync(process.execPath, argv, { encoding: 'utf8', env: {} });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+
+test('journal hash --ignore-snapshots: a last segment created but never written (a kill mid-rotation) is not a fault', () => {
+  const dir = tempDataDir('hash-torn-creation');
+  try {
+    const run = journaledRun(dir, 5, 600, { segmentBytes: 16 << 10 });
+    run.writer.close();
+    const last = run.engine.state.seq;
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(last + 1)), Buffer.alloc(10, 0));
+    const plain = hashTool(dir);
+    assert.equal(plain.code, 0, plain.err);
+    const scratch = hashTool(dir, '--ignore-snapshots');
+    assert.equal(scratch.code, 0, `hash --ignore-snapshots exit ${scratch.code}: ${scratch.err}`);
+    assert.equal(JSON.parse(scratch.out).state_hash, JSON.parse(plain.out).state_hash);
+    assert.equal(JSON.parse(scratch.out).seq, String(last));
+  } finally {
+    removeDataDir(dir);
+  }
+});
+
+test('journal dump: a last segment created but never written is noted, not a fault (exit 0, every record dumped)', () => {
+  const dir = tempDataDir('dump-torn-creation');
+  try {
+    const run = journaledRun(dir, 5, 300, { segmentBytes: 16 << 10 });
+    run.writer.close();
+    const last = run.engine.state.seq;
+    const dump = (): { status: number | null; stdout: string; stderr: string } =>
+      spawnSync(process.execPath, [JOURNAL_TOOL, 'dump', '--data-dir', dir], { encoding: 'utf8', env: {}, maxBuffer: 1 << 26 });
+    const before = dump();
+    assert.equal(before.status, 0, before.stderr);
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(last + 1)), Buffer.alloc(0));
+    const r = dump();
+    assert.equal(r.status, 0, `dump exit ${r.status}: ${r.stderr}`);
+    assert.equal(r.stdout, before.stdout);
+  } finally {
+    removeDataDir(dir);
+  }
+});
