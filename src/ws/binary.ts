@@ -86,6 +86,8 @@ export class BinaryBatch {
 
 /** A connection as binary order entry sees it. */
 export interface BinaryPeer extends OrderPeer {
+  /** True once this thread applied the key's revocation: nothing sequenced after it is sent (the connection closes, 4003). */
+  readonly revoked: boolean;
   /**
    * The batch to append answers to: one that is last in the connection's output queue, or one not queued yet. Never a
    * batch with other messages queued behind it: a command's user-channel events are queued before its answer, and a
@@ -290,11 +292,19 @@ export class BinaryOrders {
     if ((peer.scopes & Scope.trade) === 0) return this.refuse(peer, p, RefusalCode.missing_scope, 0, 0);
     const fault = recordFault(m, o, peer.account);
     if (fault >= 0) return this.refuse(peer, p, RefusalCode.invalid_field, fault, 0);
-    // An order id above 2^53 cannot exist (ids are seqs): unknown_order, as REST answers it, without sequencing.
+    // The in-flight cap before the id, as the JSON lane checks it before invokeRoute.
+    if (peer.inFlight >= this.maxInFlight) return this.refuse(peer, p, RefusalCode.shed, 0, 0);
+    // An order id above 2^53 cannot exist (ids are seqs): unknown_order, as REST answers it, without sequencing; a node
+    // that does not sequence says not_primary first, as REST's invokeRoute does before the handler reads the id.
     if ((type === T_CANCEL_ORDER || type === T_DECREASE_ORDER) && m.u32[(o + 36) >>> 2]! >= 0x200000) {
+      try {
+        lane.core.assertWritable();
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 'not_primary') return this.refuse(peer, p, RefusalCode.not_primary, 0, 0);
+        throw e;
+      }
       return this.rejectUnknownOrder(peer, p, m, o);
     }
-    if (peer.inFlight >= this.maxInFlight) return this.refuse(peer, p, RefusalCode.shed, 0, 0);
     const sheddable = type === T_PLACE_ORDER || type === T_CANCEL_ALL;
     const size = Header.len(m, o);
     // Sheddable commands are written into the ring now or refused; the others
@@ -349,7 +359,8 @@ export class BinaryOrders {
     peer.inFlight--;
     if (c === null) this.observe(p, EntryStatus.timeout, 0);
     else this.observe(p, c.status === CompletionStatus.rejected ? EntryStatus.rejected : EntryStatus.ok, c.code_num);
-    if (!peer.open) return;
+    // After the revocation no private message goes out, as Fanout.queue drops the JSON lane's answers.
+    if (!peer.open || peer.revoked) return;
     const b = peer.answers();
     if (c === null) {
       const o = begin(b, p.correlation, peer.account, p.type, EntryStatus.timeout, 0);

@@ -18,6 +18,7 @@ import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder, type EntryResul
 import { DxOrderStream } from '../../src/client/order_stream.js';
 import { DxWebSocket } from '../../src/client/websocket.js';
 import { BinaryBatch, BinaryOrders, type BinaryPeer } from '../../src/ws/binary.js';
+import { ApiError } from '../../src/gateway/envelope.js';
 import type { LaneOptions } from '../../src/gateway/http.js';
 import { CancelAll, CancelOrder, DecreaseOrder, Header, PlaceOrder, Scope } from '../../src/layout/records.js';
 import { memOf } from '../../src/lib/mem.js';
@@ -515,7 +516,9 @@ it('binary: while its thread is stopping, every record is refused shed before it
   } as unknown as LaneOptions;
   let queued = 0;
   const results = new BinaryBatch();
-  const peer: BinaryPeer = { keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, answers: () => results };
+  const peer: BinaryPeer = {
+    keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, revoked: false, answers: () => results,
+  };
   const e = new FrameEncoder(7);
   e.place(1, order(market, { tick: 2 }));
   e.cancel(2, '5');
@@ -606,4 +609,38 @@ it('binary: a command\'s answer never overtakes its user-channel events on the s
   }
   assert.ok(log.filter((x) => x[0] === 'answer').length > n / 4, 'a quarter or more of the placements were placed');
   assert.deepEqual(early, [], 'answers that arrived before their order\'s user-channel event');
+});
+
+it('binary: on a node that does not sequence, a cancel or decrease of an id above 2^53 is refused not_primary, as REST and ' +
+  'JSON answer it (503 before the handler looks at the id), not rejected unknown_order', () => {
+  // BinaryOrders alone, with a lane whose core is not writable (a standby): the black-box twin needs NATS.
+  const notPrimary = (): never => {
+    throw new ApiError('not_primary', 'this node is a standby: send writes to the primary');
+  };
+  const lane = {
+    stopping: () => false,
+    buckets: { take: () => 0 },
+    core: { kick: () => undefined, tracing: null, assertWritable: notPrimary, hold: notPrimary },
+  } as unknown as LaneOptions;
+  const results = new BinaryBatch();
+  const peer: BinaryPeer = {
+    keyId: 1, keyRow: 0, account: 7, scopes: Scope.trade, inFlight: 0, open: true, revoked: false, answers: () => results,
+  };
+  const e = new FrameEncoder(7);
+  e.cancel(1, '18446744073709551615');
+  e.decrease(2, '9007199254740992', 1);
+  e.cancel(3, '5');
+  const bytes = new Uint8Array(e.bytes());
+  new BinaryOrders(lane, 10, () => undefined).frame(peer, memOf(bytes.buffer), bytes.length, Date.now(), 0);
+  const rs = decodeResults(results.bytes());
+  assert.deepEqual(rs.map((r) => [r.correlation, r.status, r.code]), [1, 2, 3].map((x) => [x, 'refused', 'not_primary']));
+
+  // With the connection's in-flight cap full such a cancel is shed, as the JSON lane checks the cap before the route.
+  const full = new BinaryBatch();
+  const busy: BinaryPeer = { ...peer, inFlight: 10, answers: () => full };
+  const one = new FrameEncoder(7);
+  one.cancel(4, '18446744073709551615');
+  const frame = new Uint8Array(one.bytes());
+  new BinaryOrders(lane, 10, () => undefined).frame(busy, memOf(frame.buffer), frame.length, Date.now(), 0);
+  assert.deepEqual(decodeResults(full.bytes()).map((r) => [r.correlation, r.status, r.code]), [[4, 'refused', 'shed']]);
 });
