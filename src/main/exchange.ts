@@ -684,10 +684,10 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
     await journalExit;
     // A primary publishes what the engine sequenced last and waits for the acks.
     await repl?.stop();
+    // A snapshot's capture holds the control plane's completions until it ends: before the close. Failures are logged.
+    await snapshotting?.catch(() => undefined);
     control.drain();
     control.close();
-    // A failed snapshot was logged (snapshot_failed) by takeSnapshot: the stop only waits for it to end.
-    await snapshotting?.catch(() => undefined);
     await jobs.close();
     if (stopOpts.waitForConnections) await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 15_000).unref())]);
     lock.release();

@@ -132,19 +132,26 @@ parentPort?.on('message', (msg: { type: string }) => {
   if (msg.type === 'listen') return listen();
   if (msg.type !== 'stop') return;
   stopping = true;
-  wsLane.close();
   // Close the listen socket before the worker exits (exiting with a live
-  // uWS listener aborts Node); held requests are answered by the drain.
+  // uWS listener aborts Node); held requests are answered by the drain,
+  // WebSocket order commands too: their connections close (1001) once answered.
   if (listenSocket) u.us_listen_socket_close(listenSocket);
   listenSocket = null;
   const until = performance.now() + d.response_budget_ms;
   const finish = (): void => {
     core.drain();
-    core.expire();
-    if (core.pending > 0 && performance.now() < until) {
+    // One clock reading for both: every request held before the stop is due by `until`, so none is left held.
+    const now = performance.now();
+    core.expire(now);
+    if (core.pending > 0 && now < until) {
       setTimeout(finish, 1);
       return;
     }
+    // After the promise reactions of the last completions (JSON order answers are queued by them).
+    setImmediate(closeThread);
+  };
+  const closeThread = (): void => {
+    wsLane.close();
     core.close();
     // A flood's count of left-out log lines is written now: the thread may end within the flush timer's second.
     flushClientLog();

@@ -347,6 +347,8 @@ export class WsLane {
 
   /** Ends every connection (thread shutdown). */
   close(): void {
+    // The answers queued so far (held commands answered during the stop) go out before the close frames.
+    this.flush(true);
     this.stopped = true;
     for (const conn of [...this.conns]) conn.ws?.end(WsClose.going_away, 'the exchange is shutting down');
     if (this.sweepTimer !== null) clearInterval(this.sweepTimer);

@@ -1,0 +1,31 @@
+// A stop while WebSocket order commands are in flight: like a held REST
+// request (test/gateway/shutdown.test.ts), each command held when the stop
+// begins gets its one answer (its durable outcome, or 504 at its budget)
+// before the connection closes with 1001 (docs/operations.md, Durability:
+// "SIGTERM: listeners close, held requests are answered").
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestExchange } from '../support/exchange.js';
+import { newAccount, newMarket, order, sleep } from '../support/harness.js';
+import { WsClient } from './ws_client.js';
+
+test('stop: a JSON order command in flight when the stop begins is answered before the 1001 close', async () => {
+  const tx = await startTestExchange({ demo: false, response_budget_ms: 1000 });
+  const k = await newAccount(tx);
+  const m = await newMarket(tx);
+  const c = await WsClient.connect(tx, k);
+  // Held: the engine sequences nothing until it goes on, 100 ms into the stop (well within the budget).
+  tx.ex.pipeline.control.setPaused(true);
+  const id = c.send('place_order', { ...order(m), client_order_id: '77' });
+  await sleep(50);
+  const stopped = tx.stop();
+  await sleep(100);
+  tx.ex.pipeline.control.setPaused(false);
+  const closed = await c.waitClose();
+  await stopped;
+  assert.equal(closed.code, 1001);
+  const answer = c.all.find((x) => x.id === id);
+  assert.ok(answer !== undefined, `no order_result before the close; received ${JSON.stringify(c.all)}`);
+  assert.equal(answer.status, 201, JSON.stringify(answer)); // sequenced and durable within the budget
+});
