@@ -2,7 +2,8 @@
 // sent and may still be sequenced (here it is: the engine was paused, then
 // resumed), so dx must not say the exchange could not be reached (exit 3,
 // safe to repeat); it says the outcome is unknown (exit 4). A port nobody
-// listens on, or one fetch will not connect to, is still exit 3. Real exchange in-process; dx runs as a child.
+// listens on, one fetch will not connect to, or a plain port named https://,
+// is still exit 3. Real exchange in-process; dx runs as a child.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -58,4 +59,8 @@ test('dx: an order without an answer within --timeout-ms exits 4 (outcome unknow
   const blocked = await dx(k, 'http://127.0.0.1:6000', ['order', 'buy', 'yes', String(market), '40', '3']);
   assert.equal(blocked.code, 3, blocked.stderr);
   assert.match(blocked.stderr, /cannot reach the exchange: bad port/);
+  // https:// for the plain-HTTP port: the TLS handshake fails before the request is written.
+  const tls = await dx(k, `https://127.0.0.1:${tx.port}`, ['order', 'buy', 'yes', String(market), '40', '3']);
+  assert.equal(tls.code, 3, tls.stderr);
+  assert.match(tls.stderr, /cannot reach the exchange: the TLS handshake failed: the port does not speak TLS/);
 });
