@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { JOURNAL_DIR, segmentName } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
+import { writeSnapshot } from '../../src/journal/snapshot.js';
+import { encodeViews } from '../../src/journal/state_codec.js';
+import { Views } from '../../src/views/views.js';
 import { JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
 
 const JOURNAL_TOOL = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
@@ -77,6 +80,27 @@ test('journal dump: a last segment created but never written is noted, not a fau
     const r = dump();
     assert.equal(r.status, 0, `dump exit ${r.status}: ${r.stderr}`);
     assert.equal(r.stdout, before.stdout);
+  } finally {
+    removeDataDir(dir);
+  }
+});
+
+test('journal verify: a snapshot and only a torn creation after it (killed right after a bootstrap) is repairable, not a fault', () => {
+  const dir = tempDataDir('verify-edges-snap-torn');
+  try {
+    const mirror = new Views(JOURNAL_ENGINE_CONFIG);
+    const run = journaledRun(dir, 5, 600, { segmentBytes: 16 << 10, onEvent: (m, o) => mirror.apply(m, o) });
+    run.writer.close();
+    const last = run.engine.state.seq;
+    // The data directory an HA bootstrap leaves (moveJournalAside, then the downloaded snapshot), then the writer's
+    // first segment created and the process killed before its header was written.
+    writeSnapshot(dir, mirror.asOfSeq, encodeViews(mirror), false);
+    for (const p of segmentFiles(dir)) rmSync(p);
+    writeFileSync(join(dir, JOURNAL_DIR, segmentName(last + 1)), Buffer.alloc(10, 0));
+    const plan = planRecovery(dir, { repair: false });
+    assert.equal(plan.lastSeq, last, 'the start recovers this directory from the snapshot');
+    const v = verifyTool(dir);
+    assert.equal(v.code, 3, `verify must exit 3 (the next start removes the torn creation), not call it a fault:\n${v.out}`);
   } finally {
     removeDataDir(dir);
   }

@@ -1,4 +1,4 @@
-// A stop while WebSocket order commands are in flight: like a held REST
+// A stop while WebSocket order commands (JSON or binary) are in flight: like a held REST
 // request (test/gateway/shutdown.test.ts), each command held when the stop
 // begins gets its one answer (its durable outcome, or 504 at its budget)
 // before the connection closes with 1001 (docs/operations.md, Durability:
@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder } from '../../src/client/binary_codec.js';
 import { startTestExchange } from '../support/exchange.js';
 import { newAccount, newMarket, order, sleep } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
@@ -28,4 +29,25 @@ test('stop: a JSON order command in flight when the stop begins is answered befo
   const answer = c.all.find((x) => x.id === id);
   assert.ok(answer !== undefined, `no order_result before the close; received ${JSON.stringify(c.all)}`);
   assert.equal(answer.status, 201, JSON.stringify(answer)); // sequenced and durable within the budget
+});
+
+test('stop: binary placements in flight when the stop begins are answered before the 1001 close', async () => {
+  const tx = await startTestExchange({ demo: false, response_budget_ms: 1000 });
+  const k = await newAccount(tx);
+  const m = await newMarket(tx);
+  const c = await WsClient.connect(tx, k);
+  assert.equal((await c.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT })).type, 'ok');
+  tx.ex.pipeline.control.setPaused(true);
+  const e = new FrameEncoder(k.accountId);
+  for (let i = 1; i <= 3; i++) e.place(i, order(m, { tick: 2, qty: 1 }));
+  c.sendRaw(Buffer.from(e.bytes()), true);
+  await sleep(50);
+  const stopped = tx.stop();
+  await sleep(100);
+  tx.ex.pipeline.control.setPaused(false);
+  const closed = await c.waitClose();
+  await stopped;
+  assert.equal(closed.code, 1001);
+  const rs = c.frames.flatMap((f) => decodeResults(f));
+  assert.equal(rs.length, 3, `answers before the close: ${JSON.stringify(rs.map((r) => r.status))}`);
 });
