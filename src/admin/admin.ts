@@ -41,7 +41,7 @@ import { stateHash } from '../journal/state_codec.js';
 import type { TSchema } from '@sinclair/typebox';
 import type * as C from '../wire/control_plane.js';
 import { scopeBits, scopeNames, type KeyRevoked } from '../wire/keys.js';
-import { keyLimits } from '../gateway/buckets.js';
+import { RATE_TIERS } from '../gateway/buckets.js';
 import { KEY_CREATION_TIMEOUT, revokeLateKey } from '../gateway/key_creation.js';
 import type { SequencedAck } from '../wire/responses.js';
 
@@ -172,7 +172,8 @@ export const ADMIN_ROUTES: AdminRoute[] = [
       SetKeyTier.set_write_rate_per_s(m, o, b.write!.sustained_rate_per_s);
       SetKeyTier.set_write_burst(m, o, b.write!.burst);
     });
-    const t = keyLimits(ctx.core.views, ctx.core.views.keyRow(key));
+    // What this command set (the read model may already hold a later change of the key, applied in the same drain).
+    const t = b.tier === 'custom' ? { tier: b.tier, read: b.read!, write: b.write! } : { tier: b.tier, ...RATE_TIERS[b.tier] };
     ctx.log({ event: 'operator', action: 'set_key_tier', key_id: key, tier: t.tier, read: t.read, write: t.write });
     return { status: 200, body: { key_id: key, tier: t.tier, read: t.read, write: t.write, seq: String(c.seq) } satisfies C.KeyTierResult };
   }),

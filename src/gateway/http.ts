@@ -532,12 +532,7 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
     if (q.min_seq > core.views.asOfSeq) {
       core.waitApplied(q.min_seq, MIN_SEQ_WAIT_MS).then((ok) => deferReply(() => {
         try {
-          if (!ok)
-            throw new ApiError(
-              'replica_lagging',
-              `this node has not applied seq ${q.min_seq} within ${MIN_SEQ_WAIT_MS} ms (it is at ${core.views.asOfSeq})`,
-              { min_seq: String(q.min_seq), as_of_seq: String(core.views.asOfSeq) },
-            );
+          afterMinSeq(core, caller, q.min_seq, ok);
           const held = invokeRoute(opts, route, caller, match.params, query, body, Date.now(), f);
           if (held instanceof Promise)
             held.then(
@@ -561,6 +556,22 @@ function onRequest(res: HttpResponse, f: InFlight, raw: Buffer, opts: LaneOption
   } catch (e) {
     fail(res, f, e, opts);
   }
+}
+
+/**
+ * A read held for its min_seq, once the wait is over: 503 replica_lagging when the seq was not applied in time, 401 when
+ * the key was revoked (or evicted) meanwhile. It authenticated before the wait, but it is answered from a state after
+ * the revocation, and a revoked key is refused from the moment its thread applies the revocation.
+ */
+function afterMinSeq(core: GatewayCore, caller: Caller, minSeq: number, applied: boolean): void {
+  if (!applied)
+    throw new ApiError(
+      'replica_lagging',
+      `this node has not applied seq ${minSeq} within ${MIN_SEQ_WAIT_MS} ms (it is at ${core.views.asOfSeq})`,
+      { min_seq: String(minSeq), as_of_seq: String(core.views.asOfSeq) },
+    );
+  const key = core.views.keyInfo(caller.keyId);
+  if (key === null || key.revoked) throw new ApiError('unauthorized', 'missing or invalid credentials');
 }
 
 export function finish(res: HttpResponse, f: InFlight, r: Reply, obs: Observer | undefined): void {
