@@ -454,6 +454,26 @@ function tornCreation(r: Report, f: SegmentFile, expect: number | null, size: nu
       'creating it; the next start removes it');
 }
 
+/** A file listed by the tool was removed before it was read: a live server pruned it (src/journal/tasks.ts prune). */
+class Vanished extends Error {}
+
+function vanished(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+/** verify beside a live server: a run that finds a listed file gone (the snapshot task pruned it) starts again, listing afresh. */
+function verifyLive(args: Args, io: Io): number {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return verifyJournal(args, io);
+    } catch (e) {
+      if (!(e instanceof Vanished || vanished(e)) || attempt === 5) throw e;
+      const path = e instanceof Vanished ? e.message : (e as NodeJS.ErrnoException).path;
+      io.out(`note: ${path} was removed while it was read (a live server pruned it): verifying again\n`);
+    }
+  }
+}
+
 function verifyJournal(args: Args, io: Io): number {
   const checkEvery = intOption(args, '--check-every') ?? 0;
   const engineGiven = engineOption(args);
@@ -463,6 +483,9 @@ function verifyJournal(args: Args, io: Io): number {
   const t0 = performance.now();
   r.line(`data dir ${dataDir}`);
 
+  // The snapshots are listed before the segments are read: each is of a seq the journal had synced, so a snapshot a live
+  // server writes while the segments are read (past the journal as read) is not taken for one whose segment was lost.
+  const snapshots = listSnapshots(dataDir);
   // 1. Segments, from the first: checksums, lengths, seq continuity inside and across segments, fingerprints.
   const files = listSegments(dataDir);
   noteStrays(r, dataDir, files);
@@ -480,12 +503,12 @@ function verifyJournal(args: Args, io: Io): number {
       size = bytes.length;
       if (isTornCreation(bytes, isLast)) {
         tornCreation(r, f, expect, size);
-        // The only segment: the journal holds nothing past the seq before its name (the start plans it so).
-        if (i === 0) end = f.firstSeq - 1;
+        if (i === 0) end = f.firstSeq - 1; // the only segment: the journal ends before its name (the start plans it so)
         continue;
       }
       scan = scanSegment(f.path, bytes, expect);
     } catch (e) {
+      if (vanished(e)) throw new Vanished(f.path);
       faultOf(r, e, f.path);
       clean = false;
       expect = null;
@@ -517,13 +540,14 @@ function verifyJournal(args: Args, io: Io): number {
   const valid: ValidSnapshot[] = [];
   let newestConfig: Partial<EngineConfig> | null = null;
   for (const t of snapshotTemps(dataDir)) r.line(`note: ${t} is the temp file of an interrupted snapshot write; the next start removes it`);
-  for (const s of listSnapshots(dataDir)) {
+  for (const s of snapshots) {
     let views: Views;
     try {
       const got = readSnapshot(s.path);
       if (got.seq !== s.seq) throw new Error(`header seq ${got.seq} differs from the file name's ${s.seq}`);
       views = decodeViewsNamed(s.path, got.body);
     } catch (e) {
+      if (vanished(e)) throw new Vanished(s.path);
       // Recovery skips a snapshot that fails its checks (it falls back to an older one, or to the journal).
       const reason = (e as Error).message.replace(`snapshot ${s.path}: `, '');
       if ((e as Error).message.startsWith('decode: '))
@@ -538,7 +562,7 @@ function verifyJournal(args: Args, io: Io): number {
     valid.push({ path: s.path, seq: s.seq, hash: h });
     r.line(`snapshot ${s.path}: seq ${s.seq}, valid, state hash ${h}`);
   }
-  if (valid.length === 0 && listSnapshots(dataDir).length === 0) r.line('no snapshots');
+  if (valid.length === 0 && snapshots.length === 0) r.line('no snapshots');
 
   // 3. The full replay: from seq 1, or from the oldest valid snapshot the journal continues.
   let engine: Partial<EngineConfig>;
@@ -742,7 +766,7 @@ export function main(argv: readonly string[], io: Io): number {
     const args = parseArgs(argv, io.env);
     switch (args.command) {
       case 'dump': return dump(args, io);
-      case 'verify': return verifyJournal(args, io);
+      case 'verify': return verifyLive(args, io);
       case 'hash': return hash(args, io);
     }
     throw new UsageError(`unknown command ${args.command}`);

@@ -592,8 +592,10 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   let lastSnapshotRecords = 0;
   let snapshotting: Promise<{ seq: number; path: string }> | null = null;
   let stopped = false; // from the stop's start: a snapshot asked for then is refused, not begun on the pool the stop closes
+  let queued: Promise<{ seq: number; path: string }> | null = null;
   const takeSnapshot = (): Promise<{ seq: number; path: string }> => {
-    if (snapshotting) return snapshotting;
+    // One asked for while another runs (of an older seq) follows it, shared by every request meanwhile.
+    if (snapshotting) return queued ??= snapshotting.catch(() => undefined).then(() => { queued = null; return takeSnapshot(); });
     if (stopped) return Promise.reject(new ApiError('shed', 'the exchange is stopping: no snapshot was started'));
     if (repl?.mode === 'replica')
       return Promise.reject(
