@@ -80,7 +80,17 @@ export interface ParseOptions {
 }
 
 export function parseCommandLine<const O extends OptionSpecs>(argv: readonly string[], options: O, o: ParseOptions = {}): CommandLine<O> {
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  // `-x...` whose first letter declares no option is an argument as a whole: node would split it into an option per
+  // letter, and a '-' among them (`-1e-5`, `-my-wallet`) into `--`, ending the options. Hidden from it (NUL: never in argv).
+  const shorts = new Set(Object.values(options).map((spec) => spec.short));
+  const hidden = new Map<string, string>();
+  const args = argv.map((a, i) => {
+    if (a.length < 2 || a[0] !== '-' || a[1] === '-' || shorts.has(a[1]!)) return a;
+    hidden.set(`\u0000${i}`, a);
+    return `\u0000${i}`;
+  });
+  const shown = (s: string): string => hidden.get(s) ?? s;
+  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
   const values: Record<string, unknown> = {};
   const positionals: string[] = [];
   const unknown = new Map<string, string | true>();
@@ -88,7 +98,7 @@ export function parseCommandLine<const O extends OptionSpecs>(argv: readonly str
   for (const t of tokens) {
     if (t.kind === 'option-terminator') continue;
     if (t.kind === 'positional') {
-      positionals.push(t.value);
+      positionals.push(shown(t.value));
       continue;
     }
     const spec = Object.hasOwn(options, t.name) ? options[t.name] : undefined;
@@ -106,7 +116,7 @@ export function parseCommandLine<const O extends OptionSpecs>(argv: readonly str
     }
     if (spec.type === 'string' && t.value === undefined) throw new ArgumentError('missing_value', written, t.rawName);
     if (spec.type === 'boolean' && t.inlineValue === true) throw new ArgumentError('unexpected_value', written, t.rawName);
-    const v = spec.type === 'string' ? t.value : true;
+    const v = spec.type === 'string' ? shown(t.value!) : true;
     if (spec.multiple) ((values[t.name] ??= []) as unknown[]).push(v);
     else values[t.name] = v;
   }

@@ -70,3 +70,22 @@ test('command line: with unknown: keep, an undeclared --name is kept with its in
   assert.deepEqual([...r.unknown], [['frob', true], ['zap', '2']]);
   assert.deepEqual(r.positionals, ['1']);
 });
+
+const DASH_OPTIONS = {
+  url: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+test('command line: an undeclared -x argument holding another dash stays one argument and ends nothing', () => {
+  let r = parseCommandLine(['-1e-5', '--json'], DASH_OPTIONS);
+  assert.deepEqual(r.positionals, ['-1e-5']);
+  assert.deepEqual(r.values, { json: true });
+  r = parseCommandLine(['withdraw', '1', '100', '-my-wallet', '--url', 'u'], DASH_OPTIONS);
+  assert.deepEqual(r.positionals, ['withdraw', '1', '100', '-my-wallet']);
+  assert.deepEqual(r.values, { url: 'u' });
+  // Its first letter declares no option: the letters after it are not options either.
+  r = parseCommandLine(['-5h'], DASH_OPTIONS);
+  assert.deepEqual(r.positionals, ['-5h']);
+  assert.deepEqual(r.values, {});
+  // As a value it is unchanged.
+  assert.deepEqual(parseCommandLine(['--url', '-1e-5'], DASH_OPTIONS).values, { url: '-1e-5' });
+});
