@@ -26,7 +26,7 @@ type Run = (ctx: Ctx, from: number) => Promise<number | void>;
 function verbs(usage: string, table_: Record<string, Run>): Run {
   return async (ctx, from) => {
     const verb = ctx.p.positionals[from];
-    const run = verb === undefined ? undefined : table_[verb];
+    const run = verb === undefined || !Object.hasOwn(table_, verb) ? undefined : table_[verb];
     if (!run) throw new UsageError(verb === undefined ? 'missing action' : `unknown action ${JSON.stringify(verb)}`, usage);
     return run(ctx, from + 1);
   };
@@ -446,7 +446,7 @@ export const ADMIN_COMMAND: Command = {
   summary: 'operator commands over the control plane (token: DX_ADMIN_TOKEN or ./data/admin-token)',
   run: async (ctx, from) => {
     const noun = ctx.p.positionals[from];
-    const run = noun === undefined ? undefined : ADMIN[noun];
+    const run = noun === undefined || !Object.hasOwn(ADMIN, noun) ? undefined : ADMIN[noun];
     if (!run)
       throw new UsageError(noun === undefined ? 'missing admin command' : `unknown admin command ${JSON.stringify(noun)}`, ADMIN_USAGE);
     return run(ctx, from + 1);

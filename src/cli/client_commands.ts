@@ -403,7 +403,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       allowFlags(ctx.p, ['market', 'group'], usage);
       positionals(ctx.p, from, 0, 0, usage);
       const r = await ctx.dx().cancelAll({
-        market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 0, 0xffffffff),
+        market_id: optInt(ctx, 'market', 1, 0xffffffff), group_id: optInt(ctx, 'group', 1, 0xffffffff),
       });
       ctx.print(r, () => `canceled (seq ${r.seq})\n`);
     },

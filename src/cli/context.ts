@@ -81,7 +81,9 @@ export class Ctx {
       try {
         j = JSON.parse(raw) as typeof j;
       } catch (e) {
-        throw new UsageError(`the key file ${file} is not JSON: ${(e as Error).message}`);
+        // Not e.message: V8 quotes the text around the mistake, which may be the secret.
+        if (!(e instanceof SyntaxError)) throw e;
+        throw new UsageError(`the key file ${file} is not JSON`);
       }
       if (typeof j.key_id !== 'number' || !Number.isInteger(j.key_id) || typeof j.secret !== 'string') {
         throw new UsageError(`the key file ${file} must hold {"key_id": <integer>, "secret": "<base64>", "url"?: "<rest url>"}`);

@@ -80,12 +80,13 @@ export interface ParseOptions {
 }
 
 export function parseCommandLine<const O extends OptionSpecs>(argv: readonly string[], options: O, o: ParseOptions = {}): CommandLine<O> {
-  // `-x...` whose first letter declares no option is an argument as a whole: node would split it into an option per
-  // letter, and a '-' among them (`-1e-5`, `-my-wallet`) into `--`, ending the options. Hidden from it (NUL: never in argv).
-  const shorts = new Set(Object.values(options).map((spec) => spec.short));
+  // `-x...` that is not exactly a declared short option (`-h`) is an argument as a whole: node would split it into an
+  // option per letter (`-hsbc-1` would be -h), and a '-' among them (`-1e-5`) into `--`, ending the options. Hidden from
+  // it (NUL: never in argv).
+  const shorts = new Set(Object.values(options).map((spec) => `-${spec.short}`));
   const hidden = new Map<string, string>();
   const args = argv.map((a, i) => {
-    if (a.length < 2 || a[0] !== '-' || a[1] === '-' || shorts.has(a[1]!)) return a;
+    if (a.length < 2 || a[0] !== '-' || a[1] === '-' || shorts.has(a)) return a;
     hidden.set(`\u0000${i}`, a);
     return `\u0000${i}`;
   });

@@ -86,6 +86,10 @@ test('command line: an undeclared -x argument holding another dash stays one arg
   r = parseCommandLine(['-5h'], DASH_OPTIONS);
   assert.deepEqual(r.positionals, ['-5h']);
   assert.deepEqual(r.values, {});
+  // Nor does a declared letter first make it that option: only exactly `-h` is.
+  r = parseCommandLine(['-hsbc-1', 'x', '-h'], DASH_OPTIONS);
+  assert.deepEqual(r.positionals, ['-hsbc-1', 'x']);
+  assert.deepEqual(r.values, { help: true });
   // As a value it is unchanged.
   assert.deepEqual(parseCommandLine(['--url', '-1e-5'], DASH_OPTIONS).values, { url: '-1e-5' });
 });
