@@ -58,7 +58,7 @@ const SRC: Readonly<Record<string, readonly string[]>> = {
   'src/client': ['src/layout', 'src/lib', 'src/wire'],
   'src/mcp': ['src/client', 'src/gateway', 'src/layout', 'src/lib', 'src/wire'],
   'src/oracle': ['src/client', 'src/lib'],
-  'src/demo': ['src/client', 'src/oracle'],
+  'src/demo': ['src/client', 'src/lib', 'src/oracle'],
   'src/cli': ['src/client', 'src/lib', 'src/oracle'],
   'src/web': ['src/client', 'src/lib'],
   'src/main': [

@@ -3,7 +3,8 @@
 // rounds, series, oracle ticks and the simulated feeder, withdrawals,
 // snapshot, health and metrics. CLI process, main thread.
 
-import { chmodSync, closeSync, existsSync, ftruncateSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { writeSecretFd } from '../lib/secret_file.js';
 import { adminSink, ORACLE_SCALE, SimulatedFeeder } from '../oracle/feeder.js';
 import { UsageError } from '../lib/command_line.js';
 import { DxApiError } from '../client/errors.js';
@@ -84,10 +85,8 @@ function keyFile(path: string, usage: string): { write(text: string): void; aban
   }
   return {
     write(text: string): void {
-      ftruncateSync(fd, 0);
-      writeFileSync(fd, text);
+      writeSecretFd(fd, text);
       closeSync(fd);
-      chmodSync(path, 0o600);
     },
     abandon(): void {
       closeSync(fd);

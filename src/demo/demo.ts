@@ -11,7 +11,8 @@
 // (the journal recovers the state) reuses the series and the keys.
 // Main thread of the exchange process.
 
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeSecretFile } from '../lib/secret_file.js';
 import { join } from 'node:path';
 import { AdminClient } from '../client/admin_client.js';
 import { DxClient } from '../client/client.js';
@@ -74,9 +75,8 @@ function readState(file: string): DemoState | null {
   }
 }
 
-function writeSecretFile(file: string, value: unknown): void {
-  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+function writeSecretJson(file: string, value: unknown): void {
+  writeSecretFile(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** True when the saved key still signs (the exchange may have started from an empty data dir). */
@@ -158,9 +158,9 @@ export async function startDemo(o: DemoOptions): Promise<RunningDemo> {
   }
   const marketId = series.market_id;
   const state: DemoState = { category, market_id: marketId, market_maker: mmKey, trader: traderKey };
-  writeSecretFile(stateFile, state);
+  writeSecretJson(stateFile, state);
   const keyFile = join(o.dataDir, 'demo-trader-key.json');
-  writeSecretFile(keyFile, { key_id: traderKey.key_id, secret: traderKey.secret, url: o.apiUrl });
+  writeSecretJson(keyFile, { key_id: traderKey.key_id, secret: traderKey.secret, url: o.apiUrl });
 
   // Started only once nothing above can fail: a demo that cannot start leaves no feeder ticking.
   feeder.start();

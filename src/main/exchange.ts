@@ -23,7 +23,7 @@
 // and fsync, exit 0.
 
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statfsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -48,6 +48,7 @@ import { recoverViews, type RecoveryPlan } from '../journal/recovery.js';
 import type { SnapshotDone } from '../journal/tasks.js';
 import { ViewsCapture } from '../journal/state_codec.js';
 import { makeDirDurable } from '../journal/writer.js';
+import { writeSecretFile } from '../lib/secret_file.js';
 import { freePort } from '../lib/free_port.js';
 import { prefault } from '../lib/mem.js';
 import { SYSTEM_TIME, type TimeSource } from '../lib/time.js';
@@ -106,8 +107,7 @@ function adminToken(cfg: ExchangeConfig): string {
   // Written aside and renamed, so a full disk never leaves an empty token file behind.
   const token = randomBytes(24).toString('base64url');
   const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
+  writeSecretFile(tmp, `${token}\n`);
   renameSync(tmp, file);
   return token;
 }
