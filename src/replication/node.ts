@@ -38,6 +38,8 @@ export interface PromotableEngine {
   requestPromote(): void;
   /** True once the engine sequences (it took over the event ring). */
   readonly sequencing: boolean;
+  /** True once the engine's clock has sequenced what fell due before it ran (its loop's first tick). */
+  readonly clockCaughtUp: boolean;
   /** The engine's last seq (heartbeats). */
   readonly seq: number;
 }
@@ -272,6 +274,8 @@ export class ReplicationNode {
     if (f === null) return;
     // NATS unreachable or slow is no fault here: the claim waits for the next heartbeat, as when not caught up.
     const info = await this.log.info().catch(() => null);
+    // Behind the stream with no primary heartbeating: the stall detector's evidence is the stream's end, not the last heartbeat's.
+    if (info !== null && info.last_seq > f.streamSeq) this.primaryStreamSeq = Math.max(this.primaryStreamSeq, info.last_seq);
     if (info === null || info.last_seq !== f.streamSeq) return; // not caught up (or NATS unreachable): later
     // The epoch in force: a follower that has taken no entry since the start knows none, so the stream's last entry must say;
     // when NATS does not answer, the claim waits for a later tick (claiming a lower epoch would get in and stop every follower).
@@ -290,7 +294,8 @@ export class ReplicationNode {
     const epoch = Math.max(this.epoch, f.epoch, last?.entry.epoch ?? 0) + 1;
     let claimSeq: number;
     try {
-      claimSeq = await this.log.publishClaim(epoch, f.applied, f.streamSeq);
+      // The entry this claim looked at, not where the follower got to since: a log that moved (a primary alive) refuses it.
+      claimSeq = await this.log.publishClaim(epoch, f.applied, info.last_seq);
     } catch (e) {
       // The answer may be lost while the claim landed: the stream says.
       const landed = await this.log.claimOf(epoch).catch(() => null);
@@ -315,8 +320,9 @@ export class ReplicationNode {
     engine.requestPromote();
     this.replicator.wakeRing();
     const until = performance.now() + 30_000;
-    while (!engine.sequencing) {
-      if (performance.now() > until) throw new Error('the engine did not take over the event ring within 30 s');
+    // As at a single-node start (catchUpClock): what fell due while no primary ran is sequenced before any write.
+    while (!engine.sequencing || !engine.clockCaughtUp) {
+      if (performance.now() > until) throw new Error('the engine did not take over the event ring and catch its clock up within 30 s');
       await new Promise((r) => setTimeout(r, 1));
     }
     this.o.beforeWritable?.(epoch);

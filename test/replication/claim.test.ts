@@ -131,7 +131,7 @@ function rig(o: { claimStored?: boolean; entryFails?: boolean; promoted?: (epoch
     replicatorConsumer: 1,
     durable: new DurableSeq(DurableSeq.allocate('replicated')),
     status,
-    engine: { requestPromote: () => { sequencing = true; }, get sequencing() { return sequencing; }, seq: 10 },
+    engine: { requestPromote: () => { sequencing = true; }, get sequencing() { return sequencing; }, clockCaughtUp: true, seq: 10 },
     appliedSeq: 10,
     dataDir,
     log: () => {},
