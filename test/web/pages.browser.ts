@@ -645,6 +645,42 @@ test('console: the money panel shows the ledger (what was withdrawn, whether it 
     }
   });
 
+test('console: each deposit credits (deposits are idempotent by ref); one whose answer was lost (504) and is deposited again ' +
+  'lands once', async () => {
+  const page = operator.page;
+  const { account_id } = await tx.admin.createAccount();
+  const panel = page.locator('section[aria-labelledby=accounts-title]');
+  await panel.getByLabel('Account id').fill(String(account_id));
+  await panel.getByRole('button', { name: 'Show', exact: true }).click();
+  await panel.locator('[data-testid=account]').waitFor();
+  const available = async (): Promise<string> => (await tx.admin.account(account_id)).available;
+  const deposited = panel.getByRole('status').filter({ hasText: /^deposited \(seq \d+\)$/ });
+  for (const total of ['50000', '100000']) {
+    await panel.getByLabel('Deposit (¢)').fill('50000');
+    await confirmAction(panel, 'Deposit', `Credit 50000¢ to account ${account_id}?`);
+    await deposited.waitFor();
+    await until(`${total} available`, async () => (await available()) === total);
+  }
+  // The exchange takes the next one, and its answer is lost on the way: the same deposit again reuses its ref.
+  let posts = 0;
+  await page.route('**/admin/accounts/*/deposits', async (route) => {
+    if (posts++ > 0) return route.continue();
+    await route.fetch();
+    const error = { code: 'sequencing_timeout', num: null, origin: 'gateway', message: 'sequencing_timeout', details: null };
+    return route.fulfill({ status: 504, contentType: 'application/json', body: JSON.stringify({ error }) });
+  });
+  await panel.getByLabel('Deposit (¢)').fill('25000');
+  await operator.expecting(/status of 504/, async () => {
+    await confirmAction(panel, 'Deposit', `Credit 25000¢ to account ${account_id}?`);
+    await panel.getByRole('alert').filter({ hasText: /^504 sequencing_timeout/ }).waitFor();
+  });
+  await confirmAction(panel, 'Deposit', `Credit 25000¢ to account ${account_id}?`);
+  await deposited.waitFor();
+  await page.unroute('**/admin/accounts/*/deposits');
+  assert.equal(posts, 2);
+  assert.equal(await available(), '125000', 'the deposit whose answer was lost landed once');
+});
+
 test('trader page: signing out while the first markets read is on its way stops every request signed with the key', async () => {
   const a = await tx.admin.createAccount();
   const k = await tx.admin.createKey(a.account_id, ['read', 'trade']);

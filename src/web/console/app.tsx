@@ -17,7 +17,7 @@ import type {
   PendingWithdrawals,
   SeriesCreated,
 } from '../../client/types.js';
-import { AdminApi, ApiError, errorText } from '../lib/api.js';
+import { AdminApi, ApiError, errorText, newClientOrderId, outcomeUnknown } from '../lib/api.js';
 import { clock, countdown, dollars, oraclePrice } from '../lib/format.js';
 import { markInteractive, useNow, useRememberedSession } from '../lib/hooks.js';
 import { SignInPage, SigningIn } from '../lib/signin.js';
@@ -593,6 +593,31 @@ function FeesPanel(props: { api: AdminApi }) {
 
 // ---- accounts and keys ---------------------------------------------------------------------
 
+/**
+ * The console's deposits. Deposits are idempotent by (account, ref): one sent with an earlier ref credits nothing, so
+ * each deposit has a ref of its own, except after an unknown outcome (a 504, a lost answer, or a retry of one refused
+ * before the engine looked at it): depositing the same amount to the same account again reuses that ref, and the
+ * deposit lands once.
+ */
+class ConsoleDeposits {
+  private held: { key: string; ref: string } | null = null;
+
+  async deposit(api: AdminApi, account: number, amount: string): Promise<{ seq: string }> {
+    const key = `${account}:${amount}`;
+    const again = this.held?.key === key;
+    const ref = again ? this.held!.ref : `console-${newClientOrderId()}`;
+    try {
+      const r = await api.call<{ seq: string }>('POST', `/admin/accounts/${account}/deposits`, { amount, ref });
+      this.held = null;
+      return r;
+    } catch (e) {
+      const unknown = outcomeUnknown(e) || (again && !(e instanceof ApiError && e.envelope.origin === 'core'));
+      this.held = unknown ? { key, ref } : null;
+      throw e;
+    }
+  }
+}
+
 function AccountsPanel(props: { api: AdminApi }) {
   const { api } = props;
   const [accountId, setAccountId] = useState('');
@@ -601,6 +626,7 @@ function AccountsPanel(props: { api: AdminApi }) {
   const [scopes, setScopes] = useState({ read: true, trade: true, withdraw: false });
   const [created, setCreated] = useState<AdminKeyCreated | null>(null);
   const [amount, setAmount] = useState('');
+  const deposits = useRef(new ConsoleDeposits());
 
   const load = async (id = accountId): Promise<void> => {
     try {
@@ -666,10 +692,7 @@ function AccountsPanel(props: { api: AdminApi }) {
               label="Deposit"
               question={`Credit ${amount || '?'}¢ to account ${id}?`}
               run={async () => {
-                const r = await api.call<{ seq: string }>('POST', `/admin/accounts/${id}/deposits`, {
-                  amount: amount.trim(),
-                  ref: 'console',
-                });
+                const r = await deposits.current.deposit(api, id, amount.trim());
                 await load(String(id));
                 return `deposited (seq ${r.seq})`;
               }}
