@@ -74,7 +74,7 @@ export function helpText(): string {
     '  (JSON {"key_id","secret","url"?}), DX_ACCOUNTS_URL (8081), DX_ADMIN_URL (default http://127.0.0.1:8082),',
     '  DX_ADMIN_TOKEN or ./data/admin-token. Options: --json, --url, --key-file, --admin-url, --timeout-ms.',
     '  `dx <command> --help` shows one command. Exit codes: 0 ok, 1 refused by the server, 2 usage, 3 unreachable (nothing',
-    '  sent), 4 no answer or 504 (sent: a change it asked for may or may not have been made).',
+    '  sent), 4 no answer, 504 or 500 (sent: a change it asked for may or may not have been made).',
     '',
   ].join('\n');
 }
@@ -136,8 +136,8 @@ export async function run(
         const details = e.details ? ` ${JSON.stringify(e.details)}` : '';
         writeErr(`dx: ${e.status} ${e.code}${num}: ${e.body.message}${details}\n`);
       }
-      // 504 sequencing_timeout is not a refusal: the command was sent and may still be sequenced.
-      return e.code === 'sequencing_timeout' ? EXIT_NO_ANSWER : EXIT_API;
+      // 504 sequencing_timeout and 500 internal are not refusals: the command was sent and may have taken effect.
+      return e.code === 'sequencing_timeout' || e.status === 500 ? EXIT_NO_ANSWER : EXIT_API;
     }
     // A token that no HTTP header can carry (fetch refuses characters above U+00FF).
     if (e instanceof TypeError && /ByteString/.test(e.message)) {

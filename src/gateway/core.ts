@@ -139,6 +139,8 @@ export interface CompletionWaiter {
    * after the drain that applied it.
    */
   late?(c: Completion): void;
+  /** Optional: its command was never written, its key having been revoked while it waited for room (else complete(null)). */
+  refused?(): void;
 }
 
 /** Writes a command's fields (after its header) into the ring at o; may run after hold() returned, for a command that waits for room. */
@@ -156,9 +158,15 @@ const NO_WAITER: CompletionWaiter = { complete(): void {} };
 
 /** A promise's resolve as a CompletionWaiter (submit()'s adapter). */
 class Resolver implements CompletionWaiter {
-  constructor(private readonly resolve: (c: Completion | null) => void, readonly late?: (c: Completion) => void) {}
+  constructor(
+    private readonly resolve: (c: Completion | null) => void, readonly late?: (c: Completion) => void,
+    private readonly reject?: (e: unknown) => void,
+  ) {}
   complete(c: Completion | null): void {
     this.resolve(c);
+  }
+  refused(): void {
+    this.reject!(new ApiError('unauthorized', 'missing or invalid credentials'));
   }
 }
 
@@ -168,6 +176,9 @@ interface Deferred {
   write: (m: Mem, o: number) => void;
   slot: number;
   trace: StageTimes | null;
+  /** The key of the request (0: none); a revoked key's command is not written. */
+  key: number;
+  corr: number;
 }
 
 export class GatewayCore {
@@ -194,6 +205,8 @@ export class GatewayCore {
    * invokeRoute): submit() ties the commands it writes to these stage times.
    */
   tracing: StageTimes | null = null;
+  /** The key of the request whose handler runs now (set with `tracing`); 0 for the control plane. */
+  callerKey = 0;
   /** monoUs() of the current drain, read once, when the first traced completion needs it. */
   private drainUs = NaN;
   private readonly fills: (PlacementFill[] | null)[] = new Array(MAX_PENDING).fill(null);
@@ -605,8 +618,8 @@ export class GatewayCore {
     type: number, size: number, account: number, sheddable: boolean, write: (m: Mem, o: number) => void, late?: (c: Completion) => void,
   ): Promise<Completion | null> {
     let waiter: Resolver | null = null;
-    const done = new Promise<Completion | null>((resolve) => {
-      waiter = new Resolver(resolve, late);
+    const done = new Promise<Completion | null>((resolve, reject) => {
+      waiter = new Resolver(resolve, late, reject);
     });
     this.hold(type, size, account, sheddable, new WriteFn(write), waiter!);
     return done;
@@ -645,7 +658,9 @@ export class GatewayCore {
         throw new ApiError('shed', 'the command ring is full; retry with backoff');
       }
       // Stamped when it is written, like any command.
-      this.deferred.push({ size, write: (m, at) => this.writeCommand(m, at, type, account, corr, cmd), slot, trace });
+      this.deferred.push({
+        size, write: (m, at) => this.writeCommand(m, at, type, account, corr, cmd), slot, trace, key: this.callerKey, corr,
+      });
     } else {
       const m = this.producer.mem;
       zero(m, o, size);
@@ -690,6 +705,11 @@ export class GatewayCore {
     let wrote = false;
     while (this.deferred.length > 0) {
       const d = this.deferred[0]!;
+      if (d.key > 0 && this.keyGone(d.key)) {
+        this.deferred.shift();
+        this.dropDeferred(d);
+        continue;
+      }
       const o = this.producer.tryClaim(d.size);
       if (o < 0) break;
       zero(this.producer.mem, o, d.size);
@@ -702,6 +722,22 @@ export class GatewayCore {
       this.stampPublished();
       this.producer.publish();
     }
+  }
+
+  /** True when the key was revoked (or evicted): as authenticate() sees it now. */
+  private keyGone(keyId: number): boolean {
+    const k = this.views.keyInfo(keyId);
+    return k === null || k.revoked;
+  }
+
+  /** A deferred command of a key revoked while it waited: never written; its request, if still held, is refused. */
+  private dropDeferred(d: Deferred): void {
+    this.lateWaiters.delete(d.corr);
+    const w = this.waiters[d.slot];
+    if (w === null || this.generation[d.slot] !== d.corr >>> 16) return; // answered 504 already
+    this.release(d.slot);
+    if (w.refused) w.refused();
+    else w.complete(null);
   }
 
   /** Answers null (504) to every held request past its budget. Call every few ms. */

@@ -469,10 +469,12 @@ export function invokeRoute(
   const core = opts.core;
   // The commands the handler submits (synchronously, before its first await) carry these stage times.
   core.tracing = times;
+  core.callerKey = caller.keyId;
   try {
     return route.handler(ctx, core, opts.limits);
   } finally {
     core.tracing = null;
+    core.callerKey = 0;
   }
 }
 

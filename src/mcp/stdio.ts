@@ -195,11 +195,20 @@ export function stdioConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StdioC
   let fileUrl: string | undefined;
   if ((keyId === undefined || secret === undefined) && env.DX_KEY_FILE) {
     let k: { key_id?: unknown; secret?: unknown; url?: unknown };
+    let raw: string;
     try {
-      k = JSON.parse(readFileSync(env.DX_KEY_FILE, 'utf8')) as typeof k;
+      raw = readFileSync(env.DX_KEY_FILE, 'utf8');
     } catch (e) {
       throw new Error(`cannot read the key file ${env.DX_KEY_FILE}: ${(e as Error).message}`);
     }
+    try {
+      k = JSON.parse(raw) as typeof k;
+    } catch (e) {
+      // Not the parser's message: V8 quotes the text around the mistake, which may be the secret.
+      if (!(e instanceof SyntaxError)) throw e;
+      throw new Error(`the key file ${env.DX_KEY_FILE} is not JSON`);
+    }
+    if (typeof k !== 'object' || k === null) throw new Error(`the key file ${env.DX_KEY_FILE} is not a JSON object`);
     keyId = k.key_id === undefined ? undefined : String(k.key_id);
     secret = typeof k.secret === 'string' ? k.secret : undefined;
     fileUrl = typeof k.url === 'string' ? k.url : undefined;
