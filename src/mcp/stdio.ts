@@ -67,7 +67,8 @@ function peek(line: string): Peek {
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return { id: null, method: null, notification: false };
   const m = v as Record<string, unknown>;
-  const id = typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null;
+  // An id the parse changed (a fraction, or an integer past 2^53 rounded to another) is not echoed: null, as the exchange does.
+  const id = typeof m.id === 'string' || Number.isSafeInteger(m.id) ? (m.id as RpcId) : null;
   const method = typeof m.method === 'string' ? m.method : null;
   // An id of null is still a request (JSON-RPC 2.0): only a message without the member is a notification.
   return { id, method, notification: method !== null && !('id' in m) };
@@ -227,6 +228,8 @@ async function main(): Promise<void> {
   try {
     cfg = stdioConfigFromEnv();
     await runMcpStdio({ ...cfg, input: process.stdin, output: process.stdout });
+    // A write to a pipe is asynchronous: wait until every answer has left the process (process.exit drops the rest).
+    await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   } catch (e) {
     process.stderr.write(`dx mcp: ${(e as Error).message}\n`);
     process.exit(2);

@@ -95,3 +95,10 @@ test('stdio: a request the exchange received but never answered is not "cannot r
   assert.match(refused.error.message, /cannot reach the exchange/);
   assert.equal(refused.error.data?.sent, false);
 });
+
+test('stdio: a request whose integer id JavaScript cannot hold is not answered under another request\'s id', async () => {
+  // 2^53 + 1: JSON.parse reads it as 2^53, the id of another request the host may have in flight.
+  const out = await forward(tx.base, ['{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}']);
+  assert.equal(out.length, 1);
+  assert.ok(!out[0]!.includes('"id":9007199254740992'), `answered under the id 9007199254740992: ${out[0]}`);
+});
