@@ -316,6 +316,8 @@ export class BinaryOrders {
     p.peer = peer;
     p.orders = this;
     lane.core.tracing = p;
+    // As invokeRoute does: a command of this key that waits for room is not written once the key is revoked.
+    lane.core.callerKey = peer.keyId;
     try {
       lane.core.hold(type, size, peer.account, sheddable, p, p);
     } catch (e) {
@@ -324,6 +326,7 @@ export class BinaryOrders {
       throw e;
     } finally {
       lane.core.tracing = null;
+      lane.core.callerKey = 0;
     }
     peer.inFlight++;
   }
