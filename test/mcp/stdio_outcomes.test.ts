@@ -3,16 +3,22 @@
 // exchange's JSON-RPC error as on POST /v1/mcp (only a message without an id
 // is a notification), and a request that reached the exchange but got no
 // answer is reported with its outcome unknown (`data.sent`), not as "cannot
-// reach" (which says it was never sent). Test process, main thread.
+// reach" (which says it was never sent). Run as the host runs it (node
+// dist/src/mcp/stdio.js, its stdout a pipe the host reads slowly), it exits
+// only once every answer has left the process. Test process, main thread.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { runMcpStdio } from '../../src/mcp/stdio.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { newAccount, signedRaw, type Key } from '../support/harness.js';
 import { linesOf } from './mcp_harness.js';
+
+const STDIO_JS = fileURLToPath(new URL('../../src/mcp/stdio.js', import.meta.url));
 
 let tx: TestExchange;
 let trader: Key;
@@ -101,4 +107,23 @@ test('stdio: a request whose integer id JavaScript cannot hold is not answered u
   const out = await forward(tx.base, ['{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}']);
   assert.equal(out.length, 1);
   assert.ok(!out[0]!.includes('"id":9007199254740992'), `answered under the id 9007199254740992: ${out[0]}`);
+});
+
+test('stdio: every answer reaches a host that reads stdout slowly, though the input ended (no answer lost at exit)', async () => {
+  // A slow host: `dx mcp`'s stdout is a pipe nobody reads for a second (sleep), then read to its end (cat).
+  const child = spawn('/bin/sh', ['-c', `"${process.execPath}" "${STDIO_JS}" | (sleep 1; cat)`], {
+    env: { ...process.env, DX_API_URL: tx.base, DX_KEY_ID: String(trader.keyId), DX_KEY_SECRET: trader.secret },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (d: Buffer) => chunks.push(d));
+  const closed = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+  // Three tools/list answers (~55 kB each): more than the pipe holds.
+  for (let id = 1; id <= 3; id++) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' })}\n`);
+  child.stdin.end();
+  assert.equal(await closed, 0);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const lines = text.split('\n').filter((l) => l.length > 0);
+  assert.equal(lines.length, 3, `three answers, got ${text.length} bytes in ${lines.length} lines`);
+  for (const l of lines) assert.ok(JSON.parse(l).result.tools.length > 0);
 });
