@@ -201,9 +201,11 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       if (since !== undefined && startTs !== undefined) throw new UsageError('give --since or --start-ts, not both', usage);
       const period = flag(ctx.p, 'period');
       const endTs = flag(ctx.p, 'end-ts');
+      const sinceMs = since === undefined ? 0 : Date.now() - durationS('--since', since) * 1000;
+      if (sinceMs < 0) throw new UsageError(`--since ${since} reaches before 1970`, usage);
       const r = await ctx.dx().candles(int('market_id', m, 1, 0xffffffff), {
         period: period === undefined ? undefined : oneOf('--period', period, ['1m', '5m', '1h', '1d'] as const),
-        start_ts: since !== undefined ? String(BigInt(Date.now() - durationS('--since', since) * 1000) * 1_000_000n)
+        start_ts: since !== undefined ? String(BigInt(sinceMs) * 1_000_000n)
           : startTs === undefined ? undefined : u64('--start-ts', startTs),
         end_ts: endTs === undefined ? undefined : u64('--end-ts', endTs),
       });

@@ -619,7 +619,7 @@ async function startLocked(cfg: ExchangeConfig, opts: StartOptions, lock: DataDi
   };
   const snapshotTimer = setInterval(() => {
     if (snapshotting === null && repl?.mode !== 'replica' && journalControl.counters.records - lastSnapshotRecords >= cfg.snapshot_every)
-      // takeSnapshot logged a failure (snapshot_failed); the timer tries again on its next tick.
+      // takeSnapshot logged a failure (snapshot_failed); the next try comes once another snapshot_every records are written.
       takeSnapshot().catch(() => undefined);
   }, 1000);
 

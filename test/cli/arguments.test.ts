@@ -6,7 +6,8 @@
 // the options. `cancel-all --group 0` (0 means every group on the wire) is
 // refused like `--market 0`. A command name that is an Object.prototype
 // property is an unknown command. A key file that is not JSON is refused
-// without printing a piece of the secret. dx runs as a child.
+// without printing a piece of the secret. `candles --since` past 1970 is a
+// usage error. dx runs as a child.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -65,6 +66,14 @@ test('dx cancel-all --group 0 is a usage error (0 means every group on the wire)
   const live = (await k.client.orders({ status: ['resting'] })).orders.length;
   assert.equal(live, 2, `orders of groups 5 and 7 were canceled by --group 0 (exit ${r.code})`);
   assert.equal(r.code, 2, r.stderr);
+});
+
+test('dx candles --since longer than the time since 1970 is a usage error (exit 2), not a negative start_ts', async () => {
+  const k = await newAccount(tx);
+  const m = await newMarket(tx);
+  const r = await dx(['candles', String(m), '--since', '99999d'], { DX_KEY_ID: String(k.keyId), DX_KEY_SECRET: k.secret });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /--since 99999d reaches before 1970/);
 });
 
 test('dx: a command named like an Object.prototype property is an unknown command (exit 2)', async () => {
