@@ -39,7 +39,8 @@ import { decodeRecord, encodeToMem, recordInfo } from '../../src/layout_codec/re
 import { memOf } from '../../src/lib/mem.js';
 import { Views } from '../../src/views/views.js';
 import {
-  flipBit, frames, JOURNAL_ENGINE_CONFIG, journaledRun, recoverState, removeDataDir, segmentFiles, tempDataDir, type FrameInfo,
+  flipBit, frames, JOURNAL_ENGINE_CONFIG, journaledRun, journalTool, recoverState, removeDataDir, segmentFiles, tempDataDir,
+  type FrameInfo,
 } from './journal_fixture.js';
 
 const SEED = 77;
@@ -96,14 +97,8 @@ function copy(): string {
   return d;
 }
 
-/** tools/journal as a child process with an empty environment (no DX_DATA_DIR): its exit code, stdout and stderr. */
-function tool(...argv: string[]): { code: number; out: string; err: string } {
-  const r = spawnSync(process.execPath, [JOURNAL_TOOL, ...argv], { encoding: 'utf8', env: {}, maxBuffer: 1 << 26 });
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
-}
-
 function verifyTool(dir: string): { code: number; out: string; err: string } {
-  return tool('verify', '--data-dir', dir, '--engine', ENGINE, '--check-every', '4000');
+  return journalTool('verify', '--data-dir', dir, '--engine', ENGINE, '--check-every', '4000');
 }
 
 function recoveredHash(plan: RecoveryPlan): string {
@@ -509,7 +504,7 @@ test('tools/journal: usage errors exit 2 with a message', () => {
     [['verify', '--data-dir', join(pristine, 'no-such-dir')], /no such data directory/],
   ];
   for (const [argv, why] of cases) {
-    const r = tool(...argv);
+    const r = journalTool(...argv);
     assert.equal(r.code, 2, argv.join(' '));
     assert.match(r.err, why, argv.join(' '));
     assert.equal(r.out, '');
@@ -520,7 +515,7 @@ test('tools/journal: hash --at gives the live hash at that seq, from a snapshot 
   const seqs = [...liveHashes.keys()].filter((s) => s < liveSeq).slice(-3);
   for (const seq of seqs) {
     for (const extra of [[], ['--ignore-snapshots']]) {
-      const r = tool('hash', '--data-dir', pristine, '--at', String(seq), '--engine', ENGINE, ...extra);
+      const r = journalTool('hash', '--data-dir', pristine, '--at', String(seq), '--engine', ENGINE, ...extra);
       assert.equal(r.code, 0, r.err);
       const j = JSON.parse(r.out) as { seq: string; state_hash: string; snapshot_seq: string };
       assert.equal(j.seq, String(seq));
@@ -528,9 +523,9 @@ test('tools/journal: hash --at gives the live hash at that seq, from a snapshot 
       assert.equal(j.snapshot_seq, extra.length === 0 ? String(snapshotSeqs.at(-1)) : '0');
     }
   }
-  const end = tool('hash', '--data-dir', pristine);
+  const end = journalTool('hash', '--data-dir', pristine);
   assert.equal((JSON.parse(end.out) as { state_hash: string }).state_hash, liveHash);
-  const past = tool('hash', '--data-dir', pristine, '--at', String(liveSeq + 1));
+  const past = journalTool('hash', '--data-dir', pristine, '--at', String(liveSeq + 1));
   assert.equal(past.code, 1);
   assert.match(past.err, new RegExp(`ends at ${liveSeq}`));
 });
@@ -548,7 +543,7 @@ test('tools/journal: dump prints every record once, and its filters select exact
   }
   const key = (file: unknown, offset: unknown): string => `${String(file)}@${String(offset)}`;
   const run = (...args: string[]): Record<string, unknown>[] => {
-    const r = tool('dump', '--data-dir', pristine, ...args);
+    const r = journalTool('dump', '--data-dir', pristine, ...args);
     assert.equal(r.code, 0, r.err);
     return r.out.trimEnd().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
   };
@@ -605,7 +600,7 @@ test('tools/journal: dump of a damaged journal prints what is readable and exits
   const fs = frames(seg);
   const victim = fs[10]!;
   flipBit(seg, victim.offset + 8 + 24, 0);
-  const r = tool('dump', '--data-dir', dir, '--from', String(fs[0]!.seq), '--to', String(fs.at(-1)!.seq));
+  const r = journalTool('dump', '--data-dir', dir, '--from', String(fs[0]!.seq), '--to', String(fs.at(-1)!.seq));
   assert.equal(r.code, 1);
   assert.ok(r.err.includes(`FAULT journal fault in ${seg} at byte ${victim.offset}`), r.err);
   const offsets = r.out

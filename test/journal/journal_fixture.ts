@@ -1,23 +1,28 @@
 // Fixture for the journal tests: runs a seeded random command stream through
 // an in-process Engine and writes every event to a JournalWriter in a temp
 // data directory, the way the journal thread does. Also the small helpers the
-// journal tests share: recovery of an engine state the way the engine thread
-// does it, ClockTick records, and byte surgery on journal files.
+// journal tests share: a run with a snapshot at its end, tools/journal as a
+// child process, recovery of an engine state the way the engine thread does
+// it, ClockTick records, and byte surgery on journal files.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.js';
 import { evolve } from '../../src/engine/evolve.js';
 import { BufferEventOut } from '../../src/engine/event_out.js';
 import type { ExchangeState } from '../../src/engine/state.js';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, JOURNAL_DIR } from '../../src/journal/format.js';
 import { loadBase, planRecovery, replay, type RecoveryPlan } from '../../src/journal/recovery.js';
-import { stateHash } from '../../src/journal/state_codec.js';
+import { writeSnapshot } from '../../src/journal/snapshot.js';
+import { encodeViews, stateHash } from '../../src/journal/state_codec.js';
 import { JournalWriter } from '../../src/journal/writer.js';
 import type { Mem } from '../../src/lib/mem.js';
 import { decodeRecord, encodeToMem, type RecordObject } from '../../src/layout_codec/record_codec.js';
+import { Views } from '../../src/views/views.js';
 import { ReferenceModel } from '../support/reference_model.js';
 import { CommandGenerator, DIFF_CONFIG } from '../support/random_commands.js';
 
@@ -83,6 +88,27 @@ export function journaledRun(
 }
 
 /** A journaledRun in 8 KiB segments (several of them), its writer closed; returns the state hash right after command `at`. */
+/**
+ * A journaled run (closed) and a snapshot at its end, of a read model fed its events (as POST /admin/snapshot on an idle
+ * exchange writes it: every record through it was synced). Returns the run's last seq.
+ */
+export function journaledRunWithSnapshot(dataDir: string, seed: number, count: number, segmentBytes: number): number {
+  const mirror = new Views(JOURNAL_ENGINE_CONFIG);
+  const run = journaledRun(dataDir, seed, count, { segmentBytes, onEvent: (m, o) => mirror.apply(m, o) });
+  run.writer.close();
+  assert.equal(mirror.asOfSeq, run.engine.state.seq);
+  writeSnapshot(dataDir, mirror.asOfSeq, encodeViews(mirror), false);
+  return mirror.asOfSeq;
+}
+
+const JOURNAL_TOOL = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
+
+/** tools/journal as a child process with an empty environment (no DX_DATA_DIR): its exit code, stdout and stderr. */
+export function journalTool(...argv: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync(process.execPath, [JOURNAL_TOOL, ...argv], { encoding: 'utf8', env: {}, maxBuffer: 1 << 26 });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+
 export function journaledRunHashAt(dataDir: string, seed: number, count: number, at: number): string {
   let hash = '';
   const r = journaledRun(dataDir, seed, count, {

@@ -12,10 +12,7 @@ import { test } from 'node:test';
 import { JOURNAL_DIR, segmentName } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
-import { writeSnapshot } from '../../src/journal/snapshot.js';
-import { encodeViews } from '../../src/journal/state_codec.js';
-import { Views } from '../../src/views/views.js';
-import { frames, JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
+import { frames, journaledRun, journaledRunWithSnapshot, removeDataDir, segmentFiles, tempDataDir } from './journal_fixture.js';
 
 test('recovery edges: a torn creation named past a missing segment is a fault, not a silent end of the journal', () => {
   const dir = tempDataDir('edges-gap');
@@ -46,13 +43,8 @@ test('recovery edges: a torn creation named past a missing segment is a fault, n
 test('recovery edges: a damaged last frame of a command at or before the snapshot\'s seq is not cut as a torn tail', () => {
   const dir = tempDataDir('edges-snap');
   try {
-    const mirror = new Views(JOURNAL_ENGINE_CONFIG);
-    const run = journaledRun(dir, 6, 800, { segmentBytes: 1 << 20, onEvent: (m, o) => mirror.apply(m, o) });
-    run.writer.close();
-    const last = run.engine.state.seq;
     // A snapshot at the journal's end (POST /admin/snapshot on an idle exchange): every record through `last` was synced.
-    writeSnapshot(dir, mirror.asOfSeq, encodeViews(mirror), false);
-    assert.equal(mirror.asOfSeq, last);
+    const last = journaledRunWithSnapshot(dir, 6, 800, 1 << 20);
     // One bit of the last (synced) frame goes bad.
     const seg = segmentFiles(dir).at(-1)!;
     const fs = frames(seg);

@@ -3,25 +3,19 @@
 // (exit 3) or sound. Test process, journal fixture, the tool as a child process.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { JOURNAL_DIR, segmentName } from '../../src/journal/format.js';
 import { planRecovery } from '../../src/journal/recovery.js';
 import { JournalFault } from '../../src/journal/segment.js';
-import { writeSnapshot } from '../../src/journal/snapshot.js';
-import { encodeViews } from '../../src/journal/state_codec.js';
-import { Views } from '../../src/views/views.js';
-import { JOURNAL_ENGINE_CONFIG, journaledRun, removeDataDir, segmentFiles, tempDataDir } from '../journal/journal_fixture.js';
-
-const JOURNAL_TOOL = fileURLToPath(new URL('../../tools/journal.js', import.meta.url));
+import {
+  JOURNAL_ENGINE_CONFIG, journaledRun, journaledRunWithSnapshot, journalTool, removeDataDir, segmentFiles, tempDataDir,
+} from '../journal/journal_fixture.js';
 
 function verifyTool(dir: string): { code: number; out: string } {
-  const argv = [JOURNAL_TOOL, 'verify', '--data-dir', dir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG)];
-  const r = spawnSync(process.execPath, argv, { encoding: 'utf8', env: {} });
-  return { code: r.status ?? -1, out: r.stdout + r.stderr };
+  const r = journalTool('verify', '--data-dir', dir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG));
+  return { code: r.code, out: r.out + r.err };
 }
 
 test('journal verify: a torn creation named past a missing segment is a fault (the start refuses it), not repairable', () => {
@@ -43,9 +37,7 @@ test('journal verify: a torn creation named past a missing segment is a fault (t
 });
 
 function hashTool(dir: string, ...more: string[]): { code: number; out: string; err: string } {
-  const argv = [JOURNAL_TOOL, 'hash', '--data-dir', dir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG), ...more];
-  const r = spawnSync(process.execPath, argv, { encoding: 'utf8', env: {} });
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+  return journalTool('hash', '--data-dir', dir, '--engine', JSON.stringify(JOURNAL_ENGINE_CONFIG), ...more);
 }
 
 test('journal hash --ignore-snapshots: a last segment created but never written (a kill mid-rotation) is not a fault', () => {
@@ -72,14 +64,13 @@ test('journal dump: a last segment created but never written is noted, not a fau
     const run = journaledRun(dir, 5, 300, { segmentBytes: 16 << 10 });
     run.writer.close();
     const last = run.engine.state.seq;
-    const dump = (): { status: number | null; stdout: string; stderr: string } =>
-      spawnSync(process.execPath, [JOURNAL_TOOL, 'dump', '--data-dir', dir], { encoding: 'utf8', env: {}, maxBuffer: 1 << 26 });
+    const dump = (): { code: number; out: string; err: string } => journalTool('dump', '--data-dir', dir);
     const before = dump();
-    assert.equal(before.status, 0, before.stderr);
+    assert.equal(before.code, 0, before.err);
     writeFileSync(join(dir, JOURNAL_DIR, segmentName(last + 1)), Buffer.alloc(0));
     const r = dump();
-    assert.equal(r.status, 0, `dump exit ${r.status}: ${r.stderr}`);
-    assert.equal(r.stdout, before.stdout);
+    assert.equal(r.code, 0, `dump exit ${r.code}: ${r.err}`);
+    assert.equal(r.out, before.out);
   } finally {
     removeDataDir(dir);
   }
@@ -88,13 +79,9 @@ test('journal dump: a last segment created but never written is noted, not a fau
 test('journal verify: a snapshot and only a torn creation after it (killed right after a bootstrap) is repairable, not a fault', () => {
   const dir = tempDataDir('verify-edges-snap-torn');
   try {
-    const mirror = new Views(JOURNAL_ENGINE_CONFIG);
-    const run = journaledRun(dir, 5, 600, { segmentBytes: 16 << 10, onEvent: (m, o) => mirror.apply(m, o) });
-    run.writer.close();
-    const last = run.engine.state.seq;
     // The data directory an HA bootstrap leaves (moveJournalAside, then the downloaded snapshot), then the writer's
     // first segment created and the process killed before its header was written.
-    writeSnapshot(dir, mirror.asOfSeq, encodeViews(mirror), false);
+    const last = journaledRunWithSnapshot(dir, 5, 600, 16 << 10);
     for (const p of segmentFiles(dir)) rmSync(p);
     writeFileSync(join(dir, JOURNAL_DIR, segmentName(last + 1)), Buffer.alloc(10, 0));
     const plan = planRecovery(dir, { repair: false });

@@ -28,4 +28,8 @@ test('api: only a 504 sequencing_timeout or a lost answer leaves an outcome unkn
     assert.equal(outcomeUnknown(err(status, code)), false, code);
   }
   assert.equal(outcomeUnknown(new Error('boom')), false);
+  // A retry of an unknown outcome refused before the engine looked (not of origin core) leaves it unknown; a core answer does not.
+  assert.equal(outcomeUnknown(err(429, 'rate_limited'), true), true);
+  const core = new ApiError(422, { code: 'insufficient_balance', num: 3, origin: 'core', message: '', details: null });
+  assert.equal(outcomeUnknown(core, true), false);
 });

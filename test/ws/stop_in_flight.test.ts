@@ -8,17 +8,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CLIENT_LAYOUT_FINGERPRINT, decodeResults, FrameEncoder } from '../../src/client/binary_codec.js';
 import { startTestExchange } from '../support/exchange.js';
-import { newAccount, newMarket, order, sleep } from '../support/harness.js';
+import { newAccount, newMarket, order, sleep, type Key } from '../support/harness.js';
 import { WsClient } from './ws_client.js';
 
-test('stop: a JSON order command in flight when the stop begins is answered before the 1001 close', async () => {
+/**
+ * A connection of a fresh exchange sends (`send`, with the engine paused) commands that are held; the stop begins, and
+ * the engine goes on 100 ms into it (well within the budget). Returns the connection once it closed 1001.
+ */
+async function sentThenStopped(binary: boolean, send: (c: WsClient, k: Key, market: number) => void): Promise<WsClient> {
   const tx = await startTestExchange({ demo: false, response_budget_ms: 1000 });
   const k = await newAccount(tx);
   const m = await newMarket(tx);
   const c = await WsClient.connect(tx, k);
-  // Held: the engine sequences nothing until it goes on, 100 ms into the stop (well within the budget).
+  if (binary) assert.equal((await c.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT })).type, 'ok');
   tx.ex.pipeline.control.setPaused(true);
-  const id = c.send('place_order', { ...order(m), client_order_id: '77' });
+  send(c, k, m);
   await sleep(50);
   const stopped = tx.stop();
   await sleep(100);
@@ -26,28 +30,25 @@ test('stop: a JSON order command in flight when the stop begins is answered befo
   const closed = await c.waitClose();
   await stopped;
   assert.equal(closed.code, 1001);
+  return c;
+}
+
+test('stop: a JSON order command in flight when the stop begins is answered before the 1001 close', async () => {
+  let id = 0;
+  const c = await sentThenStopped(false, (ws, _k, m) => {
+    id = ws.send('place_order', { ...order(m), client_order_id: '77' });
+  });
   const answer = c.all.find((x) => x.id === id);
   assert.ok(answer !== undefined, `no order_result before the close; received ${JSON.stringify(c.all)}`);
   assert.equal(answer.status, 201, JSON.stringify(answer)); // sequenced and durable within the budget
 });
 
 test('stop: binary placements in flight when the stop begins are answered before the 1001 close', async () => {
-  const tx = await startTestExchange({ demo: false, response_budget_ms: 1000 });
-  const k = await newAccount(tx);
-  const m = await newMarket(tx);
-  const c = await WsClient.connect(tx, k);
-  assert.equal((await c.call('start_binary', { layout_fingerprint: CLIENT_LAYOUT_FINGERPRINT })).type, 'ok');
-  tx.ex.pipeline.control.setPaused(true);
-  const e = new FrameEncoder(k.accountId);
-  for (let i = 1; i <= 3; i++) e.place(i, order(m, { tick: 2, qty: 1 }));
-  c.sendRaw(Buffer.from(e.bytes()), true);
-  await sleep(50);
-  const stopped = tx.stop();
-  await sleep(100);
-  tx.ex.pipeline.control.setPaused(false);
-  const closed = await c.waitClose();
-  await stopped;
-  assert.equal(closed.code, 1001);
+  const c = await sentThenStopped(true, (ws, k, m) => {
+    const e = new FrameEncoder(k.accountId);
+    for (let i = 1; i <= 3; i++) e.place(i, order(m, { tick: 2, qty: 1 }));
+    ws.sendRaw(Buffer.from(e.bytes()), true);
+  });
   const rs = c.frames.flatMap((f) => decodeResults(f));
   assert.equal(rs.length, 3, `answers before the close: ${JSON.stringify(rs.map((r) => r.status))}`);
 });

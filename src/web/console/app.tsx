@@ -611,8 +611,7 @@ class ConsoleDeposits {
       this.held = null;
       return r;
     } catch (e) {
-      const unknown = outcomeUnknown(e) || (again && !(e instanceof ApiError && e.envelope.origin === 'core'));
-      this.held = unknown ? { key, ref } : null;
+      this.held = outcomeUnknown(e, again) ? { key, ref } : null;
       throw e;
     }
   }

@@ -127,8 +127,11 @@ export function newClientOrderId(): string {
 /**
  * Whether a mutation's outcome is unknown: it may have been sequenced (504
  * sequencing_timeout) or its answer was lost on the way (the network). Any
- * other answer says what happened.
+ * other answer says what happened, except to a retry of one whose outcome was
+ * unknown (`retry`): refused before the engine looked at its id (429, 503
+ * shed, ...: any answer not of origin core), it says nothing of the first try.
  */
-export function outcomeUnknown(e: unknown): boolean {
-  return e instanceof ApiError && (e.code === 'sequencing_timeout' || e.code === 'network');
+export function outcomeUnknown(e: unknown, retry = false): boolean {
+  if (e instanceof ApiError && (e.code === 'sequencing_timeout' || e.code === 'network')) return true;
+  return retry && !(e instanceof ApiError && e.envelope.origin === 'core');
 }

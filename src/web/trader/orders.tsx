@@ -53,9 +53,7 @@ async function place(store: TraderStore, req: OrderRequest, again: boolean): Pro
       const d = e.envelope.details as { order_id?: string; status?: string } | null;
       return { ok: d?.status !== 'rejected', text: `the first try made order ${d?.order_id} (${d?.status})`, unknown: false };
     }
-    // Unknown: this try may have been sequenced (a 504, a lost answer), or a retry was refused before the engine looked
-    // at its id (429, 503 shed, ...: only a core answer says the first try was not made).
-    if (outcomeUnknown(e) || (again && !(e instanceof ApiError && e.envelope.origin === 'core'))) {
+    if (outcomeUnknown(e, again)) {
       const text = `${errorText(e)}. Placing the same order again is safe: it carries the same client_order_id ${req.client_order_id}.`;
       return { ok: false, text, unknown: true };
     }
