@@ -20,6 +20,7 @@ import { AdminClient } from '../client/admin_client.js';
 import { DxClient } from '../client/client.js';
 import { decodeSecret } from '../client/sign.js';
 import { UsageError } from '../lib/command_line.js';
+import { KeyFileError, readKeyFile, type KeyFile } from '../lib/key_file.js';
 import { flag, int, type Parsed } from './args.js';
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080';
@@ -71,24 +72,14 @@ export class Ctx {
     if (this.env.DX_KEY_ID !== undefined && this.env.DX_KEY_SECRET !== undefined && flag(this.p, 'key-file') === undefined) {
       k = { keyId: int('DX_KEY_ID', this.env.DX_KEY_ID, 1, 0xffffffff), secret: this.env.DX_KEY_SECRET, source: 'DX_KEY_ID/DX_KEY_SECRET' };
     } else if (file !== undefined && file !== '') {
-      let raw: string;
+      let f: KeyFile;
       try {
-        raw = readFileSync(file, 'utf8');
+        f = readKeyFile(file);
       } catch (e) {
-        throw new UsageError(`cannot read the key file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        if (!(e instanceof KeyFileError)) throw e;
+        throw new UsageError(e.message);
       }
-      let j: { key_id?: unknown; secret?: unknown; url?: unknown };
-      try {
-        j = JSON.parse(raw) as typeof j;
-      } catch (e) {
-        // Not e.message: V8 quotes the text around the mistake, which may be the secret.
-        if (!(e instanceof SyntaxError)) throw e;
-        throw new UsageError(`the key file ${file} is not JSON`);
-      }
-      if (typeof j.key_id !== 'number' || !Number.isInteger(j.key_id) || typeof j.secret !== 'string') {
-        throw new UsageError(`the key file ${file} must hold {"key_id": <integer>, "secret": "<base64>", "url"?: "<rest url>"}`);
-      }
-      k = { keyId: j.key_id, secret: j.secret, source: file, url: typeof j.url === 'string' ? j.url : undefined };
+      k = { keyId: f.keyId, secret: f.secret, source: file, url: f.url };
     } else {
       throw new UsageError(
         'this command needs a key: set DX_KEY_ID and DX_KEY_SECRET, or DX_KEY_FILE (or --key-file) to a JSON file ' +

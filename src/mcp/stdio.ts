@@ -20,9 +20,9 @@
 // http://127.0.0.1:8080) and DX_KEY_ID + DX_KEY_SECRET, or DX_KEY_FILE (JSON
 // {"key_id", "secret", "url"?}). Main thread of its own process.
 
-import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { fetchFailure } from '../lib/fetch_failure.js';
+import { readKeyFile } from '../lib/key_file.js';
 import { PROTOCOL_VERSION, type RpcId, type RpcResponse } from '../wire/jsonrpc.js';
 import { decodedWhole } from '../gateway/schemas.js';
 import { PARSE_ERROR, SERVER_ERROR, rpcError } from './protocol.js';
@@ -195,24 +195,10 @@ export function stdioConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StdioC
   let secret = env.DX_KEY_SECRET;
   let fileUrl: string | undefined;
   if ((keyId === undefined || secret === undefined) && env.DX_KEY_FILE) {
-    let k: { key_id?: unknown; secret?: unknown; url?: unknown };
-    let raw: string;
-    try {
-      raw = readFileSync(env.DX_KEY_FILE, 'utf8');
-    } catch (e) {
-      throw new Error(`cannot read the key file ${env.DX_KEY_FILE}: ${(e as Error).message}`);
-    }
-    try {
-      k = JSON.parse(raw) as typeof k;
-    } catch (e) {
-      // Not the parser's message: V8 quotes the text around the mistake, which may be the secret.
-      if (!(e instanceof SyntaxError)) throw e;
-      throw new Error(`the key file ${env.DX_KEY_FILE} is not JSON`);
-    }
-    if (typeof k !== 'object' || k === null) throw new Error(`the key file ${env.DX_KEY_FILE} is not a JSON object`);
-    keyId = k.key_id === undefined ? undefined : String(k.key_id);
-    secret = typeof k.secret === 'string' ? k.secret : undefined;
-    fileUrl = typeof k.url === 'string' ? k.url : undefined;
+    const k = readKeyFile(env.DX_KEY_FILE);
+    keyId = String(k.keyId);
+    secret = k.secret;
+    fileUrl = k.url;
   }
   if (keyId === undefined || secret === undefined) {
     throw new Error('no key: set DX_KEY_ID and DX_KEY_SECRET, or DX_KEY_FILE (a JSON file {"key_id", "secret", "url"?})');
