@@ -340,7 +340,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
   for (const k of ['account_capacity', 'market_capacity', 'position_capacity'] as const) {
     if (cfg[k] > MAX_TABLE_CAPACITY) throw new Error(`${k.replace(/_/g, '-')} must be at most ${MAX_TABLE_CAPACITY}`);
   }
-  if (cfg.response_budget_ms < 1) throw new Error('response budget must be at least 1 ms');
+  // Timer bounds: Node runs a setTimeout or setInterval above 2^31-1 ms after 1 ms, so an unbounded figure would be a busy loop.
+  if (cfg.response_budget_ms < 1 || cfg.response_budget_ms > 600_000) throw new Error('response-budget-ms must be 1..600000 (10 minutes)');
   if (cfg.ws_max_in_flight < 1 || cfg.ws_max_in_flight > MAX_PENDING) {
     throw new Error(`ws-max-in-flight must be 1..${MAX_PENDING} (order commands one WebSocket connection may hold)`);
   }
@@ -358,8 +359,10 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(cfg.nats_stream)) throw new Error('nats-stream: 1..64 of A-Z a-z 0-9 _ -');
     if (cfg.nats_bucket !== '' && !/^[A-Za-z0-9_-]{1,64}$/.test(cfg.nats_bucket)) throw new Error('nats-bucket: 1..64 of A-Z a-z 0-9 _ -');
     if (cfg.nats_replicas < 1 || cfg.nats_replicas > 5) throw new Error('nats-replicas must be 1..5');
-    if (cfg.heartbeat_ms < 10) throw new Error('heartbeat-ms must be at least 10');
-    if (cfg.lease_ms < 2 * cfg.heartbeat_ms) throw new Error('lease-ms must be at least twice heartbeat-ms');
+    if (cfg.heartbeat_ms < 10 || cfg.heartbeat_ms > 60_000) throw new Error('heartbeat-ms must be 10..60000');
+    if (cfg.lease_ms < 2 * cfg.heartbeat_ms || cfg.lease_ms > 600_000) {
+      throw new Error('lease-ms must be at least twice heartbeat-ms and at most 600000 (10 minutes)');
+    }
   }
   for (const k of ['terminal_cap', 'reject_cap', 'round_cap', 'withdrawal_cap', 'revoked_key_cap', 'deposit_ref_cap'] as const) {
     if (cfg[k] < 1 || cfg[k] > 1_000_000) throw new Error(`${k.replace(/_/g, '-')} must be 1..1000000`);

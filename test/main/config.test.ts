@@ -69,6 +69,19 @@ test('config: DX_SNAPSHOT_STEP_BYTES and --snapshot-step-bytes set a snapshot ca
   assert.throws(() => loadConfig([], { DX_SNAPSHOT_STEP_BYTES: '16MiB' }), notANumber);
 });
 
+test('config: the timer figures are bounded (Node runs a timer above 2^31-1 ms after 1 ms: a busy loop, not a long wait)', () => {
+  assert.equal(loadConfig(['--response-budget-ms', '600000'], {}).response_budget_ms, 600_000);
+  for (const v of ['0', '600001', '3000000000']) {
+    assert.throws(() => loadConfig(['--response-budget-ms', v], {}), /^Error: response-budget-ms must be 1\.\.600000 \(10 minutes\)$/);
+  }
+  const nats = ['--replicate', 'on'];
+  assert.equal(loadConfig([...nats, '--heartbeat-ms', '60000', '--lease-ms', '600000'], {}).lease_ms, 600_000);
+  const heartbeat = /^Error: heartbeat-ms must be 10\.\.60000$/;
+  assert.throws(() => loadConfig([...nats, '--heartbeat-ms', '60001', '--lease-ms', '600000'], {}), heartbeat);
+  const lease = /^Error: lease-ms must be at least twice heartbeat-ms and at most 600000/;
+  assert.throws(() => loadConfig([...nats, '--lease-ms', '3000000000'], {}), lease);
+});
+
 test('config: the retention caps (DX_DEPOSIT_REF_CAP and the others) reach the engine configuration and are 1..1000000', () => {
   assert.equal(engineConfigOf(loadConfig([], {})).deposit_ref_cap, 1000);
   const cfg = loadConfig(['--deposit-ref-cap', '7'], { DX_DEPOSIT_REF_CAP: '3', DX_WITHDRAWAL_CAP: '5' });
