@@ -24,6 +24,7 @@ import {
   batchCap, bodyJson, matchRoute, parseRouteQuery, validateBody, type GatewayLimits, type Route, type RequestCtx, type Reply,
 } from './routes.js';
 import { parseJson } from './schemas.js';
+import { scopeNames } from '../wire/keys.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export const BODY_CAP_BYTES = 64 * 1024;
@@ -422,10 +423,7 @@ export function admitRoute(opts: LaneOptions, route: Route, caller: Caller, now:
   const wait = opts.buckets.take(caller, bucket, 1, now);
   if (wait > 0) throw new ApiError('rate_limited', 'rate limit exceeded', { retry_after_ms: String(wait) });
   if ((caller.scopes & route.scope) === 0)
-    throw new ApiError(
-      'missing_scope',
-      `this operation needs scope ${route.scope === Scope.read ? 'read' : route.scope === Scope.trade ? 'trade' : 'withdraw'}`,
-    );
+    throw new ApiError('missing_scope', `this operation needs scope ${scopeNames(route.scope).join(' or ')}`);
 }
 
 /**
