@@ -374,7 +374,8 @@ export class MetricsRegistry {
   latency(): LatencyReport {
     const histograms: LatencyHistogram[] = [];
     const json = (lane: string, route: string, stage: string, h: LogHistogram): LatencyHistogram =>
-      ({ lane, route, stage, count: h.total, sum_us: h.sum, max_us: h.max, buckets: h.nonEmpty() });
+      // count from the bucket words, as the exposition's: never below a bucket while a thread records.
+      ({ lane, route, stage, count: h.countAtOrBelow(Infinity), sum_us: h.sum, max_us: h.max, buckets: h.nonEmpty() });
     this.eachHistogram((lane, route, stage, h) => histograms.push(json(lane, route, stage, h)));
     const j = this.sources.journalFsync;
     return { histograms, journal_fsync: j && j.total > 0 ? json('journal', '', 'fsync', j) : null };
@@ -481,9 +482,10 @@ export class MetricsRegistry {
     // Latency histograms by (lane, route), merged over slices; routes never called are left out.
     const buckets = (name: string, labels: Record<string, string>, h: LogHistogram): void => {
       for (const us of EXPOSITION_BOUNDS_US) x.sample(`${name}_bucket`, { ...labels, le: num(us / 1e6) }, h.countAtOrBelow(us - 1));
-      x.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, h.total);
+      const total = h.countAtOrBelow(Infinity); // the bucket words, read last: never below a bucket while a thread records
+      x.sample(`${name}_bucket`, { ...labels, le: '+Inf' }, total);
       x.sample(`${name}_sum`, labels, h.sum / 1e6);
-      x.sample(`${name}_count`, labels, h.total);
+      x.sample(`${name}_count`, labels, total);
     };
     x.family('dx_http_request_duration_seconds', 'histogram', 'Time from a request\'s headers to its reply written, by lane and route.');
     this.eachHistogram((lane, route, stage, h) => {

@@ -97,7 +97,7 @@ export interface Point {
 /** Keeps the last `keep` scrapes and derives one point per scrape. */
 export class MetricsHistory {
   readonly points: Point[] = [];
-  private prev: { t: number; hist: Map<string, Histogram>; responses: number } | null = null;
+  private prev: { t: number; hist: Map<string, Histogram>; responses: number; start: number } | null = null;
   /** Per-route figures over the last minute (or since the console opened). */
   routes: RouteLatency[] = [];
   private readonly window: { t: number; hist: Map<string, Histogram> }[] = [];
@@ -116,6 +116,14 @@ export class MetricsHistory {
       }
       return best;
     };
+    // A restarted exchange (a new process_start_time_seconds, or fewer answers than before) counts from zero again:
+    // the figures since the last scrape, and the route table's minute, start over from an empty baseline.
+    const start = one(s, 'process_start_time_seconds');
+    if (this.prev !== null && (start !== this.prev.start || responses < this.prev.responses)) {
+      this.prev = { t: this.prev.t, hist: new Map(), responses: 0, start };
+      this.window.length = 0;
+      this.window.push({ t: this.prev.t, hist: new Map() });
+    }
     const p99: Record<string, number> = {};
     if (this.prev !== null) {
       for (const [k, h] of hist) {
@@ -138,7 +146,7 @@ export class MetricsHistory {
       durable_seq: one(s, 'dx_durable_seq'),
       p99,
     };
-    this.prev = { t, hist, responses };
+    this.prev = { t, hist, responses, start };
     this.points.push(point);
     if (this.points.length > this.keep) this.points.shift();
     this.window.push({ t, hist });
