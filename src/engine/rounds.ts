@@ -33,8 +33,44 @@ export function clockDue(e: Emitter, hi: number, lo: number): boolean {
     s.expiries.dueAt(hi, lo) || s.deadmen.dueAt(hi, lo) || s.oracleExpiries.dueAt(hi, lo) || s.closes.dueAt(hi, lo) ||
     s.disputeDeadlines.dueAt(hi, lo)
   ) return true;
-  // Proposals and series openings wait for a fresh oracle quorum.
-  return (s.awaitingProposal.dueAt(hi, lo) || s.seriesWaiting.dueAt(hi, lo)) && freshPrices(e, hi, lo, -1, 0) >= s.config.oracle_quorum;
+  // Proposals and series openings wait for a fresh oracle quorum (a proposal's may be the one at its close: proposeDue).
+  const proposals = s.awaitingProposal.dueAt(hi, lo);
+  if (!proposals && !s.seriesWaiting.dueAt(hi, lo)) return false;
+  if (freshPrices(e, hi, lo, -1, 0) >= s.config.oracle_quorum) return true;
+  return proposals && quorumAtADueClose(e, hi, lo);
+}
+
+/**
+ * Has a frozen round due at (hi, lo) a quorum of sources fresh at its close?
+ * Runs before every command while a round waits for the oracle, so a round
+ * that closed after every source's last tick went stale (with quorum 1, every
+ * waiting round) is passed over without looking at the sources again.
+ */
+function quorumAtADueClose(e: Emitter, hi: number, lo: number): boolean {
+  const s = e.state;
+  const mk = s.markets;
+  const h = s.awaitingProposal;
+  // The latest moment any source is fresh until: no round closed at or after it has a source fresh at its close.
+  const staleNs = s.config.oracle_staleness_ms * 1_000_000;
+  let untilHi = 0;
+  let untilLo = 0;
+  for (let src = 0; src < ORACLE_SOURCES; src++) {
+    if (mk.srcSeen[src] !== 1) continue;
+    addHiLo(mk.srcTsHi[src]!, mk.srcTsLo[src]!, staleNs, e.hilo);
+    if (cmpHiLo(e.hilo[0]!, e.hilo[1]!, untilHi, untilLo) > 0) {
+      untilHi = e.hilo[0]!;
+      untilLo = e.hilo[1]!;
+    }
+  }
+  const first = h.peek();
+  if (cmpHiLo(h.hiOf(first), h.loOf(first), untilHi, untilLo) >= 0) return false;
+  const n = h.dueIds(hi, lo);
+  for (let i = 0; i < n; i++) {
+    const r = mk.round[TimerHeap.found[i]!]!;
+    if (cmpHiLo(mk.rCloseHi[r]!, mk.rCloseLo[r]!, untilHi, untilLo) >= 0) continue;
+    if (freshAtClose(e, mk.rCloseHi[r]!, mk.rCloseLo[r]!) >= s.config.oracle_quorum) return true;
+  }
+  return false;
 }
 
 export function clockTick(e: Emitter): void {
@@ -54,9 +90,7 @@ export function clockTick(e: Emitter): void {
     while (s.oracleExpiries.dueAt(hi, lo)) sourceExpired(e, s.oracleExpiries.peek(), n, ref);
   }
   while (s.closes.dueAt(hi, lo)) freeze(e, s.closes.peek());
-  if (s.awaitingProposal.dueAt(hi, lo) && freshPrices(e, hi, lo, -1, 0) >= s.config.oracle_quorum) {
-    while (s.awaitingProposal.dueAt(hi, lo)) propose(e, s.awaitingProposal.peek(), ProposeSource.oracle);
-  }
+  if (s.awaitingProposal.dueAt(hi, lo)) proposeDue(e, hi, lo);
   while (s.disputeDeadlines.dueAt(hi, lo)) endRound(e, s.disputeDeadlines.peek(), RoundStatus.settled);
   if (s.seriesWaiting.dueAt(hi, lo)) {
     const n = freshPrices(e, hi, lo, -1, 0);
@@ -142,6 +176,31 @@ function propose(e: Emitter, market: number, source: number): void {
     transition(e, market, RoundStatus.proposed, price >= mk.rStrike[r]! ? RoundOutcome.yes : RoundOutcome.no, price);
   } else {
     transition(e, market, RoundStatus.proposed, source === ProposeSource.yes ? RoundOutcome.yes : RoundOutcome.no, 0);
+  }
+}
+
+/**
+ * Proposes the frozen rounds due at (hi, lo), by (close_ts, market_id): from
+ * the sources fresh at the round's close_ts when they make a quorum (time
+ * first: no tick after the close was sequenced before this one), else from
+ * those fresh at ts; a round with neither waits.
+ */
+function proposeDue(e: Emitter, hi: number, lo: number): void {
+  const s = e.state;
+  const mk = s.markets;
+  const h = s.awaitingProposal;
+  const n = h.dueIds(hi, lo);
+  const due: number[] = [];
+  for (let i = 0; i < n; i++) due.push(TimerHeap.found[i]!);
+  due.sort((a, b) => cmpHiLo(h.hiOf(a), h.loOf(a), h.hiOf(b), h.loOf(b)) || a - b);
+  const q = s.config.oracle_quorum;
+  for (const market of due) {
+    const r = mk.round[market]!;
+    let k = freshAtClose(e, mk.rCloseHi[r]!, mk.rCloseLo[r]!);
+    if (k < q) k = freshPrices(e, hi, lo, -1, 0);
+    if (k < q) continue;
+    const price = e.prices[(k - 1) >> 1]!;
+    transition(e, market, RoundStatus.proposed, price >= mk.rStrike[r]! ? RoundOutcome.yes : RoundOutcome.no, price);
   }
 }
 
@@ -293,6 +352,20 @@ function freshPrices(e: Emitter, hi: number, lo: number, extraSource: number, ex
     if (mk.srcSeen[src] !== 1) continue;
     addHiLo(mk.srcTsHi[src]!, mk.srcTsLo[src]!, staleNs, e.hilo);
     if (cmpHiLo(e.hilo[0]!, e.hilo[1]!, hi, lo) > 0) e.prices[n++] = mk.srcPrice[src]!;
+  }
+  e.prices.subarray(0, n).sort();
+  return n;
+}
+
+/** Prices of sources fresh at a round's close (last tick <= close_ts < last tick + staleness) into e.prices, sorted; their count. */
+function freshAtClose(e: Emitter, closeHi: number, closeLo: number): number {
+  const mk = e.state.markets;
+  const staleNs = e.state.config.oracle_staleness_ms * 1_000_000;
+  let n = 0;
+  for (let src = 0; src < ORACLE_SOURCES; src++) {
+    if (mk.srcSeen[src] !== 1 || cmpHiLo(mk.srcTsHi[src]!, mk.srcTsLo[src]!, closeHi, closeLo) > 0) continue;
+    addHiLo(mk.srcTsHi[src]!, mk.srcTsLo[src]!, staleNs, e.hilo);
+    if (cmpHiLo(e.hilo[0]!, e.hilo[1]!, closeHi, closeLo) > 0) e.prices[n++] = mk.srcPrice[src]!;
   }
   e.prices.subarray(0, n).sort();
   return n;

@@ -73,6 +73,28 @@ export class TimerHeap {
     return n;
   }
 
+  /** The ids keyed <= (hi, lo) into TimerHeap.found (its first n entries, in no particular order); returns n. O(n). */
+  dueIds(hi: number, lo: number): number {
+    let n = 0;
+    let top = 0;
+    if (this.size === 0) return 0;
+    let walk = TimerHeap.walk;
+    walk[top++] = 0;
+    while (top > 0) {
+      const i = walk[--top]!;
+      const id = this.heap[i]!;
+      const h = this.keyHi[id]!;
+      if (h > hi || (h === hi && this.keyLo[id]! > lo)) continue;
+      if (n === TimerHeap.found.length) TimerHeap.found = grown(TimerHeap.found, 2 * n);
+      TimerHeap.found[n++] = id;
+      if (top + 2 > walk.length) walk = TimerHeap.walk = grown(walk, 2 * walk.length);
+      const l = 2 * i + 1;
+      if (l < this.size) walk[top++] = l;
+      if (l + 1 < this.size) walk[top++] = l + 1;
+    }
+    return n;
+  }
+
   /** Inserts id, or re-keys it when present. */
   set(id: number, hi: number, lo: number): void {
     if (id >= this.pos.length) this.grow(id + 1);

@@ -504,11 +504,11 @@ test('rounds: close_ts freezes by itself, the oracle proposes when fresh, the di
 
 test('oracle: a stale source stops counting; proposal waits for quorum', () => {
   scenario(`
-    market close=1000 strike=100
+    market close=12000 strike=100
     account a1 10000
     oracle 1 99
     oracle 2 101
-    tick +11000 -> ok
+    tick +12000 -> ok                    # both sources went stale at +10000, before the close: the round waits
     check market 1 round_status=frozen
     oracle 3 120 -> ok
     tick +1 -> dropped

@@ -961,17 +961,8 @@ export class ReferenceModel {
       .filter((m) => m.round && m.round.status === RoundStatus.trading && m.round.close_ts <= ts)
       .sort((a, b) => (a.round!.close_ts < b.round!.close_ts ? -1 : a.round!.close_ts > b.round!.close_ts ? 1 : a.market_id - b.market_id));
     for (const m of closing) this.freeze(m);
-    // 4. frozen, undisputed, closed rounds propose from the oracle when the quorum is fresh
-    const { count, ref } = this.oracleAt(ts);
-    if (count >= this.config.oracle_quorum) {
-      const proposing = [...this.markets.values()]
-        .filter((m) => m.round && m.round.status === RoundStatus.frozen && !m.round.disputed && m.round.close_ts <= ts)
-        .sort((a, b) => a.market_id - b.market_id);
-      proposing.sort((a, b) =>
-        a.round!.close_ts < b.round!.close_ts ? -1 : a.round!.close_ts > b.round!.close_ts ? 1 : a.market_id - b.market_id,
-      );
-      for (const m of proposing) this.propose(m, ref >= m.round!.strike ? RoundOutcome.yes : RoundOutcome.no, ref);
-    }
+    // 4. frozen, undisputed, closed rounds propose from the oracle
+    this.proposeClosed(ts);
     // 5. proposed rounds past the dispute window, by (proposed_ts + window, market_id)
     const window = BigInt(this.config.dispute_window_ms) * NS_PER_MS;
     const settling = [...this.markets.values()]
@@ -1002,6 +993,30 @@ export class ReferenceModel {
   }
 
   // ---------------------------------------------------------------- rounds and oracle
+
+  /** Closed rounds by (close_ts, market_id): from the sources fresh at close_ts when they make the quorum, else from those fresh at ts. */
+  private proposeClosed(ts: bigint): void {
+    const now = this.oracleAt(ts);
+    const proposing = [...this.markets.values()]
+      .filter((m) => m.round && m.round.status === RoundStatus.frozen && !m.round.disputed && m.round.close_ts <= ts)
+      .sort((a, b) =>
+        a.round!.close_ts < b.round!.close_ts ? -1 : a.round!.close_ts > b.round!.close_ts ? 1 : a.market_id - b.market_id,
+      );
+    for (const m of proposing) {
+      const atClose = this.oracleAtClose(m.round!.close_ts);
+      const o = atClose.count >= this.config.oracle_quorum ? atClose : now;
+      if (o.count >= this.config.oracle_quorum) this.propose(m, o.ref >= m.round!.strike ? RoundOutcome.yes : RoundOutcome.no, o.ref);
+    }
+  }
+
+  /** The sources fresh at a round's close: last tick <= close_ts < last tick + staleness. */
+  oracleAtClose(close: bigint): { count: number; ref: number } {
+    const staleness = BigInt(this.config.oracle_staleness_ms) * NS_PER_MS;
+    const prices: number[] = [];
+    for (const s of this.oracle.values()) if (s.ts <= close && close - s.ts < staleness) prices.push(s.price);
+    prices.sort((a, b) => a - b);
+    return { count: prices.length, ref: prices.length === 0 ? 0 : prices[(prices.length - 1) >> 1]! };
+  }
 
   oracleAt(ts: bigint): { count: number; ref: number } {
     const staleness = BigInt(this.config.oracle_staleness_ms) * NS_PER_MS;
