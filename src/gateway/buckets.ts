@@ -102,9 +102,11 @@ export class TokenBuckets {
 
   /**
    * Takes `cost` tokens from the key's bucket. Returns 0 when granted, else
-   * the milliseconds until enough tokens will be there (>= 1).
+   * the milliseconds until enough tokens will be there (>= 1). `taken`: the
+   * tokens the same command already took (a batch's first item); refused,
+   * they go back with it, so the wait is until the whole command fits.
    */
-  take(key: BucketKey, bucket: number, cost: number, nowMs: number): number {
+  take(key: BucketKey, bucket: number, cost: number, nowMs: number, taken = 0): number {
     const keyRow = key.keyRow;
     if (keyRow < 0 || keyRow >= this.maxKeys) return 1000;
     const src = this.tiers;
@@ -144,7 +146,7 @@ export class TokenBuckets {
         s[i] = tokens - cost;
         return 0;
       }
-      s[i] = tokens;
+      s[i] = Math.min(burst, tokens + taken);
       return Math.max(1, Math.ceil(((cost - tokens) * 1000) / rate));
     } finally {
       // Release: our Float64 writes happen before the next holder reads them.

@@ -451,7 +451,8 @@ export function invokeRoute(
       const field = Object.keys(body as object)[0]!;
       throw new ApiError('invalid_field', `this key's batch_cap is ${cap} (its write burst)`, { field, reason: `at most ${cap} items` });
     }
-    const w = opts.buckets.take(caller, BUCKET_WRITE, extra, now);
+    // admitRoute took the first item's token: refused, it goes back, and the wait is until the whole batch fits.
+    const w = opts.buckets.take(caller, BUCKET_WRITE, extra, now, 1);
     if (w > 0) throw new ApiError('rate_limited', 'rate limit exceeded for this batch size', { retry_after_ms: String(w) });
   }
   const ctx: RequestCtx = {

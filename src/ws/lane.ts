@@ -616,7 +616,8 @@ export class WsLane {
     const cap = keyLimits(views, conn.keyRow).read.burst - 1;
     const extra = Math.min(cap, Math.ceil(views.openOrderCount(conn.account) / SNAPSHOT_ORDERS_PER_TOKEN)) - 1;
     if (extra <= 0) return;
-    const wait = this.lane.buckets.take(conn, BUCKET_READ, extra, Date.now());
+    // The command took its own token: refused, it goes back, and the wait is until the whole snapshot fits.
+    const wait = this.lane.buckets.take(conn, BUCKET_READ, extra, Date.now(), 1);
     if (wait > 0) {
       throw new WsCommandError('rate_limited', `a user snapshot of this account costs ${extra + 1} read tokens`, {
         retry_after_ms: String(wait),
