@@ -17,7 +17,7 @@ import { monoUs } from '../lib/mono_clock.js';
 import type { Completion, GatewayCore } from '../gateway/core.js';
 import { ApiError, codeByNum } from '../gateway/envelope.js';
 import {
-  deferReply, fail, finish, observe, receive, refuseDuplicateLength, send, type InFlight, type Observer,
+  deferReply, endHead, fail, finish, observe, receive, refuseDuplicateLength, send, statusLine, type InFlight, type Observer,
 } from '../gateway/http.js';
 import { pathId, u64Halves } from '../gateway/query.js';
 import { matchRoute, type Reply } from '../gateway/routes.js';
@@ -334,9 +334,9 @@ function sendText(res: HttpResponse, f: InFlight, status: number, text: string):
   if (f.aborted || f.done) return;
   f.done = true;
   res.cork(() => {
-    res.writeStatus(status === 200 ? '200 OK' : `${status} Status`);
+    res.writeStatus(statusLine(status));
     res.writeHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
-    if (f.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(text));
+    if (f.method === 'HEAD') endHead(res, Buffer.byteLength(text));
     else res.end(text);
   });
 }

@@ -32,10 +32,10 @@ export const BODY_CAP_BYTES = 64 * 1024;
 export const MIN_SEQ_WAIT_MS = 200;
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
-  422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
-  504: '504 Gateway Timeout',
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 304: '304 Not Modified', 400: '400 Bad Request',
+  401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict',
+  413: '413 Payload Too Large', 422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  503: '503 Service Unavailable', 504: '504 Gateway Timeout',
 };
 
 export function statusLine(status: number): string {
@@ -226,10 +226,27 @@ export function send(
     res.writeHeader('content-type', 'application/json');
     if (headers) for (const k in headers) res.writeHeader(k, headers[k]!);
     // A response to HEAD carries no body (RFC 9110 9.3.2).
-    if (flight.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(json), flight.closeAfter === true);
+    if (flight.method === 'HEAD') endHead(res, Buffer.byteLength(json), flight.closeAfter === true);
     else if (flight.closeAfter === true) res.end(json, true);
     else endOrWait(res, flight, json);
   });
+}
+
+/**
+ * Ends a response to HEAD: its Content-Length is the body's it does not send.
+ * Not endWithoutBody(length): uWS v20.30 then waits for `length` body bytes
+ * that never come, so the response never completes (the connection's next
+ * request is closed unanswered, and it never reaches the idle timeout).
+ */
+export function endHead(res: HttpResponse, length: number, closeConnection = false): void {
+  // Closing anyway (Connection: close): the old call, which the client closes on.
+  if (closeConnection) {
+    res.endWithoutBody(length, true);
+    return;
+  }
+  // No argument at all (undefined is read as a length): uWS writes no Content-Length of its own and completes the response.
+  res.writeHeader('content-length', String(length));
+  res.endWithoutBody();
 }
 
 /**

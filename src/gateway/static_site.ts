@@ -19,7 +19,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ApiError } from './envelope.js';
-import { endOrWait, send, statusLine } from './http.js';
+import { endHead, endOrWait, send, statusLine } from './http.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export interface StaticFile {
@@ -132,7 +132,7 @@ function serve(res: HttpResponse, req: HttpRequest, file: StaticFile): void {
     res.writeHeader('content-type', file.type);
     const body = gzip ? file.gzip! : file.body;
     if (gzip) res.writeHeader('content-encoding', 'gzip');
-    if (method === 'HEAD') res.endWithoutBody(body.length);
+    if (method === 'HEAD') endHead(res, body.length);
     else endOrWait(res, flight, body);
   });
 }

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ReplayGuard } from '../gateway/auth.js';
 import { TokenBuckets } from '../gateway/buckets.js';
 import { GatewayCore } from '../gateway/core.js';
-import { flushClientLog, mountRest, type LaneOptions } from '../gateway/http.js';
+import { endHead, flushClientLog, mountRest, type LaneOptions } from '../gateway/http.js';
 import { ROUTES } from '../gateway/routes.js';
 import { mountSite, type StaticSite } from '../gateway/static_site.js';
 import { uws, type ListenSocket } from '../gateway/uws.js';
@@ -107,10 +107,14 @@ mountHealth(app, { status: replication, durable, appliedSeq: () => {
 mountRest(app, laneOptions);
 // The trader page: static, unsigned; every /v1 route above still needs its signature.
 mountSite(app, d.site, 'trader page', d.site_dir);
-app.any('/*', (res) => {
+app.any('/*', (res, req) => {
+  const head = req.getCaseSensitiveMethod().toUpperCase() === 'HEAD';
+  const body = JSON.stringify({ error: { code: 'not_found', num: null, origin: 'gateway', message: 'no such route', details: null } });
   res.cork(() => {
-    res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json')
-      .end(JSON.stringify({ error: { code: 'not_found', num: null, origin: 'gateway', message: 'no such route', details: null } }));
+    res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json');
+    // A response to HEAD carries no body (RFC 9110 9.3.2): bytes after its head would be read as the next response.
+    if (head) endHead(res, Buffer.byteLength(body));
+    else res.end(body);
   });
 });
 
