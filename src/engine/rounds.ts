@@ -181,9 +181,9 @@ function propose(e: Emitter, market: number, source: number): void {
 
 /**
  * Proposes the frozen rounds due at (hi, lo), by (close_ts, market_id): from
- * the sources fresh at the round's close_ts when they make a quorum (time
- * first: no tick after the close was sequenced before this one), else from
- * those fresh at ts; a round with neither waits.
+ * the sources fresh at the round's close_ts when they make a quorum (a
+ * source whose last tick came after the close does not count there), else
+ * from those fresh at ts; a round with neither waits.
  */
 function proposeDue(e: Emitter, hi: number, lo: number): void {
   const s = e.state;
