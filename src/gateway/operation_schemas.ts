@@ -140,8 +140,10 @@ export function commonErrors(route: Route): string[] {
   const out = ['unknown_field', 'invalid_field', 'unauthorized', 'missing_scope', 'rate_limited', 'internal', 'shed'];
   if (route.body === 'none' || route.body === 'empty') out.push('unexpected_body');
   else out.push('invalid_json', 'body_too_large');
-  // With replication (src/replication): a read's min_seq not reached in time; a write sent to a standby or replica.
-  out.push(route.method === 'GET' ? 'replica_lagging' : 'not_primary');
+  // With replication (src/replication): a write sent to a standby or replica, and any request to a fenced former primary
+  // (http.ts answers it not_primary, reads included); a read's min_seq not reached in time.
+  out.push('not_primary');
+  if (route.method === 'GET') out.push('replica_lagging');
   return out;
 }
 

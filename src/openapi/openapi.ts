@@ -220,7 +220,10 @@ Allow: POST (no SSE stream, no session to delete).`,
         413: { description: 'body_too_large', content: { 'application/json': { schema: envelope } } },
         429: { description: 'rate_limited (a protocol message; a tool call reports it as an isError result ' +
           'instead)', content: { 'application/json': { schema: envelope } } },
-        503: { description: 'shed: the exchange is shutting down', content: { 'application/json': { schema: envelope } } },
+        503: {
+          description: 'shed: the exchange is shutting down; not_primary: a node that replication fenced (every message)',
+          content: { 'application/json': { schema: envelope } },
+        },
       },
     },
   };
