@@ -408,8 +408,15 @@ export class DxWebSocket {
     }
     if (sids.length === 0 || this.ws === null) return;
     for (const sid of sids) this.endedSids.add(sid);
+    const ws = this.ws;
     const r = await this.command('unsubscribe', { sids });
     if (r.type === 'error') throw DxWsError.of(r.msg);
+    // The replies to every command sent before this one came first, and the `existing` checks they lead to
+    // (endUnwanted) run in this turn's microtasks: after them no reply can name these sids as existing, so they are
+    // forgotten (each cycle of a stream gets a new sid: kept, they would grow with the connection's life).
+    setImmediate(() => {
+      if (this.ws === ws) for (const sid of sids) this.endedSids.delete(sid);
+    });
   }
 
   private isWanted(s: Pick<Subscription, 'channel' | 'market_id'>): boolean {

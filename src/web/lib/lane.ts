@@ -205,6 +205,9 @@ export class Lane {
     }
     if (m.type === 'ok' && m.id !== null) {
       this.asks.delete(m.id);
+      // Every reply to a command sent before the unsubscribe came first: no later reply names its sid as existing.
+      const ended = this.ends.get(m.id);
+      if (ended !== undefined) this.ended.delete(ended.sid);
       this.ends.delete(m.id);
     }
     if (!('sid' in m)) return; // ok, order_result: nothing to route
