@@ -202,12 +202,13 @@ test('data dir lock: the lock of a SIGKILLed process that is still a zombie (not
     });
     const pid = (JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as { pid: number }).pid;
     process.kill(pid, 'SIGKILL');
-    let state = '';
-    for (let i = 0; i < 100 && state !== 'Z'; i++) {
+    // A zombie once its last thread is gone: the leader shows Z while the killed process's other threads still exit.
+    let status = '';
+    for (let i = 0; i < 250 && !/^State:\s*Z[\s\S]*^Threads:\s*1$/m.test(status); i++) {
       await sleep(20);
-      state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[0]!;
+      status = readFileSync(`/proc/${pid}/status`, 'utf8');
     }
-    assert.equal(state, 'Z', 'the killed holder is a zombie');
+    assert.match(status, /^State:\s*Z[\s\S]*^Threads:\s*1$/m, 'the killed holder is a zombie');
     const lock = DataDirLock.take(dir); // refused with EBUSY "in use by pid <zombie>" before the fix
     assert.equal(lock.tookOver?.pid, pid);
     lock.release();
