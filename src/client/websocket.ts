@@ -79,6 +79,11 @@ export interface DxWebSocketOptions {
   backoff?: { minMs?: number; maxMs?: number };
   /** Clock for the signature's timestamp, Unix ms. */
   now?: () => number;
+  /**
+   * Liveness: a ping every keepaliveMs (default 10 s); a connection from which nothing (a message, ping or pong) arrived
+   * over a whole period is dead and is ended (then reconnected). 0: none. Also the handshake's timeout.
+   */
+  keepaliveMs?: number;
 }
 
 /** A subscription as the client remembers it, to subscribe again after a reconnect. */
@@ -155,7 +160,10 @@ export class DxWebSocket {
   private open(reconnected: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       const headers = authHeaders(this.o.keyId, this.secret, 'GET', this.target, '', (this.o.now ?? Date.now)());
-      const ws = new WebSocket(this.base + this.target, { headers: { ...headers }, perMessageDeflate: false });
+      const keepMs = this.o.keepaliveMs ?? 10_000;
+      const ws = new WebSocket(this.base + this.target, {
+        headers: { ...headers }, perMessageDeflate: false, ...(keepMs > 0 ? { handshakeTimeout: keepMs } : {}),
+      });
       this.connecting = ws;
       let settled = false;
       ws.once('unexpected-response', (req, res) => {
@@ -191,6 +199,7 @@ export class DxWebSocket {
         ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
         ws.on('close', (code: number) => this.onClose(ws, code));
         ws.on('error', () => { /* a close follows */ });
+        if (keepMs > 0) keepAlive(ws, keepMs);
         this.restore(reconnected).then(() => {
           this.attempt = 0;
           resolve();
@@ -532,4 +541,28 @@ function refusal(status: number, text: string): DxApiError {
     { code: `http_${status}`, num: null, origin: 'client', message: text.slice(0, 200), details: null },
     'GET /v1/ws',
   );
+}
+
+/**
+ * Pings every `ms` and ends the connection when nothing (a message, ping or
+ * pong) came over a whole period: a link that drops everything gives no
+ * close, and a subscriber that only reads would otherwise wait for ever. The
+ * close that follows reconnects.
+ */
+function keepAlive(ws: WebSocket, ms: number): void {
+  let heard = true;
+  const hear = (): void => {
+    heard = true;
+  };
+  ws.on('message', hear).on('ping', hear).on('pong', hear);
+  const beat = setInterval(() => {
+    if (!heard) {
+      ws.terminate();
+      return;
+    }
+    heard = false;
+    ws.ping();
+  }, ms);
+  beat.unref();
+  ws.once('close', () => clearInterval(beat));
 }

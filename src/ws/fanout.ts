@@ -37,7 +37,7 @@
 
 import {
   Filled, Header, KeyRevoked, OrderCanceled, OrderDecreased, OrderRejected, OrderRested, OUTCOME_NAMES, OrderAccepted,
-  PositionSettled, RoundOpened, RoundTransitioned, SIDE_NAMES, T_COMMAND_COMPLETED, T_DEPOSITED, T_FILLED, T_KEY_REVOKED,
+  PositionSettled, RoundOpened, RoundTransitioned, Side, SIDE_NAMES, T_COMMAND_COMPLETED, T_DEPOSITED, T_FILLED, T_KEY_REVOKED,
   T_ORDER_ACCEPTED, T_ORDER_CANCELED, T_ORDER_DECREASED, T_ORDER_REJECTED, T_ORDER_RESTED, T_POSITION_SETTLED,
   T_ROUND_OPENED, T_ROUND_TRANSITIONED, T_WITHDRAWAL_CONFIRMED, T_WITHDRAWAL_FAILED, T_WITHDRAWAL_REQUESTED,
   WithdrawalConfirmed, WithdrawalFailed,
@@ -99,6 +99,8 @@ export class UserLog {
   readonly lastPosition = new Map<number, Float64Array>();
   /** Within the current command: the first event kind that moved this account ('' = none yet), and the markets it touched. */
   cause: BalanceCause | '' = '';
+  /** In `touched`: the current command moved this account (its cause may still be empty, e.g. an accepted sell). */
+  inCommand = false;
   readonly markets: number[] = [];
 
   constructor(readonly account: number, readonly cap: number, asOfSeq: number, available: number, reserved: number) {
@@ -367,7 +369,7 @@ export class Fanout {
       case T_ORDER_ACCEPTED: {
         const log = this.logs[Header.account(m, o)];
         if (log !== undefined) {
-          this.touch(log, 'order_accepted', OrderAccepted.market_id(m, o));
+          this.touch(log, OrderAccepted.side(m, o) === Side.buy ? 'order_accepted' : '', OrderAccepted.market_id(m, o));
           this.touchedOrders.set(OrderAccepted.order_id(m, o), log);
         }
         return;
@@ -453,12 +455,16 @@ export class Fanout {
     if (log !== undefined) this.touch(log, cause, 0);
   }
 
-  /** Marks the account (and a market of its positions, 0 = none) as moved by the current command. */
-  private touch(log: UserLog, cause: BalanceCause, market: number): void {
-    if (log.cause === '') {
-      log.cause = cause;
+  /**
+   * Marks the account (and a market of its positions, 0 = none) as moved by the current command; `cause` '' moves no
+   * money (an accepted sell reserves shares: the cause of its balance move is a later event, a fill).
+   */
+  private touch(log: UserLog, cause: BalanceCause | '', market: number): void {
+    if (!log.inCommand) {
+      log.inCommand = true;
       this.touched.push(log);
     }
+    if (log.cause === '') log.cause = cause;
     if (market !== 0 && !log.markets.includes(market)) log.markets.push(market);
   }
 
@@ -603,6 +609,7 @@ export class Fanout {
       this.emitUser(log, seq, 'balance', `{"available":"${available}","reserved":"${reserved}","cause":"${log.cause}","seq":"${seq}"}`);
     }
     log.cause = '';
+    log.inCommand = false;
   }
 
   /** A new log starts from the current balance and positions (a snapshot states them; later messages report changes). */

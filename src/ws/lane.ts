@@ -844,7 +844,11 @@ export class WsLane {
       return;
     }
     const n = this.lane.core.drain();
-    if (this.deferred.length > 0 && !this.fanout.midCommand) this.runDeferred();
+    if (this.deferred.length > 0 && !this.fanout.midCommand) {
+      // What this drain rendered goes out first, as in onMessage: a deferred subscribe's snapshot covers it.
+      this.flush(true);
+      this.runDeferred();
+    }
     this.flush(true);
     if (this.subscriptions === 0 && this.deferred.length === 0) {
       this.pumping = false;
