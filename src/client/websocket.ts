@@ -396,6 +396,7 @@ export class DxWebSocket {
    */
   async unsubscribe(subs: readonly Pick<Subscription, 'channel' | 'market_id'>[]): Promise<void> {
     const sids: number[] = [];
+    const ending: Subscription[] = [];
     for (const s of subs) {
       for (let i = this.wanted.length - 1; i >= 0; i--) {
         const w = this.wanted[i]!;
@@ -411,6 +412,7 @@ export class DxWebSocket {
       for (const [sid, cur] of this.bySid) {
         if (cur.channel === s.channel && cur.market_id === s.market_id) {
           sids.push(sid);
+          ending.push(cur);
           this.bySid.delete(sid);
         }
       }
@@ -419,7 +421,16 @@ export class DxWebSocket {
     for (const sid of sids) this.endedSids.add(sid);
     const ws = this.ws;
     const r = await this.command('unsubscribe', { sids });
-    if (r.type === 'error') throw DxWsError.of(r.msg);
+    if (r.type === 'error') {
+      // Refused (rate_limited, say): the streams are still on, so a retry after retry_after_ms must find their sids.
+      if (this.ws === ws) {
+        for (const cur of ending) {
+          this.endedSids.delete(cur.sid);
+          this.bySid.set(cur.sid, cur);
+        }
+      }
+      throw DxWsError.of(r.msg);
+    }
     // The replies to every command sent before this one came first, and the `existing` checks they lead to
     // (endUnwanted) run in this turn's microtasks: after them no reply can name these sids as existing, so they are
     // forgotten (each cycle of a stream gets a new sid: kept, they would grow with the connection's life).

@@ -5,6 +5,7 @@
 // (the primary, or a node without replication) and 503 elsewhere, so a TCP
 // load balancer can route writes by it. Gateway threads.
 
+import { endHead } from './http.js';
 import type { HttpResponse, TemplatedApp } from './uws.js';
 import type { DurableSeq } from '../journal/durable.js';
 import type { ReplicationStatus } from '../replication/status.js';
@@ -39,17 +40,22 @@ export function healthBody(h: HealthSource): { writable: boolean; body: Record<s
 }
 
 export function mountHealth(app: TemplatedApp, h: HealthSource): void {
-  const answer = (res: HttpResponse, primaryCheck: boolean): void => {
+  const answer = (res: HttpResponse, primaryCheck: boolean, head = false): void => {
     const { writable, body } = healthBody(h);
     const ok = !primaryCheck || writable;
+    const json = JSON.stringify(body);
     res.cork(() => {
       res
         .writeStatus(ok ? '200 OK' : '503 Service Unavailable')
         .writeHeader('content-type', 'application/json')
-        .writeHeader('cache-control', 'no-store')
-        .end(JSON.stringify(body));
+        .writeHeader('cache-control', 'no-store');
+      // HEAD is GET without the body (RFC 9110 9.3.2): a load balancer may probe either way.
+      if (head) endHead(res, Buffer.byteLength(json));
+      else res.end(json);
     });
   };
   app.get('/health', (res) => answer(res, false));
   app.get('/health/primary', (res) => answer(res, true));
+  app.head('/health', (res) => answer(res, false, true));
+  app.head('/health/primary', (res) => answer(res, true, true));
 }

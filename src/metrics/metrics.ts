@@ -373,9 +373,12 @@ export class MetricsRegistry {
   /** Every non-empty latency histogram with its buckets (GET /admin/latency), and the journal's fsync histogram. */
   latency(): LatencyReport {
     const histograms: LatencyHistogram[] = [];
-    const json = (lane: string, route: string, stage: string, h: LogHistogram): LatencyHistogram =>
-      // count from the bucket words, as the exposition's: never below a bucket while a thread records.
-      ({ lane, route, stage, count: h.countAtOrBelow(Infinity), sum_us: h.sum, max_us: h.max, buckets: h.nonEmpty() });
+    const json = (lane: string, route: string, stage: string, h: LogHistogram): LatencyHistogram => {
+      // count from the very bucket words reported (the journal's histogram is read live): never below them while a thread records.
+      const buckets = h.nonEmpty();
+      const count = buckets.reduce((n, b) => n + b[1], 0);
+      return { lane, route, stage, count, sum_us: h.sum, max_us: h.max, buckets };
+    };
     this.eachHistogram((lane, route, stage, h) => histograms.push(json(lane, route, stage, h)));
     const j = this.sources.journalFsync;
     return { histograms, journal_fsync: j && j.total > 0 ? json('journal', '', 'fsync', j) : null };

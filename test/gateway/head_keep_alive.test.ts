@@ -81,7 +81,7 @@ test('HEAD of a path no listener route serves (the gateway\'s catch-all 404): he
   // node:http over a keep-alive connection, as a load balancer's HEAD probe: bytes after the head are a framing error.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    for (const target of ['/health/nope', '/health']) {
+    for (const target of ['/health/nope', '/nope']) {
       const r = await raw(tx.port, { method: 'HEAD', target, agent });
       assert.equal(r.status, 404);
       assert.equal(r.text, '');
