@@ -130,7 +130,7 @@ const ADMIN: Record<string, Run> = {
           deposit = await a.deposit(r.account_id, { amount, ref });
         } catch (e) {
           // Only a refusal by the exchange says the deposit was not made; a 504, a 500 or no answer leaves it unknown.
-          const refused = e instanceof DxApiError && e.code !== 'sequencing_timeout' && e.status !== 500;
+          const refused = e instanceof DxApiError && e.refused;
           ctx.err(refused
             ? `dx: account ${r.account_id} was created (seq ${r.seq}), but its deposit was not made:\n`
             : `dx: account ${r.account_id} was created (seq ${r.seq}); its deposit may or may not have been made (no outcome seen). ` +
@@ -381,12 +381,17 @@ const ADMIN: Record<string, Run> = {
       const rounds = optInt(ctx, 'rounds', 1, 1_000_000_000, 0);
       const intervalMs = optInt(ctx, 'interval-ms', 10, 3_600_000, 1000);
       let failures = 0;
+      // A tick the exchange did not refuse (unreachable, no answer, a 504 or 500) ends the run as dx maps it (3 or 4), not 1.
+      let unanswered: unknown = null;
       const feeder = new SimulatedFeeder({
         sink: adminSink(ctx.admin()), sources, interval_ms: intervalMs, start_price: start, sigma_per_sqrt_s: Number(sigmaRaw),
         seed: optInt(ctx, 'seed', 0, 0xffffffff, Date.now() >>> 0),
         onError: (e, t) => {
           failures++;
-          process.stderr.write(`dx: tick from source ${t.source_id} refused: ${(e as Error).message}\n`);
+          const refused = e instanceof DxApiError && e.refused;
+          if (!refused) unanswered ??= e;
+          const what = refused ? 'refused' : 'not delivered';
+          process.stderr.write(`dx: tick from source ${t.source_id} ${what}: ${(e as Error).message}\n`);
         },
       });
       // Bounded runs tick back to back on the interval; unbounded ones run until Ctrl-C.
@@ -401,6 +406,7 @@ const ADMIN: Record<string, Run> = {
         await new Promise((r) => setTimeout(r, intervalMs));
       }
       if (ctx.json) ctx.print({ delivered: feeder.delivered, failures, mid: String(feeder.midPrice) }, () => '');
+      if (unanswered !== null) throw unanswered;
       return failures > 0 ? 1 : undefined;
     },
   }),

@@ -136,8 +136,7 @@ export async function run(
         const details = e.details ? ` ${JSON.stringify(e.details)}` : '';
         writeErr(`dx: ${e.status} ${e.code}${num}: ${e.body.message}${details}\n`);
       }
-      // 504 sequencing_timeout and 500 internal are not refusals: the command was sent and may have taken effect.
-      return e.code === 'sequencing_timeout' || e.status === 500 ? EXIT_NO_ANSWER : EXIT_API;
+      return e.refused ? EXIT_API : EXIT_NO_ANSWER;
     }
     // A token that no HTTP header can carry (fetch refuses characters above U+00FF).
     if (e instanceof TypeError && /ByteString/.test(e.message)) {

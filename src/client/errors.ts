@@ -27,6 +27,15 @@ export class DxApiError extends Error {
     this.body = body;
   }
 
+  /**
+   * The exchange answered that the request did not take effect. False for 504
+   * `sequencing_timeout` and 500 `internal`: the command was sent and may still
+   * have taken effect (look it up, or repeat it with its idempotency key).
+   */
+  get refused(): boolean {
+    return this.code !== 'sequencing_timeout' && this.status !== 500;
+  }
+
   /** For 429 `rate_limited`: `details.retry_after_ms` (a decimal string on the wire) as a number. */
   get retryAfterMs(): number | undefined {
     const v = this.details?.['retry_after_ms'];
