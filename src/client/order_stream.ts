@@ -35,6 +35,8 @@ export class DxOrderStream {
   account = 0;
   /** The exchange's cap on commands in flight per connection (start_binary's answer). */
   maxInFlight = 0;
+  /** The exchange's layout_mismatch of the last reconnect's start_binary (binary entry refused there); null once agreed. */
+  refusal: DxWsError | null = null;
 
   private constructor(readonly ws: DxWebSocket) {
     let c = correlations.get(ws);
@@ -55,7 +57,17 @@ export class DxOrderStream {
     let refused = false;
     // Commands sent on a connection that dropped cannot be answered on the next one.
     ws.onDisconnect(() => s.failUnanswered());
-    ws.onOpen(() => (refused ? undefined : s.start()));
+    ws.onOpen(async (reconnected) => {
+      if (refused) return;
+      try {
+        await s.start();
+      } catch (e) {
+        // Another layout after a reconnect (the exchange came back from a deploy): binary entry stays refused on this
+        // connection, which its subscriptions and JSON commands keep; this stream's commands fail with the refusal.
+        if (!reconnected || !(e instanceof DxWsError && e.codeName === 'layout_mismatch')) throw e;
+        s.refusal = e;
+      }
+    });
     try {
       if (!ws.connected) await ws.connect();
       else await s.start();
@@ -74,6 +86,7 @@ export class DxOrderStream {
     this.maxRecords = r.msg.max_records_per_frame;
     this.maxInFlight = r.msg.max_in_flight;
     this.encoder = new FrameEncoder(this.account);
+    this.refusal = null;
   }
 
   place(req: OrderRequest): Promise<EntryResultObject> {
@@ -99,7 +112,7 @@ export class DxOrderStream {
 
   private issue(encode: (e: FrameEncoder, correlation: number) => void): Promise<EntryResultObject> {
     const e = this.encoder;
-    if (e === null || !this.ws.connected) return Promise.reject(new DxConnectionLost('binary order'));
+    if (e === null || !this.ws.connected) return Promise.reject(this.refusal ?? new DxConnectionLost('binary order'));
     const c = this.correlation.next;
     try {
       encode(e, c);

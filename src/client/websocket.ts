@@ -153,7 +153,20 @@ export class DxWebSocket {
 
   /** Opens the first connection; rejects with DxApiError when the upgrade is refused (401, 403, 429, 503). */
   connect(): Promise<void> {
+    // A connection still closing (close frame exchanged, its close event to come) is given up now: what it held fails.
+    const old = this.ws;
+    if (old !== null && old.readyState !== WebSocket.OPEN) {
+      this.onClose(old, (old as unknown as { _closeCode?: number })._closeCode ?? 1006);
+      old.terminate();
+    }
     this.closing = false;
+    // Between reconnects (the backoff timer pending, or its handshake under way) this connect takes the reconnect's place:
+    // opening one beside it would leave one of the two orphaned (open, fed to the handlers, never closed).
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const c = this.connecting;
+    this.connecting = null;
+    c?.terminate();
     return this.open(false);
   }
 
@@ -298,7 +311,7 @@ export class DxWebSocket {
 
   /** The next attempt after min x 2^attempt ms (at most max), each wait jittered down by up to half. */
   private scheduleReconnect(): void {
-    if (this.closing || this.o.reconnect === false || this.timer !== null) return;
+    if (this.closing || this.o.reconnect === false || this.timer !== null || this.connecting !== null) return;
     const min = this.o.backoff?.minMs ?? 250;
     const max = this.o.backoff?.maxMs ?? 30_000;
     const wait = Math.min(max, min * 2 ** this.attempt++) * (0.5 + Math.random() / 2);

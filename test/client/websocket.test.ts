@@ -14,70 +14,25 @@
 // again by a reconnect.
 
 import assert from 'node:assert/strict';
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { after, before, it } from 'node:test';
 import { DxApiError } from '../../src/client/errors.js';
 import { DxOrderStream } from '../../src/client/order_stream.js';
 import { DxConnectionLost, DxWebSocket, DxWsError, type Subscription, type WsMessage } from '../../src/client/websocket.js';
+import { TcpProxy } from '../support/tcp_proxy.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, newAccount, newMarket, order, type Key } from '../support/harness.js';
-
-/** A TCP proxy to the exchange whose connections the test can cut. */
-class Proxy {
-  readonly server: Server;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor(target: number) {
-    this.server = createServer((c) => {
-      const up = tcpConnect(target, '127.0.0.1');
-      this.sockets.add(c).add(up);
-      c.pipe(up).pipe(c);
-      const end = (): void => {
-        c.destroy();
-        up.destroy();
-        this.sockets.delete(c);
-        this.sockets.delete(up);
-      };
-      c.on('close', end).on('error', end);
-      up.on('close', end).on('error', end);
-    });
-  }
-
-  listen(): Promise<void> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => {
-      this.port = (this.server.address() as { port: number }).port;
-      resolve();
-    }));
-  }
-
-  /** Connections open through the proxy now. */
-  get open(): number {
-    return this.sockets.size / 2;
-  }
-
-  /** Cuts every connection (no close frame: the client sees a dropped TCP connection). */
-  cut(): void {
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
-  }
-
-  close(): Promise<void> {
-    this.cut();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 let tx: TestExchange;
 let k: Key;
 let market: number;
-let proxy: Proxy;
+let proxy: TcpProxy;
 
 before(async () => {
   tx = await startTestExchange({ demo: false });
   k = await newAccount(tx);
   market = await newMarket(tx);
-  proxy = new Proxy(tx.port);
+  proxy = new TcpProxy(tx.port);
   await proxy.listen();
 });
 

@@ -7,68 +7,23 @@
 // misses every event from then on.
 
 import assert from 'node:assert/strict';
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { after, before, it } from 'node:test';
 import { DxWebSocket, type WsMessage } from '../../src/client/websocket.js';
+import { TcpProxy } from '../support/tcp_proxy.js';
 import { startTestExchange, type TestExchange } from '../support/exchange.js';
 import { eventually, newAccount, newMarket, order, type Key } from '../support/harness.js';
-
-/** A TCP proxy whose connections the test can black-hole: the exchange's side ends, the client's stays open and silent. */
-class Proxy {
-  readonly server: Server;
-  private readonly pairs: [Socket, Socket][] = [];
-  private readonly holes: Socket[] = [];
-  port = 0;
-  constructor(target: number) {
-    this.server = createServer((c) => {
-      const up = tcpConnect(target, '127.0.0.1');
-      this.pairs.push([c, up]);
-      c.pipe(up).pipe(c);
-      c.on('close', () => up.destroy()).on('error', () => up.destroy());
-      up.on('error', () => c.destroy());
-      up.on('close', () => { if (!up.destroyed || !(up as Socket & { blackholed?: boolean }).blackholed) c.destroy(); });
-    });
-  }
-
-  listen(): Promise<void> {
-    return new Promise((r) => this.server.listen(0, '127.0.0.1', () => {
-      this.port = (this.server.address() as { port: number }).port;
-      r();
-    }));
-  }
-
-  /** Every connection open now: nothing passes any more, the exchange's side is gone, the client sees no close. */
-  blackhole(): void {
-    for (const [c, up] of this.pairs.splice(0)) {
-      c.unpipe(up);
-      up.unpipe(c);
-      c.pause();
-      this.holes.push(c);
-      (up as Socket & { blackholed?: boolean }).blackholed = true;
-      up.removeAllListeners('close');
-      up.destroy();
-    }
-  }
-
-  close(): Promise<void> {
-    for (const [c, up] of this.pairs) { c.destroy(); up.destroy(); }
-    for (const c of this.holes) c.destroy();
-    this.server.close();
-    return Promise.resolve();
-  }
-}
 
 let tx: TestExchange;
 let k: Key;
 let market: number;
-let proxy: Proxy;
+let proxy: TcpProxy;
 const IDLE_S = 20;
 
 before(async () => {
   tx = await startTestExchange({ demo: false, ws: { idle_timeout_s: IDLE_S } });
   k = await newAccount(tx);
   market = await newMarket(tx);
-  proxy = new Proxy(tx.port);
+  proxy = new TcpProxy(tx.port);
   await proxy.listen();
 });
 
