@@ -527,13 +527,17 @@ function retainedTerminal(s: ExchangeState, a: number): number {
  * spreads over the accounts, the same on every thread and on replay); of that
  * account its oldest rejected order, or its oldest terminal one if it has no
  * rejected one. Decide refuses a placement when the live orders alone reach
- * the bound (order_capacity_exceeded), so there is always one to evict here.
+ * the bound (order_capacity_exceeded), so there is one to evict here unless
+ * the journal was written under a larger max_orders.
  */
 function makeRoom(s: ExchangeState, a: number): void {
   const acc = s.accounts;
   let v = a;
   if (retainedRejects(s, v) + retainedTerminal(s, v) === 0) v = acc.retainingFrom(1 + (s.seq % acc.count));
-  if (!(v !== 0)) fail('apply: max_orders reached with no retained order to evict');
+  // None retained: live orders alone are at the bound, which decide allows only in a journal written under a larger
+  // max_orders (lowered at a restart). Nothing evicts a live order: the orders held stay over the bound until live ones
+  // end (decide refuses placements meanwhile), the same in every state and on every replay.
+  if (v === 0) return;
   const ord = s.orders;
   const rej = retainedRejects(s, v) > 0;
   if (s.matchingOnly) {
