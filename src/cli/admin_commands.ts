@@ -405,7 +405,10 @@ const ADMIN: Record<string, Run> = {
         if (rounds !== 0 && n === rounds - 1) break;
         await new Promise((r) => setTimeout(r, intervalMs));
       }
-      if (ctx.json) ctx.print({ delivered: feeder.delivered, failures, mid: String(feeder.midPrice) }, () => '');
+      // With --json, a DxApiError thrown below is dx's one JSON document on stdout (its envelope), not a second one.
+      if (ctx.json && !(unanswered instanceof DxApiError)) {
+        ctx.print({ delivered: feeder.delivered, failures, mid: String(feeder.midPrice) }, () => '');
+      }
       if (unanswered !== null) throw unanswered;
       return failures > 0 ? 1 : undefined;
     },

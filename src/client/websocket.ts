@@ -162,15 +162,19 @@ export class DxWebSocket {
     this.closing = false;
     // Between reconnects (the backoff timer pending, or its handshake under way) this connect takes the reconnect's place:
     // opening one beside it would leave one of the two orphaned (open, fed to the handlers, never closed).
+    const replacing = this.timer !== null || this.connecting !== null;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     const c = this.connecting;
     this.connecting = null;
     c?.terminate();
-    return this.open(false);
+    const p = this.open(false, replacing);
+    // In the reconnect's place, a failure leaves the next attempt to the backoff, as the reconnect's own would.
+    if (replacing) p.catch(() => (this.ws === null ? this.scheduleReconnect() : undefined));
+    return p;
   }
 
-  private open(reconnected: boolean): Promise<void> {
+  private open(reconnected: boolean, replacing = false): Promise<void> {
     return new Promise((resolve, reject) => {
       const headers = authHeaders(this.o.keyId, this.secret, 'GET', this.target, '', (this.o.now ?? Date.now)());
       const keepMs = this.o.keepaliveMs ?? 10_000;
@@ -220,7 +224,7 @@ export class DxWebSocket {
           // A subscription refused again (rate_limited, a cap): this connection would stay silent. End it; its close
           // schedules the next attempt, with a longer backoff.
           // The first connect() rejects: nothing of it may stay open or come back (the caller holds no live client).
-          if (!reconnected) this.stop();
+          if (!reconnected && !replacing) this.stop();
           ws.terminate();
           reject(e);
         });
