@@ -110,7 +110,7 @@ function expireNext(e: Emitter): void {
   const s = e.state;
   const h = s.expiries;
   const first = h.peek();
-  const n = h.keyed(h.hiOf(first), h.loOf(first));
+  const n = h.dueIds(h.hiOf(first), h.loOf(first));
   if (n === 1) return cancelLive(e, first, CancelReason.expired);
   const found = TimerHeap.found;
   const ord = s.orders;

@@ -44,36 +44,15 @@ export class TimerHeap {
     return h < hi || (h === hi && this.keyLo[id]! <= lo);
   }
 
-  /** Scratch of keyed(): the ids it found (static: never part of a heap's state, so never in a snapshot). */
+  /** Scratch of dueIds(): the ids it found (static: never part of a heap's state, so never in a snapshot). */
   static found: Int32Array<ArrayBuffer> = new Int32Array(64);
   private static walk: Int32Array<ArrayBuffer> = new Int32Array(64);
 
   /**
-   * The ids keyed exactly (hi, lo), the smallest key, into TimerHeap.found
-   * (its first n entries, in no particular order); returns n. A walk of the
-   * heap pruned where a key is larger: O(n).
+   * The ids keyed <= (hi, lo) into TimerHeap.found (its first n entries, in
+   * no particular order); returns n. Given the smallest key, the ids keyed
+   * exactly that. A walk of the heap pruned where a key is larger: O(n).
    */
-  keyed(hi: number, lo: number): number {
-    let n = 0;
-    let top = 0;
-    if (this.size === 0) return 0;
-    let walk = TimerHeap.walk;
-    walk[top++] = 0;
-    while (top > 0) {
-      const i = walk[--top]!;
-      const id = this.heap[i]!;
-      if (this.keyHi[id] !== hi || this.keyLo[id] !== lo) continue;
-      if (n === TimerHeap.found.length) TimerHeap.found = grown(TimerHeap.found, 2 * n);
-      TimerHeap.found[n++] = id;
-      if (top + 2 > walk.length) walk = TimerHeap.walk = grown(walk, 2 * walk.length);
-      const l = 2 * i + 1;
-      if (l < this.size) walk[top++] = l;
-      if (l + 1 < this.size) walk[top++] = l + 1;
-    }
-    return n;
-  }
-
-  /** The ids keyed <= (hi, lo) into TimerHeap.found (its first n entries, in no particular order); returns n. O(n). */
   dueIds(hi: number, lo: number): number {
     let n = 0;
     let top = 0;

@@ -24,7 +24,7 @@ test('timer heap: keyed finds every id of the smallest key, past the scratch arr
       }
     });
     const first = h.peek();
-    const n = h.keyed(h.hiOf(first), h.loOf(first));
+    const n = h.dueIds(h.hiOf(first), h.loOf(first));
     assert.deepEqual([...TimerHeap.found.subarray(0, n)].sort((a, b) => a - b), want.sort((a, b) => a - b), `${ties} ties`);
   }
 });

@@ -1,6 +1,8 @@
 // A node that replication fenced (a former primary) answers nothing more on
 // the MCP lane, reads and protocol messages included: 503 not_primary and the
-// connection closed, as on REST. Driven through mountMcp and mountRest on a
+// connection closed, as on REST; and every REST operation's answer, reads
+// included, is one the OpenAPI document lists under 503. Driven through
+// mountMcp and mountRest on a
 // stand-in for the uWS App and a core whose role is fenced (a real fenced
 // node exits within moments, too soon to test it black box); the routes,
 // the tools, authentication and the error envelope are the real ones.
@@ -13,6 +15,8 @@ import { mountRest, type LaneOptions } from '../../src/gateway/http.js';
 import { ROUTES } from '../../src/gateway/routes.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../../src/gateway/uws.js';
 import { mountMcp } from '../../src/mcp/http.js';
+import { buildOpenApi } from '../../src/openapi/openapi.js';
+import { documentAjv } from '../support/wire_shapes.js';
 
 const secret = randomBytes(32);
 const core = {
@@ -76,5 +80,21 @@ test('fenced: the MCP lane answers every message 503 not_primary and closes the 
   ]) {
     const r = await call('/v1/mcp', 'POST', '/v1/mcp', JSON.stringify(msg));
     assert.deepEqual([r.status, r.close, JSON.parse(r.body).error.code], ['503 Service Unavailable', true, 'not_primary'], r.body);
+  }
+});
+
+test('fenced: every REST operation, reads included, answers 503 not_primary, which the OpenAPI document lists under 503', async () => {
+  const doc = buildOpenApi() as any;
+  const ajv = documentAjv(doc, { closed: true });
+  for (const r of ROUTES) {
+    const path = r.path.replace('{market_id}', '1').replace('{order_id}', '1').replace('{client_withdrawal_id}', '1');
+    const a = await call('/v1/*', r.method, path, '');
+    const body = JSON.parse(a.body);
+    assert.equal(a.status, '503 Service Unavailable', `${r.name}: ${a.body}`);
+    assert.equal(body.error.code, 'not_primary');
+    const resp = doc.paths[r.path][r.method.toLowerCase()].responses['503'];
+    assert.ok(ajv.compile(resp.content['application/json'].schema)(body), r.name);
+    assert.ok(resp['x-dx-error-codes'].includes('not_primary'), `${r.name} (${r.method}): not_primary is not listed for 503 ` +
+      `(listed: ${resp['x-dx-error-codes'].join(', ')})`);
   }
 });
