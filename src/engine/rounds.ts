@@ -167,13 +167,15 @@ function freeze(e: Emitter, market: number): void {
   transition(e, market, RoundStatus.frozen, 0, 0);
 }
 
-function propose(e: Emitter, market: number, source: number): void {
+/** Proposes the market's round from an oracle reference price: yes iff it is at least the strike. */
+function proposeAt(e: Emitter, market: number, price: number): void {
   const mk = e.state.markets;
-  const r = mk.round[market]!;
+  transition(e, market, RoundStatus.proposed, price >= mk.rStrike[mk.round[market]!]! ? RoundOutcome.yes : RoundOutcome.no, price);
+}
+
+function propose(e: Emitter, market: number, source: number): void {
   if (source === ProposeSource.oracle) {
-    const n = freshPrices(e, e.tsHi, e.tsLo, -1, 0);
-    const price = e.prices[(n - 1) >> 1]!;
-    transition(e, market, RoundStatus.proposed, price >= mk.rStrike[r]! ? RoundOutcome.yes : RoundOutcome.no, price);
+    proposeAt(e, market, e.prices[(freshPrices(e, e.tsHi, e.tsLo, -1, 0) - 1) >> 1]!);
   } else {
     transition(e, market, RoundStatus.proposed, source === ProposeSource.yes ? RoundOutcome.yes : RoundOutcome.no, 0);
   }
@@ -198,9 +200,7 @@ function proposeDue(e: Emitter, hi: number, lo: number): void {
     const r = mk.round[market]!;
     let k = freshAtClose(e, mk.rCloseHi[r]!, mk.rCloseLo[r]!);
     if (k < q) k = freshPrices(e, hi, lo, -1, 0);
-    if (k < q) continue;
-    const price = e.prices[(k - 1) >> 1]!;
-    transition(e, market, RoundStatus.proposed, price >= mk.rStrike[r]! ? RoundOutcome.yes : RoundOutcome.no, price);
+    if (k >= q) proposeAt(e, market, e.prices[(k - 1) >> 1]!);
   }
 }
 

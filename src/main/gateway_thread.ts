@@ -107,14 +107,14 @@ mountHealth(app, { status: replication, durable, appliedSeq: () => {
 mountRest(app, laneOptions);
 // The trader page: static, unsigned; every /v1 route above still needs its signature.
 mountSite(app, d.site, 'trader page', d.site_dir);
+const NO_ROUTE = JSON.stringify({ error: { code: 'not_found', num: null, origin: 'gateway', message: 'no such route', details: null } });
 app.any('/*', (res, req) => {
   const head = req.getCaseSensitiveMethod().toUpperCase() === 'HEAD';
-  const body = JSON.stringify({ error: { code: 'not_found', num: null, origin: 'gateway', message: 'no such route', details: null } });
   res.cork(() => {
     res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json');
     // A response to HEAD carries no body (RFC 9110 9.3.2): bytes after its head would be read as the next response.
-    if (head) endHead(res, Buffer.byteLength(body));
-    else res.end(body);
+    if (head) endHead(res, Buffer.byteLength(NO_ROUTE));
+    else res.end(NO_ROUTE);
   });
 });
 

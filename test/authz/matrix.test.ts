@@ -1,5 +1,6 @@
-// Who can reach what: every REST route, the keys service, the control plane
-// and the MCP lane, called with every kind of credential (none, a bad
+// Who can reach what: every REST route, the keys service, the control plane,
+// the MCP lane and the WebSocket lane (the upgrade, each order command, the
+// user channel), called with every kind of credential (none, a bad
 // signature, a stale timestamp, a replay, read, trade, another account's
 // key, a revoked key, the admin token), against the contract's scope table.
 
@@ -8,7 +9,8 @@ import { after, before, test } from 'node:test';
 import { ROUTES, type Route } from '../../src/gateway/routes.js';
 import { KEY_ROUTES } from '../../src/keys_service/routes.js';
 import { ADMIN_TOKEN, startTestExchange, type TestExchange } from '../support/exchange.js';
-import { newAccount, newKey, newMarket, order, raw, signHeaders, signedRaw, type Key } from '../support/harness.js';
+import { newAccount, newKey, newMarket, order, raw, signHeaders, signedRaw, sleep, type Key } from '../support/harness.js';
+import { WsClient, type UpgradeRefusal } from '../ws/ws_client.js';
 import { Scope } from '../../src/layout/records.js';
 
 let tx: TestExchange;
@@ -16,6 +18,7 @@ let a: Key; // account A, read+trade
 let aRead: Key;
 let aTrade: Key;
 let aWithdraw: Key;
+let aWithdrawOnly: Key;
 let aRevoked: Key;
 let b: Key; // account B
 let market: number;
@@ -30,6 +33,7 @@ before(async () => {
   aRead = await newKey(tx, a.accountId, ['read']);
   aTrade = await newKey(tx, a.accountId, ['trade']);
   aWithdraw = await newKey(tx, a.accountId, ['read', 'withdraw']);
+  aWithdrawOnly = await newKey(tx, a.accountId, ['withdraw']);
   aRevoked = await newKey(tx, a.accountId, ['read', 'trade', 'withdraw']);
   await a.keys.revokeKey(aRevoked.keyId);
   aOrder = (await a.client.placeOrder(order(market, { tick: 20, qty: 5, client_order_id: '777' }))).order_id;
@@ -144,9 +148,8 @@ test('matrix: keys service and control plane', async () => {
 });
 
 test('matrix: keys service scope refusals name a scope the operation takes', async () => {
-  const wOnly = await newKey(tx, a.accountId, ['withdraw']);
-  const c = await signedRaw(tx.ex.accounts_port, wOnly, 'POST', '/keys', JSON.stringify({ scopes: ['read'] }));
-  const d = await signedRaw(tx.ex.accounts_port, wOnly, 'DELETE', `/keys/${wOnly.keyId}`);
+  const c = await signedRaw(tx.ex.accounts_port, aWithdrawOnly, 'POST', '/keys', JSON.stringify({ scopes: ['read'] }));
+  const d = await signedRaw(tx.ex.accounts_port, aWithdrawOnly, 'DELETE', `/keys/${aWithdrawOnly.keyId}`);
   for (const r of [c, d]) {
     assert.equal(r.status, 403);
     assert.doesNotMatch(r.json.error.message, /withdraw/, 'a withdraw-only key is told it lacks withdraw');
@@ -194,4 +197,62 @@ test('matrix: MCP tools per scope', async () => {
     }
   }
   assert.deepEqual(bad, []);
+});
+
+async function refusal(k: { keyId: number; secret: string }, o: Parameters<typeof WsClient.connect>[2] = {}): Promise<number> {
+  try {
+    const c = await WsClient.connect(tx, k, o);
+    await c.close();
+    return 101;
+  } catch (e) {
+    return (e as UpgradeRefusal).status;
+  }
+}
+
+test('ws matrix: upgrades', async () => {
+  assert.equal(await refusal(a, { headers: null }), 401);
+  assert.equal(await refusal(a, { headers: null, target: '/v1/ws', ts: Date.now() }), 401);
+  assert.equal(await refusal(a, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'DX-ACCESS-SIGNATURE': 'x' } }), 401);
+  assert.equal(await refusal(a, { ts: Date.now() - 6000 }), 401);
+  assert.equal(await refusal({ keyId: a.keyId, secret: b.secret }), 401);
+  assert.equal(await refusal(aTrade), 403);
+  assert.equal(await refusal(aWithdrawOnly), 403);
+  assert.equal(await refusal(aRead), 101);
+});
+
+test('ws matrix: order commands per scope and another account\'s ids; user channel is the account\'s own', async () => {
+  const aOrder = (await a.client.placeOrder(order(market, { tick: 10, qty: 3, client_order_id: '91' }))).order_id;
+  const reader = await WsClient.connect(tx, aRead);
+  const other = await WsClient.connect(tx, b);
+  const sub = await other.call('subscribe', { channels: ['user'] });
+  assert.equal(sub.type, 'subscribed');
+  // What B's key gets for each command: its own orders are placed, A's ids are unknown to it.
+  const unknown = (o: { msg: unknown }): unknown => (o.msg as { error?: { code: string } }).error?.code;
+  const itemUnknown = (o: { msg: unknown }): unknown => (o.msg as { results: { error?: { code: string } }[] }).results[0]!.error?.code;
+  const cases: [string, Record<string, unknown>, number, ((o: { msg: unknown }) => unknown) | null][] = [
+    ['place_order', order(market, { tick: 2 }), 201, null],
+    ['cancel_order', { order_id: aOrder }, 404, unknown],
+    ['batch_cancel_orders', { order_ids: [aOrder] }, 200, itemUnknown],
+    ['decrease_order', { order_id: aOrder, new_qty: 1 }, 404, unknown],
+    ['cancel_all', {}, 202, null],
+    ['batch_place_orders', { orders: [order(market, { tick: 2 })] }, 201, null],
+  ];
+  for (const [cmd, params, status, code] of cases) {
+    const r = await reader.call(cmd, params);
+    assert.equal(r.status, 403, `read-only ${cmd}: ${JSON.stringify(r)}`);
+    const o = await other.call(cmd, params);
+    assert.equal(o.status, status, `B ${cmd}: ${JSON.stringify(o)}`);
+    if (code !== null) assert.equal(code(o), 'unknown_order', `B ${cmd}: ${JSON.stringify(o)}`);
+  }
+  await sleep(200);
+  const list = await a.client.orders({ client_order_id: '91' });
+  assert.equal(list.orders[0]!.remaining_qty, 3, 'A\'s order untouched');
+  assert.equal(list.orders[0]!.reason, '');
+  const leaked = other.all.filter((m) => {
+    const t = JSON.stringify(m);
+    return t.includes(`"order_id":"${aOrder}"`) && !t.includes('unknown_order');
+  });
+  assert.deepEqual(leaked, []);
+  await reader.close();
+  await other.close();
 });
